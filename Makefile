@@ -1,0 +1,148 @@
+# Makefile: builds libhogtrain.a, the hogtrain command, the tools, the tests and the benchmarks.
+#
+# `make help` lists the targets. Build folders: build/ (normal), build-asan/,
+# build-tsan/. CFLAGS from the command line are honoured; the flags hogtrain
+# needs are added with `override`, so they cannot be dropped by accident.
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BUILD   ?= build
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+SANITIZE ?=
+
+VERSION_MAJOR := $(shell sed -n 's/^\#define HOG_VERSION_MAJOR \([0-9]*\)/\1/p' include/hogtrain.h)
+VERSION_MINOR := $(shell sed -n 's/^\#define HOG_VERSION_MINOR \([0-9]*\)/\1/p' include/hogtrain.h)
+VERSION_PATCH := $(shell sed -n 's/^\#define HOG_VERSION_PATCH \([0-9]*\)/\1/p' include/hogtrain.h)
+VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla \
+        -Wformat=2 -Wdouble-promotion
+ifeq ($(CI),true)
+WARN += -Werror
+endif
+
+override CFLAGS += -std=c11 -D_GNU_SOURCE -pthread -Iinclude $(WARN) -MMD -MP
+LDLIBS_DEPS := -lhwloc -lz -lm -pthread
+ifeq ($(SANITIZE),)
+ALLOC_LIB := -ljemalloc
+else
+override CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer -O1
+override LDFLAGS += -fsanitize=$(SANITIZE)
+ALLOC_LIB :=
+endif
+LDLIBS := $(LDLIBS_DEPS) $(ALLOC_LIB)
+
+LIB_SRC  := $(wildcard src/util/*.c src/etl/*.c src/pool/*.c src/train/*.c)
+CLI_SRC  := $(wildcard src/cli/*.c)
+TOOL_SRC := $(wildcard tools/*.c)
+TEST_SRC := $(wildcard tests/test_*.c)
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+LIB      := $(BUILD)/libhogtrain.a
+BIN      := $(BUILD)/hogtrain
+TOOLS    := $(TOOL_SRC:tools/%.c=$(BUILD)/tools/%)
+TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+QUICK_TESTS := $(filter-out $(BUILD)/tests/test_accuracy $(BUILD)/tests/test_cli,$(TESTS))
+
+.PHONY: all deps test check asan tsan bench demo install uninstall clean help symbols tools
+
+## all: build libhogtrain.a, the hogtrain command and the tools (the default)
+all: $(LIB) $(BIN) tools
+
+tools: $(TOOLS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+# The command sees only the public header.
+$(BUILD)/src/cli/%.o: override CFLAGS := $(filter-out -Isrc%,$(CFLAGS))
+
+$(BIN): $(CLI_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+
+$(BUILD)/tools/%: tools/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Isrc $(LDFLAGS) -o $@ $< $(LIB) -lcriterion $(LDLIBS)
+
+## deps: install the Debian packages hogtrain needs (does nothing when they are present)
+deps:
+	@sh tools/install-deps.sh
+
+## test: install what is missing, build, and run every test (unit, end to end, accuracy)
+test: deps
+	@$(MAKE) --no-print-directory all $(TESTS) symbols
+	@sh tests/run-tests.sh $(BUILD) $(TESTS)
+
+## check: build and run the quick unit tests only
+check:
+	@$(MAKE) --no-print-directory all $(QUICK_TESTS)
+	@sh tests/run-tests.sh $(BUILD) $(QUICK_TESTS)
+
+## asan: build in build-asan/ with AddressSanitizer and UBSan, and run the tests
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=address,undefined all
+	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=address,undefined $(TEST_SRC:tests/%.c=build-asan/tests/%)
+	@sh tests/run-tests.sh build-asan $(TEST_SRC:tests/%.c=build-asan/tests/%)
+
+## tsan: build in build-tsan/ with ThreadSanitizer, and run the tests
+tsan: deps
+	@$(MAKE) --no-print-directory BUILD=build-tsan SANITIZE=thread all
+	@$(MAKE) --no-print-directory BUILD=build-tsan SANITIZE=thread $(TEST_SRC:tests/%.c=build-tsan/tests/%)
+	@sh tests/run-tests.sh build-tsan $(TEST_SRC:tests/%.c=build-tsan/tests/%)
+
+## symbols: fail if libhogtrain.a exports a symbol without the hog_ prefix
+symbols: $(LIB)
+	@bad=$$(nm -g --defined-only $(LIB) | awk 'NF == 3 && $$2 ~ /[A-TV-Z]/ { print $$3 }' | grep -v '^hog_' || true); \
+	if [ -n "$$bad" ]; then echo "unprefixed exported symbols in $(LIB):"; echo "$$bad"; exit 1; fi; \
+	echo "symbols: every exported symbol of $(LIB) starts with hog_"
+
+## bench: run the benchmarks (thread scaling on synthetic sparse data)
+bench: deps all
+	@sh bench/bench-threads.sh $(BUILD)
+
+## demo: install what is missing, fetch Fashion-MNIST and train a softmax model on every core
+demo: deps all
+	@sh datasets/fashion-mnist.sh $(BUILD)
+	$(BIN) train datasets/fashion-mnist/train.hgd --test datasets/fashion-mnist/test.hgd \
+	    --loss softmax --epochs 10 --step 0.02 --decay 0.85 --l2 1e-5 \
+	    -o datasets/fashion-mnist/model.hog --report datasets/fashion-mnist/report.json
+
+$(BUILD)/hogtrain.pc: Makefile include/hogtrain.h
+	@mkdir -p $(@D)
+	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+	  'Name: hogtrain' 'Description: lock-free multicore SGD trainer' 'Version: $(VERSION)' \
+	  'Libs: -L$${libdir} -lhogtrain' 'Libs.private: $(LDLIBS)' 'Cflags: -I$${includedir}' > $@
+
+## install: install the library, hogtrain.h, the command and hogtrain.pc under $(DESTDIR)$(PREFIX)
+install: all $(BUILD)/hogtrain.pc
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
+	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 include/hogtrain.h $(DESTDIR)$(PREFIX)/include/
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(BUILD)/hogtrain.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+
+## uninstall: remove what install put there
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/lib/libhogtrain.a $(DESTDIR)$(PREFIX)/include/hogtrain.h \
+	      $(DESTDIR)$(PREFIX)/bin/hogtrain $(DESTDIR)$(PREFIX)/lib/pkgconfig/hogtrain.pc
+
+## clean: remove the build folders
+clean:
+	rm -rf build build-asan build-tsan
+
+## help: list the targets
+help:
+	@sed -n 's/^## //p' Makefile
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

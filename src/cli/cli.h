@@ -1,0 +1,50 @@
+/* cli.h: the shared pieces of the hogtrain command: option values, messages, progress and reports. */
+#ifndef HOG_CLI_H
+#define HOG_CLI_H
+
+#include <stdio.h>
+
+#include <hogtrain.h>
+
+#define CLI_ERR_LEN 1024
+
+extern int cli_quiet;
+
+/* Prints "hogtrain: msg" to stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Strict option values: the whole string must be the number. On failure
+ * they print which option wanted what and return -1. */
+int cli_double(const char *opt, const char *s, double *out);
+int cli_unsigned(const char *opt, const char *s, unsigned long long max, unsigned long long *out);
+
+/* Applies one of the data-reading options (--format, --label, --header,
+ * --delimiter) to p. Returns 1 if opt was one of them, 0 if not, -1 on a bad
+ * value (reported). */
+int cli_read_option(const char *opt, const char *val, hog_read_params *p);
+
+/* Opens a data set, reporting the error. Returns 0 or -1. */
+int cli_open(const char *path, const hog_read_params *p, hog_dataset **out);
+
+/* JSON output: a number or null for NaN/infinity, and a metrics object. */
+void cli_json_number(FILE *f, double v);
+void cli_json_metrics(FILE *f, const hog_metrics *m);
+void cli_json_string(FILE *f, const char *s);
+
+/* Output files written whole or not at all: a temporary file beside path,
+ * then fsync and rename in cli_out_close. path "-" or NULL is stdout. */
+typedef struct cli_out {
+    FILE *f;
+    char *path;
+    char *tmp;
+} cli_out;
+int cli_out_open(cli_out *o, const char *path);
+/* Commits (ok != 0) or discards the file. Returns 0 or -1 (reported). */
+int cli_out_close(cli_out *o, int ok);
+
+int cli_convert(int argc, char **argv);
+int cli_train(int argc, char **argv);
+int cli_predict(int argc, char **argv);
+int cli_info(int argc, char **argv);
+
+#endif /* HOG_CLI_H */

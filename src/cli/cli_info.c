@@ -1,0 +1,122 @@
+/* cli_info.c: `hogtrain info`: what a dataset or a model file is, its sizes and its parameters. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char *format_name(hog_format f)
+{
+    switch (f) {
+    case HOG_FORMAT_BINARY: return "hogtrain binary dataset (.hgd)";
+    case HOG_FORMAT_LIBSVM: return "libsvm text";
+    case HOG_FORMAT_CSV: return "CSV text";
+    default: return "unknown";
+    }
+}
+
+static void print_metrics(const char *name, const hog_metrics *m)
+{
+    if (m->rows == 0)
+        return;
+    printf("%-18s rows %llu", name, (unsigned long long)m->rows);
+    const struct { const char *n; double v; } f[] = {
+        {"loss", m->loss}, {"logloss", m->logloss}, {"accuracy", m->accuracy},
+        {"auc", m->auc}, {"rmse", m->rmse},
+    };
+    for (unsigned i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+        if (isfinite(f[i].v))
+            printf(", %s %.6g", f[i].n, f[i].v);
+    printf("\n");
+}
+
+static int info_model(const char *path)
+{
+    hog_model *m;
+    char err[CLI_ERR_LEN] = "";
+    if (hog_model_load(path, &m, err, sizeof(err)) < 0) {
+        cli_error("%s", err);
+        return 1;
+    }
+    hog_model_info in;
+    hog_model_get_info(m, &in);
+    const hog_train_params *p = &in.params;
+    printf("%s: hogtrain model\n", path);
+    printf("%-18s %s\n", "loss", hog_loss_name(in.loss));
+    printf("%-18s %llu\n", "features", (unsigned long long)in.features);
+    printf("%-18s %u\n", "outputs", in.outputs);
+    if (in.classes) {
+        printf("%-18s %u:", "classes", in.classes);
+        for (uint32_t k = 0; k < in.classes && k < 32; k++)
+            printf(" %g", hog_model_class_label(m, k));
+        printf("%s\n", in.classes > 32 ? " ..." : "");
+    }
+    printf("%-18s %016llx\n", "data fingerprint", (unsigned long long)in.data_fingerprint);
+    printf("%-18s %llu\n", "training rows", (unsigned long long)in.train_rows);
+    printf("%-18s threads %u, epochs %u, step %g, %s schedule (decay %g, power %g), l2 %g,"
+           " holdout %g, seed %llu, bias %d\n", "parameters", p->threads, p->epochs, p->step,
+           hog_schedule_name(p->schedule), p->decay, p->power, p->l2, p->holdout,
+           (unsigned long long)p->seed, p->bias);
+    printf("%-18s %.3f s\n", "training time", in.seconds);
+    print_metrics("train metrics", &in.train);
+    print_metrics("test metrics", &in.test);
+    hog_model_free(m);
+    return 0;
+}
+
+static int info_dataset(const char *path, const hog_read_params *rp)
+{
+    hog_dataset *ds;
+    if (cli_open(path, rp, &ds) < 0)
+        return 1;
+    hog_dataset_info in;
+    hog_dataset_get_info(ds, &in);
+    printf("%s: %s\n", path, format_name(in.format));
+    printf("%-18s %llu\n", "rows", (unsigned long long)in.rows);
+    printf("%-18s %llu\n", "features", (unsigned long long)in.features);
+    printf("%-18s %llu (%.2f per row, density %.4g)\n", "non-zeros", (unsigned long long)in.nnz,
+           (double)in.nnz / (double)in.rows,
+           in.features ? (double)in.nnz / ((double)in.rows * (double)in.features) : 0.0);
+    printf("%-18s %u of %u rows\n", "blocks", in.blocks, in.rows_per_block);
+    printf("%-18s %llu\n", "file bytes", (unsigned long long)in.file_bytes);
+    printf("%-18s %016llx\n", "fingerprint", (unsigned long long)in.fingerprint);
+    hog_dataset_close(ds);
+    return 0;
+}
+
+int cli_info(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, 0, 'h'}, {"format", required_argument, 0, 0},
+        {"label", required_argument, 0, 0}, {"header", no_argument, 0, 0},
+        {"delimiter", required_argument, 0, 0}, {0, 0, 0, 0},
+    };
+    hog_read_params rp = hog_read_params_default();
+    int c, li;
+    while ((c = getopt_long(argc, argv, "h", opts, &li)) != -1) {
+        if (c == 'h') {
+            puts("usage: hogtrain info FILE [--format csv|libsvm] [--label COL] [--header] [--delimiter C]");
+            return 0;
+        }
+        if (c != 0 || cli_read_option(opts[li].name, optarg, &rp) < 0)
+            return 2;
+    }
+    if (optind != argc - 1) {
+        cli_error("info needs one FILE");
+        return 2;
+    }
+    const char *path = argv[optind];
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        cli_error("%s: %s", path, strerror(errno));
+        return 1;
+    }
+    char magic[8] = {0};
+    size_t got = fread(magic, 1, sizeof(magic), f);
+    fclose(f);
+    if (got == 8 && memcmp(magic, "HOGMODEL", 8) == 0)
+        return info_model(path);
+    return info_dataset(path, &rp);
+}

@@ -1,0 +1,252 @@
+/* cli_main.c: the hogtrain command: dispatch to the subcommands and the helpers they share. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int cli_quiet;
+
+static const char usage[] =
+    "usage: hogtrain COMMAND [options]\n"
+    "\n"
+    "  convert INPUT -o DATA.hgd [--format csv|libsvm] [--label COL] [--header]\n"
+    "                            [--delimiter C]\n"
+    "  train   INPUT -o MODEL [--loss logistic|hinge|squared|softmax] [--threads N]\n"
+    "                 [--epochs E] [--step S] [--decay D] [--schedule decay|invscaling]\n"
+    "                 [--power P] [--l2 L] [--test FILE | --holdout F] [--seed N]\n"
+    "                 [--bias 0|1] [--bind 0|1] [--report R.json]\n"
+    "  predict MODEL INPUT [-o PREDICTIONS] [--report R.json]\n"
+    "  info    FILE          a dataset (.hgd or text) or a model\n"
+    "  version\n"
+    "\n"
+    "INPUT is CSV, libsvm/svmlight text or a binary dataset (.hgd), detected from\n"
+    "its content; --format, --label, --header and --delimiter override for text.\n"
+    "-q silences progress. Run 'hogtrain COMMAND --help' for a command's options.\n";
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("hogtrain: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int cli_double(const char *opt, const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno == ERANGE || !isfinite(v)) {
+        cli_error("%s: expected a number, found '%s'", opt, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_unsigned(const char *opt, const char *s, unsigned long long max, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (!*s || *end || *s == '-' || errno == ERANGE || v > max) {
+        cli_error("%s: expected a whole number from 0 to %llu, found '%s'", opt, max, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_read_option(const char *opt, const char *val, hog_read_params *p)
+{
+    if (strcmp(opt, "format") == 0) {
+        if (strcmp(val, "csv") == 0)
+            p->format = HOG_FORMAT_CSV;
+        else if (strcmp(val, "libsvm") == 0 || strcmp(val, "svmlight") == 0)
+            p->format = HOG_FORMAT_LIBSVM;
+        else if (strcmp(val, "hgd") == 0 || strcmp(val, "binary") == 0)
+            p->format = HOG_FORMAT_BINARY;
+        else {
+            cli_error("--format: expected csv, libsvm or hgd, found '%s'", val);
+            return -1;
+        }
+        return 1;
+    }
+    if (strcmp(opt, "label") == 0) {
+        unsigned long long idx;
+        if (val[0] >= '0' && val[0] <= '9' && strspn(val, "0123456789") == strlen(val)) {
+            if (cli_unsigned("--label", val, 1u << 30, &idx) < 0)
+                return -1;
+            p->label_index = (long)idx;
+            p->label_name = NULL;
+        } else {
+            p->label_name = val;
+        }
+        return 1;
+    }
+    if (strcmp(opt, "header") == 0) {
+        p->header = 1;
+        return 1;
+    }
+    if (strcmp(opt, "delimiter") == 0) {
+        if (strcmp(val, "\\t") == 0 || strcmp(val, "tab") == 0)
+            p->delimiter = '\t';
+        else if (strlen(val) == 1 && val[0] != '"' && val[0] != '\n')
+            p->delimiter = val[0];
+        else {
+            cli_error("--delimiter: expected one character (or 'tab'), found '%s'", val);
+            return -1;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+int cli_open(const char *path, const hog_read_params *p, hog_dataset **out)
+{
+    char err[CLI_ERR_LEN] = "";
+    int rc = hog_dataset_open(path, p, out, err, sizeof(err));
+    if (rc < 0) {
+        cli_error("%s", err[0] ? err : hog_strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+void cli_json_number(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.10g", v);
+    else
+        fputs("null", f);
+}
+
+void cli_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+void cli_json_metrics(FILE *f, const hog_metrics *m)
+{
+    fprintf(f, "{\"rows\": %llu, \"loss\": ", (unsigned long long)m->rows);
+    cli_json_number(f, m->loss);
+    fputs(", \"logloss\": ", f);
+    cli_json_number(f, m->logloss);
+    fputs(", \"accuracy\": ", f);
+    cli_json_number(f, m->accuracy);
+    fputs(", \"auc\": ", f);
+    cli_json_number(f, m->auc);
+    fputs(", \"rmse\": ", f);
+    cli_json_number(f, m->rmse);
+    fputc('}', f);
+}
+
+int cli_out_open(cli_out *o, const char *path)
+{
+    memset(o, 0, sizeof(*o));
+    if (!path || strcmp(path, "-") == 0) {
+        o->f = stdout;
+        return 0;
+    }
+    size_t n = strlen(path) + 16;
+    o->path = strdup(path);
+    o->tmp = malloc(n);
+    if (!o->path || !o->tmp) {
+        cli_error("%s: out of memory", path);
+        return -1;
+    }
+    snprintf(o->tmp, n, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+        cli_error("%s: cannot create a file beside it: %s", path, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(o->tmp);
+        }
+        free(o->path);
+        free(o->tmp);
+        return -1;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
+    return 0;
+}
+
+int cli_out_close(cli_out *o, int ok)
+{
+    if (o->f == stdout)
+        return fflush(stdout) == 0 || !ok ? 0 : -1;
+    int rc = 0;
+    if (ok && (fflush(o->f) != 0 || ferror(o->f) || fsync(fileno(o->f)) != 0)) {
+        cli_error("%s: write failed: %s", o->path, strerror(errno));
+        rc = -1;
+    }
+    if (fclose(o->f) != 0 && ok && rc == 0) {
+        cli_error("%s: write failed: %s", o->path, strerror(errno));
+        rc = -1;
+    }
+    if (ok && rc == 0 && rename(o->tmp, o->path) != 0) {
+        cli_error("%s: cannot rename into place: %s", o->path, strerror(errno));
+        rc = -1;
+    }
+    if (!ok || rc < 0)
+        unlink(o->tmp);
+    else {
+        int dfd = open(dirname(o->tmp), O_RDONLY | O_DIRECTORY);
+        if (dfd >= 0) {
+            fsync(dfd);
+            close(dfd);
+        }
+    }
+    free(o->path);
+    free(o->tmp);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "convert") == 0)
+        return cli_convert(argc - 1, argv + 1);
+    if (strcmp(cmd, "train") == 0)
+        return cli_train(argc - 1, argv + 1);
+    if (strcmp(cmd, "predict") == 0)
+        return cli_predict(argc - 1, argv + 1);
+    if (strcmp(cmd, "info") == 0)
+        return cli_info(argc - 1, argv + 1);
+    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("hogtrain %s\n", hog_version_string());
+        return 0;
+    }
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    cli_error("unknown command '%s'", cmd);
+    fputs(usage, stderr);
+    return 2;
+}

@@ -1,0 +1,273 @@
+/* cli_train.c: `hogtrain train`: read data, check parameters, train with HOGWILD!, save the model, report. */
+#include <getopt.h>
+#include <math.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char train_usage[] =
+    "usage: hogtrain train INPUT -o MODEL [options]\n"
+    "  -o, --output FILE       the model to write (atomically)\n"
+    "  --loss L                logistic (default), hinge, squared or softmax\n"
+    "  --threads N             worker threads (default: one per core)\n"
+    "  --epochs E              passes over the data (default 10)\n"
+    "  --step S                initial step size (default 0.1)\n"
+    "  --schedule decay|invscaling\n"
+    "                          step * decay^epoch (default), or step / (1 + epochs)^power\n"
+    "  --decay D               per-epoch step factor (default 0.9)\n"
+    "  --power P               invscaling exponent (default 0.5)\n"
+    "  --l2 L                  L2 penalty: mean loss + L/2 |w|^2 (default 1e-6)\n"
+    "  --test FILE             evaluate on FILE after every epoch\n"
+    "  --holdout F             or hold out a fraction F of INPUT for that (default 0)\n"
+    "  --seed N                shuffling and holdout seed (default 1)\n"
+    "  --bias 0|1              learn an intercept (default 1)\n"
+    "  --bind 0|1              pin workers to cores (default 1)\n"
+    "  --report FILE           write a JSON report (atomically)\n"
+    "  -q, --quiet             no progress output\n"
+    "  --format, --label, --header, --delimiter: how to read text INPUT and --test\n";
+
+typedef struct progress_state {
+    int tty;
+    hog_epoch_stats last;
+} progress_state;
+
+static void print_metrics_brief(const hog_metrics *m)
+{
+    if (m->rows == 0)
+        return;
+    if (isfinite(m->logloss))
+        fprintf(stderr, "  logloss %.4f", m->logloss);
+    else if (isfinite(m->loss))
+        fprintf(stderr, "  loss %.4f", m->loss);
+    if (isfinite(m->accuracy))
+        fprintf(stderr, "  accuracy %.4f", m->accuracy);
+    if (isfinite(m->auc))
+        fprintf(stderr, "  auc %.4f", m->auc);
+    if (isfinite(m->rmse))
+        fprintf(stderr, "  rmse %.4f", m->rmse);
+}
+
+static void on_progress(void *ctx, const hog_epoch_stats *s, int done)
+{
+    progress_state *ps = ctx;
+    if (done)
+        ps->last = *s;
+    if (cli_quiet)
+        return;
+    if (!done) {
+        if (!ps->tty)
+            return;
+        int width = 30, fill = (int)(s->progress * width);
+        fprintf(stderr, "\repoch %u/%u [%.*s%*s] %3.0f%%", s->epoch, s->epochs, fill,
+                "##############################", width - fill, "", 100 * s->progress);
+        return;
+    }
+    double rate = s->seconds > 0 ? (double)s->examples / s->seconds : 0;
+    fprintf(stderr, "%sepoch %u/%u  step %.4g  train loss %.4f", ps->tty ? "\r\033[K" : "",
+            s->epoch, s->epochs, s->step, s->train_loss);
+    if (s->test.rows)
+        fprintf(stderr, "  | test");
+    print_metrics_brief(&s->test);
+    fprintf(stderr, "  %.2f s  %.3g ex/s\n", s->seconds, rate);
+}
+
+static int write_report(const char *path, const char *input, const char *model_path,
+                        const hog_dataset_info *di, const hog_model_info *mi,
+                        const hog_epoch_stats *last, double wall)
+{
+    cli_out o;
+    if (cli_out_open(&o, path) < 0)
+        return -1;
+    FILE *f = o.f;
+    double secs = last->seconds;
+    fprintf(f, "{\n  \"command\": \"train\",\n  \"input\": ");
+    cli_json_string(f, input);
+    fprintf(f, ",\n  \"model\": ");
+    cli_json_string(f, model_path);
+    fprintf(f, ",\n  \"loss\": \"%s\",\n  \"threads\": %u,\n  \"epochs\": %u,\n", hog_loss_name(mi->loss),
+            mi->params.threads, mi->params.epochs);
+    fprintf(f, "  \"rows\": %llu,\n  \"features\": %llu,\n  \"nnz\": %llu,\n", (unsigned long long)di->rows,
+            (unsigned long long)di->features, (unsigned long long)di->nnz);
+    fprintf(f, "  \"wall_seconds\": ");
+    cli_json_number(f, wall);
+    fprintf(f, ",\n  \"train_seconds\": ");
+    cli_json_number(f, secs);
+    fprintf(f, ",\n  \"examples\": %llu,\n  \"examples_per_s\": ", (unsigned long long)last->examples);
+    cli_json_number(f, secs > 0 ? (double)last->examples / secs : (double)NAN);
+    fprintf(f, ",\n  \"nnz_per_s\": ");
+    cli_json_number(f, secs > 0 ? (double)last->nnz / secs : (double)NAN);
+    fprintf(f, ",\n  \"train_loss\": ");
+    cli_json_number(f, last->train_loss);
+    fprintf(f, ",\n  \"train\": ");
+    cli_json_metrics(f, &mi->train);
+    fprintf(f, ",\n  \"test\": ");
+    cli_json_metrics(f, &mi->test);
+    fprintf(f, "\n}\n");
+    return cli_out_close(&o, 1);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Parses one training option into p. Returns 0, or -1 (reported). */
+static int train_option(const char *name, const char *val, hog_train_params *p)
+{
+    char opt[64];
+    snprintf(opt, sizeof(opt), "--%s", name);
+    unsigned long long u;
+    if (strcmp(name, "loss") == 0) {
+        if (hog_loss_parse(val, &p->loss) == 0)
+            return 0;
+        cli_error("--loss: expected logistic, hinge, squared or softmax, found '%s'", val);
+        return -1;
+    }
+    if (strcmp(name, "schedule") == 0) {
+        if (hog_schedule_parse(val, &p->schedule) == 0)
+            return 0;
+        cli_error("--schedule: expected decay or invscaling, found '%s'", val);
+        return -1;
+    }
+    if (strcmp(name, "threads") == 0 || strcmp(name, "epochs") == 0 || strcmp(name, "seed") == 0 ||
+        strcmp(name, "bias") == 0 || strcmp(name, "bind") == 0) {
+        unsigned long long max = name[0] == 's' ? ~0ull : name[0] == 'b' ? 1 : 1000000;
+        if (cli_unsigned(opt, val, max, &u) < 0)
+            return -1;
+        if (name[0] == 't') p->threads = (unsigned)u;
+        else if (name[0] == 'e') p->epochs = (unsigned)u;
+        else if (name[0] == 's') p->seed = u;
+        else if (strcmp(name, "bias") == 0) p->bias = (int)u;
+        else p->bind = (int)u;
+        return 0;
+    }
+    double *d = strcmp(name, "step") == 0 ? &p->step : strcmp(name, "decay") == 0 ? &p->decay
+              : strcmp(name, "power") == 0 ? &p->power : strcmp(name, "l2") == 0 ? &p->l2
+              : strcmp(name, "holdout") == 0 ? &p->holdout : NULL;
+    if (!d) {
+        cli_error("unknown option %s", opt);
+        return -1;
+    }
+    return cli_double(opt, val, d);
+}
+
+static void log_to_stderr(void *ctx, hog_log_level level, const char *msg)
+{
+    (void)ctx;
+    fprintf(stderr, "hogtrain: %s%s\n", level == HOG_LOG_ERROR ? "error: " : level == HOG_LOG_WARN ? "warning: " : "", msg);
+}
+
+int cli_train(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, 0, 'o'}, {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'}, {"test", required_argument, 0, 'T'},
+        {"report", required_argument, 0, 'R'},
+        {"format", required_argument, 0, 'F'}, {"label", required_argument, 0, 'F'},
+        {"header", no_argument, 0, 'F'}, {"delimiter", required_argument, 0, 'F'},
+        {"loss", required_argument, 0, 0}, {"threads", required_argument, 0, 0},
+        {"epochs", required_argument, 0, 0}, {"step", required_argument, 0, 0},
+        {"schedule", required_argument, 0, 0}, {"decay", required_argument, 0, 0},
+        {"power", required_argument, 0, 0}, {"l2", required_argument, 0, 0},
+        {"holdout", required_argument, 0, 0}, {"seed", required_argument, 0, 0},
+        {"bias", required_argument, 0, 0}, {"bind", required_argument, 0, 0},
+        {0, 0, 0, 0},
+    };
+    double t_start = now_s();
+    hog_train_params p = hog_train_params_default();
+    hog_read_params rp = hog_read_params_default();
+    const char *out = NULL, *test_path = NULL, *report = NULL;
+    int c, li, holdout_set = 0;
+    while ((c = getopt_long(argc, argv, "o:qh", opts, &li)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'q': cli_quiet = 1; break;
+        case 'h': fputs(train_usage, stdout); return 0;
+        case 'T': test_path = optarg; break;
+        case 'R': report = optarg; break;
+        case 'F':
+            if (cli_read_option(opts[li].name, optarg, &rp) < 0)
+                return 2;
+            break;
+        case 0:
+            holdout_set |= strcmp(opts[li].name, "holdout") == 0;
+            if (train_option(opts[li].name, optarg, &p) < 0)
+                return 2;
+            break;
+        default: fputs(train_usage, stderr); return 2;
+        }
+    }
+    if (optind != argc - 1 || !out) {
+        cli_error("train needs one INPUT and -o MODEL");
+        fputs(train_usage, stderr);
+        return 2;
+    }
+    if (test_path && holdout_set) {
+        cli_error("--test and --holdout are alternatives: give one");
+        return 2;
+    }
+    const char *field;
+    if (hog_train_params_check(&p, &field) < 0) {
+        cli_error("invalid value for --%s", field);
+        return 2;
+    }
+    hog_log_set(log_to_stderr, NULL, cli_quiet ? HOG_LOG_ERROR : HOG_LOG_WARN);
+    const char *input = argv[optind];
+
+    progress_state ps = {isatty(2), {0}};
+    p.progress = on_progress;
+    p.progress_ctx = &ps;
+    hog_dataset *train = NULL, *test = NULL;
+    hog_trainer *t = NULL;
+    hog_model *m = NULL;
+    char err[CLI_ERR_LEN] = "";
+    int status = 1;
+    if (cli_open(input, &rp, &train) < 0)
+        goto out;
+    if (test_path && cli_open(test_path, &rp, &test) < 0)
+        goto out;
+    int rc = hog_trainer_create(&p, &t, err, sizeof(err));
+    if (rc == 0)
+        rc = hog_trainer_run(t, train, test, &m, err, sizeof(err));
+    if (rc < 0) {
+        cli_error("%s: %s", input, err[0] ? err : hog_strerror(rc));
+        goto out;
+    }
+    rc = hog_model_save(m, out);
+    if (rc < 0) {
+        cli_error("%s: cannot save the model: %s", out, hog_strerror(rc));
+        goto out;
+    }
+    hog_dataset_info di;
+    hog_dataset_get_info(train, &di);
+    hog_model_info mi;
+    hog_model_get_info(m, &mi);
+    if (!cli_quiet) {
+        double secs = ps.last.seconds;
+        fprintf(stderr, "%s: %s, %u threads, %u epochs, %.2f s training, %.3g examples/s, %.3g non-zeros/s\n",
+                out, hog_loss_name(mi.loss), mi.params.threads, mi.params.epochs, secs,
+                secs > 0 ? (double)ps.last.examples / secs : 0.0, secs > 0 ? (double)ps.last.nnz / secs : 0.0);
+        fprintf(stderr, "train: loss %.4f", mi.train.loss);
+        if (isfinite(mi.train.accuracy))
+            fprintf(stderr, "  accuracy %.4f", mi.train.accuracy);
+        fprintf(stderr, "\n");
+        if (mi.test.rows) {
+            fprintf(stderr, "test (%llu rows):", (unsigned long long)mi.test.rows);
+            print_metrics_brief(&mi.test);
+            fprintf(stderr, "\n");
+        }
+    }
+    if (report && write_report(report, input, out, &di, &mi, &ps.last, now_s() - t_start) < 0)
+        goto out;
+    status = 0;
+out:
+    hog_model_free(m);
+    hog_trainer_free(t);
+    hog_dataset_close(test);
+    hog_dataset_close(train);
+    return status;
+}

@@ -1,0 +1,131 @@
+/* etl.h: the private interface of the data layer: the in-memory block layout, the row builder, the binary format and the text readers. */
+#ifndef HOG_ETL_H
+#define HOG_ETL_H
+
+#include <stdint.h>
+
+#include "../util/util.h"
+
+/*
+ * Binary dataset, version 1 (.hgd). All integers and floats little-endian.
+ *
+ *   offset  bytes  field
+ *   0       8      magic "HOGDATA\0"
+ *   8       4      version (1)
+ *   12      4      header_bytes (4096)
+ *   16      8      rows
+ *   24      8      features       (largest index + 1)
+ *   32      8      nnz
+ *   40      4      blocks
+ *   44      4      rows_per_block (every block has this many rows but the last)
+ *   48      4      flags          (0 in version 1; a reader rejects unknown bits)
+ *   52      4      block_align    (4096)
+ *   56      8      table_offset   (multiple of 8, after the last block)
+ *   64      8      file_bytes     (the whole file; a shorter file is truncated)
+ *   72      8      fingerprint    (hog_etl_fingerprint over the block table)
+ *   80      4      table_crc      (CRC-32 of the block table)
+ *   84      4      header_crc     (CRC-32 of bytes 0..4095 with this field zero)
+ *   88      4008   zero
+ *
+ *   blocks, each at a multiple of block_align, padded with zeros to one:
+ *     u32 ptr[rows + 1]   ptr[0] = 0, non-decreasing, ptr[rows] = nnz
+ *     u32 index[nnz]      strictly increasing within a row, < features
+ *     f32 value[nnz]      finite
+ *     f32 label[rows]     finite
+ *
+ *   block table at table_offset, one 32-byte entry per block:
+ *     u64 offset, u64 bytes (padded size), u32 rows, u32 nnz,
+ *     u32 crc (CRC-32 of the block's unpadded bytes), u32 reserved (0)
+ *
+ * Every block starts on a 4096-byte boundary so it can be memory-mapped or
+ * read with O_DIRECT on its own; blocks are the unit of shuffling, streaming
+ * and sharding.
+ */
+#define HOG_HGD_MAGIC "HOGDATA"
+#define HOG_HGD_VERSION 1u
+#define HOG_HGD_HEADER_BYTES 4096u
+#define HOG_HGD_ALIGN 4096u
+#define HOG_HGD_TABLE_ENTRY 32u
+#define HOG_DEFAULT_ROWS_PER_BLOCK 4096u
+
+/* One block of rows in CSR form: a view into a mapping or into heap memory. */
+typedef struct hog_block {
+    uint32_t rows;
+    uint32_t nnz;
+    uint32_t crc; /* CRC-32 of ptr, index, value, label laid out as in the file */
+    const uint32_t *ptr;
+    const uint32_t *index;
+    const float *value;
+    const float *label;
+} hog_block;
+
+struct hog_dataset {
+    hog_dataset_info info;
+    hog_block *blocks;     /* info.blocks of them */
+    void *map;             /* the mapping of a binary dataset, or NULL */
+    size_t map_bytes;
+    void **heap;           /* heap buffers owned (one per block), or NULL */
+    uint32_t heap_count;
+};
+
+/* The size of a block's unpadded bytes in the file layout above. */
+static inline uint64_t hog_block_bytes(uint64_t rows, uint64_t nnz)
+{
+    return 4 * (rows + 1) + 8 * nnz + 4 * rows;
+}
+
+/* Fingerprint of a data set from its blocks' (rows, nnz, crc). */
+uint64_t hog_etl_fingerprint(const hog_block *blocks, uint32_t n);
+
+/* ---- builder: rows in, blocks out (in memory, or streamed to a file) ---- */
+typedef struct hog_builder hog_builder;
+
+/* Makes a builder with rows_per_block rows per block (0: the default).
+ * If out is not NULL, full blocks are written to it as they fill (it must be
+ * freshly opened with hog_atomic_open; the builder leaves room for the header)
+ * and memory stays bounded by one block; otherwise blocks are kept in memory.
+ * Returns 0 or -ENOMEM. */
+int hog_builder_create(uint32_t rows_per_block, hog_atomic_file *out, hog_builder **b);
+
+/* Appends one row. index must be strictly increasing (the caller, a parser,
+ * reports violations with their location); values finite.
+ * Returns 0, -ENOMEM, -errno (writing), or HOG_EPARAM if nnz or the block's
+ * size would overflow 32 bits. */
+int hog_builder_add(hog_builder *b, float label, const uint32_t *index,
+                    const float *value, uint32_t nnz);
+
+/* Rows added so far. */
+uint64_t hog_builder_rows(const hog_builder *b);
+
+/* In-memory builder: hands the blocks to a new data set. Frees b.
+ * Errors: HOG_EEMPTY (no rows), -ENOMEM. */
+int hog_builder_finish(hog_builder *b, hog_format format, hog_dataset **out);
+
+/* File builder: writes the last block, the table and the header. Frees b;
+ * the caller then commits or aborts the file. info (if not NULL) is filled.
+ * Errors: HOG_EEMPTY, -errno, -ENOMEM. */
+int hog_builder_finish_file(hog_builder *b, hog_dataset_info *info);
+
+/* Frees a builder without finishing it. NULL is accepted. */
+void hog_builder_free(hog_builder *b);
+
+/* ---- binary format ---- */
+/* Opens and validates a binary dataset (memory-mapped). err gets a message
+ * naming the file and the first thing wrong. */
+int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len);
+
+/* Writes a data set's blocks to a freshly opened atomic file. */
+int hog_hgd_write(const hog_dataset *ds, hog_atomic_file *f);
+
+/* ---- text ---- */
+/* Detects the format of a file from its first bytes (binary magic, libsvm's
+ * idx:val pairs, otherwise CSV). Returns 0 and sets *fmt, or -errno. */
+int hog_detect_format(const char *path, hog_format *fmt);
+
+/* Parses a libsvm or CSV file (p->format must be one of them) into b.
+ * Errors: -errno, -ENOMEM, HOG_EFORMAT with "path:line:column: expected X,
+ * found Y" in err, HOG_EPARAM (a label column that is not there). */
+int hog_text_read(const char *path, const hog_read_params *p, hog_builder *b,
+                  char *err, size_t err_len);
+
+#endif /* HOG_ETL_H */

@@ -1,0 +1,137 @@
+/* train.h: the private interface of training: lock-free weight access, losses, the model object and evaluation. */
+#ifndef HOG_TRAIN_H
+#define HOG_TRAIN_H
+
+#include <math.h>
+#include <stdatomic.h>
+
+#include "../etl/etl.h"
+#include "../pool/pool.h"
+#include "../util/util.h"
+
+/*
+ * Shared weights and the memory model.
+ *
+ * HOGWILD! lets every worker read and write the one weight vector with no
+ * locks: two workers may update the same coordinate at once and one update
+ * may be lost, which SGD tolerates (Niu et al., 2011). In C11 a plain
+ * concurrent read and write of a float is a data race, i.e. undefined
+ * behaviour, and ThreadSanitizer would rightly report it. So every access to
+ * a shared weight goes through the two helpers below, over _Atomic float
+ * with memory_order_relaxed: each load and store is indivisible (no torn
+ * floats), no ordering with other memory is implied, and on x86-64 and
+ * AArch64 they compile to ordinary loads and stores. A read-modify-write is
+ * a relaxed load followed by a relaxed store, never a CAS loop: losing an
+ * update to a racing worker is the accepted HOGWILD! trade. Nothing else
+ * about the weights needs synchronising: the pool's step barrier (a mutex)
+ * orders all of an epoch's writes before the evaluation that follows.
+ */
+typedef _Atomic float hog_weight;
+
+_Static_assert(sizeof(hog_weight) == sizeof(float), "an atomic float must be a plain float in memory");
+
+static inline float hog_w_load(const hog_weight *w)
+{
+    return atomic_load_explicit((hog_weight *)w, memory_order_relaxed);
+}
+
+static inline void hog_w_store(hog_weight *w, float v)
+{
+    atomic_store_explicit(w, v, memory_order_relaxed);
+}
+
+/* ---- the model ---- */
+struct hog_model {
+    hog_model_info info;
+    uint64_t dim;         /* features: weights per output */
+    uint32_t outputs;     /* K: 1 for binary and squared, classes for softmax */
+    hog_weight *w;        /* dim * outputs, feature-major: w[j * outputs + k] */
+    hog_weight *bias;     /* outputs */
+    double *class_labels; /* info.classes original label values, ascending */
+};
+
+/* Allocates a zeroed model. Returns NULL on -ENOMEM. */
+hog_model *hog_model_new(hog_loss loss, uint64_t dim, uint32_t outputs, uint32_t classes);
+
+/* The class index of a label: binary: 1 if label is above the midpoint of
+ * the two classes, else 0; softmax: its index, or -1 if unknown. */
+int hog_model_class_of(const hog_model *m, float label);
+
+/* ---- losses (the margin is the model's raw output) ---- */
+/* Loss and its derivative with respect to the margin, for binary losses
+ * with y in {-1, +1} and for squared loss with y the target. */
+static inline float hog_loss_grad(hog_loss loss, float margin, float y, float *value)
+{
+    switch (loss) {
+    case HOG_LOSS_LOGISTIC: {
+        /* log(1 + e^-z) and its slope, written so neither overflows. */
+        float z = y * margin;
+        float e, sig_neg;
+        if (z > 0) {
+            e = expf(-z);
+            *value = log1pf(e);
+            sig_neg = e / (1.0f + e);
+        } else {
+            e = expf(z);
+            *value = log1pf(e) - z;
+            sig_neg = 1.0f / (1.0f + e);
+        }
+        return -y * sig_neg;
+    }
+    case HOG_LOSS_HINGE: {
+        float z = y * margin;
+        *value = z < 1.0f ? 1.0f - z : 0.0f;
+        return z < 1.0f ? -y : 0.0f;
+    }
+    case HOG_LOSS_SQUARED: {
+        float r = margin - y;
+        *value = 0.5f * r * r;
+        return r;
+    }
+    case HOG_LOSS_SOFTMAX:
+        break;
+    }
+    *value = 0.0f;
+    return 0.0f;
+}
+
+/* Turns K scores into probabilities in place (max-shifted, so no overflow)
+ * and returns log(sum(exp(scores))) for the cross-entropy. */
+float hog_softmax(float *scores, uint32_t k);
+
+/* Scores of one row: out[k] = bias[k] + sum_i w[index_i * K + k] * value_i,
+ * skipping indices >= m->dim. */
+void hog_model_scores(const hog_model *m, const hog_row *row, float *out);
+
+/* ---- evaluation ---- */
+/* Which rows of a data set an evaluation or an epoch uses. */
+typedef struct hog_rowsel {
+    double holdout;  /* fraction held out; 0: none */
+    uint64_t seed;
+    int want_holdout;/* 1: only held-out rows; 0: only the others */
+} hog_rowsel;
+
+static inline int hog_row_held_out(uint64_t row, double holdout, uint64_t seed)
+{
+    if (holdout <= 0)
+        return 0;
+    uint64_t h = hog_mix64(row ^ hog_mix64(seed));
+    return (double)(h >> 11) * 0x1p-53 < holdout;
+}
+
+static inline int hog_rowsel_keep(const hog_rowsel *s, uint64_t row)
+{
+    if (!s || s->holdout <= 0)
+        return 1;
+    return hog_row_held_out(row, s->holdout, s->seed) == s->want_holdout;
+}
+
+/* Evaluates m on the selected rows of ds with the pool's workers.
+ * Returns 0 or -ENOMEM. */
+int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *sel,
+                 hog_pool *pool, hog_metrics *out);
+
+/* Metrics with every field NaN and rows 0. */
+hog_metrics hog_metrics_none(void);
+
+#endif /* HOG_TRAIN_H */

@@ -1,0 +1,208 @@
+/* train_eval.c: metrics of a model on a data set (log loss, accuracy, AUC, RMSE), computed in parallel. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train.h"
+
+hog_metrics hog_metrics_none(void)
+{
+    hog_metrics m = {0, NAN, NAN, NAN, NAN, NAN};
+    return m;
+}
+
+typedef struct eval_part {
+    _Alignas(HOG_CACHELINE) uint64_t rows;
+    uint64_t correct;
+    uint64_t known; /* softmax rows whose label is one of the model's classes */
+    double loss;    /* sum of the model's own loss */
+    double sq;      /* sum of squared residuals */
+    int oom;
+} eval_part;
+
+typedef struct eval_job {
+    const hog_model *m;
+    const hog_dataset *ds;
+    const hog_rowsel *sel;
+    eval_part *parts;
+    float *score;   /* binary: one score per row, NaN where not selected */
+    uint8_t *pos;   /* binary: 1 where the row is positive */
+} eval_job;
+
+static void eval_worker(void *arg, unsigned ith, unsigned nth)
+{
+    eval_job *job = arg;
+    const hog_model *m = job->m;
+    eval_part *part = &job->parts[ith];
+    uint64_t n = job->ds->info.rows;
+    uint64_t lo = n * ith / nth, hi = n * (ith + 1) / nth;
+    const uint32_t K = m->outputs;
+    float *s = hog_malloc(K * sizeof(float));
+    if (!s) {
+        part->oom = 1;
+        return;
+    }
+    for (uint64_t i = lo; i < hi; i++) {
+        if (job->score)
+            job->score[i] = NAN;
+        if (!hog_rowsel_keep(job->sel, i))
+            continue;
+        hog_row row = hog_dataset_row(job->ds, i);
+        hog_model_scores(m, &row, s);
+        part->rows++;
+        switch (m->info.loss) {
+        case HOG_LOSS_SOFTMAX: {
+            int y = hog_model_class_of(m, row.label);
+            float score_y = y >= 0 ? s[y] : 0.0f;
+            float lse = hog_softmax(s, K); /* s now holds probabilities */
+            uint32_t best = 0;
+            for (uint32_t k = 1; k < K; k++)
+                best = s[k] > s[best] ? k : best;
+            if (y >= 0) {
+                part->known++;
+                part->correct += best == (uint32_t)y;
+                part->loss += (double)(lse - score_y); /* -log p_y, exact even when p_y underflows */
+            }
+            break;
+        }
+        case HOG_LOSS_SQUARED: {
+            float v;
+            hog_loss_grad(m->info.loss, s[0], row.label, &v);
+            part->loss += (double)v;
+            double r = (double)s[0] - (double)row.label;
+            part->sq += r * r;
+            break;
+        }
+        default: {
+            int pos = hog_model_class_of(m, row.label);
+            float v;
+            hog_loss_grad(m->info.loss, s[0], pos ? 1.0f : -1.0f, &v);
+            part->loss += (double)v;
+            part->correct += (s[0] > 0) == pos;
+            job->score[i] = s[0];
+            job->pos[i] = (uint8_t)pos;
+            break;
+        }
+        }
+    }
+    hog_free(s);
+}
+
+typedef struct scored {
+    float score;
+    uint8_t pos;
+} scored;
+
+static int scored_cmp(const void *a, const void *b)
+{
+    float x = ((const scored *)a)->score, y = ((const scored *)b)->score;
+    return (x > y) - (x < y);
+}
+
+/* Area under the ROC curve: the Mann-Whitney statistic, ties counted half. */
+static double auc_of(scored *v, uint64_t n)
+{
+    qsort(v, n, sizeof(*v), scored_cmp);
+    double npos = 0, rank_sum = 0;
+    for (uint64_t i = 0; i < n;) {
+        uint64_t j = i;
+        uint64_t pos_in_tie = 0;
+        while (j < n && v[j].score == v[i].score)
+            pos_in_tie += v[j++].pos;
+        double mean_rank = 0.5 * (double)(i + 1 + j); /* ranks i+1 .. j */
+        rank_sum += mean_rank * (double)pos_in_tie;
+        npos += (double)pos_in_tie;
+        i = j;
+    }
+    double nneg = (double)n - npos;
+    if (npos == 0 || nneg == 0)
+        return NAN;
+    return (rank_sum - npos * (npos + 1) / 2) / (npos * nneg);
+}
+
+int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *sel,
+                 hog_pool *pool, hog_metrics *out)
+{
+    *out = hog_metrics_none();
+    unsigned nth = hog_pool_threads(pool);
+    uint64_t n = ds->info.rows;
+    int binary = m->info.loss == HOG_LOSS_LOGISTIC || m->info.loss == HOG_LOSS_HINGE;
+    eval_job job = {m, ds, sel, NULL, NULL, NULL};
+    job.parts = hog_aligned_alloc(HOG_CACHELINE, nth * sizeof(eval_part));
+    if (binary) {
+        job.score = hog_malloc(n * sizeof(float));
+        job.pos = hog_malloc(n);
+    }
+    int rc = 0;
+    if (!job.parts || (binary && (!job.score || !job.pos))) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    memset(job.parts, 0, nth * sizeof(eval_part));
+    hog_pool_run(pool, eval_worker, &job);
+
+    eval_part t = {0};
+    for (unsigned i = 0; i < nth; i++) {
+        t.rows += job.parts[i].rows;
+        t.correct += job.parts[i].correct;
+        t.known += job.parts[i].known;
+        t.loss += job.parts[i].loss;
+        t.sq += job.parts[i].sq;
+        t.oom |= job.parts[i].oom;
+    }
+    if (t.oom) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    out->rows = t.rows;
+    if (t.rows == 0)
+        goto out;
+    double rows = (double)t.rows;
+    switch (m->info.loss) {
+    case HOG_LOSS_SOFTMAX:
+        out->accuracy = (double)t.correct / rows;
+        out->loss = out->logloss = t.known ? t.loss / (double)t.known : (double)NAN;
+        break;
+    case HOG_LOSS_SQUARED:
+        out->loss = t.loss / rows;
+        out->rmse = sqrt(t.sq / rows);
+        break;
+    default: {
+        out->loss = t.loss / rows;
+        out->accuracy = (double)t.correct / rows;
+        if (m->info.loss == HOG_LOSS_LOGISTIC)
+            out->logloss = out->loss;
+        /* Compact the selected rows' scores in place, reusing the buffers. */
+        scored *v = hog_malloc(t.rows * sizeof(scored));
+        if (!v) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        uint64_t k = 0;
+        for (uint64_t i = 0; i < n; i++)
+            if (!isnan(job.score[i]))
+                v[k++] = (scored){job.score[i], job.pos[i]};
+        out->auc = auc_of(v, k);
+        hog_free(v);
+        break;
+    }
+    }
+out:
+    hog_free(job.parts);
+    hog_free(job.score);
+    hog_free(job.pos);
+    return rc;
+}
+
+int hog_model_evaluate(const hog_model *m, const hog_dataset *ds, unsigned threads, hog_metrics *out)
+{
+    hog_pool *pool;
+    *out = hog_metrics_none();
+    int rc = hog_pool_create(threads, 0, &pool, NULL, 0);
+    if (rc < 0)
+        return rc;
+    rc = hog_evaluate(m, ds, NULL, pool, out);
+    hog_pool_free(pool);
+    return rc;
+}

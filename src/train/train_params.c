@@ -1,0 +1,87 @@
+/* train_params.c: training parameters: defaults, checking, and the names of losses and schedules. */
+#include <math.h>
+#include <string.h>
+
+#include "train.h"
+
+hog_train_params hog_train_params_default(void)
+{
+    hog_train_params p;
+    memset(&p, 0, sizeof(p));
+    p.loss = HOG_LOSS_LOGISTIC;
+    p.threads = 0;
+    p.epochs = 10;
+    p.step = 0.1;
+    p.decay = 0.9;
+    p.power = 0.5;
+    p.schedule = HOG_SCHEDULE_DECAY;
+    p.l2 = 1e-6;
+    p.holdout = 0.0;
+    p.seed = 1;
+    p.bias = 1;
+    p.bind = 1;
+    return p;
+}
+
+int hog_train_params_check(const hog_train_params *p, const char **field)
+{
+    const char *bad = NULL;
+    if ((unsigned)p->loss > HOG_LOSS_SOFTMAX)
+        bad = "loss";
+    else if (p->threads > 4096)
+        bad = "threads";
+    else if (p->epochs < 1 || p->epochs > 1000000)
+        bad = "epochs";
+    else if (!(p->step > 0) || !isfinite(p->step))
+        bad = "step";
+    else if (!(p->decay > 0 && p->decay <= 1))
+        bad = "decay";
+    else if (!(p->power >= 0 && p->power <= 2))
+        bad = "power";
+    else if ((unsigned)p->schedule > HOG_SCHEDULE_INVSCALING)
+        bad = "schedule";
+    else if (!(p->l2 >= 0) || !isfinite(p->l2))
+        bad = "l2";
+    else if (!(p->holdout >= 0 && p->holdout < 1))
+        bad = "holdout";
+    else if (p->bias != 0 && p->bias != 1)
+        bad = "bias";
+    else if (p->bind != 0 && p->bind != 1)
+        bad = "bind";
+    if (field)
+        *field = bad;
+    return bad ? HOG_EPARAM : 0;
+}
+
+static const char *const loss_names[] = {"logistic", "hinge", "squared", "softmax"};
+static const char *const schedule_names[] = {"decay", "invscaling"};
+
+const char *hog_loss_name(hog_loss loss)
+{
+    return (unsigned)loss < HOG_ARRAY_LEN(loss_names) ? loss_names[loss] : "unknown";
+}
+
+int hog_loss_parse(const char *name, hog_loss *out)
+{
+    for (unsigned i = 0; i < HOG_ARRAY_LEN(loss_names); i++)
+        if (strcmp(name, loss_names[i]) == 0) {
+            *out = (hog_loss)i;
+            return 0;
+        }
+    return HOG_EPARAM;
+}
+
+const char *hog_schedule_name(hog_schedule s)
+{
+    return (unsigned)s < HOG_ARRAY_LEN(schedule_names) ? schedule_names[s] : "unknown";
+}
+
+int hog_schedule_parse(const char *name, hog_schedule *out)
+{
+    for (unsigned i = 0; i < HOG_ARRAY_LEN(schedule_names); i++)
+        if (strcmp(name, schedule_names[i]) == 0) {
+            *out = (hog_schedule)i;
+            return 0;
+        }
+    return HOG_EPARAM;
+}

@@ -1,0 +1,102 @@
+/* util.h: the private helpers every subsystem shares: allocation, errors, logging, checksums, files, random numbers. */
+#ifndef HOG_UTIL_H
+#define HOG_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hogtrain.h"
+
+#define HOG_CACHELINE 64
+#define HOG_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define HOG_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define HOG_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#if defined(__GNUC__)
+#define HOG_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define HOG_LIKELY(x) __builtin_expect(!!(x), 1)
+#define HOG_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define HOG_PRINTF(f, a)
+#define HOG_LIKELY(x) (x)
+#define HOG_UNLIKELY(x) (x)
+#endif
+
+/* ---- allocation: one wrapper, jemalloc in normal builds, libc under sanitizers ---- */
+void *hog_malloc(size_t n);
+void *hog_calloc(size_t count, size_t size);
+void *hog_realloc(void *p, size_t n);
+/* Aligned to `align` (a power of two, at least sizeof(void *)); free with hog_free. */
+void *hog_aligned_alloc(size_t align, size_t n);
+void hog_free(void *p);
+char *hog_strdup(const char *s);
+
+/* ---- error details: a message written into a caller's buffer ---- */
+/* Writes a formatted message into buf (len bytes, NUL-terminated) when buf is
+ * not NULL, and returns rc so a caller can `return hog_fail(...)`. */
+int hog_fail(int rc, char *buf, size_t len, const char *fmt, ...) HOG_PRINTF(4, 5);
+
+/* ---- logging ---- */
+void hog_log(hog_log_level level, const char *fmt, ...) HOG_PRINTF(2, 3);
+
+/* ---- checksums (CRC-32, zlib's polynomial) ---- */
+uint32_t hog_crc32(uint32_t crc, const void *data, size_t len);
+
+/* ---- 64-bit mixing and a small seeded generator (splitmix64) ---- */
+static inline uint64_t hog_mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+typedef struct hog_rng {
+    uint64_t state;
+} hog_rng;
+
+static inline uint64_t hog_rng_next(hog_rng *r)
+{
+    r->state += 0x9e3779b97f4a7c15ULL;
+    uint64_t x = r->state;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* Uniform in [0, n) (Lemire's multiply-shift; the bias is below 2^-32 for n < 2^32). */
+static inline uint32_t hog_rng_below(hog_rng *r, uint32_t n)
+{
+    return (uint32_t)(((hog_rng_next(r) >> 32) * (uint64_t)n) >> 32);
+}
+
+/* Fisher-Yates shuffle of a[0..n). */
+void hog_shuffle_u32(uint32_t *a, uint32_t n, hog_rng *r);
+
+/* ---- time ---- */
+double hog_now(void); /* seconds, CLOCK_MONOTONIC */
+
+/* ---- atomic file output: temporary file, fsync, rename, fsync of the folder ---- */
+typedef struct hog_atomic_file {
+    int fd;
+    char *path;     /* final path */
+    char *tmp_path; /* the temporary file beside it */
+} hog_atomic_file;
+
+/* Creates a temporary file beside path. Returns 0 or -errno. */
+int hog_atomic_open(hog_atomic_file *f, const char *path);
+/* Writes all of buf at the current position. Returns 0 or -errno. */
+int hog_atomic_write(hog_atomic_file *f, const void *buf, size_t len);
+/* Writes all of buf at offset off. Returns 0 or -errno. */
+int hog_atomic_pwrite(hog_atomic_file *f, const void *buf, size_t len, uint64_t off);
+/* fsyncs, renames over path, fsyncs the folder. Frees f. Returns 0 or -errno
+ * (on failure the temporary file is removed). */
+int hog_atomic_commit(hog_atomic_file *f);
+/* Removes the temporary file and frees f. Safe after a failed open. */
+void hog_atomic_abort(hog_atomic_file *f);
+
+/* Writes a whole file atomically (the helpers above in one call). */
+int hog_write_file_atomic(const char *path, const void *buf, size_t len);
+
+#endif /* HOG_UTIL_H */

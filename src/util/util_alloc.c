@@ -1,0 +1,48 @@
+/* util_alloc.c: the one allocation wrapper (jemalloc in normal builds, libc's allocator under sanitizers). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* The allocator is chosen at link time: normal builds link jemalloc, which
+ * provides malloc and friends for the whole process; sanitizer builds do not,
+ * so ASan's interceptors see every allocation. Everything in hogtrain
+ * allocates through these functions, so changing that policy is one file. */
+
+void *hog_malloc(size_t n)
+{
+    return malloc(n ? n : 1);
+}
+
+void *hog_calloc(size_t count, size_t size)
+{
+    return calloc(count ? count : 1, size ? size : 1);
+}
+
+void *hog_realloc(void *p, size_t n)
+{
+    return realloc(p, n ? n : 1);
+}
+
+void *hog_aligned_alloc(size_t align, size_t n)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, align, n ? n : 1) != 0)
+        return NULL;
+    return p;
+}
+
+void hog_free(void *p)
+{
+    free(p);
+}
+
+char *hog_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = hog_malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}

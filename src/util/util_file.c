@@ -1,0 +1,163 @@
+/* util_file.c: atomic file output, CRC-32, shuffling and the clock. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "util.h"
+
+uint32_t hog_crc32(uint32_t crc, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    /* zlib takes a uInt length; feed it in pieces that fit. */
+    while (len > 0) {
+        uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
+        crc = (uint32_t)crc32(crc, p, n);
+        p += n;
+        len -= n;
+    }
+    return crc;
+}
+
+void hog_shuffle_u32(uint32_t *a, uint32_t n, hog_rng *r)
+{
+    for (uint32_t i = n; i > 1; i--) {
+        uint32_t j = hog_rng_below(r, i);
+        uint32_t t = a[i - 1];
+        a[i - 1] = a[j];
+        a[j] = t;
+    }
+}
+
+double hog_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int hog_atomic_open(hog_atomic_file *f, const char *path)
+{
+    memset(f, 0, sizeof(*f));
+    f->fd = -1;
+    size_t n = strlen(path);
+    f->path = hog_strdup(path);
+    f->tmp_path = hog_malloc(n + 16);
+    if (!f->path || !f->tmp_path) {
+        hog_atomic_abort(f);
+        return -ENOMEM;
+    }
+    snprintf(f->tmp_path, n + 16, "%s.tmp.XXXXXX", path);
+    f->fd = mkostemp(f->tmp_path, O_CLOEXEC);
+    if (f->fd < 0) {
+        int rc = -errno;
+        hog_free(f->tmp_path);
+        f->tmp_path = NULL; /* nothing was created: nothing to remove */
+        hog_atomic_abort(f);
+        return rc;
+    }
+    /* mkostemp makes 0600; a data set or model is an ordinary file. */
+    mode_t mask = umask(0);
+    umask(mask);
+    (void)fchmod(f->fd, 0666 & ~mask);
+    return 0;
+}
+
+int hog_atomic_write(hog_atomic_file *f, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t w = write(f->fd, p, len);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+int hog_atomic_pwrite(hog_atomic_file *f, const void *buf, size_t len, uint64_t off)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t w = pwrite(f->fd, p, len, (off_t)off);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += w;
+        len -= (size_t)w;
+        off += (uint64_t)w;
+    }
+    return 0;
+}
+
+static int fsync_parent(const char *path)
+{
+    char *copy = hog_strdup(path);
+    if (!copy)
+        return -ENOMEM;
+    int dfd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    hog_free(copy);
+    if (dfd < 0)
+        return -errno;
+    int rc = fsync(dfd) < 0 ? -errno : 0;
+    close(dfd);
+    return rc;
+}
+
+int hog_atomic_commit(hog_atomic_file *f)
+{
+    int rc = 0;
+    if (fsync(f->fd) < 0)
+        rc = -errno;
+    if (close(f->fd) < 0 && rc == 0)
+        rc = -errno;
+    f->fd = -1;
+    if (rc == 0 && rename(f->tmp_path, f->path) < 0)
+        rc = -errno;
+    if (rc == 0) {
+        hog_free(f->tmp_path);
+        f->tmp_path = NULL;
+        rc = fsync_parent(f->path);
+    }
+    hog_atomic_abort(f);
+    return rc;
+}
+
+void hog_atomic_abort(hog_atomic_file *f)
+{
+    if (f->fd >= 0)
+        close(f->fd);
+    if (f->tmp_path)
+        unlink(f->tmp_path);
+    hog_free(f->tmp_path);
+    hog_free(f->path);
+    f->fd = -1;
+    f->tmp_path = NULL;
+    f->path = NULL;
+}
+
+int hog_write_file_atomic(const char *path, const void *buf, size_t len)
+{
+    hog_atomic_file f;
+    int rc = hog_atomic_open(&f, path);
+    if (rc < 0)
+        return rc;
+    rc = hog_atomic_write(&f, buf, len);
+    if (rc < 0) {
+        hog_atomic_abort(&f);
+        return rc;
+    }
+    return hog_atomic_commit(&f);
+}

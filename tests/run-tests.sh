@@ -1,0 +1,31 @@
+#!/bin/sh
+# run-tests.sh: runs Criterion test binaries one after another and sums their results into one closing line.
+# usage: tests/run-tests.sh BUILD_DIR TEST_BINARY...
+set -u
+build=$1
+shift
+HOG_BUILD=$(cd "$build" && pwd)
+export HOG_BUILD
+passed=0 failed=0 skipped=0 status=0
+for t in "$@"; do
+    name=$(basename "$t")
+    out=$("$t" --jobs 1 2>&1)
+    rc=$?
+    printf '%s\n' "$out" | grep -v '^\[====\] Synthesis' | grep -E '^\[(FAIL|----|SKIP|WARN)\]|Assertion|ERROR|SUMMARY|runtime error' || true
+    line=$(printf '%s\n' "$out" | grep 'Synthesis:' | tail -n 1)
+    if [ -z "$line" ]; then
+        printf '%s\n' "$out" | tail -n 20
+        echo "$name: crashed (exit $rc), no summary"
+        failed=$((failed + 1)); status=1; continue
+    fi
+    p=$(printf '%s' "$line" | sed -n 's/.*Passing: \([0-9]*\).*/\1/p')
+    f=$(printf '%s' "$line" | sed -n 's/.*Failing: \([0-9]*\).*/\1/p')
+    c=$(printf '%s' "$line" | sed -n 's/.*Crashing: \([0-9]*\).*/\1/p')
+    tested=$(printf '%s' "$line" | sed -n 's/.*Tested: \([0-9]*\).*/\1/p')
+    s=$(printf '%s\n' "$out" | grep -c '^\[SKIP\]' || true)
+    passed=$((passed + p - s)); failed=$((failed + f)); skipped=$((skipped + s))
+    echo "$name: $tested tested, $((p - s)) passed, $f failed ($c crashed), $s skipped"
+    if [ "$f" -ne 0 ] || [ "$rc" -ne 0 ]; then status=1; fi
+done
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+exit $status

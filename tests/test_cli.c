@@ -1,0 +1,211 @@
+/* test_cli.c: end-to-end tests of the hogtrain command: convert, train, predict, info, reports and errors. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[64];
+static char bin[512];
+static char out[65536];
+
+static void setup(void)
+{
+    const char *build = getenv("HOG_BUILD");
+    snprintf(bin, sizeof(bin), "%s/hogtrain", build ? build : "build");
+    cr_assert_eq(access(bin, X_OK), 0, "%s is not built", bin);
+    strcpy(dir, "/tmp/hog-cli-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(cli, .init = setup, .fini = teardown);
+
+/* Runs "hogtrain ARGS" in the temporary folder; stdout and stderr go to
+ * `out`. Returns the exit status. */
+static int hog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int hog(const char *fmt, ...)
+{
+    char args[2048], cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof(args), fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof(cmd), "cd %s && %s %s 2>&1", dir, bin, args);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, sizeof(out) - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static void write_file(const char *name, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int exists(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+static char *slurp(const char *name)
+{
+    static char buf[65536];
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s missing", name);
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* A seeded, linearly separable libsvm file: label = sign(x1 - x2 + 0.5 x3). */
+static void write_separable(const char *name, int rows, unsigned seed, int zero_one)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    srand(seed);
+    for (int i = 0; i < rows; i++) {
+        double x[4];
+        for (int k = 0; k < 4; k++)
+            x[k] = rand() / (double)RAND_MAX * 2 - 1;
+        int pos = x[0] - x[1] + 0.5 * x[2] > 0;
+        fprintf(f, "%s 1:%.4f 2:%.4f 3:%.4f 4:%.4f\n", pos ? "1" : (zero_one ? "0" : "-1"), x[0], x[1], x[2], x[3]);
+    }
+    fclose(f);
+}
+
+Test(cli, convert_train_predict_info_end_to_end)
+{
+    write_separable("train.svm", 3000, 1, 0);
+    write_separable("test.svm", 500, 2, 0);
+    cr_assert_eq(hog("convert train.svm -o train.hgd"), 0, "%s", out);
+    cr_assert(strstr(out, "3000 rows"), "%s", out);
+    cr_assert_eq(hog("info train.hgd"), 0, "%s", out);
+    cr_assert(strstr(out, "binary dataset") && strstr(out, "3000"), "%s", out);
+
+    cr_assert_eq(hog("train train.hgd --test test.svm -o m.hog --epochs 10 --threads 2 --report r.json"), 0, "%s", out);
+    cr_assert(strstr(out, "epoch 10/10"), "one line per epoch when not a terminal: %s", out);
+    char *report = slurp("r.json");
+    const char *keys[] = {"\"threads\": 2", "\"epochs\": 10", "\"wall_seconds\"", "\"examples_per_s\"",
+                          "\"nnz_per_s\"", "\"train_loss\"", "\"test\": {\"rows\": 500", "\"accuracy\""};
+    for (unsigned i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        cr_assert(strstr(report, keys[i]), "report lacks %s: %s", keys[i], report);
+    double acc = atof(strstr(strstr(report, "\"test\""), "\"accuracy\": ") + 12);
+    cr_assert_gt(acc, 0.95, "test accuracy %g", acc);
+
+    cr_assert_eq(hog("predict m.hog test.svm -o p.txt --report pr.json"), 0, "%s", out);
+    char *pred = slurp("p.txt");
+    int lines = 0;
+    for (char *s = pred; *s; s++)
+        lines += *s == '\n';
+    cr_assert_eq(lines, 500);
+    double p0 = atof(pred);
+    cr_assert(p0 >= 0 && p0 <= 1, "a probability: %s", pred);
+    double acc2 = atof(strstr(slurp("pr.json"), "\"accuracy\": ") + 12);
+    cr_assert_float_eq(acc, acc2, 1e-9, "predict and train agree on the test accuracy");
+
+    cr_assert_eq(hog("info m.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "hogtrain model") && strstr(out, "logistic") && strstr(out, "epochs 10"), "%s", out);
+}
+
+Test(cli, csv_with_header_and_label_by_name)
+{
+    char csv[65536] = "x1,x2,target,x3\n";
+    srand(3);
+    for (int i = 0; i < 800; i++) {
+        double a = rand() / (double)RAND_MAX - 0.5, b = rand() / (double)RAND_MAX - 0.5;
+        char line[128];
+        snprintf(line, sizeof(line), "%.3f,%.3f,%d,%.3f\n", a, b, a + b > 0 ? 1 : 0, 0.1);
+        strcat(csv, line);
+    }
+    write_file("d.csv", csv);
+    cr_assert_eq(hog("train d.csv --label target --holdout 0.2 -o m.hog --epochs 20 --report r.json -q"), 0, "%s", out);
+    cr_assert_str_eq(out, "", "-q prints nothing");
+    char *report = slurp("r.json");
+    cr_assert(strstr(report, "\"features\": 3"), "%s", report);
+    double acc = atof(strstr(strstr(report, "\"test\""), "\"accuracy\": ") + 12);
+    cr_assert_gt(acc, 0.9, "%s", report);
+}
+
+Test(cli, softmax_predicts_original_class_labels)
+{
+    char text[65536] = "";
+    srand(4);
+    for (int i = 0; i < 600; i++) {
+        int c = i % 3;
+        char line[128];
+        snprintf(line, sizeof(line), "%d %d:1 %d:%.3f\n", 10 * (c + 1), c + 1, 4 + rand() % 3, rand() / (double)RAND_MAX);
+        strcat(text, line);
+    }
+    write_file("c.svm", text);
+    cr_assert_eq(hog("train c.svm --loss softmax -o m.hog -q"), 0, "%s", out);
+    cr_assert_eq(hog("predict m.hog c.svm -q"), 0, "%s", out);
+    cr_assert(strncmp(out, "10\n20\n30\n10\n", 12) == 0, "class labels, not indices: %.40s", out);
+}
+
+Test(cli, malformed_text_names_file_line_and_column_and_writes_nothing)
+{
+    write_file("bad.svm", "1 1:0.5 2:0.25\n-1 1:0.5 2:abc\n");
+    cr_assert_eq(hog("convert bad.svm -o bad.hgd"), 1, "%s", out);
+    cr_assert(strstr(out, "bad.svm:2:"), "%s", out);
+    cr_assert(!exists("bad.hgd"), "no output on error");
+    cr_assert_eq(system("test -z \"$(ls /tmp/hog-cli-*/bad.hgd.tmp* 2>/dev/null)\""), 0, "no temporary left");
+
+    write_file("bad.csv", "1,2,3\n4,5\n");
+    cr_assert_eq(hog("train bad.csv -o m.hog"), 1, "%s", out);
+    cr_assert(strstr(out, "bad.csv:2:"), "%s", out);
+    cr_assert(!exists("m.hog"));
+}
+
+Test(cli, corrupted_binary_dataset_is_refused)
+{
+    write_separable("t.svm", 200, 5, 1);
+    cr_assert_eq(hog("convert t.svm -o t.hgd -q"), 0, "%s", out);
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "printf 'X' | dd of=%s/t.hgd bs=1 seek=5000 conv=notrunc status=none", dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(hog("train t.hgd -o m.hog"), 1, "%s", out);
+    cr_assert(strstr(out, "t.hgd"), "%s", out);
+    cr_assert(!exists("m.hog"));
+    snprintf(cmd, sizeof(cmd), "truncate -s 4096 %s/t.hgd", dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(hog("info t.hgd"), 1, "%s", out);
+    cr_assert(strstr(out, "truncated"), "%s", out);
+}
+
+Test(cli, bad_options_exit_2_with_a_message)
+{
+    write_separable("t.svm", 50, 6, 0);
+    cr_assert_eq(hog("train t.svm -o m.hog --step fast"), 2);
+    cr_assert(strstr(out, "--step: expected a number, found 'fast'"), "%s", out);
+    cr_assert_eq(hog("train t.svm -o m.hog --loss huber"), 2);
+    cr_assert(strstr(out, "--loss"), "%s", out);
+    cr_assert_eq(hog("train t.svm -o m.hog --decay 2"), 2);
+    cr_assert(strstr(out, "--decay"), "%s", out);
+    cr_assert_eq(hog("train t.svm"), 2);
+    cr_assert_eq(hog("frobnicate"), 2);
+    cr_assert_eq(hog("train missing.svm -o m.hog"), 1);
+    cr_assert(strstr(out, "missing.svm") && strstr(out, "No such file"), "%s", out);
+    cr_assert_eq(hog("train t.svm -o m.hog --test t.svm --holdout 0.1"), 2);
+}

@@ -1,0 +1,394 @@
+/* test_etl_text.c: libsvm and CSV parsing, format detection and the exact located error messages of the text readers. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "etl/etl.h"
+
+/* ---- a scratch folder per test (Criterion runs each test in its own process) ---- */
+
+static char dir[64];
+
+static void setup(void)
+{
+    strcpy(dir, "/tmp/hog_etl_text.XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char path[512];
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+TestSuite(etl_text, .init = setup, .fini = teardown);
+
+/* Writes content to dir/name; the path goes into out (256 bytes). */
+static const char *put(char *out, const char *name, const char *content)
+{
+    snprintf(out, 256, "%s/%s", dir, name);
+    FILE *f = fopen(out, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(content, 1, strlen(content), f), strlen(content));
+    cr_assert_eq(fclose(f), 0);
+    return out;
+}
+
+static hog_read_params params(hog_format fmt)
+{
+    hog_read_params p = hog_read_params_default();
+    p.format = fmt;
+    return p;
+}
+
+/* Opens text that must parse; fails the test with the detail otherwise. */
+static hog_dataset *open_ok(const char *name, const char *content, const hog_read_params *p)
+{
+    char path[256], err[512] = "";
+    hog_dataset *ds = NULL;
+    int rc = hog_dataset_open(put(path, name, content), p, &ds, err, sizeof(err));
+    cr_assert_eq(rc, 0, "open %s: %s (%s)", name, hog_strerror(rc), err);
+    cr_assert_not_null(ds);
+    return ds;
+}
+
+/* Opens text that must fail with rc; the detail must equal "PATH" + suffix. */
+static void open_fails(const char *name, const char *content, const hog_read_params *p, int want,
+                       const char *suffix)
+{
+    char path[256], err[512] = "", expect[512];
+    hog_dataset *ds = (hog_dataset *)1;
+    int rc = hog_dataset_open(put(path, name, content), p, &ds, err, sizeof(err));
+    cr_assert_eq(rc, want, "%s: got %d (%s), want %d; detail: %s", name, rc, hog_strerror(rc),
+                 want, err);
+    cr_assert_null(ds);
+    snprintf(expect, sizeof(expect), "%s%s", path, suffix);
+    cr_assert_str_eq(err, expect);
+}
+
+/* Asserts row i: label, then nnz (index, value) pairs. */
+static void check_row(const hog_dataset *ds, uint64_t i, float label, uint32_t nnz,
+                      const uint32_t *idx, const float *val)
+{
+    hog_row r = hog_dataset_row(ds, i);
+    cr_assert_float_eq(r.label, label, 1e-6f, "row %lu label %g", (unsigned long)i,
+                       (double)r.label);
+    cr_assert_eq(r.nnz, nnz, "row %lu: nnz %u, want %u", (unsigned long)i, r.nnz, nnz);
+    for (uint32_t k = 0; k < nnz; k++) {
+        cr_assert_eq(r.index[k], idx[k], "row %lu pair %u index", (unsigned long)i, k);
+        cr_assert_float_eq(r.value[k], val[k], 1e-6f, "row %lu pair %u value", (unsigned long)i,
+                           k);
+    }
+}
+
+/* ===================================================================== *
+ *  libsvm
+ * ===================================================================== */
+
+Test(etl_text, libsvm_rows_comments_qid_crlf_tabs)
+{
+    hog_read_params p = params(HOG_FORMAT_LIBSVM);
+    p.rows_per_block = 2;
+    hog_dataset *ds = open_ok("a.svm",
+                              "# a comment line\n"
+                              "1 1:0.5 3:2\n"
+                              "\n"
+                              "-1 2:1.5 # trailing comment\n"
+                              "   \t\n"
+                              "0 qid:3 1:1 4:0 5:-2\r\n"
+                              "+1.5\t7:1e-1\t\t9:3\n"
+                              "2\n",
+                              &p);
+    hog_dataset_info info;
+    hog_dataset_get_info(ds, &info);
+    cr_assert_eq(info.format, HOG_FORMAT_LIBSVM);
+    cr_assert_eq(info.rows, 5);
+    cr_assert_eq(info.nnz, 7); /* 4:0 is dropped */
+    cr_assert_eq(info.features, 10); /* indices are kept as written: 9 + 1 */
+    cr_assert_eq(info.blocks, 3);
+    cr_assert_eq(info.rows_per_block, 2);
+    check_row(ds, 0, 1, 2, (uint32_t[]){1, 3}, (float[]){0.5f, 2});
+    check_row(ds, 1, -1, 1, (uint32_t[]){2}, (float[]){1.5f});
+    check_row(ds, 2, 0, 2, (uint32_t[]){1, 5}, (float[]){1, -2});
+    check_row(ds, 3, 1.5f, 2, (uint32_t[]){7, 9}, (float[]){0.1f, 3});
+    check_row(ds, 4, 2, 0, NULL, NULL);
+    hog_dataset_close(ds);
+}
+
+Test(etl_text, libsvm_auto_detected_and_zero_index_kept)
+{
+    hog_dataset *ds = open_ok("b.txt", "1 0:1 4294967295:2\n", NULL);
+    hog_dataset_info info;
+    hog_dataset_get_info(ds, &info);
+    cr_assert_eq(info.format, HOG_FORMAT_LIBSVM);
+    cr_assert_eq(info.features, 4294967296ULL);
+    check_row(ds, 0, 1, 2, (uint32_t[]){0, 4294967295u}, (float[]){1, 2});
+    hog_dataset_close(ds);
+}
+
+Test(etl_text, libsvm_errors_are_located)
+{
+    hog_read_params p = params(HOG_FORMAT_LIBSVM);
+    open_fails("a.svm", "1 1:1\n0 2:1\n1 3:1.5 x 4:1\n", &p, HOG_EFORMAT,
+               ":3:9: expected index:value, found 'x'");
+    open_fails("b.svm", "1 1:1\n\n\n\n1 3:1 7:1 3:2\n", &p, HOG_EFORMAT,
+               ":5:11: expected an index greater than 7, found 3");
+    open_fails("c.svm", "1 3:1 3:2\n", &p, HOG_EFORMAT,
+               ":1:7: expected an index greater than 3, found 3");
+    open_fails("d.svm", "abc 1:1\n", &p, HOG_EFORMAT, ":1:1: expected a number, found 'abc'");
+    open_fails("e.svm", "1 2:abc\n", &p, HOG_EFORMAT, ":1:5: expected a number, found 'abc'");
+    open_fails("f.svm", "1 2:\n", &p, HOG_EFORMAT, ":1:5: expected a number, found end of line");
+    open_fails("g.svm", "1 2: 3:1\n", &p, HOG_EFORMAT, ":1:5: expected a number, found ' '");
+    open_fails("h.svm", "1 2:1e999\n", &p, HOG_EFORMAT,
+               ":1:5: expected a finite number, found '1e999'");
+    open_fails("i.svm", "nan 1:1\n", &p, HOG_EFORMAT, ":1:1: expected a number, found 'nan'");
+    open_fails("j.svm", "1 2:inf\n", &p, HOG_EFORMAT, ":1:5: expected a number, found 'inf'");
+    open_fails("k.svm", "1 2:1.5x\n", &p, HOG_EFORMAT, ":1:5: expected a number, found '1.5x'");
+    open_fails("l.svm", "1 2:0x10\n", &p, HOG_EFORMAT, ":1:5: expected a number, found '0x10'");
+    open_fails("m.svm", "1 4294967296:1\n", &p, HOG_EFORMAT,
+               ":1:3: expected an index below 4294967296, found '4294967296:1'");
+    open_fails("n.svm", "1 -3:1\n", &p, HOG_EFORMAT, ":1:3: expected index:value, found '-3:1'");
+    open_fails("o.svm", "1 1:1 qid:2\n", &p, HOG_EFORMAT,
+               ":1:7: expected index:value, found 'qid:2'");
+    open_fails("p.svm", "1 qid:x 1:1\n", &p, HOG_EFORMAT, ":1:7: expected a query id, found 'x'");
+    open_fails("q.svm", "1 2:1 3:123456789012345678901234567890123456789012345\n", &p,
+               HOG_EFORMAT, ":1:9: expected a finite number, found '12345678901234567890...'");
+    open_fails("r.svm", "1 2:1\n1 3:1\r4:1\n", &p, HOG_EFORMAT,
+               ":2:5: expected a number, found '1?4:1'");
+}
+
+Test(etl_text, libsvm_empty_files)
+{
+    hog_read_params p = params(HOG_FORMAT_LIBSVM);
+    open_fails("empty.svm", "", &p, HOG_EEMPTY, ": no data rows");
+    open_fails("comments.svm", "# nothing\n\n   \n# here\n", &p, HOG_EEMPTY, ": no data rows");
+    open_fails("auto-empty", "", NULL, HOG_EEMPTY, ": no data rows");
+}
+
+/* ===================================================================== *
+ *  CSV
+ * ===================================================================== */
+
+Test(etl_text, csv_header_detected_label_first)
+{
+    hog_dataset *ds = open_ok("a.csv", "y,a,b\n1,0.5,0\n0,0,2\n-1, 3 ,4\n", NULL);
+    hog_dataset_info info;
+    hog_dataset_get_info(ds, &info);
+    cr_assert_eq(info.format, HOG_FORMAT_CSV);
+    cr_assert_eq(info.rows, 3);
+    cr_assert_eq(info.nnz, 4);
+    cr_assert_eq(info.features, 2);
+    check_row(ds, 0, 1, 1, (uint32_t[]){0}, (float[]){0.5f});
+    check_row(ds, 1, 0, 1, (uint32_t[]){1}, (float[]){2});
+    check_row(ds, 2, -1, 2, (uint32_t[]){0, 1}, (float[]){3, 4});
+    hog_dataset_close(ds);
+}
+
+Test(etl_text, csv_no_header_detected)
+{
+    hog_dataset *ds = open_ok("a.csv", "1,2,3\n4,5,6\n", NULL);
+    hog_dataset_info info;
+    hog_dataset_get_info(ds, &info);
+    cr_assert_eq(info.rows, 2);
+    check_row(ds, 0, 1, 2, (uint32_t[]){0, 1}, (float[]){2, 3});
+    check_row(ds, 1, 4, 2, (uint32_t[]){0, 1}, (float[]){5, 6});
+    hog_dataset_close(ds);
+}
+
+Test(etl_text, csv_label_by_index_and_forced_header)
+{
+    hog_read_params p = params(HOG_FORMAT_CSV);
+    p.label_index = 2;
+    p.header = 1; /* a numeric first line taken as names anyway */
+    hog_dataset *ds = open_ok("a.csv", "10,20,30\n1,2,3\n0,5,7\n", &p);
+    hog_dataset_info info;
+    hog_dataset_get_info(ds, &info);
+    cr_assert_eq(info.rows, 2);
+    check_row(ds, 0, 3, 2, (uint32_t[]){0, 1}, (float[]){1, 2});
+    check_row(ds, 1, 7, 1, (uint32_t[]){1}, (float[]){5});
+    hog_dataset_close(ds);
+}
+
+Test(etl_text, csv_label_by_name_with_quoted_header)
+{
+    hog_read_params p = params(HOG_FORMAT_CSV);
+    p.label_name = "the \"label\"";
+    hog_dataset *ds = open_ok("q.csv",
+                              "\"x,1\", \"the \"\"label\"\"\" ,z\r\n"
+                              "1,2,3\r\n"
+                              "4,5,0\r\n",
+                              &p);
+    hog_dataset_info info;
+    hog_dataset_get_info(ds, &info);
+    cr_assert_eq(info.rows, 2);
+    check_row(ds, 0, 2, 2, (uint32_t[]){0, 1}, (float[]){1, 3});
+    check_row(ds, 1, 5, 1, (uint32_t[]){0}, (float[]){4});
+    hog_dataset_close(ds);
+}
+
+Test(etl_text, csv_delimiters)
+{
+    static const char *files[] = {
+        "y;a;b\n1;2;3\n",      /* detected ';' */
+        "y\ta\tb\n1\t2\t3\n",  /* detected tab */
+        "y  a b\n 1   2\t3 \n", /* detected blank runs */
+        "y;a;b\n1,5;2;3\n",     /* ';' outnumbers ',' */
+    };
+    for (size_t i = 0; i < 3; i++) {
+        hog_dataset *ds = open_ok("d.csv", files[i], NULL);
+        hog_dataset_info info;
+        hog_dataset_get_info(ds, &info);
+        cr_assert_eq(info.rows, 1, "file %zu", i);
+        check_row(ds, 0, 1, 2, (uint32_t[]){0, 1}, (float[]){2, 3});
+        hog_dataset_close(ds);
+    }
+    /* A decimal comma is not a number: the ';' file is rejected with its location. */
+    open_fails("e.csv", files[3], NULL, HOG_EFORMAT, ":2:1: expected a number, found '1,5'");
+
+    /* An explicit delimiter wins over detection. */
+    hog_read_params p = params(HOG_FORMAT_CSV);
+    p.delimiter = '|';
+    p.header = 0;
+    hog_dataset *ds = open_ok("f.csv", "1|2|3\n", &p);
+    check_row(ds, 0, 1, 2, (uint32_t[]){0, 1}, (float[]){2, 3});
+    hog_dataset_close(ds);
+}
+
+Test(etl_text, csv_errors_are_located)
+{
+    hog_read_params p = params(HOG_FORMAT_CSV);
+    open_fails("a.csv", "1,2,3\n4,5\n", &p, HOG_EFORMAT, ":2:4: expected 3 fields, found 2");
+    open_fails("b.csv", "1,2\n\n3,4,5\n", &p, HOG_EFORMAT, ":3:5: expected 2 fields, found 3");
+    open_fails("c.csv", "1,2,3\n1,,3\n", &p, HOG_EFORMAT, ":2:3: expected a number, found ','");
+    open_fails("d.csv", "1,2,3\n1,2,\n", &p, HOG_EFORMAT,
+               ":2:5: expected a number, found end of line");
+    open_fails("e.csv", "y,a,b\n1,2x,3\n", &p, HOG_EFORMAT,
+               ":2:3: expected a number, found '2x'");
+    open_fails("f.csv", "y,a\n1,1e40\n", &p, HOG_EFORMAT,
+               ":2:3: expected a finite number, found '1e40'");
+    open_fails("g.csv", "y,a\n1,\"2\"\n", &p, HOG_EFORMAT, ":2:3: expected a number, found '\"2\"'");
+    open_fails("h.csv", "\"abc,d\n1,2\n", &p, HOG_EFORMAT,
+               ":1:1: expected a closing quote, found end of line");
+    open_fails("i.csv", "\"a\"b,c\n1,2\n", &p, HOG_EFORMAT,
+               ":1:4: expected a delimiter after the closing quote, found 'b'");
+    p.header = 0;
+    open_fails("j.csv", "y,a\n1,2\n", &p, HOG_EFORMAT, ":1:1: expected a number, found 'y'");
+}
+
+Test(etl_text, csv_parameter_errors)
+{
+    hog_read_params p = params(HOG_FORMAT_CSV);
+    p.label_name = "zz";
+    open_fails("a.csv", "y,a\n1,2\n", &p, HOG_EPARAM, ": no column named 'zz' in the header");
+    p = params(HOG_FORMAT_CSV);
+    p.label_index = 3;
+    open_fails("b.csv", "1,2,3\n", &p, HOG_EPARAM,
+               ": label column 3 is out of range: the first line has 3 fields");
+
+    char path[256], err[256];
+    hog_dataset *ds;
+    p = params(HOG_FORMAT_CSV);
+    p.label_name = "y";
+    p.header = 0;
+    cr_assert_eq(hog_dataset_open(put(path, "c.csv", "y\n1\n"), &p, &ds, err, sizeof(err)),
+                 HOG_EPARAM);
+    cr_assert(strstr(err, "label_name") != NULL, "%s", err);
+    p = params(HOG_FORMAT_CSV);
+    p.delimiter = '.';
+    cr_assert_eq(hog_dataset_open(path, &p, &ds, err, sizeof(err)), HOG_EPARAM);
+    cr_assert(strstr(err, "delimiter") != NULL, "%s", err);
+}
+
+Test(etl_text, csv_empty_files)
+{
+    hog_read_params p = params(HOG_FORMAT_CSV);
+    open_fails("a.csv", "", &p, HOG_EEMPTY, ": no data rows");
+    open_fails("b.csv", "y,a,b\n\n", &p, HOG_EEMPTY, ": no data rows");
+}
+
+Test(etl_text, csv_label_only_column)
+{
+    hog_dataset *ds = open_ok("a.csv", "y\n1\n0\n", NULL);
+    hog_dataset_info info;
+    hog_dataset_get_info(ds, &info);
+    cr_assert_eq(info.rows, 2);
+    cr_assert_eq(info.nnz, 0);
+    cr_assert_eq(info.features, 0);
+    check_row(ds, 1, 0, 0, NULL, NULL);
+    hog_dataset_close(ds);
+}
+
+/* ===================================================================== *
+ *  Detection and files
+ * ===================================================================== */
+
+Test(etl_text, detect_format)
+{
+    char path[256];
+    hog_format f;
+    cr_assert_eq(hog_detect_format(put(path, "a", "1 1:2 3:4\n"), &f), 0);
+    cr_assert_eq(f, HOG_FORMAT_LIBSVM);
+    /* a comment and a label-only row first: the next line decides */
+    cr_assert_eq(hog_detect_format(put(path, "b", "# c, d\n\n1\n0 qid:1 2:1\n"), &f), 0);
+    cr_assert_eq(f, HOG_FORMAT_LIBSVM);
+    cr_assert_eq(hog_detect_format(put(path, "c", "y,a\n1,2\n"), &f), 0);
+    cr_assert_eq(f, HOG_FORMAT_CSV);
+    cr_assert_eq(hog_detect_format(put(path, "d", "1 2 3\n"), &f), 0);
+    cr_assert_eq(f, HOG_FORMAT_CSV);
+    cr_assert_eq(hog_detect_format(put(path, "e", "12:30,1\n"), &f), 0);
+    cr_assert_eq(f, HOG_FORMAT_CSV);
+    cr_assert_eq(hog_detect_format(put(path, "f", "HOGDATA"), &f), 0);
+    cr_assert_eq(f, HOG_FORMAT_CSV); /* seven bytes are not the 8-byte magic */
+
+    snprintf(path, sizeof(path), "%s/g", dir);
+    FILE *fp = fopen(path, "wb");
+    cr_assert_not_null(fp);
+    fwrite("HOGDATA\0\1\0\0\0", 1, 12, fp);
+    fclose(fp);
+    cr_assert_eq(hog_detect_format(path, &f), 0);
+    cr_assert_eq(f, HOG_FORMAT_BINARY);
+
+    snprintf(path, sizeof(path), "%s/missing", dir);
+    cr_assert_eq(hog_detect_format(path, &f), -ENOENT);
+}
+
+Test(etl_text, missing_file_names_it)
+{
+    char path[256], err[512], expect[512];
+    snprintf(path, sizeof(path), "%s/nope.csv", dir);
+    hog_read_params p = params(HOG_FORMAT_CSV);
+    hog_dataset *ds;
+    cr_assert_eq(hog_dataset_open(path, &p, &ds, err, sizeof(err)), -ENOENT);
+    snprintf(expect, sizeof(expect), "%s: %s", path, strerror(ENOENT));
+    cr_assert_str_eq(err, expect);
+    cr_assert_eq(hog_dataset_open(path, NULL, &ds, err, sizeof(err)), -ENOENT);
+    cr_assert_str_eq(err, expect);
+}
+
+Test(etl_text, text_read_into_builder_directly)
+{
+    char path[256], err[256];
+    hog_builder *b;
+    cr_assert_eq(hog_builder_create(0, NULL, &b), 0);
+    hog_read_params p = params(HOG_FORMAT_LIBSVM);
+    cr_assert_eq(hog_text_read(put(path, "a.svm", "1 1:1\n0 2:2\n"), &p, b, err, sizeof(err)), 0);
+    cr_assert_eq(hog_builder_rows(b), 2);
+    p.format = HOG_FORMAT_BINARY;
+    cr_assert_eq(hog_text_read(path, &p, b, err, sizeof(err)), HOG_EPARAM);
+    hog_builder_free(b);
+}

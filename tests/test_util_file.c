@@ -1,0 +1,89 @@
+/* test_util_file.c: the shared helpers: atomic files, CRC-32, the seeded shuffle, error names. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/util.h"
+
+Test(util, crc32_matches_the_standard_check_value)
+{
+    cr_assert_eq(hog_crc32(0, "123456789", 9), 0xcbf43926u);
+    /* Incremental equals one-shot. */
+    cr_assert_eq(hog_crc32(hog_crc32(0, "1234", 4), "56789", 5), 0xcbf43926u);
+}
+
+Test(util, atomic_file_appears_whole_or_not_at_all)
+{
+    char dir[] = "/tmp/hog-util-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof(path), "%s/out.bin", dir);
+    cr_assert_eq(hog_write_file_atomic(path, "old", 3), 0);
+
+    hog_atomic_file f;
+    cr_assert_eq(hog_atomic_open(&f, path), 0);
+    cr_assert_eq(hog_atomic_write(&f, "new contents", 12), 0);
+    /* Until the commit the old file is what readers see. */
+    FILE *r = fopen(path, "r");
+    char buf[32] = "";
+    cr_assert_eq(fread(buf, 1, sizeof(buf), r), 3u);
+    fclose(r);
+    cr_assert_str_eq(buf, "old");
+    hog_atomic_abort(&f);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_size, 3);
+
+    cr_assert_eq(hog_atomic_open(&f, path), 0);
+    cr_assert_eq(hog_atomic_write(&f, "xxxx contents", 13), 0);
+    cr_assert_eq(hog_atomic_pwrite(&f, "new!", 4, 0), 0);
+    cr_assert_eq(hog_atomic_commit(&f), 0);
+    r = fopen(path, "r");
+    memset(buf, 0, sizeof(buf));
+    cr_assert_eq(fread(buf, 1, sizeof(buf), r), 13u);
+    fclose(r);
+    cr_assert_str_eq(buf, "new! contents");
+
+    char cmd[160];
+    snprintf(cmd, sizeof(cmd), "test $(ls -A %s | wc -l) -eq 1 && rm -rf %s", dir, dir);
+    cr_assert_eq(system(cmd), 0, "a temporary file was left behind");
+}
+
+Test(util, atomic_open_in_a_missing_folder_fails_cleanly)
+{
+    hog_atomic_file f;
+    cr_assert_eq(hog_atomic_open(&f, "/tmp/hog-no-such-dir/x/y.bin"), -2);
+    hog_atomic_abort(&f);
+}
+
+Test(util, shuffle_is_a_seeded_permutation)
+{
+    uint32_t a[1000], b[1000];
+    for (uint32_t i = 0; i < 1000; i++)
+        a[i] = b[i] = i;
+    hog_rng r1 = {7}, r2 = {7};
+    hog_shuffle_u32(a, 1000, &r1);
+    hog_shuffle_u32(b, 1000, &r2);
+    cr_assert(memcmp(a, b, sizeof(a)) == 0, "same seed, same order");
+    int seen[1000] = {0}, moved = 0;
+    for (uint32_t i = 0; i < 1000; i++) {
+        cr_assert_lt(a[i], 1000u);
+        cr_assert_eq(seen[a[i]]++, 0);
+        moved += a[i] != i;
+    }
+    cr_assert_gt(moved, 900);
+}
+
+Test(util, error_names_cover_both_ranges)
+{
+    cr_assert_str_eq(hog_strerror(HOG_ETRUNCATED), "file is truncated");
+    cr_assert_str_eq(hog_strerror(-12), "Cannot allocate memory");
+    cr_assert_str_eq(hog_strerror(-99999), "unknown error");
+    char buf[32];
+    cr_assert_eq(hog_fail(HOG_EFORMAT, buf, sizeof(buf), "%s:%d", "a.csv", 3), HOG_EFORMAT);
+    cr_assert_str_eq(buf, "a.csv:3");
+    cr_assert_eq(hog_version_number(), (unsigned)HOG_VERSION_NUMBER);
+}
