@@ -37,6 +37,7 @@ LIB_SRC  := $(wildcard src/util/*.c src/etl/*.c src/pool/*.c src/train/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
 TOOL_SRC := $(wildcard tools/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
+RACE_SRC := $(wildcard tests/race_*.c)
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -71,9 +72,14 @@ $(BUILD)/tools/%: tools/%.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c $(LIB)
+$(BUILD)/tests/test_%: tests/test_%.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Isrc $(LDFLAGS) -o $@ $< $(LIB) -lcriterion $(LDLIBS)
+
+# Stress programs in plain C: ThreadSanitizer cannot run under Criterion.
+$(BUILD)/tests/race_%: tests/race_%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 ## deps: install the Debian packages hogtrain needs (does nothing when they are present)
 deps:
@@ -95,11 +101,10 @@ asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=address,undefined $(TEST_SRC:tests/%.c=build-asan/tests/%)
 	@sh tests/run-tests.sh build-asan $(TEST_SRC:tests/%.c=build-asan/tests/%)
 
-## tsan: build in build-tsan/ with ThreadSanitizer, and run the tests
+## tsan: build in build-tsan/ with ThreadSanitizer and run the multi-threaded stress programs
 tsan: deps
-	@$(MAKE) --no-print-directory BUILD=build-tsan SANITIZE=thread all
-	@$(MAKE) --no-print-directory BUILD=build-tsan SANITIZE=thread $(TEST_SRC:tests/%.c=build-tsan/tests/%)
-	@sh tests/run-tests.sh build-tsan $(TEST_SRC:tests/%.c=build-tsan/tests/%)
+	@$(MAKE) --no-print-directory BUILD=build-tsan SANITIZE=thread all $(RACE_SRC:tests/%.c=build-tsan/tests/%)
+	@set -e; for t in $(RACE_SRC:tests/%.c=build-tsan/tests/%); do TSAN_OPTIONS=halt_on_error=1 $$t; done
 
 ## symbols: fail if libhogtrain.a exports a symbol without the hog_ prefix
 symbols: $(LIB)
@@ -115,7 +120,7 @@ bench: deps all
 demo: deps all
 	@sh datasets/fashion-mnist.sh $(BUILD)
 	$(BIN) train datasets/fashion-mnist/train.hgd --test datasets/fashion-mnist/test.hgd \
-	    --loss softmax --epochs 10 --step 0.02 --decay 0.85 --l2 1e-5 \
+	    --loss softmax --epochs 10 --step 0.01 --decay 0.7 --l2 1e-4 \
 	    -o datasets/fashion-mnist/model.hog --report datasets/fashion-mnist/report.json
 
 $(BUILD)/hogtrain.pc: Makefile include/hogtrain.h

@@ -363,6 +363,26 @@ Test(etl_text, detect_format)
     cr_assert_eq(hog_detect_format(path, &f), 0);
     cr_assert_eq(f, HOG_FORMAT_BINARY);
 
+    /* a damaged magic still reads as binary (text has no NUL bytes) */
+    fp = fopen(path, "wb");
+    cr_assert_not_null(fp);
+    fwrite("XOGDATA\0\1\0\0\0", 1, 12, fp);
+    fclose(fp);
+    cr_assert_eq(hog_detect_format(path, &f), 0);
+    cr_assert_eq(f, HOG_FORMAT_BINARY);
+
+    /* a NUL byte in text read as libsvm on request is located */
+    fp = fopen(path, "wb");
+    cr_assert_not_null(fp);
+    fwrite("1 1:1\n0 2\0:1\n", 1, 14, fp);
+    fclose(fp);
+    hog_read_params p = params(HOG_FORMAT_LIBSVM);
+    char err[512], expect[600];
+    hog_dataset *ds;
+    cr_assert_eq(hog_dataset_open(path, &p, &ds, err, sizeof(err)), HOG_EFORMAT);
+    snprintf(expect, sizeof(expect), "%s:2:4: expected text, found a NUL byte", path);
+    cr_assert_str_eq(err, expect);
+
     snprintf(path, sizeof(path), "%s/missing", dir);
     cr_assert_eq(hog_detect_format(path, &f), -ENOENT);
 }

@@ -263,34 +263,50 @@ static void draw_features(const gen *g, rng *r, uint32_t *out, uint32_t *coin, u
         const alias_cell c = g->head[out[i]];
         out[i] = coin[i] < c.threshold ? out[i] : c.alias;
     }
+    /* The draws that fell on the tail column, gathered first so that their
+     * table loads (cache misses, most of them) run without branches. coin is
+     * free again and holds their positions. */
+    uint32_t *pos = coin, nt = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (out[i] == g->head_n) { /* the tail column (never hit when tail_n == 0) */
-            uint64_t bits = rng_next(r);
-            uint32_t col = below32((uint32_t)bits, g->tail_n);
-            const alias_cell c = g->tail[col];
-            out[i] = g->head_n + ((uint32_t)(bits >> 32) < c.threshold ? col : c.alias);
-        }
+        pos[nt] = i;
+        nt += out[i] == g->head_n; /* never true when tail_n == 0 */
         out[i] += 1;
+    }
+    for (uint32_t t = 0; t < nt; t++) {
+        uint64_t bits = rng_next(r);
+        uint32_t col = below32((uint32_t)bits, g->tail_n);
+        const alias_cell c = g->tail[col];
+        const uint32_t keep = 0u - (uint32_t)((uint32_t)(bits >> 32) < c.threshold);
+        out[pos[t]] = g->head_n + 1 + ((col & keep) | (c.alias & ~keep));
     }
 }
 
 /* ===================================================================== *
  *  Rows
  * ===================================================================== */
+/* Per-worker scratch for one row. The row's indices are kept in two sets: a
+ * bitmap over the head features (1..head_n), which also yields them in order,
+ * and a hash set for the rest, which are few unless the law is flat. */
 typedef struct scratch {
-    uint32_t *set;  /* open-addressing set of the row's indices; 0 = empty */
+    uint64_t head_bits[HEAD_FEATURES / 64];
+    uint64_t head_words[HEAD_FEATURES / 64 / 64]; /* which head_bits words are non-zero */
+    uint32_t *set;  /* open-addressing set of tail indices; 0 = empty */
     uint32_t set_bits;
-    uint32_t *idx;  /* the row's indices, k of them */
+    int set_used;   /* something to clear in set */
+    uint32_t *tail; /* the row's tail indices, in draw order */
+    uint32_t n_tail;
+    uint32_t *idx;  /* the row's indices, k of them, increasing */
     uint32_t *val;  /* the row's values times VALUE_SCALE */
     uint32_t *draw; /* a batch of draws, DRAW_BATCH of them */
     uint32_t *coin;
 } scratch;
 
-/* Adds j to the set; returns 1 if it was new, 0 if already there. */
+/* Adds j to the tail set; returns 1 if it was new, 0 if already there. */
 static inline int set_add(scratch *sc, uint32_t j)
 {
     const uint32_t mask = (1u << sc->set_bits) - 1;
     uint32_t h = (j * 0x9E3779B1u) >> (32 - sc->set_bits);
+    sc->set_used = 1;
     for (;;) {
         if (sc->set[h] == 0) {
             sc->set[h] = j;
@@ -300,6 +316,23 @@ static inline int set_add(scratch *sc, uint32_t j)
             return 0;
         h = (h + 1) & mask;
     }
+}
+
+/* Adds feature j (1-based) to the row; returns 1 if it was new. */
+static inline uint32_t row_add(scratch *sc, uint32_t head_n, uint32_t j)
+{
+    if (j <= head_n) {
+        const uint32_t b = j - 1, w = b >> 6;
+        const uint64_t bit = (uint64_t)1 << (b & 63);
+        const uint32_t fresh = !(sc->head_bits[w] & bit);
+        sc->head_bits[w] |= bit;
+        sc->head_words[w >> 6] |= (uint64_t)1 << (w & 63);
+        return fresh;
+    }
+    if (!set_add(sc, j))
+        return 0;
+    sc->tail[sc->n_tail++] = j;
+    return 1;
 }
 
 static void sort_u32(uint32_t *a, size_t n)
@@ -352,23 +385,24 @@ static const char digit_pairs[201] =
 /* Appends the decimal digits of v at p; returns the new end. */
 static inline char *put_u32(char *p, uint32_t v)
 {
-    char tmp[10];
-    char *t = tmp + sizeof(tmp);
+    uint32_t n = 1;
+    for (uint32_t t = v; t >= 10; t /= 10)
+        n++;
+    char *end = p + n, *q = end;
     while (v >= 100) {
         uint32_t r = v % 100;
         v /= 100;
-        t -= 2;
-        memcpy(t, digit_pairs + 2 * r, 2);
+        q -= 2;
+        q[0] = digit_pairs[2 * r];
+        q[1] = digit_pairs[2 * r + 1];
     }
     if (v >= 10) {
-        t -= 2;
-        memcpy(t, digit_pairs + 2 * v, 2);
+        q[-2] = digit_pairs[2 * v];
+        q[-1] = digit_pairs[2 * v + 1];
     } else {
-        *--t = (char)('0' + v);
+        q[-1] = (char)('0' + v);
     }
-    size_t n = (size_t)(tmp + sizeof(tmp) - t);
-    memcpy(p, t, n);
-    return p + n;
+    return end;
 }
 
 /* Appends v / VALUE_SCALE (0 < v <= VALUE_SCALE) with up to 6 decimals and no
@@ -379,18 +413,17 @@ static inline char *put_value(char *p, uint32_t v)
         *p++ = '1';
         return p;
     }
-    char frac[6];
-    for (int i = 5; i >= 0; i--) {
-        frac[i] = (char)('0' + v % 10);
-        v /= 10;
-    }
-    int n = 6;
-    while (frac[n - 1] == '0')
-        n--;
+    /* Written in place (the buffer has room for all six decimals), then the
+     * end pulled back over the trailing zeros. */
     p[0] = '0';
     p[1] = '.';
-    memcpy(p + 2, frac, 6); /* the buffer has room for all six */
-    return p + 2 + n;
+    memcpy(p + 2, digit_pairs + 2 * (v / 10000), 2);
+    memcpy(p + 4, digit_pairs + 2 * (v / 100 % 100), 2);
+    memcpy(p + 6, digit_pairs + 2 * (v % 100), 2);
+    char *end = p + 8;
+    while (end[-1] == '0')
+        end--;
+    return end;
 }
 
 /* The most bytes one row can take. */
@@ -407,7 +440,11 @@ static size_t gen_row(const gen *g, uint64_t row, scratch *sc, char *out, int *p
     rng_seed(&r, row_key(g->seed, row));
     const uint32_t k = g->k;
 
-    memset(sc->set, 0, sizeof(*sc->set) << sc->set_bits);
+    if (sc->set_used) {
+        memset(sc->set, 0, sizeof(*sc->set) << sc->set_bits);
+        sc->set_used = 0;
+    }
+    sc->n_tail = 0;
     uint32_t n = 0;
     uint64_t tries = 0;
     const uint64_t max_tries = 16 * (uint64_t)k + 64;
@@ -419,21 +456,36 @@ static size_t gen_row(const gen *g, uint64_t row, scratch *sc, char *out, int *p
             want = DRAW_BATCH;
         draw_features(g, &r, sc->draw, sc->coin, want);
         tries += want;
-        for (uint32_t i = 0; i < want && n < k; i++) {
-            if (set_add(sc, sc->draw[i]))
-                sc->idx[n++] = sc->draw[i];
-        }
+        for (uint32_t i = 0; i < want && n < k; i++)
+            n += row_add(sc, g->head_n, sc->draw[i]);
     }
     if (n < k) {
         /* k is a large share of d: take the next unused indices. */
         uint32_t j = 1 + below32((uint32_t)rng_next(&r), g->d);
         while (n < k) {
-            if (set_add(sc, j))
-                sc->idx[n++] = j;
+            n += row_add(sc, g->head_n, j);
             j = j == g->d ? 1 : j + 1;
         }
     }
-    sort_u32(sc->idx, k);
+    /* In order: the head from its bitmap (clearing it for the next row), then
+     * the tail, whose indices are all larger. */
+    uint32_t m = 0;
+    for (uint32_t s = 0; s < HEAD_FEATURES / 64 / 64; s++) {
+        uint64_t words = sc->head_words[s];
+        sc->head_words[s] = 0;
+        while (words) {
+            const uint32_t w = s * 64 + (uint32_t)__builtin_ctzll(words);
+            words &= words - 1;
+            uint64_t bits = sc->head_bits[w];
+            sc->head_bits[w] = 0;
+            while (bits) {
+                sc->idx[m++] = w * 64 + (uint32_t)__builtin_ctzll(bits) + 1;
+                bits &= bits - 1;
+            }
+        }
+    }
+    sort_u32(sc->tail, sc->n_tail);
+    memcpy(sc->idx + m, sc->tail, sc->n_tail * sizeof(*sc->tail));
 
     double sumsq = 0.0;
     for (uint32_t i = 0; i < k; i++) {
@@ -765,14 +817,15 @@ int main(int argc, char **argv)
         worker *w = &ws[t];
         w->g = &g;
         w->sc.set_bits = set_bits;
-        w->sc.set = malloc(sizeof(uint32_t) << set_bits);
+        w->sc.set = calloc((size_t)1 << set_bits, sizeof(uint32_t));
+        w->sc.tail = malloc((size_t)g.k * sizeof(uint32_t));
         w->sc.idx = malloc((size_t)g.k * sizeof(uint32_t));
         w->sc.val = malloc((size_t)g.k * sizeof(uint32_t));
         w->sc.draw = malloc(DRAW_BATCH * sizeof(uint32_t));
         w->sc.coin = malloc(DRAW_BATCH * sizeof(uint32_t));
         w->buf[0] = malloc(chunk_rows * row_max);
         w->buf[1] = malloc(chunk_rows * row_max);
-        if (!w->sc.set || !w->sc.idx || !w->sc.val || !w->sc.draw || !w->sc.coin ||
+        if (!w->sc.set || !w->sc.tail || !w->sc.idx || !w->sc.val || !w->sc.draw || !w->sc.coin ||
             !w->buf[0] || !w->buf[1]) {
             fprintf(stderr, "%s: out of memory\n", prog);
             goto done;
@@ -868,6 +921,7 @@ done:
     if (ws) {
         for (unsigned t = 0; t < nthreads; t++) {
             free(ws[t].sc.set);
+            free(ws[t].sc.tail);
             free(ws[t].sc.idx);
             free(ws[t].sc.val);
             free(ws[t].sc.draw);

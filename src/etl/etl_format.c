@@ -316,10 +316,11 @@ static void pack_block(const hog_builder *b, uint8_t *buf)
     size_t r = b->cur_rows, n = b->cur_nnz;
     memcpy(buf, b->ptr, 4 * (r + 1));
     buf += 4 * (r + 1);
-    memcpy(buf, b->index, 4 * n);
-    buf += 4 * n;
-    memcpy(buf, b->value, 4 * n);
-    buf += 4 * n;
+    if (n) { /* the arrays are NULL until a row has a feature */
+        memcpy(buf, b->index, 4 * n);
+        memcpy(buf + 4 * n, b->value, 4 * n);
+        buf += 8 * n;
+    }
     memcpy(buf, b->label, 4 * r);
 }
 

@@ -500,14 +500,16 @@ int hog_detect_format(const char *path, hog_format *fmt)
     FILE *f = fopen(path, "re");
     if (!f)
         return -errno;
-    unsigned char magic[8];
-    size_t got = fread(magic, 1, sizeof(magic), f);
+    /* The magic, or a NUL byte early on (text has none), means binary: a
+     * damaged .hgd then gets the binary reader's verdict, not a text error. */
+    unsigned char head[4096];
+    size_t got = fread(head, 1, sizeof(head), f);
     if (ferror(f)) {
         int rc = errno ? -errno : -EIO;
         fclose(f);
         return rc;
     }
-    if (got == sizeof(magic) && memcmp(magic, HOG_HGD_MAGIC, sizeof(magic)) == 0) {
+    if ((got >= 8 && memcmp(head, HOG_HGD_MAGIC, 8) == 0) || memchr(head, '\0', got)) {
         fclose(f);
         *fmt = HOG_FORMAT_BINARY;
         return 0;

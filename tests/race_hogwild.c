@@ -1,0 +1,108 @@
+/* race_hogwild.c: a plain-C stress run of the multi-threaded paths (pool, HOGWILD! updates, evaluation, save) for ThreadSanitizer, which Criterion's runner cannot host. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hogtrain.h>
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                                       \
+    do {                                                                       \
+        if (cond) {                                                            \
+            passed++;                                                          \
+        } else {                                                               \
+            failed++;                                                          \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fputc('\n', stderr);                                               \
+        }                                                                      \
+    } while (0)
+
+/* Seeded data: label from a fixed linear rule over 8 of 64 features. */
+static void write_data(const char *path, int rows, int classes, unsigned seed)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        exit(1);
+    }
+    srand(seed);
+    for (int i = 0; i < rows; i++) {
+        int idx[8];
+        double val[8], s[3] = {0, 0, 0};
+        for (int k = 0; k < 8; k++) {
+            idx[k] = 1 + 8 * k + rand() % 8;
+            val[k] = rand() / (double)RAND_MAX * 2 - 1;
+            for (int c = 0; c < 3; c++)
+                s[c] += sin(idx[k] * (c + 1.0)) * val[k];
+        }
+        int label = classes == 2 ? (s[0] > 0 ? 1 : -1) : (s[0] > s[1] && s[0] > s[2] ? 0 : s[1] > s[2] ? 1 : 2);
+        fprintf(f, "%d", label);
+        for (int k = 0; k < 8; k++)
+            fprintf(f, " %d:%.4f", idx[k], val[k]);
+        fputc('\n', f);
+    }
+    fclose(f);
+}
+
+static void run(const char *data, hog_loss loss, unsigned threads, double holdout, double min_acc, const char *model_path)
+{
+    hog_dataset *ds;
+    char err[512] = "";
+    int rc = hog_dataset_open(data, NULL, &ds, err, sizeof(err));
+    CHECK(rc == 0, "open %s: %s", data, err);
+    if (rc < 0)
+        return;
+    hog_train_params p = hog_train_params_default();
+    p.loss = loss;
+    p.threads = threads;
+    p.epochs = 5;
+    p.step = 0.3;
+    p.holdout = holdout;
+    hog_trainer *t;
+    hog_model *m = NULL;
+    rc = hog_trainer_create(&p, &t, err, sizeof(err));
+    if (rc == 0)
+        rc = hog_trainer_run(t, ds, NULL, &m, err, sizeof(err));
+    CHECK(rc == 0, "train %s with %u threads: %s", hog_loss_name(loss), threads, err);
+    if (m) {
+        hog_model_info in;
+        hog_model_get_info(m, &in);
+        CHECK(in.test.accuracy > min_acc, "%s, %u threads: holdout accuracy %g", hog_loss_name(loss), threads,
+              in.test.accuracy);
+        hog_metrics mt;
+        CHECK(hog_model_evaluate(m, ds, threads, &mt) == 0 && mt.rows == in.train_rows + in.test.rows,
+              "evaluate all rows");
+        CHECK(hog_model_save(m, model_path) == 0, "save %s", model_path);
+    }
+    hog_model_free(m);
+    hog_trainer_free(t);
+    hog_dataset_close(ds);
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/hog-race-XXXXXX";
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    char bin[128], multi[128], model[128];
+    snprintf(bin, sizeof(bin), "%s/b.svm", dir);
+    snprintf(multi, sizeof(multi), "%s/c.svm", dir);
+    snprintf(model, sizeof(model), "%s/m.hog", dir);
+    write_data(bin, 20000, 2, 1);
+    write_data(multi, 20000, 3, 2);
+    run(bin, HOG_LOSS_LOGISTIC, 4, 0.2, 0.9, model);
+    run(bin, HOG_LOSS_HINGE, 3, 0.2, 0.9, model);
+    run(multi, HOG_LOSS_SOFTMAX, 4, 0.2, 0.8, model);
+    unlink(bin);
+    unlink(multi);
+    unlink(model);
+    rmdir(dir);
+    printf("race: %d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,604 @@
+/* test_etl_format.c: the builder, the .hgd round trip, detection of every kind of corrupt file, and atomic save/convert. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "etl/etl.h"
+
+/* ---- a scratch folder per test (Criterion runs each test in its own process) ---- */
+
+static char dir[64];
+
+static void setup(void)
+{
+    strcpy(dir, "/tmp/hog_etl_format.XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char path[512];
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+TestSuite(etl_format, .init = setup, .fini = teardown);
+
+static const char *path_of(char *out, const char *name)
+{
+    snprintf(out, 256, "%s/%s", dir, name);
+    return out;
+}
+
+static void write_bytes(const char *path, const void *buf, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(buf, 1, len, f), len);
+    cr_assert_eq(fclose(f), 0);
+}
+
+static uint8_t *read_bytes(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = malloc((size_t)n + 1);
+    cr_assert_not_null(buf);
+    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+/* Files in the scratch folder, to prove no temporary was left behind. */
+static int count_files(void)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+/* A reproducible libsvm file: rows with 0..12 increasing indices below 500, some empty. */
+static void make_libsvm(const char *path, uint32_t rows)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    hog_rng rng = {42};
+    for (uint32_t r = 0; r < rows; r++) {
+        fprintf(f, "%d", (int)hog_rng_below(&rng, 3) - 1);
+        uint32_t idx = 0, n = hog_rng_below(&rng, 13);
+        for (uint32_t k = 0; k < n; k++) {
+            idx += 1 + hog_rng_below(&rng, 40);
+            fprintf(f, " %u:%.6g", idx, (double)hog_rng_below(&rng, 2000) / 100.0 - 10.0);
+        }
+        fputc('\n', f);
+    }
+    cr_assert_eq(fclose(f), 0);
+}
+
+static void assert_same_rows(const hog_dataset *a, const hog_dataset *b)
+{
+    hog_dataset_info ia, ib;
+    hog_dataset_get_info(a, &ia);
+    hog_dataset_get_info(b, &ib);
+    cr_assert_eq(ia.rows, ib.rows);
+    cr_assert_eq(ia.features, ib.features);
+    cr_assert_eq(ia.nnz, ib.nnz);
+    cr_assert_eq(ia.blocks, ib.blocks);
+    cr_assert_eq(ia.rows_per_block, ib.rows_per_block);
+    cr_assert_eq(ia.fingerprint, ib.fingerprint);
+    for (uint64_t i = 0; i < ia.rows; i++) {
+        hog_row x = hog_dataset_row(a, i), y = hog_dataset_row(b, i);
+        cr_assert_eq(x.nnz, y.nnz, "row %lu", (unsigned long)i);
+        cr_assert_eq(memcmp(&x.label, &y.label, sizeof(float)), 0, "row %lu", (unsigned long)i);
+        cr_assert_eq(memcmp(x.index, y.index, x.nnz * sizeof(uint32_t)), 0);
+        cr_assert_eq(memcmp(x.value, y.value, x.nnz * sizeof(float)), 0);
+    }
+}
+
+static hog_dataset *open_ok(const char *path, const hog_read_params *p)
+{
+    char err[512] = "";
+    hog_dataset *ds = NULL;
+    int rc = hog_dataset_open(path, p, &ds, err, sizeof(err));
+    cr_assert_eq(rc, 0, "%s: %s (%s)", path, hog_strerror(rc), err);
+    return ds;
+}
+
+/* ===================================================================== *
+ *  Round trip
+ * ===================================================================== */
+
+Test(etl_format, round_trip_text_memory_hgd)
+{
+    char txt[256], hgd[256], hgd2[256];
+    path_of(txt, "data.svm");
+    path_of(hgd, "data.hgd");
+    path_of(hgd2, "converted.hgd");
+    make_libsvm(txt, 1000);
+
+    hog_read_params p = hog_read_params_default();
+    p.rows_per_block = 64;
+    hog_dataset *text = open_ok(txt, &p);
+    hog_dataset_info ti;
+    hog_dataset_get_info(text, &ti);
+    cr_assert_eq(ti.format, HOG_FORMAT_LIBSVM);
+    cr_assert_eq(ti.rows, 1000);
+    cr_assert_eq(ti.blocks, 16);
+    struct stat st;
+    cr_assert_eq(stat(txt, &st), 0);
+    cr_assert_eq(ti.file_bytes, (uint64_t)st.st_size);
+    cr_assert_eq(ti.fingerprint, hog_etl_fingerprint(text->blocks, ti.blocks));
+
+    cr_assert_eq(hog_dataset_save(text, hgd), 0);
+    hog_dataset *bin = open_ok(hgd, NULL);
+    hog_dataset_info bi;
+    hog_dataset_get_info(bin, &bi);
+    cr_assert_eq(bi.format, HOG_FORMAT_BINARY);
+    cr_assert_eq(stat(hgd, &st), 0);
+    cr_assert_eq(bi.file_bytes, (uint64_t)st.st_size);
+    cr_assert_eq(bi.file_bytes % 8, 0);
+    assert_same_rows(text, bin);
+    for (uint32_t i = 0; i < bi.blocks; i++)
+        cr_assert_eq(bin->blocks[i].crc, text->blocks[i].crc, "block %u", i);
+
+    /* Streaming conversion writes the very same bytes as save. */
+    hog_dataset_info ci;
+    char err[256] = "";
+    cr_assert_eq(hog_dataset_convert(txt, &p, hgd2, &ci, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ci.rows, ti.rows);
+    cr_assert_eq(ci.nnz, ti.nnz);
+    cr_assert_eq(ci.fingerprint, ti.fingerprint);
+    cr_assert_eq(ci.file_bytes, bi.file_bytes);
+    size_t la, lb;
+    uint8_t *a = read_bytes(hgd, &la), *b = read_bytes(hgd2, &lb);
+    cr_assert_eq(la, lb);
+    cr_assert_eq(memcmp(a, b, la), 0);
+    free(a);
+    free(b);
+
+    /* Saving what was mapped gives the same bytes again. */
+    char hgd3[256];
+    cr_assert_eq(hog_dataset_save(bin, path_of(hgd3, "again.hgd")), 0);
+    a = read_bytes(hgd, &la);
+    b = read_bytes(hgd3, &lb);
+    cr_assert_eq(la, lb);
+    cr_assert_eq(memcmp(a, b, la), 0);
+    free(a);
+    free(b);
+
+    hog_dataset_close(text);
+    hog_dataset_close(bin);
+    cr_assert_eq(count_files(), 4); /* no temporaries left */
+}
+
+Test(etl_format, csv_and_libsvm_of_same_rows_share_a_fingerprint)
+{
+    char a[256], b[256];
+    write_bytes(path_of(a, "a.svm"), "1 0:2 2:3\n0 1:4\n", 16);
+    write_bytes(path_of(b, "b.csv"), "y,p,q,r\n1,2,0,3\n0,0,4,0\n", 24);
+    hog_dataset *x = open_ok(a, NULL), *y = open_ok(b, NULL);
+    assert_same_rows(x, y);
+    hog_dataset_close(x);
+    hog_dataset_close(y);
+}
+
+Test(etl_format, builder_in_memory_and_limits)
+{
+    hog_builder *b;
+    cr_assert_eq(hog_builder_create(2, NULL, &b), 0);
+    hog_dataset *ds;
+    cr_assert_eq(hog_builder_finish(b, HOG_FORMAT_LIBSVM, &ds), HOG_EEMPTY);
+    cr_assert_null(ds);
+
+    cr_assert_eq(hog_builder_create(2, NULL, &b), 0);
+    uint32_t idx[] = {3, 9};
+    float val[] = {1.5f, -2};
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(hog_builder_add(b, (float)i, idx, val, (uint32_t)(i % 3)), 0);
+    cr_assert_eq(hog_builder_rows(b), 5);
+    cr_assert_eq(hog_builder_finish(b, HOG_FORMAT_CSV, &ds), 0);
+    hog_dataset_info info;
+    hog_dataset_get_info(ds, &info);
+    cr_assert_eq(info.rows, 5);
+    cr_assert_eq(info.blocks, 3);
+    cr_assert_eq(info.nnz, 0 + 1 + 2 + 0 + 1);
+    cr_assert_eq(info.features, 10);
+    cr_assert_eq(info.format, HOG_FORMAT_CSV);
+    hog_row r = hog_dataset_row(ds, 4);
+    cr_assert_eq(r.nnz, 1);
+    cr_assert_eq(r.index[0], 3);
+    cr_assert_eq(r.label, 4.0f);
+    /* Blocks are contiguous in file order: index follows ptr, label follows value. */
+    const hog_block *blk = &ds->blocks[1];
+    cr_assert_eq((const void *)blk->index, (const void *)(blk->ptr + blk->rows + 1));
+    cr_assert_eq((const void *)blk->label, (const void *)(blk->value + blk->nnz));
+    cr_assert_eq(blk->crc, hog_crc32(0, blk->ptr, hog_block_bytes(blk->rows, blk->nnz)));
+    hog_dataset_close(ds);
+    hog_dataset_close(NULL);
+    hog_builder_free(NULL);
+}
+
+Test(etl_format, read_params_default)
+{
+    hog_read_params p = hog_read_params_default();
+    cr_assert_eq(p.format, HOG_FORMAT_AUTO);
+    cr_assert_eq(p.delimiter, 0);
+    cr_assert_eq(p.header, -1);
+    cr_assert_eq(p.label_index, 0);
+    cr_assert_null(p.label_name);
+    cr_assert_eq(p.rows_per_block, 0);
+}
+
+/* ===================================================================== *
+ *  Corruption: every class is caught, with its code and a message
+ * ===================================================================== */
+
+static uint8_t *good;
+static size_t good_len;
+static uint64_t good_features;
+
+/* A valid file of 10 rows in 4 blocks of 3, loaded into `good`. */
+static void make_good(void)
+{
+    char txt[256], hgd[256];
+    static const char text[] =
+        "1 1:1 5:2\n0 2:3\n1 7:1\n0 1:1 2:2 3:3\n1\n0 4:4\n1 6:1\n0 8:2\n1 9:1\n0 2:5\n";
+    write_bytes(path_of(txt, "g.svm"), text, strlen(text));
+    hog_read_params p = hog_read_params_default();
+    p.rows_per_block = 3;
+    char err[256];
+    hog_dataset_info info;
+    cr_assert_eq(hog_dataset_convert(txt, &p, path_of(hgd, "g.hgd"), &info, err, sizeof(err)), 0,
+                 "%s", err);
+    cr_assert_eq(info.blocks, 4);
+    good_features = info.features;
+    good = read_bytes(hgd, &good_len);
+    cr_assert_eq(good_len, 4096 + 4 * 4096 + 4 * 32);
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static void wr32(uint8_t *p, uint32_t v)
+{
+    memcpy(p, &v, 4);
+}
+
+static void wr64(uint8_t *p, uint64_t v)
+{
+    memcpy(p, &v, 8);
+}
+
+/* Recomputes every checksum and the fingerprint, so only the structural checks can object. */
+static void reseal(uint8_t *f)
+{
+    uint32_t blocks = rd32(f + 40);
+    uint8_t *table = f + rd64(f + 56);
+    hog_block views[16];
+    cr_assert_leq(blocks, 16);
+    for (uint32_t i = 0; i < blocks; i++) {
+        uint8_t *e = table + 32 * i;
+        uint32_t rows = rd32(e + 16), nnz = rd32(e + 20);
+        wr32(e + 24, hog_crc32(0, f + rd64(e), hog_block_bytes(rows, nnz)));
+        views[i].rows = rows;
+        views[i].nnz = nnz;
+        views[i].crc = rd32(e + 24);
+    }
+    wr64(f + 72, hog_etl_fingerprint(views, blocks));
+    wr32(f + 80, hog_crc32(0, table, 32 * (size_t)blocks));
+    wr32(f + 84, 0);
+    wr32(f + 84, hog_crc32(0, f, 4096));
+}
+
+/* Writes len bytes of buf as a file, opens it, and checks the code and that
+ * the detail is "PATH: " followed by something containing `want`. */
+static void expect_open(const uint8_t *buf, size_t len, int code, const char *want)
+{
+    char path[256], err[512] = "";
+    write_bytes(path_of(path, "bad.hgd"), buf, len);
+    hog_dataset *ds = (hog_dataset *)1;
+    int rc = hog_dataset_open(path, NULL, &ds, err, sizeof(err));
+    cr_assert_eq(rc, code, "got %d (%s), want %d; detail: %s", rc, hog_strerror(rc), code, err);
+    if (code == 0) {
+        hog_dataset_close(ds);
+        return;
+    }
+    cr_assert_null(ds);
+    cr_assert_eq(strncmp(err, path, strlen(path)), 0, "detail does not name the file: %s", err);
+    cr_assert(strstr(err, want) != NULL, "detail '%s' lacks '%s'", err, want);
+}
+
+static uint8_t *copy_good(void)
+{
+    uint8_t *c = malloc(good_len + 4096);
+    cr_assert_not_null(c);
+    memcpy(c, good, good_len);
+    return c;
+}
+
+Test(etl_format, corrupt_block_byte)
+{
+    make_good();
+    uint8_t *c = copy_good();
+    c[4096 + 2 * 4096 + 10] ^= 0x40; /* inside block 2 */
+    expect_open(c, good_len, HOG_ECHECKSUM, ": block 2: checksum mismatch");
+    free(c);
+}
+
+Test(etl_format, corrupt_table_byte)
+{
+    make_good();
+    uint8_t *c = copy_good();
+    c[good_len - 32 + 20] ^= 1; /* nnz of the last entry */
+    expect_open(c, good_len, HOG_ECHECKSUM, ": block table checksum mismatch");
+    free(c);
+}
+
+Test(etl_format, corrupt_header_byte)
+{
+    make_good();
+    uint8_t *c = copy_good();
+    c[16] ^= 1; /* rows */
+    expect_open(c, good_len, HOG_ECHECKSUM, ": header checksum mismatch");
+    free(c);
+}
+
+Test(etl_format, truncated)
+{
+    make_good();
+    char msg[128];
+    snprintf(msg, sizeof(msg), ": truncated: header says %zu bytes, file has %zu", good_len,
+             good_len - 100);
+    expect_open(good, good_len - 100, HOG_ETRUNCATED, msg);
+    snprintf(msg, sizeof(msg), ": truncated: header says %zu bytes, file has 100", good_len);
+    expect_open(good, 100, HOG_ETRUNCATED, msg);
+    expect_open(good, 10, HOG_ETRUNCATED, ": truncated: file has 10 bytes");
+}
+
+Test(etl_format, wrong_magic_and_empty)
+{
+    make_good();
+    uint8_t *c = copy_good();
+    c[0] = 'X';
+    expect_open(c, good_len, HOG_EMAGIC, ": not a hogtrain dataset");
+    free(c);
+    /* an empty file is text to detection (no rows); the binary reader calls it no dataset */
+    char path[256], err[256];
+    hog_dataset *ds;
+    write_bytes(path_of(path, "empty.hgd"), "", 0);
+    cr_assert_eq(hog_hgd_open(path, &ds, err, sizeof(err)), HOG_EMAGIC);
+    cr_assert(strstr(err, "not a hogtrain dataset") != NULL, "%s", err);
+    cr_assert_eq(hog_dataset_open(path, NULL, &ds, err, sizeof(err)), HOG_EEMPTY);
+    /* format forced to binary on a text file */
+    write_bytes(path_of(path, "t.svm"), "1 1:1\n", 6);
+    hog_read_params p = hog_read_params_default();
+    p.format = HOG_FORMAT_BINARY;
+    cr_assert_eq(hog_dataset_open(path, &p, &ds, err, sizeof(err)), HOG_EMAGIC);
+}
+
+Test(etl_format, wrong_version)
+{
+    make_good();
+    uint8_t *c = copy_good();
+    wr32(c + 8, 2);
+    reseal(c);
+    expect_open(c, good_len, HOG_EVERSION, ": version 2, this build reads version 1");
+    free(c);
+}
+
+/* Byte offset of block b's arrays in the good file (blocks of 3 rows). */
+static uint8_t *block_at(uint8_t *f, uint32_t b)
+{
+    return f + rd64(f + rd64(f + 56) + 32 * b);
+}
+
+Test(etl_format, index_out_of_range_caught_by_range_check)
+{
+    make_good();
+    uint8_t *c = copy_good();
+    /* block 1 holds rows 3..5: "0 1:1 2:2 3:3", "1", "0 4:4"; its index array
+     * follows ptr[4]. Make row 2 (4:4) point past the features. */
+    uint8_t *blk = block_at(c, 1);
+    uint32_t nnz = rd32(blk + 12); /* ptr[3] */
+    cr_assert_eq(nnz, 4);
+    wr32(blk + 16 + 4 * 3, 90000);
+    reseal(c);
+    char msg[128];
+    snprintf(msg, sizeof(msg), ": block 1: row 2: feature index 90000 >= features %llu",
+             (unsigned long long)good_features);
+    expect_open(c, good_len, HOG_ECORRUPT, msg);
+    free(c);
+}
+
+Test(etl_format, structural_corruptions)
+{
+    make_good();
+    uint8_t *c = copy_good();
+
+    /* indices not increasing within a row (row 0 of block 1: 1,2,3 -> 1,1,3) */
+    uint8_t *blk = block_at(c, 1);
+    wr32(blk + 16 + 4, 1);
+    reseal(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": block 1: row 0: feature index 1 after 1");
+    memcpy(c, good, good_len);
+
+    /* a non-finite label (last label of block 0) */
+    blk = block_at(c, 0);
+    uint32_t n0 = rd32(blk + 12);
+    float inf = 1.0f / 0.0f;
+    memcpy(blk + 16 + 8 * n0 + 4 * 2, &inf, 4);
+    reseal(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": block 0: row 2: label is not finite");
+    memcpy(c, good, good_len);
+
+    /* a NaN value */
+    uint32_t nan_bits = 0x7fc00000;
+    memcpy(blk + 16 + 4 * n0, &nan_bits, 4);
+    reseal(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": block 0: row 0: value of feature 1 is not finite");
+    memcpy(c, good, good_len);
+
+    /* row offsets going backwards: ptr 0,2,3,4 -> 0,2,1,4 */
+    wr32(blk + 8, 1);
+    reseal(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": block 0: row 1: offsets 2..1 out of order");
+    memcpy(c, good, good_len);
+
+    /* unknown flags */
+    wr32(c + 48, 4);
+    reseal(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": unknown flags 0x4");
+    memcpy(c, good, good_len);
+
+    /* rows that do not fit the block count */
+    wr64(c + 16, 13);
+    reseal(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": 4 blocks cannot hold 13 rows of 3 per block");
+    memcpy(c, good, good_len);
+
+    /* a block offset that is not aligned */
+    uint8_t *table = c + rd64(c + 56);
+    wr64(table + 32, rd64(table + 32) + 8);
+    reseal(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": block 1: offset");
+    memcpy(c, good, good_len);
+
+    /* a block entry with the wrong number of rows */
+    wr32(table + 32 + 16, 2);
+    reseal(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": block 1: 2 rows, expected 3");
+    memcpy(c, good, good_len);
+
+    /* sums of non-zeros that disagree with the header */
+    wr64(c + 32, rd64(c + 32) + 1);
+    reseal(c);
+    expect_open(c, good_len, HOG_ECORRUPT, "non-zeros, header says");
+    memcpy(c, good, good_len);
+
+    /* a fingerprint that does not match the table */
+    wr64(c + 72, 12345);
+    wr32(c + 84, 0);
+    wr32(c + 84, hog_crc32(0, c, 4096));
+    expect_open(c, good_len, HOG_ECHECKSUM, ": fingerprint does not match");
+    memcpy(c, good, good_len);
+
+    /* trailing bytes past the table */
+    memset(c + good_len, 0, 8);
+    expect_open(c, good_len + 8, HOG_ECORRUPT, "(trailing bytes)");
+
+    /* and the untouched copy still opens */
+    expect_open(good, good_len, 0, "");
+    free(c);
+}
+
+/* ===================================================================== *
+ *  Atomic output
+ * ===================================================================== */
+
+Test(etl_format, convert_leaves_no_file_on_parse_error)
+{
+    char in[256], out[256], err[512] = "";
+    write_bytes(path_of(in, "bad.svm"), "1 1:1\n1 2:x\n", 12);
+    path_of(out, "out.hgd");
+    hog_dataset_info info;
+    cr_assert_eq(hog_dataset_convert(in, NULL, out, &info, err, sizeof(err)), HOG_EFORMAT);
+    char expect[512];
+    snprintf(expect, sizeof(expect), "%s:2:5: expected a number, found 'x'", in);
+    cr_assert_str_eq(err, expect);
+    cr_assert_eq(access(out, F_OK), -1);
+    cr_assert_eq(count_files(), 1);
+
+    /* an empty input: nothing written either */
+    write_bytes(in, "", 0);
+    cr_assert_eq(hog_dataset_convert(in, NULL, out, NULL, err, sizeof(err)), HOG_EEMPTY);
+    cr_assert_eq(access(out, F_OK), -1);
+    cr_assert_eq(count_files(), 1);
+}
+
+Test(etl_format, convert_keeps_older_file_on_error)
+{
+    char in[256], out[256], err[512] = "";
+    path_of(out, "out.hgd");
+    write_bytes(out, "older contents", 14);
+    write_bytes(path_of(in, "bad.csv"), "1,2\n3,4,5\n", 10);
+    cr_assert_eq(hog_dataset_convert(in, NULL, out, NULL, err, sizeof(err)), HOG_EFORMAT);
+    size_t len;
+    uint8_t *got = read_bytes(out, &len);
+    cr_assert_eq(len, 14);
+    cr_assert_eq(memcmp(got, "older contents", 14), 0);
+    free(got);
+    cr_assert_eq(count_files(), 2);
+
+    /* a good input replaces it */
+    write_bytes(in, "1,2\n3,4\n", 8);
+    hog_dataset_info info;
+    cr_assert_eq(hog_dataset_convert(in, NULL, out, &info, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(info.rows, 2);
+    hog_dataset *ds = open_ok(out, NULL);
+    hog_row r = hog_dataset_row(ds, 1);
+    cr_assert_eq(r.label, 3.0f);
+    cr_assert_eq(r.nnz, 1);
+    cr_assert_eq(r.value[0], 4.0f);
+    hog_dataset_close(ds);
+
+    /* binary to binary: validated and rewritten */
+    char out2[256];
+    cr_assert_eq(hog_dataset_convert(out, NULL, path_of(out2, "copy.hgd"), &info, err,
+                                     sizeof(err)), 0, "%s", err);
+    cr_assert_eq(info.rows, 2);
+    cr_assert_eq(count_files(), 3);
+}
+
+Test(etl_format, save_into_missing_folder_fails_cleanly)
+{
+    char txt[256], out[256];
+    write_bytes(path_of(txt, "a.svm"), "1 1:1\n", 6);
+    hog_dataset *ds = open_ok(txt, NULL);
+    cr_assert_eq(hog_dataset_save(ds, path_of(out, "no/such/dir/a.hgd")), -ENOENT);
+    hog_dataset_close(ds);
+    cr_assert_eq(count_files(), 1);
+}
+
+Test(etl_format, missing_binary_file)
+{
+    char path[256], err[512], expect[512];
+    hog_dataset *ds;
+    cr_assert_eq(hog_hgd_open(path_of(path, "none.hgd"), &ds, err, sizeof(err)), -ENOENT);
+    snprintf(expect, sizeof(expect), "%s: %s", path, strerror(ENOENT));
+    cr_assert_str_eq(err, expect);
+}
