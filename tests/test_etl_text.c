@@ -180,6 +180,48 @@ Test(etl_text, libsvm_empty_files)
     open_fails("auto-empty", "", NULL, HOG_EEMPTY, ": no data rows");
 }
 
+Test(etl_text, numbers_match_strtod)
+{
+    /* The parser's fast path must give the float strtod gives, in every notation. */
+    char path[256], *text = malloc(1 << 20), num[2000][96];
+    cr_assert_not_null(text);
+    size_t len = 0;
+    hog_rng rng = {7};
+    for (int i = 0; i < 2000; i++) {
+        const char *sign = hog_rng_below(&rng, 3) == 0 ? "-" : "";
+        unsigned long long a = hog_rng_next(&rng) >> hog_rng_below(&rng, 64);
+        unsigned long long b2 = hog_rng_next(&rng) >> 1;
+        unsigned f = hog_rng_below(&rng, 7), u = hog_rng_below(&rng, 1000000);
+        int e = (int)hog_rng_below(&rng, 61) - 30;
+        switch (f) {
+        case 0: snprintf(num[i], 96, "%s%llu", sign, a); break;
+        case 1: snprintf(num[i], 96, "%s%llu.%03u", sign, a, u % 1000); break;
+        case 2: snprintf(num[i], 96, "%s0.%06u%llu", sign, u, a); break;
+        case 3: snprintf(num[i], 96, "%s%llue%d", sign, a % 100000, e); break;
+        case 4: snprintf(num[i], 96, "%s.%ue%d", sign, u, e); break;
+        case 5: snprintf(num[i], 96, "%s%llu.%uE+%d", sign, a % 1000, u, e < 0 ? -e : e); break;
+        default: snprintf(num[i], 96, "%s%llu%llu", sign, a % 1000, b2); break;
+        }
+        len += (size_t)snprintf(text + len, (1 << 20) - len, "%s\n", num[i]);
+    }
+    FILE *fp = fopen(put(path, "n.csv", ""), "w");
+    cr_assert_not_null(fp);
+    fwrite(text, 1, len, fp);
+    fclose(fp);
+    free(text);
+    hog_read_params p = params(HOG_FORMAT_CSV);
+    p.header = 0;
+    char err[512] = "";
+    hog_dataset *ds;
+    cr_assert_eq(hog_dataset_open(path, &p, &ds, err, sizeof(err)), 0, "%s", err);
+    for (int i = 0; i < 2000; i++) {
+        float want = (float)strtod(num[i], NULL), got = hog_dataset_row(ds, (uint64_t)i).label;
+        cr_assert_eq(memcmp(&want, &got, sizeof(float)), 0, "%s: got %a, want %a", num[i],
+                     (double)got, (double)want);
+    }
+    hog_dataset_close(ds);
+}
+
 /* ===================================================================== *
  *  CSV
  * ===================================================================== */

@@ -1,5 +1,6 @@
 /* etl_text.c: format detection and strict libsvm/CSV text parsing: per-line parsers fed by a buffered line reader. */
 #include <errno.h>
+#include <float.h>
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
@@ -129,24 +130,78 @@ static int bad(const text_ctx *c, const char *line, const char *at, const char *
  *  Numbers
  * ===================================================================== */
 
-/* Parses a decimal number at s and returns where it ends, or NULL if none
- * starts there. Only decimal notation is allowed: strtod_l would also take
- * hex floats, "inf" and "nan", which no data file means. The C locale keeps
- * '.' the decimal point whatever the program's locale is. */
+/* Parses a decimal number at s ([+-] digits [. digits] [e [+-] digits], or
+ * with the digits only after the point) and returns where it ends, or NULL
+ * if none starts there. hex floats, "inf" and "nan", which strtod would take
+ * and no data file means, are refused by this grammar.
+ *
+ * Most numbers in data files have few digits and a small exponent; those
+ * are computed exactly with one IEEE multiply or divide (Clinger's fast
+ * path: both operands are exact, so the result is correctly rounded, the
+ * same double strtod returns). Everything else goes to strtod_l under the C
+ * locale, so '.' is the decimal point whatever the program's locale is. */
 static const char *parse_number(const text_ctx *c, const char *s, double *out)
 {
-    const char *p = s + (*s == '+' || *s == '-');
-    if (!is_digit(*p) && *p != '.')
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const char *p = s;
+    int neg = *p == '-';
+    p += *p == '+' || *p == '-';
+    uint64_t m = 0;
+    int nd = 0, exp10 = 0, any = 0, slow = 0;
+    for (; is_digit(*p); p++, any = 1) {
+        if (nd < 19) {
+            m = m * 10 + (uint64_t)(*p - '0');
+            nd += m != 0; /* leading zeros are not significant */
+        } else {
+            slow = 1;
+        }
+    }
+    if (*p == '.') {
+        for (p++; is_digit(*p); p++, any = 1) {
+            if (nd < 19) {
+                m = m * 10 + (uint64_t)(*p - '0');
+                nd += m != 0;
+                exp10--;
+            } else {
+                slow = 1;
+            }
+        }
+    }
+    if (!any)
         return NULL;
+    if (*p == 'e' || *p == 'E') {
+        const char *q = p + 1;
+        int eneg = *q == '-';
+        q += *q == '+' || *q == '-';
+        if (is_digit(*q)) { /* else the 'e' is not part of the number */
+            int e = 0;
+            for (; is_digit(*q); q++)
+                if (e < 100000)
+                    e = e * 10 + (*q - '0');
+            exp10 += eneg ? -e : e;
+            p = q;
+        }
+    }
+#if FLT_EVAL_METHOD == 0
+    if (!slow && m <= (1ULL << 53) && exp10 >= -22 && exp10 <= 22) {
+        double d = (double)m;
+        d = exp10 < 0 ? d / pow10[-exp10] : d * pow10[exp10];
+        *out = neg ? -d : d;
+        return p;
+    }
+#else
+    (void)pow10;
+    (void)neg;
+    (void)slow;
+#endif
     char *end;
     double d = strtod_l(s, &end, c->c_locale);
-    if (end == s)
+    if (end != p)
         return NULL;
-    for (p = s; p < end; p++)
-        if (!is_digit(*p) && *p != '.' && *p != 'e' && *p != 'E' && *p != '+' && *p != '-')
-            return NULL;
     *out = d;
-    return end;
+    return p;
 }
 
 /* Parses the number that must fill [s, e) as a finite f32. */
@@ -228,7 +283,7 @@ static int svm_line(text_ctx *c, char *line)
             snprintf(found, sizeof(found), "%u", idx);
             return bad(c, line, p, exp, found);
         }
-        float v;
+        float v = 0;
         rc = field_number(c, line, q + 1, te, &v);
         if (rc < 0)
             return rc;
@@ -297,7 +352,7 @@ static int csv_data(text_ctx *c, char *line)
             snprintf(found, sizeof(found), "%u", n);
             return bad(c, line, fs, exp, found);
         }
-        float v;
+        float v = 0;
         int rc = field_number(c, line, fs, fe, &v);
         if (rc < 0)
             return rc;
