@@ -1,0 +1,53 @@
+#!/bin/sh
+# install-deps.sh: installs the Debian packages hogtrain needs to build, test and run its demo; silent when all are present.
+#
+# Usage: sh tools/install-deps.sh
+# Run as root (make deps does this). As another user it only checks, and says
+# what to install when something is missing.
+set -eu
+
+# The build (compiler, pkg-config, libraries), the tests (Criterion) and the
+# data the tests and demo use (LIBLINEAR's heart_scale, Fashion-MNIST).
+packages="build-essential pkg-config libopenblas-dev libhwloc-dev liburing-dev \
+libjemalloc-dev libcriterion-dev zlib1g-dev liblinear-tools dataset-fashion-mnist"
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+    echo "install-deps.sh: dpkg-query not found: this script knows Debian only." >&2
+    echo "Install the equivalents of: $packages" >&2
+    exit 1
+fi
+
+missing=
+for p in $packages; do
+    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    case $status in
+        *" installed") ;;
+        *) missing="$missing $p" ;;
+    esac
+done
+[ -z "$missing" ] && exit 0
+missing=${missing# }
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps.sh: missing Debian packages: $missing" >&2
+    echo "Install them as root:" >&2
+    echo "  apt-get update && apt-get install -y --no-install-recommends $missing" >&2
+    exit 1
+fi
+
+echo "install-deps.sh: installing $missing"
+apt-get update
+# shellcheck disable=SC2086 # one word per package
+DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing
+
+still=
+for p in $missing; do
+    case $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true) in
+        *" installed") ;;
+        *) still="$still $p" ;;
+    esac
+done
+if [ -n "$still" ]; then
+    echo "install-deps.sh: still not installed:$still" >&2
+    exit 1
+fi
