@@ -40,6 +40,18 @@ static inline void hog_w_store(hog_weight *w, float v)
     atomic_store_explicit(w, v, memory_order_relaxed);
 }
 
+/* Adds delta to a shared weight without losing a racing writer's change: a
+ * compare-and-swap loop, so for the few places that publish many examples'
+ * worth of change at once (a worker's private copies, once per segment),
+ * never for a single example's update. */
+static inline void hog_w_add(hog_weight *w, float delta)
+{
+    float old = atomic_load_explicit(w, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(w, &old, old + delta, memory_order_relaxed,
+                                                  memory_order_relaxed))
+        ;
+}
+
 /* ---- the model ---- */
 struct hog_model {
     hog_model_info info;

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "train.h"
@@ -96,28 +97,40 @@ static int collect_classes(const hog_dataset *ds, hog_loss loss, double **out, c
 /* ===================================================================== *
  *  One epoch
  * ===================================================================== */
+/* What a worker needs about a feature on every touch, side by side so one
+ * cache line brings both. */
+typedef struct feat_info {
+    float l2_scale; /* rows / rows touching the feature, for HOGWILD!'s sparse L2 */
+    int32_t hot;    /* slot in each worker's private copy of the hot features, or -1 */
+} feat_info;
+
 typedef struct worker_state {
     _Alignas(HOG_CACHELINE) double loss;
     uint64_t examples;
     uint64_t nnz;
     float *scratch;   /* 4 * outputs floats: scores, gradient, local bias, its start */
     uint32_t *perm;   /* SEGMENT_ROWS */
+    hog_weight *hot;  /* nhot * outputs: this worker's copy of the hot weights */
+    float *hot0;      /* their values at the start of the segment */
 } worker_state;
 
 typedef struct epoch_job {
     const hog_train_params *p;
     hog_model *m;
     const hog_dataset *ds;
-    const float *scale;    /* per feature: rows / rows touching it, for sparse L2 */
-    const uint32_t *units; /* segment ids in this epoch's order */
+    const feat_info *feat;
+    const uint32_t *hot_ids;  /* the hot features, by slot */
+    uint32_t nhot;
+    unsigned nth;             /* workers */
+    const uint32_t *units;    /* segment ids in this epoch's order */
     uint32_t nunits;
     uint32_t segs_per_block;
-    unsigned epoch;        /* 0-based */
-    float mid;             /* binary: labels above this are positive */
+    unsigned epoch;           /* 0-based */
+    float mid;                /* binary: labels above this are positive */
     worker_state *ws;
-    double t0;             /* when training started, for progress reports */
-    double done_seconds;   /* training seconds before this epoch */
-    hog_epoch_stats *stats;/* the epoch's stats so far, for progress reports */
+    double t0;                /* when training started, for progress reports */
+    double done_seconds;      /* training seconds before this epoch */
+    hog_epoch_stats *stats;   /* the epoch's stats so far, for progress reports */
     _Alignas(HOG_CACHELINE) atomic_uint next;
 } epoch_job;
 
@@ -131,41 +144,47 @@ static float unit_step(const epoch_job *job, uint32_t pos)
     return (float)(p->step * pow(p->decay, job->epoch));
 }
 
-/* One example of a binary or squared loss. Returns the example's loss. */
-static inline float update_binary(hog_model *m, const float *scale, const hog_row *row, float y,
-                                  float step, float reg, float *bias)
+/* The K weights of feature j: the worker's private copy if j is hot, else
+ * the shared model. */
+static inline hog_weight *weights_of(const epoch_job *job, const worker_state *ws, uint32_t j)
 {
-    hog_weight *w = m->w;
+    const uint32_t K = job->m->outputs;
+    int32_t h = job->feat[j].hot;
+    return h >= 0 ? ws->hot + (size_t)h * K : job->m->w + (size_t)j * K;
+}
+
+/* One example of a binary or squared loss. Returns the example's loss. */
+static inline float update_binary(const epoch_job *job, const worker_state *ws, const hog_row *row,
+                                  float y, float step, float reg, float *bias)
+{
     const uint32_t *idx = row->index;
     const float *val = row->value;
     float margin = *bias;
     for (uint32_t i = 0; i < row->nnz; i++)
-        margin += hog_w_load(&w[idx[i]]) * val[i];
+        margin += hog_w_load(weights_of(job, ws, idx[i])) * val[i];
     float loss;
-    float sg = step * hog_loss_grad(m->info.loss, margin, y, &loss);
-    if (reg > 0) {
+    float sg = step * hog_loss_grad(job->m->info.loss, margin, y, &loss);
+    if (reg > 0 || sg != 0)
         for (uint32_t i = 0; i < row->nnz; i++) {
             uint32_t j = idx[i];
-            float shrink = fmaxf(0.0f, 1.0f - reg * scale[j]);
-            hog_w_store(&w[j], hog_w_load(&w[j]) * shrink - sg * val[i]);
+            hog_weight *w = weights_of(job, ws, j);
+            float shrink = fmaxf(0.0f, 1.0f - reg * job->feat[j].l2_scale);
+            hog_w_store(w, hog_w_load(w) * shrink - sg * val[i]);
         }
-    } else if (sg != 0) {
-        for (uint32_t i = 0; i < row->nnz; i++)
-            hog_w_store(&w[idx[i]], hog_w_load(&w[idx[i]]) - sg * val[i]);
-    }
-    *bias -= sg;
+    if (job->p->bias)
+        *bias -= sg;
     return loss;
 }
 
 /* One example of softmax regression over K classes. */
-static inline float update_softmax(hog_model *m, const float *scale, const hog_row *row, int y,
-                                   float step, float reg, float *bias, float *s, float *g)
+static inline float update_softmax(const epoch_job *job, const worker_state *ws, const hog_row *row,
+                                   int y, float step, float reg, float *bias, float *s, float *g)
 {
-    const uint32_t K = m->outputs;
+    const uint32_t K = job->m->outputs;
     for (uint32_t k = 0; k < K; k++)
         s[k] = bias[k];
     for (uint32_t i = 0; i < row->nnz; i++) {
-        const hog_weight *wj = m->w + (uint64_t)row->index[i] * K;
+        const hog_weight *wj = weights_of(job, ws, row->index[i]);
         float x = row->value[i];
         for (uint32_t k = 0; k < K; k++)
             s[k] += hog_w_load(&wj[k]) * x;
@@ -174,17 +193,61 @@ static inline float update_softmax(hog_model *m, const float *scale, const hog_r
     float loss = hog_softmax(s, K) - score_y;
     for (uint32_t k = 0; k < K; k++) {
         g[k] = step * (s[k] - (k == (uint32_t)y ? 1.0f : 0.0f));
-        bias[k] -= g[k];
+        if (job->p->bias)
+            bias[k] -= g[k];
     }
     for (uint32_t i = 0; i < row->nnz; i++) {
         uint32_t j = row->index[i];
-        hog_weight *wj = m->w + (uint64_t)j * K;
+        hog_weight *wj = weights_of(job, ws, j);
         float x = row->value[i];
-        float shrink = reg > 0 ? fmaxf(0.0f, 1.0f - reg * scale[j]) : 1.0f;
+        float shrink = fmaxf(0.0f, 1.0f - reg * job->feat[j].l2_scale);
         for (uint32_t k = 0; k < K; k++)
             hog_w_store(&wj[k], hog_w_load(&wj[k]) * shrink - g[k] * x);
     }
     return loss;
+}
+
+/*
+ * Hot features and the intercept.
+ *
+ * HOGWILD! assumes that two examples rarely touch the same weight. Real
+ * sparse data has a head of features (frequent words, the intercept) that
+ * nearly every example touches; if every worker wrote those to the shared
+ * model, their cache lines would bounce between cores on every example and
+ * more threads would run slower than one. So each worker keeps a private
+ * copy of the hot weights: it reads them from the shared model at the start
+ * of a segment, steps its copy through the segment's examples, and adds its
+ * change to the shared model at the end - a delayed update whose delay is
+ * one segment, within HOGWILD!'s bounded-staleness analysis. That change is
+ * a segment's worth of steps, too much to lose to a racing writer, so it is
+ * added with a compare-and-swap (hog_w_add), once per weight per segment. Cold weights
+ * are read and written in the shared model directly. With one worker there
+ * are no hot features: nothing to contend with.
+ */
+static void hot_begin(const epoch_job *job, worker_state *ws)
+{
+    const uint32_t K = job->m->outputs;
+    for (uint32_t h = 0; h < job->nhot; h++) {
+        const hog_weight *w = job->m->w + (size_t)job->hot_ids[h] * K;
+        for (uint32_t k = 0; k < K; k++) {
+            float v = hog_w_load(&w[k]);
+            hog_w_store(&ws->hot[h * K + k], v);
+            ws->hot0[h * K + k] = v;
+        }
+    }
+}
+
+static void hot_end(const epoch_job *job, worker_state *ws, float share)
+{
+    const uint32_t K = job->m->outputs;
+    for (uint32_t h = 0; h < job->nhot; h++) {
+        hog_weight *w = job->m->w + (size_t)job->hot_ids[h] * K;
+        for (uint32_t k = 0; k < K; k++) {
+            float delta = hog_w_load(&ws->hot[h * K + k]) - ws->hot0[h * K + k];
+            if (delta != 0.0f)
+                hog_w_add(&w[k], share * delta);
+        }
+    }
 }
 
 static void run_unit(epoch_job *job, worker_state *ws, uint32_t pos)
@@ -210,33 +273,33 @@ static void run_unit(epoch_job *job, worker_state *ws, uint32_t pos)
     float step = unit_step(job, pos);
     float reg = step * (float)p->l2;
     float *s = ws->scratch, *g = s + K, *bias = g + K, *bias0 = bias + K;
-    /* The intercept is touched by every example, so writing it to shared
-     * memory each time would bounce its cache line between all cores. Each
-     * worker steps a private copy through the segment and adds its change to
-     * the shared value once at the end (a delayed HOGWILD! update). */
     for (uint32_t k = 0; k < K; k++)
         bias[k] = bias0[k] = hog_w_load(&m->bias[k]);
+    hot_begin(job, ws);
     double loss = 0;
     uint64_t examples = 0, nnz = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t r = start + ws->perm[i];
-        if (p->holdout > 0 && hog_row_held_out(first - start + r, p->holdout, p->seed))
+        if (p->holdout > 0 && hog_row_held_out(first + ws->perm[i], p->holdout, p->seed))
             continue;
         const uint32_t *ptr = blk->ptr;
         hog_row row = {blk->index + ptr[r], blk->value + ptr[r], ptr[r + 1] - ptr[r], blk->label[r]};
         if (m->info.loss == HOG_LOSS_SOFTMAX) {
             int y = hog_model_class_of(m, row.label);
-            loss += (double)update_softmax(m, job->scale, &row, y, step, reg, bias, s, g);
+            loss += (double)update_softmax(job, ws, &row, y, step, reg, bias, s, g);
         } else {
             float y = m->info.loss == HOG_LOSS_SQUARED ? row.label : (row.label > job->mid ? 1.0f : -1.0f);
-            loss += (double)update_binary(m, job->scale, &row, y, step, reg, bias);
+            loss += (double)update_binary(job, ws, &row, y, step, reg, bias);
         }
         examples++;
         nnz += row.nnz;
     }
+    float share = 1.0f / (float)job->nth;
+    hot_end(job, ws, share);
+    /* The intercept is the hottest weight of all: the same delayed update. */
     if (p->bias)
         for (uint32_t k = 0; k < K; k++)
-            hog_w_store(&m->bias[k], hog_w_load(&m->bias[k]) + (bias[k] - bias0[k]));
+            hog_w_add(&m->bias[k], share * (bias[k] - bias0[k]));
     ws->loss += loss;
     ws->examples += examples;
     ws->nnz += nnz;
@@ -275,18 +338,39 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
 /* ===================================================================== *
  *  A run
  * ===================================================================== */
-/* Per-feature L2 scale: HOGWILD! spreads the regulariser over the examples,
- * each applying it only to the features it touches, weighted by
+/* Hot features: touched by at least 1 row in HOT_SHARE, at most this many
+ * weights in all (a worker's private copy stays within its L2 cache). */
+#define HOT_SHARE 100u
+#define HOT_WEIGHTS 16384u
+
+typedef struct hot_cand {
+    uint32_t feature;
+    uint32_t degree;
+} hot_cand;
+
+static int hot_cmp(const void *a, const void *b)
+{
+    const hot_cand *x = a, *y = b;
+    if (x->degree != y->degree)
+        return x->degree < y->degree ? 1 : -1;
+    return (x->feature > y->feature) - (x->feature < y->feature);
+}
+
+/* Builds the per-feature table from the training rows' feature degrees.
+ * L2 scale: HOGWILD! spreads the regulariser over the examples, each
+ * applying it only to the features it touches, weighted by
  * rows / (rows touching the feature), so that over an epoch every weight is
- * shrunk as much as by the full-gradient term l2/2 * |w|^2. */
-static float *degree_scale(const hog_dataset *ds, const hog_train_params *p, uint64_t dim)
+ * shrunk as much as by the full-gradient term l2/2 * |w|^2.
+ * Returns 0 or -ENOMEM; on success *hot_ids holds *nhot features. */
+static int feature_table(const hog_dataset *ds, const hog_train_params *p, uint64_t dim, uint32_t outputs,
+                         unsigned nth, feat_info **feat_out, uint32_t **hot_ids, uint32_t *nhot)
 {
     uint32_t *deg = hog_calloc(dim, sizeof(uint32_t));
-    float *scale = hog_malloc(dim * sizeof(float));
-    if (!deg || !scale) {
+    feat_info *feat = hog_malloc(dim * sizeof(feat_info));
+    if (!deg || !feat) {
         hog_free(deg);
-        hog_free(scale);
-        return NULL;
+        hog_free(feat);
+        return -ENOMEM;
     }
     uint64_t rows = 0;
     for (uint32_t b = 0; b < ds->info.blocks; b++) {
@@ -300,17 +384,47 @@ static float *degree_scale(const hog_dataset *ds, const hog_train_params *p, uin
                 deg[blk->index[k]]++;
         }
     }
-    for (uint64_t j = 0; j < dim; j++)
-        scale[j] = deg[j] ? (float)((double)rows / deg[j]) : 0.0f;
+    uint32_t max_hot = nth > 1 ? HOG_MAX(HOT_WEIGHTS / outputs, 1u) : 0;
+    uint32_t ncand = 0;
+    for (uint64_t j = 0; j < dim; j++) {
+        feat[j].l2_scale = deg[j] ? (float)((double)rows / deg[j]) : 0.0f;
+        feat[j].hot = -1;
+        ncand += max_hot && (uint64_t)deg[j] * HOT_SHARE >= rows && deg[j] > 0;
+    }
+    hot_cand *cand = hog_malloc((ncand ? ncand : 1) * sizeof(hot_cand));
+    uint32_t *ids = hog_malloc((ncand ? ncand : 1) * sizeof(uint32_t));
+    if (!cand || !ids) {
+        hog_free(cand);
+        hog_free(ids);
+        hog_free(deg);
+        hog_free(feat);
+        return -ENOMEM;
+    }
+    uint32_t c = 0;
+    for (uint64_t j = 0; j < dim && c < ncand; j++)
+        if ((uint64_t)deg[j] * HOT_SHARE >= rows && deg[j] > 0)
+            cand[c++] = (hot_cand){(uint32_t)j, deg[j]};
+    qsort(cand, ncand, sizeof(hot_cand), hot_cmp);
+    uint32_t n = HOG_MIN(ncand, max_hot);
+    for (uint32_t h = 0; h < n; h++) {
+        ids[h] = cand[h].feature;
+        feat[ids[h]].hot = (int32_t)h;
+    }
+    hog_free(cand);
     hog_free(deg);
-    return scale;
+    *feat_out = feat;
+    *hot_ids = ids;
+    *nhot = n;
+    return 0;
 }
 
 typedef struct run_state {
     worker_state *ws;
     unsigned nth;
     uint32_t *units;
-    float *scale;
+    feat_info *feat;
+    uint32_t *hot_ids;
+    uint32_t nhot;
     double *classes;
 } run_state;
 
@@ -320,10 +434,13 @@ static void run_state_free(run_state *rs)
         for (unsigned i = 0; i < rs->nth; i++) {
             hog_free(rs->ws[i].scratch);
             hog_free(rs->ws[i].perm);
+            hog_free((void *)rs->ws[i].hot);
+            hog_free(rs->ws[i].hot0);
         }
     hog_free(rs->ws);
     hog_free(rs->units);
-    hog_free(rs->scale);
+    hog_free(rs->feat);
+    hog_free(rs->hot_ids);
     hog_free(rs->classes);
 }
 
@@ -371,20 +488,24 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         goto fail;
     }
     memset(rs.ws, 0, rs.nth * sizeof(worker_state));
+    if (classes)
+        memcpy(m->class_labels, rs.classes, classes * sizeof(double));
+    rc = feature_table(train, p, dim, outputs, rs.nth, &rs.feat, &rs.hot_ids, &rs.nhot);
+    if (rc < 0)
+        goto fail;
     for (unsigned i = 0; i < rs.nth; i++) {
-        rs.ws[i].scratch = hog_malloc(4 * outputs * sizeof(float));
-        rs.ws[i].perm = hog_malloc(SEGMENT_ROWS * sizeof(uint32_t));
-        if (!rs.ws[i].scratch || !rs.ws[i].perm) {
+        worker_state *ws = &rs.ws[i];
+        ws->scratch = hog_malloc(4 * outputs * sizeof(float));
+        ws->perm = hog_malloc(SEGMENT_ROWS * sizeof(uint32_t));
+        ws->hot = hog_aligned_alloc(HOG_CACHELINE, ((size_t)rs.nhot * outputs + 1) * sizeof(hog_weight));
+        ws->hot0 = hog_malloc(((size_t)rs.nhot * outputs + 1) * sizeof(float));
+        if (!ws->scratch || !ws->perm || !ws->hot || !ws->hot0) {
             rc = -ENOMEM;
             goto fail;
         }
     }
-    if (classes)
-        memcpy(m->class_labels, rs.classes, classes * sizeof(double));
-    if (p->l2 > 0 && !(rs.scale = degree_scale(train, p, dim))) {
-        rc = -ENOMEM;
-        goto fail;
-    }
+    if (rs.nhot)
+        hog_log(HOG_LOG_DEBUG, "%u hot features kept per worker", rs.nhot);
     uint32_t nunits = 0;
     for (uint32_t b = 0; b < train->info.blocks; b++)
         for (uint32_t s = 0; s * SEGMENT_ROWS < train->blocks[b].rows; s++)
@@ -407,7 +528,8 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     double seconds = 0;
     for (unsigned e = 0; e < p->epochs; e++) {
         epoch_job job = {
-            .p = p, .m = m, .ds = train, .scale = rs.scale, .units = rs.units, .nunits = nunits,
+            .p = p, .m = m, .ds = train, .feat = rs.feat, .hot_ids = rs.hot_ids, .nhot = rs.nhot, .nth = rs.nth,
+            .units = rs.units, .nunits = nunits,
             .segs_per_block = segs_per_block, .epoch = e, .ws = rs.ws, .done_seconds = seconds, .stats = &st,
         };
         job.mid = classes == 2 ? (float)(0.5 * (rs.classes[0] + rs.classes[1])) : 0.0f;
