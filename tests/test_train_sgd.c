@@ -316,3 +316,40 @@ Test(sgd, bad_parameters_are_refused_with_the_field)
     cr_assert_null(t);
     cr_assert(strstr(err, "decay"), "message: %s", err);
 }
+
+Test(sgd, hot_features_and_intercept_converge_like_one_thread)
+{
+    /* Every row has feature 1 and most are positive: the intercept and the
+     * hot feature are what workers keep private copies of. More workers must
+     * reach the one-thread loss, not overshoot it. */
+    char path[128];
+    snprintf(path, sizeof(path), "%s/hot.svm", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    hog_rng r = {13};
+    for (int i = 0; i < 20000; i++) {
+        int a = 2 + (int)hog_rng_below(&r, 5000), b = 5002 + (int)hog_rng_below(&r, 5000);
+        int pos = hog_rng_below(&r, 100) < 80 ? 1 : (a % 2);
+        fprintf(f, "%d 1:1 %d:1 %d:%d\n", pos ? 1 : -1, a, b, pos ? 1 : 0);
+    }
+    fclose(f);
+    hog_dataset *tr;
+    char err[256];
+    cr_assert_eq(hog_dataset_open(path, NULL, &tr, err, sizeof(err)), 0, "%s", err);
+    double loss[3];
+    const unsigned threads[3] = {1, 2, 4};
+    for (int i = 0; i < 3; i++) {
+        hog_train_params p = hog_train_params_default();
+        p.threads = threads[i];
+        p.epochs = 5;
+        p.step = 0.2;
+        hog_model *m = train(tr, NULL, p);
+        hog_model_info in;
+        hog_model_get_info(m, &in);
+        loss[i] = in.train.loss;
+        hog_model_free(m);
+    }
+    for (int i = 1; i < 3; i++)
+        cr_assert_lt(loss[i], loss[0] * 1.15, "%u threads: loss %g, one thread %g", threads[i], loss[i], loss[0]);
+    hog_dataset_close(tr);
+}

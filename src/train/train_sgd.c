@@ -132,6 +132,7 @@ typedef struct epoch_job {
     double done_seconds;      /* training seconds before this epoch */
     hog_epoch_stats *stats;   /* the epoch's stats so far, for progress reports */
     _Alignas(HOG_CACHELINE) atomic_uint next;
+    _Alignas(HOG_CACHELINE) atomic_uint published; /* segments whose changes are in */
 } epoch_job;
 
 static float unit_step(const epoch_job *job, uint32_t pos)
@@ -218,9 +219,12 @@ static inline float update_softmax(const epoch_job *job, const worker_state *ws,
  * copy of the hot weights: it reads them from the shared model at the start
  * of a segment, steps its copy through the segment's examples, and adds its
  * change to the shared model at the end - a delayed update whose delay is
- * one segment, within HOGWILD!'s bounded-staleness analysis. That change is
- * a segment's worth of steps, too much to lose to a racing writer, so it is
- * added with a compare-and-swap (hog_w_add), once per weight per segment. Cold weights
+ * one segment, within HOGWILD!'s bounded-staleness analysis. Workers running
+ * side by side correct the same hot weights towards the same targets, so
+ * the changes are averaged over the workers that published during the
+ * segment (see run_unit), not summed. A change is a segment's worth of
+ * steps, too much to lose to a racing writer, so it is added with a
+ * compare-and-swap (hog_w_add), once per weight per segment. Cold weights
  * are read and written in the shared model directly. With one worker there
  * are no hot features: nothing to contend with.
  */
@@ -276,6 +280,7 @@ static void run_unit(epoch_job *job, worker_state *ws, uint32_t pos)
     for (uint32_t k = 0; k < K; k++)
         bias[k] = bias0[k] = hog_w_load(&m->bias[k]);
     hot_begin(job, ws);
+    unsigned published0 = atomic_load_explicit(&job->published, memory_order_relaxed);
     double loss = 0;
     uint64_t examples = 0, nnz = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -294,7 +299,13 @@ static void run_unit(epoch_job *job, worker_state *ws, uint32_t pos)
         examples++;
         nnz += row.nnz;
     }
-    float share = 1.0f / (float)job->nth;
+    /* Workers that ran beside this one each corrected the same hot weights
+     * towards the same targets; summing their changes would overshoot, so
+     * each adds its change divided by how many published during its
+     * segment, itself included: the average when all run at once, the full
+     * change when the others were descheduled. */
+    unsigned others = atomic_fetch_add_explicit(&job->published, 1, memory_order_relaxed) - published0;
+    float share = 1.0f / (float)(1 + HOG_MIN(others, job->nth - 1));
     hot_end(job, ws, share);
     /* The intercept is the hottest weight of all: the same delayed update. */
     if (p->bias)
@@ -534,6 +545,7 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         };
         job.mid = classes == 2 ? (float)(0.5 * (rs.classes[0] + rs.classes[1])) : 0.0f;
         atomic_init(&job.next, 0);
+        atomic_init(&job.published, 0);
         hog_rng rng = {hog_mix64(p->seed ^ 0x5eed0000ull) + e};
         hog_shuffle_u32(rs.units, nunits, &rng);
         uint64_t ex0 = st.examples;
