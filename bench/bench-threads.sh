@@ -6,8 +6,8 @@
 # Data: 1,000,000 rows, 2^20 features, 75 non-zeros per row, seed 1, made once
 # by BUILD_DIR/tools/gen_sparse and converted to .hgd under $BENCH_DIR.
 # Runs: `hogtrain train --loss logistic --epochs 5` for 1, 2, ..., nproc
-# threads (at least 1 and 2), one warm-up run and then $REPS measured runs
-# each. Every run goes to results/bench-threads-YYYYmmdd-HHMMSS.csv; the
+# threads (at least 1 and 2), one warm-up run each and then $REPS measured
+# runs each, interleaved across thread counts. Every run goes to results/bench-threads-YYYYmmdd-HHMMSS.csv; the
 # table shows per thread count the median, min and max of examples/s, the
 # median of non-zeros/s and the speedup of the median over 1 thread.
 #
@@ -93,24 +93,27 @@ train() {
     fi
 }
 
+# One warm-up per thread count (page cache, CPU frequency; not counted), then
+# the repetitions interleaved across thread counts, so that a noisy spell on
+# this shared machine falls on every thread count alike.
 for t in $threads; do
-    train "$t" # warm-up: page cache, CPU frequency; not counted
-    rep=1
-    while [ "$rep" -le "$reps" ]; do
+    train "$t"
+done
+rep=1
+while [ "$rep" -le "$reps" ]; do
+    for t in $threads; do
         train "$t"
         "$py" - "$report" "$t" "$rep" >>"$csv" <<'PY'
 import json, sys
 path, threads, rep = sys.argv[1:4]
 with open(path) as f:
     r = json.load(f)
-train_s = r.get("train_seconds")  # not in every version of the report
-print("%s,%s,%s,%.6f,%s,%.1f,%.1f,%.9g" % (threads, r["threads"], rep, r["wall_seconds"],
-      "" if train_s is None else "%.6f" % train_s, r["examples_per_s"], r["nnz_per_s"],
-      r["train_loss"]))
+print("%s,%s,%s,%.6f,%.6f,%.1f,%.1f,%.9g" % (threads, r["threads"], rep, r["wall_seconds"],
+      r["train_seconds"], r["examples_per_s"], r["nnz_per_s"], r["train_loss"]))
 PY
         tail -n 1 "$csv" | awk -F, '{ printf "threads %s, run %s: %.3g examples/s, %.3g M non-zeros/s, %.3g s\n", $1, $3, $6, $7 / 1e6, $4 }' >&2
-        rep=$((rep + 1))
     done
+    rep=$((rep + 1))
 done
 
 # ---- table ----
@@ -127,16 +130,19 @@ runs = {}
 with open(sys.argv[1]) as f:
     for row in csv.DictReader(f):
         runs.setdefault(int(row["threads"]), []).append(row)
-print("| threads | median examples/s | median non-zeros/s (M) | min examples/s | max examples/s | speedup |")
-print("|--------:|------------------:|-----------------------:|---------------:|---------------:|--------:|")
-base = None
+print("| threads | median examples/s | median non-zeros/s (M) | min examples/s | max examples/s | speedup of medians | median paired speedup |")
+print("|--------:|------------------:|-----------------------:|---------------:|---------------:|-------------------:|----------------------:|")
+# Paired: each run against the 1-thread run of the same repetition, which
+# ran moments before it; a slow spell on the machine then cancels out.
+one = {r["rep"]: float(r["examples_per_s"]) for r in runs.get(1, [])}
+base = statistics.median(one.values()) if one else None
 for t in sorted(runs):
     ex = [float(r["examples_per_s"]) for r in runs[t]]
     nz = [float(r["nnz_per_s"]) for r in runs[t]]
     med = statistics.median(ex)
-    if base is None and t == 1:
-        base = med
     speedup = "%.2fx" % (med / base) if base else "-"
-    print("| %7d | %17.0f | %22.1f | %14.0f | %14.0f | %7s |"
-          % (t, med, statistics.median(nz) / 1e6, min(ex), max(ex), speedup))
+    pairs = [float(r["examples_per_s"]) / one[r["rep"]] for r in runs[t] if r["rep"] in one]
+    paired = "%.2fx" % statistics.median(pairs) if pairs else "-"
+    print("| %7d | %17.0f | %22.1f | %14.0f | %14.0f | %18s | %21s |"
+          % (t, med, statistics.median(nz) / 1e6, min(ex), max(ex), speedup, paired))
 PY

@@ -119,8 +119,9 @@ typedef struct epoch_job {
     hog_model *m;
     const hog_dataset *ds;
     const feat_info *feat;
-    const uint32_t *hot_ids;  /* the hot features, by slot */
-    uint32_t nhot;
+    const uint32_t *hot_ids;  /* the features kept in private copies, by slot, hot first */
+    uint32_t nlocal;          /* features kept in private copies */
+    uint32_t nhot;            /* the first nhot of them are hot */
     unsigned nth;             /* workers */
     const uint32_t *units;    /* segment ids in this epoch's order */
     uint32_t nunits;
@@ -231,7 +232,7 @@ static inline float update_softmax(const epoch_job *job, const worker_state *ws,
 static void hot_begin(const epoch_job *job, worker_state *ws)
 {
     const uint32_t K = job->m->outputs;
-    for (uint32_t h = 0; h < job->nhot; h++) {
+    for (uint32_t h = 0; h < job->nlocal; h++) {
         const hog_weight *w = job->m->w + (size_t)job->hot_ids[h] * K;
         for (uint32_t k = 0; k < K; k++) {
             float v = hog_w_load(&w[k]);
@@ -244,12 +245,13 @@ static void hot_begin(const epoch_job *job, worker_state *ws)
 static void hot_end(const epoch_job *job, worker_state *ws, float share)
 {
     const uint32_t K = job->m->outputs;
-    for (uint32_t h = 0; h < job->nhot; h++) {
+    for (uint32_t h = 0; h < job->nlocal; h++) {
         hog_weight *w = job->m->w + (size_t)job->hot_ids[h] * K;
+        float f = h < job->nhot ? share : 1.0f;
         for (uint32_t k = 0; k < K; k++) {
             float delta = hog_w_load(&ws->hot[h * K + k]) - ws->hot0[h * K + k];
             if (delta != 0.0f)
-                hog_w_add(&w[k], share * delta);
+                hog_w_add(&w[k], f * delta);
         }
     }
 }
@@ -349,10 +351,13 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
 /* ===================================================================== *
  *  A run
  * ===================================================================== */
-/* Hot features: touched by at least 1 row in HOT_SHARE, at most this many
- * weights in all (a worker's private copy stays within its L2 cache). */
+/* Features kept in private copies: touched by at least 1 row in LOCAL_SHARE,
+ * at most LOCAL_WEIGHTS weights in all (a worker's copy stays within its L2
+ * cache). Those touched by at least 1 row in HOT_SHARE are hot: their
+ * changes are averaged; the others' are summed. */
+#define LOCAL_SHARE 1000u
 #define HOT_SHARE 100u
-#define HOT_WEIGHTS 16384u
+#define LOCAL_WEIGHTS 16384u
 
 typedef struct hot_cand {
     uint32_t feature;
@@ -374,7 +379,8 @@ static int hot_cmp(const void *a, const void *b)
  * shrunk as much as by the full-gradient term l2/2 * |w|^2.
  * Returns 0 or -ENOMEM; on success *hot_ids holds *nhot features. */
 static int feature_table(const hog_dataset *ds, const hog_train_params *p, uint64_t dim, uint32_t outputs,
-                         unsigned nth, feat_info **feat_out, uint32_t **hot_ids, uint32_t *nhot)
+                         unsigned nth, feat_info **feat_out, uint32_t **hot_ids, uint32_t *nlocal,
+                         uint32_t *nhot)
 {
     uint32_t *deg = hog_calloc(dim, sizeof(uint32_t));
     feat_info *feat = hog_malloc(dim * sizeof(feat_info));
@@ -395,12 +401,12 @@ static int feature_table(const hog_dataset *ds, const hog_train_params *p, uint6
                 deg[blk->index[k]]++;
         }
     }
-    uint32_t max_hot = nth > 1 ? HOG_MAX(HOT_WEIGHTS / outputs, 1u) : 0;
+    uint32_t max_hot = nth > 1 ? HOG_MAX(LOCAL_WEIGHTS / outputs, 1u) : 0;
     uint32_t ncand = 0;
     for (uint64_t j = 0; j < dim; j++) {
         feat[j].l2_scale = deg[j] ? (float)((double)rows / deg[j]) : 0.0f;
         feat[j].hot = -1;
-        ncand += max_hot && (uint64_t)deg[j] * HOT_SHARE >= rows && deg[j] > 0;
+        ncand += max_hot && (uint64_t)deg[j] * LOCAL_SHARE >= rows && deg[j] > 0;
     }
     hot_cand *cand = hog_malloc((ncand ? ncand : 1) * sizeof(hot_cand));
     uint32_t *ids = hog_malloc((ncand ? ncand : 1) * sizeof(uint32_t));
@@ -413,19 +419,21 @@ static int feature_table(const hog_dataset *ds, const hog_train_params *p, uint6
     }
     uint32_t c = 0;
     for (uint64_t j = 0; j < dim && c < ncand; j++)
-        if ((uint64_t)deg[j] * HOT_SHARE >= rows && deg[j] > 0)
+        if ((uint64_t)deg[j] * LOCAL_SHARE >= rows && deg[j] > 0)
             cand[c++] = (hot_cand){(uint32_t)j, deg[j]};
     qsort(cand, ncand, sizeof(hot_cand), hot_cmp);
-    uint32_t n = HOG_MIN(ncand, max_hot);
+    uint32_t n = HOG_MIN(ncand, max_hot), hot = 0;
     for (uint32_t h = 0; h < n; h++) {
         ids[h] = cand[h].feature;
         feat[ids[h]].hot = (int32_t)h;
+        hot += (uint64_t)cand[h].degree * HOT_SHARE >= rows;
     }
     hog_free(cand);
     hog_free(deg);
     *feat_out = feat;
     *hot_ids = ids;
-    *nhot = n;
+    *nlocal = n;
+    *nhot = hot;
     return 0;
 }
 
@@ -435,6 +443,7 @@ typedef struct run_state {
     uint32_t *units;
     feat_info *feat;
     uint32_t *hot_ids;
+    uint32_t nlocal;
     uint32_t nhot;
     double *classes;
 } run_state;
@@ -501,22 +510,22 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     memset(rs.ws, 0, rs.nth * sizeof(worker_state));
     if (classes)
         memcpy(m->class_labels, rs.classes, classes * sizeof(double));
-    rc = feature_table(train, p, dim, outputs, rs.nth, &rs.feat, &rs.hot_ids, &rs.nhot);
+    rc = feature_table(train, p, dim, outputs, rs.nth, &rs.feat, &rs.hot_ids, &rs.nlocal, &rs.nhot);
     if (rc < 0)
         goto fail;
     for (unsigned i = 0; i < rs.nth; i++) {
         worker_state *ws = &rs.ws[i];
         ws->scratch = hog_malloc(4 * outputs * sizeof(float));
         ws->perm = hog_malloc(SEGMENT_ROWS * sizeof(uint32_t));
-        ws->hot = hog_aligned_alloc(HOG_CACHELINE, ((size_t)rs.nhot * outputs + 1) * sizeof(hog_weight));
-        ws->hot0 = hog_malloc(((size_t)rs.nhot * outputs + 1) * sizeof(float));
+        ws->hot = hog_aligned_alloc(HOG_CACHELINE, ((size_t)rs.nlocal * outputs + 1) * sizeof(hog_weight));
+        ws->hot0 = hog_malloc(((size_t)rs.nlocal * outputs + 1) * sizeof(float));
         if (!ws->scratch || !ws->perm || !ws->hot || !ws->hot0) {
             rc = -ENOMEM;
             goto fail;
         }
     }
-    if (rs.nhot)
-        hog_log(HOG_LOG_DEBUG, "%u hot features kept per worker", rs.nhot);
+    if (rs.nlocal)
+        hog_log(HOG_LOG_DEBUG, "%u features kept per worker, %u of them hot", rs.nlocal, rs.nhot);
     uint32_t nunits = 0;
     for (uint32_t b = 0; b < train->info.blocks; b++)
         for (uint32_t s = 0; s * SEGMENT_ROWS < train->blocks[b].rows; s++)
@@ -539,7 +548,8 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     double seconds = 0;
     for (unsigned e = 0; e < p->epochs; e++) {
         epoch_job job = {
-            .p = p, .m = m, .ds = train, .feat = rs.feat, .hot_ids = rs.hot_ids, .nhot = rs.nhot, .nth = rs.nth,
+            .p = p, .m = m, .ds = train, .feat = rs.feat, .hot_ids = rs.hot_ids, .nlocal = rs.nlocal, .nhot = rs.nhot,
+            .nth = rs.nth,
             .units = rs.units, .nunits = nunits,
             .segs_per_block = segs_per_block, .epoch = e, .ws = rs.ws, .done_seconds = seconds, .stats = &st,
         };
