@@ -8,9 +8,10 @@
 #include "train.h"
 
 /* Rows are handed out in segments of this many rows of one block: large
- * enough that claiming one (an atomic add) costs nothing, small enough that
- * a few thousand segments balance the workers. */
-#define SEGMENT_ROWS 512u
+ * enough that claiming one (an atomic add) and publishing the private copies
+ * of the hot weights (see hot_begin) cost little per row, small enough that
+ * the copies are not too stale and the segments balance the workers. */
+#define SEGMENT_ROWS 1024u
 #define MAX_CLASSES 65536u
 
 struct hog_trainer {
@@ -223,9 +224,12 @@ static inline float update_softmax(const epoch_job *job, const worker_state *ws,
  * one segment, within HOGWILD!'s bounded-staleness analysis. Workers running
  * side by side correct the same hot weights towards the same targets, so
  * the changes are averaged over the workers that published during the
- * segment (see run_unit), not summed. A change is a segment's worth of
- * steps, too much to lose to a racing writer, so it is added with a
- * compare-and-swap (hog_w_add), once per weight per segment. Cold weights
+ * segment (see run_unit), not summed; a hot weight's change is a segment's
+ * worth of steps, too much to lose to a racing writer, so it is added with
+ * a compare-and-swap (hog_w_add), once per weight per segment. Warm
+ * features, touched by 0.1% to 1% of rows, get a step or two per segment:
+ * they are kept private only to keep their cache lines still, and their
+ * changes are summed with HOGWILD!'s plain racy update. Cold weights
  * are read and written in the shared model directly. With one worker there
  * are no hot features: nothing to contend with.
  */
@@ -247,11 +251,14 @@ static void hot_end(const epoch_job *job, worker_state *ws, float share)
     const uint32_t K = job->m->outputs;
     for (uint32_t h = 0; h < job->nlocal; h++) {
         hog_weight *w = job->m->w + (size_t)job->hot_ids[h] * K;
-        float f = h < job->nhot ? share : 1.0f;
         for (uint32_t k = 0; k < K; k++) {
             float delta = hog_w_load(&ws->hot[h * K + k]) - ws->hot0[h * K + k];
-            if (delta != 0.0f)
-                hog_w_add(&w[k], f * delta);
+            if (delta == 0.0f)
+                continue;
+            if (h < job->nhot)
+                hog_w_add(&w[k], share * delta);
+            else /* a step or two: HOGWILD!'s racy update is enough */
+                hog_w_store(&w[k], hog_w_load(&w[k]) + delta);
         }
     }
 }
