@@ -68,7 +68,7 @@ $(BUILD)/src/cli/%.o: override CFLAGS := $(filter-out -Isrc%,$(CFLAGS))
 $(BIN): $(CLI_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
 
-$(BUILD)/tools/%: tools/%.c $(LIB)
+$(BUILD)/tools/%: tools/%.c tools/tool_file.h $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 

@@ -42,6 +42,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tool_file.h"
+
 #define MAX_K (1u << 20)
 #define MAX_THREADS 64
 #define CHUNK_BYTES (4u << 20) /* output per worker per batch */
@@ -561,70 +563,6 @@ static void *worker_main(void *arg)
 /* ===================================================================== *
  *  Output files
  * ===================================================================== */
-static int write_all(int fd, const char *buf, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, buf, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        buf += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Makes a temporary file beside path (tmp receives its name), with the
- * permissions a plain creat() would give. Returns the descriptor, or -1 after
- * printing why. */
-static int open_tmp(const char *path, char *tmp, size_t tmp_len)
-{
-    if ((size_t)snprintf(tmp, tmp_len, "%s.tmp.XXXXXX", path) >= tmp_len) {
-        fprintf(stderr, "%s: %s: path too long\n", prog, path);
-        return -1;
-    }
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        fprintf(stderr, "%s: %s: cannot create a temporary file beside it: %s\n", prog, path,
-                strerror(errno));
-        return -1;
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0) {
-        fprintf(stderr, "%s: %s: chmod: %s\n", prog, tmp, strerror(errno));
-        close(fd);
-        unlink(tmp);
-        return -1;
-    }
-    return fd;
-}
-
-/* fsyncs and closes fd and renames tmp to path. On failure removes tmp and
- * returns -1 after printing why. */
-static int commit_tmp(int fd, const char *tmp, const char *path)
-{
-    if (fsync(fd) != 0) {
-        fprintf(stderr, "%s: %s: fsync: %s\n", prog, tmp, strerror(errno));
-        close(fd);
-        unlink(tmp);
-        return -1;
-    }
-    if (close(fd) != 0) {
-        fprintf(stderr, "%s: %s: close: %s\n", prog, tmp, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    if (rename(tmp, path) != 0) {
-        fprintf(stderr, "%s: %s: cannot rename to %s: %s\n", prog, tmp, path,
-                strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
 
 /* Writes "INDEX WEIGHT" lines to fd. Returns 0 or -1 (errno set). */
 static int write_weights(const gen *g, int fd)
@@ -833,14 +771,14 @@ int main(int argc, char **argv)
     }
 
     if (w_path) {
-        if ((wfd = open_tmp(w_path, wtmp, sizeof(wtmp))) < 0)
+        if ((wfd = open_tmp(prog, w_path, wtmp, sizeof(wtmp))) < 0)
             goto done;
         if (write_weights(&g, wfd) != 0) {
             fprintf(stderr, "%s: %s: write: %s\n", prog, wtmp, strerror(errno));
             goto done;
         }
     }
-    if ((fd = open_tmp(out_path, tmp, sizeof(tmp))) < 0)
+    if ((fd = open_tmp(prog, out_path, tmp, sizeof(tmp))) < 0)
         goto done;
 
     /* Batch b: worker t fills rows of chunk b * nthreads + t into buf[b % 2]
@@ -890,13 +828,13 @@ int main(int argc, char **argv)
         positives += ws[t].positives;
     off_t bytes = lseek(fd, 0, SEEK_CUR);
     if (wfd >= 0) {
-        int rc = commit_tmp(wfd, wtmp, w_path);
+        int rc = commit_tmp(prog, wfd, wtmp, w_path);
         wfd = -1;
         if (rc != 0)
             goto done;
     }
     {
-        int rc = commit_tmp(fd, tmp, out_path);
+        int rc = commit_tmp(prog, fd, tmp, out_path);
         fd = -1;
         if (rc != 0)
             goto done;

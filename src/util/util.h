@@ -82,11 +82,12 @@ typedef struct hog_atomic_file {
     int fd;
     char *path;     /* final path */
     char *tmp_path; /* the temporary file beside it */
+    uint64_t end;   /* the end of what was written: where hog_atomic_write goes */
 } hog_atomic_file;
 
 /* Creates a temporary file beside path. Returns 0 or -errno. */
 int hog_atomic_open(hog_atomic_file *f, const char *path);
-/* Writes all of buf at the current position. Returns 0 or -errno. */
+/* Appends all of buf after the furthest byte written so far. Returns 0 or -errno. */
 int hog_atomic_write(hog_atomic_file *f, const void *buf, size_t len);
 /* Writes all of buf at offset off. Returns 0 or -errno. */
 int hog_atomic_pwrite(hog_atomic_file *f, const void *buf, size_t len, uint64_t off);

@@ -71,18 +71,7 @@ int hog_atomic_open(hog_atomic_file *f, const char *path)
 
 int hog_atomic_write(hog_atomic_file *f, const void *buf, size_t len)
 {
-    const char *p = buf;
-    while (len > 0) {
-        ssize_t w = write(f->fd, p, len);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
+    return hog_atomic_pwrite(f, buf, len, f->end);
 }
 
 int hog_atomic_pwrite(hog_atomic_file *f, const void *buf, size_t len, uint64_t off)
@@ -99,6 +88,8 @@ int hog_atomic_pwrite(hog_atomic_file *f, const void *buf, size_t len, uint64_t 
         len -= (size_t)w;
         off += (uint64_t)w;
     }
+    if (off > f->end)
+        f->end = off;
     return 0;
 }
 
