@@ -86,7 +86,14 @@ typedef enum hog_format {
     HOG_FORMAT_BINARY,   /* hogtrain binary dataset (.hgd) */
     HOG_FORMAT_LIBSVM,   /* label idx:val idx:val ... */
     HOG_FORMAT_CSV,      /* delimited numeric columns, one of them the label */
+    HOG_FORMAT_VW,       /* Vowpal Wabbit text: label [weight] |ns feature[:value] ... */
 } hog_format;
+
+/* What to do with a malformed line of text. */
+typedef enum hog_on_error {
+    HOG_ON_ERROR_STOP = 0, /* fail with HOG_EFORMAT and the location (the default) */
+    HOG_ON_ERROR_SKIP,     /* skip the line, count it, remember the first locations */
+} hog_on_error;
 
 /* How to read a file. Make one with hog_read_params_default(). */
 typedef struct hog_read_params {
@@ -96,8 +103,15 @@ typedef struct hog_read_params {
     int header;            /* 1: first line is a header; 0: it is data; -1: detect */
     long label_index;      /* label column, 0-based; used when label_name is NULL */
     const char *label_name;/* label column by header name (implies a header) */
+    const char *ignore;    /* CSV: comma-separated columns (names or 0-based indices) to drop */
+    const char *categorical; /* CSV: comma-separated columns whose values are hashed into features */
     /* text formats */
     uint32_t rows_per_block; /* rows in each block; 0: the default (4096) */
+    unsigned hash_bits;    /* 0: numeric indices as written; 1..31: every feature hashed into 2^bits
+                              (string features, VW and categorical, are always hashed: 18 bits if 0) */
+    unsigned index_base;   /* libsvm: 0 stores indices as written, 1 subtracts one (1-based files) */
+    hog_on_error on_error;
+    unsigned threads;      /* parser threads; 0: one per core */
 } hog_read_params;
 
 hog_read_params hog_read_params_default(void);

@@ -128,4 +128,110 @@ int hog_detect_format(const char *path, hog_format *fmt);
 int hog_text_read(const char *path, const hog_read_params *p, hog_builder *b,
                   char *err, size_t err_len);
 
+/* ===================================================================== *
+ *  Parsing text in chunks (etl_parse.c)
+ *
+ *  A text file is cut into chunks of whole lines that any number of threads
+ *  parse at once; the pipeline (etl_pipeline.c) puts their rows back in file
+ *  order. Line numbers in a chunk's errors are relative to the chunk; the
+ *  pipeline adds the lines of the chunks before it.
+ * ===================================================================== */
+
+/* How every line of one file is parsed, settled once from hog_read_params and
+ * the file's first line(s) by hog_text_plan. */
+typedef struct hog_text_plan {
+    hog_format format;      /* HOG_FORMAT_LIBSVM, _CSV or _VW */
+    char delimiter;         /* CSV: the resolved separator (' ' = runs of blanks) */
+    uint32_t fields;        /* CSV: fields per line */
+    uint32_t label_col;     /* CSV */
+    uint8_t *column_kind;   /* CSV: one per field: HOG_COL_* */
+    unsigned hash_bits;     /* see hog_read_params (0 = as written; strings use 18) */
+    unsigned index_base;    /* libsvm: 0 or 1 */
+    int skip_errors;        /* hog_read_params.on_error == HOG_ON_ERROR_SKIP */
+    uint64_t header_bytes;  /* bytes of the file before the first data line (the CSV header) */
+    uint64_t header_lines;  /* lines in those bytes */
+} hog_text_plan;
+
+enum { HOG_COL_NUMBER = 0, HOG_COL_LABEL, HOG_COL_IGNORE, HOG_COL_CATEGORICAL };
+
+/* Settles the plan from the parameters and the first bytes of the file
+ * (head: at least the first line when there is one; the whole file if it is
+ * shorter). Detects the format (unless given), the CSV delimiter, header,
+ * label column, ignored and categorical columns.
+ * Errors: HOG_EFORMAT / HOG_EPARAM with "path:line:column: ..." or
+ * "path: no column named 'x'" in err, -ENOMEM. */
+int hog_text_plan_make(const char *path, const hog_read_params *p, const char *head, size_t head_len,
+                       hog_text_plan *plan, char *err, size_t err_len);
+void hog_text_plan_free(hog_text_plan *plan);
+
+/* A located parse error, relative to its chunk. */
+typedef struct hog_text_error {
+    uint64_t line;     /* 1-based line within the chunk */
+    uint32_t column;   /* 1-based byte column */
+    char what[160];    /* "expected a number, found 'abc'" */
+} hog_text_error;
+
+#define HOG_TEXT_ERRORS_KEPT 5
+
+/* Rows parsed from one chunk, in CSR form, growable; reused across chunks. */
+typedef struct hog_rows {
+    uint64_t rows, nnz;
+    uint64_t cap_rows, cap_nnz;
+    uint32_t *ptr;      /* rows + 1 offsets into index/value (ptr[0] = 0) */
+    uint32_t *index;
+    float *value;
+    float *label;
+    uint64_t lines;     /* lines the chunk held (data, blank, comment, skipped) */
+    uint64_t skipped;   /* malformed lines skipped (skip mode) */
+    uint32_t kept;      /* errors kept below, at most HOG_TEXT_ERRORS_KEPT */
+    hog_text_error errors[HOG_TEXT_ERRORS_KEPT];
+} hog_rows;
+
+/* Empties rows for reuse (keeps its memory). */
+void hog_rows_clear(hog_rows *r);
+void hog_rows_free(hog_rows *r);
+
+/* Parses buf[0..len): whole lines, the last possibly without its newline.
+ * Appends one row per data line to out; sets out->lines. In stop mode the
+ * first malformed line ends the chunk: HOG_EFORMAT with *err filled. In skip
+ * mode malformed lines are counted and the first few kept in out->errors.
+ * Thread-safe (the plan is read-only). Returns 0, HOG_EFORMAT or -ENOMEM. */
+int hog_parse_chunk(const hog_text_plan *plan, const char *buf, size_t len, hog_rows *out,
+                    hog_text_error *err);
+
+/* Parses a decimal number as strtod does, exactly (same double for every
+ * input strtod accepts), but at memory speed for the usual short forms.
+ * s..end is the field; returns the end of the number or NULL if the field
+ * does not start with one. */
+const char *hog_parse_double(const char *s, const char *end, double *out);
+
+/* The feature hash of a string (namespace-seeded), reduced to bits. */
+uint32_t hog_hash_feature(const char *s, size_t len, uint32_t seed, unsigned bits);
+
+/* ===================================================================== *
+ *  Reading files in large chunks (etl_uring.c)
+ * ===================================================================== */
+typedef struct hog_reader hog_reader;
+
+/* Opens path for a sequential scan in chunks of chunk_bytes (rounded to the
+ * file system's alignment), depth reads in flight, with io_uring and
+ * O_DIRECT where the file system allows it (buffered reads otherwise).
+ * .gz and .zst files (by their magic bytes) are decompressed on the way, so
+ * chunks are always the plain bytes. Errors: -errno, -ENOMEM, HOG_EFORMAT
+ * (a corrupt compressed stream; err names the file and the byte offset). */
+int hog_reader_open(const char *path, size_t chunk_bytes, unsigned depth, hog_reader **out,
+                    char *err, size_t err_len);
+
+/* The next chunk in file order: *data points at *len bytes, valid until it is
+ * released. Returns 1, 0 at the end of the file, or a negative error (err
+ * as above). At most `depth` chunks may be held unreleased at once. */
+int hog_reader_next(hog_reader *r, const char **data, size_t *len);
+void hog_reader_release(hog_reader *r, const char *data);
+
+/* Bytes of the underlying file, and whether reads bypass the page cache. */
+uint64_t hog_reader_file_bytes(const hog_reader *r);
+int hog_reader_direct(const hog_reader *r);
+
+void hog_reader_close(hog_reader *r);
+
 #endif /* HOG_ETL_H */
