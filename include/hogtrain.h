@@ -206,13 +206,16 @@ typedef struct hog_train_params {
     uint64_t seed;       /* shuffling and holdout; one thread is bit-for-bit reproducible */
     int bias;            /* 1: learn an intercept */
     int bind;            /* 1: pin workers to cores with hwloc */
+    uint64_t mem_limit;  /* bytes of memory the data may occupy; a mapped data set larger
+                            than this is trained out of core: blocks in shuffled order, each
+                            read ahead and dropped when done. 0: half of MemAvailable */
     hog_progress_fn progress;
     void *progress_ctx;
 } hog_train_params;
 
 /* The defaults: logistic, one thread per core, 10 epochs, step 0.1, decay 0.9,
  * invscaling power 0.5, decay schedule, l2 1e-6, no holdout, seed 1, bias,
- * binding on, no progress callback. */
+ * binding on, memory limit 0 (half of what is available), no progress callback. */
 hog_train_params hog_train_params_default(void);
 
 /* Checks every field. Returns 0, or HOG_EPARAM with *field (if not NULL) set

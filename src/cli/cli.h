@@ -17,6 +17,8 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * they print which option wanted what and return -1. */
 int cli_double(const char *opt, const char *s, double *out);
 int cli_unsigned(const char *opt, const char *s, unsigned long long max, unsigned long long *out);
+/* A size in bytes with an optional K, M, G or T suffix (powers of 1024). */
+int cli_bytes(const char *opt, const char *s, unsigned long long *out);
 
 /* Applies one of the data-reading options (--format, --label, --header,
  * --delimiter) to p. Returns 1 if opt was one of them, 0 if not, -1 on a bad

@@ -66,6 +66,29 @@ int cli_unsigned(const char *opt, const char *s, unsigned long long max, unsigne
     return 0;
 }
 
+int cli_bytes(const char *opt, const char *s, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    const char *units = "KMGT";
+    double scale = 1;
+    if (*end && strchr(units, *end) && end[1] == '\0') {
+        for (const char *u = units; u <= strchr(units, *end); u++)
+            scale *= 1024;
+        end++;
+    } else if (*end && (end[0] == 'k') && end[1] == '\0') {
+        scale = 1024;
+        end++;
+    }
+    if (!*s || *end || errno == ERANGE || !(v >= 0) || v * scale > 1.8e19) {
+        cli_error("%s: expected a size in bytes (with K, M, G or T), found '%s'", opt, s);
+        return -1;
+    }
+    *out = (unsigned long long)(v * scale);
+    return 0;
+}
+
 int cli_read_option(const char *opt, const char *val, hog_read_params *p)
 {
     if (strcmp(opt, "format") == 0) {

@@ -24,6 +24,8 @@ static const char train_usage[] =
     "  --seed N                shuffling and holdout seed (default 1)\n"
     "  --bias 0|1              learn an intercept (default 1)\n"
     "  --bind 0|1              pin workers to cores (default 1)\n"
+    "  --mem-limit BYTES       memory the data may use (K/M/G suffixes; default half\n"
+    "                          of what is available); a larger .hgd trains out of core\n"
     "  --report FILE           write a JSON report (atomically)\n"
     "  -q, --quiet             no progress output\n"
     "  --format, --label, --header, --delimiter: how to read text INPUT and --test\n";
@@ -145,6 +147,13 @@ static int train_option(const char *name, const char *val, hog_train_params *p)
         else p->bind = (int)u;
         return 0;
     }
+    if (strcmp(name, "mem-limit") == 0) {
+        unsigned long long b;
+        if (cli_bytes(opt, val, &b) < 0)
+            return -1;
+        p->mem_limit = b;
+        return 0;
+    }
     double *d = strcmp(name, "step") == 0 ? &p->step : strcmp(name, "decay") == 0 ? &p->decay
               : strcmp(name, "power") == 0 ? &p->power : strcmp(name, "l2") == 0 ? &p->l2
               : strcmp(name, "holdout") == 0 ? &p->holdout : NULL;
@@ -175,7 +184,7 @@ int cli_train(int argc, char **argv)
         {"power", required_argument, 0, 0}, {"l2", required_argument, 0, 0},
         {"holdout", required_argument, 0, 0}, {"seed", required_argument, 0, 0},
         {"bias", required_argument, 0, 0}, {"bind", required_argument, 0, 0},
-        {0, 0, 0, 0},
+        {"mem-limit", required_argument, 0, 0}, {0, 0, 0, 0},
     };
     double t_start = now_s();
     hog_train_params p = hog_train_params_default();
@@ -215,7 +224,7 @@ int cli_train(int argc, char **argv)
         cli_error("invalid value for --%s", field);
         return 2;
     }
-    hog_log_set(log_to_stderr, NULL, cli_quiet ? HOG_LOG_ERROR : HOG_LOG_WARN);
+    hog_log_set(log_to_stderr, NULL, cli_quiet ? HOG_LOG_ERROR : HOG_LOG_INFO);
     const char *input = argv[optind];
 
     progress_state ps = {isatty(2), {0}};

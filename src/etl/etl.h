@@ -66,7 +66,19 @@ struct hog_dataset {
     size_t map_bytes;
     void **heap;           /* heap buffers owned (one per block), or NULL */
     uint32_t heap_count;
+    int fd;                /* the mapped file, kept for posix_fadvise; -1 if none */
 };
+
+/* Out-of-core scans. A data set larger than the memory it may use is walked
+ * block by block: hog_dataset_willneed starts reading a block ahead of use
+ * (MADV_WILLNEED: asynchronous read-ahead), hog_dataset_drop gives a finished
+ * block's pages back (MADV_DONTNEED for the process and, with cache set,
+ * POSIX_FADV_DONTNEED for the page cache), so resident memory stays at the
+ * blocks in use. Both do nothing for a data set in heap memory. Thread-safe. */
+void hog_dataset_willneed(const hog_dataset *ds, uint32_t block);
+void hog_dataset_drop(const hog_dataset *ds, uint32_t block, int cache);
+/* Bytes a data set occupies when fully resident. */
+uint64_t hog_dataset_bytes(const hog_dataset *ds);
 
 /* The size of a block's unpadded bytes in the file layout above. */
 static inline uint64_t hog_block_bytes(uint64_t rows, uint64_t nnz)
@@ -150,6 +162,11 @@ typedef struct hog_text_plan {
     int skip_errors;        /* hog_read_params.on_error == HOG_ON_ERROR_SKIP */
     uint64_t header_bytes;  /* bytes of the file before the first data line (the CSV header) */
     uint64_t header_lines;  /* lines in those bytes */
+    /* CSV, per field, owned by the plan (NULL in a plan made by hand: numeric
+     * fields then take their position among numeric fields, names are the
+     * 0-based field numbers). */
+    uint32_t *column_feature; /* a numeric field's feature index (position, or hashed name) */
+    char **column_name;       /* the header's names, or "0", "1", ... without a header */
 } hog_text_plan;
 
 enum { HOG_COL_NUMBER = 0, HOG_COL_LABEL, HOG_COL_IGNORE, HOG_COL_CATEGORICAL };
@@ -207,6 +224,23 @@ const char *hog_parse_double(const char *s, const char *end, double *out);
 
 /* The feature hash of a string (namespace-seeded), reduced to bits. */
 uint32_t hog_hash_feature(const char *s, size_t len, uint32_t seed, unsigned bits);
+
+/* What a streamed read of a text file met. */
+typedef struct hog_text_summary {
+    hog_format format;  /* the format it was parsed as */
+    uint64_t lines;     /* lines in the file, header included */
+    uint64_t skipped;   /* malformed lines skipped (skip mode) */
+    uint32_t kept;
+    hog_text_error errors[HOG_TEXT_ERRORS_KEPT]; /* the first of them, file line numbers */
+} hog_text_summary;
+
+/* Streams a text file into b (etl_pipeline.c): chunked reads, cut at line
+ * ends, parsed on p->threads threads (0: one per core), rows added in file
+ * order. Memory stays bounded by a few chunks plus what b keeps.
+ * Errors: those of hog_reader_open/next, hog_text_plan_make and
+ * hog_parse_chunk (HOG_EFORMAT as "path:line:column: expected ..."), -ENOMEM. */
+int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, hog_text_summary *sum,
+                    char *err, size_t err_len);
 
 /* ===================================================================== *
  *  Reading files in large chunks (etl_uring.c)

@@ -452,6 +452,7 @@ int hog_builder_finish(hog_builder *b, hog_format format, hog_dataset **out)
         hog_builder_free(b);
         return rc;
     }
+    ds->fd = -1;
     ds->info.format = format;
     ds->info.rows = b->rows;
     ds->info.features = b->features;
@@ -489,6 +490,8 @@ void hog_dataset_close(hog_dataset *ds)
         return;
     if (ds->map)
         munmap(ds->map, ds->map_bytes);
+    if (ds->fd >= 0)
+        close(ds->fd);
     for (uint32_t i = 0; i < ds->heap_count; i++)
         hog_free(ds->heap[i]);
     hog_free(ds->heap);
@@ -727,9 +730,10 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
 
     void *map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
     rc = map == MAP_FAILED ? -errno : 0;
-    close(fd); /* the mapping keeps the file */
-    if (rc < 0)
+    if (rc < 0) {
+        close(fd);
         return hog_fail(rc, err, err_len, "%s: mmap: %s", path, hog_strerror(rc));
+    }
     /* Validation reads the file front to back once; afterwards trainers walk
      * whole blocks in shuffled order, which plain readahead serves well. */
     (void)madvise(map, (size_t)size, MADV_SEQUENTIAL);
@@ -741,8 +745,10 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
         hog_free(views);
         hog_free(ds);
         munmap(map, (size_t)size);
+        close(fd);
         return hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
     }
+    ds->fd = fd; /* kept for posix_fadvise on out-of-core scans */
     ds->map = map;
     ds->map_bytes = (size_t)size;
     ds->blocks = views;
@@ -755,8 +761,18 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
     if (rc == 0)
         rc = check_table(path, map, h, views, err, err_len);
     uint64_t features = get_u64(h + H_FEATURES);
-    for (uint32_t i = 0; i < blocks && rc == 0; i++)
+    /* Validation reads every block once; each is unmapped from the process
+     * when checked, so opening a file of any size leaves nothing resident
+     * (the pages stay in the page cache for the first epoch unless the file
+     * is larger than half the available memory, when they go too). */
+    int drop_cache = size > hog_mem_available() / 2;
+    ds->info.blocks = blocks; /* what hog_dataset_willneed/drop look at */
+    for (uint32_t i = 0; i < blocks && rc == 0; i++) {
+        if (i + 1 < blocks)
+            hog_dataset_willneed(ds, i + 1);
         rc = check_block(path, i, &views[i], features, err, err_len);
+        hog_dataset_drop(ds, i, drop_cache);
+    }
     if (rc < 0) {
         hog_dataset_close(ds);
         return rc;
@@ -851,6 +867,43 @@ int hog_dataset_open(const char *path, const hog_read_params *params, hog_datase
         ds->info.file_bytes = (uint64_t)st.st_size;
     *out = ds;
     return 0;
+}
+
+/* The page-aligned file range of a block of a mapped data set. */
+static int block_range(const hog_dataset *ds, uint32_t block, size_t *off, size_t *len)
+{
+    if (!ds->map || block >= ds->info.blocks)
+        return 0;
+    const hog_block *b = &ds->blocks[block];
+    size_t start = (size_t)((const char *)b->ptr - (const char *)ds->map);
+    size_t end = start + (size_t)hog_block_bytes(b->rows, b->nnz);
+    *off = start & ~(size_t)(HOG_HGD_ALIGN - 1); /* blocks start aligned; be safe anyway */
+    *len = HOG_MIN(end, ds->map_bytes) - *off;
+    return 1;
+}
+
+void hog_dataset_willneed(const hog_dataset *ds, uint32_t block)
+{
+    size_t off, len;
+    if (block_range(ds, block, &off, &len))
+        (void)madvise((char *)ds->map + off, len, MADV_WILLNEED);
+}
+
+void hog_dataset_drop(const hog_dataset *ds, uint32_t block, int cache)
+{
+    size_t off, len;
+    if (!block_range(ds, block, &off, &len))
+        return;
+    (void)madvise((char *)ds->map + off, len, MADV_DONTNEED);
+    if (cache && ds->fd >= 0)
+        (void)posix_fadvise(ds->fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
+}
+
+uint64_t hog_dataset_bytes(const hog_dataset *ds)
+{
+    if (ds->map)
+        return ds->map_bytes;
+    return hog_block_bytes(ds->info.rows, ds->info.nnz);
 }
 
 void hog_dataset_get_info(const hog_dataset *ds, hog_dataset_info *info)

@@ -138,10 +138,14 @@ static inline int hog_rowsel_keep(const hog_rowsel *s, uint64_t row)
     return hog_row_held_out(row, s->holdout, s->seed) == s->want_holdout;
 }
 
-/* Evaluates m on the selected rows of ds with the pool's workers.
- * Returns 0 or -ENOMEM. */
-int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *sel,
+/* Evaluates m on the selected rows of ds with the pool's workers, block by
+ * block; with drop set, each block is read ahead and dropped when done (an
+ * out-of-core scan). Returns 0 or -ENOMEM. */
+int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *sel, int drop,
                  hog_pool *pool, hog_metrics *out);
+
+/* The memory limit a run uses: p->mem_limit, or half of what is available. */
+uint64_t hog_mem_limit(const hog_train_params *p);
 
 /* Metrics with every field NaN and rows 0. */
 hog_metrics hog_metrics_none(void);

@@ -25,24 +25,47 @@ typedef struct eval_job {
     const hog_model *m;
     const hog_dataset *ds;
     const hog_rowsel *sel;
+    int drop;
+    atomic_uint next_block;
     eval_part *parts;
     float *score;   /* binary: one score per row, NaN where not selected */
     uint8_t *pos;   /* binary: 1 where the row is positive */
 } eval_job;
+
+static void eval_rows(eval_job *job, eval_part *part, float *s, uint64_t lo, uint64_t hi);
 
 static void eval_worker(void *arg, unsigned ith, unsigned nth)
 {
     eval_job *job = arg;
     const hog_model *m = job->m;
     eval_part *part = &job->parts[ith];
-    uint64_t n = job->ds->info.rows;
-    uint64_t lo = n * ith / nth, hi = n * (ith + 1) / nth;
+    const hog_dataset *ds = job->ds;
     const uint32_t K = m->outputs;
     float *s = hog_malloc(K * sizeof(float));
     if (!s) {
         part->oom = 1;
         return;
     }
+    /* Whole blocks, claimed in file order, so an out-of-core scan reads
+     * each block once, ahead of use, and drops it after. */
+    for (;;) {
+        uint32_t b = atomic_fetch_add_explicit(&job->next_block, 1, memory_order_relaxed);
+        if (b >= ds->info.blocks)
+            break;
+        if (job->drop && b + nth < ds->info.blocks)
+            hog_dataset_willneed(ds, b + nth);
+        uint64_t lo = (uint64_t)b * ds->info.rows_per_block, hi = lo + ds->blocks[b].rows;
+        eval_rows(job, part, s, lo, hi);
+        if (job->drop)
+            hog_dataset_drop(ds, b, 1);
+    }
+    hog_free(s);
+}
+
+static void eval_rows(eval_job *job, eval_part *part, float *s, uint64_t lo, uint64_t hi)
+{
+    const hog_model *m = job->m;
+    const uint32_t K = m->outputs;
     for (uint64_t i = lo; i < hi; i++) {
         if (job->score)
             job->score[i] = NAN;
@@ -86,7 +109,6 @@ static void eval_worker(void *arg, unsigned ith, unsigned nth)
         }
         }
     }
-    hog_free(s);
 }
 
 typedef struct scored {
@@ -121,14 +143,18 @@ static double auc_of(scored *v, uint64_t n)
     return (rank_sum - npos * (npos + 1) / 2) / (npos * nneg);
 }
 
-int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *sel,
+int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *sel, int drop,
                  hog_pool *pool, hog_metrics *out)
 {
     *out = hog_metrics_none();
     unsigned nth = hog_pool_threads(pool);
     uint64_t n = ds->info.rows;
     int binary = m->info.loss == HOG_LOSS_LOGISTIC || m->info.loss == HOG_LOSS_HINGE;
-    eval_job job = {m, ds, sel, NULL, NULL, NULL};
+    eval_job job = {.m = m, .ds = ds, .sel = sel, .drop = drop};
+    atomic_init(&job.next_block, 0);
+    if (drop)
+        for (uint32_t b = 0; b < nth && b < ds->info.blocks; b++)
+            hog_dataset_willneed(ds, b);
     job.parts = hog_aligned_alloc(HOG_CACHELINE, nth * sizeof(eval_part));
     if (binary) {
         job.score = hog_malloc(n * sizeof(float));
@@ -202,7 +228,8 @@ int hog_model_evaluate(const hog_model *m, const hog_dataset *ds, unsigned threa
     int rc = hog_pool_create(threads, 0, &pool, NULL, 0);
     if (rc < 0)
         return rc;
-    rc = hog_evaluate(m, ds, NULL, pool, out);
+    hog_train_params p = hog_train_params_default();
+    rc = hog_evaluate(m, ds, NULL, hog_dataset_bytes(ds) > hog_mem_limit(&p), pool, out);
     hog_pool_free(pool);
     return rc;
 }

@@ -56,7 +56,8 @@ unsigned hog_trainer_threads(const hog_trainer *t)
  * ===================================================================== */
 /* Collects the distinct label values of ds, ascending, into a new array.
  * Returns the count, or a negative error with a message. */
-static int collect_classes(const hog_dataset *ds, hog_loss loss, double **out, char *err, size_t err_len)
+static int collect_classes(const hog_dataset *ds, hog_loss loss, int ooc, double **out, char *err,
+                           size_t err_len)
 {
     double *c = hog_malloc(MAX_CLASSES * sizeof(double));
     if (!c)
@@ -64,6 +65,10 @@ static int collect_classes(const hog_dataset *ds, hog_loss loss, double **out, c
     uint32_t n = 0;
     for (uint32_t b = 0; b < ds->info.blocks; b++) {
         const hog_block *blk = &ds->blocks[b];
+        if (ooc) {
+            hog_dataset_willneed(ds, b + 1);
+            hog_dataset_drop(ds, b ? b - 1 : 0, 1);
+        }
         for (uint32_t r = 0; r < blk->rows; r++) {
             double y = blk->label[r];
             if (loss == HOG_LOSS_SOFTMAX && y != floor(y)) {
@@ -91,6 +96,8 @@ static int collect_classes(const hog_dataset *ds, hog_loss loss, double **out, c
             n++;
         }
     }
+    if (ooc)
+        hog_dataset_drop(ds, ds->info.blocks - 1, 1);
     *out = c;
     return (int)n;
 }
@@ -127,6 +134,9 @@ typedef struct epoch_job {
     const uint32_t *units;    /* segment ids in this epoch's order */
     uint32_t nunits;
     uint32_t segs_per_block;
+    int ooc;                  /* out of core: read blocks ahead, drop them when done */
+    uint32_t ahead;           /* out of core: how many segments ahead to start reading */
+    atomic_uint *left;        /* out of core: segments of each block not yet done */
     unsigned epoch;           /* 0-based */
     float mid;                /* binary: labels above this are positive */
     worker_state *ws;
@@ -339,6 +349,23 @@ static void maybe_report(epoch_job *job, uint32_t pos, double *last)
     p->progress(p->progress_ctx, &st, 0);
 }
 
+/* Out of core, segments come block by block (see order_units): when the
+ * segment `ahead` places on starts a new block, start reading that block;
+ * when the last segment of a block is done, drop it. */
+static void ooc_before(const epoch_job *job, uint32_t pos)
+{
+    uint32_t q = pos + job->ahead, spb = job->segs_per_block;
+    if (q < job->nunits && job->units[q] / spb != job->units[q - 1] / spb)
+        hog_dataset_willneed(job->ds, job->units[q] / spb);
+}
+
+static void ooc_after(const epoch_job *job, uint32_t pos)
+{
+    uint32_t b = job->units[pos] / job->segs_per_block;
+    if (atomic_fetch_sub_explicit(&job->left[b], 1, memory_order_acq_rel) == 1)
+        hog_dataset_drop(job->ds, b, 1);
+}
+
 static void epoch_worker(void *arg, unsigned ith, unsigned nth)
 {
     (void)nth;
@@ -349,9 +376,39 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
         uint32_t pos = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
         if (pos >= job->nunits)
             break;
+        if (job->ooc)
+            ooc_before(job, pos);
         run_unit(job, ws, pos);
+        if (job->ooc)
+            ooc_after(job, pos);
         if (ith == 0)
             maybe_report(job, pos, &last);
+    }
+}
+
+/* This epoch's order of segments. In memory: all segments shuffled. Out of
+ * core: blocks shuffled, and each block's segments shuffled and kept
+ * together, so that only the few blocks being worked on are resident.
+ * base holds every segment in block order, block b's from first[b] to
+ * first[b + 1]; order is scratch for nblocks block numbers. */
+static void order_units(uint32_t *units, const uint32_t *base, const uint32_t *first, uint32_t nblocks,
+                        int ooc, uint32_t *order, hog_rng *rng)
+{
+    uint32_t nunits = first[nblocks];
+    if (!ooc) {
+        memcpy(units, base, nunits * sizeof(uint32_t));
+        hog_shuffle_u32(units, nunits, rng);
+        return;
+    }
+    for (uint32_t b = 0; b < nblocks; b++)
+        order[b] = b;
+    hog_shuffle_u32(order, nblocks, rng);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < nblocks; i++) {
+        uint32_t b = order[i], n = first[b + 1] - first[b];
+        memcpy(units + k, base + first[b], n * sizeof(uint32_t));
+        hog_shuffle_u32(units + k, n, rng);
+        k += n;
     }
 }
 
@@ -386,7 +443,7 @@ static int hot_cmp(const void *a, const void *b)
  * shrunk as much as by the full-gradient term l2/2 * |w|^2.
  * Returns 0 or -ENOMEM; on success *hot_ids holds *nhot features. */
 static int feature_table(const hog_dataset *ds, const hog_train_params *p, uint64_t dim, uint32_t outputs,
-                         unsigned nth, feat_info **feat_out, uint32_t **hot_ids, uint32_t *nlocal,
+                         unsigned nth, int ooc, feat_info **feat_out, uint32_t **hot_ids, uint32_t *nlocal,
                          uint32_t *nhot)
 {
     uint32_t *deg = hog_calloc(dim, sizeof(uint32_t));
@@ -399,6 +456,8 @@ static int feature_table(const hog_dataset *ds, const hog_train_params *p, uint6
     uint64_t rows = 0;
     for (uint32_t b = 0; b < ds->info.blocks; b++) {
         const hog_block *blk = &ds->blocks[b];
+        if (ooc)
+            hog_dataset_willneed(ds, b + 1);
         for (uint32_t r = 0; r < blk->rows; r++) {
             uint64_t i = (uint64_t)b * ds->info.rows_per_block + r;
             if (p->holdout > 0 && hog_row_held_out(i, p->holdout, p->seed))
@@ -407,6 +466,8 @@ static int feature_table(const hog_dataset *ds, const hog_train_params *p, uint6
             for (uint32_t k = blk->ptr[r]; k < blk->ptr[r + 1]; k++)
                 deg[blk->index[k]]++;
         }
+        if (ooc)
+            hog_dataset_drop(ds, b, 1);
     }
     uint32_t max_hot = nth > 1 ? HOG_MAX(LOCAL_WEIGHTS / outputs, 1u) : 0;
     uint32_t ncand = 0;
@@ -447,7 +508,11 @@ static int feature_table(const hog_dataset *ds, const hog_train_params *p, uint6
 typedef struct run_state {
     worker_state *ws;
     unsigned nth;
-    uint32_t *units;
+    uint32_t *units;  /* this epoch's order of segments */
+    uint32_t *base;   /* every segment, in block order */
+    uint32_t *first;  /* blocks + 1: where each block's segments start in base */
+    uint32_t *order;  /* blocks: scratch for the block order */
+    atomic_uint *left;/* blocks: segments of each block not yet done (out of core) */
     feat_info *feat;
     uint32_t *hot_ids;
     uint32_t nlocal;
@@ -466,6 +531,10 @@ static void run_state_free(run_state *rs)
         }
     hog_free(rs->ws);
     hog_free(rs->units);
+    hog_free(rs->base);
+    hog_free(rs->first);
+    hog_free(rs->order);
+    hog_free((void *)rs->left);
     hog_free(rs->feat);
     hog_free(rs->hot_ids);
     hog_free(rs->classes);
@@ -482,11 +551,16 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     rs.nth = hog_pool_threads(t->pool);
     hog_model *m = NULL;
     int rc = 0;
+    uint64_t limit = hog_mem_limit(p);
+    int ooc = hog_dataset_bytes(train) > limit;
+    if (ooc)
+        hog_log(HOG_LOG_INFO, "training out of core: %llu bytes of data, a limit of %llu",
+                (unsigned long long)hog_dataset_bytes(train), (unsigned long long)limit);
 
     /* Classes: binary losses need exactly two label values, softmax integers. */
     uint32_t classes = 0, outputs = 1;
     if (p->loss != HOG_LOSS_SQUARED) {
-        rc = collect_classes(train, p->loss, &rs.classes, err, err_len);
+        rc = collect_classes(train, p->loss, ooc, &rs.classes, err, err_len);
         if (rc < 0)
             goto fail;
         classes = (uint32_t)rc;
@@ -509,15 +583,20 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     rs.ws = hog_aligned_alloc(HOG_CACHELINE, rs.nth * sizeof(worker_state));
     uint32_t rpb = train->info.rows_per_block;
     uint32_t segs_per_block = (rpb + SEGMENT_ROWS - 1) / SEGMENT_ROWS;
-    rs.units = hog_malloc((size_t)train->info.blocks * segs_per_block * sizeof(uint32_t));
-    if (!m || !rs.ws || !rs.units) {
+    uint32_t nblocks = train->info.blocks;
+    rs.units = hog_malloc((size_t)nblocks * segs_per_block * sizeof(uint32_t));
+    rs.base = hog_malloc((size_t)nblocks * segs_per_block * sizeof(uint32_t));
+    rs.first = hog_malloc(((size_t)nblocks + 1) * sizeof(uint32_t));
+    rs.order = hog_malloc(((size_t)nblocks + 1) * sizeof(uint32_t));
+    rs.left = hog_malloc(((size_t)nblocks + 1) * sizeof(atomic_uint));
+    if (!m || !rs.ws || !rs.units || !rs.base || !rs.first || !rs.order || !rs.left) {
         rc = -ENOMEM;
         goto fail;
     }
     memset(rs.ws, 0, rs.nth * sizeof(worker_state));
     if (classes)
         memcpy(m->class_labels, rs.classes, classes * sizeof(double));
-    rc = feature_table(train, p, dim, outputs, rs.nth, &rs.feat, &rs.hot_ids, &rs.nlocal, &rs.nhot);
+    rc = feature_table(train, p, dim, outputs, rs.nth, ooc, &rs.feat, &rs.hot_ids, &rs.nlocal, &rs.nhot);
     if (rc < 0)
         goto fail;
     for (unsigned i = 0; i < rs.nth; i++) {
@@ -534,9 +613,12 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     if (rs.nlocal)
         hog_log(HOG_LOG_DEBUG, "%u features kept per worker, %u of them hot", rs.nlocal, rs.nhot);
     uint32_t nunits = 0;
-    for (uint32_t b = 0; b < train->info.blocks; b++)
+    for (uint32_t b = 0; b < nblocks; b++) {
+        rs.first[b] = nunits;
         for (uint32_t s = 0; s * SEGMENT_ROWS < train->blocks[b].rows; s++)
-            rs.units[nunits++] = b * segs_per_block + s;
+            rs.base[nunits++] = b * segs_per_block + s;
+    }
+    rs.first[nblocks] = nunits;
 
     m->info.params = *p;
     m->info.params.threads = rs.nth;
@@ -557,14 +639,22 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         epoch_job job = {
             .p = p, .m = m, .ds = train, .feat = rs.feat, .hot_ids = rs.hot_ids, .nlocal = rs.nlocal, .nhot = rs.nhot,
             .nth = rs.nth,
-            .units = rs.units, .nunits = nunits,
+            .units = rs.units, .nunits = nunits, .ooc = ooc, .left = rs.left,
+            .ahead = HOG_MIN(nunits - 1, 2 * rs.nth * segs_per_block),
             .segs_per_block = segs_per_block, .epoch = e, .ws = rs.ws, .done_seconds = seconds, .stats = &st,
         };
         job.mid = classes == 2 ? (float)(0.5 * (rs.classes[0] + rs.classes[1])) : 0.0f;
         atomic_init(&job.next, 0);
         atomic_init(&job.published, 0);
         hog_rng rng = {hog_mix64(p->seed ^ 0x5eed0000ull) + e};
-        hog_shuffle_u32(rs.units, nunits, &rng);
+        order_units(rs.units, rs.base, rs.first, nblocks, ooc, rs.order, &rng);
+        if (ooc) {
+            for (uint32_t b = 0; b < nblocks; b++)
+                atomic_init(&rs.left[b], rs.first[b + 1] - rs.first[b]);
+            for (uint32_t q = 0; q <= job.ahead; q++) /* the first blocks, before the workers ask */
+                if (q == 0 || rs.units[q] / segs_per_block != rs.units[q - 1] / segs_per_block)
+                    hog_dataset_willneed(train, rs.units[q] / segs_per_block);
+        }
         uint64_t ex0 = st.examples;
         double loss0 = 0;
         for (unsigned i = 0; i < rs.nth; i++)
@@ -590,7 +680,7 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         if (!isfinite(st.train_loss) && st.examples > ex0)
             hog_log(HOG_LOG_WARN, "epoch %u: the training loss is not finite: lower --step", e + 1);
         if (eval_ds) {
-            rc = hog_evaluate(m, eval_ds, &eval_sel, t->pool, &st.test);
+            rc = hog_evaluate(m, eval_ds, &eval_sel, hog_dataset_bytes(eval_ds) > limit, t->pool, &st.test);
             if (rc < 0)
                 goto fail;
         }
@@ -601,7 +691,7 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         rc = hog_fail(HOG_EEMPTY, err, err_len, "every training row is held out: lower the holdout fraction");
         goto fail;
     }
-    rc = hog_evaluate(m, train, &train_sel, t->pool, &m->info.train);
+    rc = hog_evaluate(m, train, &train_sel, ooc, t->pool, &m->info.train);
     if (rc < 0)
         goto fail;
     m->info.train_rows = m->info.train.rows;

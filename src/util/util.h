@@ -74,6 +74,12 @@ static inline uint32_t hog_rng_below(hog_rng *r, uint32_t n)
 /* Fisher-Yates shuffle of a[0..n). */
 void hog_shuffle_u32(uint32_t *a, uint32_t n, hog_rng *r);
 
+/* ---- memory ---- */
+/* Memory the kernel says is available for new work (MemAvailable), in bytes;
+ * sysconf's free pages where /proc/meminfo is missing. hwloc's NUMA memory
+ * figures are not used: with lazy page initialisation they are wrong. */
+uint64_t hog_mem_available(void);
+
 /* ---- time ---- */
 double hog_now(void); /* seconds, CLOCK_MONOTONIC */
 

@@ -1,4 +1,4 @@
-/* util_file.c: atomic file output, CRC-32, shuffling and the clock. */
+/* util_file.c: atomic file output, CRC-32, shuffling, available memory and the clock. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -33,6 +33,23 @@ void hog_shuffle_u32(uint32_t *a, uint32_t n, hog_rng *r)
         a[i - 1] = a[j];
         a[j] = t;
     }
+}
+
+uint64_t hog_mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "re");
+    if (f) {
+        char line[256];
+        unsigned long long kb;
+        while (fgets(line, sizeof(line), f))
+            if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+                fclose(f);
+                return (uint64_t)kb * 1024;
+            }
+        fclose(f);
+    }
+    long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
 }
 
 double hog_now(void)
