@@ -252,13 +252,17 @@ typedef struct hog_reader hog_reader;
  * O_DIRECT where the file system allows it (buffered reads otherwise).
  * .gz and .zst files (by their magic bytes) are decompressed on the way, so
  * chunks are always the plain bytes. Errors: -errno, -ENOMEM, HOG_EFORMAT
- * (a corrupt compressed stream; err names the file and the byte offset). */
+ * (a corrupt compressed stream; err names the file and the byte offset),
+ * -EINVAL (chunk over 1 GiB, depth over 1024), -ESPIPE (not a regular file).
+ * err must outlive the reader: later errors of hog_reader_next go there. */
 int hog_reader_open(const char *path, size_t chunk_bytes, unsigned depth, hog_reader **out,
                     char *err, size_t err_len);
 
 /* The next chunk in file order: *data points at *len bytes, valid until it is
  * released. Returns 1, 0 at the end of the file, or a negative error (err
- * as above). At most `depth` chunks may be held unreleased at once. */
+ * as above); -EBUSY while all `depth` chunks are held unreleased.
+ * hog_reader_next, _file_bytes, _direct and _close belong to one thread at a
+ * time; hog_reader_release may be called from any thread. */
 int hog_reader_next(hog_reader *r, const char **data, size_t *len);
 void hog_reader_release(hog_reader *r, const char *data);
 
