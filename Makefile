@@ -47,7 +47,7 @@ TOOLS    := $(TOOL_SRC:tools/%.c=$(BUILD)/tools/%)
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 QUICK_TESTS := $(filter-out $(BUILD)/tests/test_accuracy $(BUILD)/tests/test_cli,$(TESTS))
 
-.PHONY: all deps test check asan tsan bench demo install uninstall clean help symbols tools
+.PHONY: all deps test check asan tsan fuzz bench demo install uninstall clean help symbols tools
 
 ## all: build libhogtrain.a, the hogtrain command and the tools (the default)
 all: $(LIB) $(BIN) tools
@@ -106,6 +106,11 @@ tsan: deps
 	@$(MAKE) --no-print-directory BUILD=build-tsan SANITIZE=thread all $(RACE_SRC:tests/%.c=build-tsan/tests/%)
 	@set -e; for t in $(RACE_SRC:tests/%.c=build-tsan/tests/%); do TSAN_OPTIONS=halt_on_error=1 $$t; done
 
+## fuzz: build the parser fuzz targets with clang's libFuzzer and run each for FUZZ_SECONDS (20)
+FUZZ_SECONDS ?= 20
+fuzz:
+	@sh tests/fuzz/run-fuzz.sh $(FUZZ_SECONDS)
+
 ## symbols: fail if libhogtrain.a exports a symbol without the hog_ prefix
 symbols: $(LIB)
 	@bad=$$(nm -g --defined-only $(LIB) | awk 'NF == 3 && $$2 ~ /[A-TV-Z]/ { print $$3 }' | grep -v '^hog_' || true); \
@@ -144,7 +149,7 @@ uninstall:
 
 ## clean: remove the build folders
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-fuzz
 
 ## help: list the targets
 help:

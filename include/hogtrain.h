@@ -134,6 +134,7 @@ typedef struct hog_dataset_info {
     uint32_t rows_per_block;
     uint64_t fingerprint;   /* a hash of the contents, the same for text and .hgd */
     uint64_t file_bytes;    /* size of the file it was read from */
+    uint64_t skipped;       /* malformed lines skipped (on_error SKIP); 0 for .hgd */
 } hog_dataset_info;
 
 /* Opens a data set. A binary dataset is memory-mapped and every size, offset,
@@ -152,6 +153,12 @@ int hog_dataset_open(const char *path, const hog_read_params *params,
 /* Releases a data set. NULL is accepted. */
 void hog_dataset_close(hog_dataset *ds);
 
+/* Where malformed lines were skipped while reading text with on_error SKIP:
+ * writes the first few locations, "file:line:column: expected ..., found
+ * ...", one per line, into buf (len bytes, NUL-terminated; "" if none) and
+ * returns the number of lines skipped in all. */
+uint64_t hog_dataset_skipped(const hog_dataset *ds, char *buf, size_t len);
+
 /* Fills *info. Never fails. */
 void hog_dataset_get_info(const hog_dataset *ds, hog_dataset_info *info);
 
@@ -166,7 +173,9 @@ int hog_dataset_save(const hog_dataset *ds, const char *path);
 
 /* Streams a text file straight into a binary dataset with bounded memory
  * (one block of rows at a time), atomically as hog_dataset_save does.
- * If info is not NULL it receives the summary of what was written.
+ * If info is not NULL it receives the summary of what was written; when
+ * lines were skipped (on_error SKIP), err_detail receives their first
+ * locations as hog_dataset_skipped writes them, and 0 is still returned.
  * Errors: as hog_dataset_open for text, plus those of hog_dataset_save. */
 int hog_dataset_convert(const char *in_path, const hog_read_params *params,
                         const char *out_path, hog_dataset_info *info,
@@ -266,6 +275,7 @@ typedef struct hog_model_info {
     uint32_t outputs;    /* 1, or the number of classes for softmax */
     uint32_t classes;    /* 2 for binary losses, K for softmax, 0 for squared */
     uint64_t data_fingerprint;
+    uint64_t data_skipped; /* malformed lines of the training text skipped */
     uint64_t train_rows;
     hog_train_params params; /* progress callback fields are NULL */
     hog_metrics train;   /* final training metrics (mean loss as it ran) */

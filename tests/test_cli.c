@@ -209,3 +209,40 @@ Test(cli, bad_options_exit_2_with_a_message)
     cr_assert(strstr(out, "missing.svm") && strstr(out, "No such file"), "%s", out);
     cr_assert_eq(hog("train t.svm -o m.hog --test t.svm --holdout 0.1"), 2);
 }
+
+Test(cli, skipped_lines_are_counted_located_and_recorded)
+{
+    write_file("s.svm", "1 1:1 2:2\n0 1:x\n1 3:1\n0 2:1\n1 x\n");
+    cr_assert_eq(hog("train s.svm -o m.hog -q"), 1, "%s", out);
+    cr_assert(strstr(out, "s.svm:2:5: expected a number, found 'x'"), "%s", out);
+    cr_assert_eq(hog("train s.svm -o m.hog -q --on-error skip"), 0, "%s", out);
+    cr_assert(strstr(out, "skipped 2 malformed lines") && strstr(out, "s.svm:5:3: expected index:value"),
+              "-q does not hide skipped input: %s", out);
+    cr_assert_eq(hog("info m.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "skipped lines      2"), "the model records it: %s", out);
+    cr_assert_eq(hog("convert s.svm -o s.hgd -q --on-error skip"), 0, "%s", out);
+    cr_assert(strstr(out, "skipped 2"), "%s", out);
+    cr_assert_eq(hog("info s.hgd"), 0, "%s", out);
+    cr_assert(strstr(out, "rows               3"), "%s", out);
+}
+
+Test(cli, compressed_and_vw_inputs)
+{
+    write_separable("t.svm", 400, 9, 0);
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "cd %s && gzip -k t.svm && zstd -q t.svm -o t.svm.zst 2>/dev/null || cp t.svm.gz t.svm.zst", dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(hog("convert t.svm -o a.hgd -q"), 0, "%s", out);
+    cr_assert_eq(hog("convert t.svm.gz -o b.hgd -q"), 0, "%s", out);
+    cr_assert_eq(hog("convert t.svm.zst -o c.hgd -q"), 0, "%s", out);
+    snprintf(cmd, sizeof(cmd), "cd %s && cmp a.hgd b.hgd && cmp a.hgd c.hgd", dir);
+    cr_assert_eq(system(cmd), 0, "compressed input gives the same dataset");
+
+    write_file("v.vw", "1 |f a b:2 |g c\n-1 2.0 'tag|f d |g c:0.5\n1 |f a\n-1 |f d e\n");
+    cr_assert_eq(hog("train v.vw -o v.hog -q -b 10 --epochs 20"), 0, "%s", out);
+    cr_assert_eq(hog("info v.vw -b 10"), 0, "%s", out);
+    cr_assert(strstr(out, "Vowpal Wabbit") || strstr(out, "VW"), "%s", out);
+    cr_assert_eq(hog("predict v.hog v.vw -b 10 -q"), 0, "%s", out);
+    cr_assert(strncmp(out, "0.", 2) == 0, "a probability per line: %s", out);
+}
+

@@ -316,14 +316,23 @@ Test(etl_text, csv_errors_are_located)
     hog_read_params p = params(HOG_FORMAT_CSV);
     open_fails("a.csv", "1,2,3\n4,5\n", &p, HOG_EFORMAT, ":2:4: expected 3 fields, found 2");
     open_fails("b.csv", "1,2\n\n3,4,5\n", &p, HOG_EFORMAT, ":3:5: expected 2 fields, found 3");
-    open_fails("c.csv", "1,2,3\n1,,3\n", &p, HOG_EFORMAT, ":2:3: expected a number, found ','");
-    open_fails("d.csv", "1,2,3\n1,2,\n", &p, HOG_EFORMAT,
-               ":2:5: expected a number, found end of line");
+    /* Empty numeric fields are missing values (stored as nothing); an empty
+     * label is an error. */
+    hog_dataset *ds = open_ok("c.csv", "1,2,3\n1,,3\n1,2,\n", &p);
+    cr_assert_eq(hog_dataset_row(ds, 1).nnz, 1);
+    cr_assert_eq(hog_dataset_row(ds, 1).index[0], 1);
+    cr_assert_eq(hog_dataset_row(ds, 2).nnz, 1);
+    cr_assert_eq(hog_dataset_row(ds, 2).index[0], 0);
+    hog_dataset_close(ds);
+    open_fails("d.csv", "1,2,3\n,2,3\n", &p, HOG_EFORMAT, ":2:1: expected a number, found ','");
     open_fails("e.csv", "y,a,b\n1,2x,3\n", &p, HOG_EFORMAT,
                ":2:3: expected a number, found '2x'");
     open_fails("f.csv", "y,a\n1,1e40\n", &p, HOG_EFORMAT,
                ":2:3: expected a finite number, found '1e40'");
-    open_fails("g.csv", "y,a\n1,\"2\"\n", &p, HOG_EFORMAT, ":2:3: expected a number, found '\"2\"'");
+    /* RFC 4180: a quoted number is a number. */
+    hog_dataset *q = open_ok("g.csv", "y,a\n1,\"2\"\n", &p);
+    cr_assert_eq(hog_dataset_row(q, 0).value[0], 2.0f);
+    hog_dataset_close(q);
     open_fails("h.csv", "\"abc,d\n1,2\n", &p, HOG_EFORMAT,
                ":1:1: expected a closing quote, found end of line");
     open_fails("i.csv", "\"a\"b,c\n1,2\n", &p, HOG_EFORMAT,
@@ -336,7 +345,7 @@ Test(etl_text, csv_parameter_errors)
 {
     hog_read_params p = params(HOG_FORMAT_CSV);
     p.label_name = "zz";
-    open_fails("a.csv", "y,a\n1,2\n", &p, HOG_EPARAM, ": no column named 'zz' in the header");
+    open_fails("a.csv", "y,a\n1,2\n", &p, HOG_EPARAM, ": no column named 'zz' (columns: y, a)");
     p = params(HOG_FORMAT_CSV);
     p.label_index = 3;
     open_fails("b.csv", "1,2,3\n", &p, HOG_EPARAM,
@@ -422,7 +431,7 @@ Test(etl_text, detect_format)
     char err[512], expect[600];
     hog_dataset *ds;
     cr_assert_eq(hog_dataset_open(path, &p, &ds, err, sizeof(err)), HOG_EFORMAT);
-    snprintf(expect, sizeof(expect), "%s:2:4: expected text, found a NUL byte", path);
+    snprintf(expect, sizeof(expect), "%s:2:3: expected index:value, found '2?:1'", path);
     cr_assert_str_eq(err, expect);
 
     snprintf(path, sizeof(path), "%s/missing", dir);
@@ -442,15 +451,18 @@ Test(etl_text, missing_file_names_it)
     cr_assert_str_eq(err, expect);
 }
 
-Test(etl_text, text_read_into_builder_directly)
+Test(etl_text, text_streamed_into_builder_directly)
 {
     char path[256], err[256];
     hog_builder *b;
     cr_assert_eq(hog_builder_create(0, NULL, &b), 0);
     hog_read_params p = params(HOG_FORMAT_LIBSVM);
-    cr_assert_eq(hog_text_read(put(path, "a.svm", "1 1:1\n0 2:2\n"), &p, b, err, sizeof(err)), 0);
+    hog_text_summary sum;
+    cr_assert_eq(hog_text_stream(put(path, "a.svm", "1 1:1\n0 2:2\n"), &p, b, &sum, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(hog_builder_rows(b), 2);
+    cr_assert_eq(sum.lines, 2);
+    cr_assert_eq(sum.format, HOG_FORMAT_LIBSVM);
     p.format = HOG_FORMAT_BINARY;
-    cr_assert_eq(hog_text_read(path, &p, b, err, sizeof(err)), HOG_EPARAM);
+    cr_assert_eq(hog_text_stream(path, &p, b, &sum, err, sizeof(err)), HOG_EPARAM);
     hog_builder_free(b);
 }

@@ -20,12 +20,38 @@ int cli_unsigned(const char *opt, const char *s, unsigned long long max, unsigne
 /* A size in bytes with an optional K, M, G or T suffix (powers of 1024). */
 int cli_bytes(const char *opt, const char *s, unsigned long long *out);
 
-/* Applies one of the data-reading options (--format, --label, --header,
- * --delimiter) to p. Returns 1 if opt was one of them, 0 if not, -1 on a bad
- * value (reported). */
+/* The options that say how to read data, the same for every command:
+ * getopt_long returns CLI_READ_OPT for them (and 'b' for -b, the hash bits),
+ * and cli_read_option applies them. */
+#define CLI_READ_OPT 'F'
+#define CLI_READ_OPTIONS                                                                        \
+    {"format", required_argument, 0, CLI_READ_OPT}, {"label", required_argument, 0, CLI_READ_OPT}, \
+    {"header", no_argument, 0, CLI_READ_OPT}, {"delimiter", required_argument, 0, CLI_READ_OPT},   \
+    {"ignore", required_argument, 0, CLI_READ_OPT},                                             \
+    {"categorical", required_argument, 0, CLI_READ_OPT},                                        \
+    {"hash-bits", required_argument, 0, 'b'}, {"index-base", required_argument, 0, CLI_READ_OPT}, \
+    {"on-error", required_argument, 0, CLI_READ_OPT},                                           \
+    {"parse-threads", required_argument, 0, CLI_READ_OPT}
+#define CLI_READ_USAGE                                                                          \
+    "  --format csv|libsvm|vw|hgd  input format (default: detected from the content)\n"        \
+    "  --label COL             CSV label column, 0-based index or header name (default 0)\n"  \
+    "  --header                CSV: the first line is a header (default: detected)\n"         \
+    "  --delimiter C           CSV field separator (default: detected; 'tab' for a tab)\n"    \
+    "  --ignore COLS           CSV columns to drop, comma-separated names or indices\n"       \
+    "  --categorical COLS      CSV columns whose values are hashed into features\n"           \
+    "  -b, --hash-bits B       hash every feature into 2^B (string features: 18 if not given)\n" \
+    "  --index-base 0|1        libsvm indices as written (0, default) or 1-based (1)\n"       \
+    "  --on-error stop|skip    malformed lines stop the run (default) or are skipped and counted\n" \
+    "  --parse-threads N       threads parsing text (default: one per core)\n"
+
+/* Applies one of the data-reading options to p. Returns 1 if opt was one
+ * of them, 0 if not, -1 on a bad value (reported). */
 int cli_read_option(const char *opt, const char *val, hog_read_params *p);
 
-/* Opens a data set, reporting the error. Returns 0 or -1. */
+/* Prints how many malformed lines of path were skipped, and the first of them. */
+void cli_report_skipped(const char *path, uint64_t skipped, const char *locations);
+
+/* Opens a data set, reporting the error (and any skipped lines). Returns 0 or -1. */
 int cli_open(const char *path, const hog_read_params *p, hog_dataset **out);
 
 /* JSON output: a number or null for NaN/infinity, and a metrics object. */

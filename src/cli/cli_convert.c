@@ -7,30 +7,26 @@
 static const char convert_usage[] =
     "usage: hogtrain convert INPUT -o DATA.hgd [options]\n"
     "  -o, --output FILE     the binary dataset to write (atomically)\n"
-    "  --format csv|libsvm   input format (default: detected)\n"
-    "  --label COL           CSV label column, 0-based index or header name (default 0)\n"
-    "  --header              CSV: the first line is a header (default: detected)\n"
-    "  --delimiter C         CSV field separator (default: detected; 'tab' for a tab)\n"
-    "  -q, --quiet           print nothing on success\n";
+    "  -q, --quiet           print nothing on success\n"
+    CLI_READ_USAGE;
 
 int cli_convert(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"output", required_argument, 0, 'o'}, {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'}, {"format", required_argument, 0, 0},
-        {"label", required_argument, 0, 0}, {"header", no_argument, 0, 0},
-        {"delimiter", required_argument, 0, 0}, {0, 0, 0, 0},
+        {"help", no_argument, 0, 'h'}, CLI_READ_OPTIONS, {0, 0, 0, 0},
     };
     hog_read_params rp = hog_read_params_default();
     const char *out = NULL;
     int c, li;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, &li)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:qhb:", opts, &li)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'q': cli_quiet = 1; break;
         case 'h': fputs(convert_usage, stdout); return 0;
-        case 0:
-            if (cli_read_option(opts[li].name, optarg, &rp) < 0)
+        case 'b':
+        case CLI_READ_OPT:
+            if (cli_read_option(c == 'b' ? "hash-bits" : opts[li].name, optarg, &rp) < 0)
                 return 2;
             break;
         default: fputs(convert_usage, stderr); return 2;
@@ -62,6 +58,7 @@ int cli_convert(int argc, char **argv)
         cli_error("%s", err[0] ? err : hog_strerror(rc));
         return 1;
     }
+    cli_report_skipped(in, info.skipped, err);
     if (!cli_quiet)
         fprintf(stderr, "%s: %llu rows, %llu features, %llu non-zeros in %u blocks\n", out,
                 (unsigned long long)info.rows, (unsigned long long)info.features,

@@ -13,6 +13,7 @@ static const char *format_name(hog_format f)
     case HOG_FORMAT_BINARY: return "hogtrain binary dataset (.hgd)";
     case HOG_FORMAT_LIBSVM: return "libsvm text";
     case HOG_FORMAT_CSV: return "CSV text";
+    case HOG_FORMAT_VW: return "Vowpal Wabbit text";
     default: return "unknown";
     }
 }
@@ -55,6 +56,8 @@ static int info_model(const char *path)
     }
     printf("%-18s %016llx\n", "data fingerprint", (unsigned long long)in.data_fingerprint);
     printf("%-18s %llu\n", "training rows", (unsigned long long)in.train_rows);
+    if (in.data_skipped)
+        printf("%-18s %llu\n", "skipped lines", (unsigned long long)in.data_skipped);
     printf("%-18s threads %u, epochs %u, step %g, %s schedule (decay %g, power %g), l2 %g,"
            " holdout %g, seed %llu, bias %d\n", "parameters", p->threads, p->epochs, p->step,
            hog_schedule_name(p->schedule), p->decay, p->power, p->l2, p->holdout,
@@ -89,18 +92,17 @@ static int info_dataset(const char *path, const hog_read_params *rp)
 int cli_info(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"help", no_argument, 0, 'h'}, {"format", required_argument, 0, 0},
-        {"label", required_argument, 0, 0}, {"header", no_argument, 0, 0},
-        {"delimiter", required_argument, 0, 0}, {0, 0, 0, 0},
+        {"help", no_argument, 0, 'h'}, CLI_READ_OPTIONS, {0, 0, 0, 0},
     };
     hog_read_params rp = hog_read_params_default();
     int c, li;
-    while ((c = getopt_long(argc, argv, "h", opts, &li)) != -1) {
+    while ((c = getopt_long(argc, argv, "hb:", opts, &li)) != -1) {
         if (c == 'h') {
-            puts("usage: hogtrain info FILE [--format csv|libsvm] [--label COL] [--header] [--delimiter C]");
+            fputs("usage: hogtrain info FILE [options]\n" CLI_READ_USAGE, stdout);
             return 0;
         }
-        if (c != 0 || cli_read_option(opts[li].name, optarg, &rp) < 0)
+        if ((c != CLI_READ_OPT && c != 'b') ||
+            cli_read_option(c == 'b' ? "hash-bits" : opts[li].name, optarg, &rp) < 0)
             return 2;
     }
     if (optind != argc - 1) {

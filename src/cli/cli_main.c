@@ -98,8 +98,10 @@ int cli_read_option(const char *opt, const char *val, hog_read_params *p)
             p->format = HOG_FORMAT_LIBSVM;
         else if (strcmp(val, "hgd") == 0 || strcmp(val, "binary") == 0)
             p->format = HOG_FORMAT_BINARY;
+        else if (strcmp(val, "vw") == 0)
+            p->format = HOG_FORMAT_VW;
         else {
-            cli_error("--format: expected csv, libsvm or hgd, found '%s'", val);
+            cli_error("--format: expected csv, libsvm, vw or hgd, found '%s'", val);
             return -1;
         }
         return 1;
@@ -120,6 +122,36 @@ int cli_read_option(const char *opt, const char *val, hog_read_params *p)
         p->header = 1;
         return 1;
     }
+    if (strcmp(opt, "ignore") == 0 || strcmp(opt, "categorical") == 0) {
+        *(opt[0] == 'i' ? &p->ignore : &p->categorical) = val;
+        return 1;
+    }
+    if (strcmp(opt, "hash-bits") == 0 || strcmp(opt, "index-base") == 0 || strcmp(opt, "parse-threads") == 0) {
+        unsigned long long v;
+        unsigned long long max = opt[0] == 'h' ? 31 : opt[0] == 'i' ? 1 : 4096;
+        char name[32];
+        snprintf(name, sizeof(name), "--%s", opt);
+        if (cli_unsigned(name, val, max, &v) < 0)
+            return -1;
+        if (opt[0] == 'h')
+            p->hash_bits = (unsigned)v;
+        else if (opt[0] == 'i')
+            p->index_base = (unsigned)v;
+        else
+            p->threads = (unsigned)v;
+        return 1;
+    }
+    if (strcmp(opt, "on-error") == 0) {
+        if (strcmp(val, "stop") == 0)
+            p->on_error = HOG_ON_ERROR_STOP;
+        else if (strcmp(val, "skip") == 0)
+            p->on_error = HOG_ON_ERROR_SKIP;
+        else {
+            cli_error("--on-error: expected stop or skip, found '%s'", val);
+            return -1;
+        }
+        return 1;
+    }
     if (strcmp(opt, "delimiter") == 0) {
         if (strcmp(val, "\\t") == 0 || strcmp(val, "tab") == 0)
             p->delimiter = '\t';
@@ -134,6 +166,15 @@ int cli_read_option(const char *opt, const char *val, hog_read_params *p)
     return 0;
 }
 
+void cli_report_skipped(const char *path, uint64_t skipped, const char *locations)
+{
+    if (skipped == 0)
+        return;
+    /* Not silenced by -q: skipped input is never dropped without a word. */
+    fprintf(stderr, "hogtrain: %s: skipped %llu malformed line%s; the first:\n%s", path,
+            (unsigned long long)skipped, skipped == 1 ? "" : "s", locations);
+}
+
 int cli_open(const char *path, const hog_read_params *p, hog_dataset **out)
 {
     char err[CLI_ERR_LEN] = "";
@@ -142,6 +183,8 @@ int cli_open(const char *path, const hog_read_params *p, hog_dataset **out)
         cli_error("%s", err[0] ? err : hog_strerror(rc));
         return -1;
     }
+    uint64_t skipped = hog_dataset_skipped(*out, err, sizeof(err));
+    cli_report_skipped(path, skipped, err);
     return 0;
 }
 

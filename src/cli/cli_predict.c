@@ -11,7 +11,8 @@ static const char predict_usage[] =
     "  the predicted label (hinge, softmax) or the predicted value (squared).\n"
     "  -o FILE        predictions to FILE (atomically) instead of standard output\n"
     "  --report FILE  JSON with the metrics against INPUT's labels\n"
-    "  --format, --label, --header, --delimiter: how to read text INPUT\n";
+    "  how to read text INPUT (the model was trained with the same, usually):\n"
+    CLI_READ_USAGE;
 
 static int write_report(const char *path, const char *model, const char *input, const hog_metrics *mt)
 {
@@ -33,21 +34,20 @@ int cli_predict(int argc, char **argv)
     static const struct option opts[] = {
         {"output", required_argument, 0, 'o'}, {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'}, {"report", required_argument, 0, 'R'},
-        {"format", required_argument, 0, 0}, {"label", required_argument, 0, 0},
-        {"header", no_argument, 0, 0}, {"delimiter", required_argument, 0, 0},
-        {0, 0, 0, 0},
+        CLI_READ_OPTIONS, {0, 0, 0, 0},
     };
     hog_read_params rp = hog_read_params_default();
     const char *out = NULL, *report = NULL;
     int c, li;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, &li)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:qhb:", opts, &li)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'q': cli_quiet = 1; break;
         case 'h': fputs(predict_usage, stdout); return 0;
         case 'R': report = optarg; break;
-        case 0:
-            if (cli_read_option(opts[li].name, optarg, &rp) < 0)
+        case 'b':
+        case CLI_READ_OPT:
+            if (cli_read_option(c == 'b' ? "hash-bits" : opts[li].name, optarg, &rp) < 0)
                 return 2;
             break;
         default: fputs(predict_usage, stderr); return 2;

@@ -28,7 +28,8 @@ static const char train_usage[] =
     "                          of what is available); a larger .hgd trains out of core\n"
     "  --report FILE           write a JSON report (atomically)\n"
     "  -q, --quiet             no progress output\n"
-    "  --format, --label, --header, --delimiter: how to read text INPUT and --test\n";
+    "  how to read text INPUT and --test:\n"
+    CLI_READ_USAGE;
 
 typedef struct progress_state {
     int tty;
@@ -176,8 +177,7 @@ int cli_train(int argc, char **argv)
         {"output", required_argument, 0, 'o'}, {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'}, {"test", required_argument, 0, 'T'},
         {"report", required_argument, 0, 'R'},
-        {"format", required_argument, 0, 'F'}, {"label", required_argument, 0, 'F'},
-        {"header", no_argument, 0, 'F'}, {"delimiter", required_argument, 0, 'F'},
+        CLI_READ_OPTIONS,
         {"loss", required_argument, 0, 0}, {"threads", required_argument, 0, 0},
         {"epochs", required_argument, 0, 0}, {"step", required_argument, 0, 0},
         {"schedule", required_argument, 0, 0}, {"decay", required_argument, 0, 0},
@@ -191,15 +191,16 @@ int cli_train(int argc, char **argv)
     hog_read_params rp = hog_read_params_default();
     const char *out = NULL, *test_path = NULL, *report = NULL;
     int c, li, holdout_set = 0;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, &li)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:qhb:", opts, &li)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'q': cli_quiet = 1; break;
         case 'h': fputs(train_usage, stdout); return 0;
         case 'T': test_path = optarg; break;
         case 'R': report = optarg; break;
-        case 'F':
-            if (cli_read_option(opts[li].name, optarg, &rp) < 0)
+        case 'b':
+        case CLI_READ_OPT:
+            if (cli_read_option(c == 'b' ? "hash-bits" : opts[li].name, optarg, &rp) < 0)
                 return 2;
             break;
         case 0:

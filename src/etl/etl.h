@@ -67,6 +67,7 @@ struct hog_dataset {
     void **heap;           /* heap buffers owned (one per block), or NULL */
     uint32_t heap_count;
     int fd;                /* the mapped file, kept for posix_fadvise; -1 if none */
+    char *skip_report;     /* the first skipped lines' locations, or NULL */
 };
 
 /* Out-of-core scans. A data set larger than the memory it may use is walked
@@ -129,16 +130,14 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
 /* Writes a data set's blocks to a freshly opened atomic file. */
 int hog_hgd_write(const hog_dataset *ds, hog_atomic_file *f);
 
-/* ---- text ---- */
-/* Detects the format of a file from its first bytes (binary magic, libsvm's
- * idx:val pairs, otherwise CSV). Returns 0 and sets *fmt, or -errno. */
+/* ---- format detection ---- */
+/* Detects the format of a file from its first bytes: the .hgd magic, or a NUL
+ * byte in the first 4 KiB of a file that is not gzip or zstd (a damaged .hgd
+ * then gets the binary reader's verdict), means binary; otherwise the text
+ * (decompressed) is VW if its first data line has a '|', libsvm if a token
+ * idx:val follows the first token, else CSV. Returns 0 and sets *fmt, or
+ * -errno. */
 int hog_detect_format(const char *path, hog_format *fmt);
-
-/* Parses a libsvm or CSV file (p->format must be one of them) into b.
- * Errors: -errno, -ENOMEM, HOG_EFORMAT with "path:line:column: expected X,
- * found Y" in err, HOG_EPARAM (a label column that is not there). */
-int hog_text_read(const char *path, const hog_read_params *p, hog_builder *b,
-                  char *err, size_t err_len);
 
 /* ===================================================================== *
  *  Parsing text in chunks (etl_parse.c)

@@ -496,6 +496,7 @@ void hog_dataset_close(hog_dataset *ds)
         hog_free(ds->heap[i]);
     hog_free(ds->heap);
     hog_free(ds->blocks);
+    hog_free(ds->skip_report);
     hog_free(ds);
 }
 
@@ -813,7 +814,7 @@ static int resolve_format(const char *path, const hog_read_params *p, hog_format
                           char *err, size_t len)
 {
     *fmt = p->format;
-    if (p->format > HOG_FORMAT_CSV || p->format < HOG_FORMAT_AUTO)
+    if (p->format > HOG_FORMAT_VW || p->format < HOG_FORMAT_AUTO)
         return hog_fail(HOG_EPARAM, err, len, "format: %d is not a hog_format", (int)p->format);
     if (p->format != HOG_FORMAT_AUTO)
         return 0;
@@ -823,14 +824,39 @@ static int resolve_format(const char *path, const hog_read_params *p, hog_format
     return 0;
 }
 
-/* Text reading that both open and convert share: parse, then refuse an empty file by name. */
-static int read_text(const char *path, const hog_read_params *p, hog_builder *b, char *err,
-                     size_t len)
+/* Text reading that both open and convert share: stream and parse, refuse
+ * an empty file by name, and describe skipped lines (a new string in
+ * *report, or NULL when none were). */
+static int read_text(const char *path, const hog_read_params *p, hog_builder *b, uint64_t *skipped,
+                     char **report, char *err, size_t len)
 {
-    int rc = hog_text_read(path, p, b, err, len);
+    hog_text_summary sum;
+    *report = NULL;
+    int rc = hog_text_stream(path, p, b, &sum, err, len);
     if (rc == 0 && hog_builder_rows(b) == 0)
-        rc = hog_fail(HOG_EEMPTY, err, len, "%s: no data rows", path);
-    return rc;
+        rc = hog_fail(HOG_EEMPTY, err, len, "%s: no data rows%s", path,
+                      sum.skipped ? " (every line was malformed and skipped)" : "");
+    *skipped = sum.skipped;
+    if (rc < 0 || sum.kept == 0)
+        return rc;
+    size_t cap = sum.kept * 256 + 64, used = 0;
+    char *r = hog_malloc(cap);
+    if (!r)
+        return hog_fail(-ENOMEM, err, len, "%s: out of memory", path);
+    r[0] = '\0';
+    for (uint32_t i = 0; i < sum.kept; i++)
+        used += (size_t)snprintf(r + used, cap - used, "%s:%llu:%u: %s\n", path,
+                                 (unsigned long long)sum.errors[i].line, sum.errors[i].column,
+                                 sum.errors[i].what);
+    *report = r;
+    return 0;
+}
+
+uint64_t hog_dataset_skipped(const hog_dataset *ds, char *buf, size_t len)
+{
+    if (buf && len)
+        snprintf(buf, len, "%s", ds->skip_report ? ds->skip_report : "");
+    return ds->info.skipped;
 }
 
 int hog_dataset_open(const char *path, const hog_read_params *params, hog_dataset **out,
@@ -853,15 +879,21 @@ int hog_dataset_open(const char *path, const hog_read_params *params, hog_datase
     rc = hog_builder_create(p.rows_per_block, NULL, &b);
     if (rc < 0)
         return hog_fail(rc, err_detail, err_len, "%s: out of memory", path);
-    rc = read_text(path, &p, b, err_detail, err_len);
+    uint64_t skipped;
+    char *report;
+    rc = read_text(path, &p, b, &skipped, &report, err_detail, err_len);
     if (rc < 0) {
         hog_builder_free(b);
         return rc;
     }
     hog_dataset *ds;
     rc = hog_builder_finish(b, fmt, &ds);
-    if (rc < 0)
+    if (rc < 0) {
+        hog_free(report);
         return hog_fail(rc, err_detail, err_len, "%s: %s", path, hog_strerror(rc));
+    }
+    ds->info.skipped = skipped;
+    ds->skip_report = report;
     struct stat st;
     if (stat(path, &st) == 0)
         ds->info.file_bytes = (uint64_t)st.st_size;
@@ -980,13 +1012,20 @@ int hog_dataset_convert(const char *in_path, const hog_read_params *params, cons
         hog_atomic_abort(&f);
         return hog_fail(rc, err_detail, err_len, "%s: out of memory", in_path);
     }
-    rc = read_text(in_path, &p, b, err_detail, err_len);
+    uint64_t skipped;
+    char *report;
+    rc = read_text(in_path, &p, b, &skipped, &report, err_detail, err_len);
     if (rc < 0) {
         hog_builder_free(b);
         hog_atomic_abort(&f);
         return rc;
     }
+    if (report && err_detail && err_len)
+        snprintf(err_detail, err_len, "%s", report);
+    hog_free(report);
     rc = hog_builder_finish_file(b, info);
+    if (rc == 0 && info)
+        info->skipped = skipped;
     if (rc == 0)
         rc = hog_atomic_commit(&f);
     else

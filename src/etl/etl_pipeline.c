@@ -1,0 +1,449 @@
+/* etl_pipeline.c: the text pipeline: chunked reads, cut at line ends, parsed on every core, rows handed on in file order. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../pool/pool.h"
+#include "etl.h"
+
+/*
+ * Three kinds of thread share one mutex and three queues:
+ *
+ *   producer   reads chunks (hog_reader), cuts them into pieces of whole
+ *              lines and queues them; it alone touches the reader, so it
+ *              also gives back the chunks the consumer is done with.
+ *   parsers    take pieces, parse them into rows (hog_parse_chunk), and put
+ *              the rows in the piece's slot of the reorder ring.
+ *   consumer   (the caller) takes the slots in file order, adds their rows
+ *              to the builder and turns chunk-relative line numbers into
+ *              file line numbers.
+ *
+ * A piece is either the body of one chunk (from its first line start to its
+ * last newline, pointing into the reader's buffer) or a seam: the line cut
+ * by a chunk boundary, copied into a buffer of its own. Memory stays bounded:
+ * at most `depth` chunks are out of the reader and at most RING pieces are
+ * between the producer and the consumer. Pieces are a few MiB and a file
+ * has at most thousands of them, so one mutex costs nothing measurable.
+ */
+
+#define RING 32u
+#define CHUNK_BYTES (4u << 20)
+#define DEPTH 8u
+#define HEAD_BYTES (1u << 20) /* what the plan sees: the header and the first lines */
+
+typedef struct piece {
+    uint64_t seq;
+    const char *data;
+    size_t len;
+    const char *chunk;  /* the reader's buffer to give back after parsing, or NULL */
+    char *owned;        /* a seam's own buffer, or NULL */
+    int done;           /* parsed: rows and rc are ready */
+    int rc;
+    hog_text_error err;
+    hog_rows rows;
+} piece;
+
+typedef struct pipeline {
+    pthread_mutex_t mu;
+    pthread_cond_t changed;
+    const hog_text_plan *plan;
+    hog_reader *reader;
+
+    piece ring[RING];
+    uint64_t produced;   /* pieces queued so far */
+    uint64_t parsing;    /* next piece a parser takes */
+    uint64_t consumed;   /* next piece the consumer takes */
+    int eof;             /* the producer is done (all pieces queued) */
+    int stop;            /* an error: everyone winds down */
+    int read_rc;         /* the producer's error, if any */
+    char read_err[256];
+
+    const char *giveback[RING];
+    unsigned ngiveback;
+    unsigned held;       /* chunks taken from the reader and not yet given back */
+} pipeline;
+
+/* ===================================================================== *
+ *  Producer
+ * ===================================================================== */
+/* Waits for a free ring slot and queues a piece. Returns 0, or -1 if the
+ * pipeline is stopping. Called with the mutex held. */
+static int queue_piece(pipeline *pl, const char *data, size_t len, const char *chunk, char *owned)
+{
+    while (pl->produced - pl->consumed >= RING && !pl->stop)
+        pthread_cond_wait(&pl->changed, &pl->mu);
+    if (pl->stop)
+        return -1;
+    piece *pc = &pl->ring[pl->produced % RING];
+    pc->seq = pl->produced;
+    pc->data = data;
+    pc->len = len;
+    pc->chunk = chunk;
+    pc->owned = owned;
+    pc->done = 0;
+    pc->rc = 0;
+    pl->produced++;
+    pthread_cond_broadcast(&pl->changed);
+    return 0;
+}
+
+static void give_back_chunks(pipeline *pl)
+{
+    for (unsigned i = 0; i < pl->ngiveback; i++)
+        hog_reader_release(pl->reader, pl->giveback[i]);
+    pl->held -= pl->ngiveback;
+    pl->ngiveback = 0;
+}
+
+typedef struct carry_buf {
+    char *p;
+    size_t len, cap;
+} carry_buf;
+
+static int carry_append(carry_buf *c, const char *s, size_t n)
+{
+    if (c->len + n > c->cap) {
+        size_t cap = c->cap ? c->cap : 4096;
+        while (cap < c->len + n)
+            cap *= 2;
+        char *p = hog_realloc(c->p, cap);
+        if (!p)
+            return -ENOMEM;
+        c->p = p;
+        c->cap = cap;
+    }
+    memcpy(c->p + c->len, s, n);
+    c->len += n;
+    return 0;
+}
+
+/* Hands the carried bytes over as a seam piece and starts a new carry. */
+static int queue_seam(pipeline *pl, carry_buf *c)
+{
+    char *owned = c->p;
+    size_t len = c->len;
+    memset(c, 0, sizeof(*c));
+    pthread_mutex_lock(&pl->mu);
+    int rc = queue_piece(pl, owned, len, NULL, owned);
+    pthread_mutex_unlock(&pl->mu);
+    if (rc < 0)
+        hog_free(owned);
+    return rc;
+}
+
+static void *producer_main(void *v)
+{
+    pipeline *pl = v;
+    carry_buf carry = {0};
+    uint64_t skip = pl->plan->header_bytes;
+    int rc = 0;
+    for (;;) {
+        /* The reader lends at most DEPTH chunks: wait for one to come back. */
+        pthread_mutex_lock(&pl->mu);
+        give_back_chunks(pl);
+        while (pl->held >= DEPTH && !pl->stop) {
+            pthread_cond_wait(&pl->changed, &pl->mu);
+            give_back_chunks(pl);
+        }
+        int stopping = pl->stop;
+        pthread_mutex_unlock(&pl->mu);
+        if (stopping)
+            break;
+        const char *data;
+        size_t len;
+        rc = hog_reader_next(pl->reader, &data, &len);
+        if (rc <= 0)
+            break;
+        pthread_mutex_lock(&pl->mu);
+        pl->held++;
+        pthread_mutex_unlock(&pl->mu);
+        const char *chunk = data, *end = data + len;
+        if (skip) { /* the CSV header, already read by the plan */
+            size_t n = HOG_MIN(skip, len);
+            data += n;
+            skip -= n;
+        }
+        const char *last_nl = data < end ? memrchr(data, '\n', (size_t)(end - data)) : NULL;
+        if (!last_nl) { /* no line ends here: all of it belongs to the line being carried */
+            rc = carry_append(&carry, data, (size_t)(end - data));
+            pthread_mutex_lock(&pl->mu);
+            pl->giveback[pl->ngiveback++] = chunk;
+            pthread_mutex_unlock(&pl->mu);
+            if (rc < 0)
+                break;
+            continue;
+        }
+        if (carry.len) { /* finish the line cut by the last boundary */
+            const char *first_nl = memchr(data, '\n', (size_t)(end - data));
+            rc = carry_append(&carry, data, (size_t)(first_nl + 1 - data));
+            if (rc < 0 || (rc = queue_seam(pl, &carry)) < 0) {
+                pthread_mutex_lock(&pl->mu);
+                pl->giveback[pl->ngiveback++] = chunk;
+                pthread_mutex_unlock(&pl->mu);
+                break;
+            }
+            data = first_nl + 1;
+        }
+        /* The bytes after the last newline start the next carry. */
+        rc = carry_append(&carry, last_nl + 1, (size_t)(end - last_nl - 1));
+        pthread_mutex_lock(&pl->mu);
+        if (rc == 0 && data <= last_nl)
+            rc = queue_piece(pl, data, (size_t)(last_nl + 1 - data), chunk, NULL);
+        else
+            pl->giveback[pl->ngiveback++] = chunk;
+        pthread_mutex_unlock(&pl->mu);
+        if (rc < 0)
+            break;
+    }
+    if (rc == 0 && carry.len) /* a last line without a newline */
+        rc = queue_seam(pl, &carry);
+    hog_free(carry.p);
+    pthread_mutex_lock(&pl->mu);
+    if (rc < 0 && !pl->stop) {
+        pl->read_rc = rc;
+        pl->stop = 1;
+    }
+    pl->eof = 1;
+    pthread_cond_broadcast(&pl->changed);
+    /* Chunks still held by parsers come back through giveback; wait for
+     * them so the reader can be closed with nothing outstanding. */
+    while (pl->consumed < pl->produced || pl->ngiveback) {
+        give_back_chunks(pl);
+        if (pl->consumed < pl->produced)
+            pthread_cond_wait(&pl->changed, &pl->mu);
+    }
+    pthread_mutex_unlock(&pl->mu);
+    return NULL;
+}
+
+/* ===================================================================== *
+ *  Parsers
+ * ===================================================================== */
+static void *parser_main(void *v)
+{
+    pipeline *pl = v;
+    pthread_mutex_lock(&pl->mu);
+    for (;;) {
+        while (pl->parsing == pl->produced && !pl->eof && !pl->stop)
+            pthread_cond_wait(&pl->changed, &pl->mu);
+        if (pl->stop || pl->parsing == pl->produced)
+            break;
+        piece *pc = &pl->ring[pl->parsing++ % RING];
+        pthread_mutex_unlock(&pl->mu);
+
+        hog_rows_clear(&pc->rows);
+        int rc = hog_parse_chunk(pl->plan, pc->data, pc->len, &pc->rows, &pc->err);
+
+        pthread_mutex_lock(&pl->mu);
+        pc->rc = rc;
+        pc->done = 1;
+        pthread_cond_broadcast(&pl->changed);
+    }
+    pthread_mutex_unlock(&pl->mu);
+    return NULL;
+}
+
+/* ===================================================================== *
+ *  Consumer
+ * ===================================================================== */
+static int add_rows(hog_builder *b, const hog_rows *r)
+{
+    for (uint64_t i = 0; i < r->rows; i++) {
+        uint32_t lo = r->ptr[i], hi = r->ptr[i + 1];
+        int rc = hog_builder_add(b, r->label[i], r->index + lo, r->value + lo, hi - lo);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, hog_text_summary *sum,
+                    char *err, size_t err_len)
+{
+    memset(sum, 0, sizeof(*sum));
+    hog_reader *reader;
+    int rc = hog_reader_open(path, CHUNK_BYTES, DEPTH, &reader, err, err_len);
+    if (rc < 0)
+        return rc;
+
+    /* The plan needs the first line: read it through a reader of its own,
+     * which a small file serves from one chunk. */
+    hog_text_plan plan;
+    hog_reader *head = NULL;
+    rc = hog_reader_open(path, HEAD_BYTES, 1, &head, err, err_len);
+    if (rc == 0) {
+        const char *data = "";
+        size_t len = 0;
+        int got = hog_reader_next(head, &data, &len);
+        rc = got < 0 ? hog_fail(got, err, err_len, "%s: %s", path, hog_strerror(got))
+                     : hog_text_plan_make(path, p, got ? data : "", got ? len : 0, &plan, err, err_len);
+        if (got > 0)
+            hog_reader_release(head, data);
+        hog_reader_close(head);
+    }
+    if (rc < 0) {
+        hog_reader_close(reader);
+        return rc;
+    }
+    sum->format = plan.format;
+
+    pipeline *pl = hog_calloc(1, sizeof(*pl));
+    unsigned nparse = p->threads ? p->threads : hog_pool_cores();
+    pthread_t *parsers = hog_calloc(nparse, sizeof(pthread_t));
+    if (!pl || !parsers) {
+        hog_free(pl);
+        hog_free(parsers);
+        hog_text_plan_free(&plan);
+        hog_reader_close(reader);
+        return hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
+    }
+    pthread_mutex_init(&pl->mu, NULL);
+    pthread_cond_init(&pl->changed, NULL);
+    pl->plan = &plan;
+    pl->reader = reader;
+
+    pthread_t producer;
+    unsigned started = 0;
+    int prc = pthread_create(&producer, NULL, producer_main, pl);
+    for (; prc == 0 && started < nparse; started++)
+        if (pthread_create(&parsers[started], NULL, parser_main, pl) != 0)
+            break;
+    if (prc != 0 || started == 0) {
+        pthread_mutex_lock(&pl->mu);
+        pl->stop = 1;
+        pthread_cond_broadcast(&pl->changed);
+        pthread_mutex_unlock(&pl->mu);
+        rc = hog_fail(prc ? -prc : -EAGAIN, err, err_len, "%s: cannot start the parser threads", path);
+    }
+
+    uint64_t line0 = plan.header_lines; /* lines before the current piece */
+    pthread_mutex_lock(&pl->mu);
+    while (rc == 0) {
+        piece *pc = &pl->ring[pl->consumed % RING];
+        while (!pl->stop && !(pl->consumed < pl->produced && pc->done) &&
+               !(pl->eof && pl->consumed == pl->produced))
+            pthread_cond_wait(&pl->changed, &pl->mu);
+        if (pl->stop) {
+            rc = pl->read_rc;
+            if (rc < 0)
+                hog_fail(rc, err, err_len, "%s: %s", path, hog_strerror(rc));
+            break;
+        }
+        if (pl->consumed == pl->produced) /* eof: everything consumed */
+            break;
+        pthread_mutex_unlock(&pl->mu);
+
+        if (pc->rc == HOG_EFORMAT)
+            rc = hog_fail(HOG_EFORMAT, err, err_len, "%s:%llu:%u: %s", path,
+                          (unsigned long long)(line0 + pc->err.line), pc->err.column, pc->err.what);
+        else if (pc->rc < 0)
+            rc = hog_fail(pc->rc, err, err_len, "%s: %s", path, hog_strerror(pc->rc));
+        else
+            rc = add_rows(b, &pc->rows);
+        if (rc == 0) {
+            for (uint32_t i = 0; i < pc->rows.kept && sum->kept < HOG_TEXT_ERRORS_KEPT; i++) {
+                hog_text_error *e = &sum->errors[sum->kept++];
+                *e = pc->rows.errors[i];
+                e->line += line0;
+            }
+            sum->skipped += pc->rows.skipped;
+            line0 += pc->rows.lines;
+        }
+        hog_free(pc->owned);
+        pc->owned = NULL;
+
+        pthread_mutex_lock(&pl->mu);
+        if (pc->chunk)
+            pl->giveback[pl->ngiveback++] = pc->chunk;
+        pl->consumed++;
+        if (rc < 0)
+            pl->stop = 1;
+        pthread_cond_broadcast(&pl->changed);
+    }
+    if (rc < 0)
+        pl->stop = 1;
+    pthread_cond_broadcast(&pl->changed);
+    pthread_mutex_unlock(&pl->mu);
+
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(parsers[i], NULL);
+    if (prc == 0) {
+        /* Pieces parsed but never consumed still hold chunks: hand them back
+         * so the producer can finish. */
+        pthread_mutex_lock(&pl->mu);
+        while (pl->consumed < pl->produced) {
+            piece *pc = &pl->ring[pl->consumed % RING];
+            if (pc->chunk)
+                pl->giveback[pl->ngiveback++] = pc->chunk;
+            hog_free(pc->owned);
+            pc->owned = NULL;
+            pl->consumed++;
+        }
+        pthread_cond_broadcast(&pl->changed);
+        pthread_mutex_unlock(&pl->mu);
+        pthread_join(producer, NULL);
+    }
+    sum->lines = line0;
+    for (unsigned i = 0; i < RING; i++)
+        hog_rows_free(&pl->ring[i].rows);
+    pthread_cond_destroy(&pl->changed);
+    pthread_mutex_destroy(&pl->mu);
+    hog_free(pl);
+    hog_free(parsers);
+    hog_text_plan_free(&plan);
+    hog_reader_close(reader);
+    return rc;
+}
+
+/* ===================================================================== *
+ *  Format detection
+ * ===================================================================== */
+int hog_detect_format(const char *path, hog_format *fmt)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    unsigned char head[4096];
+    ssize_t got;
+    do
+        got = pread(fd, head, sizeof(head), 0);
+    while (got < 0 && errno == EINTR);
+    int rc = got < 0 ? -errno : 0;
+    close(fd);
+    if (rc < 0)
+        return rc;
+    size_t n = (size_t)got;
+    static const unsigned char gz[2] = {0x1f, 0x8b}, zst[4] = {0x28, 0xb5, 0x2f, 0xfd};
+    int compressed = (n >= 2 && memcmp(head, gz, 2) == 0) || (n >= 4 && memcmp(head, zst, 4) == 0);
+    if ((n >= 8 && memcmp(head, HOG_HGD_MAGIC, 8) == 0) || (!compressed && memchr(head, '\0', n))) {
+        *fmt = HOG_FORMAT_BINARY;
+        return 0;
+    }
+    /* Text: the plan's detection over the (decompressed) first bytes. */
+    hog_reader *r;
+    char err[256];
+    rc = hog_reader_open(path, HEAD_BYTES, 1, &r, err, sizeof(err));
+    if (rc < 0)
+        return rc;
+    const char *data = "";
+    size_t len = 0;
+    int more = hog_reader_next(r, &data, &len);
+    hog_read_params p = hog_read_params_default();
+    hog_text_plan plan;
+    rc = more < 0 ? more : hog_text_plan_make(path, &p, more ? data : "", more ? len : 0, &plan, err, sizeof(err));
+    if (more > 0)
+        hog_reader_release(r, data);
+    hog_reader_close(r);
+    if (rc == HOG_EPARAM || rc == HOG_EFORMAT) { /* not settled by the first line: call it CSV */
+        *fmt = HOG_FORMAT_CSV;
+        return 0;
+    }
+    if (rc < 0)
+        return rc;
+    *fmt = plan.format;
+    hog_text_plan_free(&plan);
+    return 0;
+}

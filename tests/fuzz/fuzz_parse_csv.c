@@ -1,0 +1,27 @@
+/* fuzz_parse_csv.c: libFuzzer target for CSV plans (delimiter, header, label, ignored and categorical columns) and the CSV chunk parser. */
+#include "fuzz_parse_common.h"
+
+/* The first two bytes pick the options. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 3)
+        return 0;
+    uint8_t o = data[0], o2 = data[1], cut = data[2];
+    data += 3;
+    size -= 3;
+    static const char delims[8] = {0, ',', ';', '\t', ' ', '|', 0, ','};
+    static const char *lists[8] = {NULL, "0", "1", "2", "a", "b,c", "1, x", NULL};
+    static const unsigned bits[4] = {0, 0, 1, 18};
+    hog_read_params p = fuzz_params();
+    p.format = HOG_FORMAT_CSV;
+    p.delimiter = delims[o & 7];
+    p.header = (int)((o >> 3) % 3) - 1;
+    p.label_index = (o >> 5) & 3;
+    p.label_name = (o & 128) && p.header != 0 ? "y" : NULL;
+    p.ignore = lists[o2 & 7];
+    p.categorical = lists[(o2 >> 3) & 7];
+    p.hash_bits = bits[(o2 >> 6) & 3];
+    p.on_error = (cut & 1) ? HOG_ON_ERROR_SKIP : HOG_ON_ERROR_STOP;
+    fuzz_plan_and_parse(&p, data, size, cut);
+    return 0;
+}
