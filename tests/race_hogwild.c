@@ -1,4 +1,4 @@
-/* race_hogwild.c: a plain-C stress run of the multi-threaded paths (pool, HOGWILD! updates, evaluation, save) for ThreadSanitizer, which Criterion's runner cannot host. */
+/* race_hogwild.c: a plain-C stress run of the multi-threaded paths (pool, HOGWILD! updates, evaluation, save, the text pipeline) for ThreadSanitizer, which Criterion's runner cannot host. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +83,53 @@ static void run(const char *data, hog_loss loss, unsigned threads, double holdou
     hog_dataset_close(ds);
 }
 
+/* The text pipeline: a producer, several parsers and the consumer share the
+ * reader's chunks and the reorder ring; several chunks' worth of text. */
+static void convert_many_chunks(const char *dir)
+{
+    char svm[128], hgd[128], err[512] = "";
+    snprintf(svm, sizeof(svm), "%s/big.svm", dir);
+    snprintf(hgd, sizeof(hgd), "%s/big.hgd", dir);
+    write_data(svm, 200000, 2, 3);
+    hog_read_params p = hog_read_params_default();
+    p.threads = 3;
+    hog_dataset_info info;
+    int rc = hog_dataset_convert(svm, &p, hgd, &info, err, sizeof(err));
+    CHECK(rc == 0 && info.rows == 200000, "convert: %s (%llu rows)", err, (unsigned long long)info.rows);
+    hog_dataset *a, *b;
+    p.threads = 1;
+    CHECK(hog_dataset_open(svm, &p, &a, err, sizeof(err)) == 0, "open: %s", err);
+    CHECK(hog_dataset_open(hgd, NULL, &b, err, sizeof(err)) == 0, "open: %s", err);
+    hog_dataset_info ia, ib;
+    hog_dataset_get_info(a, &ia);
+    hog_dataset_get_info(b, &ib);
+    CHECK(ia.fingerprint == ib.fingerprint, "one parser thread and three give the same rows");
+
+    /* Out of core: per-block counters, read-ahead and drops from every worker. */
+    hog_train_params tp = hog_train_params_default();
+    tp.threads = 3;
+    tp.epochs = 2;
+    tp.holdout = 0.1;
+    tp.mem_limit = 1u << 20;
+    hog_trainer *t;
+    hog_model *m = NULL;
+    rc = hog_trainer_create(&tp, &t, err, sizeof(err));
+    if (rc == 0)
+        rc = hog_trainer_run(t, b, NULL, &m, err, sizeof(err));
+    CHECK(rc == 0 && m, "out-of-core training: %s", err);
+    if (m) {
+        hog_model_info in;
+        hog_model_get_info(m, &in);
+        CHECK(in.test.accuracy > 0.9, "out-of-core holdout accuracy %g", in.test.accuracy);
+    }
+    hog_model_free(m);
+    hog_trainer_free(t);
+    hog_dataset_close(a);
+    hog_dataset_close(b);
+    unlink(svm);
+    unlink(hgd);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/hog-race-XXXXXX";
@@ -99,6 +146,7 @@ int main(void)
     run(bin, HOG_LOSS_LOGISTIC, 4, 0.2, 0.9, model);
     run(bin, HOG_LOSS_HINGE, 3, 0.2, 0.9, model);
     run(multi, HOG_LOSS_SOFTMAX, 4, 0.2, 0.8, model);
+    convert_many_chunks(dir);
     unlink(bin);
     unlink(multi);
     unlink(model);
