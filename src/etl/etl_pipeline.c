@@ -105,6 +105,8 @@ typedef struct carry_buf {
 
 static int carry_append(carry_buf *c, const char *s, size_t n)
 {
+    if (n == 0)
+        return 0;
     if (c->len + n > c->cap) {
         size_t cap = c->cap ? c->cap : 4096;
         while (cap < c->len + n)
