@@ -6,7 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char dir[64];
+#include "test_scratch.h"
+
 static char bin[512];
 static char out[65536];
 
@@ -15,18 +16,10 @@ static void setup(void)
     const char *build = getenv("HOG_BUILD");
     snprintf(bin, sizeof(bin), "%s/hogtrain", build ? build : "build");
     cr_assert_eq(access(bin, X_OK), 0, "%s is not built", bin);
-    strcpy(dir, "/tmp/hog-cli-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
+    scratch_make("cli");
 }
 
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(cli, .init = setup, .fini = teardown);
+TestSuite(cli, .init = setup, .fini = scratch_remove);
 
 /* Runs "hogtrain ARGS" in the temporary folder; stdout and stderr go to
  * `out`. Returns the exit status. */

@@ -10,34 +10,16 @@
 
 #include "etl/etl.h"
 
-/* ---- a scratch folder per test (Criterion runs each test in its own process) ---- */
+#include "test_scratch.h"
 
-static char dir[64];
+/* ---- a scratch folder per test (Criterion runs each test in its own process) ---- */
 
 static void setup(void)
 {
-    strcpy(dir, "/tmp/hog_etl_format.XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
+    scratch_make("etl-format");
 }
 
-static void teardown(void)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    char path[512];
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
-TestSuite(etl_format, .init = setup, .fini = teardown);
+TestSuite(etl_format, .init = setup, .fini = scratch_remove);
 
 static const char *path_of(char *out, const char *name)
 {

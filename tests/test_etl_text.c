@@ -9,34 +9,16 @@
 
 #include "etl/etl.h"
 
-/* ---- a scratch folder per test (Criterion runs each test in its own process) ---- */
+#include "test_scratch.h"
 
-static char dir[64];
+/* ---- a scratch folder per test (Criterion runs each test in its own process) ---- */
 
 static void setup(void)
 {
-    strcpy(dir, "/tmp/hog_etl_text.XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
+    scratch_make("etl-text");
 }
 
-static void teardown(void)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    char path[512];
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
-TestSuite(etl_text, .init = setup, .fini = teardown);
+TestSuite(etl_text, .init = setup, .fini = scratch_remove);
 
 /* Writes content to dir/name; the path goes into out (256 bytes). */
 static const char *put(char *out, const char *name, const char *content)

@@ -10,24 +10,17 @@
 
 #include "train/train.h"
 
-static char dir[64];
+#include "test_scratch.h"
+
 static char path[128];
 
 static void setup(void)
 {
-    strcpy(dir, "/tmp/hog-model-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
+    scratch_make("model");
     snprintf(path, sizeof(path), "%s/m.hog", dir);
 }
 
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(model, .init = setup, .fini = teardown);
+TestSuite(model, .init = setup, .fini = scratch_remove);
 
 static hog_model *sample_model(void)
 {

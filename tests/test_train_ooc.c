@@ -6,6 +6,8 @@
 
 #include "train/train.h"
 
+#include "test_scratch.h"
+
 static long vm_kb(const char *field)
 {
     FILE *f = fopen("/proc/self/status", "r");
@@ -44,11 +46,14 @@ static void make_hgd(const char *svm, const char *hgd)
     cr_assert_eq(hog_dataset_convert(svm, NULL, hgd, NULL, err, sizeof(err)), 0, "%s", err);
 }
 
-Test(ooc, trains_with_resident_memory_under_the_limit)
+static void setup(void)
 {
-    char dir[] = "/tmp/hog-ooc-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char svm[64], hgd[64];
+    scratch_make("ooc");
+}
+
+Test(ooc, trains_with_resident_memory_under_the_limit, .init = setup, .fini = scratch_remove)
+{
+    char svm[96], hgd[96];
     snprintf(svm, sizeof(svm), "%s/d.svm", dir);
     snprintf(hgd, sizeof(hgd), "%s/d.hgd", dir);
     make_hgd(svm, hgd);
@@ -96,6 +101,4 @@ Test(ooc, trains_with_resident_memory_under_the_limit)
     hog_model_free(m);
     hog_trainer_free(t);
     hog_dataset_close(ds);
-    remove(hgd);
-    remove(dir);
 }

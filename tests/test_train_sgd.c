@@ -8,19 +8,11 @@
 
 #include "train/train.h"
 
-static char dir[64];
+#include "test_scratch.h"
 
 static void setup(void)
 {
-    strcpy(dir, "/tmp/hog-sgd-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
+    scratch_make("sgd");
 }
 
 /* Writes a seeded libsvm file: rows with nnz of d features, a true model
@@ -74,7 +66,7 @@ static hog_model *train(const hog_dataset *ds, const hog_dataset *test, hog_trai
     return m;
 }
 
-TestSuite(sgd, .init = setup, .fini = teardown);
+TestSuite(sgd, .init = setup, .fini = scratch_remove);
 
 Test(sgd, logistic_learns_a_separable_problem_on_every_thread_count)
 {
