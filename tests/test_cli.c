@@ -239,3 +239,22 @@ Test(cli, compressed_and_vw_inputs)
     cr_assert(strncmp(out, "0.", 2) == 0, "a probability per line: %s", out);
 }
 
+
+Test(cli, cache_is_written_once_and_reused_while_newer_than_the_input)
+{
+    write_separable("t.svm", 2000, 12, 0);
+    cr_assert_eq(hog("train t.svm --cache t.hgd -o m.hog --epochs 3 --report r1.json"), 0, "%s", out);
+    cr_assert(strstr(out, "cached 2000 rows"), "%s", out);
+    cr_assert(strstr(slurp("r1.json"), "\"cache_used\": false"));
+    cr_assert(exists("t.hgd"));
+    cr_assert_eq(hog("train t.svm --cache t.hgd -o m.hog --epochs 3 --report r2.json"), 0, "%s", out);
+    cr_assert(strstr(out, "reading t.hgd, the cache of t.svm"), "%s", out);
+    char *r2 = slurp("r2.json");
+    cr_assert(strstr(r2, "\"cache_used\": true") && strstr(r2, "\"epoch_seconds\": ["), "%s", r2);
+    /* A newer input makes the cache stale: it is written again. */
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "touch -d '+1 minute' %s/t.svm", dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(hog("train t.svm --cache t.hgd -o m.hog --epochs 1"), 0, "%s", out);
+    cr_assert(strstr(out, "cached 2000 rows"), "%s", out);
+}

@@ -1,7 +1,10 @@
 /* cli_train.c: `hogtrain train`: read data, check parameters, train with HOGWILD!, save the model, report. */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +29,9 @@ static const char train_usage[] =
     "  --bind 0|1              pin workers to cores (default 1)\n"
     "  --mem-limit BYTES       memory the data may use (K/M/G suffixes; default half\n"
     "                          of what is available); a larger .hgd trains out of core\n"
+    "  --cache FILE.hgd        text INPUT is converted to FILE.hgd and trained from\n"
+    "                          there; a later run reuses FILE.hgd while it is newer\n"
+    "                          than INPUT\n"
     "  --report FILE           write a JSON report (atomically)\n"
     "  -q, --quiet             no progress output\n"
     "  how to read text INPUT and --test:\n"
@@ -34,6 +40,7 @@ static const char train_usage[] =
 typedef struct progress_state {
     int tty;
     hog_epoch_stats last;
+    double *epoch_seconds; /* each epoch's training seconds, for the report */
 } progress_state;
 
 static void print_metrics_brief(const hog_metrics *m)
@@ -55,8 +62,11 @@ static void print_metrics_brief(const hog_metrics *m)
 static void on_progress(void *ctx, const hog_epoch_stats *s, int done)
 {
     progress_state *ps = ctx;
-    if (done)
+    if (done) {
+        if (ps->epoch_seconds)
+            ps->epoch_seconds[s->epoch - 1] = s->seconds - ps->last.seconds;
         ps->last = *s;
+    }
     if (cli_quiet)
         return;
     if (!done) {
@@ -76,10 +86,17 @@ static void on_progress(void *ctx, const hog_epoch_stats *s, int done)
     fprintf(stderr, "  %.2f s  %.3g ex/s\n", s->seconds, rate);
 }
 
+typedef struct read_timing {
+    double seconds;      /* reading INPUT: parsing text (and writing the cache) or opening */
+    const char *cache;   /* --cache FILE, or NULL */
+    int cache_used;      /* 1: the cache was read, 0: it was written from INPUT */
+} read_timing;
+
 static int write_report(const char *path, const char *input, const char *model_path,
                         const hog_dataset_info *di, const hog_model_info *mi,
-                        const hog_epoch_stats *last, double wall)
+                        const progress_state *ps, const read_timing *rt, double wall)
 {
+    const hog_epoch_stats *last = &ps->last;
     cli_out o;
     if (cli_out_open(&o, path) < 0)
         return -1;
@@ -95,8 +112,21 @@ static int write_report(const char *path, const char *input, const char *model_p
             (unsigned long long)di->features, (unsigned long long)di->nnz);
     fprintf(f, "  \"wall_seconds\": ");
     cli_json_number(f, wall);
+    fprintf(f, ",\n  \"read_seconds\": ");
+    cli_json_number(f, rt->seconds);
+    if (rt->cache) {
+        fprintf(f, ",\n  \"cache\": ");
+        cli_json_string(f, rt->cache);
+        fprintf(f, ",\n  \"cache_used\": %s", rt->cache_used ? "true" : "false");
+    }
     fprintf(f, ",\n  \"train_seconds\": ");
     cli_json_number(f, secs);
+    fprintf(f, ",\n  \"epoch_seconds\": [");
+    for (unsigned e = 0; e < last->epoch; e++) {
+        fputs(e ? ", " : "", f);
+        cli_json_number(f, ps->epoch_seconds ? ps->epoch_seconds[e] : (double)NAN);
+    }
+    fputc(']', f);
     fprintf(f, ",\n  \"examples\": %llu,\n  \"examples_per_s\": ", (unsigned long long)last->examples);
     cli_json_number(f, secs > 0 ? (double)last->examples / secs : (double)NAN);
     fprintf(f, ",\n  \"nnz_per_s\": ");
@@ -165,6 +195,38 @@ static int train_option(const char *name, const char *val, hog_train_params *p)
     return cli_double(opt, val, d);
 }
 
+/* --cache: makes cache from text INPUT unless it is already there and newer
+ * than INPUT (then *used = 1). Binary INPUT needs no cache: it is used as it
+ * is. Returns 0 or -1 (reported). */
+static int cli_cached(const char *input, const hog_read_params *rp, const char *cache, int *used)
+{
+    struct stat in, ca;
+    if (stat(input, &in) < 0) {
+        cli_error("%s: %s", input, strerror(errno));
+        return -1;
+    }
+    if (stat(cache, &ca) == 0 && (ca.st_mtim.tv_sec > in.st_mtim.tv_sec ||
+                                  (ca.st_mtim.tv_sec == in.st_mtim.tv_sec &&
+                                   ca.st_mtim.tv_nsec >= in.st_mtim.tv_nsec))) {
+        *used = 1;
+        if (!cli_quiet)
+            fprintf(stderr, "hogtrain: reading %s, the cache of %s\n", cache, input);
+        return 0;
+    }
+    char err[CLI_ERR_LEN] = "";
+    hog_dataset_info info;
+    int rc = hog_dataset_convert(input, rp, cache, &info, err, sizeof(err));
+    if (rc < 0) {
+        cli_error("%s", err[0] ? err : hog_strerror(rc));
+        return -1;
+    }
+    cli_report_skipped(input, info.skipped, err);
+    if (!cli_quiet)
+        fprintf(stderr, "hogtrain: %s: cached %llu rows of %s\n", cache, (unsigned long long)info.rows, input);
+    *used = 0;
+    return 0;
+}
+
 static void log_to_stderr(void *ctx, hog_log_level level, const char *msg)
 {
     (void)ctx;
@@ -176,7 +238,7 @@ int cli_train(int argc, char **argv)
     static const struct option opts[] = {
         {"output", required_argument, 0, 'o'}, {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'}, {"test", required_argument, 0, 'T'},
-        {"report", required_argument, 0, 'R'},
+        {"report", required_argument, 0, 'R'}, {"cache", required_argument, 0, 'C'},
         CLI_READ_OPTIONS,
         {"loss", required_argument, 0, 0}, {"threads", required_argument, 0, 0},
         {"epochs", required_argument, 0, 0}, {"step", required_argument, 0, 0},
@@ -189,7 +251,7 @@ int cli_train(int argc, char **argv)
     double t_start = now_s();
     hog_train_params p = hog_train_params_default();
     hog_read_params rp = hog_read_params_default();
-    const char *out = NULL, *test_path = NULL, *report = NULL;
+    const char *out = NULL, *test_path = NULL, *report = NULL, *cache = NULL;
     int c, li, holdout_set = 0;
     while ((c = getopt_long(argc, argv, "o:qhb:", opts, &li)) != -1) {
         switch (c) {
@@ -198,6 +260,7 @@ int cli_train(int argc, char **argv)
         case 'h': fputs(train_usage, stdout); return 0;
         case 'T': test_path = optarg; break;
         case 'R': report = optarg; break;
+        case 'C': cache = optarg; break;
         case 'b':
         case CLI_READ_OPT:
             if (cli_read_option(c == 'b' ? "hash-bits" : opts[li].name, optarg, &rp) < 0)
@@ -228,7 +291,7 @@ int cli_train(int argc, char **argv)
     hog_log_set(log_to_stderr, NULL, cli_quiet ? HOG_LOG_ERROR : HOG_LOG_INFO);
     const char *input = argv[optind];
 
-    progress_state ps = {isatty(2), {0}};
+    progress_state ps = {isatty(2), {0}, calloc(p.epochs, sizeof(double))};
     p.progress = on_progress;
     p.progress_ctx = &ps;
     hog_dataset *train = NULL, *test = NULL;
@@ -236,8 +299,13 @@ int cli_train(int argc, char **argv)
     hog_model *m = NULL;
     char err[CLI_ERR_LEN] = "";
     int status = 1;
-    if (cli_open(input, &rp, &train) < 0)
+    read_timing rt = {0, cache, 0};
+    double t_read = now_s();
+    if (cache && cli_cached(input, &rp, cache, &rt.cache_used) < 0)
         goto out;
+    if (cli_open(cache ? cache : input, cache ? NULL : &rp, &train) < 0)
+        goto out;
+    rt.seconds = now_s() - t_read;
     if (test_path && cli_open(test_path, &rp, &test) < 0)
         goto out;
     int rc = hog_trainer_create(&p, &t, err, sizeof(err));
@@ -271,7 +339,7 @@ int cli_train(int argc, char **argv)
             fprintf(stderr, "\n");
         }
     }
-    if (report && write_report(report, input, out, &di, &mi, &ps.last, now_s() - t_start) < 0)
+    if (report && write_report(report, input, out, &di, &mi, &ps, &rt, now_s() - t_start) < 0)
         goto out;
     status = 0;
 out:
@@ -279,5 +347,6 @@ out:
     hog_trainer_free(t);
     hog_dataset_close(test);
     hog_dataset_close(train);
+    free(ps.epoch_seconds);
     return status;
 }

@@ -1,0 +1,53 @@
+#!/bin/sh
+# bench-cache.sh: the first epoch from libsvm text (parse and write the --cache) against later epochs from the cache, in the same run.
+#
+# Usage: sh bench/bench-cache.sh BUILD_DIR
+# Data: BUILD_DIR/tools/gen_sparse, ROWS rows (default 1,000,000) x 75
+# non-zeros, as libsvm text under $BENCH_DIR. Each repetition deletes the
+# cache, runs `hogtrain train DATA.svm --cache DATA.hgd --epochs 5`, and
+# takes from its report the first epoch's cost (read_seconds, the parse and
+# the cache written, plus epoch 1) and the median of epochs 2..5.
+# Environment: ROWS, REPS (default 3), BENCH_DIR (default /tmp/hogtrain-bench).
+set -eu
+if [ $# -ne 1 ]; then
+    echo "usage: $0 BUILD_DIR" >&2
+    exit 2
+fi
+build=$(cd "$1" && pwd)
+rows=${ROWS:-1000000}
+reps=${REPS:-3}
+bench_dir=${BENCH_DIR:-/tmp/hogtrain-bench}
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+mkdir -p "$bench_dir"
+svm="$bench_dir/cache-n$rows.svm"
+cache="$bench_dir/cache-n$rows.hgd"
+[ -s "$svm" ] || "$build/tools/gen_sparse" -n "$rows" -d 1048576 -k 75 -s 3 -q -o "$svm"
+
+csv="$bench_dir/cache.csv"
+echo "rep,text_bytes,first_epoch_seconds,later_epoch_seconds,ratio" >"$csv"
+rep=1
+while [ "$rep" -le "$reps" ]; do
+    rm -f "$cache"
+    "$build/hogtrain" train "$svm" --cache "$cache" -o "$bench_dir/cache.hog" --epochs 5 -q \
+        --report "$bench_dir/cache.json"
+    "$py" - "$bench_dir/cache.json" "$rep" "$(stat -c %s "$svm")" >>"$csv" <<'PY'
+import json, statistics, sys
+r = json.load(open(sys.argv[1]))
+e = r["epoch_seconds"]
+first = r["read_seconds"] + e[0]
+later = statistics.median(e[1:])
+print("%s,%s,%.3f,%.3f,%.2f" % (sys.argv[2], sys.argv[3], first, later, first / later))
+PY
+    tail -n 1 "$csv" >&2
+    rep=$((rep + 1))
+done
+"$py" - "$csv" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+med = lambda k: statistics.median(float(r[k]) for r in rows)
+print("| text | first epoch (parse + cache + epoch 1) | later epochs (median) | first / later |")
+print("|---:|---:|---:|---:|")
+print("| %.0f MB | %.2f s | %.2f s | %.1fx |" % (float(rows[0]["text_bytes"]) / 1e6, med("first_epoch_seconds"),
+      med("later_epoch_seconds"), med("ratio")))
+PY
