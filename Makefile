@@ -108,7 +108,7 @@ tsan: deps
 
 ## fuzz: build the parser fuzz targets with clang's libFuzzer and run each for FUZZ_SECONDS (20)
 FUZZ_SECONDS ?= 20
-fuzz:
+fuzz: deps
 	@sh tests/fuzz/run-fuzz.sh $(FUZZ_SECONDS)
 
 ## symbols: fail if libhogtrain.a exports a symbol without the hog_ prefix
