@@ -39,7 +39,7 @@ bench="$build/bench_read"
 cd "$root"
 cc -std=c11 -D_GNU_SOURCE -pthread -Iinclude -Isrc -Wall -Wextra -Wshadow -Wstrict-prototypes \
     -Wmissing-prototypes -Wvla -Wformat=2 -Wdouble-promotion -O2 -g \
-    bench/bench_read.c src/util/*.c src/etl/etl_uring.c -luring -lzstd -lz -lm -o "$bench"
+    -Itests bench/bench_read.c src/util/*.c src/etl/etl_uring.c -luring -lzstd -lz -lm -o "$bench"
 
 # ---- the file ----
 if [ -z "${FILE:-}" ]; then

@@ -12,35 +12,10 @@
 #include <unistd.h>
 
 #include "etl/etl.h"
+#include "deny_io.h"
 
 /* The reader picks its path by itself; to time the others on the same file
- * this program takes the choice away the way a system would: a seccomp
- * filter that fails open(O_DIRECT) with EINVAL (a file system without direct
- * I/O) or io_uring_setup with ENOSYS (a container's default profile). */
-static int deny(int no_ring, int no_direct)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    const unsigned flags_lo = (unsigned)offsetof(struct seccomp_data, args[2]);
-#else
-    const unsigned flags_lo = (unsigned)offsetof(struct seccomp_data, args[2]) + 4;
-#endif
-    struct sock_filter f[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, no_ring ? SECCOMP_RET_ERRNO | ENOSYS : SECCOMP_RET_ALLOW),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, flags_lo),
-        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_DIRECT, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, no_direct ? SECCOMP_RET_ERRNO | EINVAL : SECCOMP_RET_ALLOW),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    struct sock_fprog prog = {(unsigned short)HOG_ARRAY_LEN(f), f};
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0)
-        return -errno;
-    return 0;
-}
+ * this program takes the choice away as a system would (deny_io.h). */
 
 static void usage(void)
 {
@@ -72,7 +47,7 @@ int main(int argc, char **argv)
     }
     if (!path)
         usage();
-    if ((no_direct || no_ring) && deny(no_ring, no_direct) < 0) {
+    if ((no_direct || no_ring) && deny_io(no_ring, no_direct) < 0) {
         fprintf(stderr, "bench_read: seccomp: %s\n", strerror(errno));
         return 1;
     }

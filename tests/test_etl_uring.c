@@ -19,6 +19,8 @@
 
 #include "etl/etl.h"
 
+#include "deny_io.h"
+
 /* Small chunks keep the files small while still crossing every boundary. */
 #define CHUNK ((size_t)65536)
 
@@ -124,32 +126,12 @@ static void round_trip_sizes(const char *dir)
             round_trip(dir, sizes[i], CHUNK, depths[k]);
 }
 
-/* Installs a seccomp filter in this test's process (Criterion forks one per
- * test): io_uring_setup fails with ENOSYS as under a container's default
- * profile, or, with no_direct, open with O_DIRECT fails with EINVAL as on a
- * file system without direct I/O. */
+/* Refuses io_uring or O_DIRECT in this test's process (Criterion forks one
+ * per test), to reach the reader's fallbacks. */
 static void deny(int no_ring, int no_direct)
 {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    const unsigned flags_lo = (unsigned)offsetof(struct seccomp_data, args[2]);
-#else
-    const unsigned flags_lo = (unsigned)offsetof(struct seccomp_data, args[2]) + 4;
-#endif
-    struct sock_filter f[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, no_ring ? SECCOMP_RET_ERRNO | ENOSYS : SECCOMP_RET_ALLOW),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, flags_lo),
-        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_DIRECT, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, no_direct ? SECCOMP_RET_ERRNO | EINVAL : SECCOMP_RET_ALLOW),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    struct sock_fprog prog = {(unsigned short)HOG_ARRAY_LEN(f), f};
-    cr_assert_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
-    cr_assert_eq(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0), 0, "seccomp: %s",
-                 strerror(errno));
+    int rc = deny_io(no_ring, no_direct);
+    cr_assert_eq(rc, 0, "seccomp: %s", strerror(-rc));
 }
 
 /* ---- plain files ---- */
