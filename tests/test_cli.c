@@ -230,6 +230,11 @@ Test(cli, compressed_and_vw_inputs)
     cr_assert_eq(hog("convert t.svm.zst -o c.hgd -q"), 0, "%s", out);
     snprintf(cmd, sizeof(cmd), "cd %s && cmp a.hgd b.hgd && cmp a.hgd c.hgd", dir);
     cr_assert_eq(system(cmd), 0, "compressed input gives the same dataset");
+    snprintf(cmd, sizeof(cmd), "cd %s && head -c $(( $(stat -c %%s t.svm.gz) / 2 )) t.svm.gz > cut.gz", dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(hog("convert cut.gz -o d.hgd -q"), 1, "%s", out);
+    cr_assert(strstr(out, "cut.gz: corrupt gzip stream at compressed byte offset"), "%s", out);
+    cr_assert(!exists("d.hgd"));
 
     write_file("v.vw", "1 |f a b:2 |g c\n-1 2.0 'tag|f d |g c:0.5\n1 |f a\n-1 |f d e\n");
     cr_assert_eq(hog("train v.vw -o v.hog -q -b 10 --epochs 20"), 0, "%s", out);

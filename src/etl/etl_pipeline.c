@@ -266,36 +266,48 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
                     char *err, size_t err_len)
 {
     memset(sum, 0, sizeof(*sum));
+    /* The reader writes its later errors (a corrupt stream found mid-file)
+     * into the buffer it was opened with, from the producer thread: give it
+     * one of the pipeline's own, copied out at the end. */
+    pipeline *pl = hog_calloc(1, sizeof(*pl));
+    if (!pl)
+        return hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
     hog_reader *reader;
-    int rc = hog_reader_open(path, CHUNK_BYTES, DEPTH, &reader, err, err_len);
-    if (rc < 0)
+    int rc = hog_reader_open(path, CHUNK_BYTES, DEPTH, &reader, pl->read_err, sizeof(pl->read_err));
+    if (rc < 0) {
+        hog_fail(rc, err, err_len, "%s", pl->read_err);
+        hog_free(pl);
         return rc;
+    }
 
     /* The plan needs the first line: read it through a reader of its own,
      * which a small file serves from one chunk. */
     hog_text_plan plan;
     hog_reader *head = NULL;
-    rc = hog_reader_open(path, HEAD_BYTES, 1, &head, err, err_len);
+    char herr[256] = "";
+    rc = hog_reader_open(path, HEAD_BYTES, 1, &head, herr, sizeof(herr));
     if (rc == 0) {
         const char *data = "";
         size_t len = 0;
         int got = hog_reader_next(head, &data, &len);
-        rc = got < 0 ? hog_fail(got, err, err_len, "%s: %s", path, hog_strerror(got))
+        rc = got < 0 ? hog_fail(got, err, err_len, "%s", herr[0] ? herr : hog_strerror(got))
                      : hog_text_plan_make(path, p, got ? data : "", got ? len : 0, &plan, err, err_len);
         if (got > 0)
             hog_reader_release(head, data);
         hog_reader_close(head);
+    } else {
+        hog_fail(rc, err, err_len, "%s", herr);
     }
     if (rc < 0) {
         hog_reader_close(reader);
+        hog_free(pl);
         return rc;
     }
     sum->format = plan.format;
 
-    pipeline *pl = hog_calloc(1, sizeof(*pl));
     unsigned nparse = p->threads ? p->threads : hog_pool_cores();
     pthread_t *parsers = hog_calloc(nparse, sizeof(pthread_t));
-    if (!pl || !parsers) {
+    if (!parsers) {
         hog_free(pl);
         hog_free(parsers);
         hog_text_plan_free(&plan);
@@ -330,7 +342,9 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
             pthread_cond_wait(&pl->changed, &pl->mu);
         if (pl->stop) {
             rc = pl->read_rc;
-            if (rc < 0)
+            if (rc < 0 && pl->read_err[0])
+                hog_fail(rc, err, err_len, "%s", pl->read_err);
+            else if (rc < 0)
                 hog_fail(rc, err, err_len, "%s: %s", path, hog_strerror(rc));
             break;
         }
@@ -439,7 +453,9 @@ int hog_detect_format(const char *path, hog_format *fmt)
     if (more > 0)
         hog_reader_release(r, data);
     hog_reader_close(r);
-    if (rc == HOG_EPARAM || rc == HOG_EFORMAT) { /* not settled by the first line: call it CSV */
+    /* Not settled by the first line, or a stream that breaks off: call it
+     * CSV, and let the read that follows say what is wrong, with where. */
+    if (rc == HOG_EPARAM || rc == HOG_EFORMAT) {
         *fmt = HOG_FORMAT_CSV;
         return 0;
     }
