@@ -194,7 +194,7 @@ static void *producer_main(void *v)
         pthread_mutex_lock(&pl->mu);
         if (rc == 0 && data <= last_nl)
             rc = queue_piece(pl, data, (size_t)(last_nl + 1 - data), chunk, NULL);
-        else
+        if (rc < 0 || data > last_nl) /* not queued: the chunk goes straight back */
             pl->giveback[pl->ngiveback++] = chunk;
         pthread_mutex_unlock(&pl->mu);
         if (rc < 0)
