@@ -234,7 +234,7 @@ typedef struct hog_text_summary {
 } hog_text_summary;
 
 /* Streams a text file into b (etl_pipeline.c): chunked reads, cut at line
- * ends, parsed on p->threads threads (0: one per core), rows added in file
+ * ends, parsed on p->threads threads (0: one per CPU this process may use), rows added in file
  * order. Memory stays bounded by a few chunks plus what b keeps.
  * Errors: those of hog_reader_open/next, hog_text_plan_make and
  * hog_parse_chunk (HOG_EFORMAT as "path:line:column: expected ..."), -ENOMEM. */

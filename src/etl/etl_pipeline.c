@@ -6,7 +6,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../pool/pool.h"
 #include "etl.h"
 
 /*
@@ -305,7 +304,7 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
     }
     sum->format = plan.format;
 
-    unsigned nparse = p->threads ? p->threads : hog_pool_cores();
+    unsigned nparse = p->threads ? p->threads : hog_cpus();
     pthread_t *parsers = hog_calloc(nparse, sizeof(pthread_t));
     if (!parsers) {
         hog_free(pl);

@@ -80,6 +80,9 @@ void hog_shuffle_u32(uint32_t *a, uint32_t n, hog_rng *r);
  * figures are not used: with lazy page initialisation they are wrong. */
 uint64_t hog_mem_available(void);
 
+/* The CPUs this process may run on (its affinity mask), at least 1. */
+unsigned hog_cpus(void);
+
 /* ---- time ---- */
 double hog_now(void); /* seconds, CLOCK_MONOTONIC */
 
