@@ -17,7 +17,8 @@
  * can; rows go straight into the caller's growable CSR arrays, reserved once
  * per line, so the per-value loop has no capacity checks.
  *
- * The rules are those of etl_text.c (its error wording included), plus:
+ * The rules and the error wording are those of the first, line-by-line
+ * reader that these parsers replaced, plus:
  *
  *  - Lines end at '\n'; trailing '\r's are dropped (CRLF files). A quoted CSV
  *    field cannot span lines: chunks are cut at line ends without looking at
@@ -30,7 +31,7 @@
  *  - A quoted CSV field holding a number is that number; a quoted field in a
  *    categorical column is its text with "" read as one quote.
  *  - CSV feature indices: numeric columns are numbered by their position
- *    among numeric columns (as etl_text.c does). Categorical columns hash
+ *    among numeric columns. Categorical columns hash
  *    "name=value" into 2^bits (bits: hash_bits, or 18 if 0). With hash_bits
  *    0 those hashes are placed after the numeric columns (index = numeric
  *    column count + hash), so they never collide with a numeric column; with

@@ -1,4 +1,4 @@
-/* test_etl_text.c: libsvm and CSV parsing, format detection and the exact located error messages of the text readers. */
+/* test_etl_pipeline.c: text files read end to end (reader, pipeline, parsers): rows, format detection and the exact located error messages. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
@@ -15,10 +15,10 @@
 
 static void setup(void)
 {
-    scratch_make("etl-text");
+    scratch_make("etl-pipeline");
 }
 
-TestSuite(etl_text, .init = setup, .fini = scratch_remove);
+TestSuite(etl_pipeline, .init = setup, .fini = scratch_remove);
 
 /* Writes content to dir/name; the path goes into out (256 bytes). */
 static const char *put(char *out, const char *name, const char *content)
@@ -82,7 +82,7 @@ static void check_row(const hog_dataset *ds, uint64_t i, float label, uint32_t n
  *  libsvm
  * ===================================================================== */
 
-Test(etl_text, libsvm_rows_comments_qid_crlf_tabs)
+Test(etl_pipeline, libsvm_rows_comments_qid_crlf_tabs)
 {
     hog_read_params p = params(HOG_FORMAT_LIBSVM);
     p.rows_per_block = 2;
@@ -112,7 +112,7 @@ Test(etl_text, libsvm_rows_comments_qid_crlf_tabs)
     hog_dataset_close(ds);
 }
 
-Test(etl_text, libsvm_auto_detected_and_zero_index_kept)
+Test(etl_pipeline, libsvm_auto_detected_and_zero_index_kept)
 {
     hog_dataset *ds = open_ok("b.txt", "1 0:1 4294967295:2\n", NULL);
     hog_dataset_info info;
@@ -123,7 +123,7 @@ Test(etl_text, libsvm_auto_detected_and_zero_index_kept)
     hog_dataset_close(ds);
 }
 
-Test(etl_text, libsvm_errors_are_located)
+Test(etl_pipeline, libsvm_errors_are_located)
 {
     hog_read_params p = params(HOG_FORMAT_LIBSVM);
     open_fails("a.svm", "1 1:1\n0 2:1\n1 3:1.5 x 4:1\n", &p, HOG_EFORMAT,
@@ -154,7 +154,7 @@ Test(etl_text, libsvm_errors_are_located)
                ":2:5: expected a number, found '1?4:1'");
 }
 
-Test(etl_text, libsvm_empty_files)
+Test(etl_pipeline, libsvm_empty_files)
 {
     hog_read_params p = params(HOG_FORMAT_LIBSVM);
     open_fails("empty.svm", "", &p, HOG_EEMPTY, ": no data rows");
@@ -162,7 +162,7 @@ Test(etl_text, libsvm_empty_files)
     open_fails("auto-empty", "", NULL, HOG_EEMPTY, ": no data rows");
 }
 
-Test(etl_text, numbers_match_strtod)
+Test(etl_pipeline, numbers_match_strtod)
 {
     /* The parser's fast path must give the float strtod gives, in every notation. */
     char path[256], *text = malloc(1 << 20), num[2000][96];
@@ -208,7 +208,7 @@ Test(etl_text, numbers_match_strtod)
  *  CSV
  * ===================================================================== */
 
-Test(etl_text, csv_header_detected_label_first)
+Test(etl_pipeline, csv_header_detected_label_first)
 {
     hog_dataset *ds = open_ok("a.csv", "y,a,b\n1,0.5,0\n0,0,2\n-1, 3 ,4\n", NULL);
     hog_dataset_info info;
@@ -223,7 +223,7 @@ Test(etl_text, csv_header_detected_label_first)
     hog_dataset_close(ds);
 }
 
-Test(etl_text, csv_no_header_detected)
+Test(etl_pipeline, csv_no_header_detected)
 {
     hog_dataset *ds = open_ok("a.csv", "1,2,3\n4,5,6\n", NULL);
     hog_dataset_info info;
@@ -234,7 +234,7 @@ Test(etl_text, csv_no_header_detected)
     hog_dataset_close(ds);
 }
 
-Test(etl_text, csv_label_by_index_and_forced_header)
+Test(etl_pipeline, csv_label_by_index_and_forced_header)
 {
     hog_read_params p = params(HOG_FORMAT_CSV);
     p.label_index = 2;
@@ -248,7 +248,7 @@ Test(etl_text, csv_label_by_index_and_forced_header)
     hog_dataset_close(ds);
 }
 
-Test(etl_text, csv_label_by_name_with_quoted_header)
+Test(etl_pipeline, csv_label_by_name_with_quoted_header)
 {
     hog_read_params p = params(HOG_FORMAT_CSV);
     p.label_name = "the \"label\"";
@@ -265,7 +265,7 @@ Test(etl_text, csv_label_by_name_with_quoted_header)
     hog_dataset_close(ds);
 }
 
-Test(etl_text, csv_delimiters)
+Test(etl_pipeline, csv_delimiters)
 {
     static const char *files[] = {
         "y;a;b\n1;2;3\n",      /* detected ';' */
@@ -293,7 +293,7 @@ Test(etl_text, csv_delimiters)
     hog_dataset_close(ds);
 }
 
-Test(etl_text, csv_errors_are_located)
+Test(etl_pipeline, csv_errors_are_located)
 {
     hog_read_params p = params(HOG_FORMAT_CSV);
     open_fails("a.csv", "1,2,3\n4,5\n", &p, HOG_EFORMAT, ":2:4: expected 3 fields, found 2");
@@ -323,7 +323,7 @@ Test(etl_text, csv_errors_are_located)
     open_fails("j.csv", "y,a\n1,2\n", &p, HOG_EFORMAT, ":1:1: expected a number, found 'y'");
 }
 
-Test(etl_text, csv_parameter_errors)
+Test(etl_pipeline, csv_parameter_errors)
 {
     hog_read_params p = params(HOG_FORMAT_CSV);
     p.label_name = "zz";
@@ -347,14 +347,14 @@ Test(etl_text, csv_parameter_errors)
     cr_assert(strstr(err, "delimiter") != NULL, "%s", err);
 }
 
-Test(etl_text, csv_empty_files)
+Test(etl_pipeline, csv_empty_files)
 {
     hog_read_params p = params(HOG_FORMAT_CSV);
     open_fails("a.csv", "", &p, HOG_EEMPTY, ": no data rows");
     open_fails("b.csv", "y,a,b\n\n", &p, HOG_EEMPTY, ": no data rows");
 }
 
-Test(etl_text, csv_label_only_column)
+Test(etl_pipeline, csv_label_only_column)
 {
     hog_dataset *ds = open_ok("a.csv", "y\n1\n0\n", NULL);
     hog_dataset_info info;
@@ -370,7 +370,7 @@ Test(etl_text, csv_label_only_column)
  *  Detection and files
  * ===================================================================== */
 
-Test(etl_text, detect_format)
+Test(etl_pipeline, detect_format)
 {
     char path[256];
     hog_format f;
@@ -420,7 +420,7 @@ Test(etl_text, detect_format)
     cr_assert_eq(hog_detect_format(path, &f), -ENOENT);
 }
 
-Test(etl_text, missing_file_names_it)
+Test(etl_pipeline, missing_file_names_it)
 {
     char path[256], err[512], expect[512];
     snprintf(path, sizeof(path), "%s/nope.csv", dir);
@@ -433,7 +433,7 @@ Test(etl_text, missing_file_names_it)
     cr_assert_str_eq(err, expect);
 }
 
-Test(etl_text, text_streamed_into_builder_directly)
+Test(etl_pipeline, text_streamed_into_builder_directly)
 {
     char path[256], err[256];
     hog_builder *b;
