@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -677,6 +679,74 @@ static int check_block(const char *path, uint32_t i, const hog_block *b, uint64_
     return 0;
 }
 
+/* Checking every block is a CRC and a pass over every index: on a large
+ * file, seconds on one core. The blocks are shared out among the CPUs,
+ * each thread taking the next unchecked block; the error reported is that
+ * of the lowest-numbered bad block, whatever thread found it, so the
+ * message does not depend on timing. */
+typedef struct check_job {
+    const char *path;
+    const hog_dataset *ds;
+    uint64_t features;
+    int drop_cache;
+    atomic_uint next;
+    atomic_uint first_bad; /* lowest bad block so far, or UINT32_MAX */
+    pthread_mutex_t mu;
+    int rc;
+    char err[512];
+} check_job;
+
+static void *check_worker(void *v)
+{
+    check_job *j = v;
+    const hog_dataset *ds = j->ds;
+    char err[512];
+    for (;;) {
+        uint32_t i = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+        /* Past the first bad block nothing can change the verdict. */
+        if (i >= ds->info.blocks || i > atomic_load_explicit(&j->first_bad, memory_order_relaxed))
+            break;
+        hog_dataset_willneed(ds, i + 1);
+        int rc = check_block(j->path, i, &ds->blocks[i], j->features, err, sizeof(err));
+        hog_dataset_drop(ds, i, j->drop_cache);
+        if (rc < 0) {
+            pthread_mutex_lock(&j->mu);
+            if (i < atomic_load_explicit(&j->first_bad, memory_order_relaxed)) {
+                atomic_store_explicit(&j->first_bad, i, memory_order_relaxed);
+                j->rc = rc;
+                memcpy(j->err, err, sizeof(err));
+            }
+            pthread_mutex_unlock(&j->mu);
+            break;
+        }
+    }
+    return NULL;
+}
+
+static int check_blocks(const char *path, const hog_dataset *ds, uint64_t features, int drop_cache,
+                        char *err, size_t err_len)
+{
+    check_job j = {.path = path, .ds = ds, .features = features, .drop_cache = drop_cache};
+    atomic_init(&j.next, 0);
+    atomic_init(&j.first_bad, UINT32_MAX);
+    pthread_mutex_init(&j.mu, NULL);
+    unsigned n = HOG_MIN(hog_cpus(), ds->info.blocks), started = 0;
+    pthread_t t[64];
+    n = HOG_MIN(n, (unsigned)HOG_ARRAY_LEN(t));
+    /* The calling thread is one of the checkers; the others are helpers
+     * that may fail to start without harm. */
+    for (unsigned k = 1; k < n; k++)
+        if (pthread_create(&t[started], NULL, check_worker, &j) == 0)
+            started++;
+    check_worker(&j);
+    for (unsigned k = 0; k < started; k++)
+        pthread_join(t[k], NULL);
+    pthread_mutex_destroy(&j.mu);
+    if (j.rc < 0)
+        return hog_fail(j.rc, err, err_len, "%s", j.err);
+    return 0;
+}
+
 static int read_full(int fd, uint8_t *buf, size_t len)
 {
     size_t done = 0;
@@ -766,14 +836,9 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
      * when checked, so opening a file of any size leaves nothing resident
      * (the pages stay in the page cache for the first epoch unless the file
      * is larger than half the available memory, when they go too). */
-    int drop_cache = size > hog_mem_available() / 2;
     ds->info.blocks = blocks; /* what hog_dataset_willneed/drop look at */
-    for (uint32_t i = 0; i < blocks && rc == 0; i++) {
-        if (i + 1 < blocks)
-            hog_dataset_willneed(ds, i + 1);
-        rc = check_block(path, i, &views[i], features, err, err_len);
-        hog_dataset_drop(ds, i, drop_cache);
-    }
+    if (rc == 0)
+        rc = check_blocks(path, ds, features, size > hog_mem_available() / 2, err, err_len);
     if (rc < 0) {
         hog_dataset_close(ds);
         return rc;
