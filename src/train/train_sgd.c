@@ -54,52 +54,81 @@ unsigned hog_trainer_threads(const hog_trainer *t)
 /* ===================================================================== *
  *  Labels
  * ===================================================================== */
-/* Collects the distinct label values of ds, ascending, into a new array.
- * Returns the count, or a negative error with a message. */
-static int collect_classes(const hog_dataset *ds, hog_loss loss, int ooc, double **out, char *err,
-                           size_t err_len)
+/* Adds y to the ascending set c[0..*n) unless it is there.
+ * Returns 0, or HOG_ELABEL when the set is full. */
+static int class_insert(double *c, uint32_t *n, double y)
 {
-    double *c = hog_malloc(MAX_CLASSES * sizeof(double));
-    if (!c)
-        return -ENOMEM;
-    uint32_t n = 0;
-    for (uint32_t b = 0; b < ds->info.blocks; b++) {
-        const hog_block *blk = &ds->blocks[b];
-        if (ooc) {
-            hog_dataset_willneed(ds, b + 1);
-            hog_dataset_drop(ds, b ? b - 1 : 0, 1);
-        }
-        for (uint32_t r = 0; r < blk->rows; r++) {
-            double y = blk->label[r];
-            if (loss == HOG_LOSS_SOFTMAX && y != floor(y)) {
-                hog_free(c);
-                return hog_fail(HOG_ELABEL, err, err_len,
-                                "row %llu: label %g is not an integer class (softmax needs class labels)",
-                                (unsigned long long)b * ds->info.rows_per_block + r, y);
-            }
-            uint32_t lo = 0, hi = n;
-            while (lo < hi) {
-                uint32_t mid = lo + (hi - lo) / 2;
-                if (c[mid] < y)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            if (lo < n && c[lo] == y)
-                continue;
-            if (n == MAX_CLASSES) {
-                hog_free(c);
-                return hog_fail(HOG_ELABEL, err, err_len, "more than %u distinct labels", MAX_CLASSES);
-            }
-            memmove(c + lo + 1, c + lo, (n - lo) * sizeof(double));
-            c[lo] = y;
-            n++;
-        }
+    uint32_t lo = 0, hi = *n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (c[mid] < y)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    if (ooc)
-        hog_dataset_drop(ds, ds->info.blocks - 1, 1);
-    *out = c;
-    return (int)n;
+    if (lo < *n && c[lo] == y)
+        return 0;
+    if (*n == MAX_CLASSES)
+        return HOG_ELABEL;
+    memmove(c + lo + 1, c + lo, (*n - lo) * sizeof(double));
+    c[lo] = y;
+    (*n)++;
+    return 0;
+}
+
+/* What training needs to know of its data before the first step, in one
+ * pass (out of core, one read of the file): the distinct label values of
+ * every row, ascending (not for squared loss), and for each feature the
+ * number of training rows (holdout excluded) that touch it. On success
+ * *classes, *nclasses, *deg and *rows are set; the caller frees the arrays.
+ * Errors: HOG_ELABEL (with a message), -ENOMEM. */
+static int scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint64_t dim, int ooc,
+                             double **classes, uint32_t *nclasses, uint32_t **deg, uint64_t *rows,
+                             char *err, size_t err_len)
+{
+    int want_classes = p->loss != HOG_LOSS_SQUARED;
+    double *c = want_classes ? hog_malloc(MAX_CLASSES * sizeof(double)) : NULL;
+    uint32_t *d = hog_calloc(dim, sizeof(uint32_t));
+    if ((want_classes && !c) || !d) {
+        hog_free(c);
+        hog_free(d);
+        return -ENOMEM;
+    }
+    uint32_t n = 0;
+    uint64_t kept = 0;
+    int rc = 0;
+    for (uint32_t b = 0; b < ds->info.blocks && rc == 0; b++) {
+        const hog_block *blk = &ds->blocks[b];
+        if (ooc)
+            hog_dataset_willneed(ds, b + 1);
+        for (uint32_t r = 0; r < blk->rows && rc == 0; r++) {
+            uint64_t i = (uint64_t)b * ds->info.rows_per_block + r;
+            double y = blk->label[r];
+            if (want_classes && p->loss == HOG_LOSS_SOFTMAX && y != floor(y))
+                rc = hog_fail(HOG_ELABEL, err, err_len,
+                              "row %llu: label %g is not an integer class (softmax needs class labels)",
+                              (unsigned long long)i, y);
+            else if (want_classes && class_insert(c, &n, y) < 0)
+                rc = hog_fail(HOG_ELABEL, err, err_len, "more than %u distinct labels", MAX_CLASSES);
+            if (rc < 0 || (p->holdout > 0 && hog_row_held_out(i, p->holdout, p->seed)))
+                continue;
+            kept++;
+            for (uint32_t k = blk->ptr[r]; k < blk->ptr[r + 1]; k++)
+                d[blk->index[k]]++;
+        }
+        if (ooc)
+            hog_dataset_drop(ds, b, 1);
+    }
+    if (rc < 0) {
+        hog_free(c);
+        hog_free(d);
+        return rc;
+    }
+    *classes = c;
+    *nclasses = n;
+    *deg = d;
+    *rows = kept;
+    return 0;
 }
 
 /* ===================================================================== *
@@ -442,33 +471,12 @@ static int hot_cmp(const void *a, const void *b)
  * rows / (rows touching the feature), so that over an epoch every weight is
  * shrunk as much as by the full-gradient term l2/2 * |w|^2.
  * Returns 0 or -ENOMEM; on success *hot_ids holds *nhot features. */
-static int feature_table(const hog_dataset *ds, const hog_train_params *p, uint64_t dim, uint32_t outputs,
-                         unsigned nth, int ooc, feat_info **feat_out, uint32_t **hot_ids, uint32_t *nlocal,
-                         uint32_t *nhot)
+static int feature_table(const uint32_t *deg, uint64_t rows, uint64_t dim, uint32_t outputs, unsigned nth,
+                         feat_info **feat_out, uint32_t **hot_ids, uint32_t *nlocal, uint32_t *nhot)
 {
-    uint32_t *deg = hog_calloc(dim, sizeof(uint32_t));
     feat_info *feat = hog_malloc(dim * sizeof(feat_info));
-    if (!deg || !feat) {
-        hog_free(deg);
-        hog_free(feat);
+    if (!feat)
         return -ENOMEM;
-    }
-    uint64_t rows = 0;
-    for (uint32_t b = 0; b < ds->info.blocks; b++) {
-        const hog_block *blk = &ds->blocks[b];
-        if (ooc)
-            hog_dataset_willneed(ds, b + 1);
-        for (uint32_t r = 0; r < blk->rows; r++) {
-            uint64_t i = (uint64_t)b * ds->info.rows_per_block + r;
-            if (p->holdout > 0 && hog_row_held_out(i, p->holdout, p->seed))
-                continue;
-            rows++;
-            for (uint32_t k = blk->ptr[r]; k < blk->ptr[r + 1]; k++)
-                deg[blk->index[k]]++;
-        }
-        if (ooc)
-            hog_dataset_drop(ds, b, 1);
-    }
     uint32_t max_hot = nth > 1 ? HOG_MAX(LOCAL_WEIGHTS / outputs, 1u) : 0;
     uint32_t ncand = 0;
     for (uint64_t j = 0; j < dim; j++) {
@@ -481,7 +489,6 @@ static int feature_table(const hog_dataset *ds, const hog_train_params *p, uint6
     if (!cand || !ids) {
         hog_free(cand);
         hog_free(ids);
-        hog_free(deg);
         hog_free(feat);
         return -ENOMEM;
     }
@@ -497,7 +504,6 @@ static int feature_table(const hog_dataset *ds, const hog_train_params *p, uint6
         hot += (uint64_t)cand[h].degree * HOT_SHARE >= rows;
     }
     hog_free(cand);
-    hog_free(deg);
     *feat_out = feat;
     *hot_ids = ids;
     *nlocal = n;
@@ -513,6 +519,7 @@ typedef struct run_state {
     uint32_t *first;  /* blocks + 1: where each block's segments start in base */
     uint32_t *order;  /* blocks: scratch for the block order */
     atomic_uint *left;/* blocks: segments of each block not yet done (out of core) */
+    uint32_t *deg;    /* per feature: training rows that touch it */
     feat_info *feat;
     uint32_t *hot_ids;
     uint32_t nlocal;
@@ -535,6 +542,7 @@ static void run_state_free(run_state *rs)
     hog_free(rs->first);
     hog_free(rs->order);
     hog_free((void *)rs->left);
+    hog_free(rs->deg);
     hog_free(rs->feat);
     hog_free(rs->hot_ids);
     hog_free(rs->classes);
@@ -559,11 +567,11 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
 
     /* Classes: binary losses need exactly two label values, softmax integers. */
     uint32_t classes = 0, outputs = 1;
+    uint64_t dim = HOG_MAX(train->info.features, 1), deg_rows = 0;
+    rc = scan_training_set(train, p, dim, ooc, &rs.classes, &classes, &rs.deg, &deg_rows, err, err_len);
+    if (rc < 0)
+        goto fail;
     if (p->loss != HOG_LOSS_SQUARED) {
-        rc = collect_classes(train, p->loss, ooc, &rs.classes, err, err_len);
-        if (rc < 0)
-            goto fail;
-        classes = (uint32_t)rc;
         if (p->loss != HOG_LOSS_SOFTMAX && classes != 2) {
             rc = hog_fail(HOG_ELABEL, err, err_len,
                           "%s loss needs exactly two label values, the training set has %u%s", hog_loss_name(p->loss),
@@ -578,7 +586,6 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
             outputs = classes;
         }
     }
-    uint64_t dim = HOG_MAX(train->info.features, 1);
     m = hog_model_new(p->loss, dim, outputs, classes);
     rs.ws = hog_aligned_alloc(HOG_CACHELINE, rs.nth * sizeof(worker_state));
     uint32_t rpb = train->info.rows_per_block;
@@ -596,7 +603,7 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     memset(rs.ws, 0, rs.nth * sizeof(worker_state));
     if (classes)
         memcpy(m->class_labels, rs.classes, classes * sizeof(double));
-    rc = feature_table(train, p, dim, outputs, rs.nth, ooc, &rs.feat, &rs.hot_ids, &rs.nlocal, &rs.nhot);
+    rc = feature_table(rs.deg, deg_rows, dim, outputs, rs.nth, &rs.feat, &rs.hot_ids, &rs.nlocal, &rs.nhot);
     if (rc < 0)
         goto fail;
     for (unsigned i = 0; i < rs.nth; i++) {
