@@ -370,39 +370,51 @@ Test(etl_pipeline, csv_label_only_column)
  *  Detection and files
  * ===================================================================== */
 
+/* The text format the pipeline's plan settles on for these first bytes. */
+static hog_format detected(const char *text)
+{
+    hog_read_params p = hog_read_params_default();
+    hog_text_plan plan;
+    char err[256] = "";
+    cr_assert_eq(hog_text_plan_make("t", &p, text, strlen(text), &plan, err, sizeof(err)), 0, "%s", err);
+    hog_format f = plan.format;
+    hog_text_plan_free(&plan);
+    return f;
+}
+
 Test(etl_pipeline, detect_format)
 {
-    char path[256];
-    hog_format f;
-    cr_assert_eq(hog_detect_format(put(path, "a", "1 1:2 3:4\n"), &f), 0);
-    cr_assert_eq(f, HOG_FORMAT_LIBSVM);
+    cr_assert_eq(detected("1 1:2 3:4\n"), HOG_FORMAT_LIBSVM);
     /* a comment and a label-only row first: the next line decides */
-    cr_assert_eq(hog_detect_format(put(path, "b", "# c, d\n\n1\n0 qid:1 2:1\n"), &f), 0);
-    cr_assert_eq(f, HOG_FORMAT_LIBSVM);
-    cr_assert_eq(hog_detect_format(put(path, "c", "y,a\n1,2\n"), &f), 0);
-    cr_assert_eq(f, HOG_FORMAT_CSV);
-    cr_assert_eq(hog_detect_format(put(path, "d", "1 2 3\n"), &f), 0);
-    cr_assert_eq(f, HOG_FORMAT_CSV);
-    cr_assert_eq(hog_detect_format(put(path, "e", "12:30,1\n"), &f), 0);
-    cr_assert_eq(f, HOG_FORMAT_CSV);
-    cr_assert_eq(hog_detect_format(put(path, "f", "HOGDATA"), &f), 0);
-    cr_assert_eq(f, HOG_FORMAT_CSV); /* seven bytes are not the 8-byte magic */
+    cr_assert_eq(detected("# c, d\n\n1\n0 qid:1 2:1\n"), HOG_FORMAT_LIBSVM);
+    cr_assert_eq(detected("y,a\n1,2\n"), HOG_FORMAT_CSV);
+    cr_assert_eq(detected("1 2 3\n"), HOG_FORMAT_CSV);
+    cr_assert_eq(detected("12:30,1\n"), HOG_FORMAT_CSV);
+    cr_assert_eq(detected("1 |f a b:2\n"), HOG_FORMAT_VW);
+
+    char path[256];
+    int binary = -1;
+    cr_assert_eq(hog_detect_binary(put(path, "f", "HOGDATA"), &binary), 0);
+    cr_assert_eq(binary, 0); /* seven bytes are not the 8-byte magic */
 
     snprintf(path, sizeof(path), "%s/g", dir);
     FILE *fp = fopen(path, "wb");
     cr_assert_not_null(fp);
     fwrite("HOGDATA\0\1\0\0\0", 1, 12, fp);
     fclose(fp);
-    cr_assert_eq(hog_detect_format(path, &f), 0);
-    cr_assert_eq(f, HOG_FORMAT_BINARY);
+    cr_assert_eq(hog_detect_binary(path, &binary), 0);
+    cr_assert_eq(binary, 1);
 
     /* a damaged magic still reads as binary (text has no NUL bytes) */
     fp = fopen(path, "wb");
     cr_assert_not_null(fp);
     fwrite("XOGDATA\0\1\0\0\0", 1, 12, fp);
     fclose(fp);
-    cr_assert_eq(hog_detect_format(path, &f), 0);
-    cr_assert_eq(f, HOG_FORMAT_BINARY);
+    cr_assert_eq(hog_detect_binary(path, &binary), 0);
+    cr_assert_eq(binary, 1);
+    hog_dataset *bad;
+    char berr[512];
+    cr_assert_eq(hog_dataset_open(path, NULL, &bad, berr, sizeof(berr)), HOG_EMAGIC, "%s", berr);
 
     /* a NUL byte in text read as libsvm on request is located */
     fp = fopen(path, "wb");
@@ -417,7 +429,7 @@ Test(etl_pipeline, detect_format)
     cr_assert_str_eq(err, expect);
 
     snprintf(path, sizeof(path), "%s/missing", dir);
-    cr_assert_eq(hog_detect_format(path, &f), -ENOENT);
+    cr_assert_eq(hog_detect_binary(path, &binary), -ENOENT);
 }
 
 Test(etl_pipeline, missing_file_names_it)

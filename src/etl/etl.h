@@ -131,13 +131,12 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
 int hog_hgd_write(const hog_dataset *ds, hog_atomic_file *f);
 
 /* ---- format detection ---- */
-/* Detects the format of a file from its first bytes: the .hgd magic, or a NUL
- * byte in the first 4 KiB of a file that is not gzip or zstd (a damaged .hgd
- * then gets the binary reader's verdict), means binary; otherwise the text
- * (decompressed) is VW if its first data line has a '|', libsvm if a token
- * idx:val follows the first token, else CSV. Returns 0 and sets *fmt, or
- * -errno. */
-int hog_detect_format(const char *path, hog_format *fmt);
+/* Whether a file is a binary dataset (*binary 1) or text (0), from its raw
+ * first 4 KiB: the .hgd magic, or a NUL byte in a file that is not gzip or
+ * zstd (a damaged .hgd then gets the binary reader's verdict), means binary.
+ * Which text format it is, the pipeline's plan settles (hog_text_plan_make).
+ * Returns 0 or -errno. */
+int hog_detect_binary(const char *path, int *binary);
 
 /* ===================================================================== *
  *  Parsing text in chunks (etl_parse.c)

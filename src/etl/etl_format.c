@@ -874,7 +874,9 @@ hog_read_params hog_read_params_default(void)
     return p;
 }
 
-/* Resolves HOG_FORMAT_AUTO; an error names the file. */
+/* Resolves HOG_FORMAT_AUTO as far as binary or text: which text format it
+ * is, the pipeline's plan settles from the same first line it reads anyway
+ * (*fmt stays AUTO then). An error names the file. */
 static int resolve_format(const char *path, const hog_read_params *p, hog_format *fmt,
                           char *err, size_t len)
 {
@@ -883,21 +885,26 @@ static int resolve_format(const char *path, const hog_read_params *p, hog_format
         return hog_fail(HOG_EPARAM, err, len, "format: %d is not a hog_format", (int)p->format);
     if (p->format != HOG_FORMAT_AUTO)
         return 0;
-    int rc = hog_detect_format(path, fmt);
+    int binary;
+    int rc = hog_detect_binary(path, &binary);
     if (rc < 0)
         return hog_fail(rc, err, len, "%s: %s", path, hog_strerror(rc));
+    if (binary)
+        *fmt = HOG_FORMAT_BINARY;
     return 0;
 }
 
-/* Text reading that both open and convert share: stream and parse, refuse
+/* Text reading that both open and convert share: stream and parse (*fmt:
+ * the format it was parsed as), refuse
  * an empty file by name, and describe skipped lines (a new string in
  * *report, or NULL when none were). */
-static int read_text(const char *path, const hog_read_params *p, hog_builder *b, uint64_t *skipped,
-                     char **report, char *err, size_t len)
+static int read_text(const char *path, const hog_read_params *p, hog_builder *b, hog_format *fmt,
+                     uint64_t *skipped, char **report, char *err, size_t len)
 {
     hog_text_summary sum;
     *report = NULL;
     int rc = hog_text_stream(path, p, b, &sum, err, len);
+    *fmt = sum.format;
     if (rc == 0 && hog_builder_rows(b) == 0)
         rc = hog_fail(HOG_EEMPTY, err, len, "%s: no data rows%s", path,
                       sum.skipped ? " (every line was malformed and skipped)" : "");
@@ -946,7 +953,7 @@ int hog_dataset_open(const char *path, const hog_read_params *params, hog_datase
         return hog_fail(rc, err_detail, err_len, "%s: out of memory", path);
     uint64_t skipped;
     char *report;
-    rc = read_text(path, &p, b, &skipped, &report, err_detail, err_len);
+    rc = read_text(path, &p, b, &fmt, &skipped, &report, err_detail, err_len);
     if (rc < 0) {
         hog_builder_free(b);
         return rc;
@@ -1079,7 +1086,7 @@ int hog_dataset_convert(const char *in_path, const hog_read_params *params, cons
     }
     uint64_t skipped;
     char *report;
-    rc = read_text(in_path, &p, b, &skipped, &report, err_detail, err_len);
+    rc = read_text(in_path, &p, b, &fmt, &skipped, &report, err_detail, err_len);
     if (rc < 0) {
         hog_builder_free(b);
         hog_atomic_abort(&f);

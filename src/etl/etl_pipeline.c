@@ -416,7 +416,7 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
 /* ===================================================================== *
  *  Format detection
  * ===================================================================== */
-int hog_detect_format(const char *path, hog_format *fmt)
+int hog_detect_binary(const char *path, int *binary)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -433,34 +433,6 @@ int hog_detect_format(const char *path, hog_format *fmt)
     size_t n = (size_t)got;
     static const unsigned char gz[2] = {0x1f, 0x8b}, zst[4] = {0x28, 0xb5, 0x2f, 0xfd};
     int compressed = (n >= 2 && memcmp(head, gz, 2) == 0) || (n >= 4 && memcmp(head, zst, 4) == 0);
-    if ((n >= 8 && memcmp(head, HOG_HGD_MAGIC, 8) == 0) || (!compressed && memchr(head, '\0', n))) {
-        *fmt = HOG_FORMAT_BINARY;
-        return 0;
-    }
-    /* Text: the plan's detection over the (decompressed) first bytes. */
-    hog_reader *r;
-    char err[256];
-    rc = hog_reader_open(path, HEAD_BYTES, 1, &r, err, sizeof(err));
-    if (rc < 0)
-        return rc;
-    const char *data = "";
-    size_t len = 0;
-    int more = hog_reader_next(r, &data, &len);
-    hog_read_params p = hog_read_params_default();
-    hog_text_plan plan;
-    rc = more < 0 ? more : hog_text_plan_make(path, &p, more ? data : "", more ? len : 0, &plan, err, sizeof(err));
-    if (more > 0)
-        hog_reader_release(r, data);
-    hog_reader_close(r);
-    /* Not settled by the first line, or a stream that breaks off: call it
-     * CSV, and let the read that follows say what is wrong, with where. */
-    if (rc == HOG_EPARAM || rc == HOG_EFORMAT) {
-        *fmt = HOG_FORMAT_CSV;
-        return 0;
-    }
-    if (rc < 0)
-        return rc;
-    *fmt = plan.format;
-    hog_text_plan_free(&plan);
+    *binary = (n >= 8 && memcmp(head, HOG_HGD_MAGIC, 8) == 0) || (!compressed && memchr(head, '\0', n));
     return 0;
 }
