@@ -122,6 +122,7 @@ typedef struct hog_row {
     const float *value;    /* one value per index */
     uint32_t nnz;          /* number of stored features */
     float label;
+    float weight;          /* importance weight (Vowpal Wabbit text); 1 when the data has none */
 } hog_row;
 
 /* Summary of a data set. */
@@ -135,6 +136,7 @@ typedef struct hog_dataset_info {
     uint64_t fingerprint;   /* a hash of the contents, the same for text and .hgd */
     uint64_t file_bytes;    /* size of the file it was read from */
     uint64_t skipped;       /* malformed lines skipped (on_error SKIP); 0 for .hgd */
+    int weighted;           /* rows carry importance weights */
 } hog_dataset_info;
 
 /* Opens a data set. A binary dataset is memory-mapped and every size, offset,

@@ -81,7 +81,8 @@ static void make_libsvm(const char *path, uint32_t rows)
     cr_assert_eq(fclose(f), 0);
 }
 
-static void assert_same_rows(const hog_dataset *a, const hog_dataset *b)
+/* Same rows, labels, weights, indices and values, and the same shape. */
+static void assert_same_content(const hog_dataset *a, const hog_dataset *b)
 {
     hog_dataset_info ia, ib;
     hog_dataset_get_info(a, &ia);
@@ -91,14 +92,25 @@ static void assert_same_rows(const hog_dataset *a, const hog_dataset *b)
     cr_assert_eq(ia.nnz, ib.nnz);
     cr_assert_eq(ia.blocks, ib.blocks);
     cr_assert_eq(ia.rows_per_block, ib.rows_per_block);
-    cr_assert_eq(ia.fingerprint, ib.fingerprint);
+    cr_assert_eq(ia.weighted, ib.weighted);
     for (uint64_t i = 0; i < ia.rows; i++) {
         hog_row x = hog_dataset_row(a, i), y = hog_dataset_row(b, i);
         cr_assert_eq(x.nnz, y.nnz, "row %lu", (unsigned long)i);
         cr_assert_eq(memcmp(&x.label, &y.label, sizeof(float)), 0, "row %lu", (unsigned long)i);
+        cr_assert_eq(memcmp(&x.weight, &y.weight, sizeof(float)), 0, "row %lu", (unsigned long)i);
         cr_assert_eq(memcmp(x.index, y.index, x.nnz * sizeof(uint32_t)), 0);
         cr_assert_eq(memcmp(x.value, y.value, x.nnz * sizeof(float)), 0);
     }
+}
+
+/* ... and the same fingerprint (version 1 files keep their CRC-based one). */
+static void assert_same_rows(const hog_dataset *a, const hog_dataset *b)
+{
+    hog_dataset_info ia, ib;
+    hog_dataset_get_info(a, &ia);
+    hog_dataset_get_info(b, &ib);
+    cr_assert_eq(ia.fingerprint, ib.fingerprint);
+    assert_same_content(a, b);
 }
 
 static hog_dataset *open_ok(const char *path, const hog_read_params *p)
@@ -145,7 +157,7 @@ Test(etl_format, round_trip_text_memory_hgd)
     cr_assert_eq(bi.file_bytes % 8, 0);
     assert_same_rows(text, bin);
     for (uint32_t i = 0; i < bi.blocks; i++)
-        cr_assert_eq(bin->blocks[i].crc, text->blocks[i].crc, "block %u", i);
+        cr_assert_eq(bin->blocks[i].sum, text->blocks[i].sum, "block %u", i);
 
     /* Streaming conversion writes the very same bytes as save. */
     hog_dataset_info ci;
@@ -218,7 +230,14 @@ Test(etl_format, builder_in_memory_and_limits)
     const hog_block *blk = &ds->blocks[1];
     cr_assert_eq((const void *)blk->index, (const void *)(blk->ptr + blk->rows + 1));
     cr_assert_eq((const void *)blk->label, (const void *)(blk->value + blk->nnz));
-    cr_assert_eq(blk->crc, hog_crc32(0, blk->ptr, hog_block_bytes(blk->rows, blk->nnz)));
+    cr_assert_null(blk->weight);
+    /* The sum chains XXH3 over the arrays in file order, seeded by the previous one. */
+    uint64_t sum = hog_hash64(blk->ptr, 4 * (blk->rows + 1), 0);
+    sum = hog_hash64(blk->index, 4 * blk->nnz, sum);
+    sum = hog_hash64(blk->value, 4 * blk->nnz, sum);
+    sum = hog_hash64(blk->label, 4 * blk->rows, sum);
+    cr_assert_eq(blk->sum, sum);
+    cr_assert_eq(hog_block_sum(blk), sum);
     hog_dataset_close(ds);
     hog_dataset_close(NULL);
     hog_builder_free(NULL);
@@ -286,25 +305,52 @@ static void wr64(uint8_t *p, uint64_t v)
     memcpy(p, &v, 8);
 }
 
-/* Recomputes every checksum and the fingerprint, so only the structural checks can object. */
-static void reseal(uint8_t *f)
+/* Recomputes every checksum and the fingerprint, so only the structural
+ * checks can object: version 2 (XXH3 sums) or, with version 1, CRC-32s in
+ * version 1's places. */
+static void reseal_as(uint8_t *f, uint32_t version)
 {
     uint32_t blocks = rd32(f + 40);
+    int weighted = rd32(f + 48) & 1;
     uint8_t *table = f + rd64(f + 56);
     hog_block views[16];
     cr_assert_leq(blocks, 16);
     for (uint32_t i = 0; i < blocks; i++) {
         uint8_t *e = table + 32 * i;
-        uint32_t rows = rd32(e + 16), nnz = rd32(e + 20);
-        wr32(e + 24, hog_crc32(0, f + rd64(e), hog_block_bytes(rows, nnz)));
-        views[i].rows = rows;
-        views[i].nnz = nnz;
-        views[i].crc = rd32(e + 24);
+        hog_block *v = &views[i];
+        v->rows = rd32(e + 16);
+        v->nnz = rd32(e + 20);
+        v->ptr = (const uint32_t *)(const void *)(f + rd64(e));
+        v->index = v->ptr + v->rows + 1;
+        v->value = (const float *)(const void *)(v->index + v->nnz);
+        v->label = v->value + v->nnz;
+        v->weight = weighted ? v->label + v->rows : NULL;
+        if (version == 1) {
+            v->sum = hog_crc32(0, v->ptr, hog_block_bytes(v->rows, v->nnz, 0));
+            wr32(e + 24, (uint32_t)v->sum);
+            wr32(e + 28, 0);
+        } else {
+            v->sum = hog_block_sum(v);
+            wr64(e + 24, v->sum);
+        }
     }
+    wr32(f + 8, version);
     wr64(f + 72, hog_etl_fingerprint(views, blocks));
-    wr32(f + 80, hog_crc32(0, table, 32 * (size_t)blocks));
-    wr32(f + 84, 0);
-    wr32(f + 84, hog_crc32(0, f, 4096));
+    if (version == 1) {
+        wr64(f + 80, 0);
+        wr64(f + 88, 0);
+        wr32(f + 80, hog_crc32(0, table, 32 * (size_t)blocks));
+        wr32(f + 84, hog_crc32(0, f, 4096));
+    } else {
+        wr64(f + 80, hog_hash64(table, 32 * (size_t)blocks, 0));
+        wr64(f + 88, 0);
+        wr64(f + 88, hog_hash64(f, 4096, 0));
+    }
+}
+
+static void reseal(uint8_t *f)
+{
+    reseal_as(f, rd32(f + 8));
 }
 
 /* Writes len bytes of buf as a file, opens it, and checks the code and that
@@ -411,10 +457,90 @@ Test(etl_format, wrong_version)
 {
     make_good();
     uint8_t *c = copy_good();
-    wr32(c + 8, 2);
+    wr32(c + 8, 3);
     reseal(c);
-    expect_open(c, good_len, HOG_EVERSION, ": version 2, this build reads version 1");
+    expect_open(c, good_len, HOG_EVERSION, ": version 3, this build reads versions 1 to 2");
+    wr32(c + 8, 0);
+    reseal(c);
+    expect_open(c, good_len, HOG_EVERSION, ": version 0, this build reads versions 1 to 2");
     free(c);
+}
+
+/* Version 1 files (CRC-32 checksums) still open, with the same rows; a
+ * version 1 file cannot claim weights; rewritten, they become version 2. */
+Test(etl_format, version_1_is_read)
+{
+    make_good();
+    uint8_t *c = copy_good();
+    reseal_as(c, 1);
+    char path[256], err[512] = "", out[256];
+    write_bytes(path_of(path, "v1.hgd"), c, good_len);
+    hog_dataset *v1, *v2;
+    cr_assert_eq(hog_dataset_open(path, NULL, &v1, err, sizeof(err)), 0, "%s", err);
+    char gpath[256];
+    write_bytes(path_of(gpath, "v2.hgd"), good, good_len);
+    cr_assert_eq(hog_dataset_open(gpath, NULL, &v2, err, sizeof(err)), 0, "%s", err);
+    assert_same_content(v1, v2);
+    /* a corrupt byte is caught by the CRC */
+    c[4096 + 5] ^= 1;
+    expect_open(c, good_len, HOG_ECHECKSUM, ": block 0: checksum mismatch");
+    c[4096 + 5] ^= 1;
+    wr32(c + 48, 1);
+    reseal_as(c, 1);
+    expect_open(c, good_len, HOG_ECORRUPT, ": unknown flags 0x1");
+    /* saving a version 1 data set writes version 2 with sums */
+    cr_assert_eq(hog_dataset_save(v1, path_of(out, "resaved.hgd")), 0);
+    size_t n;
+    uint8_t *r = read_bytes(out, &n);
+    cr_assert_eq(n, good_len);
+    cr_assert_eq(memcmp(r, good, n), 0, "a version 1 file saved again is the version 2 file");
+    free(r);
+    hog_dataset_close(v1);
+    hog_dataset_close(v2);
+    free(c);
+}
+
+/* Vowpal Wabbit importance weights travel into the blocks, through the
+ * binary format and back, and a bad weight in a file is caught. */
+Test(etl_format, weights_round_trip)
+{
+    char txt[256], hgd[256], err[512] = "";
+    static const char text[] = "1 2.5 |a x y\n-1 |a z\n1 0 't|b x:2\n-1 0.25 |a y\n";
+    write_bytes(path_of(txt, "w.vw"), text, strlen(text));
+    hog_read_params p = hog_read_params_default();
+    p.rows_per_block = 3;
+    hog_dataset *mem, *bin;
+    cr_assert_eq(hog_dataset_open(txt, &p, &mem, err, sizeof(err)), 0, "%s", err);
+    hog_dataset_info info;
+    cr_assert_eq(hog_dataset_convert(txt, &p, path_of(hgd, "w.hgd"), &info, err, sizeof(err)), 0,
+                 "%s", err);
+    cr_assert(info.weighted);
+    cr_assert_eq(hog_dataset_open(hgd, NULL, &bin, err, sizeof(err)), 0, "%s", err);
+    hog_dataset_get_info(bin, &info);
+    cr_assert(info.weighted);
+    static const float want[] = {2.5f, 1.0f, 0.0f, 0.25f};
+    for (uint64_t i = 0; i < 4; i++) {
+        cr_assert_eq(hog_dataset_row(mem, i).weight, want[i], "row %lu", (unsigned long)i);
+        cr_assert_eq(hog_dataset_row(bin, i).weight, want[i], "row %lu", (unsigned long)i);
+    }
+    assert_same_rows(mem, bin);
+    hog_dataset_close(mem);
+    hog_dataset_close(bin);
+
+    size_t n;
+    uint8_t *f = read_bytes(hgd, &n);
+    uint8_t *blk = f + rd64(f + rd64(f + 56)); /* block 0: 3 rows */
+    uint32_t nnz = rd32(blk + 12);
+    float neg = -1.0f;
+    memcpy(blk + 16 + 8 * nnz + 12 + 4, &neg, 4); /* row 1's weight */
+    reseal(f);
+    expect_open(f, n, HOG_ECORRUPT, ": block 0: row 1: weight is negative or not finite");
+    free(f);
+
+    /* in text, a negative weight is an error with its place */
+    write_bytes(txt, "1 |a x\n1 -2 |a x\n", 16);
+    cr_assert_eq(hog_dataset_open(txt, &p, &mem, err, sizeof(err)), HOG_EFORMAT);
+    cr_assert(strstr(err, ":2:3: expected a non-negative importance weight, found '-2'") != NULL, "%s", err);
 }
 
 /* Byte offset of block b's arrays in the good file (blocks of 3 rows). */
@@ -508,8 +634,8 @@ Test(etl_format, structural_corruptions)
 
     /* a fingerprint that does not match the table */
     wr64(c + 72, 12345);
-    wr32(c + 84, 0);
-    wr32(c + 84, hog_crc32(0, c, 4096));
+    wr64(c + 88, 0);
+    wr64(c + 88, hog_hash64(c, 4096, 0));
     expect_open(c, good_len, HOG_ECHECKSUM, ": fingerprint does not match");
     memcpy(c, good, good_len);
 

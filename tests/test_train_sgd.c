@@ -345,3 +345,31 @@ Test(sgd, hot_features_and_intercept_converge_like_one_thread)
         cr_assert_lt(loss[i], loss[0] * 1.15, "%u threads: loss %g, one thread %g", threads[i], loss[i], loss[0]);
     hog_dataset_close(tr);
 }
+
+/* Importance weights count an example w times: one feature-less point seen
+ * as +1 with weight 3 and as -1 with weight 1 has logistic optimum
+ * sigmoid(b) = 3/4, where ignoring the weights gives 1/2. */
+Test(sgd, importance_weights_scale_each_example)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "%s/w.vw", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 2000; i++)
+        fprintf(f, i % 2 ? "1 3 |a\n" : "-1 1 |a\n");
+    fclose(f);
+    hog_dataset *ds;
+    char err[256];
+    cr_assert_eq(hog_dataset_open(path, NULL, &ds, err, sizeof(err)), 0, "%s", err);
+    hog_train_params p = hog_train_params_default();
+    p.threads = 1;
+    p.epochs = 30;
+    p.step = 0.05;
+    p.l2 = 0;
+    hog_model *m = train(ds, NULL, p);
+    hog_row row = hog_dataset_row(ds, 0);
+    double prob = hog_model_predict(m, &row, NULL, NULL);
+    cr_assert(fabs(prob - 0.75) < 0.02, "P(+1) = %g, want 0.75", prob);
+    hog_model_free(m);
+    hog_dataset_close(ds);
+}

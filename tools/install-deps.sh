@@ -10,7 +10,7 @@ set -eu
 # data the tests and demo use (LIBLINEAR's heart_scale, Fashion-MNIST), and
 # Debian's python3 for the benchmark reports, clang for make fuzz (libFuzzer).
 packages="build-essential pkg-config libopenblas-dev libhwloc-dev liburing-dev \
-libjemalloc-dev libcriterion-dev zlib1g-dev libzstd-dev liblinear-tools dataset-fashion-mnist python3 clang"
+libjemalloc-dev libcriterion-dev zlib1g-dev libzstd-dev libxxhash-dev liblinear-tools dataset-fashion-mnist python3 clang"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
     echo "install-deps.sh: dpkg-query not found: this script knows Debian only." >&2

@@ -7,42 +7,52 @@
 #include "../util/util.h"
 
 /*
- * Binary dataset, version 1 (.hgd). All integers and floats little-endian.
+ * Binary dataset, version 2 (.hgd). All integers and floats little-endian.
  *
  *   offset  bytes  field
  *   0       8      magic "HOGDATA\0"
- *   8       4      version (1)
+ *   8       4      version (2; version 1 is read too, see below)
  *   12      4      header_bytes (4096)
  *   16      8      rows
  *   24      8      features       (largest index + 1)
  *   32      8      nnz
  *   40      4      blocks
  *   44      4      rows_per_block (every block has this many rows but the last)
- *   48      4      flags          (0 in version 1; a reader rejects unknown bits)
+ *   48      4      flags          (bit 0: weighted; a reader rejects unknown bits)
  *   52      4      block_align    (4096)
  *   56      8      table_offset   (multiple of 8, after the last block)
  *   64      8      file_bytes     (the whole file; a shorter file is truncated)
  *   72      8      fingerprint    (hog_etl_fingerprint over the block table)
- *   80      4      table_crc      (CRC-32 of the block table)
- *   84      4      header_crc     (CRC-32 of bytes 0..4095 with this field zero)
- *   88      4008   zero
+ *   80      8      table_sum      (XXH3-64, seed 0, of the block table)
+ *   88      8      header_sum     (XXH3-64, seed 0, of bytes 0..4095 with this field zero)
+ *   96      4000   zero
  *
  *   blocks, each at a multiple of block_align, padded with zeros to one:
  *     u32 ptr[rows + 1]   ptr[0] = 0, non-decreasing, ptr[rows] = nnz
  *     u32 index[nnz]      strictly increasing within a row, < features
  *     f32 value[nnz]      finite
  *     f32 label[rows]     finite
+ *     f32 weight[rows]    weighted files only: finite, not negative
  *
  *   block table at table_offset, one 32-byte entry per block:
  *     u64 offset, u64 bytes (padded size), u32 rows, u32 nnz,
- *     u32 crc (CRC-32 of the block's unpadded bytes), u32 reserved (0)
+ *     u64 sum: XXH3-64 chained over the block's arrays in the order above,
+ *              s = 0, then s = XXH3(array, seed s) for each array
  *
  * Every block starts on a 4096-byte boundary so it can be memory-mapped or
  * read with O_DIRECT on its own; blocks are the unit of shuffling, streaming
- * and sharding.
+ * and sharding. The sum is chained over the arrays, not taken over the
+ * packed bytes, so a writer can checksum and write the arrays where they
+ * are, without packing them first.
+ *
+ * Version 1 differs only in its checksums, which are zlib's CRC-32: the
+ * header has u32 table_crc at 80 and u32 header_crc at 84 (zero from 88);
+ * a table entry has u32 crc (of the block's unpadded bytes) at 24 and u32
+ * reserved (0) at 28; flags are 0. It is read, never written.
  */
 #define HOG_HGD_MAGIC "HOGDATA"
-#define HOG_HGD_VERSION 1u
+#define HOG_HGD_VERSION 2u
+#define HOG_HGD_WEIGHTED 1u /* flags bit 0 */
 #define HOG_HGD_HEADER_BYTES 4096u
 #define HOG_HGD_ALIGN 4096u
 #define HOG_HGD_TABLE_ENTRY 32u
@@ -52,11 +62,12 @@
 typedef struct hog_block {
     uint32_t rows;
     uint32_t nnz;
-    uint32_t crc; /* CRC-32 of ptr, index, value, label laid out as in the file */
+    uint64_t sum; /* the table's checksum of the block (a CRC-32 in version 1 files) */
     const uint32_t *ptr;
     const uint32_t *index;
     const float *value;
     const float *label;
+    const float *weight; /* importance weights, or NULL when every row weighs 1 */
 } hog_block;
 
 struct hog_dataset {
@@ -67,6 +78,7 @@ struct hog_dataset {
     void **heap;           /* heap buffers owned (one per block), or NULL */
     uint32_t heap_count;
     int fd;                /* the mapped file, kept for posix_fadvise; -1 if none */
+    uint32_t version;      /* the format version of the blocks' checksums (1: CRC-32) */
     char *skip_report;     /* the first skipped lines' locations, or NULL */
 };
 
@@ -82,12 +94,15 @@ void hog_dataset_drop(const hog_dataset *ds, uint32_t block, int cache);
 uint64_t hog_dataset_bytes(const hog_dataset *ds);
 
 /* The size of a block's unpadded bytes in the file layout above. */
-static inline uint64_t hog_block_bytes(uint64_t rows, uint64_t nnz)
+static inline uint64_t hog_block_bytes(uint64_t rows, uint64_t nnz, int weighted)
 {
-    return 4 * (rows + 1) + 8 * nnz + 4 * rows;
+    return 4 * (rows + 1) + 8 * nnz + 4 * rows + (weighted ? 4 * rows : 0);
 }
 
-/* Fingerprint of a data set from its blocks' (rows, nnz, crc). */
+/* A block's version-2 checksum, chained over its arrays (see above). */
+uint64_t hog_block_sum(const hog_block *b);
+
+/* Fingerprint of a data set from its blocks' (rows, nnz, sum). */
 uint64_t hog_etl_fingerprint(const hog_block *blocks, uint32_t n);
 
 /* ---- builder: rows in, blocks out (in memory, or streamed to a file) ---- */
@@ -106,6 +121,12 @@ int hog_builder_create(uint32_t rows_per_block, hog_atomic_file *out, hog_builde
  * size would overflow 32 bits. */
 int hog_builder_add(hog_builder *b, float label, const uint32_t *index,
                     const float *value, uint32_t nnz);
+
+/* Appends every row of r (a parsed chunk), in bulk. With r->weight set the
+ * data set is weighted; the first rows added settle that. Returns as
+ * hog_builder_add. */
+struct hog_rows;
+int hog_builder_add_rows(hog_builder *b, const struct hog_rows *r);
 
 /* Rows added so far. */
 uint64_t hog_builder_rows(const hog_builder *b);
@@ -196,6 +217,8 @@ typedef struct hog_rows {
     uint32_t *index;
     float *value;
     float *label;
+    float *weight;      /* one per row when weighted, else unused (may be NULL) */
+    int weighted;       /* the format has weights (VW): set by hog_parse_chunk */
     uint64_t lines;     /* lines the chunk held (data, blank, comment, skipped) */
     uint64_t skipped;   /* malformed lines skipped (skip mode) */
     uint32_t kept;      /* errors kept below, at most HOG_TEXT_ERRORS_KEPT */

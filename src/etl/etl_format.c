@@ -83,23 +83,58 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 }
 
 /* ===================================================================== *
- *  Fingerprint: folded incrementally, so a streaming writer needs no list of blocks
+ *  Checksums and fingerprint
  * ===================================================================== */
 
 #define FP_SEED 0x686f676461746131ULL /* "hogdata1" */
 
-static inline uint64_t fp_step(uint64_t h, uint32_t rows, uint32_t nnz, uint32_t crc)
+/* Folded incrementally, so a streaming writer needs no list of blocks. */
+static inline uint64_t fp_step(uint64_t h, uint32_t rows, uint32_t nnz, uint64_t sum)
 {
     h = hog_mix64(h ^ (((uint64_t)rows << 32) | nnz));
-    return hog_mix64(h ^ crc);
+    return hog_mix64(h ^ sum);
 }
 
 uint64_t hog_etl_fingerprint(const hog_block *blocks, uint32_t n)
 {
     uint64_t h = FP_SEED;
     for (uint32_t i = 0; i < n; i++)
-        h = fp_step(h, blocks[i].rows, blocks[i].nnz, blocks[i].crc);
+        h = fp_step(h, blocks[i].rows, blocks[i].nnz, blocks[i].sum);
     return h;
+}
+
+/* The arrays of a block in file order, as (pointer, bytes) pairs. */
+typedef struct block_arrays {
+    const void *p[5];
+    size_t len[5];
+    unsigned n;
+} block_arrays;
+
+static void arrays_of(block_arrays *a, uint32_t rows, uint32_t nnz, const uint32_t *ptr,
+                      const uint32_t *index, const float *value, const float *label,
+                      const float *weight)
+{
+    a->p[0] = ptr, a->len[0] = 4 * ((size_t)rows + 1);
+    a->p[1] = index, a->len[1] = 4 * (size_t)nnz;
+    a->p[2] = value, a->len[2] = 4 * (size_t)nnz;
+    a->p[3] = label, a->len[3] = 4 * (size_t)rows;
+    a->p[4] = weight, a->len[4] = 4 * (size_t)rows;
+    a->n = weight ? 5 : 4;
+}
+
+static uint64_t arrays_sum(const block_arrays *a)
+{
+    uint64_t s = 0;
+    for (unsigned i = 0; i < a->n; i++)
+        s = hog_hash64(a->p[i], a->len[i], s);
+    return s;
+}
+
+uint64_t hog_block_sum(const hog_block *b)
+{
+    block_arrays a;
+    arrays_of(&a, b->rows, b->nnz, b->ptr, b->index, b->value, b->label, b->weight);
+    return arrays_sum(&a);
 }
 
 /* ===================================================================== *
@@ -120,26 +155,41 @@ enum {
     H_TABLE_OFFSET = 56,
     H_FILE_BYTES = 64,
     H_FINGERPRINT = 72,
-    H_TABLE_CRC = 80,
-    H_HEADER_CRC = 84,
+    H_TABLE_SUM = 80,  /* version 1: u32 table CRC */
+    H_HEADER_SUM = 88,
+    H_END = 96,        /* zero from here on */
+    H1_HEADER_CRC = 84, /* version 1 */
+    H1_END = 88,
 };
 
-enum { T_OFFSET = 0, T_BYTES = 8, T_ROWS = 16, T_NNZ = 20, T_CRC = 24, T_RESERVED = 28 };
+enum { T_OFFSET = 0, T_BYTES = 8, T_ROWS = 16, T_NNZ = 20, T_SUM = 24, T1_RESERVED = 28 };
 
 static const uint8_t hgd_magic[8] = HOG_HGD_MAGIC; /* the string's NUL is the eighth byte */
 
-static uint32_t header_crc(const uint8_t *h)
+/* The header's own checksum, over its bytes with the checksum field zero. */
+static uint64_t header_sum(const uint8_t *h, uint32_t version)
 {
-    static const uint8_t zero[4];
-    uint32_t crc = hog_crc32(0, h, H_HEADER_CRC);
-    crc = hog_crc32(crc, zero, 4);
-    return hog_crc32(crc, h + H_HEADER_CRC + 4, HOG_HGD_HEADER_BYTES - H_HEADER_CRC - 4);
+    uint8_t copy[HOG_HGD_HEADER_BYTES];
+    memcpy(copy, h, sizeof(copy));
+    if (version == 1) {
+        memset(copy + H1_HEADER_CRC, 0, 4);
+        return hog_crc32(0, copy, sizeof(copy));
+    }
+    memset(copy + H_HEADER_SUM, 0, 8);
+    return hog_hash64(copy, sizeof(copy), 0);
+}
+
+static uint64_t table_sum(const uint8_t *table, size_t bytes, uint32_t version)
+{
+    return version == 1 ? hog_crc32(0, table, bytes) : hog_hash64(table, bytes, 0);
 }
 
 /* ===================================================================== *
  *  Writer: blocks at aligned offsets after the header, then the table,
  *  then the header last, so a crash mid-write never leaves a valid header
- *  over incomplete data (and the atomic rename hides it anyway).
+ *  over incomplete data (and the atomic rename hides it anyway). Padding
+ *  is never written: the file is new, and what lies between blocks reads
+ *  as zeros.
  * ===================================================================== */
 
 typedef struct hgd_writer {
@@ -165,19 +215,23 @@ static void writer_free(hgd_writer *w)
     w->table = NULL;
 }
 
-static int writer_block(hgd_writer *w, const void *data, uint32_t rows, uint32_t nnz, uint32_t crc)
+static int writer_block(hgd_writer *w, const block_arrays *a, uint32_t rows, uint32_t nnz,
+                        uint64_t sum)
 {
-    static const uint8_t zeros[HOG_HGD_ALIGN];
-    uint64_t bytes = hog_block_bytes(rows, nnz);
+    uint64_t bytes = 0;
+    for (unsigned i = 0; i < a->n; i++)
+        bytes += a->len[i];
     uint64_t padded = round_up(bytes, HOG_HGD_ALIGN);
     void *table = w->table;
     int rc = grow(&table, &w->table_cap, (size_t)w->blocks + 1, HOG_HGD_TABLE_ENTRY);
     w->table = table;
     if (rc < 0)
         return rc;
-    rc = hog_atomic_pwrite(w->f, data, bytes, w->offset);
-    if (rc == 0 && padded > bytes)
-        rc = hog_atomic_pwrite(w->f, zeros, padded - bytes, w->offset + bytes);
+    uint64_t at = w->offset;
+    for (unsigned i = 0; i < a->n && rc == 0; i++) {
+        rc = hog_atomic_pwrite(w->f, a->p[i], a->len[i], at);
+        at += a->len[i];
+    }
     if (rc < 0)
         return rc;
     uint8_t *e = w->table + (size_t)w->blocks * HOG_HGD_TABLE_ENTRY;
@@ -185,17 +239,16 @@ static int writer_block(hgd_writer *w, const void *data, uint32_t rows, uint32_t
     put_u64(e + T_BYTES, padded);
     put_u32(e + T_ROWS, rows);
     put_u32(e + T_NNZ, nnz);
-    put_u32(e + T_CRC, crc);
-    put_u32(e + T_RESERVED, 0);
+    put_u64(e + T_SUM, sum);
     w->blocks++;
     w->offset += padded;
     w->rows += rows;
     w->nnz += nnz;
-    w->fingerprint = fp_step(w->fingerprint, rows, nnz, crc);
+    w->fingerprint = fp_step(w->fingerprint, rows, nnz, sum);
     return 0;
 }
 
-static int writer_finish(hgd_writer *w, uint64_t features, uint32_t rows_per_block,
+static int writer_finish(hgd_writer *w, uint64_t features, uint32_t rows_per_block, int weighted,
                          hog_dataset_info *info)
 {
     size_t table_bytes = (size_t)w->blocks * HOG_HGD_TABLE_ENTRY;
@@ -215,13 +268,13 @@ static int writer_finish(hgd_writer *w, uint64_t features, uint32_t rows_per_blo
     put_u64(h + H_NNZ, w->nnz);
     put_u32(h + H_BLOCKS, w->blocks);
     put_u32(h + H_ROWS_PER_BLOCK, rows_per_block);
-    put_u32(h + H_FLAGS, 0);
+    put_u32(h + H_FLAGS, weighted ? HOG_HGD_WEIGHTED : 0);
     put_u32(h + H_BLOCK_ALIGN, HOG_HGD_ALIGN);
     put_u64(h + H_TABLE_OFFSET, table_offset);
     put_u64(h + H_FILE_BYTES, file_bytes);
     put_u64(h + H_FINGERPRINT, w->fingerprint);
-    put_u32(h + H_TABLE_CRC, hog_crc32(0, w->table, table_bytes));
-    put_u32(h + H_HEADER_CRC, header_crc(h));
+    put_u64(h + H_TABLE_SUM, table_sum(w->table, table_bytes, HOG_HGD_VERSION));
+    put_u64(h + H_HEADER_SUM, header_sum(h, HOG_HGD_VERSION));
     rc = hog_atomic_pwrite(w->f, h, sizeof(h), 0);
     if (rc < 0)
         return rc;
@@ -234,12 +287,14 @@ static int writer_finish(hgd_writer *w, uint64_t features, uint32_t rows_per_blo
         info->nnz = w->nnz;
         info->blocks = w->blocks;
         info->rows_per_block = rows_per_block;
+        info->weighted = weighted;
         info->fingerprint = w->fingerprint;
         info->file_bytes = file_bytes;
     }
     return 0;
 }
 
+/* Blocks read from a version-1 file carry CRCs: written again, they get sums. */
 int hog_hgd_write(const hog_dataset *ds, hog_atomic_file *f)
 {
     hgd_writer w;
@@ -247,31 +302,35 @@ int hog_hgd_write(const hog_dataset *ds, hog_atomic_file *f)
     int rc = 0;
     for (uint32_t i = 0; i < ds->info.blocks && rc == 0; i++) {
         const hog_block *b = &ds->blocks[i];
-        /* A block's arrays are contiguous, starting at ptr. */
-        rc = writer_block(&w, b->ptr, b->rows, b->nnz, b->crc);
+        block_arrays a;
+        arrays_of(&a, b->rows, b->nnz, b->ptr, b->index, b->value, b->label, b->weight);
+        rc = writer_block(&w, &a, b->rows, b->nnz, ds->version == 1 ? arrays_sum(&a) : b->sum);
     }
     if (rc == 0)
-        rc = writer_finish(&w, ds->info.features, ds->info.rows_per_block, NULL);
+        rc = writer_finish(&w, ds->info.features, ds->info.rows_per_block, ds->info.weighted, NULL);
     writer_free(&w);
     return rc;
 }
 
 /* ===================================================================== *
- *  Builder: rows accumulate in four arrays; a full block is packed into the
- *  file layout (one contiguous buffer), then kept or written out.
+ *  Builder: rows accumulate in the arrays of the block being filled; a
+ *  full block is checksummed and written where it lies (to a file), or
+ *  packed into one buffer in the file layout (in memory).
  * ===================================================================== */
 
 struct hog_builder {
     uint32_t rows_per_block;
+    int weighted;                 /* rows carry weights (settled by the first rows added) */
     uint64_t rows, nnz, features; /* totals over finished and current blocks */
 
-    /* the block being filled */
+    /* the block being filled: arrays sized for a whole block of rows */
     uint32_t cur_rows, cur_nnz;
-    uint32_t *ptr;   /* cur_rows + 1 entries, ptr[0] = 0 */
+    uint32_t *ptr;   /* rows_per_block + 1 entries, ptr[0] = 0 */
     float *label;
+    float *weight;   /* when weighted */
     uint32_t *index;
     float *value;
-    size_t ptr_cap, label_cap, index_cap, value_cap;
+    size_t nnz_cap;
 
     /* in memory: finished blocks and their buffers */
     hog_block *blocks;
@@ -279,11 +338,9 @@ struct hog_builder {
     size_t blocks_cap, heap_cap;
     uint32_t nblocks;
 
-    /* streaming to a file: one reused packing buffer */
+    /* streaming to a file */
     hog_atomic_file *out;
     hgd_writer writer;
-    uint8_t *scratch;
-    size_t scratch_cap;
 };
 
 int hog_builder_create(uint32_t rows_per_block, hog_atomic_file *out, hog_builder **bp)
@@ -296,12 +353,13 @@ int hog_builder_create(uint32_t rows_per_block, hog_atomic_file *out, hog_builde
     b->out = out;
     if (out)
         writer_init(&b->writer, out);
-    void *ptr = NULL;
-    if (grow(&ptr, &b->ptr_cap, 1, sizeof(uint32_t)) < 0) {
-        hog_free(b);
+    size_t r = b->rows_per_block;
+    b->ptr = hog_malloc((r + 1) * sizeof(uint32_t));
+    b->label = hog_malloc(r * sizeof(float));
+    if (!b->ptr || !b->label) {
+        hog_builder_free(b);
         return -ENOMEM;
     }
-    b->ptr = ptr;
     b->ptr[0] = 0;
     *bp = b;
     return 0;
@@ -312,47 +370,36 @@ uint64_t hog_builder_rows(const hog_builder *b)
     return b->rows;
 }
 
-/* Packs the current block into buf (hog_block_bytes of it) in file order. */
-static void pack_block(const hog_builder *b, uint8_t *buf)
+static void current_arrays(const hog_builder *b, block_arrays *a)
 {
-    size_t r = b->cur_rows, n = b->cur_nnz;
-    memcpy(buf, b->ptr, 4 * (r + 1));
-    buf += 4 * (r + 1);
-    if (n) { /* the arrays are NULL until a row has a feature */
-        memcpy(buf, b->index, 4 * n);
-        memcpy(buf + 4 * n, b->value, 4 * n);
-        buf += 8 * n;
-    }
-    memcpy(buf, b->label, 4 * r);
+    arrays_of(a, b->cur_rows, b->cur_nnz, b->ptr, b->index, b->value, b->label,
+              b->weighted ? b->weight : NULL);
 }
 
 /* Fills a hog_block view over a buffer in file layout. */
-static void block_view(hog_block *blk, const uint8_t *buf, uint32_t rows, uint32_t nnz, uint32_t crc)
+static void block_view(hog_block *blk, const uint8_t *buf, uint32_t rows, uint32_t nnz,
+                       int weighted, uint64_t sum)
 {
     blk->rows = rows;
     blk->nnz = nnz;
-    blk->crc = crc;
+    blk->sum = sum;
     blk->ptr = (const uint32_t *)(const void *)buf;
     blk->index = blk->ptr + rows + 1;
     blk->value = (const float *)(const void *)(blk->index + nnz);
     blk->label = blk->value + nnz;
+    blk->weight = weighted ? blk->label + rows : NULL;
 }
 
 static int builder_flush(hog_builder *b)
 {
     if (b->cur_rows == 0)
         return 0;
-    size_t bytes = (size_t)hog_block_bytes(b->cur_rows, b->cur_nnz);
+    block_arrays a;
+    current_arrays(b, &a);
+    uint64_t sum = arrays_sum(&a);
     int rc;
     if (b->out) {
-        void *s = b->scratch;
-        rc = grow(&s, &b->scratch_cap, bytes, 1);
-        b->scratch = s;
-        if (rc < 0)
-            return rc;
-        pack_block(b, b->scratch);
-        uint32_t crc = hog_crc32(0, b->scratch, bytes);
-        rc = writer_block(&b->writer, b->scratch, b->cur_rows, b->cur_nnz, crc);
+        rc = writer_block(&b->writer, &a, b->cur_rows, b->cur_nnz, sum);
         if (rc < 0)
             return rc;
     } else {
@@ -366,12 +413,17 @@ static int builder_flush(hog_builder *b)
         }
         if (rc < 0)
             return rc;
+        size_t bytes = (size_t)hog_block_bytes(b->cur_rows, b->cur_nnz, b->weighted);
         uint8_t *buf = hog_aligned_alloc(HOG_CACHELINE, bytes);
         if (!buf)
             return -ENOMEM;
-        pack_block(b, buf);
-        uint32_t crc = hog_crc32(0, buf, bytes);
-        block_view(&b->blocks[b->nblocks], buf, b->cur_rows, b->cur_nnz, crc);
+        uint8_t *at = buf;
+        for (unsigned i = 0; i < a.n; i++) {
+            if (a.len[i]) /* index and value are NULL until a row has a feature */
+                memcpy(at, a.p[i], a.len[i]);
+            at += a.len[i];
+        }
+        block_view(&b->blocks[b->nblocks], buf, b->cur_rows, b->cur_nnz, b->weighted, sum);
         b->heap[b->nblocks] = buf;
         b->nblocks++;
     }
@@ -380,50 +432,103 @@ static int builder_flush(hog_builder *b)
     return 0;
 }
 
-int hog_builder_add(hog_builder *b, float label, const uint32_t *index, const float *value,
-                    uint32_t nnz)
+/* Makes room in the current block for `more` values. */
+static int reserve_nnz(hog_builder *b, uint64_t more)
 {
+    uint64_t need = (uint64_t)b->cur_nnz + more;
+    if (need <= b->nnz_cap)
+        return 0;
+    size_t cap = b->nnz_cap, icap = cap;
+    void *ix = b->index, *v = b->value;
+    int rc = grow(&ix, &icap, (size_t)need, sizeof(uint32_t));
+    b->index = ix;
+    if (rc == 0)
+        rc = grow(&v, &cap, (size_t)need, sizeof(float));
+    b->value = v;
+    if (rc == 0)
+        b->nnz_cap = cap;
+    return rc;
+}
+
+/* Appends rows [0, n) of a CSR run (ptr relative to its own start, weight
+ * NULL for weight 1) to the current block, which has room for n rows. */
+static int builder_append(hog_builder *b, uint32_t n, const uint32_t *ptr, const uint32_t *index,
+                          const float *value, const float *label, const float *weight)
+{
+    uint64_t nnz = (uint64_t)ptr[n] - ptr[0];
     uint64_t cur_nnz = (uint64_t)b->cur_nnz + nnz;
-    if (cur_nnz > UINT32_MAX || hog_block_bytes((uint64_t)b->cur_rows + 1, cur_nnz) > UINT32_MAX)
+    if (cur_nnz > UINT32_MAX ||
+        hog_block_bytes((uint64_t)b->cur_rows + n, cur_nnz, b->weighted) > UINT32_MAX)
         return HOG_EPARAM; /* rows_per_block too large for this data */
     uint32_t blocks_done = b->out ? b->writer.blocks : b->nblocks;
     if (b->cur_rows == 0 && blocks_done == UINT32_MAX)
         return HOG_EPARAM; /* the block count is a u32 */
-
-    void *p = b->ptr, *l = b->label, *ix = b->index, *v = b->value;
-    int rc = grow(&p, &b->ptr_cap, (size_t)b->cur_rows + 2, sizeof(uint32_t));
-    b->ptr = p;
-    if (rc == 0) {
-        rc = grow(&l, &b->label_cap, (size_t)b->cur_rows + 1, sizeof(float));
-        b->label = l;
-    }
-    if (rc == 0) {
-        rc = grow(&ix, &b->index_cap, (size_t)cur_nnz, sizeof(uint32_t));
-        b->index = ix;
-    }
-    if (rc == 0) {
-        rc = grow(&v, &b->value_cap, (size_t)cur_nnz, sizeof(float));
-        b->value = v;
-    }
+    int rc = reserve_nnz(b, nnz);
     if (rc < 0)
         return rc;
-
     if (nnz) {
-        memcpy(b->index + b->cur_nnz, index, (size_t)nnz * sizeof(uint32_t));
-        memcpy(b->value + b->cur_nnz, value, (size_t)nnz * sizeof(float));
-        /* Indices are strictly increasing, so the last is the largest. */
-        if ((uint64_t)index[nnz - 1] + 1 > b->features)
-            b->features = (uint64_t)index[nnz - 1] + 1;
+        memcpy(b->index + b->cur_nnz, index + ptr[0], (size_t)nnz * sizeof(uint32_t));
+        memcpy(b->value + b->cur_nnz, value + ptr[0], (size_t)nnz * sizeof(float));
     }
-    b->label[b->cur_rows] = label;
-    b->cur_rows++;
+    uint32_t *dst = b->ptr + b->cur_rows + 1;
+    const uint32_t shift = b->cur_nnz - ptr[0]; /* modulo 2^32: the sums land in range */
+    uint64_t top = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        dst[i] = ptr[i + 1] + shift;
+        /* Indices are strictly increasing, so a row's last is its largest. */
+        if (ptr[i + 1] > ptr[i])
+            top = HOG_MAX(top, (uint64_t)index[ptr[i + 1] - 1] + 1);
+    }
+    b->features = HOG_MAX(b->features, top);
+    memcpy(b->label + b->cur_rows, label, (size_t)n * sizeof(float));
+    if (b->weighted) {
+        if (weight)
+            memcpy(b->weight + b->cur_rows, weight, (size_t)n * sizeof(float));
+        else
+            for (uint32_t i = 0; i < n; i++)
+                b->weight[b->cur_rows + i] = 1.0f;
+    }
+    b->cur_rows += n;
     b->cur_nnz = (uint32_t)cur_nnz;
-    b->ptr[b->cur_rows] = b->cur_nnz;
-    b->rows++;
+    b->rows += n;
     b->nnz += nnz;
     if (b->cur_rows == b->rows_per_block)
         return builder_flush(b);
     return 0;
+}
+
+/* The first rows settle whether the data set is weighted: a text format
+ * either has weights on every line (Vowpal Wabbit's importance) or none. */
+static int settle_weighted(hog_builder *b, int weighted)
+{
+    if (b->rows > 0 || b->weighted == weighted)
+        return 0;
+    float *w = weighted ? hog_malloc((size_t)b->rows_per_block * sizeof(float)) : NULL;
+    if (weighted && !w)
+        return -ENOMEM;
+    hog_free(b->weight);
+    b->weight = w;
+    b->weighted = weighted;
+    return 0;
+}
+
+int hog_builder_add(hog_builder *b, float label, const uint32_t *index, const float *value,
+                    uint32_t nnz)
+{
+    const uint32_t ptr[2] = {0, nnz};
+    return builder_append(b, 1, ptr, index, value, &label, NULL);
+}
+
+int hog_builder_add_rows(hog_builder *b, const hog_rows *r)
+{
+    int rc = settle_weighted(b, r->weighted);
+    for (uint64_t i = 0; i < r->rows && rc == 0;) {
+        uint32_t n = (uint32_t)HOG_MIN(r->rows - i, (uint64_t)(b->rows_per_block - b->cur_rows));
+        rc = builder_append(b, n, r->ptr + i, r->index, r->value, r->label + i,
+                            r->weighted ? r->weight + i : NULL);
+        i += n;
+    }
+    return rc;
 }
 
 void hog_builder_free(hog_builder *b)
@@ -436,9 +541,9 @@ void hog_builder_free(hog_builder *b)
     hog_free(b->blocks);
     hog_free(b->ptr);
     hog_free(b->label);
+    hog_free(b->weight);
     hog_free(b->index);
     hog_free(b->value);
-    hog_free(b->scratch);
     writer_free(&b->writer);
     hog_free(b);
 }
@@ -455,12 +560,14 @@ int hog_builder_finish(hog_builder *b, hog_format format, hog_dataset **out)
         return rc;
     }
     ds->fd = -1;
+    ds->version = HOG_HGD_VERSION;
     ds->info.format = format;
     ds->info.rows = b->rows;
     ds->info.features = b->features;
     ds->info.nnz = b->nnz;
     ds->info.blocks = b->nblocks;
     ds->info.rows_per_block = b->rows_per_block;
+    ds->info.weighted = b->weighted;
     ds->info.fingerprint = hog_etl_fingerprint(b->blocks, b->nblocks);
     ds->blocks = b->blocks;
     ds->heap = b->heap;
@@ -477,7 +584,7 @@ int hog_builder_finish_file(hog_builder *b, hog_dataset_info *info)
 {
     int rc = b->rows == 0 ? HOG_EEMPTY : builder_flush(b);
     if (rc == 0)
-        rc = writer_finish(&b->writer, b->features, b->rows_per_block, info);
+        rc = writer_finish(&b->writer, b->features, b->rows_per_block, b->weighted, info);
     hog_builder_free(b);
     return rc;
 }
@@ -512,8 +619,8 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
         return hog_fail(HOG_ETRUNCATED, err, len, "%s: truncated: file has %llu bytes",
                         path, (unsigned long long)size);
     uint32_t version = get_u32(h + H_VERSION);
-    if (version != HOG_HGD_VERSION)
-        return hog_fail(HOG_EVERSION, err, len, "%s: version %u, this build reads version %u",
+    if (version < 1 || version > HOG_HGD_VERSION)
+        return hog_fail(HOG_EVERSION, err, len, "%s: version %u, this build reads versions 1 to %u",
                         path, version, HOG_HGD_VERSION);
     if (size < HOG_HGD_HEADER_BYTES) {
         if (size >= H_FILE_BYTES + 8)
@@ -525,11 +632,12 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
                         "%s: truncated: file has %llu bytes, less than the %u-byte header", path,
                         (unsigned long long)size, HOG_HGD_HEADER_BYTES);
     }
-    uint32_t stored = get_u32(h + H_HEADER_CRC), crc = header_crc(h);
-    if (stored != crc)
+    uint64_t stored = version == 1 ? get_u32(h + H1_HEADER_CRC) : get_u64(h + H_HEADER_SUM);
+    uint64_t sum = header_sum(h, version);
+    if (stored != sum)
         return hog_fail(HOG_ECHECKSUM, err, len,
-                        "%s: header checksum mismatch (stored 0x%08x, computed 0x%08x)", path,
-                        stored, crc);
+                        "%s: header checksum mismatch (stored 0x%016llx, computed 0x%016llx)", path,
+                        (unsigned long long)stored, (unsigned long long)sum);
     uint64_t file_bytes = get_u64(h + H_FILE_BYTES);
     if (file_bytes > size)
         return hog_fail(HOG_ETRUNCATED, err, len,
@@ -544,13 +652,13 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
         return hog_fail(HOG_ECORRUPT, err, len, "%s: header_bytes is %u, expected %u", path,
                         header_bytes, HOG_HGD_HEADER_BYTES);
     uint32_t flags = get_u32(h + H_FLAGS);
-    if (flags != 0)
+    if (flags & ~(version == 1 ? 0u : HOG_HGD_WEIGHTED))
         return hog_fail(HOG_ECORRUPT, err, len, "%s: unknown flags 0x%x", path, flags);
     uint32_t align = get_u32(h + H_BLOCK_ALIGN);
     if (align != HOG_HGD_ALIGN)
         return hog_fail(HOG_ECORRUPT, err, len, "%s: block_align is %u, expected %u", path,
                         align, HOG_HGD_ALIGN);
-    for (size_t i = H_HEADER_CRC + 4; i < HOG_HGD_HEADER_BYTES; i++)
+    for (size_t i = version == 1 ? H1_END : H_END; i < HOG_HGD_HEADER_BYTES; i++)
         if (h[i] != 0)
             return hog_fail(HOG_ECORRUPT, err, len, "%s: header byte %zu is not zero", path, i);
 
@@ -585,15 +693,18 @@ static int check_table(const char *path, const uint8_t *map, const uint8_t *h, h
 {
     uint64_t rows = get_u64(h + H_ROWS), nnz = get_u64(h + H_NNZ);
     uint32_t blocks = get_u32(h + H_BLOCKS), rpb = get_u32(h + H_ROWS_PER_BLOCK);
+    uint32_t version = get_u32(h + H_VERSION);
+    int weighted = (get_u32(h + H_FLAGS) & HOG_HGD_WEIGHTED) != 0;
     uint64_t table_offset = get_u64(h + H_TABLE_OFFSET);
     const uint8_t *table = map + table_offset;
     size_t table_bytes = (size_t)blocks * HOG_HGD_TABLE_ENTRY;
 
-    uint32_t stored = get_u32(h + H_TABLE_CRC), crc = hog_crc32(0, table, table_bytes);
-    if (stored != crc)
+    uint64_t stored = version == 1 ? get_u32(h + H_TABLE_SUM) : get_u64(h + H_TABLE_SUM);
+    uint64_t sum = table_sum(table, table_bytes, version);
+    if (stored != sum)
         return hog_fail(HOG_ECHECKSUM, err, len,
-                        "%s: block table checksum mismatch (stored 0x%08x, computed 0x%08x)",
-                        path, stored, crc);
+                        "%s: block table checksum mismatch (stored 0x%016llx, computed 0x%016llx)",
+                        path, (unsigned long long)stored, (unsigned long long)sum);
 
     uint64_t end = HOG_HGD_HEADER_BYTES, nnz_sum = 0, fp = FP_SEED;
     for (uint32_t i = 0; i < blocks; i++) {
@@ -604,7 +715,7 @@ static int check_table(const char *path, const uint8_t *map, const uint8_t *h, h
         if (brows != want)
             return hog_fail(HOG_ECORRUPT, err, len, "%s: block %u: %u rows, expected %u", path,
                             i, brows, want);
-        if (get_u32(e + T_RESERVED) != 0)
+        if (version == 1 && get_u32(e + T1_RESERVED) != 0)
             return hog_fail(HOG_ECORRUPT, err, len, "%s: block %u: reserved field is not zero",
                             path, i);
         if (off % HOG_HGD_ALIGN != 0 || bytes % HOG_HGD_ALIGN != 0 || off < end ||
@@ -614,17 +725,18 @@ static int check_table(const char *path, const uint8_t *map, const uint8_t *h, h
                             "outside %llu..%llu",
                             path, i, (unsigned long long)off, (unsigned long long)bytes,
                             (unsigned long long)end, (unsigned long long)table_offset);
-        if (hog_block_bytes(brows, bnnz) > bytes)
+        if (hog_block_bytes(brows, bnnz, weighted) > bytes)
             return hog_fail(HOG_ECORRUPT, err, len,
                             "%s: block %u: %u rows and %u non-zeros need %llu bytes, entry has "
                             "%llu",
                             path, i, brows, bnnz,
-                            (unsigned long long)hog_block_bytes(brows, bnnz),
+                            (unsigned long long)hog_block_bytes(brows, bnnz, weighted),
                             (unsigned long long)bytes);
         nnz_sum += bnnz;
         end = off + bytes;
-        fp = fp_step(fp, brows, bnnz, get_u32(e + T_CRC));
-        block_view(&out[i], map + off, brows, bnnz, get_u32(e + T_CRC));
+        uint64_t bsum = version == 1 ? get_u32(e + T_SUM) : get_u64(e + T_SUM);
+        fp = fp_step(fp, brows, bnnz, bsum);
+        block_view(&out[i], map + off, brows, bnnz, weighted, bsum);
     }
     if (nnz_sum != nnz)
         return hog_fail(HOG_ECORRUPT, err, len,
@@ -637,14 +749,15 @@ static int check_table(const char *path, const uint8_t *map, const uint8_t *h, h
 }
 
 /* Checks one block's bytes: its checksum, then every offset, index, value and label. */
-static int check_block(const char *path, uint32_t i, const hog_block *b, uint64_t features,
-                       char *err, size_t len)
+static int check_block(const char *path, uint32_t version, uint32_t i, const hog_block *b,
+                       uint64_t features, char *err, size_t len)
 {
-    uint32_t crc = hog_crc32(0, b->ptr, (size_t)hog_block_bytes(b->rows, b->nnz));
-    if (crc != b->crc)
+    uint64_t sum = version == 1 ? hog_crc32(0, b->ptr, (size_t)hog_block_bytes(b->rows, b->nnz, 0))
+                                : hog_block_sum(b);
+    if (sum != b->sum)
         return hog_fail(HOG_ECHECKSUM, err, len,
-                        "%s: block %u: checksum mismatch (stored 0x%08x, computed 0x%08x)", path,
-                        i, b->crc, crc);
+                        "%s: block %u: checksum mismatch (stored 0x%016llx, computed 0x%016llx)",
+                        path, i, (unsigned long long)b->sum, (unsigned long long)sum);
     if (b->ptr[0] != 0)
         return hog_fail(HOG_ECORRUPT, err, len, "%s: block %u: first row offset is %u, not 0",
                         path, i, b->ptr[0]);
@@ -675,6 +788,9 @@ static int check_block(const char *path, uint32_t i, const hog_block *b, uint64_
         if (!f32_finite(b->label[r]))
             return hog_fail(HOG_ECORRUPT, err, len, "%s: block %u: row %u: label is not finite",
                             path, i, r);
+        if (b->weight && !(f32_finite(b->weight[r]) && b->weight[r] >= 0))
+            return hog_fail(HOG_ECORRUPT, err, len,
+                            "%s: block %u: row %u: weight is negative or not finite", path, i, r);
     }
     return 0;
 }
@@ -707,7 +823,7 @@ static void *check_worker(void *v)
         if (i >= ds->info.blocks || i > atomic_load_explicit(&j->first_bad, memory_order_relaxed))
             break;
         hog_dataset_willneed(ds, i + 1);
-        int rc = check_block(j->path, i, &ds->blocks[i], j->features, err, sizeof(err));
+        int rc = check_block(j->path, ds->version, i, &ds->blocks[i], j->features, err, sizeof(err));
         hog_dataset_drop(ds, i, j->drop_cache);
         if (rc < 0) {
             pthread_mutex_lock(&j->mu);
@@ -820,6 +936,7 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
         return hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
     }
     ds->fd = fd; /* kept for posix_fadvise on out-of-core scans */
+    ds->version = get_u32(h + H_VERSION);
     ds->map = map;
     ds->map_bytes = (size_t)size;
     ds->blocks = views;
@@ -851,6 +968,7 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
     ds->info.nnz = get_u64(h + H_NNZ);
     ds->info.blocks = blocks;
     ds->info.rows_per_block = get_u32(h + H_ROWS_PER_BLOCK);
+    ds->info.weighted = (get_u32(h + H_FLAGS) & HOG_HGD_WEIGHTED) != 0;
     ds->info.fingerprint = get_u64(h + H_FINGERPRINT);
     ds->info.file_bytes = size;
     *out = ds;
@@ -980,7 +1098,7 @@ static int block_range(const hog_dataset *ds, uint32_t block, size_t *off, size_
         return 0;
     const hog_block *b = &ds->blocks[block];
     size_t start = (size_t)((const char *)b->ptr - (const char *)ds->map);
-    size_t end = start + (size_t)hog_block_bytes(b->rows, b->nnz);
+    size_t end = start + (size_t)hog_block_bytes(b->rows, b->nnz, b->weight != NULL);
     *off = start & ~(size_t)(HOG_HGD_ALIGN - 1); /* blocks start aligned; be safe anyway */
     *len = HOG_MIN(end, ds->map_bytes) - *off;
     return 1;
@@ -1007,7 +1125,7 @@ uint64_t hog_dataset_bytes(const hog_dataset *ds)
 {
     if (ds->map)
         return ds->map_bytes;
-    return hog_block_bytes(ds->info.rows, ds->info.nnz);
+    return hog_block_bytes(ds->info.rows, ds->info.nnz, ds->info.weighted);
 }
 
 void hog_dataset_get_info(const hog_dataset *ds, hog_dataset_info *info)
@@ -1026,6 +1144,7 @@ hog_row hog_dataset_row(const hog_dataset *ds, uint64_t i)
     row.value = b->value + s;
     row.nnz = b->ptr[r + 1] - s;
     row.label = b->label[r];
+    row.weight = b->weight ? b->weight[r] : 1.0f;
     return row;
 }
 

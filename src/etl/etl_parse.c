@@ -458,6 +458,7 @@ void hog_rows_free(hog_rows *r)
     hog_free(r->index);
     hog_free(r->value);
     hog_free(r->label);
+    hog_free(r->weight);
     memset(r, 0, sizeof(*r));
 }
 
@@ -467,7 +468,7 @@ void hog_rows_free(hog_rows *r)
  * chunk is megabytes; that is gigabytes of values), reported as -ENOMEM. */
 static int rows_reserve(hog_rows *r, uint64_t more)
 {
-    if (HOG_UNLIKELY(r->rows + 1 > r->cap_rows || !r->ptr)) {
+    if (HOG_UNLIKELY(r->rows + 1 > r->cap_rows || !r->ptr || (r->weighted && !r->weight))) {
         uint64_t cap = HOG_MAX(HOG_MAX(r->cap_rows * 2, r->rows + 1), 1024);
         uint32_t *ptr = hog_realloc(r->ptr, (cap + 1) * sizeof(uint32_t));
         if (!ptr)
@@ -479,6 +480,12 @@ static int rows_reserve(hog_rows *r, uint64_t more)
         if (!label)
             return -ENOMEM;
         r->label = label;
+        if (r->weighted) {
+            float *weight = hog_realloc(r->weight, cap * sizeof(float));
+            if (!weight)
+                return -ENOMEM;
+            r->weight = weight;
+        }
         r->cap_rows = cap;
     }
     if (HOG_UNLIKELY(r->nnz + more > r->cap_nnz)) {
@@ -1127,9 +1134,9 @@ static int vw_line(parse_ctx *c, const char *line, const char *le)
     if ((rc = finite_value(c, p, d, &label)) < 0)
         return rc;
     /* After the label: an importance weight, and a tag that starts with '
-     * or touches the bar. Rows carry no weight today, so the importance is
-     * checked and dropped. */
+     * or touches the bar. */
     int seen_weight = 0, seen_tag = 0;
+    float weight = 1.0f;
     for (const char *q = skip_blanks(e, bar); q < bar; q = skip_blanks(q, bar)) {
         const char *t = q;
         while (q < bar && !is_blank(*q))
@@ -1140,6 +1147,8 @@ static int vw_line(parse_ctx *c, const char *line, const char *le)
         }
         double w;
         if (!seen_weight && !seen_tag && scan_number(t, q, c->lim, &w) == q) {
+            if (!(w >= 0) || (rc = finite_value(c, t, w, &weight)) < 0)
+                return rc < 0 ? rc : fail(c, t, "a non-negative importance weight", NULL);
             seen_weight = 1;
             continue;
         }
@@ -1191,6 +1200,7 @@ static int vw_line(parse_ctx *c, const char *line, const char *le)
     o->nnz = nnz;
     if ((rc = row_sort_merge(c, start)) < 0)
         return rc;
+    o->weight[o->rows] = weight;
     rows_push(o, label);
     return 1;
 }
@@ -1259,6 +1269,7 @@ int hog_parse_chunk(const hog_text_plan *plan, const char *buf, size_t len, hog_
     c.stop = plan->format == HOG_FORMAT_CSV ? plan->delimiter
              : plan->format == HOG_FORMAT_VW ? '|'
                                              : NO_STOP;
+    out->weighted = plan->format == HOG_FORMAT_VW;
     int rc = rows_reserve(out, 0); /* ptr[0] exists even for a chunk without rows */
     if (rc == 0 && plan->format == HOG_FORMAT_CSV)
         rc = csv_tables(&c);

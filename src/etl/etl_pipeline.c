@@ -250,17 +250,6 @@ static void *parser_main(void *v)
 /* ===================================================================== *
  *  Consumer
  * ===================================================================== */
-static int add_rows(hog_builder *b, const hog_rows *r)
-{
-    for (uint64_t i = 0; i < r->rows; i++) {
-        uint32_t lo = r->ptr[i], hi = r->ptr[i + 1];
-        int rc = hog_builder_add(b, r->label[i], r->index + lo, r->value + lo, hi - lo);
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
-}
-
 int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, hog_text_summary *sum,
                     char *err, size_t err_len)
 {
@@ -357,7 +346,7 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
         else if (pc->rc < 0)
             rc = hog_fail(pc->rc, err, err_len, "%s: %s", path, hog_strerror(pc->rc));
         else
-            rc = add_rows(b, &pc->rows);
+            rc = hog_builder_add_rows(b, &pc->rows);
         if (rc == 0) {
             for (uint32_t i = 0; i < pc->rows.kept && sum->kept < HOG_TEXT_ERRORS_KEPT; i++) {
                 hog_text_error *e = &sum->errors[sum->kept++];

@@ -336,13 +336,17 @@ static void run_unit(epoch_job *job, worker_state *ws, uint32_t pos)
         if (p->holdout > 0 && hog_row_held_out(first + ws->perm[i], p->holdout, p->seed))
             continue;
         const uint32_t *ptr = blk->ptr;
-        hog_row row = {blk->index + ptr[r], blk->value + ptr[r], ptr[r + 1] - ptr[r], blk->label[r]};
+        hog_row row = {blk->index + ptr[r], blk->value + ptr[r], ptr[r + 1] - ptr[r], blk->label[r],
+                       blk->weight ? blk->weight[r] : 1.0f};
+        /* An importance weight w counts the example w times: its gradient
+         * step scales by w (the L2 shrinkage, per occurrence, does not). */
+        float wstep = step * row.weight;
         if (m->info.loss == HOG_LOSS_SOFTMAX) {
             int y = hog_model_class_of(m, row.label);
-            loss += (double)update_softmax(job, ws, &row, y, step, reg, bias, s, g);
+            loss += (double)row.weight * (double)update_softmax(job, ws, &row, y, wstep, reg, bias, s, g);
         } else {
             float y = m->info.loss == HOG_LOSS_SQUARED ? row.label : (row.label > job->mid ? 1.0f : -1.0f);
-            loss += (double)update_binary(job, ws, &row, y, step, reg, bias);
+            loss += (double)row.weight * (double)update_binary(job, ws, &row, y, wstep, reg, bias);
         }
         examples++;
         nnz += row.nnz;
