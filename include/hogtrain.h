@@ -109,7 +109,9 @@ typedef struct hog_read_params {
     uint32_t rows_per_block; /* rows in each block; 0: the default (4096) */
     unsigned hash_bits;    /* 0: numeric indices as written; 1..31: every feature hashed into 2^bits
                               (string features, VW and categorical, are always hashed: 18 bits if 0) */
-    unsigned index_base;   /* libsvm: 0 stores indices as written, 1 subtracts one (1-based files) */
+    int index_base;        /* libsvm: -1 (default) detects it: 0-based if an index 0 appears in the
+                              file's first MiB, else 1-based; 0 stores indices as written; 1
+                              subtracts one (1-based files) */
     hog_on_error on_error;
     unsigned threads;      /* parser threads; 0: one per core */
 } hog_read_params;
@@ -137,6 +139,7 @@ typedef struct hog_dataset_info {
     uint64_t file_bytes;    /* size of the file it was read from */
     uint64_t skipped;       /* malformed lines skipped (on_error SKIP); 0 for .hgd */
     int weighted;           /* rows carry importance weights */
+    int index_base;         /* libsvm: 1 if its indices were 1-based (stored minus one), else 0 */
 } hog_dataset_info;
 
 /* Opens a data set. A binary dataset is memory-mapped and every size, offset,
@@ -278,6 +281,8 @@ typedef struct hog_model_info {
     uint32_t classes;    /* 2 for binary losses, K for softmax, 0 for squared */
     uint64_t data_fingerprint;
     uint64_t data_skipped; /* malformed lines of the training text skipped */
+    int data_index_base;   /* the training data's libsvm index base (hog_dataset_info.index_base):
+                              text to score must be read with the same */
     uint64_t train_rows;
     hog_train_params params; /* progress callback fields are NULL */
     hog_metrics train;   /* final training metrics (mean loss as it ran) */

@@ -96,6 +96,7 @@ Test(cli, convert_train_predict_info_end_to_end)
     cr_assert(strstr(out, "3000 rows"), "%s", out);
     cr_assert_eq(hog("info train.hgd"), 0, "%s", out);
     cr_assert(strstr(out, "binary dataset") && strstr(out, "3000"), "%s", out);
+    cr_assert(strstr(out, "1-based in the text"), "indices 1..4, no 0: detected 1-based: %s", out);
 
     cr_assert_eq(hog("train train.hgd --test test.svm -o m.hog --epochs 10 --threads 2 --report r.json"), 0, "%s", out);
     cr_assert(strstr(out, "epoch 10/10"), "one line per epoch when not a terminal: %s", out);
@@ -120,6 +121,15 @@ Test(cli, convert_train_predict_info_end_to_end)
 
     cr_assert_eq(hog("info m.hog"), 0, "%s", out);
     cr_assert(strstr(out, "hogtrain model") && strstr(out, "logistic") && strstr(out, "epochs 10"), "%s", out);
+    cr_assert(strstr(out, "libsvm indices") && strstr(out, "1-based"), "%s", out);
+
+    /* predict reads libsvm as the training data was read, unless told otherwise */
+    char *auto_pred = strdup(slurp("p.txt"));
+    cr_assert_eq(hog("predict m.hog test.svm -o p1.txt --index-base 1"), 0, "%s", out);
+    cr_assert_str_eq(slurp("p1.txt"), auto_pred);
+    cr_assert_eq(hog("predict m.hog test.svm -o p0.txt --index-base 0"), 0, "%s", out);
+    cr_assert_str_neq(slurp("p0.txt"), auto_pred);
+    free(auto_pred);
 }
 
 Test(cli, csv_with_header_and_label_by_name)

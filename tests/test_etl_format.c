@@ -271,6 +271,7 @@ static void make_good(void)
     write_bytes(path_of(txt, "g.svm"), text, strlen(text));
     hog_read_params p = hog_read_params_default();
     p.rows_per_block = 3;
+    p.index_base = 0; /* the byte offsets below assume indices as written */
     char err[256];
     hog_dataset_info info;
     cr_assert_eq(hog_dataset_convert(txt, &p, path_of(hgd, "g.hgd"), &info, err, sizeof(err)), 0,

@@ -15,6 +15,7 @@ static hog_read_params params(hog_format fmt)
 {
     hog_read_params p = hog_read_params_default();
     p.format = fmt;
+    p.index_base = 0; /* indices as written, unless a test says otherwise */
     return p;
 }
 

@@ -101,13 +101,14 @@ Test(etl_pipeline, libsvm_rows_comments_qid_crlf_tabs)
     cr_assert_eq(info.format, HOG_FORMAT_LIBSVM);
     cr_assert_eq(info.rows, 5);
     cr_assert_eq(info.nnz, 7); /* 4:0 is dropped */
-    cr_assert_eq(info.features, 10); /* indices are kept as written: 9 + 1 */
+    cr_assert_eq(info.index_base, 1); /* no index 0: detected as 1-based, stored minus one */
+    cr_assert_eq(info.features, 9);
     cr_assert_eq(info.blocks, 3);
     cr_assert_eq(info.rows_per_block, 2);
-    check_row(ds, 0, 1, 2, (uint32_t[]){1, 3}, (float[]){0.5f, 2});
-    check_row(ds, 1, -1, 1, (uint32_t[]){2}, (float[]){1.5f});
-    check_row(ds, 2, 0, 2, (uint32_t[]){1, 5}, (float[]){1, -2});
-    check_row(ds, 3, 1.5f, 2, (uint32_t[]){7, 9}, (float[]){0.1f, 3});
+    check_row(ds, 0, 1, 2, (uint32_t[]){0, 2}, (float[]){0.5f, 2});
+    check_row(ds, 1, -1, 1, (uint32_t[]){1}, (float[]){1.5f});
+    check_row(ds, 2, 0, 2, (uint32_t[]){0, 4}, (float[]){1, -2});
+    check_row(ds, 3, 1.5f, 2, (uint32_t[]){6, 8}, (float[]){0.1f, 3});
     check_row(ds, 4, 2, 0, NULL, NULL);
     hog_dataset_close(ds);
 }
@@ -118,6 +119,7 @@ Test(etl_pipeline, libsvm_auto_detected_and_zero_index_kept)
     hog_dataset_info info;
     hog_dataset_get_info(ds, &info);
     cr_assert_eq(info.format, HOG_FORMAT_LIBSVM);
+    cr_assert_eq(info.index_base, 0); /* an index 0: detected as 0-based */
     cr_assert_eq(info.features, 4294967296ULL);
     check_row(ds, 0, 1, 2, (uint32_t[]){0, 4294967295u}, (float[]){1, 2});
     hog_dataset_close(ds);
@@ -459,4 +461,50 @@ Test(etl_pipeline, text_streamed_into_builder_directly)
     p.format = HOG_FORMAT_BINARY;
     cr_assert_eq(hog_text_stream(path, &p, b, &sum, err, sizeof(err)), HOG_EPARAM);
     hog_builder_free(b);
+}
+
+/* The index base is detected from the head of the file: an index 0 there
+ * makes it 0-based; without one it is 1-based, and an index 0 further on is
+ * an error that names its line and says how the base was settled. The base
+ * travels through the binary format, so a model's inputs keep their meaning. */
+Test(etl_pipeline, libsvm_index_base_detection)
+{
+    char path[256], hgd[256], err[512] = "";
+    snprintf(path, sizeof(path), "%s/late0.svm", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 100000; i++) /* about 1.4 MB: past the head the plan sees */
+        fprintf(f, "1 1:0.5 %d:1\n", 2 + i % 1000);
+    fprintf(f, "1 0:1\n");
+    fclose(f);
+    hog_dataset *ds;
+    hog_read_params p = hog_read_params_default();
+    cr_assert_eq(hog_dataset_open(path, &p, &ds, err, sizeof(err)), HOG_EFORMAT);
+    cr_assert(strstr(err, "late0.svm:100001:3: expected an index of at least 1 (none is 0 in the "
+                          "first ") != NULL, "%s", err);
+    cr_assert(strstr(err, "--index-base 0 reads as written), found 0") != NULL, "%s", err);
+    p.index_base = 0;
+    cr_assert_eq(hog_dataset_open(path, &p, &ds, err, sizeof(err)), 0, "%s", err);
+    hog_dataset_info info;
+    hog_dataset_get_info(ds, &info);
+    cr_assert_eq(info.index_base, 0);
+    cr_assert_eq(info.features, 1002);
+    hog_dataset_close(ds);
+
+    /* 1-based, through convert and back */
+    snprintf(path, sizeof(path), "%s/one.svm", dir);
+    f = fopen(path, "w");
+    fprintf(f, "1 1:1 3:1 # 0:5 in a comment is no index\n-1 qid:0 2:1\n");
+    fclose(f);
+    snprintf(hgd, sizeof(hgd), "%s/one.hgd", dir);
+    p.index_base = -1;
+    cr_assert_eq(hog_dataset_convert(path, &p, hgd, &info, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(info.index_base, 1);
+    cr_assert_eq(info.features, 3);
+    cr_assert_eq(hog_dataset_open(hgd, NULL, &ds, err, sizeof(err)), 0, "%s", err);
+    hog_dataset_get_info(ds, &info);
+    cr_assert_eq(info.index_base, 1);
+    check_row(ds, 0, 1, 2, (uint32_t[]){0, 2}, (float[]){1, 1});
+    check_row(ds, 1, -1, 1, (uint32_t[]){1}, (float[]){1});
+    hog_dataset_close(ds);
 }

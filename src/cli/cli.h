@@ -40,7 +40,9 @@ int cli_bytes(const char *opt, const char *s, unsigned long long *out);
     "  --ignore COLS           CSV columns to drop, comma-separated names or indices\n"       \
     "  --categorical COLS      CSV columns whose values are hashed into features\n"           \
     "  -b, --hash-bits B       hash every feature into 2^B (string features: 18 if not given)\n" \
-    "  --index-base 0|1        libsvm indices as written (0, default) or 1-based (1)\n"       \
+    "  --index-base auto|0|1   libsvm indices: detected (auto, default: 0-based if an index\n"  \
+    "                          0 is in the first MiB, else 1-based), as written (0), or\n"     \
+    "                          1-based (1); --test and predict follow the training data\n"     \
     "  --on-error stop|skip    malformed lines stop the run (default) or are skipped and counted\n" \
     "  --parse-threads N       threads parsing text (default: one per core)\n"
 

@@ -58,6 +58,9 @@ static int info_model(const char *path)
     printf("%-18s %llu\n", "training rows", (unsigned long long)in.train_rows);
     if (in.data_skipped)
         printf("%-18s %llu\n", "skipped lines", (unsigned long long)in.data_skipped);
+    if (in.data_index_base)
+        printf("%-18s 1-based (text to score is read so unless --index-base says otherwise)\n",
+               "libsvm indices");
     printf("%-18s threads %u, epochs %u, step %g, %s schedule (decay %g, power %g), l2 %g,"
            " holdout %g, seed %llu, bias %d\n", "parameters", p->threads, p->epochs, p->step,
            hog_schedule_name(p->schedule), p->decay, p->power, p->l2, p->holdout,
@@ -85,6 +88,10 @@ static int info_dataset(const char *path, const hog_read_params *rp)
     printf("%-18s %u of %u rows\n", "blocks", in.blocks, in.rows_per_block);
     printf("%-18s %llu\n", "file bytes", (unsigned long long)in.file_bytes);
     printf("%-18s %016llx\n", "fingerprint", (unsigned long long)in.fingerprint);
+    if (in.index_base)
+        printf("%-18s 1-based in the text (stored minus one)\n", "libsvm indices");
+    if (in.weighted)
+        printf("%-18s importance weights\n", "rows carry");
     hog_dataset_close(ds);
     return 0;
 }

@@ -126,6 +126,10 @@ int cli_read_option(const char *opt, const char *val, hog_read_params *p)
         *(opt[0] == 'i' ? &p->ignore : &p->categorical) = val;
         return 1;
     }
+    if (strcmp(opt, "index-base") == 0 && strcmp(val, "auto") == 0) {
+        p->index_base = -1;
+        return 1;
+    }
     if (strcmp(opt, "hash-bits") == 0 || strcmp(opt, "index-base") == 0 || strcmp(opt, "parse-threads") == 0) {
         unsigned long long v;
         unsigned long long max = opt[0] == 'h' ? 31 : opt[0] == 'i' ? 1 : 4096;
@@ -136,7 +140,7 @@ int cli_read_option(const char *opt, const char *val, hog_read_params *p)
         if (opt[0] == 'h')
             p->hash_bits = (unsigned)v;
         else if (opt[0] == 'i')
-            p->index_base = (unsigned)v;
+            p->index_base = (int)v;
         else
             p->threads = (unsigned)v;
         return 1;

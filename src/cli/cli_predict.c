@@ -67,10 +67,12 @@ int cli_predict(int argc, char **argv)
         cli_error("%s", err);
         return 1;
     }
-    if (cli_open(input, &rp, &ds) < 0)
-        goto out;
     hog_model_info mi;
     hog_model_get_info(m, &mi);
+    if (rp.index_base < 0) /* libsvm indices mean what they meant in training */
+        rp.index_base = mi.data_index_base;
+    if (cli_open(input, &rp, &ds) < 0)
+        goto out;
     hog_dataset_info di;
     hog_dataset_get_info(ds, &di);
     if (di.features > mi.features && !cli_quiet)

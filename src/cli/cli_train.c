@@ -306,6 +306,10 @@ int cli_train(int argc, char **argv)
     if (cli_open(cache ? cache : input, cache ? NULL : &rp, &train) < 0)
         goto out;
     rt.seconds = now_s() - t_read;
+    hog_dataset_info ti;
+    hog_dataset_get_info(train, &ti);
+    if (rp.index_base < 0) /* the test set's indices mean what the training set's meant */
+        rp.index_base = ti.index_base;
     if (test_path && cli_open(test_path, &rp, &test) < 0)
         goto out;
     int rc = hog_trainer_create(&p, &t, err, sizeof(err));

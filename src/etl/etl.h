@@ -18,7 +18,9 @@
  *   32      8      nnz
  *   40      4      blocks
  *   44      4      rows_per_block (every block has this many rows but the last)
- *   48      4      flags          (bit 0: weighted; a reader rejects unknown bits)
+ *   48      4      flags          (bit 0: weighted; bit 1: the indices were 1-based in
+ *                                  the libsvm text converted, and are stored minus one;
+ *                                  a reader rejects unknown bits)
  *   52      4      block_align    (4096)
  *   56      8      table_offset   (multiple of 8, after the last block)
  *   64      8      file_bytes     (the whole file; a shorter file is truncated)
@@ -52,7 +54,8 @@
  */
 #define HOG_HGD_MAGIC "HOGDATA"
 #define HOG_HGD_VERSION 2u
-#define HOG_HGD_WEIGHTED 1u /* flags bit 0 */
+#define HOG_HGD_WEIGHTED 1u  /* flags bit 0 */
+#define HOG_HGD_ONE_BASED 2u /* flags bit 1: from libsvm text with 1-based indices */
 #define HOG_HGD_HEADER_BYTES 4096u
 #define HOG_HGD_ALIGN 4096u
 #define HOG_HGD_TABLE_ENTRY 32u
@@ -128,6 +131,9 @@ int hog_builder_add(hog_builder *b, float label, const uint32_t *index,
 struct hog_rows;
 int hog_builder_add_rows(hog_builder *b, const struct hog_rows *r);
 
+/* Records that the rows came from 1-based libsvm text (the file's flag). */
+void hog_builder_set_one_based(hog_builder *b, int one_based);
+
 /* Rows added so far. */
 uint64_t hog_builder_rows(const hog_builder *b);
 
@@ -178,6 +184,7 @@ typedef struct hog_text_plan {
     uint8_t *column_kind;   /* CSV: one per field: HOG_COL_* */
     unsigned hash_bits;     /* see hog_read_params (0 = as written; strings use 18) */
     unsigned index_base;    /* libsvm: 0 or 1 */
+    uint64_t base_lines;    /* libsvm: index_base was detected from this many lines (0: given) */
     int skip_errors;        /* hog_read_params.on_error == HOG_ON_ERROR_SKIP */
     uint64_t header_bytes;  /* bytes of the file before the first data line (the CSV header) */
     uint64_t header_lines;  /* lines in those bytes */
@@ -249,6 +256,7 @@ uint32_t hog_hash_feature(const char *s, size_t len, uint32_t seed, unsigned bit
 /* What a streamed read of a text file met. */
 typedef struct hog_text_summary {
     hog_format format;  /* the format it was parsed as */
+    unsigned index_base; /* libsvm: the index base applied (0 for other formats) */
     uint64_t lines;     /* lines in the file, header included */
     uint64_t skipped;   /* malformed lines skipped (skip mode) */
     uint32_t kept;

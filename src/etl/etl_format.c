@@ -249,7 +249,7 @@ static int writer_block(hgd_writer *w, const block_arrays *a, uint32_t rows, uin
 }
 
 static int writer_finish(hgd_writer *w, uint64_t features, uint32_t rows_per_block, int weighted,
-                         hog_dataset_info *info)
+                         int one_based, hog_dataset_info *info)
 {
     size_t table_bytes = (size_t)w->blocks * HOG_HGD_TABLE_ENTRY;
     uint64_t table_offset = w->offset;
@@ -268,7 +268,7 @@ static int writer_finish(hgd_writer *w, uint64_t features, uint32_t rows_per_blo
     put_u64(h + H_NNZ, w->nnz);
     put_u32(h + H_BLOCKS, w->blocks);
     put_u32(h + H_ROWS_PER_BLOCK, rows_per_block);
-    put_u32(h + H_FLAGS, weighted ? HOG_HGD_WEIGHTED : 0);
+    put_u32(h + H_FLAGS, (weighted ? HOG_HGD_WEIGHTED : 0) | (one_based ? HOG_HGD_ONE_BASED : 0));
     put_u32(h + H_BLOCK_ALIGN, HOG_HGD_ALIGN);
     put_u64(h + H_TABLE_OFFSET, table_offset);
     put_u64(h + H_FILE_BYTES, file_bytes);
@@ -288,6 +288,7 @@ static int writer_finish(hgd_writer *w, uint64_t features, uint32_t rows_per_blo
         info->blocks = w->blocks;
         info->rows_per_block = rows_per_block;
         info->weighted = weighted;
+        info->index_base = one_based;
         info->fingerprint = w->fingerprint;
         info->file_bytes = file_bytes;
     }
@@ -307,7 +308,8 @@ int hog_hgd_write(const hog_dataset *ds, hog_atomic_file *f)
         rc = writer_block(&w, &a, b->rows, b->nnz, ds->version == 1 ? arrays_sum(&a) : b->sum);
     }
     if (rc == 0)
-        rc = writer_finish(&w, ds->info.features, ds->info.rows_per_block, ds->info.weighted, NULL);
+        rc = writer_finish(&w, ds->info.features, ds->info.rows_per_block, ds->info.weighted,
+                           ds->info.index_base == 1, NULL);
     writer_free(&w);
     return rc;
 }
@@ -321,6 +323,7 @@ int hog_hgd_write(const hog_dataset *ds, hog_atomic_file *f)
 struct hog_builder {
     uint32_t rows_per_block;
     int weighted;                 /* rows carry weights (settled by the first rows added) */
+    int one_based;                /* from 1-based libsvm text */
     uint64_t rows, nnz, features; /* totals over finished and current blocks */
 
     /* the block being filled: arrays sized for a whole block of rows */
@@ -363,6 +366,11 @@ int hog_builder_create(uint32_t rows_per_block, hog_atomic_file *out, hog_builde
     b->ptr[0] = 0;
     *bp = b;
     return 0;
+}
+
+void hog_builder_set_one_based(hog_builder *b, int one_based)
+{
+    b->one_based = one_based;
 }
 
 uint64_t hog_builder_rows(const hog_builder *b)
@@ -568,6 +576,7 @@ int hog_builder_finish(hog_builder *b, hog_format format, hog_dataset **out)
     ds->info.blocks = b->nblocks;
     ds->info.rows_per_block = b->rows_per_block;
     ds->info.weighted = b->weighted;
+    ds->info.index_base = b->one_based;
     ds->info.fingerprint = hog_etl_fingerprint(b->blocks, b->nblocks);
     ds->blocks = b->blocks;
     ds->heap = b->heap;
@@ -584,7 +593,8 @@ int hog_builder_finish_file(hog_builder *b, hog_dataset_info *info)
 {
     int rc = b->rows == 0 ? HOG_EEMPTY : builder_flush(b);
     if (rc == 0)
-        rc = writer_finish(&b->writer, b->features, b->rows_per_block, b->weighted, info);
+        rc = writer_finish(&b->writer, b->features, b->rows_per_block, b->weighted, b->one_based,
+                           info);
     hog_builder_free(b);
     return rc;
 }
@@ -652,7 +662,7 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
         return hog_fail(HOG_ECORRUPT, err, len, "%s: header_bytes is %u, expected %u", path,
                         header_bytes, HOG_HGD_HEADER_BYTES);
     uint32_t flags = get_u32(h + H_FLAGS);
-    if (flags & ~(version == 1 ? 0u : HOG_HGD_WEIGHTED))
+    if (flags & ~(version == 1 ? 0u : HOG_HGD_WEIGHTED | HOG_HGD_ONE_BASED))
         return hog_fail(HOG_ECORRUPT, err, len, "%s: unknown flags 0x%x", path, flags);
     uint32_t align = get_u32(h + H_BLOCK_ALIGN);
     if (align != HOG_HGD_ALIGN)
@@ -969,6 +979,7 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
     ds->info.blocks = blocks;
     ds->info.rows_per_block = get_u32(h + H_ROWS_PER_BLOCK);
     ds->info.weighted = (get_u32(h + H_FLAGS) & HOG_HGD_WEIGHTED) != 0;
+    ds->info.index_base = (get_u32(h + H_FLAGS) & HOG_HGD_ONE_BASED) != 0;
     ds->info.fingerprint = get_u64(h + H_FINGERPRINT);
     ds->info.file_bytes = size;
     *out = ds;
@@ -989,6 +1000,7 @@ hog_read_params hog_read_params_default(void)
     p.label_index = 0;
     p.label_name = NULL;
     p.rows_per_block = 0;
+    p.index_base = -1;
     return p;
 }
 
@@ -1023,6 +1035,7 @@ static int read_text(const char *path, const hog_read_params *p, hog_builder *b,
     *report = NULL;
     int rc = hog_text_stream(path, p, b, &sum, err, len);
     *fmt = sum.format;
+    hog_builder_set_one_based(b, sum.index_base == 1);
     if (rc == 0 && hog_builder_rows(b) == 0)
         rc = hog_fail(HOG_EEMPTY, err, len, "%s: no data rows%s", path,
                       sum.skipped ? " (every line was malformed and skipped)" : "");

@@ -830,8 +830,15 @@ static int svm_line(parse_ctx *c, const char *line, const char *le)
         }
         if (HOG_UNLIKELY(idx > UINT32_MAX))
             return fail(c, p, "an index below 4294967296", NULL);
-        if (HOG_UNLIKELY(idx < base))
-            return fail(c, p, "an index of at least 1 (indices are 1-based)", "0");
+        if (HOG_UNLIKELY(idx < base)) {
+            char what[136];
+            if (c->plan->base_lines)
+                snprintf(what, sizeof(what),
+                         "an index of at least 1 (none is 0 in the first %llu lines: read as "
+                         "1-based; --index-base 0 reads as written)",
+                         (unsigned long long)c->plan->base_lines);
+            return fail(c, p, c->plan->base_lines ? what : "an index of at least 1 (indices are 1-based)", "0");
+        }
         /* Order is checked on every pair, stored or not (zeros are dropped). */
         if (HOG_UNLIKELY((int64_t)idx <= prev)) {
             char exp[48], found[16];
@@ -1614,8 +1621,9 @@ static int check_params(const hog_read_params *p, char *err, size_t len)
     if (p->hash_bits > 31)
         return hog_fail(HOG_EPARAM, err, len, "hash_bits: %u is not between 0 and 31",
                         p->hash_bits);
-    if (p->index_base > 1)
-        return hog_fail(HOG_EPARAM, err, len, "index_base: %u is not 0 or 1", p->index_base);
+    if (p->index_base < -1 || p->index_base > 1)
+        return hog_fail(HOG_EPARAM, err, len, "index_base: %d is not -1 (detect), 0 or 1",
+                        p->index_base);
     if (p->on_error != HOG_ON_ERROR_STOP && p->on_error != HOG_ON_ERROR_SKIP)
         return hog_fail(HOG_EPARAM, err, len, "on_error: %d is not stop or skip",
                         (int)p->on_error);
@@ -1775,6 +1783,43 @@ out:
     return rc;
 }
 
+/* libsvm files are 1-based by the format's definition (LIBLINEAR, svmlight),
+ * but many writers (scikit-learn's dump_svmlight_file among them) start at 0.
+ * An index 0 anywhere in the head settles it as 0-based; a head without one
+ * is taken as 1-based, and an index 0 met later is then an error that says
+ * so (see svm_line), never a silent shift. *lines gets the lines looked at. */
+static unsigned detect_index_base(const char *head, size_t len, uint64_t *lines)
+{
+    const char *p = head, *end = head + len;
+    *lines = 0;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        const char *hash = memchr(p, '#', (size_t)(le - p));
+        const char *q = hash ? hash : le;
+        (*lines)++;
+        int first = 1;
+        while (q > p) { /* tokens of [p, q), the label first */
+            p = skip_blanks(p, q);
+            const char *t = p;
+            while (p < q && !is_blank(*p))
+                p++;
+            if (t == p)
+                break;
+            if (!first) {
+                const char *d = t;
+                while (d < p && *d == '0')
+                    d++;
+                if (d > t && d < p && *d == ':')
+                    return 0;
+            }
+            first = 0;
+        }
+        p = nl ? nl + 1 : end;
+    }
+    return 1;
+}
+
 int hog_text_plan_make(const char *path, const hog_read_params *p, const char *head, size_t head_len,
                        hog_text_plan *plan, char *err, size_t err_len)
 {
@@ -1784,7 +1829,10 @@ int hog_text_plan_make(const char *path, const hog_read_params *p, const char *h
         return rc;
     plan->format = p->format == HOG_FORMAT_AUTO ? detect_format(head, head_len) : p->format;
     plan->hash_bits = p->hash_bits;
-    plan->index_base = p->index_base;
+    if (plan->format == HOG_FORMAT_LIBSVM && p->index_base < 0)
+        plan->index_base = detect_index_base(head, head_len, &plan->base_lines);
+    else
+        plan->index_base = p->index_base < 0 ? 0 : (unsigned)p->index_base;
     plan->skip_errors = p->on_error == HOG_ON_ERROR_SKIP;
     if (plan->format == HOG_FORMAT_CSV) {
         rc = plan_csv(path, p, head, head_len, plan, err, err_len);

@@ -214,6 +214,7 @@ static void meta_write(meta_buf *b, const hog_model_info *in)
     meta_add(b, "loss", "%s", hog_loss_name(in->loss));
     meta_add(b, "data_fingerprint", "%016llx", (unsigned long long)in->data_fingerprint);
     meta_add(b, "data_skipped", "%llu", (unsigned long long)in->data_skipped);
+    meta_add(b, "data_index_base", "%d", in->data_index_base);
     meta_add(b, "train_rows", "%llu", (unsigned long long)in->train_rows);
     meta_add(b, "seconds", "%.17g", in->seconds);
     meta_add(b, "threads", "%u", p->threads);
@@ -266,6 +267,7 @@ static int meta_read_one(hog_model_info *in, const char *key, const char *val)
         return 0; /* not an integer: a key from a newer writer */
     if (strcmp(key, "train_rows") == 0) in->train_rows = u;
     else if (strcmp(key, "data_skipped") == 0) in->data_skipped = u;
+    else if (strcmp(key, "data_index_base") == 0 && u <= 1) in->data_index_base = (int)u;
     else if (strcmp(key, "threads") == 0) p->threads = (unsigned)u;
     else if (strcmp(key, "epochs") == 0) p->epochs = (unsigned)u;
     else if (strcmp(key, "seed") == 0) p->seed = u;

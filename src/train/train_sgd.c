@@ -637,6 +637,7 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     m->info.params.progress_ctx = NULL;
     m->info.data_fingerprint = train->info.fingerprint;
     m->info.data_skipped = train->info.skipped;
+    m->info.data_index_base = train->info.index_base;
 
     const hog_dataset *eval_ds = test ? test : (p->holdout > 0 ? train : NULL);
     hog_rowsel eval_sel = {test ? 0.0 : p->holdout, p->seed, 1};
