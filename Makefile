@@ -38,6 +38,7 @@ CLI_SRC  := $(wildcard src/cli/*.c)
 TOOL_SRC := $(wildcard tools/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
 RACE_SRC := $(wildcard tests/race_*.c)
+BENCH_SRC := $(wildcard bench/*.c)
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -45,6 +46,7 @@ LIB      := $(BUILD)/libhogtrain.a
 BIN      := $(BUILD)/hogtrain
 TOOLS    := $(TOOL_SRC:tools/%.c=$(BUILD)/tools/%)
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 QUICK_TESTS := $(filter-out $(BUILD)/tests/test_accuracy $(BUILD)/tests/test_cli,$(TESTS))
 
 .PHONY: all deps test check asan tsan fuzz bench demo install uninstall clean help symbols tools
@@ -80,6 +82,11 @@ $(BUILD)/tests/test_%: tests/test_%.c $(LIB)
 $(BUILD)/tests/race_%: tests/race_%.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+# The benchmark programs may use the private headers (and tests/deny_io.h).
+$(BUILD)/bench/%: bench/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Isrc -Itests $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 ## deps: install the Debian packages hogtrain needs (does nothing when they are present)
 deps:
