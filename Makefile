@@ -49,7 +49,7 @@ TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 QUICK_TESTS := $(filter-out $(BUILD)/tests/test_accuracy $(BUILD)/tests/test_cli,$(TESTS))
 
-.PHONY: all deps test check asan tsan fuzz bench demo install uninstall clean help symbols tools
+.PHONY: all deps test check asan tsan fuzz bench bench-tools bench-check demo install uninstall clean help symbols tools
 
 ## all: build libhogtrain.a, the hogtrain command and the tools (the default)
 all: $(LIB) $(BIN) tools
@@ -92,10 +92,11 @@ $(BUILD)/bench/%: bench/%.c $(LIB)
 deps:
 	@sh tools/install-deps.sh
 
-## test: install what is missing, build, and run every test (unit, end to end, accuracy)
+## test: install what is missing, build, and run every test (unit, end to end, accuracy, the bench harness)
 test: deps
-	@$(MAKE) --no-print-directory all $(TESTS) symbols
+	@$(MAKE) --no-print-directory all $(TESTS) $(BENCH_BIN) symbols
 	@sh tests/run-tests.sh $(BUILD) $(TESTS)
+	@sh bench/check.sh $(BUILD)
 
 ## check: build and run the quick unit tests only
 check:
@@ -124,9 +125,16 @@ symbols: $(LIB)
 	if [ -n "$$bad" ]; then echo "unprefixed exported symbols in $(LIB):"; echo "$$bad"; exit 1; fi; \
 	echo "symbols: every exported symbol of $(LIB) starts with hog_"
 
-## bench: run the benchmarks (thread scaling on synthetic sparse data)
-bench: deps all
-	@sh bench/bench-threads.sh $(BUILD)
+## bench: the quick benchmark suite (bench/run --quick all: threads, sparsity, size, etl, peers) into results/RUN-ID/
+bench: deps all bench-tools
+	@sh bench/run --quick --build $(BUILD) all
+
+## bench-tools: build the benchmark programs (bench/*.c) into $(BUILD)/bench/
+bench-tools: $(BENCH_BIN)
+
+## bench-check: end-to-end test of the benchmark harness (a quick threads study, about 15 s)
+bench-check: all bench-tools
+	@sh bench/check.sh $(BUILD)
 
 ## demo: install what is missing, fetch Fashion-MNIST and train a softmax model on every core
 demo: deps all

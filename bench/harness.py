@@ -37,7 +37,7 @@ def append_csv(path, fields, row):
     """Appends row (a dict) to the CSV at path, writing the header first if the file is new."""
     new = not os.path.exists(path) or os.path.getsize(path) == 0
     with open(path, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
+        w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
         if new:
             w.writeheader()
         w.writerow({k: row.get(k, "") for k in fields})

@@ -1,6 +1,6 @@
 # peers.sh: time to a target test logloss, throughput and peak memory on the same data for hogtrain, liblinear-train, scikit-learn's SGDClassifier and vw (when on PATH).
 #
-# Data: gen_sparse, 2^18 features, 40 non-zeros per row, power-law feature
+# Data: gen_sparse, 2^16 features, 40 non-zeros per row, power-law feature
 # frequencies, 100,000 training rows (--quick 20,000) and a fifth as many
 # held out. All fit L2-regularised logistic regression with the same
 # penalty (hogtrain --l2 L, liblinear C = 1 / (L * rows), SGDClassifier
@@ -15,9 +15,9 @@ study_peers() {
     rows=100000 l2=1e-5 epochs=10
     [ "$QUICK" -eq 1 ] && rows=20000
     note peers command "bench/run peers --reps $REPS --threads \"$THREADS\"$([ "$QUICK" -eq 1 ] && echo ' --quick')${TARGET:+ --target $TARGET}"
-    sparse_set "$rows" 262144 40 11
+    sparse_set "$rows" 65536 40 11
     train="$DATA_DIR/$SET.train.svm" test="$DATA_DIR/$SET.test.svm"
-    case="sparse n=$rows d=2^18 nnz=40"
+    case="sparse n=$rows d=2^16 nnz=40"
     params="rows=$rows;l2=$l2"
     h="$PY $ROOT/bench/harness.py"
     target=$TARGET
