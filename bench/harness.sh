@@ -35,33 +35,32 @@ split_text() {
     fi
 }
 
-# sparse_set ROWS FEATURES NNZ SEED: sets SET (a name) and makes, once,
-# DATA_DIR/SET.{train,test}.{svm,hgd}: gen_sparse data (power-law feature
-# frequencies, a known model), ROWS for training and ROWS/5 held out.
+# gen_set NAME EXT FORMAT TEST_ROWS GENERATOR [ARGS...]: sets SET=NAME and
+# makes, once, DATA_DIR/NAME.all.EXT with the generator (which is given -q
+# -o FILE), then NAME.{train,test}.EXT (the last TEST_ROWS rows held out) and
+# their .hgd.
+gen_set() {
+    SET=$1 _ext=$2 _fmt=$3 _test=$4
+    shift 4
+    [ -s "$DATA_DIR/$SET.all.$_ext" ] || "$@" -q -o "$DATA_DIR/$SET.all.$_ext"
+    split_text "$DATA_DIR/$SET.all.$_ext" "$DATA_DIR/$SET.train.$_ext" "$DATA_DIR/$SET.test.$_ext" "$_test"
+    to_hgd "$DATA_DIR/$SET.train.$_ext" "$DATA_DIR/$SET.train.hgd" --format "$_fmt"
+    to_hgd "$DATA_DIR/$SET.test.$_ext" "$DATA_DIR/$SET.test.hgd" --format "$_fmt"
+}
+
+# sparse_set ROWS FEATURES NNZ SEED: gen_sparse data (power-law feature
+# frequencies, a known model) in libsvm text, ROWS for training and ROWS/5
+# held out; sets SET.
 sparse_set() {
-    SET="sparse-n$1-d$2-k$3-s$4"
-    _test=$(($1 / 5))
-    if [ ! -s "$DATA_DIR/$SET.all.svm" ]; then
-        "$BUILD/tools/gen_sparse" -n $(($1 + _test)) -d "$2" -k "$3" -s "$4" -q \
-            -o "$DATA_DIR/$SET.all.svm"
-    fi
-    split_text "$DATA_DIR/$SET.all.svm" "$DATA_DIR/$SET.train.svm" "$DATA_DIR/$SET.test.svm" "$_test"
-    to_hgd "$DATA_DIR/$SET.train.svm" "$DATA_DIR/$SET.train.hgd" --format libsvm
-    to_hgd "$DATA_DIR/$SET.test.svm" "$DATA_DIR/$SET.test.hgd" --format libsvm
+    gen_set "sparse-n$1-d$2-k$3-s$4" svm libsvm $(($1 / 5)) \
+        "$BUILD/tools/gen_sparse" -n $(($1 + $1 / 5)) -d "$2" -k "$3" -s "$4"
 }
 
 # dense_set ROWS FEATURES CLASSES SEED: as sparse_set, from gen_dense (CSV,
 # every feature non-zero; CLASSES 2 for binary labels).
 dense_set() {
-    SET="dense-n$1-d$2-c$3-s$4"
-    _test=$(($1 / 5))
-    if [ ! -s "$DATA_DIR/$SET.all.csv" ]; then
-        "$BUILD/tools/gen_dense" -n $(($1 + _test)) -d "$2" -c "$3" -s "$4" -q \
-            -o "$DATA_DIR/$SET.all.csv"
-    fi
-    split_text "$DATA_DIR/$SET.all.csv" "$DATA_DIR/$SET.train.csv" "$DATA_DIR/$SET.test.csv" "$_test"
-    to_hgd "$DATA_DIR/$SET.train.csv" "$DATA_DIR/$SET.train.hgd" --format csv
-    to_hgd "$DATA_DIR/$SET.test.csv" "$DATA_DIR/$SET.test.hgd" --format csv
+    gen_set "dense-n$1-d$2-c$3-s$4" csv csv $(($1 / 5)) \
+        "$BUILD/tools/gen_dense" -n $(($1 + $1 / 5)) -d "$2" -c "$3" -s "$4"
 }
 
 file_bytes() { stat -L -c %s "$1"; }
