@@ -38,6 +38,7 @@ CLI_SRC  := $(wildcard src/cli/*.c)
 TOOL_SRC := $(wildcard tools/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
 RACE_SRC := $(wildcard tests/race_*.c)
+BENCH_SRC := $(wildcard bench/*.c)
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -45,9 +46,10 @@ LIB      := $(BUILD)/libhogtrain.a
 BIN      := $(BUILD)/hogtrain
 TOOLS    := $(TOOL_SRC:tools/%.c=$(BUILD)/tools/%)
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 QUICK_TESTS := $(filter-out $(BUILD)/tests/test_accuracy $(BUILD)/tests/test_cli,$(TESTS))
 
-.PHONY: all deps test check asan tsan fuzz bench demo install uninstall clean help symbols tools
+.PHONY: all deps test check asan tsan fuzz bench bench-tools bench-check demo install uninstall clean help symbols tools
 
 ## all: build libhogtrain.a, the hogtrain command and the tools (the default)
 all: $(LIB) $(BIN) tools
@@ -81,14 +83,20 @@ $(BUILD)/tests/race_%: tests/race_%.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
+# The benchmark programs may use the private headers (and tests/deny_io.h).
+$(BUILD)/bench/%: bench/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Isrc -Itests $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
 ## deps: install the Debian packages hogtrain needs (does nothing when they are present)
 deps:
 	@sh tools/install-deps.sh
 
-## test: install what is missing, build, and run every test (unit, end to end, accuracy)
+## test: install what is missing, build, and run every test (unit, end to end, accuracy, the bench harness)
 test: deps
-	@$(MAKE) --no-print-directory all $(TESTS) symbols
+	@$(MAKE) --no-print-directory all $(TESTS) $(BENCH_BIN) symbols
 	@sh tests/run-tests.sh $(BUILD) $(TESTS)
+	@sh bench/check.sh $(BUILD)
 
 ## check: build and run the quick unit tests only
 check:
@@ -117,9 +125,16 @@ symbols: $(LIB)
 	if [ -n "$$bad" ]; then echo "unprefixed exported symbols in $(LIB):"; echo "$$bad"; exit 1; fi; \
 	echo "symbols: every exported symbol of $(LIB) starts with hog_"
 
-## bench: run the benchmarks (thread scaling on synthetic sparse data)
-bench: deps all
-	@sh bench/bench-threads.sh $(BUILD)
+## bench: the quick benchmark suite (bench/run --quick all: threads, sparsity, size, etl, peers) into results/RUN-ID/
+bench: deps all bench-tools
+	@sh bench/run --quick --build $(BUILD) all
+
+## bench-tools: build the benchmark programs (bench/*.c) into $(BUILD)/bench/
+bench-tools: $(BENCH_BIN)
+
+## bench-check: end-to-end test of the benchmark harness (a quick threads study, about 15 s)
+bench-check: all bench-tools
+	@sh bench/check.sh $(BUILD)
 
 ## demo: install what is missing, fetch Fashion-MNIST and train a softmax model on every core
 demo: deps all

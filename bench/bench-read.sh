@@ -3,8 +3,7 @@
 #
 # Usage: sh bench/bench-read.sh [BUILD_DIR]      (default build/)
 #
-# Builds BUILD_DIR/bench_read by hand (the Makefile does not build bench/ C
-# files). The file is $FILE, or a 2 GiB file of random bytes made once under
+# Builds BUILD_DIR/bench/bench_read with make. The file is $FILE, or a 2 GiB file of random bytes made once under
 # /var/tmp (or /tmp) after checking there is room. Each measurement is the
 # median of $RUNS runs, the methods interleaved within a run:
 #   cold: echo 3 > /proc/sys/vm/drop_caches before every run (root only;
@@ -35,11 +34,9 @@ DEPTH=${DEPTH:-0}
 SIZE_MIB=${SIZE_MIB:-2048}
 
 # ---- build ----
-bench="$build/bench_read"
+bench="$build/bench/bench_read"
 cd "$root"
-cc -std=c11 -D_GNU_SOURCE -pthread -Iinclude -Isrc -Wall -Wextra -Wshadow -Wstrict-prototypes \
-    -Wmissing-prototypes -Wvla -Wformat=2 -Wdouble-promotion -O2 -g \
-    -Itests bench/bench_read.c src/util/*.c src/etl/etl_uring.c -luring -lzstd -lz -lm -o "$bench"
+make --no-print-directory -s BUILD="$build" "$bench"
 
 # ---- the file ----
 if [ -z "${FILE:-}" ]; then

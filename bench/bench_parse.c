@@ -1,4 +1,4 @@
-/* bench_parse.c: measures hog_parse_chunk throughput on generated libsvm and CSV text, on 1 and 2 threads, against memory bandwidth. */
+/* bench_parse.c: measures hog_parse_chunk throughput on generated libsvm and CSV text, on 1 to N threads, against memory bandwidth. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 
 #include "etl/etl.h"
 
-/* usage: bench_parse [MB per format (256)] [runs (5)]
+/* usage: bench_parse [MB per format (256)] [runs (5)] [threads (2)]
  * Text is generated in memory (no disk in the measurement), cut into 4 MiB
  * chunks at line ends as the pipeline cuts files, and parsed with each
  * thread taking every T-th chunk of the same buffer into its own hog_rows.
@@ -16,7 +16,9 @@
  * many threads: parsing cannot go faster than reading the bytes once. */
 
 #define CHUNK (4u << 20)
-#define MAX_THREADS 2
+#define MAX_THREADS 64
+
+static unsigned max_threads = 2; /* the third argument */
 
 static double now(void)
 {
@@ -216,7 +218,7 @@ static void bench(const char *name, hog_format fmt, const char *buf, size_t len,
     double mb = (double)len / 1e6;
     uint64_t rows = 0;
     printf("%s: %.0f MB, %zu chunks of 4 MiB\n", name, mb, n);
-    for (unsigned nt = 1; nt <= MAX_THREADS; nt++) {
+    for (unsigned nt = 1; nt <= max_threads; nt++) {
         double parse[16], ref[16];
         run(parse_worker, &plan, chunks, n, buf, len, nt, &rows); /* warm up: page faults, allocator */
         for (int r = 0; r < runs; r++) {
@@ -239,6 +241,10 @@ int main(int argc, char **argv)
     int runs = argc > 2 ? atoi(argv[2]) : 5;
     if (runs < 1 || runs > 16)
         runs = 5;
+    if (argc > 3)
+        max_threads = (unsigned)atoi(argv[3]);
+    if (max_threads < 1 || max_threads > MAX_THREADS)
+        max_threads = 2;
     size_t len;
     char *svm = gen_libsvm(mbytes << 20, &len);
     if (!svm)

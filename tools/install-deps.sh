@@ -8,9 +8,11 @@ set -eu
 
 # The build (compiler, pkg-config, libraries), the tests (Criterion) and the
 # data the tests and demo use (LIBLINEAR's heart_scale, Fashion-MNIST), and
-# Debian's python3 for the benchmark reports, clang for make fuzz (libFuzzer).
+# Debian's python3 for the benchmark reports, clang for make fuzz (libFuzzer),
+# and for bench/run: gnuplot-nox (plots), python3-sklearn (a peer), hwloc (lstopo).
 packages="build-essential pkg-config libopenblas-dev libhwloc-dev liburing-dev \
-libjemalloc-dev libcriterion-dev zlib1g-dev libzstd-dev libxxhash-dev liblinear-tools dataset-fashion-mnist python3 clang"
+libjemalloc-dev libcriterion-dev zlib1g-dev libzstd-dev libxxhash-dev liblinear-tools \
+dataset-fashion-mnist python3 clang gnuplot-nox python3-sklearn hwloc"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
     echo "install-deps.sh: dpkg-query not found: this script knows Debian only." >&2

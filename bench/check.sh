@@ -1,0 +1,66 @@
+#!/bin/sh
+# check.sh: end-to-end test of the benchmark harness: a quick threads study and the data generator's promises, checked on their outputs.
+#
+# Usage: sh bench/check.sh [BUILD_DIR]   (make bench-check; about 15 s)
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+tmp=$(mktemp -d /tmp/hogtrain-bench-check.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "bench-check: FAIL: $*" >&2; exit 1; }
+
+# --list names every study file; an unknown study is refused with status 2.
+n=$("$root/bench/run" --list | wc -l)
+[ "$n" -eq "$(ls "$root"/bench/studies/*.sh | wc -l)" ] || fail "--list printed $n lines"
+"$root/bench/run" --list | grep -q '^threads ' || fail "--list does not name threads"
+set +e
+"$root/bench/run" --build "$build" nosuchstudy 2>"$tmp/err"; rc=$?
+set -e
+[ "$rc" -eq 2 ] && grep -q "no study 'nosuchstudy'" "$tmp/err" || fail "unknown study: status $rc"
+
+# gen_dense: same seed, same bytes; a different seed, different data;
+# multiclass labels are 0..c-1, all of them used.
+"$build/tools/gen_dense" -n 300 -d 8 -c 3 -s 5 -q -o "$tmp/a.csv"
+"$build/tools/gen_dense" -n 300 -d 8 -c 3 -s 5 -q -o "$tmp/b.csv"
+"$build/tools/gen_dense" -n 300 -d 8 -c 3 -s 6 -q -o "$tmp/c.csv"
+cmp -s "$tmp/a.csv" "$tmp/b.csv" || fail "gen_dense is not reproducible"
+! cmp -s "$tmp/a.csv" "$tmp/c.csv" || fail "gen_dense ignores the seed"
+[ "$(cut -d, -f1 "$tmp/a.csv" | sort -u | tr '\n' ' ')" = "0 1 2 " ] || fail "gen_dense labels are not 0 1 2"
+[ "$(awk -F, '{ print NF }' "$tmp/a.csv" | sort -u)" = 9 ] || fail "gen_dense rows are not label + 8 features"
+# ...and the known model is learnable: softmax beats chance (1/3) by far.
+"$build/hogtrain" train "$tmp/a.csv" --loss softmax --epochs 20 -o "$tmp/a.hog" --report "$tmp/a.json" -q
+acc=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["train"]["accuracy"])' "$tmp/a.json")
+awk -v a="$acc" 'BEGIN { exit !(a > 0.8) }' || fail "softmax on gen_dense data: accuracy $acc"
+
+# A quick threads study, one repetition, into a folder of its own.
+out="$tmp/run"
+"$root/bench/run" --quick --reps 1 --threads "1 2" --build "$build" --out "$out" threads >"$tmp/log" 2>&1 ||
+    { cat "$tmp/log" >&2; fail "bench/run threads failed"; }
+header=commit,study,case,tool,params,data,threads,rep,wall_s,train_s,examples_per_s,nnz_per_s,bytes_per_s,loss,test_metric,metric,time_to_target_s,peak_rss_kb
+[ "$(head -n 1 "$out/results.csv")" = "$header" ] || fail "results.csv header: $(head -n 1 "$out/results.csv")"
+# 2 cases (logistic, softmax) x 2 thread counts x 1 repetition; warm-ups not recorded.
+[ "$(tail -n +2 "$out/results.csv" | wc -l)" -eq 4 ] || fail "results.csv has $(tail -n +2 "$out/results.csv" | wc -l) runs, not 4"
+/usr/bin/python3 - "$out/results.csv" <<'PY' || fail "results.csv values"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert {(r["case"], r["threads"]) for r in rows} == {("logistic", "1"), ("logistic", "2"), ("softmax", "1"), ("softmax", "2")}, rows
+for r in rows:
+    assert r["rep"] == "1" and r["study"] == "threads" and r["tool"] == "hogtrain", r
+    assert float(r["examples_per_s"]) > 0 and float(r["wall_s"]) > 0 and int(r["peak_rss_kb"]) > 0, r
+    assert r["metric"] == "test_logloss" and 0 < float(r["test_metric"]) < 0.7, r
+PY
+grep -q '^membw_read,1,' "$out/limits.csv" || fail "limits.csv has no memory bandwidth"
+grep -q '^file_read_warm,1,[0-9]' "$out/limits.csv" || fail "limits.csv has no warm file read rate"
+for k in cpu cores numa memory kernel compiler commit; do
+    grep -q "^$k: ." "$out/machine.txt" || fail "machine.txt has no $k"
+done
+grep -q '^| logistic | 2 | 1 | ' "$out/table.md" || fail "table.md has no logistic 2-thread row"
+grep -q 'skipped: mf' "$out/table.md" || [ -x "$build/tools/gen_ratings" ] || fail "table.md does not say mf was skipped"
+if command -v gnuplot >/dev/null 2>&1; then
+    for p in threads-speedup threads-loss-logistic threads-loss-softmax; do
+        [ "$(head -c 4 "$out/plots/$p.png" | od -An -c | tr -d ' ')" = '211PNG' ] || fail "plots/$p.png is not a PNG"
+    done
+else
+    echo "bench-check: gnuplot not installed: plots not checked (sh tools/install-deps.sh)" >&2
+fi
+echo "bench-check: passed"

@@ -1,0 +1,669 @@
+#!/usr/bin/python3
+"""harness.py: the benchmark harness's measuring and reporting helpers (stdlib only): one run into results.csv, the peers' wrappers, table.md and the gnuplot figures.
+
+Subcommands (bench/run and the studies call them; run with /usr/bin/python3):
+  measure  run one command, time it, take its peak RSS (getrusage of the
+           children) and its JSON report, append one row to results.csv and
+           its loss-against-time points to curves.csv
+  limit    append one row to limits.csv
+  liblinear / sgd
+           the peers: train with liblinear-train or scikit-learn's
+           SGDClassifier and write a report in hogtrain's --report shape
+           (train_seconds, examples_per_s, test logloss, per-epoch curve)
+  tovw     libsvm text to Vowpal Wabbit text (labels 1/-1)
+  report   results.csv + limits.csv -> table.md, plots/*.png (gnuplot)
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+RESULT_FIELDS = ["commit", "study", "case", "tool", "params", "data", "threads", "rep",
+                 "wall_s", "train_s", "examples_per_s", "nnz_per_s", "bytes_per_s", "loss",
+                 "test_metric", "metric", "time_to_target_s", "peak_rss_kb"]
+CURVE_FIELDS = ["study", "case", "tool", "threads", "rep", "epoch", "seconds", "test_loss"]
+LIMIT_FIELDS = ["limit", "threads", "value", "unit", "file", "note"]
+
+
+def append_csv(path, fields, row):
+    """Appends row (a dict) to the CSV at path, writing the header first if the file is new."""
+    new = not os.path.exists(path) or os.path.getsize(path) == 0
+    with open(path, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
+        if new:
+            w.writeheader()
+        w.writerow({k: row.get(k, "") for k in fields})
+
+
+def num(v, fmt="%.6g"):
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return ""
+    return fmt % v
+
+
+def die(msg):
+    print("harness.py: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+# ---------------------------------------------------------------- measure
+EPOCH_TEST = re.compile(r"^epoch (\d+)/\d+ .*\| test\s+(logloss|loss|rmse) (\S+)")
+
+
+def hogtrain_curve(stderr, report):
+    """(epoch, cumulative train seconds, test loss) per epoch: the losses from
+    the per-epoch progress lines (the report keeps only the last), the times
+    from the report's epoch_seconds (the lines round to 0.01 s)."""
+    losses = {}
+    for line in stderr.splitlines():
+        m = EPOCH_TEST.match(line)
+        if m:
+            try:
+                losses[int(m.group(1))] = float(m.group(3))
+            except ValueError:
+                pass
+    out, t = [], 0.0
+    for e, secs in enumerate(report.get("epoch_seconds") or [], 1):
+        t += secs or 0.0
+        if e in losses:
+            out.append((e, t, losses[e]))
+    return out
+
+
+def test_metric(report):
+    test = report.get("test") or {}
+    for name in ("logloss", "rmse", "loss"):
+        v = test.get(name)
+        if v is not None:
+            return name, v
+    return "", None
+
+
+def cmd_measure(a):
+    if a.report and os.path.exists(a.report):
+        os.unlink(a.report)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t0 = time.monotonic()
+    p = subprocess.run(a.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wall = time.monotonic() - t0
+    # ru_maxrss of the children is the largest child's peak; this process
+    # runs one (which may run its own), so it is that command's peak.
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if p.returncode != 0:
+        sys.stderr.write(p.stderr[-4000:])
+        die("%s failed (exit %d): %s" % (a.tool, p.returncode, " ".join(a.cmd)))
+    if a.warmup:
+        return
+    row = {"commit": a.commit, "study": a.study, "case": a.case, "tool": a.tool,
+           "params": a.params, "data": os.path.basename(a.data) if a.data else "",
+           "threads": a.threads, "rep": a.rep, "wall_s": num(wall),
+           "peak_rss_kb": str(max(rss, before) if rss else "")}
+    curve = []
+    if a.report:
+        with open(a.report) as f:
+            r = json.load(f)
+        train_s = r.get("train_seconds")
+        row["train_s"] = num(train_s)
+        row["examples_per_s"] = num(r.get("examples_per_s"))
+        row["nnz_per_s"] = num(r.get("nnz_per_s"))
+        row["loss"] = num(r.get("train_loss"))
+        name, v = test_metric(r)
+        row["metric"] = "test_" + name if name else ""
+        row["test_metric"] = num(v)
+        curve = r.get("curve") or hogtrain_curve(p.stderr, r)
+        if a.bytes and train_s:
+            epochs = len(r.get("epoch_seconds") or []) or r.get("epochs") or 1
+            row["bytes_per_s"] = num(a.bytes * epochs / train_s)
+    elif a.bytes:
+        row["bytes_per_s"] = num(a.bytes / wall)
+    if a.target is not None:
+        hit = [t for _, t, loss in curve if loss <= a.target]
+        row["time_to_target_s"] = num(hit[0]) if hit else ""
+    append_csv(os.path.join(a.out, "results.csv"), RESULT_FIELDS, row)
+    for e, t, loss in curve:
+        append_csv(os.path.join(a.out, "curves.csv"), CURVE_FIELDS,
+                   {"study": a.study, "case": a.case, "tool": a.tool, "threads": a.threads,
+                    "rep": a.rep, "epoch": e, "seconds": num(t), "test_loss": num(loss)})
+    ex = row.get("examples_per_s") or "-"
+    print("  %s %s %s, %s threads, rep %s: %.3g s wall, %s examples/s, %s %s" % (
+        a.study, a.case, a.tool, a.threads, a.rep, wall, ex, row.get("metric") or "",
+        row.get("test_metric") or ""), file=sys.stderr)
+
+
+def cmd_limit(a):
+    append_csv(os.path.join(a.out, "limits.csv"), LIMIT_FIELDS,
+               {"limit": a.name, "threads": a.threads, "value": a.value, "unit": a.unit,
+                "file": os.path.basename(a.file) if a.file else "", "note": a.note})
+
+
+# ---------------------------------------------------------------- peers
+def logloss_binary(p_pos, labels):
+    eps = 1e-15
+    s = 0.0
+    for p, y in zip(p_pos, labels):
+        p = min(max(p, eps), 1 - eps)
+        s -= math.log(p) if y > 0 else math.log(1 - p)
+    return s / len(labels)
+
+
+def read_labels(path):
+    with open(path) as f:
+        return [float(line.split(None, 1)[0]) for line in f if line.strip()]
+
+
+def count_nnz(path):
+    rows = nnz = 0
+    with open(path) as f:
+        for line in f:
+            rows += 1
+            nnz += line.count(":")
+    return rows, nnz
+
+
+def write_json(path, obj):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(obj, f, indent=1)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def cmd_liblinear(a):
+    """liblinear-train -s 0 (L2 logistic regression, primal trust region) to
+    convergence; C = 1 / (l2 * rows) matches hogtrain's mean loss + l2/2 |w|^2.
+    LIBLINEAR trains on one thread here (the Debian build has no OpenMP
+    solver for -s 0); its curve is one point: the end of training."""
+    rows, nnz = count_nnz(a.train)
+    c = 1.0 / (a.l2 * rows)
+    model = a.report + ".model"
+    pred = a.report + ".pred"
+    t0 = time.monotonic()
+    subprocess.run(["liblinear-train", "-q", "-s", "0", "-c", repr(c), "-e", repr(a.eps),
+                    a.train, model], check=True)
+    secs = time.monotonic() - t0
+    subprocess.run(["liblinear-predict", "-b", "1", "-q", a.test, model, pred], check=True,
+                   stdout=subprocess.DEVNULL)
+    with open(pred) as f:
+        head = f.readline().split()  # "labels 1 -1"
+        col = head.index("1") if "1" in head else 1
+        probs = [float(line.split()[col]) for line in f if line.strip()]
+    loss = logloss_binary(probs, read_labels(a.test))
+    os.unlink(model)
+    os.unlink(pred)
+    write_json(a.report, {"train_seconds": secs, "examples_per_s": None,
+                          "nnz_per_s": None, "train_loss": None,
+                          "test": {"logloss": loss}, "curve": [[1, secs, loss]],
+                          "rows": rows, "nnz": nnz, "C": c})
+
+
+def cmd_sgd(a):
+    """scikit-learn's SGDClassifier (log loss, alpha = l2, optimal schedule),
+    one partial_fit per epoch, test logloss after each; only partial_fit is
+    timed. Single-threaded: SGDClassifier has no parallel binary fit."""
+    try:
+        from sklearn.datasets import load_svmlight_file
+        from sklearn.linear_model import SGDClassifier
+        from sklearn.metrics import log_loss
+    except ImportError as e:
+        die("scikit-learn is not importable by %s: %s" % (sys.executable, e))
+    x, y = load_svmlight_file(a.train)
+    xt, yt = load_svmlight_file(a.test, n_features=x.shape[1])
+    xt = xt[:, :x.shape[1]]
+    clf = SGDClassifier(loss="log_loss", alpha=a.l2, random_state=1)
+    classes = sorted(set(y))
+    curve, secs = [], 0.0
+    for e in range(1, a.epochs + 1):
+        t0 = time.monotonic()
+        clf.partial_fit(x, y, classes=classes)
+        secs += time.monotonic() - t0
+        loss = log_loss(yt, clf.predict_proba(xt), labels=clf.classes_)
+        curve.append([e, secs, loss])
+        if a.target is not None and loss <= a.target:
+            break
+    ex = x.shape[0] * len(curve)
+    write_json(a.report, {"train_seconds": secs, "epoch_seconds": [c[1] for c in curve],
+                          "examples_per_s": ex / secs, "nnz_per_s": x.nnz * len(curve) / secs,
+                          "train_loss": None, "test": {"logloss": curve[-1][2]},
+                          "curve": curve})
+
+
+def cmd_vw(a):
+    """vw --loss_function logistic with --passes E; the test logloss read
+    from its predictions (-p, with --link logistic: probabilities)."""
+    model = a.report + ".model"
+    pred = a.report + ".pred"
+    cache = a.report + ".cache"
+    t0 = time.monotonic()
+    subprocess.run(["vw", "--quiet", "-d", a.train, "--loss_function", "logistic", "--passes",
+                    str(a.epochs), "--holdout_off", "-c", "--cache_file", cache, "--l2",
+                    repr(a.l2), "-f", model], check=True)
+    secs = time.monotonic() - t0
+    subprocess.run(["vw", "--quiet", "-t", "-i", model, "-d", a.test, "--link", "logistic",
+                    "-p", pred], check=True)
+    with open(pred) as f:
+        probs = [float(line.split()[0]) for line in f if line.strip()]
+    loss = logloss_binary(probs, read_labels(a.test))
+    for p in (model, pred, cache):
+        if os.path.exists(p):
+            os.unlink(p)
+    write_json(a.report, {"train_seconds": secs, "examples_per_s": None, "nnz_per_s": None,
+                          "train_loss": None, "test": {"logloss": loss},
+                          "curve": [[a.epochs, secs, loss]]})
+
+
+PARSE_LINE = re.compile(r"^\s*(\d+) threads?\s*: parse\s+(\d+) MB/s \(median of (\d+); min (\d+), max (\d+)\)")
+
+
+def cmd_parse_bench(a):
+    """Runs bench_parse and records one row per format and thread count: the
+    median parse rate (bytes/s of text) of its passes, min and max in params."""
+    p = subprocess.run([a.bench, str(a.mb), str(a.reps), str(a.threads)], stdout=subprocess.PIPE,
+                       text=True)
+    if p.returncode != 0:
+        die("bench_parse failed (exit %d)" % p.returncode)
+    fmt = None
+    for line in p.stdout.splitlines():
+        if line.startswith("libsvm"):
+            fmt = "libsvm"
+        elif line.startswith("numeric CSV"):
+            fmt = "csv"
+        m = PARSE_LINE.match(line)
+        if m and fmt:
+            append_csv(os.path.join(a.out, "results.csv"), RESULT_FIELDS,
+                       {"commit": a.commit, "study": "etl", "case": "parse %s (memory)" % fmt,
+                        "tool": "bench_parse", "threads": m.group(1), "rep": "median",
+                        "params": "%d MB in memory;median of %s passes;min %s MB/s;max %s MB/s"
+                                  % (a.mb, m.group(3), m.group(4), m.group(5)),
+                        "bytes_per_s": num(float(m.group(2)) * 1e6)})
+
+
+def cmd_tovw(a):
+    with open(a.input) as f, open(a.output + ".tmp", "w") as o:
+        for line in f:
+            parts = line.split()
+            if not parts:
+                continue
+            label = "1" if float(parts[0]) > 0 else "-1"
+            o.write(label + " | " + " ".join(parts[1:]) + "\n")
+    os.replace(a.output + ".tmp", a.output)
+
+
+# ---------------------------------------------------------------- report
+def fnum(s):
+    try:
+        v = float(s)
+        return v if math.isfinite(v) else None
+    except (TypeError, ValueError):
+        return None
+
+
+def med(vals):
+    vals = [v for v in vals if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def si(v, unit=""):
+    if v is None:
+        return "-"
+    for f, p in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= f:
+            return "%.3g %s%s" % (v / f, p, unit)
+    return "%.3g %s" % (v, unit) if unit else "%.3g" % v
+
+
+def fmt_range(vals, unit=""):
+    vals = [v for v in vals if v is not None]
+    if not vals:
+        return "-"
+    if len(vals) == 1:
+        return si(vals[0], unit)
+    return "%s (%s to %s)" % (si(statistics.median(vals), unit), si(min(vals)), si(max(vals)))
+
+
+def read_csv(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+class Limits:
+    def __init__(self, rows):
+        self.rows = rows
+
+    def membw(self, threads):
+        """Bytes/s of the streaming read at the largest measured thread count <= threads."""
+        best = None
+        for r in self.rows:
+            if r["limit"] == "membw_read" and fnum(r["value"]) is not None:
+                t = int(r["threads"])
+                if t <= threads and (best is None or t > best[0]):
+                    best = (t, fnum(r["value"]) * 1e9)
+        return best[1] if best else None
+
+    def file_read(self, kind, data):
+        for r in self.rows:
+            if r["limit"] == "file_read_" + kind and r["file"] == data:
+                v = fnum(r["value"])
+                return v * 1e9 if v is not None else None
+        return None
+
+
+def ratio(a, b, fmt="%.2f"):
+    return fmt % (a / b) if a is not None and b else "-"
+
+
+def groups(rows, key):
+    out = {}
+    for r in rows:
+        out.setdefault(key(r), []).append(r)
+    return out
+
+
+def col(rs, k):
+    return [fnum(r[k]) for r in rs]
+
+
+def md_table(header, lines):
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(str(c) for c in line) + " |" for line in lines]
+    return "\n".join(out)
+
+
+def scaling_rows(rows, limits):
+    """Per (case, tool, threads): throughput with min and max, speedup and
+    efficiency against 1 thread, the data rate against memory bandwidth."""
+    lines, series = [], {}
+    g = groups(rows, lambda r: (r["case"], r["tool"], int(r["threads"])))
+    for (case, tool, t) in sorted(g):
+        rs = g[(case, tool, t)]
+        ex = med(col(rs, "examples_per_s"))
+        one = g.get((case, tool, 1))
+        base = med(col(one, "examples_per_s")) if one else None
+        sp = ex / base if ex is not None and base else None
+        bps = med(col(rs, "bytes_per_s"))
+        mb = limits.membw(t)
+        lines.append([case, t, len(rs), fmt_range(col(rs, "examples_per_s")),
+                      si(med(col(rs, "nnz_per_s"))), "%.2fx" % sp if sp else "-",
+                      "%.0f%%" % (100 * sp / t) if sp else "-",
+                      si(bps, "B/s"), ratio(bps, mb, "%.3f"),
+                      si(med(col(rs, "test_metric"))), si(med(col(rs, "wall_s")), "s")])
+        series.setdefault(case, []).append((t, sp, ex))
+    header = ["case", "threads", "runs", "examples/s median (min to max)", "non-zeros/s",
+              "speedup vs 1 thread", "efficiency", "data rate", "of memory bandwidth",
+              "test metric", "wall"]
+    return md_table(header, lines), series
+
+
+def study_threads(rows, limits, curves, plots):
+    text, series = scaling_rows(rows, limits)
+    plots.append(("threads-speedup", "threads", "speedup over 1 thread",
+                  {c: [(t, s) for t, s, _ in v if s] for c, v in series.items()}, True))
+    for case in sorted({r["case"] for r in curves}):
+        cs = [r for r in curves if r["case"] == case and r["rep"] == "1"]
+        by_t = groups(cs, lambda r: "%s threads" % r["threads"])
+        plots.append(("threads-loss-%s" % re.sub(r"[^A-Za-z0-9]+", "-", case), "training seconds",
+                      "test loss (%s)" % case,
+                      {k: [(fnum(r["seconds"]), fnum(r["test_loss"])) for r in v]
+                       for k, v in by_t.items()}, False))
+    metric = sorted({r["metric"] for r in rows if r["metric"]})
+    return text + "\n\nTest metric: %s. Loss against wall-clock per thread count: plots/threads-loss-*.png." % (
+        ", ".join(metric) or "-")
+
+
+def study_sparsity(rows, limits, curves, plots):
+    text, series = scaling_rows(rows, limits)
+    maxt = max(int(r["threads"]) for r in rows)
+    pts = []
+    for case, v in series.items():
+        m = re.search(r"nnz=(\d+)", case)
+        for t, s, _ in v:
+            if t == maxt and s and m:
+                pts.append((int(m.group(1)), s))
+    plots.append(("sparsity-speedup", "non-zeros per row", "speedup on %d threads" % maxt,
+                  {"hogtrain": sorted(pts)}, False))
+    return text
+
+
+def study_size(rows, limits, curves, plots):
+    lines, series = [], {}
+    g = groups(rows, lambda r: (r["case"], int(r["threads"])))
+    for (case, t) in sorted(g):
+        rs = g[(case, t)]
+        data = rs[0]["data"]
+        bps = med(col(rs, "bytes_per_s"))
+        rss = max(v for v in col(rs, "peak_rss_kb") if v is not None) if any(col(rs, "peak_rss_kb")) else None
+        lines.append([case, t, len(rs), fmt_range(col(rs, "examples_per_s")), si(bps, "B/s"),
+                      ratio(bps, limits.membw(t), "%.3f"),
+                      ratio(bps, limits.file_read("warm", data), "%.2f"),
+                      ratio(bps, limits.file_read("cold", data), "%.2f"),
+                      "%.0f MiB" % (rss / 1024) if rss else "-"])
+        m = re.match(r"(\S+) (\d+) MiB", case)
+        if m and bps:
+            series.setdefault(m.group(1), []).append((int(m.group(2)), bps / 1e9))
+    plots.append(("size-throughput", "data set (MiB)", "epoch data rate (GB/s)",
+                  {k: sorted(v) for k, v in series.items()}, False))
+    return md_table(["case", "threads", "runs", "examples/s", "data rate", "of memory bandwidth",
+                     "of warm file read", "of cold file read", "peak RSS"], lines)
+
+
+def study_etl(rows, limits, curves, plots):
+    lines, pts = [], {}
+    g = groups(rows, lambda r: (r["case"], int(r["threads"])))
+    for (case, t) in sorted(g):
+        rs = g[(case, t)]
+        data = rs[0]["data"]
+        bps = med(col(rs, "bytes_per_s"))
+        lines.append([case, t, len(rs), fmt_range(col(rs, "bytes_per_s"), "B/s"),
+                      ratio(bps, limits.membw(t), "%.3f"),
+                      ratio(bps, limits.file_read("warm", data), "%.2f"),
+                      ratio(bps, limits.file_read("cold", data), "%.2f")])
+        if bps:
+            pts.setdefault(case, []).append((t, bps / 1e6))
+    plots.append(("etl-rates", "threads", "MB/s of input", pts, False))
+    return md_table(["what", "threads", "runs", "input rate median (min to max)",
+                     "of memory bandwidth", "of warm file read", "of cold file read"], lines)
+
+
+def study_peers(rows, limits, curves, plots):
+    lines = []
+    g = groups(rows, lambda r: (r["case"], r["tool"], int(r["threads"])))
+    ref = {}
+    for (case, tool, t), rs in g.items():
+        if tool == "hogtrain":
+            ref[case] = med(col(rs, "time_to_target_s"))
+    bars = {}
+    for (case, tool, t) in sorted(g, key=lambda k: (k[0], k[1] != "hogtrain", k[1], k[2])):
+        rs = g[(case, tool, t)]
+        ttt = med(col(rs, "time_to_target_s"))
+        reached = sum(1 for v in col(rs, "time_to_target_s") if v is not None)
+        rss = med(col(rs, "peak_rss_kb"))
+        lines.append([case, tool, t, len(rs),
+                      "%s (%d of %d runs)" % (si(ttt, "s"), reached, len(rs)) if ttt is not None
+                      else "not reached", ratio(ttt, ref.get(case), "%.2fx"),
+                      si(med(col(rs, "train_s")), "s"), si(med(col(rs, "wall_s")), "s"),
+                      si(med(col(rs, "examples_per_s"))), "%.4f" % med(col(rs, "test_metric"))
+                      if med(col(rs, "test_metric")) is not None else "-",
+                      "%.0f MiB" % (rss / 1024) if rss else "-"])
+        if ttt is not None:
+            bars.setdefault("time to target (s)", []).append(("%s %dt" % (tool, t), ttt))
+    plots.append(("peers-time-to-target", "", "seconds to the target test logloss", bars, "bars"))
+    return md_table(["data", "tool", "threads", "runs", "time to target (median)",
+                     "vs hogtrain", "training time", "wall (load + train + save)",
+                     "examples/s", "final test logloss", "peak RSS"], lines)
+
+
+STUDIES = {"threads": study_threads, "sparsity": study_sparsity, "size": study_size,
+           "etl": study_etl, "peers": study_peers}
+
+
+def gnuplot(out, name, xlabel, ylabel, series, kind):
+    """Writes plots/NAME.dat and NAME.gp and runs gnuplot; returns the PNG's path or None."""
+    pdir = os.path.join(out, "plots")
+    os.makedirs(pdir, exist_ok=True)
+    dat = os.path.join(pdir, name + ".dat")
+    series = {k: v for k, v in series.items() if v}
+    if not series:
+        return None
+    with open(dat, "w") as f:
+        for k, pts in series.items():
+            f.write("# %s\n" % k)
+            for i, (x, y) in enumerate(pts):
+                if kind == "bars":
+                    f.write('%d "%s" %s\n' % (i, x, y))
+                else:
+                    f.write("%s %s\n" % (x, y))
+            f.write("\n\n")
+    png = os.path.join(pdir, name + ".png")
+    gp = ["set terminal pngcairo size 800,500 noenhanced" if pngcairo() else
+          "set terminal png size 800,500 noenhanced",
+          "set output '%s'" % png, "set grid", "set key top left",
+          "set xlabel '%s'" % xlabel, "set ylabel '%s'" % ylabel]
+    if kind == "bars":
+        gp += ["set style fill solid 0.6", "set boxwidth 0.6", "set yrange [0:*]",
+               "plot '%s' index 0 using 1:3:xtic(2) with boxes notitle" % dat]
+    else:
+        plots = ["'%s' index %d using 1:2 with linespoints title '%s'" % (dat, i, k)
+                 for i, k in enumerate(series)]
+        if kind is True:  # speedup: the ideal line
+            xs = [x for v in series.values() for x, _ in v]
+            gp.append("set xrange [1:%d]" % max(max(xs), 2))
+            plots.append("x with lines dashtype 2 title 'ideal'")
+        gp.append("plot " + ", ".join(plots))
+    with open(os.path.join(pdir, name + ".gp"), "w") as f:
+        f.write("\n".join(gp) + "\n")
+    p = subprocess.run(["gnuplot", os.path.join(pdir, name + ".gp")], stderr=subprocess.PIPE,
+                       text=True)
+    if p.returncode != 0:
+        print("harness.py: gnuplot %s: %s" % (name, p.stderr.strip()), file=sys.stderr)
+        return None
+    return png
+
+
+_PNGCAIRO = None
+
+
+def pngcairo():
+    global _PNGCAIRO
+    if _PNGCAIRO is None:
+        p = subprocess.run(["gnuplot", "-e", "set terminal"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        _PNGCAIRO = "pngcairo" in p.stdout
+    return _PNGCAIRO
+
+
+def cmd_report(a):
+    rows = read_csv(os.path.join(a.out, "results.csv"))
+    limits = Limits(read_csv(os.path.join(a.out, "limits.csv")))
+    curves = read_csv(os.path.join(a.out, "curves.csv"))
+    notes = read_csv(os.path.join(a.out, "notes.csv"))
+    out = ["# Benchmark results: %s" % os.path.basename(os.path.abspath(a.out)), ""]
+    machine = os.path.join(a.out, "machine.txt")
+    if os.path.exists(machine):
+        with open(machine) as f:
+            head = [l.rstrip() for l in f if l.startswith(("cpu:", "cores:", "numa:", "memory:", "commit:"))]
+        out += ["Machine: " + "; ".join(head), ""]
+    out += ["Medians of the measured repetitions (warm-up runs excluded), min to max in brackets.",
+            "Raw runs: results.csv; limits: limits.csv; machine: machine.txt.", ""]
+    if limits.rows:
+        out += ["## Limits measured in this run", "",
+                md_table(["limit", "threads", "value", "file", "how"],
+                         [[r["limit"], r["threads"], (r["value"] + " " + r["unit"]) if r["value"] else "-",
+                           r["file"] or "-", r["note"]] for r in limits.rows]), ""]
+    have_gnuplot = shutil.which("gnuplot") is not None
+    for study in a.studies or sorted({r["study"] for r in rows} | {n["study"] for n in notes}):
+        rs = [r for r in rows if r["study"] == study]
+        out += ["## %s" % study, ""]
+        cmdline = [n["note"] for n in notes if n["study"] == study and n["kind"] == "command"]
+        if cmdline:
+            out += ["Reproduce: `%s`" % cmdline[0], ""]
+        for n in notes:
+            if n["study"] == study and n["kind"] != "command":
+                out.append("- %s: %s" % (n["kind"], n["note"]))
+        if any(n["study"] == study and n["kind"] != "command" for n in notes):
+            out.append("")
+        if not rs:
+            out += ["No runs recorded.", ""]
+            continue
+        plots = []
+        out += [STUDIES[study](rs, limits, [c for c in curves if c["study"] == study], plots), ""]
+        pngs = []
+        if have_gnuplot:
+            for name, xl, yl, series, kind in plots:
+                png = gnuplot(a.out, name, xl, yl, series, kind)
+                if png:
+                    pngs.append(os.path.relpath(png, a.out))
+            out += ["![%s](%s)" % (os.path.basename(p), p) for p in pngs] + [""]
+        else:
+            out += ["(no plots: gnuplot is not installed; `sh tools/install-deps.sh` installs gnuplot-nox)", ""]
+    text = "\n".join(out)
+    tmp = os.path.join(a.out, "table.md.tmp")
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, os.path.join(a.out, "table.md"))
+    print(text)
+
+
+def cmd_note(a):
+    append_csv(os.path.join(a.out, "notes.csv"), ["study", "kind", "note"],
+               {"study": a.study, "kind": a.kind, "note": a.note})
+    if a.kind != "command":
+        print("bench: %s: %s: %s" % (a.study, a.kind, a.note), file=sys.stderr)
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="harness.py")
+    sub = ap.add_subparsers(dest="sub", required=True)
+    m = sub.add_parser("measure")
+    for k in ("out", "commit", "study", "case", "tool", "params", "threads", "rep"):
+        m.add_argument("--" + k, required=True)
+    m.add_argument("--data", default="")
+    m.add_argument("--report", default="")
+    m.add_argument("--bytes", type=float, default=0)
+    m.add_argument("--target", type=float)
+    m.add_argument("--warmup", action="store_true")
+    m.add_argument("cmd", nargs="+")
+    li = sub.add_parser("limit")
+    for k in ("out", "name", "threads", "value", "unit"):
+        li.add_argument("--" + k, required=True)
+    li.add_argument("--file", default="")
+    li.add_argument("--note", default="")
+    for name in ("liblinear", "sgd", "vw"):
+        p = sub.add_parser(name)
+        p.add_argument("--train", required=True)
+        p.add_argument("--test", required=True)
+        p.add_argument("--report", required=True)
+        p.add_argument("--l2", type=float, default=1e-5)
+        p.add_argument("--epochs", type=int, default=10)
+        p.add_argument("--eps", type=float, default=0.01)
+        p.add_argument("--target", type=float)
+    pb = sub.add_parser("parse-bench")
+    for k in ("out", "commit", "bench"):
+        pb.add_argument("--" + k, required=True)
+    for k in ("mb", "reps", "threads"):
+        pb.add_argument("--" + k, type=int, required=True)
+    t = sub.add_parser("tovw")
+    t.add_argument("input")
+    t.add_argument("output")
+    r = sub.add_parser("report")
+    r.add_argument("--out", required=True)
+    r.add_argument("studies", nargs="*")
+    n = sub.add_parser("note")
+    for k in ("out", "study", "kind", "note"):
+        n.add_argument("--" + k, required=True)
+    a = ap.parse_args()
+    {"measure": cmd_measure, "limit": cmd_limit, "liblinear": cmd_liblinear, "sgd": cmd_sgd,
+     "vw": cmd_vw, "tovw": cmd_tovw, "parse-bench": cmd_parse_bench, "report": cmd_report, "note": cmd_note}[a.sub](a)
+
+
+if __name__ == "__main__":
+    main()
