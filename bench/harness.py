@@ -286,6 +286,29 @@ def cmd_parse_bench(a):
                         "bytes_per_s": num(float(m.group(2)) * 1e6)})
 
 
+SCAN_LINE = re.compile(r"\s*(\d+) threads?\s*: scan\s+(\d+) MB/s \(min (\d+), max (\d+)\)\s+"
+                       r"memory read\s+(\d+) MB/s")
+
+
+def cmd_scan_bench(a):
+    """Runs bench_scan on a binary dataset and records one row per thread
+    count: the median warm scan rate, and the heap read of the same run."""
+    p = subprocess.run([a.bench, a.data, str(a.reps), str(a.threads)], stdout=subprocess.PIPE,
+                       text=True)
+    if p.returncode != 0:
+        die("bench_scan failed (exit %d)" % p.returncode)
+    for line in p.stdout.splitlines():
+        m = SCAN_LINE.match(line)
+        if m:
+            append_csv(os.path.join(a.out, "results.csv"), RESULT_FIELDS,
+                       {"commit": a.commit, "study": "etl", "case": "scan hgd (warm)",
+                        "tool": "bench_scan", "threads": m.group(1), "rep": "median",
+                        "data": a.data,
+                        "params": "median of %d passes;min %s MB/s;max %s MB/s;heap read %s MB/s"
+                                  % (a.reps, m.group(3), m.group(4), m.group(5)),
+                        "bytes_per_s": num(float(m.group(2)) * 1e6)})
+
+
 def cmd_tovw(a):
     with open(a.input) as f, open(a.output + ".tmp", "w") as o:
         for line in f:
@@ -651,6 +674,11 @@ def main():
         pb.add_argument("--" + k, required=True)
     for k in ("mb", "reps", "threads"):
         pb.add_argument("--" + k, type=int, required=True)
+    sb = sub.add_parser("scan-bench")
+    for k in ("out", "commit", "bench", "data"):
+        sb.add_argument("--" + k, required=True)
+    for k in ("reps", "threads"):
+        sb.add_argument("--" + k, type=int, required=True)
     t = sub.add_parser("tovw")
     t.add_argument("input")
     t.add_argument("output")
@@ -662,7 +690,8 @@ def main():
         n.add_argument("--" + k, required=True)
     a = ap.parse_args()
     {"measure": cmd_measure, "limit": cmd_limit, "liblinear": cmd_liblinear, "sgd": cmd_sgd,
-     "vw": cmd_vw, "tovw": cmd_tovw, "parse-bench": cmd_parse_bench, "report": cmd_report, "note": cmd_note}[a.sub](a)
+     "vw": cmd_vw, "tovw": cmd_tovw, "parse-bench": cmd_parse_bench,
+     "scan-bench": cmd_scan_bench, "report": cmd_report, "note": cmd_note}[a.sub](a)
 
 
 if __name__ == "__main__":

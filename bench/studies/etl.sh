@@ -6,6 +6,9 @@
 # convert FORMAT         hogtrain convert FILE -o FILE.hgd --parse-threads T,
 #                        warm page cache, the whole command timed (the .hgd
 #                        written and fsync'ed), rate = input bytes / wall time
+# scan hgd (warm)        bench_scan: every block of the converted libsvm set
+#                        read from the mapping once it is in memory, 1..N
+#                        threads, against a heap read of the same size
 # The inputs: gen_sparse libsvm (75 non-zeros per row), gen_dense CSV (100
 # columns) and the libsvm set as VW text. Each file's warm and cold read
 # rates are in limits.csv.
@@ -42,5 +45,8 @@ study_etl() {
         done
         rep=$((rep + 1))
     done
+    "$HOGTRAIN" convert "$svm" -o "$OUT/tmp/etl.hgd" -q
+    "$PY" "$ROOT/bench/harness.py" scan-bench --out "$OUT" --commit "$COMMIT" \
+        --bench "$BUILD/bench/bench_scan" --data "$OUT/tmp/etl.hgd" --reps "$REPS" --threads "$maxt"
     rm -f "$OUT/tmp/etl.hgd"
 }
