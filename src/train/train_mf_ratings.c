@@ -273,13 +273,21 @@ typedef struct text_cursor {
     size_t err_len;
 } text_cursor;
 
+static int is_field_end(char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == ',' || ch == '\n' || ch == '\r';
+}
+
 /* HOG_EFORMAT with "path:line:col: expected WHAT, found 'TOKEN'". */
 static int text_error(const text_cursor *c, const char *at, const char *end, const char *what)
 {
+    /* The offending token: up to the next separator, or the separator alone. */
     const char *tok_end = at;
-    while (tok_end < end && tok_end - at < 32 && *tok_end != '\n' && *tok_end != '\r' &&
-           (tok_end == at || (*tok_end != ' ' && *tok_end != '\t' && *tok_end != ',')))
+    if (at < end && (*at == ' ' || *at == '\t' || *at == ','))
         tok_end++;
+    else
+        while (tok_end < end && tok_end - at < 32 && !is_field_end(*tok_end))
+            tok_end++;
     if (at >= end || *at == '\n' || *at == '\r')
         return hog_fail(HOG_EFORMAT, c->err, c->err_len, "%s:%llu:%llu: expected %s, found the end of the line",
                         c->path, (unsigned long long)c->lineno, (unsigned long long)(at - c->line) + 1, what);
@@ -293,10 +301,6 @@ static int is_blank(char ch)
     return ch == ' ' || ch == '\t';
 }
 
-static int is_field_end(char ch)
-{
-    return ch == ' ' || ch == '\t' || ch == ',' || ch == '\n' || ch == '\r';
-}
 
 /* Skips a separator: blanks, at most one comma, blanks. Returns the next
  * field's start, or NULL if there is no separator before it. */
