@@ -359,6 +359,172 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train,
                     const hog_dataset *test, hog_model **out,
                     char *err_detail, size_t err_len);
 
+/* ===================================================================== *
+ *  Matrix factorisation (HOGWILD!'s Netflix experiment)
+ *
+ *  Ratings are (user, item, rating) triples. Users and items are named by
+ *  any token (a non-negative integer or a string); each set of ratings maps
+ *  its names to dense ids 0..users-1 and 0..items-1 in order of first
+ *  appearance. A model predicts
+ *      r(u, i) = mean + b_u + b_i + p_u . q_i
+ *  with rank-k factor rows p_u and q_i, fitted by HOGWILD! SGD to minimise
+ *  the mean over training ratings of
+ *      1/2 (r - r(u, i))^2 + l2/2 (|p_u|^2 + |q_i|^2) + l2_bias/2 (b_u^2 + b_i^2).
+ * ===================================================================== */
+
+/* A set of ratings, read-only once opened (any number of threads may use it). */
+typedef struct hog_ratings hog_ratings;
+
+typedef struct hog_ratings_info {
+    uint64_t ratings;   /* triples, in file order */
+    uint32_t users;     /* distinct user names */
+    uint32_t items;     /* distinct item names */
+    int has_ratings;    /* 0: a pairs file (user item) opened with allow_pairs */
+    int binary;         /* 1: read from a binary ratings file (.hgr) */
+    double mean;        /* of the ratings (NaN without ratings) */
+    double min, max;
+    uint64_t file_bytes;
+    uint64_t fingerprint; /* a hash of the triples and the names, the same for text and .hgr */
+} hog_ratings_info;
+
+/* Opens ratings from text or from a binary ratings file (.hgr, detected by
+ * its magic). Text: one triple per line, "user item rating", fields
+ * separated by spaces, tabs or one comma (with optional blanks around it);
+ * further fields (a timestamp) are ignored; blank lines and lines starting
+ * with '#' are skipped; CRLF is accepted; the first line is a header when
+ * its third field is not a number. With allow_pairs set, lines may be
+ * "user item" pairs (every line, then: has_ratings is 0) - for prediction.
+ * Ratings must be finite numbers. A .hgr file is memory-mapped and checked
+ * (sizes, CRC-32s, ids in range, finite ratings) before it is returned.
+ * On success *out owns the set (hog_ratings_close) and 0 is returned.
+ * Errors: -errno, -ENOMEM, HOG_EFORMAT ("file:line:column: expected ...,
+ * found '...'"), HOG_EMAGIC, HOG_EVERSION, HOG_ETRUNCATED, HOG_ECHECKSUM,
+ * HOG_ECORRUPT, HOG_EEMPTY (no triples); a message in err_detail. Thread-safe. */
+int hog_ratings_open(const char *path, int allow_pairs, hog_ratings **out, char *err_detail,
+                     size_t err_len);
+
+/* Releases a set of ratings. NULL is accepted. */
+void hog_ratings_close(hog_ratings *r);
+
+/* Fills *info. Never fails. */
+void hog_ratings_get_info(const hog_ratings *r, hog_ratings_info *info);
+
+/* Triple i (0 <= i < ratings; the caller checks): dense ids and the rating
+ * (NaN in a pairs file). Any pointer may be NULL. */
+void hog_ratings_get(const hog_ratings *r, uint64_t i, uint32_t *user, uint32_t *item, float *rating);
+
+/* The name of dense user (item) id u, NUL-terminated, valid while r is
+ * open; NULL when out of range. */
+const char *hog_ratings_user_name(const hog_ratings *r, uint32_t u);
+const char *hog_ratings_item_name(const hog_ratings *r, uint32_t i);
+
+/* Writes r as a binary ratings file (.hgr, version 1) atomically (temporary
+ * file, fsync, rename). The layout is in src/train/train_mf.c and the
+ * README. Errors: -errno from the file system, HOG_EPARAM (a pairs file). */
+int hog_ratings_save(const hog_ratings *r, const char *path);
+
+typedef struct hog_mf_epoch_stats {
+    unsigned epoch;      /* 1-based */
+    unsigned epochs;
+    double step;         /* the epoch's step size */
+    double seconds;      /* training wall time so far, evaluation excluded */
+    uint64_t updates;    /* SGD updates (training ratings visited) so far */
+    double train_rmse;   /* RMSE of the epoch's updates, each measured just before its step */
+    uint64_t test_ratings; /* 0 when there is no test set or holdout */
+    double test_rmse;    /* after the epoch; NaN without a test set */
+} hog_mf_epoch_stats;
+
+/* Called from the calling thread after every epoch. */
+typedef void (*hog_mf_progress_fn)(void *ctx, const hog_mf_epoch_stats *stats);
+
+typedef struct hog_mf_params {
+    unsigned rank;       /* k: factors per user and per item (1..1024) */
+    unsigned threads;    /* workers; 0: one per core */
+    unsigned epochs;     /* passes over the training ratings */
+    double step;         /* initial step size */
+    double decay;        /* the step is multiplied by this after every epoch */
+    double l2;           /* L2 on the factor rows, per rating (see above) */
+    double l2_bias;      /* L2 on the user and item biases, per rating */
+    double init;         /* factors start N(0, init^2), seeded per row; biases at 0 */
+    double holdout;      /* fraction of the ratings held out for evaluation when no test set */
+    uint64_t seed;       /* initial factors, shuffling, holdout; one thread is reproducible */
+    int clamp;           /* 1: predictions are clipped to the training ratings' [min, max] */
+    int bind;            /* 1: pin workers to cores with hwloc */
+    hog_mf_progress_fn progress;
+    void *progress_ctx;
+} hog_mf_params;
+
+/* The defaults: rank 32, one thread per core, 20 epochs, step 0.01, decay
+ * 0.95, l2 0.05, l2_bias 0.01, init 0.1, no holdout, seed 1, clamping and
+ * binding on, no progress callback (tuned on MovieLens, see the README). */
+hog_mf_params hog_mf_params_default(void);
+
+/* Checks every field. Returns 0, or HOG_EPARAM with *field (if not NULL)
+ * set to the name of the first bad field. */
+int hog_mf_params_check(const hog_mf_params *p, const char **field);
+
+/* A trained factorisation: read-only, may be shared by threads. */
+typedef struct hog_mf_model hog_mf_model;
+
+typedef struct hog_mf_info {
+    hog_mf_params params;  /* threads as run; the progress fields are NULL */
+    uint32_t users, items, rank;
+    double mean;           /* global mean of the training ratings */
+    double min, max;       /* their range (the clamp) */
+    uint64_t train_ratings;/* ratings trained on (holdout excluded) */
+    uint64_t updates;      /* SGD updates made */
+    uint64_t data_fingerprint;
+    double seconds;        /* training wall time, evaluation excluded */
+    double train_rmse;     /* of the final model on the training ratings */
+    uint64_t test_ratings; /* 0 if no test set or holdout */
+    double test_rmse;      /* NaN if none */
+} hog_mf_info;
+
+/* Trains a factorisation of train with HOGWILD! SGD on a pool of p->threads
+ * workers. test (may be NULL; its names are matched to train's) or else a
+ * holdout fraction of train is evaluated after every epoch; a test user or
+ * item unknown to train is predicted from what is known (the mean and the
+ * other's bias). On success *out owns the model.
+ * Errors: HOG_EPARAM (field in err_detail), HOG_EEMPTY (no training
+ * ratings), HOG_ELABEL (a pairs file given as train or test), -ENOMEM,
+ * -errno from pthread_create, HOG_ETOPOLOGY. */
+int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_ratings *test,
+                 hog_mf_model **out, char *err_detail, size_t err_len);
+
+/* Releases a model. NULL is accepted. */
+void hog_mf_free(hog_mf_model *m);
+
+/* Fills *info. Never fails. */
+void hog_mf_get_info(const hog_mf_model *m, hog_mf_info *info);
+
+/* The dense id of a user (item) name, or -1 if the model does not know it. */
+int64_t hog_mf_user_id(const hog_mf_model *m, const char *name);
+int64_t hog_mf_item_id(const hog_mf_model *m, const char *name);
+
+/* The prediction for dense ids; an id of -1 (unknown) leaves its bias and
+ * factors out. Clamped if the model's params.clamp. Thread-safe. */
+double hog_mf_predict_id(const hog_mf_model *m, int64_t user, int64_t item);
+
+/* The prediction for a (user, item) pair of names. Thread-safe. */
+double hog_mf_predict(const hog_mf_model *m, const char *user, const char *item);
+
+/* Predicts every triple of r, in r's order, into out[0..ratings) (names
+ * matched to the model's). If rmse is not NULL and r has ratings, the RMSE
+ * against them is stored there (NaN otherwise).
+ * Errors: -ENOMEM. */
+int hog_mf_predict_ratings(const hog_mf_model *m, const hog_ratings *r, float *out, double *rmse);
+
+/* Saves a model atomically. The file (version 1) holds a magic, the
+ * parameters, the mean, the training and test metrics, the user and item
+ * names, the biases and the factors, covered by a CRC-32.
+ * Errors: -errno from the file system, -ENOMEM. */
+int hog_mf_save(const hog_mf_model *m, const char *path);
+
+/* Loads a model saved by hog_mf_save. Errors: -errno, -ENOMEM, HOG_EMAGIC,
+ * HOG_EVERSION, HOG_ETRUNCATED, HOG_ECHECKSUM, HOG_ECORRUPT; a message in
+ * err_detail. */
+int hog_mf_load(const char *path, hog_mf_model **out, char *err_detail, size_t err_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -77,4 +77,14 @@ int cli_train(int argc, char **argv);
 int cli_predict(int argc, char **argv);
 int cli_info(int argc, char **argv);
 
+/* Matrix factorisation (cli_mf.c): train is dispatched there when argv has
+ * --model mf; predict and info when the file is an MF model ("HOGMFMOD")
+ * or, for info, a binary ratings file ("HOGRATE"). */
+int cli_mf_wanted(int argc, char **argv);
+int cli_mf_train(int argc, char **argv);
+int cli_mf_is_model(const char *path);
+int cli_mf_predict(const char *model, const char *input, const char *out, const char *report);
+int cli_mf_info(const char *path);
+int cli_mf_ratings_info(const char *path);
+
 #endif /* HOG_CLI_H */

@@ -127,5 +127,9 @@ int cli_info(int argc, char **argv)
     fclose(f);
     if (got == 8 && memcmp(magic, "HOGMODEL", 8) == 0)
         return info_model(path);
+    if (got == 8 && memcmp(magic, "HOGMFMOD", 8) == 0)
+        return cli_mf_info(path);
+    if (got == 8 && memcmp(magic, "HOGRATE", 8) == 0)
+        return cli_mf_ratings_info(path);
     return info_dataset(path, &rp);
 }

@@ -22,6 +22,7 @@ static const char usage[] =
     "                 [--epochs E] [--step S] [--decay D] [--schedule decay|invscaling]\n"
     "                 [--power P] [--l2 L] [--test FILE | --holdout F] [--seed N]\n"
     "                 [--bias 0|1] [--bind 0|1] [--report R.json]\n"
+    "  train   RATINGS --model mf -o MODEL [--rank K] ...  matrix factorisation\n"
     "  predict MODEL INPUT [-o PREDICTIONS] [--report R.json]\n"
     "  info    FILE          a dataset (.hgd or text) or a model\n"
     "  version\n"

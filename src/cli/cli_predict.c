@@ -59,6 +59,8 @@ int cli_predict(int argc, char **argv)
         return 2;
     }
     const char *model_path = argv[optind], *input = argv[optind + 1];
+    if (cli_mf_is_model(model_path))
+        return cli_mf_predict(model_path, input, out, report);
     char err[CLI_ERR_LEN] = "";
     hog_model *m = NULL;
     hog_dataset *ds = NULL;

@@ -248,6 +248,8 @@ int cli_train(int argc, char **argv)
         {"bias", required_argument, 0, 0}, {"bind", required_argument, 0, 0},
         {"mem-limit", required_argument, 0, 0}, {0, 0, 0, 0},
     };
+    if (cli_mf_wanted(argc, argv))
+        return cli_mf_train(argc, argv);
     double t_start = now_s();
     hog_train_params p = hog_train_params_default();
     hog_read_params rp = hog_read_params_default();

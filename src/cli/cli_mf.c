@@ -1,0 +1,388 @@
+/* cli_mf.c: the matrix factorisation side of the hogtrain command: train --model mf, predict and info for its models. */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char mf_usage[] =
+    "usage: hogtrain train RATINGS --model mf -o MODEL [options]\n"
+    "  RATINGS: \"user item rating\" lines (spaces, tabs or a comma between fields,\n"
+    "  an optional header, '#' comments, further fields ignored) or a .hgr file\n"
+    "  -o, --output FILE       the model to write (atomically)\n"
+    "  --rank K                factors per user and per item (default 32)\n"
+    "  --threads N             worker threads (default: one per core)\n"
+    "  --epochs E              passes over the ratings (default 20)\n"
+    "  --step S                initial step size (default 0.01)\n"
+    "  --decay D               per-epoch step factor (default 0.95)\n"
+    "  --l2 L                  L2 on the factors, per rating (default 0.05)\n"
+    "  --l2-bias L             L2 on the user and item biases, per rating (default 0.01)\n"
+    "  --init S                factors start N(0, S^2) (default 0.1)\n"
+    "  --clamp 0|1             clip predictions to the training range (default 1)\n"
+    "  --test FILE             evaluate on FILE (ratings) after every epoch\n"
+    "  --holdout F             or hold out a fraction F of RATINGS for that (default 0)\n"
+    "  --seed N                initial factors, shuffling and holdout (default 1)\n"
+    "  --bind 0|1              pin workers to cores (default 1)\n"
+    "  --save-ratings FILE     also write RATINGS as a binary ratings file (.hgr)\n"
+    "  --report FILE           write a JSON report (atomically)\n"
+    "  -q, --quiet             no progress output\n";
+
+int cli_mf_wanted(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            return 0;
+        if (strcmp(argv[i], "--model=mf") == 0 || (strcmp(argv[i], "--model") == 0 && i + 1 < argc &&
+                                                    strcmp(argv[i + 1], "mf") == 0))
+            return 1;
+    }
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef struct mf_progress {
+    int tty;
+    unsigned epochs;
+    double *epoch_seconds;
+    hog_mf_epoch_stats last;
+} mf_progress;
+
+static void on_progress(void *ctx, const hog_mf_epoch_stats *s)
+{
+    mf_progress *ps = ctx;
+    if (ps->epoch_seconds)
+        ps->epoch_seconds[s->epoch - 1] = s->seconds - ps->last.seconds;
+    ps->last = *s;
+    if (cli_quiet)
+        return;
+    double rate = s->seconds > 0 ? (double)s->updates / s->seconds : 0;
+    fprintf(stderr, "epoch %u/%u  step %.4g  train rmse %.4f", s->epoch, s->epochs, s->step, s->train_rmse);
+    if (s->test_ratings)
+        fprintf(stderr, "  | test rmse %.4f", s->test_rmse);
+    fprintf(stderr, "  %.2f s  %.3g updates/s\n", s->seconds, rate);
+}
+
+static void log_to_stderr(void *ctx, hog_log_level level, const char *msg)
+{
+    (void)ctx;
+    fprintf(stderr, "hogtrain: %s%s\n", level == HOG_LOG_ERROR ? "error: " : level == HOG_LOG_WARN ? "warning: " : "",
+            msg);
+}
+
+static int open_ratings(const char *path, int pairs, hog_ratings **out)
+{
+    char err[CLI_ERR_LEN] = "";
+    int rc = hog_ratings_open(path, pairs, out, err, sizeof(err));
+    if (rc < 0) {
+        cli_error("%s", err[0] ? err : hog_strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+static int write_report(const char *path, const char *input, const char *model, const hog_ratings_info *ri,
+                        const hog_mf_info *mi, const mf_progress *ps, double read_s, double wall)
+{
+    cli_out o;
+    if (cli_out_open(&o, path) < 0)
+        return -1;
+    FILE *f = o.f;
+    double secs = mi->seconds;
+    fprintf(f, "{\n  \"command\": \"train\",\n  \"model_kind\": \"mf\",\n  \"input\": ");
+    cli_json_string(f, input);
+    fprintf(f, ",\n  \"model\": ");
+    cli_json_string(f, model);
+    fprintf(f, ",\n  \"rank\": %u,\n  \"threads\": %u,\n  \"epochs\": %u,\n", mi->rank, mi->params.threads,
+            mi->params.epochs);
+    fprintf(f, "  \"ratings\": %llu,\n  \"users\": %u,\n  \"items\": %u,\n  \"train_ratings\": %llu,\n",
+            (unsigned long long)ri->ratings, mi->users, mi->items, (unsigned long long)mi->train_ratings);
+    fprintf(f, "  \"wall_seconds\": ");
+    cli_json_number(f, wall);
+    fprintf(f, ",\n  \"read_seconds\": ");
+    cli_json_number(f, read_s);
+    fprintf(f, ",\n  \"train_seconds\": ");
+    cli_json_number(f, secs);
+    fprintf(f, ",\n  \"epoch_seconds\": [");
+    for (unsigned e = 0; e < ps->last.epoch; e++) {
+        fputs(e ? ", " : "", f);
+        cli_json_number(f, ps->epoch_seconds ? ps->epoch_seconds[e] : (double)NAN);
+    }
+    fprintf(f, "],\n  \"updates\": %llu,\n  \"updates_per_s\": ", (unsigned long long)mi->updates);
+    cli_json_number(f, secs > 0 ? (double)mi->updates / secs : (double)NAN);
+    fprintf(f, ",\n  \"train_rmse\": ");
+    cli_json_number(f, mi->train_rmse);
+    fprintf(f, ",\n  \"test_ratings\": %llu,\n  \"test_rmse\": ", (unsigned long long)mi->test_ratings);
+    cli_json_number(f, mi->test_rmse);
+    fprintf(f, ",\n  \"epoch_test_rmse\": ");
+    cli_json_number(f, ps->last.test_rmse);
+    fprintf(f, "\n}\n");
+    return cli_out_close(&o, 1);
+}
+
+/* Parses one numeric option into p. Returns 0, or -1 (reported). */
+static int mf_option(const char *name, const char *val, hog_mf_params *p)
+{
+    char opt[64];
+    snprintf(opt, sizeof(opt), "--%s", name);
+    unsigned long long u;
+    struct { const char *n; unsigned *un; uint64_t *u64; int *i; unsigned long long max; } ints[] = {
+        {"rank", &p->rank, NULL, NULL, 1024}, {"threads", &p->threads, NULL, NULL, 4096},
+        {"epochs", &p->epochs, NULL, NULL, 1000000}, {"seed", NULL, &p->seed, NULL, ~0ull},
+        {"clamp", NULL, NULL, &p->clamp, 1}, {"bind", NULL, NULL, &p->bind, 1},
+    };
+    for (unsigned i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+        if (strcmp(name, ints[i].n) != 0)
+            continue;
+        if (cli_unsigned(opt, val, ints[i].max, &u) < 0)
+            return -1;
+        if (ints[i].un) *ints[i].un = (unsigned)u;
+        else if (ints[i].u64) *ints[i].u64 = u;
+        else *ints[i].i = (int)u;
+        return 0;
+    }
+    double *d = strcmp(name, "step") == 0 ? &p->step : strcmp(name, "decay") == 0 ? &p->decay
+              : strcmp(name, "l2") == 0 ? &p->l2 : strcmp(name, "l2-bias") == 0 ? &p->l2_bias
+              : strcmp(name, "init") == 0 ? &p->init : strcmp(name, "holdout") == 0 ? &p->holdout : NULL;
+    if (!d) {
+        cli_error("unknown option %s", opt);
+        return -1;
+    }
+    return cli_double(opt, val, d);
+}
+
+int cli_mf_train(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, 0, 'o'}, {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'}, {"test", required_argument, 0, 'T'},
+        {"report", required_argument, 0, 'R'}, {"model", required_argument, 0, 'M'},
+        {"save-ratings", required_argument, 0, 'S'},
+        {"rank", required_argument, 0, 0}, {"threads", required_argument, 0, 0},
+        {"epochs", required_argument, 0, 0}, {"step", required_argument, 0, 0},
+        {"decay", required_argument, 0, 0}, {"l2", required_argument, 0, 0},
+        {"l2-bias", required_argument, 0, 0}, {"init", required_argument, 0, 0},
+        {"clamp", required_argument, 0, 0}, {"holdout", required_argument, 0, 0},
+        {"seed", required_argument, 0, 0}, {"bind", required_argument, 0, 0},
+        {0, 0, 0, 0},
+    };
+    double t_start = now_s();
+    hog_mf_params p = hog_mf_params_default();
+    const char *out = NULL, *test_path = NULL, *report = NULL, *save = NULL;
+    int c, li, holdout_set = 0;
+    while ((c = getopt_long(argc, argv, "o:qh", opts, &li)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'q': cli_quiet = 1; break;
+        case 'h': fputs(mf_usage, stdout); return 0;
+        case 'T': test_path = optarg; break;
+        case 'R': report = optarg; break;
+        case 'S': save = optarg; break;
+        case 'M':
+            if (strcmp(optarg, "mf") != 0) {
+                cli_error("--model: expected mf, found '%s'", optarg);
+                return 2;
+            }
+            break;
+        case 0:
+            holdout_set |= strcmp(opts[li].name, "holdout") == 0;
+            if (mf_option(opts[li].name, optarg, &p) < 0)
+                return 2;
+            break;
+        default: fputs(mf_usage, stderr); return 2;
+        }
+    }
+    if (optind != argc - 1 || !out) {
+        cli_error("train --model mf needs one RATINGS file and -o MODEL");
+        fputs(mf_usage, stderr);
+        return 2;
+    }
+    if (test_path && holdout_set) {
+        cli_error("--test and --holdout are alternatives: give one");
+        return 2;
+    }
+    const char *field;
+    if (hog_mf_params_check(&p, &field) < 0) {
+        cli_error("invalid value for --%s", strcmp(field, "l2_bias") == 0 ? "l2-bias" : field);
+        return 2;
+    }
+    hog_log_set(log_to_stderr, NULL, cli_quiet ? HOG_LOG_ERROR : HOG_LOG_INFO);
+    const char *input = argv[optind];
+    mf_progress ps = {isatty(2), p.epochs, calloc(p.epochs, sizeof(double)), {0}};
+    p.progress = on_progress;
+    p.progress_ctx = &ps;
+    hog_ratings *train = NULL, *test = NULL;
+    hog_mf_model *m = NULL;
+    int status = 1;
+    char err[CLI_ERR_LEN] = "";
+    double t_read = now_s();
+    if (open_ratings(input, 0, &train) < 0)
+        goto out;
+    double read_s = now_s() - t_read;
+    if (test_path && open_ratings(test_path, 0, &test) < 0)
+        goto out;
+    hog_ratings_info ri;
+    hog_ratings_get_info(train, &ri);
+    if (!cli_quiet)
+        fprintf(stderr, "%s: %llu ratings, %u users, %u items, mean %.4f (read in %.2f s)\n", input,
+                (unsigned long long)ri.ratings, ri.users, ri.items, ri.mean, read_s);
+    if (save) {
+        int rc = hog_ratings_save(train, save);
+        if (rc < 0) {
+            cli_error("%s: cannot write the ratings: %s", save, hog_strerror(rc));
+            goto out;
+        }
+    }
+    int rc = hog_mf_train(&p, train, test, &m, err, sizeof(err));
+    if (rc < 0) {
+        cli_error("%s: %s", input, err[0] ? err : hog_strerror(rc));
+        goto out;
+    }
+    rc = hog_mf_save(m, out);
+    if (rc < 0) {
+        cli_error("%s: cannot save the model: %s", out, hog_strerror(rc));
+        goto out;
+    }
+    hog_mf_info mi;
+    hog_mf_get_info(m, &mi);
+    if (!cli_quiet) {
+        fprintf(stderr, "%s: mf rank %u, %u threads, %u epochs, %.2f s training, %.3g updates/s\n", out, mi.rank,
+                mi.params.threads, mi.params.epochs, mi.seconds,
+                mi.seconds > 0 ? (double)mi.updates / mi.seconds : 0.0);
+        fprintf(stderr, "train (%llu ratings): rmse %.4f\n", (unsigned long long)mi.train_ratings, mi.train_rmse);
+        if (mi.test_ratings)
+            fprintf(stderr, "test (%llu ratings): rmse %.4f\n", (unsigned long long)mi.test_ratings, mi.test_rmse);
+    }
+    if (report && write_report(report, input, out, &ri, &mi, &ps, read_s, now_s() - t_start) < 0)
+        goto out;
+    status = 0;
+out:
+    hog_mf_free(m);
+    hog_ratings_close(test);
+    hog_ratings_close(train);
+    free(ps.epoch_seconds);
+    return status;
+}
+
+int cli_mf_is_model(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    char magic[8] = {0};
+    size_t got = fread(magic, 1, sizeof(magic), f);
+    fclose(f);
+    return got == 8 && memcmp(magic, "HOGMFMOD", 8) == 0;
+}
+
+int cli_mf_predict(const char *model_path, const char *input, const char *out, const char *report)
+{
+    char err[CLI_ERR_LEN] = "";
+    hog_mf_model *m = NULL;
+    hog_ratings *r = NULL;
+    float *pred = NULL;
+    int status = 1;
+    if (hog_mf_load(model_path, &m, err, sizeof(err)) < 0) {
+        cli_error("%s", err);
+        return 1;
+    }
+    if (open_ratings(input, 1, &r) < 0)
+        goto out;
+    hog_ratings_info ri;
+    hog_ratings_get_info(r, &ri);
+    pred = malloc(ri.ratings * sizeof(float));
+    double rmse = NAN;
+    if (!pred || hog_mf_predict_ratings(m, r, pred, &rmse) < 0) {
+        cli_error("%s: out of memory", input);
+        goto out;
+    }
+    cli_out o;
+    if (cli_out_open(&o, out) < 0)
+        goto out;
+    for (uint64_t i = 0; i < ri.ratings; i++)
+        fprintf(o.f, "%.9g\n", (double)pred[i]);
+    if (cli_out_close(&o, 1) < 0)
+        goto out;
+    if (!cli_quiet) {
+        fprintf(stderr, "%s: %llu pairs", input, (unsigned long long)ri.ratings);
+        if (isfinite(rmse))
+            fprintf(stderr, ", rmse %.4f", rmse);
+        fprintf(stderr, "\n");
+    }
+    if (report) {
+        cli_out rep;
+        if (cli_out_open(&rep, report) < 0)
+            goto out;
+        fprintf(rep.f, "{\n  \"command\": \"predict\",\n  \"model_kind\": \"mf\",\n  \"model\": ");
+        cli_json_string(rep.f, model_path);
+        fprintf(rep.f, ",\n  \"input\": ");
+        cli_json_string(rep.f, input);
+        fprintf(rep.f, ",\n  \"ratings\": %llu,\n  \"rmse\": ", (unsigned long long)ri.ratings);
+        cli_json_number(rep.f, rmse);
+        fprintf(rep.f, "\n}\n");
+        if (cli_out_close(&rep, 1) < 0)
+            goto out;
+    }
+    status = 0;
+out:
+    free(pred);
+    hog_ratings_close(r);
+    hog_mf_free(m);
+    return status;
+}
+
+int cli_mf_info(const char *path)
+{
+    hog_mf_model *m;
+    char err[CLI_ERR_LEN] = "";
+    if (hog_mf_load(path, &m, err, sizeof(err)) < 0) {
+        cli_error("%s", err);
+        return 1;
+    }
+    hog_mf_info in;
+    hog_mf_get_info(m, &in);
+    const hog_mf_params *p = &in.params;
+    printf("%s: hogtrain matrix factorisation model\n", path);
+    printf("%-18s %u\n", "rank", in.rank);
+    printf("%-18s %u\n", "users", in.users);
+    printf("%-18s %u\n", "items", in.items);
+    printf("%-18s %.6g (ratings from %g to %g)\n", "mean rating", in.mean, in.min, in.max);
+    printf("%-18s %016llx\n", "data fingerprint", (unsigned long long)in.data_fingerprint);
+    printf("%-18s %llu\n", "training ratings", (unsigned long long)in.train_ratings);
+    printf("%-18s threads %u, epochs %u, step %g, decay %g, l2 %g, l2-bias %g, init %g, holdout %g,"
+           " seed %llu, clamp %d\n", "parameters", p->threads, p->epochs, p->step, p->decay, p->l2, p->l2_bias,
+           p->init, p->holdout, (unsigned long long)p->seed, p->clamp);
+    printf("%-18s %.3f s, %llu updates\n", "training time", in.seconds, (unsigned long long)in.updates);
+    printf("%-18s rmse %.6g\n", "train metrics", in.train_rmse);
+    if (in.test_ratings)
+        printf("%-18s ratings %llu, rmse %.6g\n", "test metrics", (unsigned long long)in.test_ratings, in.test_rmse);
+    hog_mf_free(m);
+    return 0;
+}
+
+int cli_mf_ratings_info(const char *path)
+{
+    hog_ratings *r;
+    if (open_ratings(path, 1, &r) < 0)
+        return 1;
+    hog_ratings_info in;
+    hog_ratings_get_info(r, &in);
+    printf("%s: %s\n", path, in.binary ? "hogtrain binary ratings (.hgr)" : "ratings text");
+    printf("%-18s %llu%s\n", "ratings", (unsigned long long)in.ratings, in.has_ratings ? "" : " (pairs, no ratings)");
+    printf("%-18s %u\n", "users", in.users);
+    printf("%-18s %u\n", "items", in.items);
+    if (in.has_ratings)
+        printf("%-18s %.6g (from %g to %g)\n", "mean rating", in.mean, in.min, in.max);
+    printf("%-18s %llu\n", "file bytes", (unsigned long long)in.file_bytes);
+    printf("%-18s %016llx\n", "fingerprint", (unsigned long long)in.fingerprint);
+    hog_ratings_close(r);
+    return 0;
+}

@@ -1,0 +1,962 @@
+/* train_mf.c: matrix factorisation with HOGWILD! SGD (the Netflix experiment): training, prediction and the model file. */
+#include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "train_mf.h"
+
+/* Ratings are handed out in segments of this many consecutive triples of
+ * the (once shuffled) training copy: claiming one costs an atomic add per
+ * 1024 updates, and a segment's triples are read sequentially. */
+#define SEG 1024u
+
+/* ===================================================================== *
+ *  Parameters
+ * ===================================================================== */
+hog_mf_params hog_mf_params_default(void)
+{
+    hog_mf_params p;
+    memset(&p, 0, sizeof(p));
+    p.rank = 32;
+    p.threads = 0;
+    p.epochs = 20;
+    p.step = 0.01;
+    p.decay = 0.95;
+    p.l2 = 0.05;
+    p.l2_bias = 0.01;
+    p.init = 0.1;
+    p.holdout = 0;
+    p.seed = 1;
+    p.clamp = 1;
+    p.bind = 1;
+    return p;
+}
+
+int hog_mf_params_check(const hog_mf_params *p, const char **field)
+{
+    const char *bad = NULL;
+    if (p->rank < 1 || p->rank > HOG_MF_MAX_RANK)
+        bad = "rank";
+    else if (p->threads > 4096)
+        bad = "threads";
+    else if (p->epochs < 1 || p->epochs > 1000000)
+        bad = "epochs";
+    else if (!(p->step > 0) || !isfinite(p->step))
+        bad = "step";
+    else if (!(p->decay > 0 && p->decay <= 1))
+        bad = "decay";
+    else if (!(p->l2 >= 0) || !isfinite(p->l2))
+        bad = "l2";
+    else if (!(p->l2_bias >= 0) || !isfinite(p->l2_bias))
+        bad = "l2_bias";
+    else if (!(p->init >= 0) || !isfinite(p->init))
+        bad = "init";
+    else if (!(p->holdout >= 0 && p->holdout < 1))
+        bad = "holdout";
+    else if (p->clamp != 0 && p->clamp != 1)
+        bad = "clamp";
+    else if (p->bind != 0 && p->bind != 1)
+        bad = "bind";
+    if (field)
+        *field = bad;
+    return bad ? HOG_EPARAM : 0;
+}
+
+/* ===================================================================== *
+ *  The model
+ * ===================================================================== */
+hog_mf_model *hog_mf_new(uint32_t users, uint32_t items, uint32_t rank)
+{
+    hog_mf_model *m = hog_calloc(1, sizeof(*m));
+    if (!m)
+        return NULL;
+    m->info.params = hog_mf_params_default();
+    m->info.params.rank = rank;
+    m->info.users = users;
+    m->info.items = items;
+    m->info.rank = rank;
+    m->info.train_rmse = m->info.test_rmse = NAN;
+    /* Rows of whole cache lines, so a row is one or two lines of its own
+     * and the padding (zero, and kept zero by the step) lets the loops run
+     * in full vectors. */
+    m->stride = (rank + 15) & ~15u;
+    size_t pn = (size_t)(users ? users : 1) * m->stride, qn = (size_t)(items ? items : 1) * m->stride;
+    m->p = hog_aligned_alloc(HOG_CACHELINE, pn * sizeof(hog_weight));
+    m->q = hog_aligned_alloc(HOG_CACHELINE, qn * sizeof(hog_weight));
+    m->bu = hog_calloc(users ? users : 1, sizeof(hog_weight));
+    m->bi = hog_calloc(items ? items : 1, sizeof(hog_weight));
+    if (!m->p || !m->q || !m->bu || !m->bi) {
+        hog_mf_free(m);
+        return NULL;
+    }
+    memset((void *)m->p, 0, pn * sizeof(hog_weight));
+    memset((void *)m->q, 0, qn * sizeof(hog_weight));
+    return m;
+}
+
+void hog_mf_free(hog_mf_model *m)
+{
+    if (!m)
+        return;
+    hog_free((void *)m->p);
+    hog_free((void *)m->q);
+    hog_free((void *)m->bu);
+    hog_free((void *)m->bi);
+    hog_idmap_free(&m->users);
+    hog_idmap_free(&m->items);
+    hog_free(m);
+}
+
+void hog_mf_get_info(const hog_mf_model *m, hog_mf_info *info)
+{
+    *info = m->info;
+}
+
+int64_t hog_mf_user_id(const hog_mf_model *m, const char *name)
+{
+    return hog_idmap_find(&m->users, name, strlen(name));
+}
+
+int64_t hog_mf_item_id(const hog_mf_model *m, const char *name)
+{
+    return hog_idmap_find(&m->items, name, strlen(name));
+}
+
+/* The prediction for dense ids, UINT32_MAX meaning unknown. */
+static float predict_dense(const hog_mf_model *m, uint32_t u, uint32_t i)
+{
+    float v = (float)m->info.mean;
+    int ku = u < m->info.users, ki = i < m->info.items;
+    if (ku)
+        v += hog_w_load(&m->bu[u]);
+    if (ki)
+        v += hog_w_load(&m->bi[i]);
+    if (ku && ki) {
+        const hog_weight *p = m->p + (size_t)u * m->stride, *q = m->q + (size_t)i * m->stride;
+        float dot = 0;
+        for (uint32_t f = 0; f < m->info.rank; f++)
+            dot += hog_w_load(&p[f]) * hog_w_load(&q[f]);
+        v += dot;
+    }
+    if (m->info.params.clamp) {
+        v = v < (float)m->info.min ? (float)m->info.min : v;
+        v = v > (float)m->info.max ? (float)m->info.max : v;
+    }
+    return v;
+}
+
+double hog_mf_predict_id(const hog_mf_model *m, int64_t user, int64_t item)
+{
+    uint32_t u = user >= 0 && user < m->info.users ? (uint32_t)user : UINT32_MAX;
+    uint32_t i = item >= 0 && item < m->info.items ? (uint32_t)item : UINT32_MAX;
+    return predict_dense(m, u, i);
+}
+
+double hog_mf_predict(const hog_mf_model *m, const char *user, const char *item)
+{
+    return hog_mf_predict_id(m, hog_mf_user_id(m, user), hog_mf_item_id(m, item));
+}
+
+/* For each of r's names, the model's id of it or UINT32_MAX. */
+static int match_names(const hog_idmap *model, const hog_idmap *data, uint32_t **out)
+{
+    uint32_t *map = hog_malloc(((size_t)data->n + 1) * sizeof(uint32_t));
+    if (!map)
+        return -ENOMEM;
+    for (uint32_t k = 0; k < data->n; k++) {
+        int64_t id = hog_idmap_find(model, hog_idmap_name(data, k), data->off[k + 1] - data->off[k] - 1);
+        map[k] = id < 0 ? UINT32_MAX : (uint32_t)id;
+    }
+    *out = map;
+    return 0;
+}
+
+int hog_mf_predict_ratings(const hog_mf_model *m, const hog_ratings *r, float *out, double *rmse)
+{
+    uint32_t *um = NULL, *im = NULL;
+    if (match_names(&m->users, &r->users, &um) < 0 || match_names(&m->items, &r->items, &im) < 0) {
+        hog_free(um);
+        return -ENOMEM;
+    }
+    double se = 0;
+    for (uint64_t k = 0; k < r->info.ratings; k++) {
+        const hog_mf_triple *t = &r->t[k];
+        out[k] = predict_dense(m, um[t->user], im[t->item]);
+        double e = (double)t->rating - (double)out[k];
+        se += e * e;
+    }
+    if (rmse)
+        *rmse = r->info.has_ratings ? sqrt(se / (double)r->info.ratings) : (double)NAN;
+    hog_free(um);
+    hog_free(im);
+    return 0;
+}
+
+double hog_mf_rating_loss(uint32_t k, double mean, double bu, double bi, const float *p, const float *q,
+                          double r, double l2, double l2b)
+{
+    double dot = 0, pp = 0, qq = 0;
+    for (uint32_t f = 0; f < k; f++) {
+        dot += (double)p[f] * (double)q[f];
+        pp += (double)p[f] * (double)p[f];
+        qq += (double)q[f] * (double)q[f];
+    }
+    double e = r - (mean + bu + bi + dot);
+    return 0.5 * e * e + 0.5 * l2 * (pp + qq) + 0.5 * l2b * (bu * bu + bi * bi);
+}
+
+/* ===================================================================== *
+ *  Training
+ * ===================================================================== */
+typedef struct mf_worker {
+    _Alignas(HOG_CACHELINE) double se; /* squared errors of this epoch's updates, or of an evaluation */
+    uint64_t updates;
+    float *pl, *ql;    /* stride floats each: private copies of the two rows being stepped */
+    uint32_t *perm;    /* SEG */
+} mf_worker;
+
+typedef struct mf_job {
+    const hog_mf_params *p;
+    hog_mf_model *m;
+    const hog_mf_triple *t;  /* the training copy, shuffled once */
+    uint64_t n;
+    const uint32_t *order;   /* this epoch's order of segments */
+    uint32_t nseg;
+    unsigned epoch;
+    float step;
+    mf_worker *ws;
+    /* evaluation */
+    const hog_mf_triple *eval;
+    uint64_t neval;
+    _Alignas(HOG_CACHELINE) atomic_uint next;
+} mf_job;
+
+static void run_segment(mf_job *job, mf_worker *w, uint32_t seg)
+{
+    hog_mf_model *m = job->m;
+    const uint32_t k = m->stride;
+    const float mean = (float)m->info.mean, step = job->step;
+    const float l2 = (float)job->p->l2, l2b = (float)job->p->l2_bias;
+    uint64_t first = (uint64_t)seg * SEG;
+    uint32_t n = (uint32_t)HOG_MIN((uint64_t)SEG, job->n - first);
+    /* An order that depends only on (seed, epoch, segment): one thread replays bit for bit. */
+    hog_rng rng = {hog_mix64(job->p->seed ^ 0x6d66ull) ^ hog_mix64(((uint64_t)job->epoch << 32) | seg)};
+    for (uint32_t i = 0; i < n; i++)
+        w->perm[i] = i;
+    hog_shuffle_u32(w->perm, n, &rng);
+    float *restrict pl = w->pl, *restrict ql = w->ql;
+    double se = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const hog_mf_triple t = job->t[first + w->perm[i]];
+        hog_weight *pu = m->p + (size_t)t.user * k, *qi = m->q + (size_t)t.item * k;
+        for (uint32_t f = 0; f < k; f++) {
+            pl[f] = hog_w_load(&pu[f]);
+            ql[f] = hog_w_load(&qi[f]);
+        }
+        float bu = hog_w_load(&m->bu[t.user]), bi = hog_w_load(&m->bi[t.item]);
+        float e = hog_mf_step(k, mean, &bu, &bi, pl, ql, t.rating, step, l2, l2b);
+        for (uint32_t f = 0; f < k; f++) {
+            hog_w_store(&pu[f], pl[f]);
+            hog_w_store(&qi[f], ql[f]);
+        }
+        hog_w_store(&m->bu[t.user], bu);
+        hog_w_store(&m->bi[t.item], bi);
+        se += (double)e * (double)e;
+    }
+    w->se += se;
+    w->updates += n;
+}
+
+static void epoch_worker(void *arg, unsigned ith, unsigned nth)
+{
+    (void)nth;
+    mf_job *job = arg;
+    mf_worker *w = &job->ws[ith];
+    for (;;) {
+        uint32_t pos = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
+        if (pos >= job->nseg)
+            break;
+        run_segment(job, w, job->order[pos]);
+    }
+}
+
+/* Squared error over a fixed share of the evaluation triples per worker,
+ * so the sum (taken in worker order) is the same every run. */
+static void eval_worker(void *arg, unsigned ith, unsigned nth)
+{
+    mf_job *job = arg;
+    uint64_t lo = job->neval * ith / nth, hi = job->neval * (ith + 1) / nth;
+    double se = 0;
+    for (uint64_t k = lo; k < hi; k++) {
+        const hog_mf_triple *t = &job->eval[k];
+        double e = (double)t->rating - (double)predict_dense(job->m, t->user, t->item);
+        se += e * e;
+    }
+    job->ws[ith].se = se;
+}
+
+static double evaluate(mf_job *job, hog_pool *pool, unsigned nth, const hog_mf_triple *t, uint64_t n)
+{
+    if (n == 0)
+        return NAN;
+    job->eval = t;
+    job->neval = n;
+    hog_pool_run(pool, eval_worker, job);
+    double se = 0;
+    for (unsigned i = 0; i < nth; i++) {
+        se += job->ws[i].se;
+        job->ws[i].se = 0;
+    }
+    return sqrt(se / (double)n);
+}
+
+/* Factors start N(0, init^2), each row from its own stream (seed, side,
+ * row), so the start does not depend on the number of workers. */
+typedef struct init_job {
+    hog_mf_model *m;
+    uint64_t seed;
+    double sd;
+} init_job;
+
+static void init_rows(hog_weight *rows, uint32_t stride, uint32_t rank, uint64_t lo, uint64_t hi, uint64_t key,
+                      double sd)
+{
+    for (uint64_t r = lo; r < hi; r++) {
+        hog_rng rng = {hog_mix64(key ^ hog_mix64(r))};
+        for (uint32_t f = 0; f < rank; f++) {
+            /* Box-Muller, one of the pair: (0, 1] keeps the log finite. */
+            double u1 = 1.0 - (double)(hog_rng_next(&rng) >> 11) * 0x1p-53;
+            double u2 = (double)(hog_rng_next(&rng) >> 11) * 0x1p-53;
+            double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+            hog_w_store(&rows[r * stride + f], (float)(sd * z));
+        }
+    }
+}
+
+static void init_worker(void *arg, unsigned ith, unsigned nth)
+{
+    init_job *job = arg;
+    hog_mf_model *m = job->m;
+    uint64_t nu = m->info.users, ni = m->info.items;
+    init_rows(m->p, m->stride, m->info.rank, nu * ith / nth, nu * (ith + 1) / nth, hog_mix64(job->seed ^ 0x55u),
+              job->sd);
+    init_rows(m->q, m->stride, m->info.rank, ni * ith / nth, ni * (ith + 1) / nth, hog_mix64(job->seed ^ 0x49u),
+              job->sd);
+}
+
+/* Uniform in [0, n) for any 64-bit n. */
+static uint64_t below64(hog_rng *r, uint64_t n)
+{
+    return (uint64_t)(((unsigned __int128)hog_rng_next(r) * n) >> 64);
+}
+
+/* A copy of the names of a ratings set for the model to own. */
+static int idmap_copy(hog_idmap *dst, const hog_idmap *src)
+{
+    memset(dst, 0, sizeof(*dst));
+    dst->owned = 1;
+    dst->n = src->n;
+    dst->off = hog_malloc(((size_t)src->n + 1) * sizeof(uint32_t));
+    dst->names = hog_malloc(src->names_len ? src->names_len : 1);
+    if (!dst->off || !dst->names)
+        return -ENOMEM;
+    dst->off[0] = 0;
+    if (src->n)
+        memcpy(dst->off, src->off, ((size_t)src->n + 1) * sizeof(uint32_t));
+    memcpy(dst->names, src->names, src->names_len);
+    dst->names_len = dst->names_cap = src->names_len;
+    dst->off_cap = src->n + 1;
+    return hog_idmap_index(dst);
+}
+
+typedef struct mf_run {
+    hog_pool *pool;
+    mf_worker *ws;
+    unsigned nth;
+    hog_mf_triple *train;
+    hog_mf_triple *eval;
+    uint32_t *order;
+    uint32_t *um, *im;
+} mf_run;
+
+static void mf_run_free(mf_run *rs)
+{
+    if (rs->ws)
+        for (unsigned i = 0; i < rs->nth; i++) {
+            hog_free(rs->ws[i].pl);
+            hog_free(rs->ws[i].ql);
+            hog_free(rs->ws[i].perm);
+        }
+    hog_free(rs->ws);
+    hog_free(rs->train);
+    hog_free(rs->eval);
+    hog_free(rs->order);
+    hog_free(rs->um);
+    hog_free(rs->im);
+    hog_pool_free(rs->pool);
+}
+
+int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_ratings *test, hog_mf_model **out,
+                 char *err, size_t err_len)
+{
+    *out = NULL;
+    const char *field;
+    if (hog_mf_params_check(p, &field) < 0)
+        return hog_fail(HOG_EPARAM, err, err_len, "invalid matrix factorisation parameter: %s", field);
+    if (!train->info.has_ratings || (test && !test->info.has_ratings))
+        return hog_fail(HOG_ELABEL, err, err_len, "%s set has user-item pairs but no ratings",
+                        train->info.has_ratings ? "the test" : "the training");
+    mf_run rs = {0};
+    hog_mf_model *m = NULL;
+    int rc = hog_pool_create(p->threads, p->bind, &rs.pool, err, err_len);
+    if (rc < 0)
+        return rc;
+    rs.nth = hog_pool_threads(rs.pool);
+
+    /* The training copy: the kept triples, shuffled once so that segments of
+     * consecutive triples are random samples whatever the file's order (files
+     * often come sorted by user). The eval copy: held-out triples, or the
+     * test set with its names matched to the training set's ids. */
+    uint64_t n = train->info.ratings, ntrain = 0, neval = 0;
+    int hold = !test && p->holdout > 0;
+    rs.train = hog_malloc((n ? n : 1) * sizeof(hog_mf_triple));
+    uint64_t eval_cap = test ? test->info.ratings : hold ? n : 0;
+    rs.eval = hog_malloc((eval_cap ? eval_cap : 1) * sizeof(hog_mf_triple));
+    if (!rs.train || !rs.eval) {
+        rc = -ENOMEM;
+        goto fail;
+    }
+    double sum = 0, lo = INFINITY, hi = -INFINITY;
+    for (uint64_t k = 0; k < n; k++) {
+        const hog_mf_triple *t = &train->t[k];
+        if (hold && hog_row_held_out(k, p->holdout, p->seed)) {
+            rs.eval[neval++] = *t;
+            continue;
+        }
+        rs.train[ntrain++] = *t;
+        double v = t->rating;
+        sum += v;
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    if (ntrain == 0) {
+        rc = hog_fail(HOG_EEMPTY, err, err_len, "every training rating is held out: lower the holdout fraction");
+        goto fail;
+    }
+    hog_rng shuf = {hog_mix64(p->seed ^ 0x73687566ull)};
+    for (uint64_t k = ntrain - 1; k > 0; k--) {
+        uint64_t j = below64(&shuf, k + 1);
+        hog_mf_triple tmp = rs.train[k];
+        rs.train[k] = rs.train[j];
+        rs.train[j] = tmp;
+    }
+    if (test) {
+        if (match_names(&train->users, &test->users, &rs.um) < 0 ||
+            match_names(&train->items, &test->items, &rs.im) < 0) {
+            rc = -ENOMEM;
+            goto fail;
+        }
+        for (uint64_t k = 0; k < test->info.ratings; k++) {
+            hog_mf_triple t = test->t[k];
+            t.user = rs.um[t.user];
+            t.item = rs.im[t.item];
+            rs.eval[neval++] = t;
+        }
+    }
+
+    m = hog_mf_new(train->users.n, train->items.n, p->rank);
+    uint64_t nseg = (ntrain + SEG - 1) / SEG;
+    rs.order = nseg <= UINT32_MAX ? hog_malloc(nseg * sizeof(uint32_t)) : NULL;
+    rs.ws = hog_aligned_alloc(HOG_CACHELINE, rs.nth * sizeof(mf_worker));
+    if (!m || !rs.order || !rs.ws) {
+        rc = -ENOMEM;
+        goto fail;
+    }
+    memset(rs.ws, 0, rs.nth * sizeof(mf_worker));
+    for (unsigned i = 0; i < rs.nth; i++) {
+        rs.ws[i].pl = hog_aligned_alloc(HOG_CACHELINE, m->stride * sizeof(float));
+        rs.ws[i].ql = hog_aligned_alloc(HOG_CACHELINE, m->stride * sizeof(float));
+        rs.ws[i].perm = hog_malloc(SEG * sizeof(uint32_t));
+        if (!rs.ws[i].pl || !rs.ws[i].ql || !rs.ws[i].perm) {
+            rc = -ENOMEM;
+            goto fail;
+        }
+    }
+    if (idmap_copy(&m->users, &train->users) < 0 || idmap_copy(&m->items, &train->items) < 0) {
+        rc = -ENOMEM;
+        goto fail;
+    }
+    m->info.params = *p;
+    m->info.params.threads = rs.nth;
+    m->info.params.progress = NULL;
+    m->info.params.progress_ctx = NULL;
+    m->info.mean = sum / (double)ntrain;
+    m->info.min = lo;
+    m->info.max = hi;
+    m->info.train_ratings = ntrain;
+    m->info.test_ratings = neval;
+    m->info.data_fingerprint = train->info.fingerprint;
+
+    init_job ij = {m, p->seed, p->init};
+    hog_pool_run(rs.pool, init_worker, &ij);
+
+    mf_job job = {.p = p, .m = m, .t = rs.train, .n = ntrain, .order = rs.order, .nseg = (uint32_t)nseg, .ws = rs.ws};
+    hog_mf_epoch_stats st;
+    memset(&st, 0, sizeof(st));
+    st.epochs = p->epochs;
+    st.test_ratings = neval;
+    st.test_rmse = NAN;
+    double seconds = 0;
+    for (unsigned e = 0; e < p->epochs; e++) {
+        for (uint32_t s = 0; s < nseg; s++)
+            rs.order[s] = s;
+        hog_rng rng = {hog_mix64(p->seed ^ 0x5eedull) + e};
+        hog_shuffle_u32(rs.order, (uint32_t)nseg, &rng);
+        job.epoch = e;
+        job.step = (float)(p->step * pow(p->decay, e));
+        atomic_init(&job.next, 0);
+        for (unsigned i = 0; i < rs.nth; i++)
+            rs.ws[i].se = 0;
+        double t0 = hog_now();
+        hog_pool_run(rs.pool, epoch_worker, &job);
+        seconds += hog_now() - t0;
+        double se = 0;
+        uint64_t updates = 0;
+        for (unsigned i = 0; i < rs.nth; i++) {
+            se += rs.ws[i].se;
+            rs.ws[i].se = 0;
+            updates += rs.ws[i].updates;
+        }
+        st.epoch = e + 1;
+        st.step = job.step;
+        st.seconds = seconds;
+        st.train_rmse = sqrt(se / (double)(updates - st.updates));
+        st.updates = updates;
+        if (!isfinite(st.train_rmse))
+            hog_log(HOG_LOG_WARN, "epoch %u: the training error is not finite: lower --step", e + 1);
+        if (neval)
+            st.test_rmse = evaluate(&job, rs.pool, rs.nth, rs.eval, neval);
+        if (p->progress)
+            p->progress(p->progress_ctx, &st);
+    }
+    m->info.updates = st.updates;
+    m->info.seconds = seconds;
+    m->info.test_rmse = st.test_rmse;
+    m->info.train_rmse = evaluate(&job, rs.pool, rs.nth, rs.train, ntrain);
+    mf_run_free(&rs);
+    *out = m;
+    return 0;
+fail:
+    if (rc == -ENOMEM)
+        hog_fail(rc, err, err_len, "out of memory");
+    mf_run_free(&rs);
+    hog_mf_free(m);
+    return rc;
+}
+
+/* ===================================================================== *
+ *  The model file
+ *
+ *  Version 1, little-endian:
+ *    offset  bytes          field
+ *    0       8              magic "HOGMFMOD"
+ *    8       4              version (1)
+ *    12      4              M, metadata bytes
+ *    16      4              users
+ *    20      4              items
+ *    24      4              rank k
+ *    28      4              zero
+ *    32      8              U, bytes of user names
+ *    40      8              I, bytes of item names
+ *    48      M              metadata: "key value\n" lines (parameters, mean, range,
+ *                           metrics), numbers in the C locale with 17 digits
+ *    ...     4 (users + 1)  u32 user name offsets, then U bytes of names (NUL-terminated)
+ *    ...     4 (items + 1)  u32 item name offsets, then I bytes of names
+ *    ...     4 users        f32 user biases
+ *    ...     4 items        f32 item biases
+ *    ...     4 users k      f32 user factors, row by row
+ *    ...     4 items k      f32 item factors
+ *    ...     4              CRC-32 of every byte before it
+ * ===================================================================== */
+#define MF_MAGIC "HOGMFMOD"
+#define MF_VERSION 1u
+#define MF_HEAD 48u
+#define MF_MAX_META (1u << 20)
+
+static void put_u32(unsigned char *b, uint32_t v) { memcpy(b, &v, 4); }
+static void put_u64(unsigned char *b, uint64_t v) { memcpy(b, &v, 8); }
+static uint32_t get_u32(const unsigned char *b) { uint32_t v; memcpy(&v, b, 4); return v; }
+static uint64_t get_u64(const unsigned char *b) { uint64_t v; memcpy(&v, b, 8); return v; }
+
+/* Numbers in the file are in the C locale whatever the program set. */
+static locale_t c_locale_enter(locale_t *old)
+{
+    locale_t c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    *old = c ? uselocale(c) : (locale_t)0;
+    return c;
+}
+
+static void c_locale_leave(locale_t c, locale_t old)
+{
+    if (c) {
+        uselocale(old);
+        freelocale(c);
+    }
+}
+
+/* The metadata keys: doubles and unsigned integers, by where they live. */
+typedef struct meta_key {
+    const char *key;
+    double *d;
+    uint64_t *u;
+    unsigned *un;
+    int *i;
+} meta_key;
+
+static size_t meta_keys(hog_mf_info *in, meta_key *k, uint64_t *fp_dummy)
+{
+    (void)fp_dummy;
+    hog_mf_params *p = &in->params;
+    size_t n = 0;
+    k[n++] = (meta_key){"threads", NULL, NULL, &p->threads, NULL};
+    k[n++] = (meta_key){"epochs", NULL, NULL, &p->epochs, NULL};
+    k[n++] = (meta_key){"step", &p->step, NULL, NULL, NULL};
+    k[n++] = (meta_key){"decay", &p->decay, NULL, NULL, NULL};
+    k[n++] = (meta_key){"l2", &p->l2, NULL, NULL, NULL};
+    k[n++] = (meta_key){"l2_bias", &p->l2_bias, NULL, NULL, NULL};
+    k[n++] = (meta_key){"init", &p->init, NULL, NULL, NULL};
+    k[n++] = (meta_key){"holdout", &p->holdout, NULL, NULL, NULL};
+    k[n++] = (meta_key){"seed", NULL, &p->seed, NULL, NULL};
+    k[n++] = (meta_key){"clamp", NULL, NULL, NULL, &p->clamp};
+    k[n++] = (meta_key){"bind", NULL, NULL, NULL, &p->bind};
+    k[n++] = (meta_key){"mean", &in->mean, NULL, NULL, NULL};
+    k[n++] = (meta_key){"min", &in->min, NULL, NULL, NULL};
+    k[n++] = (meta_key){"max", &in->max, NULL, NULL, NULL};
+    k[n++] = (meta_key){"train_ratings", NULL, &in->train_ratings, NULL, NULL};
+    k[n++] = (meta_key){"updates", NULL, &in->updates, NULL, NULL};
+    k[n++] = (meta_key){"seconds", &in->seconds, NULL, NULL, NULL};
+    k[n++] = (meta_key){"train.rmse", &in->train_rmse, NULL, NULL, NULL};
+    k[n++] = (meta_key){"test.ratings", NULL, &in->test_ratings, NULL, NULL};
+    k[n++] = (meta_key){"test.rmse", &in->test_rmse, NULL, NULL, NULL};
+    return n;
+}
+
+#define MF_META_KEYS 24
+
+static char *meta_text(const hog_mf_info *info, size_t *len)
+{
+    hog_mf_info in = *info;
+    meta_key k[MF_META_KEYS];
+    size_t nk = meta_keys(&in, k, NULL);
+    size_t cap = 4096, used = 0;
+    char *b = hog_malloc(cap);
+    if (!b)
+        return NULL;
+    locale_t old, c = c_locale_enter(&old);
+    used += (size_t)snprintf(b + used, cap - used, "hogtrain %s\nmodel mf\ndata_fingerprint %016llx\n",
+                             hog_version_string(), (unsigned long long)in.data_fingerprint);
+    for (size_t i = 0; i < nk && used < cap; i++) {
+        if (k[i].d)
+            used += (size_t)snprintf(b + used, cap - used, "%s %.17g\n", k[i].key, *k[i].d);
+        else if (k[i].u)
+            used += (size_t)snprintf(b + used, cap - used, "%s %llu\n", k[i].key, (unsigned long long)*k[i].u);
+        else if (k[i].un)
+            used += (size_t)snprintf(b + used, cap - used, "%s %u\n", k[i].key, *k[i].un);
+        else
+            used += (size_t)snprintf(b + used, cap - used, "%s %d\n", k[i].key, *k[i].i);
+    }
+    c_locale_leave(c, old);
+    if (used >= cap) { /* cannot happen with these keys: 4096 bytes hold them many times over */
+        hog_free(b);
+        return NULL;
+    }
+    *len = used;
+    return b;
+}
+
+/* Reads the metadata lines into *in. Unknown keys are ignored so that a
+ * newer writer's extra fields do not stop this reader. */
+static int meta_parse(hog_mf_info *in, char *text, size_t len)
+{
+    meta_key k[MF_META_KEYS];
+    size_t nk = meta_keys(in, k, NULL);
+    char *p = text, *end = text + len;
+    while (p < end) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            return HOG_ECORRUPT;
+        *nl = '\0';
+        char *sp = strchr(p, ' ');
+        if (!sp)
+            return HOG_ECORRUPT;
+        *sp = '\0';
+        const char *val = sp + 1;
+        char *e = NULL;
+        if (strcmp(p, "data_fingerprint") == 0) {
+            in->data_fingerprint = strtoull(val, &e, 16);
+            if (*e)
+                return HOG_ECORRUPT;
+        } else if (strcmp(p, "model") == 0 && strcmp(val, "mf") != 0) {
+            return HOG_ECORRUPT;
+        }
+        for (size_t i = 0; i < nk; i++) {
+            if (strcmp(p, k[i].key) != 0)
+                continue;
+            if (k[i].d)
+                *k[i].d = strtod(val, &e);
+            else {
+                unsigned long long u = strtoull(val, &e, 10);
+                if (k[i].u) *k[i].u = u;
+                else if (k[i].un) *k[i].un = (unsigned)u;
+                else *k[i].i = (int)u;
+            }
+            if (*e || e == val)
+                return HOG_ECORRUPT;
+        }
+        p = nl + 1;
+    }
+    return 0;
+}
+
+static int write_crc(hog_atomic_file *f, uint32_t *crc, const void *buf, size_t len)
+{
+    if (!len)
+        return 0;
+    *crc = hog_crc32(*crc, buf, len);
+    return hog_atomic_write(f, buf, len);
+}
+
+/* Writes n rows of k floats from shared rows of `stride` (or n floats when
+ * stride is 0 ... k is 1), through the relaxed loads, in chunks. */
+static int write_rows(hog_atomic_file *f, uint32_t *crc, const hog_weight *w, uint64_t n, uint32_t k,
+                      uint32_t stride)
+{
+    float chunk[4096];
+    size_t used = 0;
+    int rc = 0;
+    for (uint64_t r = 0; r < n && rc == 0; r++)
+        for (uint32_t c = 0; c < k && rc == 0; c++) {
+            chunk[used++] = hog_w_load(&w[r * stride + c]);
+            if (used == HOG_ARRAY_LEN(chunk)) {
+                rc = write_crc(f, crc, chunk, used * sizeof(float));
+                used = 0;
+            }
+        }
+    if (rc == 0 && used)
+        rc = write_crc(f, crc, chunk, used * sizeof(float));
+    return rc;
+}
+
+static int write_names(hog_atomic_file *f, uint32_t *crc, const hog_idmap *m)
+{
+    uint32_t zero = 0;
+    int rc = write_crc(f, crc, m->n ? m->off : &zero, 4ull * (m->n + 1));
+    if (rc == 0)
+        rc = write_crc(f, crc, m->names, m->names_len);
+    return rc;
+}
+
+int hog_mf_save(const hog_mf_model *m, const char *path)
+{
+    size_t meta_len = 0;
+    char *meta = meta_text(&m->info, &meta_len);
+    if (!meta)
+        return -ENOMEM;
+    unsigned char h[MF_HEAD] = {0};
+    memcpy(h, MF_MAGIC, 8);
+    put_u32(h + 8, MF_VERSION);
+    put_u32(h + 12, (uint32_t)meta_len);
+    put_u32(h + 16, m->info.users);
+    put_u32(h + 20, m->info.items);
+    put_u32(h + 24, m->info.rank);
+    put_u64(h + 32, m->users.names_len);
+    put_u64(h + 40, m->items.names_len);
+    hog_atomic_file f;
+    int rc = hog_atomic_open(&f, path);
+    if (rc < 0) {
+        hog_free(meta);
+        return rc;
+    }
+    uint32_t crc = 0;
+    rc = write_crc(&f, &crc, h, sizeof(h));
+    if (rc == 0)
+        rc = write_crc(&f, &crc, meta, meta_len);
+    if (rc == 0)
+        rc = write_names(&f, &crc, &m->users);
+    if (rc == 0)
+        rc = write_names(&f, &crc, &m->items);
+    if (rc == 0)
+        rc = write_rows(&f, &crc, m->bu, m->info.users, 1, 1);
+    if (rc == 0)
+        rc = write_rows(&f, &crc, m->bi, m->info.items, 1, 1);
+    if (rc == 0)
+        rc = write_rows(&f, &crc, m->p, m->info.users, m->info.rank, m->stride);
+    if (rc == 0)
+        rc = write_rows(&f, &crc, m->q, m->info.items, m->info.rank, m->stride);
+    if (rc == 0)
+        rc = hog_atomic_write(&f, &crc, 4);
+    hog_free(meta);
+    if (rc < 0) {
+        hog_atomic_abort(&f);
+        return rc;
+    }
+    return hog_atomic_commit(&f);
+}
+
+static int read_file(const char *path, unsigned char **out, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        int rc = S_ISREG(st.st_mode) ? -errno : -EINVAL;
+        close(fd);
+        return rc;
+    }
+    size_t size = (size_t)st.st_size;
+    unsigned char *buf = hog_malloc(size ? size : 1);
+    if (!buf) {
+        close(fd);
+        return -ENOMEM;
+    }
+    size_t got = 0;
+    while (got < size) {
+        ssize_t r = read(fd, buf + got, size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            int rc = r < 0 ? -errno : -EIO;
+            hog_free(buf);
+            close(fd);
+            return rc;
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    *out = buf;
+    *len = got;
+    return 0;
+}
+
+/* Copies a name table out of the file at *p into an owned map and checks
+ * it. Returns 0, -ENOMEM or HOG_ECORRUPT. */
+static int load_names(hog_idmap *m, const unsigned char **p, uint32_t n, uint64_t names_len)
+{
+    memset(m, 0, sizeof(*m));
+    m->owned = 1;
+    m->n = n;
+    m->off = hog_malloc(((size_t)n + 1) * sizeof(uint32_t));
+    m->names = hog_malloc(names_len ? names_len : 1);
+    if (!m->off || !m->names)
+        return -ENOMEM;
+    memcpy(m->off, *p, 4ull * (n + 1));
+    memcpy(m->names, *p + 4ull * (n + 1), names_len);
+    m->names_len = m->names_cap = names_len;
+    m->off_cap = n + 1;
+    *p += 4ull * (n + 1) + names_len;
+    return hog_idmap_check(m);
+}
+
+static void load_rows(hog_weight *w, const unsigned char **p, uint64_t n, uint32_t k, uint32_t stride)
+{
+    for (uint64_t r = 0; r < n; r++)
+        for (uint32_t c = 0; c < k; c++) {
+            float v;
+            memcpy(&v, *p, 4);
+            *p += 4;
+            hog_w_store(&w[r * stride + c], v);
+        }
+}
+
+int hog_mf_load(const char *path, hog_mf_model **out, char *err, size_t err_len)
+{
+    *out = NULL;
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    hog_mf_model *m = NULL;
+    int rc = read_file(path, &buf, &len);
+    if (rc < 0)
+        return hog_fail(rc, err, err_len, "%s: %s", path, hog_strerror(rc));
+    if (len < 8 || memcmp(buf, MF_MAGIC, 8) != 0) {
+        rc = hog_fail(HOG_EMAGIC, err, err_len, "%s: not a hogtrain matrix factorisation model (no HOGMFMOD magic)",
+                      path);
+        goto out;
+    }
+    if (len < MF_HEAD + 4) {
+        rc = hog_fail(HOG_ETRUNCATED, err, err_len, "%s: truncated: %zu bytes, the header alone is %u", path, len,
+                      MF_HEAD + 4);
+        goto out;
+    }
+    uint32_t version = get_u32(buf + 8), meta_len = get_u32(buf + 12);
+    uint32_t users = get_u32(buf + 16), items = get_u32(buf + 20), rank = get_u32(buf + 24);
+    uint64_t ulen = get_u64(buf + 32), ilen = get_u64(buf + 40);
+    if (version != MF_VERSION) {
+        rc = hog_fail(HOG_EVERSION, err, err_len, "%s: model version %u, this build reads version %u", path, version,
+                      MF_VERSION);
+        goto out;
+    }
+    if (meta_len > MF_MAX_META || rank < 1 || rank > HOG_MF_MAX_RANK || users >= UINT32_MAX - 1 ||
+        items >= UINT32_MAX - 1 || ulen > UINT32_MAX || ilen > UINT32_MAX) {
+        rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: implausible sizes (meta %u bytes, %u users, %u items, rank %u)",
+                      path, meta_len, users, items, rank);
+        goto out;
+    }
+    uint64_t want = MF_HEAD + (uint64_t)meta_len + 4ull * (users + 1) + ulen + 4ull * (items + 1) + ilen +
+                    4ull * (users + items) * (1 + (uint64_t)rank) + 4;
+    if (len != want) {
+        rc = hog_fail(len < want ? HOG_ETRUNCATED : HOG_ECORRUPT, err, err_len,
+                      "%s: %s: the header implies %llu bytes, the file has %zu", path,
+                      len < want ? "truncated" : "trailing bytes", (unsigned long long)want, len);
+        goto out;
+    }
+    if (hog_crc32(0, buf, len - 4) != get_u32(buf + len - 4)) {
+        rc = hog_fail(HOG_ECHECKSUM, err, err_len, "%s: checksum mismatch: the model is corrupted", path);
+        goto out;
+    }
+    m = hog_mf_new(users, items, rank);
+    if (!m) {
+        rc = hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
+        goto out;
+    }
+    locale_t old, c = c_locale_enter(&old);
+    rc = meta_parse(&m->info, (char *)buf + MF_HEAD, meta_len);
+    c_locale_leave(c, old);
+    m->info.params.rank = rank;
+    const char *field = NULL;
+    if (rc == 0 && hog_mf_params_check(&m->info.params, &field) < 0)
+        rc = HOG_ECORRUPT;
+    if (rc < 0) {
+        rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: unreadable metadata%s%s", path, field ? ": " : "",
+                      field ? field : "");
+        goto out;
+    }
+    const unsigned char *p = buf + MF_HEAD + meta_len;
+    rc = load_names(&m->users, &p, users, ulen);
+    if (rc == 0)
+        rc = load_names(&m->items, &p, items, ilen);
+    if (rc < 0) {
+        rc = hog_fail(rc == -ENOMEM ? rc : HOG_ECORRUPT, err, err_len, "%s: %s", path,
+                      rc == -ENOMEM ? "out of memory" : "a name table is malformed");
+        goto out;
+    }
+    load_rows(m->bu, &p, users, 1, 1);
+    load_rows(m->bi, &p, items, 1, 1);
+    load_rows(m->p, &p, users, rank, m->stride);
+    load_rows(m->q, &p, items, rank, m->stride);
+    m->info.params.progress = NULL;
+    m->info.params.progress_ctx = NULL;
+    *out = m;
+    m = NULL;
+    rc = 0;
+out:
+    hog_mf_free(m);
+    hog_free(buf);
+    return rc;
+}

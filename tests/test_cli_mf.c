@@ -1,0 +1,142 @@
+/* test_cli_mf.c: end-to-end tests of hogtrain's matrix factorisation: train --model mf, predict, info, reports and errors. */
+#include <criterion/criterion.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_scratch.h"
+
+static char bin[512];
+static char out[65536];
+
+static void setup(void)
+{
+    const char *build = getenv("HOG_BUILD");
+    snprintf(bin, sizeof(bin), "%s/hogtrain", build ? build : "build");
+    cr_assert_eq(access(bin, X_OK), 0, "%s is not built", bin);
+    scratch_make("climf");
+}
+
+TestSuite(cli_mf, .init = setup, .fini = scratch_remove);
+
+/* Runs "hogtrain ARGS" in the scratch folder; stdout and stderr go to `out`. */
+static int hog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int hog(const char *fmt, ...)
+{
+    char args[2048], cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof(args), fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof(cmd), "cd %s && %s %s 2>&1", dir, bin, args);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, sizeof(out) - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static void write_file(const char *name, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A small rank-1 matrix: rating = 3 + (u - 5) * (i - 5) / 10, every pair. */
+static void write_ratings(void)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/r.csv", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "userId,movieId,rating\n");
+    for (int u = 0; u < 12; u++)
+        for (int i = 0; i < 10; i++)
+            fprintf(f, "%d,m%d,%g\n", u, i, 3 + (u - 5) * (i - 5) / 10.0);
+    fclose(f);
+}
+
+static int lines(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int n = 0, c;
+    while ((c = fgetc(f)) != EOF)
+        n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+Test(cli_mf, train_predict_info)
+{
+    write_ratings();
+    cr_assert_eq(hog("train r.csv --model mf --rank 2 --epochs 60 --step 0.05 --l2 0.001 --l2-bias 0.001 --threads 1 "
+                     "--holdout 0.1 -o m.mf --report rep.json --save-ratings r.hgr"), 0, "%s", out);
+    cr_assert(strstr(out, "epoch 60/60"), "%s", out);
+    cr_assert(strstr(out, "test rmse"), "%s", out);
+    char rep[256];
+    snprintf(rep, sizeof(rep), "%s/rep.json", dir);
+    FILE *f = fopen(rep, "r");
+    cr_assert_not_null(f);
+    char json[4096];
+    size_t n = fread(json, 1, sizeof(json) - 1, f);
+    json[n] = '\0';
+    fclose(f);
+    cr_assert(strstr(json, "\"model_kind\": \"mf\""), "%s", json);
+    cr_assert(strstr(json, "\"rank\": 2"), "%s", json);
+    const char *tr = strstr(json, "\"train_rmse\": ");
+    cr_assert_not_null(tr);
+    cr_assert_lt(atof(tr + 14), 0.2, "%s", json);
+
+    cr_assert_eq(hog("info m.mf"), 0, "%s", out);
+    cr_assert(strstr(out, "matrix factorisation model"), "%s", out);
+    cr_assert(strstr(out, "users              12"), "%s", out);
+    cr_assert_eq(hog("info r.hgr"), 0, "%s", out);
+    cr_assert(strstr(out, "ratings            120"), "%s", out);
+
+    write_file("pairs.txt", "0 m0\n11 m9\n5 m3\nnew m1\n");
+    cr_assert_eq(hog("predict m.mf pairs.txt -o pred.txt"), 0, "%s", out);
+    cr_assert_eq(lines("pred.txt"), 4);
+    char pp[256];
+    snprintf(pp, sizeof(pp), "%s/pred.txt", dir);
+    f = fopen(pp, "r");
+    double v[4];
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(fscanf(f, "%lf", &v[i]), 1);
+    fclose(f);
+    cr_assert(v[0] > 4.5, "(0, m0) is rated 5.5, clamped to 5.5: predicted %g", v[0]);
+    cr_assert(v[2] > 2.6 && v[2] < 3.4, "(5, m3) is rated 3: predicted %g", v[2]);
+    /* The binary ratings train the same as the text (same names, same order). */
+    cr_assert_eq(hog("train r.hgr --model mf --rank 2 --epochs 3 --threads 1 -o m2.mf -q"), 0, "%s", out);
+    cr_assert_eq(hog("predict m2.mf r.csv --report prep.json -q"), 0, "%s", out);
+}
+
+Test(cli_mf, errors)
+{
+    write_file("bad.csv", "1 2 3\n1 2 three\n");
+    cr_assert_eq(hog("train bad.csv --model mf -o m.mf"), 1, "%s", out);
+    cr_assert(strstr(out, "bad.csv:2:5: expected a finite number (the rating), found 'three'"), "%s", out);
+    cr_assert_eq(access("m.mf", F_OK), -1);
+    write_ratings();
+    cr_assert_eq(hog("train r.csv --model mf --rank 0 -o m.mf"), 2, "%s", out);
+    cr_assert(strstr(out, "--rank"), "%s", out);
+    cr_assert_eq(hog("train r.csv --model mf --step x -o m.mf"), 2, "%s", out);
+    cr_assert_eq(hog("train r.csv --model mf --test r.csv --holdout 0.1 -o m.mf"), 2, "%s", out);
+    cr_assert_eq(hog("train r.csv --model=mf --epochs 1 -q -o m.mf"), 0, "%s", out);
+    write_file("pairs.txt", "0 m0 4\n0 m1 x y\n");
+    cr_assert_eq(hog("predict m.mf pairs.txt"), 1, "%s", out);
+    cr_assert(strstr(out, "pairs.txt:2:6: expected a finite number (the rating), found 'x'"), "%s", out);
+    cr_assert_eq(hog("predict m.mf missing.txt"), 1, "%s", out);
+    cr_assert(strstr(out, "missing.txt"), "%s", out);
+}

@@ -1,0 +1,384 @@
+/* test_train_mf.c: matrix factorisation: recovery of a known low-rank matrix, the SGD step's gradient, determinism, files and parse errors. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "train/train_mf.h"
+
+#include "test_scratch.h"
+
+static void setup(void)
+{
+    scratch_make("mf");
+}
+
+TestSuite(mf, .init = setup, .fini = scratch_remove);
+
+static char *path_of(const char *name)
+{
+    static char buf[4][256];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof(buf[k]), "%s/%s", dir, name);
+    return buf[k];
+}
+
+static void write_text(const char *name, const char *text)
+{
+    FILE *f = fopen(path_of(name), "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static double normal(hog_rng *r)
+{
+    double u1 = 1.0 - (double)(hog_rng_next(r) >> 11) * 0x1p-53;
+    double u2 = (double)(hog_rng_next(r) >> 11) * 0x1p-53;
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* A rank-k matrix with biases and N(0, noise^2) noise, n ratings of
+ * uniform (user, item) pairs, written as "uU,iI,rating" text (string names). */
+static void write_low_rank(const char *name, unsigned users, unsigned items, unsigned k, unsigned n, double noise,
+                           uint64_t seed)
+{
+    hog_rng r = {seed};
+    double *p = malloc(sizeof(double) * users * k), *q = malloc(sizeof(double) * items * k);
+    double *bu = malloc(sizeof(double) * users), *bi = malloc(sizeof(double) * items);
+    double sd = pow(k, -0.25);
+    for (unsigned i = 0; i < users * k; i++)
+        p[i] = sd * normal(&r);
+    for (unsigned i = 0; i < items * k; i++)
+        q[i] = sd * normal(&r);
+    for (unsigned i = 0; i < users; i++)
+        bu[i] = 0.3 * normal(&r);
+    for (unsigned i = 0; i < items; i++)
+        bi[i] = 0.3 * normal(&r);
+    FILE *f = fopen(path_of(name), "w");
+    cr_assert_not_null(f);
+    fprintf(f, "user,item,rating\n");
+    for (unsigned t = 0; t < n; t++) {
+        unsigned u = hog_rng_below(&r, users), i = hog_rng_below(&r, items);
+        double v = 3.5 + bu[u] + bi[i];
+        for (unsigned c = 0; c < k; c++)
+            v += p[u * k + c] * q[i * k + c];
+        fprintf(f, "u%u,i%u,%.6f\n", u, i, v + noise * normal(&r));
+    }
+    fclose(f);
+    free(p);
+    free(q);
+    free(bu);
+    free(bi);
+}
+
+static hog_ratings *open_ok(const char *name, int pairs)
+{
+    hog_ratings *r = NULL;
+    char err[512] = "";
+    int rc = hog_ratings_open(path_of(name), pairs, &r, err, sizeof(err));
+    cr_assert_eq(rc, 0, "open %s: %d %s", name, rc, err);
+    return r;
+}
+
+Test(mf, recovers_a_low_rank_matrix_to_the_noise_level)
+{
+    write_low_rank("lr.csv", 400, 300, 4, 60000, 0.1, 11);
+    hog_ratings *r = open_ok("lr.csv", 0);
+    hog_ratings_info ri;
+    hog_ratings_get_info(r, &ri);
+    cr_assert_eq(ri.ratings, 60000);
+    cr_assert_eq(ri.users, 400);
+    cr_assert_eq(ri.items, 300);
+    hog_mf_params p = hog_mf_params_default();
+    p.rank = 4;
+    p.threads = 2;
+    p.epochs = 40;
+    p.step = 0.02;
+    p.decay = 0.97;
+    p.l2 = 0.002;
+    p.l2_bias = 0.001;
+    p.holdout = 0.1;
+    p.bind = 0;
+    hog_mf_model *m = NULL;
+    char err[512] = "";
+    cr_assert_eq(hog_mf_train(&p, r, NULL, &m, err, sizeof(err)), 0, "%s", err);
+    hog_mf_info in;
+    hog_mf_get_info(m, &in);
+    /* Noise 0.1 is the floor; predicting the mean alone would give about 1.1. */
+    cr_assert_lt(in.test_rmse, 0.13, "test rmse %g", in.test_rmse);
+    cr_assert_gt(in.test_rmse, 0.08, "test rmse %g below the noise: the holdout leaks", in.test_rmse);
+    cr_assert_lt(in.train_rmse, 0.12, "train rmse %g", in.train_rmse);
+    cr_assert(in.test_ratings > 5000 && in.test_ratings < 7000);
+    cr_assert_eq(in.train_ratings + in.test_ratings, 60000);
+    cr_assert_eq(in.updates, (uint64_t)in.train_ratings * 40);
+    hog_mf_free(m);
+    hog_ratings_close(r);
+}
+
+Test(mf, step_moves_each_parameter_down_its_gradient)
+{
+    enum { K = 5 };
+    float p[K] = {0.3f, -0.2f, 0.5f, 0.1f, -0.4f}, q[K] = {-0.1f, 0.6f, 0.2f, -0.3f, 0.25f};
+    const double mean = 3.2, r = 4.5, l2 = 0.05, l2b = 0.02, h = 1e-3;
+    float bu = 0.15f, bi = -0.05f;
+    /* Numerical gradient of the per-rating loss by central differences, in double. */
+    double g[2 * K + 2];
+    for (int j = 0; j < 2 * K + 2; j++) {
+        float pp[K], qq[K];
+        double v[2], a[2];
+        for (int s = 0; s < 2; s++) {
+            memcpy(pp, p, sizeof(p));
+            memcpy(qq, q, sizeof(q));
+            double b1 = bu, b2 = bi, d = s ? -h : h;
+            float eps = (float)d;
+            if (j < K) pp[j] += eps;
+            else if (j < 2 * K) qq[j - K] += eps;
+            else if (j == 2 * K) b1 += d;
+            else b2 += d;
+            /* the float perturbation as actually applied */
+            a[s] = j < K ? (double)pp[j] - (double)p[j] : j < 2 * K ? (double)qq[j - K] - (double)q[j - K] : d;
+            v[s] = hog_mf_rating_loss(K, mean, b1, b2, pp, qq, r, l2, l2b);
+        }
+        g[j] = (v[0] - v[1]) / (a[0] - a[1]);
+    }
+    float p1[K], q1[K], bu1 = bu, bi1 = bi;
+    memcpy(p1, p, sizeof(p));
+    memcpy(q1, q, sizeof(q));
+    const float step = 0.01f;
+    float e = hog_mf_step(K, (float)mean, &bu1, &bi1, p1, q1, (float)r, step, (float)l2, (float)l2b);
+    double dot = 0;
+    for (int f = 0; f < K; f++)
+        dot += (double)p[f] * (double)q[f];
+    cr_assert_float_eq((double)e, r - (mean + (double)bu + (double)bi + dot), 1e-5);
+    for (int j = 0; j < 2 * K + 2; j++) {
+        double moved = j < K ? (double)p1[j] - (double)p[j] : j < 2 * K ? (double)q1[j - K] - (double)q[j - K]
+                     : j == 2 * K ? (double)bu1 - (double)bu : (double)bi1 - (double)bi;
+        double want = -(double)step * g[j];
+        cr_assert(fabs(moved - want) <= 2e-3 * fabs(want) + 2e-7, "parameter %d moved %.9g, -step*gradient %.9g", j,
+                  moved, want);
+    }
+    /* And a small step lowers the loss. */
+    cr_assert_lt(hog_mf_rating_loss(K, mean, bu1, bi1, p1, q1, r, l2, l2b),
+                 hog_mf_rating_loss(K, mean, bu, bi, p, q, r, l2, l2b));
+}
+
+static hog_mf_model *train_small(const hog_ratings *r, unsigned threads, uint64_t seed)
+{
+    hog_mf_params p = hog_mf_params_default();
+    p.rank = 6;
+    p.threads = threads;
+    p.epochs = 5;
+    p.seed = seed;
+    p.holdout = 0.2;
+    p.bind = 0;
+    hog_mf_model *m = NULL;
+    char err[512] = "";
+    cr_assert_eq(hog_mf_train(&p, r, NULL, &m, err, sizeof(err)), 0, "%s", err);
+    return m;
+}
+
+/* Compares every prediction of two models bit for bit; returns the count that differ. */
+static unsigned differing(const hog_mf_model *a, const hog_mf_model *b)
+{
+    hog_mf_info ia, ib;
+    hog_mf_get_info(a, &ia);
+    hog_mf_get_info(b, &ib);
+    cr_assert_eq(ia.users, ib.users);
+    unsigned diff = 0;
+    for (int64_t u = 0; u < ia.users; u++)
+        for (int64_t i = 0; i < ia.items; i++) {
+            double x = hog_mf_predict_id(a, u, i), y = hog_mf_predict_id(b, u, i);
+            diff += memcmp(&x, &y, sizeof(x)) != 0;
+        }
+    return diff;
+}
+
+Test(mf, one_thread_is_deterministic)
+{
+    write_low_rank("det.csv", 60, 40, 3, 3000, 0.2, 5);
+    hog_ratings *r = open_ok("det.csv", 0);
+    hog_mf_model *a = train_small(r, 1, 7), *b = train_small(r, 1, 7), *c = train_small(r, 1, 8);
+    cr_assert_eq(differing(a, b), 0);
+    hog_mf_info ia, ib;
+    hog_mf_get_info(a, &ia);
+    hog_mf_get_info(b, &ib);
+    cr_assert_eq(memcmp(&ia.train_rmse, &ib.train_rmse, sizeof(double)), 0);
+    cr_assert_eq(memcmp(&ia.test_rmse, &ib.test_rmse, sizeof(double)), 0);
+    cr_assert_gt(differing(a, c), 1000, "another seed should give another model");
+    hog_mf_free(a);
+    hog_mf_free(b);
+    hog_mf_free(c);
+    hog_ratings_close(r);
+}
+
+static void flip_byte(const char *path, long off)
+{
+    int fd = open(path, O_RDWR);
+    cr_assert_geq(fd, 0);
+    struct stat st;
+    fstat(fd, &st);
+    if (off < 0)
+        off += st.st_size;
+    unsigned char c;
+    cr_assert_eq(pread(fd, &c, 1, off), 1);
+    c ^= 0x10;
+    cr_assert_eq(pwrite(fd, &c, 1, off), 1);
+    close(fd);
+}
+
+Test(mf, model_round_trips_and_damage_is_refused)
+{
+    write_low_rank("rt.csv", 50, 30, 3, 2000, 0.2, 9);
+    hog_ratings *r = open_ok("rt.csv", 0);
+    hog_mf_model *m = train_small(r, 2, 3);
+    const char *path = path_of("m.mf");
+    cr_assert_eq(hog_mf_save(m, path), 0);
+    hog_mf_model *l = NULL;
+    char err[512] = "";
+    cr_assert_eq(hog_mf_load(path, &l, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(differing(m, l), 0);
+    hog_mf_info a, b;
+    hog_mf_get_info(m, &a);
+    hog_mf_get_info(l, &b);
+    cr_assert_eq(a.rank, b.rank);
+    cr_assert_eq(a.params.epochs, b.params.epochs);
+    cr_assert_eq(a.params.step, b.params.step);
+    cr_assert_eq(a.params.seed, b.params.seed);
+    cr_assert_eq(a.mean, b.mean);
+    cr_assert_eq(a.test_rmse, b.test_rmse);
+    cr_assert_eq(a.train_ratings, b.train_ratings);
+    cr_assert_eq(a.data_fingerprint, b.data_fingerprint);
+    /* Names map to the same ids, and unknown names fall back to the biases. */
+    cr_assert_eq(hog_mf_user_id(l, "u7"), hog_mf_user_id(m, "u7"));
+    cr_assert_geq(hog_mf_user_id(l, "u7"), 0);
+    cr_assert_eq(hog_mf_user_id(l, "nobody"), -1);
+    int64_t i3 = hog_mf_item_id(l, "i3");
+    cr_assert_float_eq(hog_mf_predict(l, "nobody", "i3"), hog_mf_predict_id(l, -1, i3), 1e-12);
+    cr_assert_float_eq(hog_mf_predict(l, "nobody", "nothing"), (double)(float)b.mean, 1e-6);
+    hog_mf_free(l);
+
+    /* A flipped bit in the factors, a truncation, another magic. */
+    flip_byte(path, -9);
+    cr_assert_eq(hog_mf_load(path, &l, err, sizeof(err)), HOG_ECHECKSUM);
+    cr_assert(strstr(err, "checksum"), "%s", err);
+    cr_assert_eq(hog_mf_save(m, path), 0);
+    cr_assert_eq(truncate(path, 100), 0);
+    cr_assert_eq(hog_mf_load(path, &l, err, sizeof(err)), HOG_ETRUNCATED);
+    cr_assert(strstr(err, "truncated"), "%s", err);
+    flip_byte(path, 0);
+    cr_assert_eq(hog_mf_load(path, &l, err, sizeof(err)), HOG_EMAGIC);
+    cr_assert_null(l);
+    hog_mf_free(m);
+    hog_ratings_close(r);
+}
+
+Test(mf, binary_ratings_round_trip_and_damage_is_refused)
+{
+    write_text("t.txt", "# a comment\n7 a 1.5\r\n8\tb\t2\n7, b ,3.25, 123456\n\n9 c -0.5\n");
+    hog_ratings *r = open_ok("t.txt", 0);
+    hog_ratings_info ti;
+    hog_ratings_get_info(r, &ti);
+    cr_assert_eq(ti.ratings, 4);
+    cr_assert_eq(ti.users, 3);
+    cr_assert_eq(ti.items, 3);
+    cr_assert_float_eq(ti.mean, (1.5 + 2 + 3.25 - 0.5) / 4, 1e-12);
+    const char *path = path_of("t.hgr");
+    cr_assert_eq(hog_ratings_save(r, path), 0);
+    hog_ratings *b = open_ok("t.hgr", 0);
+    hog_ratings_info bi;
+    hog_ratings_get_info(b, &bi);
+    cr_assert_eq(bi.binary, 1);
+    cr_assert_eq(bi.ratings, 4);
+    cr_assert_eq(bi.fingerprint, ti.fingerprint);
+    for (uint64_t k = 0; k < 4; k++) {
+        uint32_t u1, i1, u2, i2;
+        float r1, r2;
+        hog_ratings_get(r, k, &u1, &i1, &r1);
+        hog_ratings_get(b, k, &u2, &i2, &r2);
+        cr_assert_str_eq(hog_ratings_user_name(r, u1), hog_ratings_user_name(b, u2));
+        cr_assert_str_eq(hog_ratings_item_name(r, i1), hog_ratings_item_name(b, i2));
+        cr_assert_eq(r1, r2);
+    }
+    cr_assert_str_eq(hog_ratings_user_name(b, 2), "9");
+    cr_assert_null(hog_ratings_user_name(b, 3));
+    hog_ratings_close(b);
+    char err[512] = "";
+    flip_byte(path, 64 + 12 + 8); /* the second triple's rating */
+    cr_assert_eq(hog_ratings_open(path, 0, &b, err, sizeof(err)), HOG_ECHECKSUM);
+    cr_assert_null(b);
+    cr_assert_eq(hog_ratings_save(r, path), 0);
+    flip_byte(path, 16); /* the count, in the header */
+    cr_assert_eq(hog_ratings_open(path, 0, &b, err, sizeof(err)), HOG_ECHECKSUM);
+    cr_assert(strstr(err, "header"), "%s", err);
+    cr_assert_eq(hog_ratings_save(r, path), 0);
+    cr_assert_eq(truncate(path, 80), 0);
+    cr_assert_eq(hog_ratings_open(path, 0, &b, err, sizeof(err)), HOG_ETRUNCATED);
+    hog_ratings_close(r);
+}
+
+static void expect_error(const char *text, int pairs, const char *want)
+{
+    write_text("bad.txt", text);
+    hog_ratings *r = NULL;
+    char err[512] = "";
+    cr_assert_eq(hog_ratings_open(path_of("bad.txt"), pairs, &r, err, sizeof(err)), HOG_EFORMAT, "%s", text);
+    cr_assert_null(r);
+    char full[600];
+    snprintf(full, sizeof(full), "%s:%s", path_of("bad.txt"), want);
+    cr_assert_str_eq(err, full);
+}
+
+Test(mf, parse_errors_name_line_and_column)
+{
+    expect_error("1 2 3\n4 5 x\n", 0, "2:5: expected a finite number (the rating), found 'x'");
+    expect_error("1 2 3\n4\n", 0, "2:2: expected a separator and an item, found the end of the line");
+    expect_error("1 2 3\n4 5\n", 0, "2:4: expected a separator and a rating, found the end of the line");
+    expect_error("1 2 3\n4 5 nan\n", 0, "2:5: expected a finite number (the rating), found 'nan'");
+    expect_error("1 2 3\n4,,5\n", 0, "2:3: expected an item, found ','");
+    expect_error("1 2\n3 4 5\n", 1, "2:5: expected the end of the line (earlier lines have no rating), found '5'");
+    expect_error("1 2 3\n4 5 6x\n", 0, "2:5: expected a finite number (the rating), found '6x'");
+    /* A header is only the first line. */
+    expect_error("user item rating\n1 2 3\nuser item rating\n", 0,
+                 "3:11: expected a finite number (the rating), found 'rating'");
+    write_text("empty.txt", "# nothing\n\n");
+    hog_ratings *r = NULL;
+    char err[512];
+    cr_assert_eq(hog_ratings_open(path_of("empty.txt"), 0, &r, err, sizeof(err)), HOG_EEMPTY);
+}
+
+Test(mf, pairs_files_are_predicted_in_order)
+{
+    write_low_rank("pp.csv", 30, 20, 2, 1000, 0.1, 4);
+    hog_ratings *r = open_ok("pp.csv", 0);
+    hog_mf_model *m = train_small(r, 1, 1);
+    write_text("pairs.txt", "u1 i2\nu3,i4\nstranger i2\n");
+    hog_ratings *pr = open_ok("pairs.txt", 1);
+    hog_ratings_info pi;
+    hog_ratings_get_info(pr, &pi);
+    cr_assert_eq(pi.has_ratings, 0);
+    cr_assert_eq(pi.ratings, 3);
+    float out[3];
+    double rmse = 0;
+    cr_assert_eq(hog_mf_predict_ratings(m, pr, out, &rmse), 0);
+    cr_assert(isnan(rmse));
+    cr_assert_eq((double)out[0], hog_mf_predict(m, "u1", "i2"));
+    cr_assert_eq((double)out[1], hog_mf_predict(m, "u3", "i4"));
+    cr_assert_eq((double)out[2], hog_mf_predict_id(m, -1, hog_mf_item_id(m, "i2")));
+    /* A pairs file is no training set. */
+    hog_mf_params p = hog_mf_params_default();
+    hog_mf_model *x = NULL;
+    char err[256];
+    cr_assert_eq(hog_mf_train(&p, pr, NULL, &x, err, sizeof(err)), HOG_ELABEL);
+    p.rank = 0;
+    cr_assert_eq(hog_mf_train(&p, r, NULL, &x, err, sizeof(err)), HOG_EPARAM);
+    cr_assert(strstr(err, "rank"), "%s", err);
+    hog_ratings_close(pr);
+    hog_mf_free(m);
+    hog_ratings_close(r);
+}

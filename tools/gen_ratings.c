@@ -1,0 +1,493 @@
+/* gen_ratings.c: writes a seeded synthetic rating matrix drawn from known low-rank factors, as text triples or a binary ratings file (.hgr). */
+/*
+ * Usage: gen_ratings -u USERS -i ITEMS -k RANK -n RATINGS -o OUT [-s SEED]
+ *                    [--noise S] [--mean M] [--bias-sd B] [--binary]
+ *                    [-f FACTORS_OUT] [-j THREADS] [-q]
+ *
+ * The model:
+ *   p_u, q_i  rank-k factor rows, every entry N(0, 1/sqrt(k)), so that
+ *             p_u . q_i has variance 1 whatever k
+ *   b_u, b_i  biases N(0, B^2) (B = 0.3 by default)
+ *   rating    M + b_u + b_i + p_u . q_i + N(0, S^2), with (u, i) uniform over
+ *             USERS x ITEMS (M = 3.5 and S = 0.1 by default; S is the RMSE
+ *             a perfect model would have, the floor a recovery test aims at)
+ * Users and items are named by their numbers, 0-based.
+ *
+ * Output: text lines "user item rating" (rating with %.6f), or with --binary
+ * (or OUT ending in .hgr) hogtrain's binary ratings file, version 1 (the
+ * layout is in src/train/train_mf_ratings.c and the README), with the
+ * names "0".."USERS-1" and "0".."ITEMS-1" in id order. -f writes the known
+ * model: a line "mean M", then "u ID BIAS F1 .. Fk" for every user and
+ * "i ID BIAS F1 .. Fk" for every item (%.9g).
+ *
+ * Reproducibility: the factors come from one stream per row and rating r
+ * from its own stream, all seeded from (SEED, what, index) with splitmix64,
+ * so the output is the same for any -j. Worker threads fill fixed chunks of
+ * ratings in parallel, the main thread writes them in order; the output
+ * goes to OUT.tmp.XXXXXX, fsynced and renamed to OUT at the end.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "tool_file.h"
+
+#define MAX_THREADS 64
+#define CHUNK 65536u /* ratings per chunk: a worker's unit, fixed so the output ignores -j */
+#define TEXT_MAX 64u /* bytes of one text line at most: two 10-digit ids and a rating */
+
+static const char *prog = "gen_ratings";
+
+/* ===================================================================== *
+ *  Random numbers: splitmix64 to seed, xoshiro256** to draw
+ * ===================================================================== */
+typedef struct rng {
+    uint64_t s[4];
+} rng;
+
+static inline uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+}
+
+static void rng_seed(rng *r, uint64_t key)
+{
+    uint64_t x = mix64(key);
+    for (int i = 0; i < 4; i++) {
+        x += 0x9E3779B97F4A7C15u;
+        r->s[i] = mix64(x);
+    }
+}
+
+static inline uint64_t rotl64(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+static inline uint64_t rng_next(rng *r)
+{
+    uint64_t *s = r->s;
+    const uint64_t out = rotl64(s[1] * 5, 7) * 9;
+    const uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl64(s[3], 45);
+    return out;
+}
+
+static inline double rng_uniform(rng *r)
+{
+    return (double)(rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+static double rng_normal(rng *r)
+{
+    double u1 = 1.0 - rng_uniform(r);
+    double u2 = rng_uniform(r);
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+static inline uint32_t below(rng *r, uint32_t n)
+{
+    return (uint32_t)(((rng_next(r) >> 32) * (uint64_t)n) >> 32);
+}
+
+/* Stream keys: a tag per kind of draw, then the index. */
+static uint64_t key(uint64_t seed, uint64_t tag, uint64_t index)
+{
+    return mix64(mix64(seed ^ tag) + index);
+}
+
+/* ===================================================================== *
+ *  The model and the chunks
+ * ===================================================================== */
+typedef struct gen {
+    uint32_t users, items, k;
+    uint64_t n, seed;
+    double noise, mean, bias_sd;
+    int binary;
+    float *p, *q, *bu, *bi; /* the known model */
+} gen;
+
+typedef struct triple {
+    uint32_t user, item;
+    float rating;
+} triple;
+
+typedef struct worker {
+    pthread_t thread;
+    const gen *g;
+    uint64_t chunk;  /* which chunk to fill */
+    char *buf;       /* CHUNK * TEXT_MAX bytes (text) or CHUNK triples */
+    size_t len;
+} worker;
+
+static void build_rows(float *rows, float *bias, uint32_t n, uint32_t k, uint64_t seed, uint64_t tag, double bias_sd)
+{
+    double sd = pow((double)k, -0.25);
+    for (uint32_t r = 0; r < n; r++) {
+        rng g;
+        rng_seed(&g, key(seed, tag, r));
+        bias[r] = (float)(bias_sd * rng_normal(&g));
+        for (uint32_t f = 0; f < k; f++)
+            rows[(size_t)r * k + f] = (float)(sd * rng_normal(&g));
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    const gen *g = w->g;
+    uint64_t first = w->chunk * CHUNK, end = first + CHUNK < g->n ? first + CHUNK : g->n;
+    size_t len = 0;
+    for (uint64_t r = first; r < end; r++) {
+        rng s;
+        rng_seed(&s, key(g->seed, 0x52415445u /* "RATE" */, r));
+        uint32_t u = below(&s, g->users), i = below(&s, g->items);
+        const float *p = g->p + (size_t)u * g->k, *q = g->q + (size_t)i * g->k;
+        double v = g->mean + (double)g->bu[u] + (double)g->bi[i];
+        for (uint32_t f = 0; f < g->k; f++)
+            v += (double)p[f] * (double)q[f];
+        v += g->noise * rng_normal(&s);
+        if (g->binary) {
+            triple t = {u, i, (float)v};
+            memcpy(w->buf + len, &t, sizeof(t));
+            len += sizeof(t);
+        } else {
+            len += (size_t)snprintf(w->buf + len, TEXT_MAX, "%u %u %.6f\n", u, i, v);
+        }
+    }
+    w->len = len;
+    return NULL;
+}
+
+/* ===================================================================== *
+ *  The binary file: header, triples, then the two name tables
+ * ===================================================================== */
+typedef struct out_file {
+    int fd;
+    uLong crc; /* of everything after the header */
+} out_file;
+
+static int put(out_file *o, const void *buf, size_t len)
+{
+    o->crc = crc32(o->crc, buf, (uInt)len);
+    return write_all(o->fd, buf, len);
+}
+
+/* Names "0".."n-1": offsets, names, zero padding to 4 bytes. *names_crc
+ * continues over the names alone (for the fingerprint); *bytes gets their size. */
+static int write_names(out_file *o, uint32_t n, uLong *names_crc, uint64_t *bytes)
+{
+    char *names = malloc((size_t)n * 11 + 4);
+    uint32_t *off = malloc(((size_t)n + 1) * sizeof(uint32_t));
+    if (!names || !off) {
+        free(names);
+        free(off);
+        errno = ENOMEM;
+        return -1;
+    }
+    size_t len = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        off[i] = (uint32_t)len;
+        len += (size_t)sprintf(names + len, "%u", i) + 1; /* with its NUL */
+    }
+    off[n] = (uint32_t)len;
+    *names_crc = crc32(*names_crc, (const Bytef *)names, (uInt)len);
+    *bytes = len;
+    size_t padded = (len + 3) & ~(size_t)3;
+    memset(names + len, 0, padded - len);
+    int rc = put(o, off, ((size_t)n + 1) * sizeof(uint32_t));
+    if (rc == 0)
+        rc = put(o, names, padded);
+    free(names);
+    free(off);
+    return rc;
+}
+
+static void put_u32(unsigned char *b, uint32_t v) { memcpy(b, &v, 4); }
+static void put_u64(unsigned char *b, uint64_t v) { memcpy(b, &v, 8); }
+
+static int write_factors(const gen *g, int fd)
+{
+    char line[64];
+    int n = snprintf(line, sizeof(line), "mean %.9g\n", g->mean);
+    if (write_all(fd, line, (size_t)n) != 0)
+        return -1;
+    size_t cap = 64 + (size_t)g->k * 20, used;
+    char *buf = malloc(cap);
+    if (!buf)
+        return -1;
+    for (int side = 0; side < 2; side++) {
+        uint32_t rows = side ? g->items : g->users;
+        const float *f = side ? g->q : g->p, *b = side ? g->bi : g->bu;
+        for (uint32_t r = 0; r < rows; r++) {
+            used = (size_t)snprintf(buf, cap, "%c %u %.9g", side ? 'i' : 'u', r, (double)b[r]);
+            for (uint32_t c = 0; c < g->k; c++)
+                used += (size_t)snprintf(buf + used, cap - used, " %.9g", (double)f[(size_t)r * g->k + c]);
+            buf[used++] = '\n';
+            if (write_all(fd, buf, used) != 0) {
+                free(buf);
+                return -1;
+            }
+        }
+    }
+    free(buf);
+    return 0;
+}
+
+/* ===================================================================== *
+ *  Command line
+ * ===================================================================== */
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: %s -u USERS -i ITEMS -k RANK -n RATINGS -o OUT [options]\n"
+            "Writes a seeded synthetic rating matrix from known rank-k factors with biases.\n"
+            "  -u USERS, -i ITEMS  users and items (named 0..N-1)\n"
+            "  -k RANK             factors per row (1..1024)\n"
+            "  -n RATINGS          ratings to draw, (user, item) uniform\n"
+            "  -o OUT              output, written atomically; text \"user item rating\" lines,\n"
+            "                      or a binary ratings file with --binary or a .hgr name\n"
+            "  -s SEED             random seed (default 1); same seed, same bytes\n"
+            "  --noise S           std. dev. of the Gaussian noise on each rating (default 0.1)\n"
+            "  --mean M            global mean (default 3.5)\n"
+            "  --bias-sd B         std. dev. of the user and item biases (default 0.3)\n"
+            "  --binary            write a .hgr whatever OUT is called\n"
+            "  -f FACTORS_OUT      write the known model (mean, biases, factors)\n"
+            "  -j THREADS          worker threads (default: online CPUs, at most %d);\n"
+            "                      the output does not depend on it\n"
+            "  -q                  no summary line on stderr\n",
+            prog, MAX_THREADS);
+}
+
+static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
+        fprintf(stderr, "%s: %s: expected an integer in [%llu, %llu], got '%s'\n", prog, opt,
+                (unsigned long long)min, (unsigned long long)max, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_double(const char *opt, const char *s, double min, double max, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= min && v <= max)) {
+        fprintf(stderr, "%s: %s: expected a number in [%g, %g], got '%s'\n", prog, opt, min, max, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+    gen g = {.seed = 1, .noise = 0.1, .mean = 3.5, .bias_sd = 0.3};
+    uint64_t users = 0, items = 0, k = 0, n = 0, threads = 0, v;
+    const char *out_path = NULL, *f_path = NULL;
+    int quiet = 0;
+    enum { OPT_NOISE = 256, OPT_MEAN, OPT_BIAS, OPT_BINARY };
+    static const struct option longopts[] = {
+        {"noise", required_argument, NULL, OPT_NOISE}, {"mean", required_argument, NULL, OPT_MEAN},
+        {"bias-sd", required_argument, NULL, OPT_BIAS}, {"binary", no_argument, NULL, OPT_BINARY},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "u:i:k:n:s:o:f:j:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'u': if (parse_u64("-u", optarg, 1, UINT32_MAX - 2, &users) != 0) return 2; break;
+        case 'i': if (parse_u64("-i", optarg, 1, UINT32_MAX - 2, &items) != 0) return 2; break;
+        case 'k': if (parse_u64("-k", optarg, 1, 1024, &k) != 0) return 2; break;
+        case 'n': if (parse_u64("-n", optarg, 1, 1ull << 40, &n) != 0) return 2; break;
+        case 's': if (parse_u64("-s", optarg, 0, UINT64_MAX, &v) != 0) return 2; g.seed = v; break;
+        case 'j': if (parse_u64("-j", optarg, 1, MAX_THREADS, &threads) != 0) return 2; break;
+        case 'o': out_path = optarg; break;
+        case 'f': f_path = optarg; break;
+        case 'q': quiet = 1; break;
+        case OPT_NOISE: if (parse_double("--noise", optarg, 0, 1e6, &g.noise) != 0) return 2; break;
+        case OPT_MEAN: if (parse_double("--mean", optarg, -1e6, 1e6, &g.mean) != 0) return 2; break;
+        case OPT_BIAS: if (parse_double("--bias-sd", optarg, 0, 1e6, &g.bias_sd) != 0) return 2; break;
+        case OPT_BINARY: g.binary = 1; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
+        return 2;
+    }
+    if (!users || !items || !k || !n || !out_path) {
+        fprintf(stderr, "%s: -u, -i, -k, -n and -o are required (--help for usage)\n", prog);
+        return 2;
+    }
+    size_t plen = strlen(out_path);
+    if (plen > 4 && strcmp(out_path + plen - 4, ".hgr") == 0)
+        g.binary = 1;
+    g.users = (uint32_t)users;
+    g.items = (uint32_t)items;
+    g.k = (uint32_t)k;
+    g.n = n;
+    if (!threads) {
+        long on = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = on < 1 ? 1 : on > MAX_THREADS ? MAX_THREADS : (uint64_t)on;
+    }
+    uint64_t chunks = (n + CHUNK - 1) / CHUNK;
+    if (threads > chunks)
+        threads = chunks;
+    const unsigned nth = (unsigned)threads;
+
+    const double t0 = now_seconds();
+    int status = 1, fd = -1, ffd = -1;
+    char tmp[PATH_MAX], ftmp[PATH_MAX];
+    worker *ws = calloc(nth, sizeof(*ws));
+    g.p = malloc((size_t)users * k * sizeof(float));
+    g.q = malloc((size_t)items * k * sizeof(float));
+    g.bu = malloc((size_t)users * sizeof(float));
+    g.bi = malloc((size_t)items * sizeof(float));
+    if (!ws || !g.p || !g.q || !g.bu || !g.bi) {
+        fprintf(stderr, "%s: out of memory for the factors\n", prog);
+        goto done;
+    }
+    build_rows(g.p, g.bu, g.users, g.k, g.seed, 0x55534552u /* "USER" */, g.bias_sd);
+    build_rows(g.q, g.bi, g.items, g.k, g.seed, 0x4954454du /* "ITEM" */, g.bias_sd);
+    size_t buf_bytes = g.binary ? CHUNK * sizeof(triple) : (size_t)CHUNK * TEXT_MAX;
+    for (unsigned t = 0; t < nth; t++) {
+        ws[t].g = &g;
+        ws[t].buf = malloc(buf_bytes);
+        if (!ws[t].buf) {
+            fprintf(stderr, "%s: out of memory\n", prog);
+            goto done;
+        }
+    }
+    if (f_path) {
+        if ((ffd = open_tmp(prog, f_path, ftmp, sizeof(ftmp))) < 0)
+            goto done;
+        if (write_factors(&g, ffd) != 0) {
+            fprintf(stderr, "%s: %s: write: %s\n", prog, ftmp, strerror(errno));
+            goto done;
+        }
+    }
+    if ((fd = open_tmp(prog, out_path, tmp, sizeof(tmp))) < 0)
+        goto done;
+    out_file o = {fd, crc32(0L, Z_NULL, 0)};
+    unsigned char head[64] = {0};
+    uLong triples_crc = crc32(0L, Z_NULL, 0);
+    if (g.binary && write_all(fd, (const char *)head, sizeof(head)) != 0)
+        goto write_failed;
+    for (uint64_t next = 0; next < chunks;) {
+        unsigned launched = 0;
+        for (unsigned t = 0; t < nth && next < chunks; t++, next++) {
+            ws[t].chunk = next;
+            int rc = pthread_create(&ws[t].thread, NULL, worker_main, &ws[t]);
+            if (rc != 0) {
+                fprintf(stderr, "%s: pthread_create: %s\n", prog, strerror(rc));
+                for (unsigned j = 0; j < launched; j++)
+                    pthread_join(ws[j].thread, NULL);
+                goto done;
+            }
+            launched++;
+        }
+        int failed = 0;
+        for (unsigned t = 0; t < launched; t++) {
+            pthread_join(ws[t].thread, NULL);
+            if (failed)
+                continue;
+            if (g.binary) {
+                triples_crc = crc32(triples_crc, (const Bytef *)ws[t].buf, (uInt)ws[t].len);
+                failed = put(&o, ws[t].buf, ws[t].len) != 0;
+            } else {
+                failed = write_all(fd, ws[t].buf, ws[t].len) != 0;
+            }
+        }
+        if (failed)
+            goto write_failed;
+    }
+    if (g.binary) {
+        uLong names_crc = crc32(0L, Z_NULL, 0);
+        uint64_t ubytes, ibytes;
+        if (write_names(&o, g.users, &names_crc, &ubytes) != 0 || write_names(&o, g.items, &names_crc, &ibytes) != 0)
+            goto write_failed;
+        memcpy(head, "HOGRATE", 8);
+        put_u32(head + 8, 1);
+        put_u32(head + 12, 1); /* has ratings */
+        put_u64(head + 16, n);
+        put_u32(head + 24, g.users);
+        put_u32(head + 28, g.items);
+        put_u64(head + 32, ubytes);
+        put_u64(head + 40, ibytes);
+        put_u64(head + 48, (uint64_t)triples_crc << 32 | names_crc);
+        put_u32(head + 56, (uint32_t)o.crc);
+        put_u32(head + 60, (uint32_t)crc32(crc32(0L, Z_NULL, 0), head, 60));
+        if (pwrite(fd, head, sizeof(head), 0) != (ssize_t)sizeof(head))
+            goto write_failed;
+    }
+    off_t bytes = lseek(fd, 0, SEEK_END);
+    if (ffd >= 0) {
+        int rc = commit_tmp(prog, ffd, ftmp, f_path);
+        ffd = -1;
+        if (rc != 0)
+            goto done;
+    }
+    {
+        int rc = commit_tmp(prog, fd, tmp, out_path);
+        fd = -1;
+        if (rc != 0)
+            goto done;
+    }
+    if (!quiet)
+        fprintf(stderr, "%s: %s: %llu ratings, %u users, %u items, rank %u, noise %g, %.1f MB in %.2f s\n", prog,
+                out_path, (unsigned long long)n, g.users, g.items, g.k, g.noise, (double)bytes / 1e6,
+                now_seconds() - t0);
+    status = 0;
+    goto done;
+write_failed:
+    fprintf(stderr, "%s: %s: write: %s\n", prog, tmp, strerror(errno));
+done:
+    if (fd >= 0) {
+        close(fd);
+        unlink(tmp);
+    }
+    if (ffd >= 0) {
+        close(ffd);
+        unlink(ftmp);
+    }
+    if (ws)
+        for (unsigned t = 0; t < nth; t++)
+            free(ws[t].buf);
+    free(ws);
+    free(g.p);
+    free(g.q);
+    free(g.bu);
+    free(g.bi);
+    return status;
+}
