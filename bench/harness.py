@@ -79,6 +79,8 @@ def hogtrain_curve(stderr, report):
 
 
 def test_metric(report):
+    if report.get("test_rmse") is not None:  # matrix factorisation reports
+        return "rmse", report["test_rmse"]
     test = report.get("test") or {}
     for name in ("logloss", "rmse", "loss"):
         v = test.get(name)
@@ -112,9 +114,10 @@ def cmd_measure(a):
             r = json.load(f)
         train_s = r.get("train_seconds")
         row["train_s"] = num(train_s)
-        row["examples_per_s"] = num(r.get("examples_per_s"))
+        # matrix factorisation: an example is a rating update
+        row["examples_per_s"] = num(r.get("examples_per_s", r.get("updates_per_s")))
         row["nnz_per_s"] = num(r.get("nnz_per_s"))
-        row["loss"] = num(r.get("train_loss"))
+        row["loss"] = num(r.get("train_loss", r.get("train_rmse")))
         name, v = test_metric(r)
         row["metric"] = "test_" + name if name else ""
         row["test_metric"] = num(v)

@@ -32,19 +32,12 @@ study_threads() {
             "$DATA_DIR/$SET.train.hgd" "$DATA_DIR/$SET.test.hgd" --loss softmax --epochs "$epochs" --step 0.05
     fi
 
-    if [ ! -x "$BUILD/tools/gen_ratings" ]; then
-        note threads skipped "mf: $BUILD/tools/gen_ratings not found (matrix factorisation is not in this build yet)"
-    elif ! "$HOGTRAIN" train --help 2>&1 | grep -q -- '--model'; then
-        note threads skipped "mf: hogtrain train has no --model option in this build"
-    else
-        users=20000 items=5000 ratings=2000000 rank=16
-        [ "$QUICK" -eq 1 ] && users=2000 items=1000 ratings=100000
-        mf="$DATA_DIR/ratings-u$users-i$items-n$ratings-r$rank"
-        if [ ! -s "$mf.txt" ]; then
-            "$BUILD/tools/gen_ratings" --users "$users" --items "$items" -n "$ratings" \
-                --rank "$rank" -s 1 -o "$mf.txt"
-        fi
-        train_runs threads mf "users=$users;items=$items;ratings=$ratings;rank=$rank;epochs=$epochs" \
-            "$mf.txt" "" --model mf --rank "$rank" --epochs "$epochs"
+    users=20000 items=5000 ratings=2000000 rank=16
+    [ "$QUICK" -eq 1 ] && users=2000 items=1000 ratings=100000
+    mf="$DATA_DIR/ratings-u$users-i$items-n$ratings-r$rank"
+    if [ ! -s "$mf.hgr" ]; then
+        "$BUILD/tools/gen_ratings" -u "$users" -i "$items" -n "$ratings" -k "$rank" -s 1 -q -o "$mf.hgr"
     fi
+    train_runs threads mf "users=$users;items=$items;ratings=$ratings;rank=$rank;epochs=$epochs" \
+        "$mf.hgr" "" --model mf --rank "$rank" --epochs "$epochs" --holdout 0.1
 }
