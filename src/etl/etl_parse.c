@@ -751,11 +751,10 @@ static int svm_line(parse_ctx *c, const char *line, const char *le)
 {
     if (le <= line)
         return 0;
-    const char *hash = memchr(line, '#', (size_t)(le - line));
-    if (hash)
-        le = c->le = hash;
+    /* A '#' starts a comment: found where a token or the gap after a number
+     * begins, rather than by a search of every line beforehand. */
     const char *p = skip_blanks(line, le);
-    if (p == le)
+    if (p == le || *p == '#')
         return 0;
     hog_rows *o = c->out;
     int rc = rows_reserve(o, (uint64_t)(le - p) / 4 + 1);
@@ -770,7 +769,7 @@ static int svm_line(parse_ctx *c, const char *line, const char *le)
 
     double d;
     const char *e = scan_number(p, le, c->lim, &d);
-    if (!e || (e < le && !is_blank(*e)))
+    if (!e || (e < le && !is_blank(*e) && *e != '#'))
         return fail(c, p, "a number", NULL);
     float label = 0;
     if ((rc = finite_value(c, p, d, &label)) < 0)
@@ -779,6 +778,10 @@ static int svm_line(parse_ctx *c, const char *line, const char *le)
     int first = 1;
     int64_t prev = -1;
     for (p = skip_blanks(e, le); p < le; p = skip_blanks(e, le), first = 0) {
+        if (HOG_UNLIKELY(*p == '#')) { /* the rest of the line is a comment */
+            le = c->le = p;
+            break;
+        }
         /* The usual pair, "digits:[-]digits[.digits]" with at most 7 digits
          * in each run, in a few word operations; the reads stay inside the
          * chunk (32 bytes are left), and a pair that does not fit in its
@@ -791,8 +794,8 @@ static int svm_line(parse_ctx *c, const char *line, const char *le)
             uint64_t idx = swar_value(x, ni);
             double dv;
             const char *r = fast_decimal(p + ni + 1, &dv);
-            if (HOG_UNLIKELY(!r || r > le || (r < le && !is_blank(*r)) || (int64_t)idx <= prev ||
-                             idx < base))
+            if (HOG_UNLIKELY(!r || r > le || (r < le && !is_blank(*r) && *r != '#') ||
+                             (int64_t)idx <= prev || idx < base))
                 goto general;
             prev = (int64_t)idx;
             float v = (float)dv;
@@ -848,8 +851,8 @@ static int svm_line(parse_ctx *c, const char *line, const char *le)
         }
         prev = (int64_t)idx;
         const char *vs = q + 1;
-        e = scan_number(vs, le, c->lim, &d);
-        if (HOG_UNLIKELY(!e || (e < le && !is_blank(*e))))
+        e = scan_number(vs, le, c->lim, &d); /* stops at a '#' that ends the number */
+        if (HOG_UNLIKELY(!e || (e < le && !is_blank(*e) && *e != '#')))
             return fail(c, vs, "a number", NULL);
         float v = (float)d;
         if (HOG_UNLIKELY(!isfinite(v)))
