@@ -22,15 +22,16 @@
  * full-gradient term, n examples' worth of the penalty mean loss + l2/2 |w|^2
  * per batch.
  *
- * W is read into a worker-local snapshot with hog_w_load before the GEMMs
- * rather than handed to OpenBLAS in place: OpenBLAS reads memory with plain
- * (vector) loads, which on weights that other workers store to at the same
- * time would be a C11 data race, not the relaxed atomic access train.h
- * allows. The copy costs d * K loads per batch, a small fraction of the
- * 2 * n * d * K multiply-adds of the two GEMMs. The update is then written
- * back one weight at a time with hog_w_load/hog_w_store against the current
+ * The GEMMs read a worker-local snapshot of W, not the shared model in
+ * place: OpenBLAS reads memory with plain (vector) loads, which on weights
+ * that other workers store to at the same time would be a C11 data race,
+ * not the relaxed atomic access train.h allows. The update is written back
+ * one weight at a time with hog_w_load/hog_w_store against the current
  * value (not the snapshot), so a racing worker's change in between is lost
- * only for the weights stored at that very moment, as HOGWILD! accepts.
+ * only for the weights stored at that very moment, as HOGWILD! accepts; the
+ * values that pass reads and writes become the next batch's snapshot, so
+ * the snapshot costs no pass of its own (one hog_w_load of every weight at
+ * the start of each segment) and is as fresh as the last batch's update.
  */
 
 /* Rows are padded to a multiple of this many floats, so every row of the
@@ -244,34 +245,43 @@ static double batch_gradient(hog_dense *d, hog_loss loss, uint32_t n)
     return total;
 }
 
-/* One mini-batch of the n rows in d->rows, targets in d->y. */
+/* One mini-batch of the n rows in d->rows, targets in d->y. The snapshot
+ * must be current: the segment takes one before its first batch, and each
+ * batch leaves the values it reads and writes back as the next one's. */
 static double batch_step(hog_dense *d, hog_model *m, const hog_train_params *p, uint32_t n, float step)
 {
     const uint32_t K = d->outputs;
-    hog_dense_snapshot(d, m);
     densify(d, d->rows, n);
     scores(d, n);
     double loss = batch_gradient(d, m->info.loss, n);
     /* dW = X^T G: the rows of G are the score rows, now gradients. */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)d->dim, (int)K, (int)n, 1.0f, d->x,
                 (int)d->ld, d->s, (int)K, 0.0f, d->dw, (int)K);
+    /* The update reads each weight's current value, racing workers'
+     * changes included, and the result doubles as the next batch's
+     * snapshot: one pass over the model per batch instead of two. Weights
+     * no row of the batch touches, without L2, are read and not written. */
     float shrink = fmaxf(0.0f, 1.0f - step * (float)p->l2 * (float)n);
     size_t nw = (size_t)d->dim * K;
-    if (shrink < 1.0f) {
-        for (size_t t = 0; t < nw; t++)
-            hog_w_store(&m->w[t], hog_w_load(&m->w[t]) * shrink - step * d->dw[t]);
-    } else {
-        for (size_t t = 0; t < nw; t++)
-            if (d->dw[t] != 0.0f)
-                hog_w_store(&m->w[t], hog_w_load(&m->w[t]) - step * d->dw[t]);
+    for (size_t t = 0; t < nw; t++) {
+        float w = hog_w_load(&m->w[t]);
+        if (d->dw[t] != 0.0f || shrink < 1.0f) {
+            w = w * shrink - step * d->dw[t];
+            hog_w_store(&m->w[t], w);
+        }
+        d->w[t] = w;
     }
-    if (p->bias)
-        for (uint32_t k = 0; k < K; k++) {
+    for (uint32_t k = 0; k < K; k++) {
+        float b = hog_w_load(&m->bias[k]);
+        if (p->bias) {
             float g = 0;
             for (uint32_t i = 0; i < n; i++)
                 g += d->s[(size_t)i * K + k];
-            hog_w_store(&m->bias[k], hog_w_load(&m->bias[k]) - step * g);
+            b -= step * g;
+            hog_w_store(&m->bias[k], b);
         }
+        d->bias[k] = b;
+    }
     return loss;
 }
 
@@ -281,6 +291,7 @@ void hog_dense_segment(hog_dense *d, hog_model *m, const hog_train_params *p, co
 {
     const hog_loss kind = m->info.loss;
     uint32_t nb = 0;
+    hog_dense_snapshot(d, m);
     for (uint32_t i = 0; i < n; i++) {
         if (p->holdout > 0 && hog_row_held_out(first_row + perm[i], p->holdout, p->seed))
             continue;
