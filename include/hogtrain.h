@@ -236,7 +236,7 @@ typedef struct hog_train_params {
 /* The defaults: logistic, one thread per core, 10 epochs, step 0.1, decay 0.9,
  * invscaling power 0.5, decay schedule, l2 1e-6, no holdout, seed 1, bias,
  * binding on, memory limit 0 (half of what is available), no progress callback,
- * path auto, batches of 128 rows. */
+ * path auto, batches of 32 rows. */
 hog_train_params hog_train_params_default(void);
 
 /* Checks every field. Returns 0, or HOG_EPARAM with *field (if not NULL) set

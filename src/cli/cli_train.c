@@ -31,7 +31,7 @@ static const char train_usage[] =
     "                          one example at a time over its non-zeros, or dense\n"
     "                          mini-batches with OpenBLAS; auto: dense when at least\n"
     "                          20% of the entries are non-zero (default auto)\n"
-    "  --batch N               dense path: rows per mini-batch, 1..1024 (default 128)\n"
+    "  --batch N               dense path: rows per mini-batch, 1..1024 (default 32)\n"
     "  --mem-limit BYTES       memory the data may use (K/M/G suffixes; default half\n"
     "                          of what is available); a larger .hgd trains out of core\n"
     "  --cache FILE.hgd        text INPUT is converted to FILE.hgd and trained from\n"

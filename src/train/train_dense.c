@@ -263,13 +263,27 @@ static double batch_step(hog_dense *d, hog_model *m, const hog_train_params *p, 
      * no row of the batch touches, without L2, are read and not written. */
     float shrink = fmaxf(0.0f, 1.0f - step * (float)p->l2 * (float)n);
     size_t nw = (size_t)d->dim * K;
-    for (size_t t = 0; t < nw; t++) {
-        float w = hog_w_load(&m->w[t]);
-        if (d->dw[t] != 0.0f || shrink < 1.0f) {
-            w = w * shrink - step * d->dw[t];
-            hog_w_store(&m->w[t], w);
+    /* Locals, so the compiler need not reload them after every atomic
+     * store; the loop is the one cost of a batch that does not shrink with
+     * its size, so it is kept branch-free where it can be. */
+    hog_weight *const mw = m->w;
+    const float *const dw = d->dw;
+    float *const snap = d->w;
+    if (shrink < 1.0f) {
+        for (size_t t = 0; t < nw; t++) {
+            float w = hog_w_load(&mw[t]) * shrink - step * dw[t];
+            hog_w_store(&mw[t], w);
+            snap[t] = w;
         }
-        d->w[t] = w;
+    } else {
+        for (size_t t = 0; t < nw; t++) {
+            float w = hog_w_load(&mw[t]);
+            if (dw[t] != 0.0f) {
+                w -= step * dw[t];
+                hog_w_store(&mw[t], w);
+            }
+            snap[t] = w;
+        }
     }
     for (uint32_t k = 0; k < K; k++) {
         float b = hog_w_load(&m->bias[k]);

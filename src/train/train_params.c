@@ -21,7 +21,7 @@ hog_train_params hog_train_params_default(void)
     p.bias = 1;
     p.bind = 1;
     p.path = HOG_PATH_AUTO;
-    p.batch = 128;
+    p.batch = 32;
     return p;
 }
 
