@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "train/train.h"
 
@@ -445,4 +446,44 @@ Test(dense, gemm_evaluation_gives_the_row_by_row_metrics)
     hog_pool_free(pool);
     hog_model_free(m);
     hog_dataset_close(tr);
+}
+
+/* ===================================================================== *
+ *  The command
+ * ===================================================================== */
+/* Runs "BUILD/hogtrain ARGS" in the scratch folder; returns its exit
+ * status, its output (stdout and stderr) in out. */
+static int hog(char *out, size_t len, const char *args)
+{
+    const char *build = getenv("HOG_BUILD");
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "cd %s && %s/hogtrain %s 2>&1", dir, build ? build : "build", args);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, len - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+Test(dense, the_command_takes_path_and_batch_logs_and_reports_the_path)
+{
+    hog_dataset *ds = make_dense("c.svm", 600, 12, 'c', 0, 4);
+    hog_dataset_close(ds);
+    static char out[16384];
+    cr_assert_eq(hog(out, sizeof(out), "train c.svm -o m.hog --loss softmax --epochs 2 --report r.json"), 0, "%s", out);
+    cr_assert_not_null(strstr(out, "dense path (auto): density 1"), "%s", out);
+    cr_assert_eq(hog(out, sizeof(out), "train c.svm -o m.hog --loss softmax --epochs 2 --path sparse --report r.json"),
+                 0, "%s", out);
+    cr_assert_not_null(strstr(out, "sparse path: density 1"), "%s", out);
+    cr_assert_eq(hog(out, sizeof(out), "train c.svm -o m.hog --loss softmax --epochs 2 --path dense --batch 7 "
+                                       "--report r.json -q && cat r.json"), 0, "%s", out);
+    cr_assert_not_null(strstr(out, "\"path\": \"dense\""), "%s", out);
+    cr_assert_not_null(strstr(out, "\"batch\": 7,"), "%s", out);
+    cr_assert_eq(hog(out, sizeof(out), "train c.svm -o m.hog --path fast"), 2);
+    cr_assert_not_null(strstr(out, "--path: expected auto, sparse or dense, found 'fast'"), "%s", out);
+    cr_assert_eq(hog(out, sizeof(out), "train c.svm -o m.hog --batch 0"), 2);
+    cr_assert_not_null(strstr(out, "invalid value for --batch"), "%s", out);
+    cr_assert_eq(hog(out, sizeof(out), "train c.svm -o m.hog --batch 2000"), 2);
+    cr_assert_not_null(strstr(out, "--batch: expected a whole number from 0 to 1024, found '2000'"), "%s", out);
 }
