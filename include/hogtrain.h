@@ -228,7 +228,10 @@ typedef struct hog_train_params {
     hog_progress_fn progress;
     void *progress_ctx;
     hog_path path;       /* HOG_PATH_AUTO: chosen by the data's density; a trained model's
-                            info records the path that ran (SPARSE or DENSE) */
+                            info records the path that ran (SPARSE or DENSE), and its
+                            evaluations take the same path. The dense path sets OpenBLAS
+                            to one thread per call, process-wide (openblas_set_num_threads),
+                            since the trainer's workers already fill the cores */
     unsigned batch;      /* dense path: rows per mini-batch, 1..1024 (a batch never spans
                             two of the trainer's 1024-row segments) */
 } hog_train_params;
