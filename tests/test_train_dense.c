@@ -487,3 +487,38 @@ Test(dense, the_command_takes_path_and_batch_logs_and_reports_the_path)
     cr_assert_eq(hog(out, sizeof(out), "train c.svm -o m.hog --batch 2000"), 2);
     cr_assert_not_null(strstr(out, "--batch: expected a whole number from 0 to 1024, found '2000'"), "%s", out);
 }
+
+Test(dense, a_model_too_large_for_the_dense_buffers_is_refused_with_a_message)
+{
+    /* 5 million features: 32 dense rows alone take 640 MB per worker. */
+    char path[128];
+    snprintf(path, sizeof(path), "%s/wide.svm", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "1 0:1 4999999:1\n-1 1:1\n");
+    fclose(f);
+    hog_dataset *ds;
+    char err[256] = "";
+    cr_assert_eq(hog_dataset_open(path, NULL, &ds, err, sizeof(err)), 0, "%s", err);
+    hog_train_params p = hog_train_params_default();
+    p.path = HOG_PATH_DENSE;
+    p.threads = 1;
+    p.mem_limit = 64u << 20;
+    hog_trainer *t;
+    hog_model *m = NULL;
+    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_trainer_run(t, ds, NULL, &m, err, sizeof(err)), HOG_EPARAM);
+    cr_assert_null(m);
+    cr_assert_not_null(strstr(err, "the dense path needs"), "%s", err);
+    cr_assert_not_null(strstr(err, "5000000 features x 1 outputs"), "%s", err);
+    cr_assert_not_null(strstr(err, "use the sparse path"), "%s", err);
+    /* Auto takes the sparse path on the same data and trains. */
+    hog_trainer_free(t);
+    p.path = HOG_PATH_AUTO;
+    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_trainer_run(t, ds, NULL, &m, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(m->info.params.path, HOG_PATH_SPARSE);
+    hog_model_free(m);
+    hog_trainer_free(t);
+    hog_dataset_close(ds);
+}

@@ -131,6 +131,9 @@ void hog_dense_blas_init(void);
 hog_dense *hog_dense_new(uint64_t dim, uint32_t outputs, uint32_t batch);
 void hog_dense_free(hog_dense *d);
 
+/* The bytes hog_dense_new allocates (and touches) for these sizes. */
+uint64_t hog_dense_bytes(uint64_t dim, uint32_t outputs, uint32_t batch);
+
 /* Makes one worker's buffers on each of the pool's workers, each by its own
  * worker, into out[0..threads); calls hog_dense_blas_init. Returns 0 or
  * -ENOMEM (then every out[i] is NULL). */

@@ -124,6 +124,13 @@ hog_dense *hog_dense_new(uint64_t dim, uint32_t outputs, uint32_t batch)
     return d;
 }
 
+uint64_t hog_dense_bytes(uint64_t dim, uint32_t outputs, uint32_t batch)
+{
+    uint64_t ld = (dim + ROW_ALIGN_FLOATS - 1) / ROW_ALIGN_FLOATS * ROW_ALIGN_FLOATS;
+    return sizeof(float) * ((uint64_t)batch * ld + 2 * dim * outputs + (uint64_t)batch * outputs + outputs + batch) +
+           (uint64_t)batch * sizeof(hog_row) + sizeof(hog_dense);
+}
+
 typedef struct create_job {
     uint64_t dim;
     uint32_t outputs, batch;

@@ -622,6 +622,17 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     if (rc < 0)
         goto fail;
     if (path == HOG_PATH_DENSE) {
+        /* The buffers are touched as they are made: a model too large for
+         * them would meet the OOM killer, not -ENOMEM, so it is refused
+         * here (auto never picks one; --path dense on a huge model can). */
+        uint64_t need = (uint64_t)rs.nth * hog_dense_bytes(dim, outputs, p->batch);
+        if (need > limit) {
+            rc = hog_fail(HOG_EPARAM, err, err_len,
+                          "the dense path needs %llu bytes of buffers for %llu features x %u outputs, more than "
+                          "the memory limit (%llu): use the sparse path", (unsigned long long)need,
+                          (unsigned long long)dim, outputs, (unsigned long long)limit);
+            goto fail;
+        }
         hog_dense **dense = hog_calloc(rs.nth, sizeof(hog_dense *));
         rc = dense ? hog_dense_create_all(t->pool, dim, outputs, p->batch, dense) : -ENOMEM;
         for (unsigned i = 0; dense && i < rs.nth; i++)
