@@ -23,7 +23,7 @@ WARN += -Werror
 endif
 
 override CFLAGS += -std=c11 -D_GNU_SOURCE -pthread -Iinclude $(WARN) -MMD -MP
-LDLIBS_DEPS := -lhwloc -luring -lzstd -lz -lm -pthread
+LDLIBS_DEPS := -lopenblas -lhwloc -luring -lzstd -lz -lm -pthread
 ifeq ($(SANITIZE),)
 ALLOC_LIB := -ljemalloc
 else

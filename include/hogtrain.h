@@ -201,6 +201,13 @@ typedef enum hog_schedule {
     HOG_SCHEDULE_INVSCALING,/* step / (1 + epochs_done)^power, per example */
 } hog_schedule;
 
+/* How the trainer steps through the data. */
+typedef enum hog_path {
+    HOG_PATH_AUTO = 0, /* dense when the data is dense enough and small enough (see hog_path_pick) */
+    HOG_PATH_SPARSE,   /* one example at a time over its non-zeros (CSR), HOGWILD! */
+    HOG_PATH_DENSE,    /* mini-batches made dense, scored and stepped with OpenBLAS GEMM, HOGWILD! */
+} hog_path;
+
 typedef struct hog_epoch_stats hog_epoch_stats;
 /* Progress callback: called from the calling thread after every epoch
  * (done == 1) and, on long epochs, from one worker thread during it
@@ -225,11 +232,19 @@ typedef struct hog_train_params {
                             read ahead and dropped when done. 0: half of MemAvailable */
     hog_progress_fn progress;
     void *progress_ctx;
+    hog_path path;       /* HOG_PATH_AUTO: chosen by the data's density; a trained model's
+                            info records the path that ran (SPARSE or DENSE), and its
+                            evaluations take the same path. The dense path sets OpenBLAS
+                            to one thread per call, process-wide (openblas_set_num_threads),
+                            since the trainer's workers already fill the cores */
+    unsigned batch;      /* dense path: rows per mini-batch, 1..1024 (a batch never spans
+                            two of the trainer's 1024-row segments) */
 } hog_train_params;
 
 /* The defaults: logistic, one thread per core, 10 epochs, step 0.1, decay 0.9,
  * invscaling power 0.5, decay schedule, l2 1e-6, no holdout, seed 1, bias,
- * binding on, memory limit 0 (half of what is available), no progress callback. */
+ * binding on, memory limit 0 (half of what is available), no progress callback,
+ * path auto, batches of 32 rows. */
 hog_train_params hog_train_params_default(void);
 
 /* Checks every field. Returns 0, or HOG_EPARAM with *field (if not NULL) set
@@ -242,6 +257,20 @@ const char *hog_loss_name(hog_loss loss);
 int hog_loss_parse(const char *name, hog_loss *out);
 const char *hog_schedule_name(hog_schedule s);
 int hog_schedule_parse(const char *name, hog_schedule *out);
+/* "auto", "sparse", "dense". */
+const char *hog_path_name(hog_path path);
+int hog_path_parse(const char *name, hog_path *out);
+
+/* The path a run with `path` takes on data of `rows` rows, `features`
+ * features and `nnz` non-zeros, for a model of `outputs` outputs: SPARSE or
+ * DENSE as asked; for AUTO, DENSE when the density nnz / (rows * features)
+ * is at least HOG_DENSE_MIN_DENSITY and the model has at most
+ * HOG_DENSE_MAX_FEATURES features and HOG_DENSE_MAX_WEIGHTS weights
+ * (features * outputs), else SPARSE. Never returns AUTO. */
+#define HOG_DENSE_MIN_DENSITY 0.2
+#define HOG_DENSE_MAX_FEATURES 65536u
+#define HOG_DENSE_MAX_WEIGHTS (1u << 22)
+hog_path hog_path_pick(hog_path path, uint64_t rows, uint64_t features, uint64_t nnz, uint32_t outputs);
 
 /* ===================================================================== *
  *  Metrics

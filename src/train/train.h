@@ -115,6 +115,49 @@ float hog_softmax(float *scores, uint32_t k);
  * skipping indices >= m->dim. */
 void hog_model_scores(const hog_model *m, const hog_row *row, float *out);
 
+/* ---- the dense path (train_dense.c) ---- */
+/* One worker's buffers for mini-batches: a batch of rows made dense
+ * (row-major, rows 64-byte aligned), a snapshot of the weights, the scores
+ * and the weight gradient. Owned by one thread at a time. */
+typedef struct hog_dense hog_dense;
+
+/* Sets OpenBLAS to run each call on the calling thread (once per process;
+ * see train_dense.c for why). Thread-safe. */
+void hog_dense_blas_init(void);
+
+/* Buffers for batches of up to `batch` rows of a model of dim features and
+ * `outputs` outputs, zeroed by the calling thread (so first touch puts them
+ * on its NUMA node). Returns NULL on -ENOMEM. hog_dense_free accepts NULL. */
+hog_dense *hog_dense_new(uint64_t dim, uint32_t outputs, uint32_t batch);
+void hog_dense_free(hog_dense *d);
+
+/* The bytes hog_dense_new allocates (and touches) for these sizes. */
+uint64_t hog_dense_bytes(uint64_t dim, uint32_t outputs, uint32_t batch);
+
+/* Makes one worker's buffers on each of the pool's workers, each by its own
+ * worker, into out[0..threads); calls hog_dense_blas_init. Returns 0 or
+ * -ENOMEM (then every out[i] is NULL). */
+int hog_dense_create_all(hog_pool *pool, uint64_t dim, uint32_t outputs, uint32_t batch, hog_dense **out);
+
+/* Copies the shared weights and biases of m into d (relaxed loads). */
+void hog_dense_snapshot(hog_dense *d, const hog_model *m);
+
+/* Scores rows[0..n), n <= batch, with the last snapshot: n * outputs
+ * floats, row-major, valid until the next call on d. Indices at or beyond
+ * the model's features are ignored, as by hog_model_scores. */
+const float *hog_dense_scores(hog_dense *d, const hog_row *rows, uint32_t n);
+
+/* Trains on one segment: rows start + perm[i] (i < n) of blk, in that
+ * order, in mini-batches of d's batch rows (the last may be shorter), rows
+ * held out by p->holdout skipped (first_row: the data set's row number of
+ * blk's row start, for the holdout test). Each batch reads a snapshot of
+ * the weights, steps by `step` times its summed gradient, with L2, and
+ * writes the shared model HOGWILD!-style. Binary labels above mid are
+ * positive. Adds the loss, examples and non-zeros seen to the totals. */
+void hog_dense_segment(hog_dense *d, hog_model *m, const hog_train_params *p, const hog_block *blk,
+                       uint32_t start, const uint32_t *perm, uint32_t n, uint64_t first_row, float step,
+                       float mid, double *loss, uint64_t *examples, uint64_t *nnz);
+
 /* ---- evaluation ---- */
 /* Which rows of a data set an evaluation or an epoch uses. */
 typedef struct hog_rowsel {

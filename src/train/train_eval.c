@@ -12,6 +12,9 @@ hog_metrics hog_metrics_none(void)
     return m;
 }
 
+/* Rows per GEMM when evaluating on the dense path. */
+#define EVAL_BATCH 256u
+
 typedef struct eval_part {
     _Alignas(HOG_CACHELINE) uint64_t rows;
     uint64_t correct;
@@ -26,6 +29,7 @@ typedef struct eval_job {
     const hog_dataset *ds;
     const hog_rowsel *sel;
     int drop;
+    int dense;      /* score batches of rows with GEMM (the model was trained on the dense path) */
     atomic_uint next_block;
     eval_part *parts;
     float *score;   /* binary: one score per row, NaN where not selected */
@@ -33,6 +37,7 @@ typedef struct eval_job {
 } eval_job;
 
 static void eval_rows(eval_job *job, eval_part *part, float *s, uint64_t lo, uint64_t hi);
+static void eval_rows_dense(eval_job *job, eval_part *part, hog_dense *d, uint64_t lo, uint64_t hi);
 
 static void eval_worker(void *arg, unsigned ith, unsigned nth)
 {
@@ -42,10 +47,17 @@ static void eval_worker(void *arg, unsigned ith, unsigned nth)
     const hog_dataset *ds = job->ds;
     const uint32_t K = m->outputs;
     float *s = hog_malloc(K * sizeof(float));
-    if (!s) {
+    /* Made here, so the buffers are on this worker's node; the snapshot is
+     * taken once: nothing writes the model during an evaluation. */
+    hog_dense *d = job->dense ? hog_dense_new(m->dim, K, EVAL_BATCH) : NULL;
+    if (!s || (job->dense && !d)) {
+        hog_free(s);
+        hog_dense_free(d);
         part->oom = 1;
         return;
     }
+    if (d)
+        hog_dense_snapshot(d, m);
     /* Whole blocks, claimed in file order, so an out-of-core scan reads
      * each block once, ahead of use, and drops it after. */
     for (;;) {
@@ -55,58 +67,92 @@ static void eval_worker(void *arg, unsigned ith, unsigned nth)
         if (job->drop && b + nth < ds->info.blocks)
             hog_dataset_willneed(ds, b + nth);
         uint64_t lo = (uint64_t)b * ds->info.rows_per_block, hi = lo + ds->blocks[b].rows;
-        eval_rows(job, part, s, lo, hi);
+        if (d)
+            eval_rows_dense(job, part, d, lo, hi);
+        else
+            eval_rows(job, part, s, lo, hi);
         if (job->drop)
             hog_dataset_drop(ds, b, 1);
     }
     hog_free(s);
+    hog_dense_free(d);
+}
+
+/* Adds row i (its label, its scores s, which it may overwrite) to the metrics. */
+static void eval_account(eval_job *job, eval_part *part, uint64_t i, float label, float *s)
+{
+    const hog_model *m = job->m;
+    const uint32_t K = m->outputs;
+    part->rows++;
+    switch (m->info.loss) {
+    case HOG_LOSS_SOFTMAX: {
+        int y = hog_model_class_of(m, label);
+        float score_y = y >= 0 ? s[y] : 0.0f;
+        float lse = hog_softmax(s, K); /* s now holds probabilities */
+        uint32_t best = 0;
+        for (uint32_t k = 1; k < K; k++)
+            best = s[k] > s[best] ? k : best;
+        if (y >= 0) {
+            part->known++;
+            part->correct += best == (uint32_t)y;
+            part->loss += (double)(lse - score_y); /* -log p_y, exact even when p_y underflows */
+        }
+        break;
+    }
+    case HOG_LOSS_SQUARED: {
+        float v;
+        hog_loss_grad(m->info.loss, s[0], label, &v);
+        part->loss += (double)v;
+        double r = (double)s[0] - (double)label;
+        part->sq += r * r;
+        break;
+    }
+    default: {
+        int pos = hog_model_class_of(m, label);
+        float v;
+        hog_loss_grad(m->info.loss, s[0], pos ? 1.0f : -1.0f, &v);
+        part->loss += (double)v;
+        part->correct += (s[0] > 0) == pos;
+        job->score[i] = s[0];
+        job->pos[i] = (uint8_t)pos;
+        break;
+    }
+    }
 }
 
 static void eval_rows(eval_job *job, eval_part *part, float *s, uint64_t lo, uint64_t hi)
 {
-    const hog_model *m = job->m;
-    const uint32_t K = m->outputs;
     for (uint64_t i = lo; i < hi; i++) {
         if (job->score)
             job->score[i] = NAN;
         if (!hog_rowsel_keep(job->sel, i))
             continue;
         hog_row row = hog_dataset_row(job->ds, i);
-        hog_model_scores(m, &row, s);
-        part->rows++;
-        switch (m->info.loss) {
-        case HOG_LOSS_SOFTMAX: {
-            int y = hog_model_class_of(m, row.label);
-            float score_y = y >= 0 ? s[y] : 0.0f;
-            float lse = hog_softmax(s, K); /* s now holds probabilities */
-            uint32_t best = 0;
-            for (uint32_t k = 1; k < K; k++)
-                best = s[k] > s[best] ? k : best;
-            if (y >= 0) {
-                part->known++;
-                part->correct += best == (uint32_t)y;
-                part->loss += (double)(lse - score_y); /* -log p_y, exact even when p_y underflows */
-            }
-            break;
+        hog_model_scores(job->m, &row, s);
+        eval_account(job, part, i, row.label, s);
+    }
+}
+
+/* The same metrics, the scores of EVAL_BATCH selected rows at a time from
+ * one GEMM. */
+static void eval_rows_dense(eval_job *job, eval_part *part, hog_dense *d, uint64_t lo, uint64_t hi)
+{
+    const uint32_t K = job->m->outputs;
+    hog_row rows[EVAL_BATCH];
+    uint64_t ids[EVAL_BATCH];
+    uint32_t n = 0;
+    for (uint64_t i = lo; i < hi; i++) {
+        if (job->score)
+            job->score[i] = NAN;
+        if (hog_rowsel_keep(job->sel, i)) {
+            ids[n] = i;
+            rows[n++] = hog_dataset_row(job->ds, i);
         }
-        case HOG_LOSS_SQUARED: {
-            float v;
-            hog_loss_grad(m->info.loss, s[0], row.label, &v);
-            part->loss += (double)v;
-            double r = (double)s[0] - (double)row.label;
-            part->sq += r * r;
-            break;
-        }
-        default: {
-            int pos = hog_model_class_of(m, row.label);
-            float v;
-            hog_loss_grad(m->info.loss, s[0], pos ? 1.0f : -1.0f, &v);
-            part->loss += (double)v;
-            part->correct += (s[0] > 0) == pos;
-            job->score[i] = s[0];
-            job->pos[i] = (uint8_t)pos;
-            break;
-        }
+        if (n == EVAL_BATCH || (i + 1 == hi && n > 0)) {
+            float *s = (float *)hog_dense_scores(d, rows, n);
+            for (uint32_t r = 0; r < n; r++)
+                eval_account(job, part, ids[r], rows[r].label, s + (size_t)r * K);
+            n = 0;
         }
     }
 }
@@ -150,7 +196,9 @@ int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *se
     unsigned nth = hog_pool_threads(pool);
     uint64_t n = ds->info.rows;
     int binary = m->info.loss == HOG_LOSS_LOGISTIC || m->info.loss == HOG_LOSS_HINGE;
-    eval_job job = {.m = m, .ds = ds, .sel = sel, .drop = drop};
+    eval_job job = {.m = m, .ds = ds, .sel = sel, .drop = drop, .dense = m->info.params.path == HOG_PATH_DENSE};
+    if (job.dense)
+        hog_dense_blas_init();
     atomic_init(&job.next_block, 0);
     if (drop)
         for (uint32_t b = 0; b < nth && b < ds->info.blocks; b++)

@@ -228,6 +228,8 @@ static void meta_write(meta_buf *b, const hog_model_info *in)
     meta_add(b, "seed", "%llu", (unsigned long long)p->seed);
     meta_add(b, "bias", "%d", p->bias);
     meta_add(b, "bind", "%d", p->bind);
+    meta_add(b, "path", "%s", hog_path_name(p->path));
+    meta_add(b, "batch", "%u", p->batch);
     meta_metrics(b, "train", &in->train);
     meta_metrics(b, "test", &in->test);
 }
@@ -244,6 +246,8 @@ static int meta_read_one(hog_model_info *in, const char *key, const char *val)
         return hog_schedule_parse(val, &p->schedule);
     if (strcmp(key, "hogtrain") == 0)
         return 0;
+    if (strcmp(key, "path") == 0)
+        return hog_path_parse(val, &p->path);
     if (strcmp(key, "data_fingerprint") == 0) {
         in->data_fingerprint = strtoull(val, &end, 16);
         return *end ? HOG_ECORRUPT : 0;
@@ -273,6 +277,7 @@ static int meta_read_one(hog_model_info *in, const char *key, const char *val)
     else if (strcmp(key, "seed") == 0) p->seed = u;
     else if (strcmp(key, "bias") == 0) p->bias = (int)u;
     else if (strcmp(key, "bind") == 0) p->bind = (int)u;
+    else if (strcmp(key, "batch") == 0) p->batch = (unsigned)u;
     else if (strcmp(key, "train.rows") == 0) in->train.rows = u;
     else if (strcmp(key, "test.rows") == 0) in->test.rows = u;
     return 0;

@@ -149,6 +149,7 @@ typedef struct worker_state {
     uint32_t *perm;   /* SEGMENT_ROWS */
     hog_weight *hot;  /* nhot * outputs: this worker's copy of the hot weights */
     float *hot0;      /* their values at the start of the segment */
+    hog_dense *dense; /* the dense path's buffers, or NULL on the sparse path */
 } worker_state;
 
 typedef struct epoch_job {
@@ -323,6 +324,11 @@ static void run_unit(epoch_job *job, worker_state *ws, uint32_t pos)
     hog_shuffle_u32(ws->perm, n, &rng);
 
     float step = unit_step(job, pos);
+    if (ws->dense) {
+        hog_dense_segment(ws->dense, m, p, blk, start, ws->perm, n, first, step, job->mid, &ws->loss,
+                          &ws->examples, &ws->nnz);
+        return;
+    }
     float reg = step * (float)p->l2;
     float *s = ws->scratch, *g = s + K, *bias = g + K, *bias0 = bias + K;
     for (uint32_t k = 0; k < K; k++)
@@ -539,6 +545,7 @@ static void run_state_free(run_state *rs)
             hog_free(rs->ws[i].perm);
             hog_free((void *)rs->ws[i].hot);
             hog_free(rs->ws[i].hot0);
+            hog_dense_free(rs->ws[i].dense);
         }
     hog_free(rs->ws);
     hog_free(rs->units);
@@ -607,9 +614,37 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     memset(rs.ws, 0, rs.nth * sizeof(worker_state));
     if (classes)
         memcpy(m->class_labels, rs.classes, classes * sizeof(double));
-    rc = feature_table(rs.deg, deg_rows, dim, outputs, rs.nth, &rs.feat, &rs.hot_ids, &rs.nlocal, &rs.nhot);
+    hog_path path = hog_path_pick(p->path, train->info.rows, train->info.features, train->info.nnz, outputs);
+    hog_log(HOG_LOG_INFO, "%s path%s: density %.3g, %llu features, %u outputs%s", hog_path_name(path),
+            p->path == HOG_PATH_AUTO ? " (auto)" : "",
+            (double)train->info.nnz / ((double)train->info.rows * (double)dim), (unsigned long long)dim, outputs,
+            path == HOG_PATH_DENSE ? ", OpenBLAS mini-batches" : "");
+    /* The dense path keeps no private copies: each batch's update is
+     * already one write per weight. */
+    rc = feature_table(rs.deg, deg_rows, dim, outputs, path == HOG_PATH_DENSE ? 1 : rs.nth, &rs.feat, &rs.hot_ids,
+                       &rs.nlocal, &rs.nhot);
     if (rc < 0)
         goto fail;
+    if (path == HOG_PATH_DENSE) {
+        /* The buffers are touched as they are made: a model too large for
+         * them would meet the OOM killer, not -ENOMEM, so it is refused
+         * here (auto never picks one; --path dense on a huge model can). */
+        uint64_t need = (uint64_t)rs.nth * hog_dense_bytes(dim, outputs, p->batch);
+        if (need > limit) {
+            rc = hog_fail(HOG_EPARAM, err, err_len,
+                          "the dense path needs %llu bytes of buffers for %llu features x %u outputs, more than "
+                          "the memory limit (%llu): use the sparse path", (unsigned long long)need,
+                          (unsigned long long)dim, outputs, (unsigned long long)limit);
+            goto fail;
+        }
+        hog_dense **dense = hog_calloc(rs.nth, sizeof(hog_dense *));
+        rc = dense ? hog_dense_create_all(t->pool, dim, outputs, p->batch, dense) : -ENOMEM;
+        for (unsigned i = 0; dense && i < rs.nth; i++)
+            rs.ws[i].dense = dense[i];
+        hog_free(dense);
+        if (rc < 0)
+            goto fail;
+    }
     for (unsigned i = 0; i < rs.nth; i++) {
         worker_state *ws = &rs.ws[i];
         ws->scratch = hog_malloc(4 * outputs * sizeof(float));
@@ -633,6 +668,7 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
 
     m->info.params = *p;
     m->info.params.threads = rs.nth;
+    m->info.params.path = path;
     m->info.params.progress = NULL;
     m->info.params.progress_ctx = NULL;
     m->info.data_fingerprint = train->info.fingerprint;
