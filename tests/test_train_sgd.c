@@ -356,20 +356,24 @@ Test(sgd, importance_weights_scale_each_example)
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f);
     for (int i = 0; i < 2000; i++)
-        fprintf(f, i % 2 ? "1 3 |a\n" : "-1 1 |a\n");
+        fprintf(f, i % 2 ? "1 3 |a x\n" : "-1 1 |a x\n");
     fclose(f);
     hog_dataset *ds;
     char err[256];
     cr_assert_eq(hog_dataset_open(path, NULL, &ds, err, sizeof(err)), 0, "%s", err);
-    hog_train_params p = hog_train_params_default();
-    p.threads = 1;
-    p.epochs = 30;
-    p.step = 0.05;
-    p.l2 = 0;
-    hog_model *m = train(ds, NULL, p);
-    hog_row row = hog_dataset_row(ds, 0);
-    double prob = hog_model_predict(m, &row, NULL, NULL);
-    cr_assert(fabs(prob - 0.75) < 0.02, "P(+1) = %g, want 0.75", prob);
-    hog_model_free(m);
+    for (hog_path path_kind = HOG_PATH_SPARSE; path_kind <= HOG_PATH_DENSE; path_kind++) {
+        hog_train_params p = hog_train_params_default();
+        p.threads = 1;
+        p.epochs = 30;
+        p.step = 0.05;
+        p.l2 = 0;
+        p.path = path_kind;
+        p.batch = 1;
+        hog_model *m = train(ds, NULL, p);
+        hog_row row = hog_dataset_row(ds, 0);
+        double prob = hog_model_predict(m, &row, NULL, NULL);
+        cr_assert(fabs(prob - 0.75) < 0.02, "path %d: P(+1) = %g, want 0.75", (int)path_kind, prob);
+        hog_model_free(m);
+    }
     hog_dataset_close(ds);
 }

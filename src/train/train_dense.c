@@ -231,22 +231,27 @@ const float *hog_dense_scores(hog_dense *d, const hog_row *rows, uint32_t n)
  *  Training
  * ===================================================================== */
 /* Replaces each score row of the batch by the loss's gradient with respect
- * to it; returns the batch's summed loss (at the snapshot's weights). */
+ * to it, times the row's importance weight; returns the batch's weighted
+ * summed loss (at the snapshot's weights). */
 static double batch_gradient(hog_dense *d, hog_loss loss, uint32_t n)
 {
     const uint32_t K = d->outputs;
     double total = 0;
     for (uint32_t i = 0; i < n; i++) {
         float *s = d->s + (size_t)i * K;
+        const float wt = d->rows[i].weight;
         if (loss == HOG_LOSS_SOFTMAX) {
             uint32_t y = (uint32_t)d->y[i];
             float score_y = s[y];
-            total += (double)(hog_softmax(s, K) - score_y);
+            total += (double)wt * (double)(hog_softmax(s, K) - score_y);
             s[y] -= 1.0f;
+            if (wt != 1.0f)
+                for (uint32_t k = 0; k < K; k++)
+                    s[k] *= wt;
         } else {
             float v;
-            s[0] = hog_loss_grad(loss, s[0], d->y[i], &v);
-            total += (double)v;
+            s[0] = wt * hog_loss_grad(loss, s[0], d->y[i], &v);
+            total += (double)wt * (double)v;
         }
     }
     return total;
@@ -318,7 +323,8 @@ void hog_dense_segment(hog_dense *d, hog_model *m, const hog_train_params *p, co
             continue;
         uint32_t r = start + perm[i];
         const uint32_t *ptr = blk->ptr;
-        hog_row row = {blk->index + ptr[r], blk->value + ptr[r], ptr[r + 1] - ptr[r], blk->label[r]};
+        hog_row row = {blk->index + ptr[r], blk->value + ptr[r], ptr[r + 1] - ptr[r], blk->label[r],
+                       blk->weight ? blk->weight[r] : 1.0f};
         float y;
         if (kind == HOG_LOSS_SOFTMAX)
             y = (float)hog_model_class_of(m, row.label);
