@@ -173,7 +173,11 @@ static char default_err[512];
 
 static void default_load(void)
 {
-    default_rc = hog_topo_load(getenv("HOG_TOPOLOGY"), &default_topo, default_err, sizeof(default_err));
+    const char *spec = getenv("HOG_TOPOLOGY");
+    char why[sizeof(default_err) - 32] = "";
+    default_rc = hog_topo_load(spec, &default_topo, why, sizeof(why));
+    /* Name the variable: the user may have forgotten it is set. */
+    snprintf(default_err, sizeof(default_err), "%s%s", spec && *spec ? "HOG_TOPOLOGY: " : "", why);
 }
 
 int hog_topo_default(const hog_topo **out, char *err, size_t err_len)
