@@ -554,6 +554,34 @@ int hog_mf_save(const hog_mf_model *m, const char *path);
  * err_detail. */
 int hog_mf_load(const char *path, hog_mf_model **out, char *err_detail, size_t err_len);
 
+/* ===================================================================== *
+ *  Machine topology
+ *
+ *  Workers are placed with hwloc: spread over the NUMA nodes as evenly as
+ *  their cores allow, one per core (hardware threads only once every core
+ *  has one), node 0's workers first; each is pinned to one CPU, its memory
+ *  policy bound to its node. The topology is this machine's, or, when the
+ *  environment variable HOG_TOPOLOGY is set, another machine's for planning
+ *  and tests: an hwloc synthetic description ("package:2 numa:1 core:4
+ *  pu:2") or an XML file (a name ending in .xml, as `lstopo FILE.xml`
+ *  writes it); on those nothing is bound.
+ * ===================================================================== */
+
+/* Describes as text what hogtrain sees and where `threads` workers (0: one
+ * per core) go: the topology's source, NUMA nodes, cores, hardware threads
+ * (PUs), available memory (MemAvailable, counted as an equal share per
+ * node: hwloc's per-node sizes are wrong on machines that initialise memory
+ * lazily), each node's cores and CPUs, a table of workers (node, core,
+ * CPU), and, on this machine, whether this process may pin threads and bind
+ * memory, found by starting the workers briefly. Writes at most len bytes,
+ * NUL-terminated, into buf, like snprintf, and returns the length of the
+ * whole text: if that is len or more, call again with a larger buffer.
+ * Errors (the message in buf): HOG_ETOPOLOGY (hwloc cannot load the
+ * topology, or HOG_TOPOLOGY is not a synthetic description), -errno (an
+ * XML file that cannot be read), -ENOMEM, -errno from pthread_create.
+ * Thread-safe. */
+int hog_topology_describe(unsigned threads, char *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

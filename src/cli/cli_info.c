@@ -1,8 +1,9 @@
-/* cli_info.c: `hogtrain info`: what a dataset or a model file is, its sizes and its parameters. */
+/* cli_info.c: `hogtrain info`: what a dataset or a model file is, its sizes and its parameters; with --topology, the machine and where threads go. */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -96,24 +97,84 @@ static int info_dataset(const char *path, const hog_read_params *rp)
     return 0;
 }
 
+/* The library sizes the text; one retry covers any number of threads. */
+static int info_topology(unsigned threads)
+{
+    char small[16384];
+    int n = hog_topology_describe(threads, small, sizeof(small));
+    if (n < 0) {
+        cli_error("%s", small);
+        return 1;
+    }
+    if ((size_t)n < sizeof(small)) {
+        fputs(small, stdout);
+        return 0;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        cli_error("out of memory");
+        return 1;
+    }
+    int m = hog_topology_describe(threads, big, (size_t)n + 1);
+    if (m < 0)
+        cli_error("%s", big);
+    else
+        fputs(big, stdout);
+    free(big);
+    return m < 0;
+}
+
+#define INFO_USAGE                                                                              \
+    "usage: hogtrain info FILE [options]\n"                                                     \
+    "       hogtrain info --topology [--threads N]\n"                                           \
+    "  --topology              the NUMA nodes, cores and memory hogtrain sees, where N worker\n" \
+    "                          threads go, and whether binding works here (HOG_TOPOLOGY set to\n" \
+    "                          an hwloc synthetic description or FILE.xml shows another machine)\n" \
+    "  --threads N             workers to place (default: one per core)\n"
+
 int cli_info(int argc, char **argv)
 {
+    enum { OPT_TOPOLOGY = 256, OPT_THREADS };
     static const struct option opts[] = {
-        {"help", no_argument, 0, 'h'}, CLI_READ_OPTIONS, {0, 0, 0, 0},
+        {"help", no_argument, 0, 'h'}, {"topology", no_argument, 0, OPT_TOPOLOGY},
+        {"threads", required_argument, 0, OPT_THREADS}, CLI_READ_OPTIONS, {0, 0, 0, 0},
     };
     hog_read_params rp = hog_read_params_default();
-    int c, li;
+    int c, li, topology = 0;
+    unsigned long long threads = 0;
+    const char *threads_arg = NULL;
     while ((c = getopt_long(argc, argv, "hb:", opts, &li)) != -1) {
         if (c == 'h') {
-            fputs("usage: hogtrain info FILE [options]\n" CLI_READ_USAGE, stdout);
+            fputs(INFO_USAGE CLI_READ_USAGE, stdout);
             return 0;
+        }
+        if (c == OPT_TOPOLOGY) {
+            topology = 1;
+            continue;
+        }
+        if (c == OPT_THREADS) {
+            if (cli_unsigned("--threads", optarg, 65536, &threads) < 0)
+                return 2;
+            threads_arg = optarg;
+            continue;
         }
         if ((c != CLI_READ_OPT && c != 'b') ||
             cli_read_option(c == 'b' ? "hash-bits" : opts[li].name, optarg, &rp) < 0)
             return 2;
     }
+    if (topology) {
+        if (optind != argc) {
+            cli_error("info --topology takes no FILE (found '%s')", argv[optind]);
+            return 2;
+        }
+        return info_topology((unsigned)threads);
+    }
+    if (threads_arg) {
+        cli_error("--threads %s: only with --topology", threads_arg);
+        return 2;
+    }
     if (optind != argc - 1) {
-        cli_error("info needs one FILE");
+        cli_error("info needs one FILE (or --topology)");
         return 2;
     }
     const char *path = argv[optind];

@@ -1,8 +1,8 @@
-/* pool_threads.c: a fixed pool of worker threads, pinned with hwloc, that run one parallel step at a time. */
+/* pool_threads.c: a fixed pool of worker threads, placed over NUMA nodes and pinned with hwloc, that run one parallel step at a time. */
 #include <errno.h>
-#include <hwloc.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "pool.h"
 
@@ -14,6 +14,7 @@
 typedef struct hog_worker {
     hog_pool *pool;
     unsigned ith;
+    int bound; /* HOG_BIND_* flags, written by the worker in the binding step */
     pthread_t thread;
 } hog_worker;
 
@@ -30,63 +31,22 @@ struct hog_pool {
     unsigned nth;
     unsigned started;
     hog_worker *workers;
-    hwloc_topology_t topo; /* NULL when not binding */
+    const hog_topo *topo; /* NULL when it could not be loaded and is not needed */
+    hog_place *place;     /* nth placements; NULL without bind */
 };
-
-static int topology_load(hwloc_topology_t *topo)
-{
-    if (hwloc_topology_init(topo) < 0)
-        return -errno ? -errno : HOG_ETOPOLOGY;
-    if (hwloc_topology_load(*topo) < 0) {
-        int rc = errno ? -errno : HOG_ETOPOLOGY;
-        hwloc_topology_destroy(*topo);
-        *topo = NULL;
-        return rc;
-    }
-    return 0;
-}
-
-static unsigned topology_cores(hwloc_topology_t topo)
-{
-    int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
-    if (n <= 0)
-        n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-    return n > 0 ? (unsigned)n : 1;
-}
 
 unsigned hog_pool_cores(void)
 {
-    hwloc_topology_t topo;
-    if (topology_load(&topo) < 0)
+    const hog_topo *t;
+    if (hog_topo_default(&t, NULL, 0) < 0)
         return 1;
-    unsigned n = topology_cores(topo);
-    hwloc_topology_destroy(topo);
-    return n;
-}
-
-static void worker_bind(hog_pool *p, unsigned ith)
-{
-    hwloc_obj_type_t type = hwloc_get_nbobjs_by_type(p->topo, HWLOC_OBJ_CORE) > 0
-                                ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
-    unsigned n = topology_cores(p->topo);
-    hwloc_obj_t core = hwloc_get_obj_by_type(p->topo, type, ith % n);
-    if (!core)
-        return;
-    hwloc_bitmap_t set = hwloc_bitmap_dup(core->cpuset);
-    if (!set)
-        return;
-    hwloc_bitmap_singlify(set); /* one PU of the core: no migration between its hyperthreads */
-    if (hwloc_set_cpubind(p->topo, set, HWLOC_CPUBIND_THREAD) < 0)
-        hog_log(HOG_LOG_WARN, "worker %u: cannot bind to core %u: %s", ith, ith % n, strerror(errno));
-    hwloc_bitmap_free(set);
+    return hog_topo_cores(t);
 }
 
 static void *worker_main(void *v)
 {
     hog_worker *w = v;
     hog_pool *p = w->pool;
-    if (p->topo)
-        worker_bind(p, w->ith);
     uint64_t seen = 0;
     for (;;) {
         pthread_mutex_lock(&p->mu);
@@ -110,7 +70,58 @@ static void *worker_main(void *v)
     }
 }
 
-int hog_pool_create(unsigned nthreads, int bind, hog_pool **out, char *err, size_t err_len)
+/* The first step of a bound pool: each worker pins itself, so that binding
+ * is complete (and its outcome known) when hog_pool_create returns. */
+static void bind_step(void *arg, unsigned ith, unsigned nth)
+{
+    (void)nth;
+    hog_pool *p = arg;
+    p->workers[ith].bound = hog_topo_bind_thread(p->topo, &p->place[ith], ith);
+}
+
+static int pool_start(hog_pool *p, const hog_topo *topo, unsigned nthreads, int bind, char *err, size_t err_len)
+{
+    p->topo = topo;
+    p->nth = nthreads ? nthreads : hog_topo_cores(topo); /* topo is set when nthreads is 0 */
+    p->workers = hog_calloc(p->nth, sizeof(*p->workers));
+    if (!p->workers)
+        return hog_fail(-ENOMEM, err, err_len, "out of memory for %u workers", p->nth);
+    if (bind) {
+        p->place = hog_calloc(p->nth, sizeof(*p->place));
+        if (!p->place)
+            return hog_fail(-ENOMEM, err, err_len, "out of memory for %u workers", p->nth);
+        int rc = hog_topo_place(topo, p->nth, p->place);
+        if (rc < 0)
+            return hog_fail(rc, err, err_len, "cannot place %u workers: %s", p->nth, hog_strerror(rc));
+    }
+    for (unsigned i = 0; i < p->nth; i++) {
+        p->workers[i].pool = p;
+        p->workers[i].ith = i;
+        int rc = pthread_create(&p->workers[i].thread, NULL, worker_main, &p->workers[i]);
+        if (rc != 0)
+            return hog_fail(-rc, err, err_len, "cannot start worker %u: %s", i, strerror(rc));
+        p->started++;
+    }
+    if (bind) {
+        if (hog_topo_is_machine(topo)) {
+            hog_pool_run(p, bind_step, p);
+            unsigned cpu = 0, mem = 0;
+            for (unsigned i = 0; i < p->nth; i++) {
+                cpu += (p->workers[i].bound & HOG_BIND_CPU) != 0;
+                mem += (p->workers[i].bound & HOG_BIND_MEM) != 0;
+            }
+            hog_log(HOG_LOG_DEBUG, "%u workers over %u NUMA nodes: %u pinned, %u with node-bound memory policy",
+                    p->nth, hog_topo_nodes(topo), cpu, mem);
+        } else {
+            hog_log(HOG_LOG_INFO, "topology of %s is not this machine's: %u workers placed on it, not bound",
+                    hog_topo_source(topo), p->nth);
+        }
+    }
+    return 0;
+}
+
+/* Starts the pool on t; t is NULL only without bind and with a thread count. */
+static int pool_create(const hog_topo *t, unsigned nthreads, int bind, hog_pool **out, char *err, size_t err_len)
 {
     *out = NULL;
     hog_pool *p = hog_calloc(1, sizeof(*p));
@@ -119,36 +130,33 @@ int hog_pool_create(unsigned nthreads, int bind, hog_pool **out, char *err, size
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->start, NULL);
     pthread_cond_init(&p->done, NULL);
-    if (bind || nthreads == 0) {
-        int rc = topology_load(&p->topo);
-        if (rc < 0) {
-            hog_pool_free(p);
-            return hog_fail(HOG_ETOPOLOGY, err, err_len, "hwloc: cannot load the topology: %s",
-                            hog_strerror(rc));
-        }
-    }
-    p->nth = nthreads ? nthreads : topology_cores(p->topo);
-    if (!bind && p->topo) {
-        hwloc_topology_destroy(p->topo);
-        p->topo = NULL;
-    }
-    p->workers = hog_calloc(p->nth, sizeof(*p->workers));
-    if (!p->workers) {
+    int rc = pool_start(p, t, nthreads, bind, err, err_len);
+    if (rc < 0) {
         hog_pool_free(p);
-        return -ENOMEM;
-    }
-    for (unsigned i = 0; i < p->nth; i++) {
-        p->workers[i].pool = p;
-        p->workers[i].ith = i;
-        int rc = pthread_create(&p->workers[i].thread, NULL, worker_main, &p->workers[i]);
-        if (rc != 0) {
-            hog_pool_free(p);
-            return hog_fail(-rc, err, err_len, "cannot start worker %u: %s", i, strerror(rc));
-        }
-        p->started++;
+        return rc;
     }
     *out = p;
     return 0;
+}
+
+int hog_pool_create_on(const hog_topo *t, unsigned nthreads, int bind, hog_pool **out, char *err,
+                       size_t err_len)
+{
+    return pool_create(t, nthreads, bind, out, err, err_len);
+}
+
+int hog_pool_create(unsigned nthreads, int bind, hog_pool **out, char *err, size_t err_len)
+{
+    *out = NULL;
+    const hog_topo *t;
+    char why[512] = "";
+    if (hog_topo_default(&t, why, sizeof(why)) < 0) {
+        /* A known thread count with no binding needs no topology. */
+        if (bind || nthreads == 0)
+            return hog_fail(HOG_ETOPOLOGY, err, err_len, "hwloc: cannot load the topology: %s", why);
+        t = NULL;
+    }
+    return pool_create(t, nthreads, bind, out, err, err_len);
 }
 
 void hog_pool_free(hog_pool *p)
@@ -161,11 +169,10 @@ void hog_pool_free(hog_pool *p)
     pthread_mutex_unlock(&p->mu);
     for (unsigned i = 0; i < p->started; i++)
         pthread_join(p->workers[i].thread, NULL);
-    if (p->topo)
-        hwloc_topology_destroy(p->topo);
     pthread_cond_destroy(&p->done);
     pthread_cond_destroy(&p->start);
     pthread_mutex_destroy(&p->mu);
+    hog_free(p->place);
     hog_free(p->workers);
     hog_free(p);
 }
@@ -186,4 +193,113 @@ void hog_pool_run(hog_pool *p, hog_pool_fn fn, void *arg)
     while (p->pending > 0)
         pthread_cond_wait(&p->done, &p->mu);
     pthread_mutex_unlock(&p->mu);
+}
+
+int hog_pool_worker_node(const hog_pool *p, unsigned ith)
+{
+    return p->place && ith < p->nth ? (int)p->place[ith].node : -1;
+}
+
+const hog_place *hog_pool_worker_place(const hog_pool *p, unsigned ith)
+{
+    return p->place && ith < p->nth ? &p->place[ith] : NULL;
+}
+
+int hog_pool_worker_bound(const hog_pool *p, unsigned ith)
+{
+    return ith < p->nth ? p->workers[ith].bound : 0;
+}
+
+/* ===================================================================== *
+ *  Node-local memory
+ *
+ *  Each block starts with one cache line that records how it was made, so
+ *  hog_pool_free_local needs no size and the caller's memory stays
+ *  cache-line aligned (the mappings are page aligned).
+ * ===================================================================== */
+
+typedef struct local_header {
+    void *base;
+    size_t total;
+    hog_local_kind kind;
+} local_header;
+
+#define LOCAL_HEADER HOG_CACHELINE
+_Static_assert(sizeof(local_header) <= LOCAL_HEADER, "the header fits in one cache line");
+
+typedef struct touch_job {
+    unsigned ith;
+    void *base;
+    size_t total;
+} touch_job;
+
+static void touch_step(void *arg, unsigned ith, unsigned nth)
+{
+    (void)nth;
+    touch_job *j = arg;
+    /* Writing every page faults it in on the node of the CPU writing it. */
+    if (ith == j->ith)
+        memset(j->base, 0, j->total);
+}
+
+static void *local_finish(void *base, size_t total, hog_local_kind kind)
+{
+    local_header *h = base;
+    h->base = base;
+    h->total = total;
+    h->kind = kind;
+    return (char *)base + LOCAL_HEADER;
+}
+
+void *hog_pool_alloc_local(hog_pool *p, unsigned ith, size_t bytes)
+{
+    if (ith >= p->nth || bytes > SIZE_MAX - LOCAL_HEADER) {
+        errno = ith >= p->nth ? EINVAL : ENOMEM;
+        return NULL;
+    }
+    size_t total = bytes + LOCAL_HEADER;
+    const hog_place *pl = hog_pool_worker_place(p, ith);
+    if (pl && hog_topo_is_machine(p->topo)) {
+        void *base = hog_topo_alloc_node(p->topo, pl->node, total);
+        if (base) {
+            hog_log(HOG_LOG_DEBUG, "worker %u: %zu bytes bound to NUMA node %u", ith, bytes,
+                    hog_topo_node_at(p->topo, pl->node)->os_index);
+            return local_finish(base, total, HOG_LOCAL_NODE);
+        }
+        int why = errno;
+        if (p->workers[ith].bound & HOG_BIND_CPU) {
+            base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (base == MAP_FAILED)
+                return NULL;
+            touch_job j = {ith, base, total};
+            hog_pool_run(p, touch_step, &j);
+            hog_log(HOG_LOG_DEBUG, "worker %u: %zu bytes first touched by the worker (binding refused: %s)", ith,
+                    bytes, strerror(why));
+            return local_finish(base, total, HOG_LOCAL_TOUCH);
+        }
+        hog_log(HOG_LOG_DEBUG, "worker %u: binding refused (%s) and the worker is not pinned", ith, strerror(why));
+    }
+    void *base = hog_aligned_alloc(HOG_CACHELINE, total);
+    if (!base)
+        return NULL;
+    memset(base, 0, total);
+    hog_log(HOG_LOG_DEBUG, "worker %u: %zu bytes in a plain aligned allocation (no placement to follow)", ith, bytes);
+    return local_finish(base, total, HOG_LOCAL_PLAIN);
+}
+
+void hog_pool_free_local(hog_pool *p, void *mem)
+{
+    if (!mem)
+        return;
+    local_header *h = (local_header *)((char *)mem - LOCAL_HEADER);
+    switch (h->kind) {
+    case HOG_LOCAL_NODE: hog_topo_free_node(p->topo, h->base, h->total); break;
+    case HOG_LOCAL_TOUCH: munmap(h->base, h->total); break;
+    case HOG_LOCAL_PLAIN: hog_free(h->base); break;
+    }
+}
+
+hog_local_kind hog_pool_local_kind(const void *mem)
+{
+    return ((const local_header *)((const char *)mem - LOCAL_HEADER))->kind;
 }

@@ -1,0 +1,152 @@
+/* test_cli_topology.c: end-to-end tests of `hogtrain info --topology` on this machine and on synthetic and XML machines given by HOG_TOPOLOGY. */
+#include <criterion/criterion.h>
+#include <hwloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_scratch.h"
+
+static char bin[512];
+static char out[262144];
+
+static void setup(void)
+{
+    const char *build = getenv("HOG_BUILD");
+    snprintf(bin, sizeof(bin), "%s/hogtrain", build ? build : "build");
+    cr_assert_eq(access(bin, X_OK), 0, "%s is not built", bin);
+    scratch_make("topo");
+}
+
+TestSuite(cli_topology, .init = setup, .fini = scratch_remove);
+
+/* Runs "hogtrain ARGS" with HOG_TOPOLOGY set to topo (unset if NULL);
+ * stdout and stderr go to `out`. Returns the exit status. */
+static int hog(const char *topo, const char *args)
+{
+    char cmd[4096];
+    if (topo)
+        snprintf(cmd, sizeof(cmd), "HOG_TOPOLOGY='%s' %s %s 2>&1", topo, bin, args);
+    else
+        snprintf(cmd, sizeof(cmd), "env -u HOG_TOPOLOGY %s %s 2>&1", bin, args);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, sizeof(out) - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* The node column of worker rows ("  worker  node  core L# ..."), in order,
+ * into nodes[]; returns the number of rows. */
+static unsigned worker_nodes(unsigned *nodes, unsigned max)
+{
+    const char *table = strstr(out, "core L#");
+    cr_assert_not_null(table, "no worker table in:\n%s", out);
+    const char *line = strchr(table, '\n') + 1;
+    unsigned n = 0;
+    unsigned w, node, core, core_os, cpu;
+    while (sscanf(line, "%u %u %u %u %u", &w, &node, &core, &core_os, &cpu) == 5) {
+        cr_assert_eq(w, n, "rows in worker order");
+        if (n < max)
+            nodes[n] = node;
+        n++;
+        line = strchr(line, '\n') + 1;
+    }
+    return n;
+}
+
+Test(cli_topology, this_machine)
+{
+    hwloc_topology_t h;
+    cr_assert_eq(hwloc_topology_init(&h), 0);
+    cr_assert_eq(hwloc_topology_load(h), 0);
+    int cores = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_CORE);
+    int numa = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_NUMANODE);
+    hwloc_topology_destroy(h);
+    cr_assert_eq(hog(NULL, "info --topology"), 0, "%s", out);
+    cr_assert(strstr(out, "topology           this machine\n"), "%s", out);
+    char want[128];
+    snprintf(want, sizeof(want), "NUMA nodes         %d\ncores              %d\n", numa, cores);
+    cr_assert(strstr(out, want), "want '%s' in:\n%s", want, out);
+    snprintf(want, sizeof(want), "threads            %d (one per core, the default):", cores);
+    cr_assert(strstr(out, want), "want '%s' in:\n%s", want, out);
+    unsigned nodes[512];
+    cr_assert_eq(worker_nodes(nodes, 512), (unsigned)cores);
+    cr_assert(strstr(out, "binding            "), "%s", out);
+    cr_assert(strstr(out, "node-local memory  "), "%s", out);
+    cr_assert(strstr(out, "MemAvailable"), "%s", out);
+
+    cr_assert_eq(hog(NULL, "info --topology --threads 3"), 0, "%s", out);
+    cr_assert_eq(worker_nodes(nodes, 512), 3u);
+}
+
+Test(cli_topology, synthetic_two_sockets_spread_the_threads)
+{
+    const char *m = "package:2 numa:1 core:4 pu:2";
+    cr_assert_eq(hog(m, "info --topology --threads 4"), 0, "%s", out);
+    cr_assert(strstr(out, "topology           synthetic \"package:2 numa:1 core:4 pu:2\" (HOG_TOPOLOGY"), "%s", out);
+    cr_assert(strstr(out, "NUMA nodes         2\ncores              8\nPUs                16 (hardware threads)\n"),
+              "%s", out);
+    cr_assert(strstr(out, "node 0 (P#0)       4 cores, 8 PUs"), "%s", out);
+    cr_assert(strstr(out, "cores L#4-7, CPUs P#8-15\n"), "%s", out);
+    cr_assert(strstr(out, "threads            4: 2 on node 0, 2 on node 1\n"), "%s", out);
+    cr_assert(strstr(out, "binding            not attempted: the topology is not this machine's\n"), "%s", out);
+    unsigned nodes[16];
+    cr_assert_eq(worker_nodes(nodes, 16), 4u);
+    static const unsigned want[] = {0, 0, 1, 1};
+    for (unsigned i = 0; i < 4; i++)
+        cr_assert_eq(nodes[i], want[i], "worker %u on node %u", i, nodes[i]);
+
+    /* The default is one per core; hyperthreads are used beyond it. */
+    cr_assert_eq(hog(m, "info --topology"), 0, "%s", out);
+    cr_assert_eq(worker_nodes(nodes, 16), 8u);
+    cr_assert_null(strstr(out, "hyperthread"), "%s", out);
+    cr_assert_eq(hog(m, "info --topology --threads 10"), 0, "%s", out);
+    cr_assert(strstr(out, "       4      0        0        0      1  hyperthread: every core is taken\n"), "%s", out);
+}
+
+Test(cli_topology, many_threads_need_a_bigger_buffer)
+{
+    cr_assert_eq(hog("package:4 numa:1 core:8 pu:2", "info --topology --threads 1000"), 0, "%.2000s", out);
+    unsigned nodes[1000];
+    cr_assert_eq(worker_nodes(nodes, 1000), 1000u);
+    cr_assert(strstr(out, "threads            1000: 250 on node 0, 250 on node 1, 250 on node 2, 250 on node 3\n"));
+    cr_assert(strstr(out, "shared: more workers than CPUs"));
+}
+
+Test(cli_topology, xml_machine_from_a_file)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/quad.xml", dir);
+    hwloc_topology_t h;
+    cr_assert_eq(hwloc_topology_init(&h), 0);
+    cr_assert_eq(hwloc_topology_set_synthetic(h, "package:2 numa:2 core:3 pu:1"), 0);
+    cr_assert_eq(hwloc_topology_load(h), 0);
+    cr_assert_eq(hwloc_topology_export_xml(h, path, 0), 0);
+    hwloc_topology_destroy(h);
+    cr_assert_eq(hog(path, "info --topology --threads 6"), 0, "%s", out);
+    char want[320];
+    snprintf(want, sizeof(want), "topology           XML file %s (HOG_TOPOLOGY", path);
+    cr_assert(strstr(out, want), "%s", out);
+    cr_assert(strstr(out, "NUMA nodes         4\ncores              12\n"), "%s", out);
+    cr_assert(strstr(out, "threads            6: 2 on node 0, 2 on node 1, 1 on node 2, 1 on node 3\n"), "%s", out);
+}
+
+Test(cli_topology, errors_name_the_cause)
+{
+    cr_assert_eq(hog("bogus:3", "info --topology"), 1);
+    cr_assert(strstr(out, "hogtrain: HOG_TOPOLOGY: topology \"bogus:3\": not an hwloc synthetic description"), "%s",
+              out);
+    cr_assert_eq(hog("/nonexistent/m.xml", "info --topology"), 1);
+    cr_assert(strstr(out, "hogtrain: HOG_TOPOLOGY: topology /nonexistent/m.xml: No such file or directory"), "%s",
+              out);
+    cr_assert_eq(hog(NULL, "info --topology --threads many"), 2);
+    cr_assert(strstr(out, "--threads: expected a whole number from 0 to 65536, found 'many'"), "%s", out);
+    cr_assert_eq(hog(NULL, "info --threads 2"), 2);
+    cr_assert(strstr(out, "--threads 2: only with --topology"), "%s", out);
+    cr_assert_eq(hog(NULL, "info --topology data.hgd"), 2);
+    cr_assert(strstr(out, "info --topology takes no FILE (found 'data.hgd')"), "%s", out);
+}
