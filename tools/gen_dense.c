@@ -96,7 +96,7 @@ static void put_value(out *o, long q)
     p += sprintf(p, "%ld", q / 10000);
     long frac = q % 10000;
     if (frac) {
-        char digits[5];
+        char digits[24];
         snprintf(digits, sizeof(digits), "%04ld", frac);
         int n = 4;
         while (digits[n - 1] == '0')
