@@ -1,4 +1,4 @@
-/* race_hogwild.c: a plain-C stress run of the multi-threaded paths (pool, HOGWILD! updates, evaluation, save, the text pipeline) for ThreadSanitizer, which Criterion's runner cannot host. */
+/* race_hogwild.c: a plain-C stress run of the multi-threaded paths (pool, HOGWILD! updates on the sparse and dense paths, matrix factorisation, evaluation, save, the text pipeline) for ThreadSanitizer, which Criterion's runner cannot host. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +48,8 @@ static void write_data(const char *path, int rows, int classes, unsigned seed)
     fclose(f);
 }
 
-static void run(const char *data, hog_loss loss, unsigned threads, double holdout, double min_acc, const char *model_path)
+static void run(const char *data, hog_loss loss, hog_path path, unsigned threads, double holdout, double min_acc,
+                const char *model_path)
 {
     hog_dataset *ds;
     char err[512] = "";
@@ -62,6 +63,7 @@ static void run(const char *data, hog_loss loss, unsigned threads, double holdou
     p.epochs = 5;
     p.step = 0.3;
     p.holdout = holdout;
+    p.path = path;
     hog_trainer *t;
     hog_model *m = NULL;
     rc = hog_trainer_create(&p, &t, err, sizeof(err));
@@ -130,6 +132,46 @@ static void convert_many_chunks(const char *dir)
     unlink(hgd);
 }
 
+/* Matrix factorisation: rank-2 ratings with no noise, four workers. */
+static void factorise(const char *dir)
+{
+    char path[128], err[512] = "";
+    snprintf(path, sizeof(path), "%s/r.txt", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        exit(1);
+    }
+    srand(3);
+    for (int n = 0; n < 40000; n++) {
+        int u = rand() % 300, i = rand() % 200;
+        double r = 3 + sin(u) * cos(i) + 0.5 * cos(u * 0.7) * sin(i * 1.3);
+        fprintf(f, "u%d i%d %.4f\n", u, i, r);
+    }
+    fclose(f);
+    hog_ratings *rt;
+    int rc = hog_ratings_open(path, 0, &rt, err, sizeof(err));
+    CHECK(rc == 0, "ratings: %s", err);
+    if (rc < 0)
+        return;
+    hog_mf_params p = hog_mf_params_default();
+    p.rank = 8;
+    p.threads = 4;
+    p.epochs = 10;
+    p.holdout = 0.1;
+    hog_mf_model *m = NULL;
+    rc = hog_mf_train(&p, rt, NULL, &m, err, sizeof(err));
+    CHECK(rc == 0 && m, "matrix factorisation with 4 threads: %s", err);
+    if (m) {
+        hog_mf_info in;
+        hog_mf_get_info(m, &in);
+        CHECK(in.test_rmse < 0.35, "matrix factorisation holdout RMSE %g (the mean alone: about 0.56)", in.test_rmse);
+    }
+    hog_mf_free(m);
+    hog_ratings_close(rt);
+    unlink(path);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/hog-race-XXXXXX";
@@ -143,9 +185,12 @@ int main(void)
     snprintf(model, sizeof(model), "%s/m.hog", dir);
     write_data(bin, 20000, 2, 1);
     write_data(multi, 20000, 3, 2);
-    run(bin, HOG_LOSS_LOGISTIC, 4, 0.2, 0.9, model);
-    run(bin, HOG_LOSS_HINGE, 3, 0.2, 0.9, model);
-    run(multi, HOG_LOSS_SOFTMAX, 4, 0.2, 0.8, model);
+    run(bin, HOG_LOSS_LOGISTIC, HOG_PATH_SPARSE, 4, 0.2, 0.9, model);
+    run(bin, HOG_LOSS_HINGE, HOG_PATH_SPARSE, 3, 0.2, 0.9, model);
+    run(multi, HOG_LOSS_SOFTMAX, HOG_PATH_SPARSE, 4, 0.2, 0.8, model);
+    run(bin, HOG_LOSS_LOGISTIC, HOG_PATH_DENSE, 4, 0.2, 0.9, model);
+    run(multi, HOG_LOSS_SOFTMAX, HOG_PATH_DENSE, 3, 0.2, 0.8, model);
+    factorise(dir);
     convert_many_chunks(dir);
     unlink(bin);
     unlink(multi);
