@@ -89,9 +89,10 @@ static void eval_rows(eval_job *job, eval_part *part, float *s, uint64_t lo, uin
             }
             break;
         }
-        case HOG_LOSS_SQUARED: {
-            float v;
-            hog_loss_grad(m->info.loss, s[0], row.label, &v);
+        case HOG_LOSS_SQUARED:
+        case HOG_LOSS_QUANTILE: {
+            float v; /* squared/2, or the pinball loss at the model's quantile */
+            hog_loss_grad_tau(m->info.loss, s[0], row.label, (float)m->info.params.quantile, &v);
             part->loss += (double)v;
             double r = (double)s[0] - (double)row.label;
             part->sq += r * r;
@@ -149,7 +150,7 @@ int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *se
     *out = hog_metrics_none();
     unsigned nth = hog_pool_threads(pool);
     uint64_t n = ds->info.rows;
-    int binary = m->info.loss == HOG_LOSS_LOGISTIC || m->info.loss == HOG_LOSS_HINGE;
+    int binary = hog_loss_is_binary(m->info.loss);
     eval_job job = {.m = m, .ds = ds, .sel = sel, .drop = drop};
     atomic_init(&job.next_block, 0);
     if (drop)
@@ -191,6 +192,7 @@ int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *se
         out->loss = out->logloss = t.known ? t.loss / (double)t.known : (double)NAN;
         break;
     case HOG_LOSS_SQUARED:
+    case HOG_LOSS_QUANTILE:
         out->loss = t.loss / rows;
         out->rmse = sqrt(t.sq / rows);
         break;
