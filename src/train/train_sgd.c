@@ -190,6 +190,7 @@ typedef struct epoch_job {
     hog_weight *acc;          /* adagrad: per weight, the sum of squared gradients */
     hog_weight *bias_acc;     /* adagrad: the same for the biases */
     hog_weight *xmax;         /* normalized: per feature, the largest |x| seen */
+    hog_weight *l1s;          /* l1: per weight, the penalty owed and applied (u, q) */
     avg_state *avg;           /* averaging, or NULL */
     worker_state *ws;
     double t0;                /* when training started, for progress reports */
@@ -247,7 +248,10 @@ static inline hog_weight *acc_of(const epoch_job *job, const worker_state *ws, u
  *                    eta sqrt(t/N) / (s_j sqrt(A_j))          adagrad + normalized
  *   step       w_j <- w_j (1 - r_j l2 c_j) - r_j g x_j       (adagrad: w_j - r_j G_j,
  *                                                             a step of at most eta)
- *   L1         w_j <- sign(w_j) max(0, |w_j| - r_j l1 c_j)   (truncated gradient)
+ *   L1         u_j += r_j l1 c_j                              (the penalty owed)
+ *              w_j <- max(0, w_j - (u_j + q_j)) if w_j > 0,
+ *                     min(0, w_j + (u_j - q_j)) if w_j < 0
+ *              q_j += the change                              (the penalty applied)
  *
  * s_j is the largest |x_j| seen so far and N the running sum over examples
  * of sum_j (x_j / s_j)^2 (t examples): the NG algorithm of Ross, Mineiro
@@ -257,32 +261,52 @@ static inline hog_weight *acc_of(const epoch_job *job, const worker_state *ws, u
  * weights are all shared without locks (relaxed loads and stores); t and N
  * are counted per worker, an estimate of the same ratio.
  *
- * L1 is the truncated gradient (Langford, Li and Zhang, 2009), applied like
+ * L1 is the truncated gradient (Langford, Li and Zhang, 2009) with the
+ * cumulative penalty of Tsuruoka, Tsujii and Ananiadou (2009): applied like
  * the L2 to the coordinates an example touches and scaled by c_j, so over
- * an epoch each weight is pulled towards zero by l1 as the full objective
- * asks. Chosen over FTRL-proximal because it needs no state beyond the
- * weight (FTRL keeps two more numbers per weight and computes the weight
- * from them on every read, doubling the memory traffic per non-zero), so it
- * works unchanged with every schedule above, with the workers' private
- * copies of hot weights and with averaging; a weight whose step would carry
- * it across zero stops at exactly zero, which is what makes the model
- * sparse. With l2 as well it is the elastic net (the shrink, then the
- * truncation: the proximal step of both penalties).
+ * an epoch each weight is owed the pull towards zero that the full
+ * objective's l1 asks for; a weight whose step would carry it across zero
+ * stops at exactly zero. Plain truncation (clip by r_j l1 c_j at each
+ * touch) leaves most weights that belong at zero jittering around it, one
+ * noisy gradient away; the cumulative form banks the penalty a weight
+ * sitting at zero could not take (u_j - |q_j| grows) and spends it on the
+ * next kicks, so those weights stay exactly zero - measured on the test
+ * data, about the optimum's non-zero count instead of nearly all weights.
+ * Chosen over FTRL-proximal because its state (u_j, q_j, side by side in
+ * one array) is only read and written with the weight it belongs to, so it
+ * works unchanged with every schedule above (FTRL is a schedule of its own,
+ * AdaGrad-like, and computes each weight from its state on every read), with
+ * the workers' private copies of hot weights and with averaging. With l2 as
+ * well it is the elastic net (the shrink, then the clip: the proximal step
+ * of both penalties). u_j and q_j of hot weights are shared, not copied:
+ * racy, as HOGWILD! allows.
  */
 #define OPT_ADAGRAD 1u
 #define OPT_NORMALIZED 2u
 #define OPT_L1 4u
 #define OPT_COUNT 8u
+/* The per-example functions below take opt as a constant and must be
+ * inlined into each copy of the row loop for the copies to specialise. */
+#define KERNEL static inline __attribute__((always_inline))
 #define ADAGRAD_EPS 1e-12f
 
-static inline float truncate_l1(float w, float t)
+/* The cumulative L1 clip of one weight wv; uq points at its (u, q). */
+KERNEL float clip_l1(float wv, hog_weight *uq, float owe)
 {
-    return w > t ? w - t : (w < -t ? w + t : 0.0f);
+    float u = hog_w_load(&uq[0]) + owe, q = hog_w_load(&uq[1]);
+    float z = wv;
+    if (wv > 0.0f)
+        wv = fmaxf(0.0f, wv - (u + q));
+    else if (wv < 0.0f)
+        wv = fminf(0.0f, wv + (u - q));
+    hog_w_store(&uq[0], u);
+    hog_w_store(&uq[1], q + (wv - z));
+    return wv;
 }
 
 /* normalized: brings each feature's largest |x| up to date (rescaling its
  * weights as NG does when it grows) and returns sum (x / s)^2 of the row. */
-static inline float normalize_row(const epoch_job *job, const worker_state *ws, const hog_row *row)
+KERNEL float normalize_row(const epoch_job *job, const worker_state *ws, const hog_row *row)
 {
     const uint32_t K = job->m->outputs;
     float nsum = 0.0f;
@@ -308,7 +332,7 @@ static inline float normalize_row(const epoch_job *job, const worker_state *ws, 
 
 /* The rate multiplier of the normalized update for this example (t/N, or
  * its square root with adagrad), after counting the example in. */
-static inline float normalized_rate(const epoch_job *job, worker_state *ws, float nsum, const unsigned opt)
+KERNEL float normalized_rate(const epoch_job *job, worker_state *ws, float nsum, const unsigned opt)
 {
     ws->norm_t += 1.0;
     ws->norm_n += (double)nsum + (job->p->bias ? 1.0 : 0.0);
@@ -318,8 +342,8 @@ static inline float normalized_rate(const epoch_job *job, worker_state *ws, floa
 
 /* One coordinate's update under opt (see the comment above): w is the
  * weight, a its AdaGrad sum (adagrad only), gx = g x_j, s = s_j. */
-static inline void update_coord(hog_weight *w, hog_weight *a, float gx, float rate, float l2c, float l1c,
-                                float s, const unsigned opt)
+KERNEL void update_coord(hog_weight *w, hog_weight *a, hog_weight *uq, float gx, float rate, float l2c,
+                                float l1c, float s, const unsigned opt)
 {
     float wv = hog_w_load(w);
     float r = rate;
@@ -337,12 +361,12 @@ static inline void update_coord(hog_weight *w, hog_weight *a, float gx, float ra
         wv = wv * fmaxf(0.0f, 1.0f - r * l2c) - r * gx;
     }
     if (opt & OPT_L1)
-        wv = truncate_l1(wv, r * l1c);
+        wv = clip_l1(wv, uq, r * l1c);
     hog_w_store(w, wv);
 }
 
 /* The bias's update: no penalty, x = 1 (s = 1). */
-static inline void update_bias(float *bias, float *bacc, float g, float rate, const unsigned opt)
+KERNEL void update_bias(float *bias, float *bacc, float g, float rate, const unsigned opt)
 {
     float r = rate;
     if (opt & OPT_ADAGRAD) {
@@ -353,7 +377,7 @@ static inline void update_bias(float *bias, float *bacc, float g, float rate, co
 }
 
 /* One example of a binary or regression loss. Returns the example's loss. */
-static inline float update_binary(const epoch_job *job, worker_state *ws, const hog_row *row,
+KERNEL float update_binary(const epoch_job *job, worker_state *ws, const hog_row *row,
                                   float y, float step, float reg, float *bias, float *bacc,
                                   const unsigned opt)
 {
@@ -394,8 +418,8 @@ static inline float update_binary(const epoch_job *job, worker_state *ws, const 
             if (s == 0.0f) /* only zeros seen: x_j = 0, nothing to learn */
                 continue;
         }
-        update_coord(weights_of(job, ws, j), (opt & OPT_ADAGRAD) ? acc_of(job, ws, j) : NULL, gl * val[i], rate,
-                     l2 * c, l1 * c, s, opt);
+        update_coord(weights_of(job, ws, j), (opt & OPT_ADAGRAD) ? acc_of(job, ws, j) : NULL,
+                     (opt & OPT_L1) ? job->l1s + 2 * (size_t)j : NULL, gl * val[i], rate, l2 * c, l1 * c, s, opt);
     }
     if (job->p->bias)
         update_bias(bias, bacc, gl, rate, opt);
@@ -403,7 +427,7 @@ static inline float update_binary(const epoch_job *job, worker_state *ws, const 
 }
 
 /* One example of softmax regression over K classes. */
-static inline float update_softmax(const epoch_job *job, worker_state *ws, const hog_row *row,
+KERNEL float update_softmax(const epoch_job *job, worker_state *ws, const hog_row *row,
                                    int y, float step, float reg, float *bias, float *bacc, float *s, float *g,
                                    const unsigned opt)
 {
@@ -456,9 +480,10 @@ static inline float update_softmax(const epoch_job *job, worker_state *ws, const
         }
         hog_weight *wj = weights_of(job, ws, j);
         hog_weight *aj = (opt & OPT_ADAGRAD) ? acc_of(job, ws, j) : NULL;
+        hog_weight *uq = (opt & OPT_L1) ? job->l1s + 2 * (size_t)j * K : NULL;
         float x = row->value[i];
         for (uint32_t k = 0; k < K; k++)
-            update_coord(&wj[k], aj ? &aj[k] : NULL, g[k] * x, rate, l2 * c, l1 * c, sj, opt);
+            update_coord(&wj[k], aj ? &aj[k] : NULL, uq ? &uq[2 * k] : NULL, g[k] * x, rate, l2 * c, l1 * c, sj, opt);
     }
     return loss;
 }
@@ -551,7 +576,7 @@ typedef struct seg_rows {
     uint64_t examples, nnz;
 } seg_rows;
 
-static inline __attribute__((always_inline)) void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
+KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
                                                            const unsigned opt)
 {
     const hog_train_params *p = job->p;
@@ -847,6 +872,7 @@ typedef struct run_state {
     hog_weight *acc;      /* adagrad: dim * outputs sums of squared gradients */
     hog_weight *bias_acc; /* adagrad: outputs */
     hog_weight *xmax;     /* normalized: dim */
+    hog_weight *l1s;      /* l1: 2 * dim * outputs */
     avg_state avg;        /* averaging: avg.sum is NULL when off */
     int avg_lock;         /* 1: avg.lock was initialised */
     hog_model *avg_m;     /* averaging: the average, for evaluation */
@@ -877,6 +903,7 @@ static void run_state_free(run_state *rs)
     hog_free((void *)rs->acc);
     hog_free((void *)rs->bias_acc);
     hog_free((void *)rs->xmax);
+    hog_free((void *)rs->l1s);
     hog_free(rs->avg.sum);
     if (rs->avg_lock)
         pthread_mutex_destroy(&rs->avg.lock);
@@ -1013,6 +1040,10 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
             goto fail;
         }
     }
+    if ((opt & OPT_L1) && !(rs.l1s = hog_calloc(2 * dim * outputs, sizeof(hog_weight)))) {
+        rc = -ENOMEM;
+        goto fail;
+    }
     if ((opt & OPT_NORMALIZED) && !(rs.xmax = hog_calloc(dim, sizeof(hog_weight)))) {
         rc = -ENOMEM;
         goto fail;
@@ -1080,6 +1111,7 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         job.acc = rs.acc;
         job.bias_acc = rs.bias_acc;
         job.xmax = rs.xmax;
+        job.l1s = rs.l1s;
         job.avg = rs.avg.sum && e >= rs.avg.from_epoch ? &rs.avg : NULL;
         atomic_init(&job.next, 0);
         atomic_init(&job.published, 0);
