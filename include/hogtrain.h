@@ -371,8 +371,11 @@ unsigned hog_trainer_threads(const hog_trainer *t);
 /* Trains a new model on train with HOGWILD! SGD. test may be NULL: then the
  * holdout fraction of train (if any) is used for evaluation. On success
  * *out owns the model.
+ * With params.early_stop, the model returned is the best epoch's; with
+ * params.average, the average (see hog_train_params).
  * Errors: HOG_EEMPTY, HOG_ELABEL (labels do not fit the loss; detail names
- * the offending label), -ENOMEM. */
+ * the offending label), HOG_EPARAM (early_stop with neither a test set nor
+ * a holdout), -ENOMEM. */
 int hog_trainer_run(hog_trainer *t, const hog_dataset *train,
                     const hog_dataset *test, hog_model **out,
                     char *err_detail, size_t err_len);

@@ -19,7 +19,8 @@ TestSuite(optim, .init = setup, .fini = scratch_remove);
 /* Writes a seeded libsvm file: rows with nnz of d features, the true model
  * w*_j = sin(j); feature j's values are multiplied by scale[j % 3] (features
  * of very different ranges). kind 'b': a +1/-1 label, flipped with
- * probability flip (noise, so the penalties matter); 'r': a real target,
+ * probability flip (noise, so the penalties matter); 'c': the class 1..3
+ * whose score (true model sin(j * c)) is largest; 'r': a real target,
  * 2 * score + 0.5 plus uniform noise of half-width noise. */
 static hog_dataset *make_data(const char *name, int rows, int d, int nnz, char kind, double flip, double noise,
                               const double scale[3], uint64_t seed)
@@ -33,15 +34,19 @@ static hog_dataset *make_data(const char *name, int rows, int d, int nnz, char k
         int idx[64];
         float val[64];
         int step = d / nnz;
-        double s = 0;
+        double s = 0, s2 = 0, s3 = 0;
         for (int k = 0; k < nnz; k++) {
             idx[k] = 1 + k * step + (int)hog_rng_below(&r, (uint32_t)step);
             val[k] = (float)((double)hog_rng_below(&r, 2000) / 1000.0 - 1.0);
             s += sin(idx[k]) * (double)val[k];
+            s2 += sin(2.0 * idx[k]) * (double)val[k];
+            s3 += sin(3.0 * idx[k]) * (double)val[k];
         }
         double u = (double)hog_rng_below(&r, 1000000) / 1e6;
         if (kind == 'b')
             fprintf(f, "%s", (s > 0) != (u < flip) ? "+1" : "-1");
+        else if (kind == 'c')
+            fprintf(f, "%d", s > s2 && s > s3 ? 1 : s2 > s3 ? 2 : 3);
         else
             fprintf(f, "%.6f", 2.0 * s + 0.5 + noise * (2.0 * u - 1.0));
         for (int k = 0; k < nnz; k++)
@@ -378,6 +383,32 @@ Test(optim, adagrad_with_l1_on_two_threads_reaches_the_optimum_within_2_percent_
     p.step = 0.1;
     p.epochs = 60;
     hog_model_free(reaches_reference(p, 0.02, NULL, NULL));
+}
+
+/* Softmax through every specialised loop: each combination of adagrad,
+ * normalized and L1 learns three classes. */
+Test(optim, softmax_learns_with_every_optimiser_combination)
+{
+    hog_dataset *tr = make_data("c.svm", 6000, 120, 12, 'c', 0, 0, NULL, 17);
+    for (unsigned opt = 0; opt < 8; opt++) {
+        hog_train_params p = hog_train_params_default();
+        p.loss = HOG_LOSS_SOFTMAX;
+        p.threads = 2;
+        p.holdout = 0.25;
+        p.epochs = 15;
+        p.schedule = opt & 1 ? HOG_SCHEDULE_ADAGRAD : HOG_SCHEDULE_DECAY;
+        p.step = opt & 1 ? 0.2 : 0.1;
+        p.normalized = (opt & 2) != 0;
+        p.l1 = opt & 4 ? 1e-4 : 0;
+        hog_model *m = train(tr, NULL, p);
+        hog_model_info in;
+        hog_model_get_info(m, &in);
+        cr_assert_gt(in.test.accuracy, 0.85, "%s%s%s: accuracy %g", hog_schedule_name(p.schedule),
+                     p.normalized ? " normalized" : "", p.l1 > 0 ? " l1" : "", in.test.accuracy);
+        cr_assert_eq(in.nonzero, count_nonzero_model(m));
+        hog_model_free(m);
+    }
+    hog_dataset_close(tr);
 }
 
 /* ===================================================================== *

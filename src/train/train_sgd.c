@@ -1195,7 +1195,7 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         average_into(m, &rs.avg);
     }
     m->info.nonzero = count_nonzero(m);
-    hog_log(HOG_LOG_INFO, "model: %llu of %llu weights non-zero", (unsigned long long)m->info.nonzero,
+    hog_log(HOG_LOG_DEBUG, "model: %llu of %llu weights non-zero", (unsigned long long)m->info.nonzero,
             (unsigned long long)(dim * outputs));
     rc = hog_evaluate(m, train, &train_sel, ooc, t->pool, &m->info.train);
     if (rc < 0)
