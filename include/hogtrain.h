@@ -231,9 +231,10 @@ typedef struct hog_train_params {
                             Truncated gradient: weights that cross zero stop at exactly zero */
     unsigned early_stop; /* 0: off; K: with a test set or holdout, stop after K epochs without
                             a lower test loss and keep the best epoch's model */
-    unsigned average;    /* 0: off; E: the model is the average of the weights over the last
-                            E epochs (Polyak-Ruppert), sampled at 64 evenly spaced points of
-                            each epoch */
+    unsigned average;    /* 0: off; E (<= epochs): the model is the average of the weights
+                            over the last E epochs (Polyak-Ruppert), sampled at 64 evenly
+                            spaced points of each epoch; evaluation uses the average. With
+                            early stopping, the kept epoch's average if it was in the window */
     double quantile;     /* HOG_LOSS_QUANTILE: tau in (0, 1) */
 } hog_train_params;
 

@@ -390,7 +390,11 @@ int cli_train(int argc, char **argv)
                 (unsigned long long)mi.features * mi.outputs);
         if (mi.epochs_run < mi.params.epochs || mi.best_epoch != mi.epochs_run)
             fprintf(stderr, "; stopped after epoch %u, kept epoch %u", mi.epochs_run, mi.best_epoch);
-        fprintf(stderr, "%s\n", mi.params.average ? "; the average of the last epochs" : "");
+        /* The kept model is an average when its epoch was in the averaging window. */
+        if (mi.params.average && mi.best_epoch > mi.params.epochs - mi.params.average)
+            fprintf(stderr, "; the average over epochs %u to %u", mi.params.epochs - mi.params.average + 1,
+                    mi.best_epoch);
+        fprintf(stderr, "\n");
         fprintf(stderr, "train: %s %.4f", mi.loss == HOG_LOSS_QUANTILE ? "pinball loss" : "loss", mi.train.loss);
         if (isfinite(mi.train.accuracy))
             fprintf(stderr, "  accuracy %.4f", mi.train.accuracy);
