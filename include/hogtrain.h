@@ -194,11 +194,15 @@ typedef enum hog_loss {
     HOG_LOSS_HINGE,        /* binary linear SVM */
     HOG_LOSS_SQUARED,      /* regression */
     HOG_LOSS_SOFTMAX,      /* multinomial logistic; integer class labels */
+    HOG_LOSS_MODIFIED_HUBER, /* binary: quadratically smoothed hinge, linear for margins below -1 */
+    HOG_LOSS_QUANTILE,     /* regression: pinball loss at the quantile tau (params.quantile) */
 } hog_loss;
 
 typedef enum hog_schedule {
     HOG_SCHEDULE_DECAY = 0, /* step * decay^epoch (HOGWILD!) */
     HOG_SCHEDULE_INVSCALING,/* step / (1 + epochs_done)^power, per example */
+    HOG_SCHEDULE_CONSTANT,  /* step, unchanged */
+    HOG_SCHEDULE_ADAGRAD,   /* step / sqrt(sum of the coordinate's squared gradients) */
 } hog_schedule;
 
 /* How the trainer steps through the data. */
@@ -239,19 +243,33 @@ typedef struct hog_train_params {
                             since the trainer's workers already fill the cores */
     unsigned batch;      /* dense path: rows per mini-batch, 1..1024 (a batch never spans
                             two of the trainer's 1024-row segments) */
+    int normalized;      /* 1: normalised, scale-invariant update (Ross, Mineiro, Langford
+                            2013, Vowpal Wabbit's default): each feature's step is divided by
+                            its largest |x| seen squared (by |x| times sqrt(G) with adagrad) */
+    double l1;           /* objective adds l1 * |w|_1 (bias excluded); with l2: elastic net.
+                            Truncated gradient: weights that cross zero stop at exactly zero */
+    unsigned early_stop; /* 0: off; K: with a test set or holdout, stop after K epochs without
+                            a lower test loss and keep the best epoch's model */
+    unsigned average;    /* 0: off; E (<= epochs): the model is the average of the weights
+                            over the last E epochs (Polyak-Ruppert), sampled at 64 evenly
+                            spaced points of each epoch; evaluation uses the average. With
+                            early stopping, the kept epoch's average if it was in the window */
+    double quantile;     /* HOG_LOSS_QUANTILE: tau in (0, 1) */
 } hog_train_params;
 
 /* The defaults: logistic, one thread per core, 10 epochs, step 0.1, decay 0.9,
  * invscaling power 0.5, decay schedule, l2 1e-6, no holdout, seed 1, bias,
  * binding on, memory limit 0 (half of what is available), no progress callback,
- * path auto, batches of 32 rows. */
+ * path auto, batches of 32 rows, plain (not normalised) updates, l1 0, no
+ * early stopping, no averaging, quantile 0.5. */
 hog_train_params hog_train_params_default(void);
 
 /* Checks every field. Returns 0, or HOG_EPARAM with *field (if not NULL) set
  * to the name of the first bad field. */
 int hog_train_params_check(const hog_train_params *p, const char **field);
 
-/* Names: "logistic", "hinge", "squared", "softmax"; "decay", "invscaling".
+/* Names: "logistic", "hinge", "squared", "softmax", "modified_huber",
+ * "quantile"; "decay", "invscaling", "constant", "adagrad".
  * The parsers return 0 or HOG_EPARAM. */
 const char *hog_loss_name(hog_loss loss);
 int hog_loss_parse(const char *name, hog_loss *out);
@@ -279,11 +297,12 @@ hog_path hog_path_pick(hog_path path, uint64_t rows, uint64_t features, uint64_t
  * are NaN (AUC for multiclass, RMSE for classification, ...). */
 typedef struct hog_metrics {
     uint64_t rows;
-    double loss;       /* mean loss of the model's own kind (log loss, hinge, squared/2) */
+    double loss;       /* mean loss of the model's own kind (log loss, hinge, squared/2,
+                          modified Huber, pinball for quantile) */
     double logloss;    /* logistic and softmax */
     double accuracy;   /* classification */
     double auc;        /* binary */
-    double rmse;       /* squared */
+    double rmse;       /* squared and quantile */
 } hog_metrics;
 
 struct hog_epoch_stats {
@@ -317,6 +336,10 @@ typedef struct hog_model_info {
     hog_metrics train;   /* final training metrics (mean loss as it ran) */
     hog_metrics test;    /* final test metrics; rows == 0 if none */
     double seconds;      /* training wall time */
+    uint64_t nonzero;    /* weights (bias excluded) that are not exactly zero */
+    unsigned epochs_run; /* epochs trained: params.epochs unless stopped early */
+    unsigned best_epoch; /* the epoch whose model this is (1-based): epochs_run, or with
+                            early stopping the one with the lowest test loss */
 } hog_model_info;
 
 /* Releases a model. NULL is accepted. */
@@ -330,7 +353,9 @@ void hog_model_get_info(const hog_model *m, hog_model_info *info);
 double hog_model_class_label(const hog_model *m, uint32_t k);
 
 /* Scores one row. For logistic: the probability of the positive class;
- * hinge: the margin; squared: the prediction; softmax: the index of the most
+ * hinge: the margin; modified_huber: a probability estimate,
+ * (clip(margin, -1, 1) + 1) / 2; squared: the prediction; quantile: the
+ * predicted tau-quantile; softmax: the index of the most
  * probable class is returned in *cls and, if probs is not NULL, the class
  * probabilities are written there (info.classes of them). For binary losses
  * *cls (if cls is not NULL) receives 1 for positive, 0 for negative.
@@ -382,8 +407,11 @@ unsigned hog_trainer_threads(const hog_trainer *t);
 /* Trains a new model on train with HOGWILD! SGD. test may be NULL: then the
  * holdout fraction of train (if any) is used for evaluation. On success
  * *out owns the model.
+ * With params.early_stop, the model returned is the best epoch's; with
+ * params.average, the average (see hog_train_params).
  * Errors: HOG_EEMPTY, HOG_ELABEL (labels do not fit the loss; detail names
- * the offending label), -ENOMEM. */
+ * the offending label), HOG_EPARAM (early_stop with neither a test set nor
+ * a holdout), -ENOMEM. */
 int hog_trainer_run(hog_trainer *t, const hog_dataset *train,
                     const hog_dataset *test, hog_model **out,
                     char *err_detail, size_t err_len);

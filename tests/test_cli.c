@@ -273,3 +273,71 @@ Test(cli, cache_is_written_once_and_reused_while_newer_than_the_input)
     cr_assert_eq(hog("train t.svm --cache t.hgd -o m.hog --epochs 1"), 0, "%s", out);
     cr_assert(strstr(out, "cached 2000 rows"), "%s", out);
 }
+
+Test(cli, optimiser_regulariser_early_stop_and_average_flags_end_to_end)
+{
+    write_separable("train.svm", 3000, 11, 0);
+    cr_assert_eq(hog("train train.svm -o m.hog --holdout 0.2 --schedule adagrad --normalized --l1 0.001 --l2 0"
+                     " --early-stop 2 --average=2 --epochs 8 --threads 2 --report r.json"), 0, "%s", out);
+    cr_assert(strstr(out, "m.hog: ") && strstr(out, "weights non-zero"), "%s", out);
+    char *report = slurp("r.json");
+    const char *keys[] = {"\"schedule\": \"adagrad\"", "\"normalized\": true", "\"l1\": 0.001", "\"l2\": 0",
+                          "\"early_stop\": 2", "\"average\": 2", "\"epochs_run\": ", "\"best_epoch\": ",
+                          "\"nonzero_weights\": ", "\"weights\": 4"};
+    for (unsigned i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        cr_assert(strstr(report, keys[i]), "report lacks %s: %s", keys[i], report);
+    unsigned nz = (unsigned)atoi(strstr(report, "\"nonzero_weights\": ") + 19);
+    cr_assert(nz >= 3 && nz <= 4, "%u non-zero weights: features 1-3 carry the label (1-based: weights 0-2)", nz);
+    double acc = atof(strstr(strstr(report, "\"test\""), "\"accuracy\": ") + 12);
+    cr_assert_gt(acc, 0.95, "holdout accuracy %g", acc);
+    cr_assert_eq(hog("info m.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "adagrad schedule") && strstr(out, "normalized update, l1 0.001") &&
+              strstr(out, "early stop 2, average 2") && strstr(out, "non-zero weights") && strstr(out, " kept"),
+              "%s", out);
+}
+
+Test(cli, quantile_and_modified_huber_losses_end_to_end)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/reg.svm", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    srand(5);
+    for (int i = 0; i < 3000; i++) {
+        double x = rand() / (double)RAND_MAX * 2 - 1, noise = rand() / (double)RAND_MAX * 2 - 1;
+        fprintf(f, "%.5f 1:%.5f\n", 3 * x + noise, x);
+    }
+    fclose(f);
+    cr_assert_eq(hog("train reg.svm -o q.hog --loss quantile --quantile 0.9 --holdout 0.2 --epochs 20 --threads 1"),
+                 0, "%s", out);
+    cr_assert(strstr(out, "pinball loss"), "%s", out);
+    cr_assert_eq(hog("predict q.hog reg.svm -o q.txt -q"), 0, "%s", out);
+    char *pred = slurp("q.txt");
+    double v = atof(pred);
+    cr_assert(v > -5 && v < 5 && !strstr(pred, "nan"), "a prediction: %.40s", pred);
+    cr_assert_eq(hog("info q.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "quantile 0.9") && strstr(out, "loss               quantile"), "%s", out);
+
+    write_separable("b.svm", 2000, 12, 1);
+    cr_assert_eq(hog("train b.svm -o mh.hog --loss modified_huber --holdout 0.2 --threads 1"), 0, "%s", out);
+    cr_assert(strstr(out, "accuracy"), "%s", out);
+    cr_assert_eq(hog("predict mh.hog b.svm -o mh.txt -q"), 0, "%s", out);
+    char *cls = slurp("mh.txt");
+    cr_assert(cls[0] == '0' || cls[0] == '1', "a class label of the training data: %.20s", cls);
+}
+
+Test(cli, bad_optimiser_options_exit_2_with_a_message)
+{
+    write_separable("t.svm", 50, 6, 0);
+    cr_assert_eq(hog("train t.svm -o m.hog --quantile 1.5 --loss quantile"), 2);
+    cr_assert(strstr(out, "--quantile: 1.5, expected a number in (0, 1)"), "%s", out);
+    cr_assert_eq(hog("train t.svm -o m.hog --early-stop 2"), 2);
+    cr_assert(strstr(out, "--early-stop needs --test FILE or --holdout F"), "%s", out);
+    cr_assert_eq(hog("train t.svm -o m.hog --average=20 --epochs 10"), 2);
+    cr_assert(strstr(out, "--average: 20 epochs averaged, only 10 trained"), "%s", out);
+    cr_assert_eq(hog("train t.svm -o m.hog --schedule sgd"), 2);
+    cr_assert(strstr(out, "expected constant, decay, invscaling or adagrad, found 'sgd'"), "%s", out);
+    cr_assert_eq(hog("train t.svm -o m.hog --l1 -1"), 2);
+    cr_assert(strstr(out, "--l1"), "%s", out);
+    cr_assert(!exists("m.hog"));
+}

@@ -522,3 +522,36 @@ Test(dense, a_model_too_large_for_the_dense_buffers_is_refused_with_a_message)
     hog_trainer_free(t);
     hog_dataset_close(ds);
 }
+
+/* Options the mini-batch step does not implement send auto to the sparse
+ * path, and make a forced dense run fail with the option named. */
+Test(dense, sparse_only_options_choose_or_demand_the_sparse_path)
+{
+    hog_dataset *ds = make_dense("so.csv", 600, 16, 'b', 0.0, 3);
+    const char *what[] = {"--schedule adagrad", "--normalized", "--l1"};
+    for (int k = 0; k < 3; k++) {
+        hog_train_params p = hog_train_params_default();
+        p.threads = 1;
+        p.epochs = 2;
+        if (k == 0)
+            p.schedule = HOG_SCHEDULE_ADAGRAD;
+        else if (k == 1)
+            p.normalized = 1;
+        else
+            p.l1 = 1e-4;
+        hog_model *m = train(ds, NULL, p);
+        hog_model_info in;
+        hog_model_get_info(m, &in);
+        cr_assert_eq(in.params.path, HOG_PATH_SPARSE, "auto with %s", what[k]);
+        hog_model_free(m);
+
+        p.path = HOG_PATH_DENSE;
+        hog_trainer *t;
+        char err[256] = "";
+        cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(hog_trainer_run(t, ds, NULL, &m, err, sizeof(err)), HOG_EPARAM, "dense with %s", what[k]);
+        cr_assert(strstr(err, what[k]) != NULL, "%s", err);
+        hog_trainer_free(t);
+    }
+    hog_dataset_close(ds);
+}

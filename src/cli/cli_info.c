@@ -66,6 +66,15 @@ static int info_model(const char *path)
            " holdout %g, seed %llu, bias %d\n", "parameters", p->threads, p->epochs, p->step,
            hog_schedule_name(p->schedule), p->decay, p->power, p->l2, p->holdout,
            (unsigned long long)p->seed, p->bias);
+    printf("%-18s %s update, l1 %g%s, early stop %u, average %u", "optimiser", p->normalized ? "normalized" : "plain",
+           p->l1, p->l1 > 0 && p->l2 > 0 ? " (elastic net)" : "", p->early_stop, p->average);
+    if (in.loss == HOG_LOSS_QUANTILE)
+        printf(", quantile %g", p->quantile);
+    printf("\n");
+    if (in.epochs_run) /* models from before these keys have none */
+        printf("%-18s %u run, epoch %u kept\n", "epochs", in.epochs_run, in.best_epoch);
+    printf("%-18s %llu of %llu\n", "non-zero weights", (unsigned long long)in.nonzero,
+           (unsigned long long)in.features * in.outputs);
     printf("%-18s %.3f s\n", "training time", in.seconds);
     print_metrics("train metrics", &in.train);
     print_metrics("test metrics", &in.test);

@@ -89,7 +89,8 @@ int cli_predict(int argc, char **argv)
         double v = hog_model_predict(m, &row, &cls, NULL);
         switch (mi.loss) {
         case HOG_LOSS_LOGISTIC: fprintf(o.f, "%.6f\n", v); break;
-        case HOG_LOSS_SQUARED: fprintf(o.f, "%.9g\n", v); break;
+        case HOG_LOSS_SQUARED:
+        case HOG_LOSS_QUANTILE: fprintf(o.f, "%.9g\n", v); break;
         default: fprintf(o.f, "%.17g\n", hog_model_class_label(m, cls)); break;
         }
     }

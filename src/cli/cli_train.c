@@ -13,15 +13,29 @@
 static const char train_usage[] =
     "usage: hogtrain train INPUT -o MODEL [options]\n"
     "  -o, --output FILE       the model to write (atomically)\n"
-    "  --loss L                logistic (default), hinge, squared or softmax\n"
+    "  --loss L                logistic (default), hinge, modified_huber (binary), squared,\n"
+    "                          quantile (regression) or softmax (multiclass)\n"
+    "  --quantile TAU          the quantile loss's tau in (0, 1) (default 0.5: the median);\n"
+    "                          its metric is the pinball loss\n"
     "  --threads N             worker threads (default: one per core)\n"
     "  --epochs E              passes over the data (default 10)\n"
     "  --step S                initial step size (default 0.1)\n"
-    "  --schedule decay|invscaling\n"
-    "                          step * decay^epoch (default), or step / (1 + epochs)^power\n"
+    "  --schedule constant|decay|invscaling|adagrad\n"
+    "                          step; step * decay^epoch (default); step / (1 + epochs)^power;\n"
+    "                          or AdaGrad: step / sqrt(sum of squared gradients), per weight\n"
+    "  --normalized            scale-invariant updates (VW's normalized, NG): each feature's\n"
+    "                          step is divided by its largest |x| seen, squared (with adagrad:\n"
+    "                          by |x| times the AdaGrad root, VW's default), so features of\n"
+    "                          very different ranges need no rescaling; any --schedule\n"
     "  --decay D               per-epoch step factor (default 0.9)\n"
     "  --power P               invscaling exponent (default 0.5)\n"
     "  --l2 L                  L2 penalty: mean loss + L/2 |w|^2 (default 1e-6)\n"
+    "  --l1 L                  L1 penalty: + L |w|_1, truncated gradient: sparse models with\n"
+    "                          exact zeros (default 0); with --l2: elastic net\n"
+    "  --early-stop K          with --test or --holdout: stop after K epochs without a lower\n"
+    "                          test loss and keep the best epoch's model\n"
+    "  --average[=E]           the model is the average of the weights over the last E\n"
+    "                          epochs (Polyak-Ruppert; default E 1), evaluated and saved\n"
     "  --test FILE             evaluate on FILE after every epoch\n"
     "  --holdout F             or hold out a fraction F of INPUT for that (default 0)\n"
     "  --seed N                shuffling and holdout seed (default 1)\n"
@@ -44,18 +58,19 @@ static const char train_usage[] =
 
 typedef struct progress_state {
     int tty;
+    hog_loss loss;
     hog_epoch_stats last;
     double *epoch_seconds; /* each epoch's training seconds, for the report */
 } progress_state;
 
-static void print_metrics_brief(const hog_metrics *m)
+static void print_metrics_brief(const hog_metrics *m, hog_loss loss)
 {
     if (m->rows == 0)
         return;
     if (isfinite(m->logloss))
         fprintf(stderr, "  logloss %.4f", m->logloss);
     else if (isfinite(m->loss))
-        fprintf(stderr, "  loss %.4f", m->loss);
+        fprintf(stderr, "  %s %.4f", loss == HOG_LOSS_QUANTILE ? "pinball loss" : "loss", m->loss);
     if (isfinite(m->accuracy))
         fprintf(stderr, "  accuracy %.4f", m->accuracy);
     if (isfinite(m->auc))
@@ -87,7 +102,7 @@ static void on_progress(void *ctx, const hog_epoch_stats *s, int done)
             s->epoch, s->epochs, s->step, s->train_loss);
     if (s->test.rows)
         fprintf(stderr, "  | test");
-    print_metrics_brief(&s->test);
+    print_metrics_brief(&s->test, ps->loss);
     fprintf(stderr, "  %.2f s  %.3g ex/s\n", s->seconds, rate);
 }
 
@@ -139,6 +154,19 @@ static int write_report(const char *path, const char *input, const char *model_p
     cli_json_number(f, secs > 0 ? (double)last->nnz / secs : (double)NAN);
     fprintf(f, ",\n  \"train_loss\": ");
     cli_json_number(f, last->train_loss);
+    fprintf(f, ",\n  \"schedule\": \"%s\",\n  \"normalized\": %s,\n  \"l2\": ", hog_schedule_name(mi->params.schedule),
+            mi->params.normalized ? "true" : "false");
+    cli_json_number(f, mi->params.l2);
+    fprintf(f, ",\n  \"l1\": ");
+    cli_json_number(f, mi->params.l1);
+    if (mi->loss == HOG_LOSS_QUANTILE) {
+        fprintf(f, ",\n  \"quantile\": ");
+        cli_json_number(f, mi->params.quantile);
+    }
+    fprintf(f, ",\n  \"early_stop\": %u,\n  \"average\": %u,\n  \"epochs_run\": %u,\n  \"best_epoch\": %u,\n"
+            "  \"nonzero_weights\": %llu,\n  \"weights\": %llu", mi->params.early_stop, mi->params.average,
+            mi->epochs_run, mi->best_epoch, (unsigned long long)mi->nonzero,
+            (unsigned long long)mi->features * mi->outputs);
     fprintf(f, ",\n  \"train\": ");
     cli_json_metrics(f, &mi->train);
     fprintf(f, ",\n  \"test\": ");
@@ -163,14 +191,31 @@ static int train_option(const char *name, const char *val, hog_train_params *p)
     if (strcmp(name, "loss") == 0) {
         if (hog_loss_parse(val, &p->loss) == 0)
             return 0;
-        cli_error("--loss: expected logistic, hinge, squared or softmax, found '%s'", val);
+        cli_error("--loss: expected logistic, hinge, modified_huber, squared, quantile or softmax, found '%s'", val);
         return -1;
     }
     if (strcmp(name, "schedule") == 0) {
         if (hog_schedule_parse(val, &p->schedule) == 0)
             return 0;
-        cli_error("--schedule: expected decay or invscaling, found '%s'", val);
+        cli_error("--schedule: expected constant, decay, invscaling or adagrad, found '%s'", val);
         return -1;
+    }
+    if (strcmp(name, "normalized") == 0) {
+        p->normalized = 1;
+        return 0;
+    }
+    if (strcmp(name, "early-stop") == 0 || strcmp(name, "average") == 0) {
+        if (!val) { /* --average alone: the last epoch */
+            p->average = 1;
+            return 0;
+        }
+        if (cli_unsigned(opt, val, 1000000, &u) < 0)
+            return -1;
+        if (name[0] == 'e')
+            p->early_stop = (unsigned)u;
+        else
+            p->average = (unsigned)u;
+        return 0;
     }
     if (strcmp(name, "threads") == 0 || strcmp(name, "epochs") == 0 || strcmp(name, "seed") == 0 ||
         strcmp(name, "bias") == 0 || strcmp(name, "bind") == 0) {
@@ -205,7 +250,8 @@ static int train_option(const char *name, const char *val, hog_train_params *p)
     }
     double *d = strcmp(name, "step") == 0 ? &p->step : strcmp(name, "decay") == 0 ? &p->decay
               : strcmp(name, "power") == 0 ? &p->power : strcmp(name, "l2") == 0 ? &p->l2
-              : strcmp(name, "holdout") == 0 ? &p->holdout : NULL;
+              : strcmp(name, "holdout") == 0 ? &p->holdout : strcmp(name, "l1") == 0 ? &p->l1
+              : strcmp(name, "quantile") == 0 ? &p->quantile : NULL;
     if (!d) {
         cli_error("unknown option %s", opt);
         return -1;
@@ -265,7 +311,9 @@ int cli_train(int argc, char **argv)
         {"holdout", required_argument, 0, 0}, {"seed", required_argument, 0, 0},
         {"bias", required_argument, 0, 0}, {"bind", required_argument, 0, 0},
         {"mem-limit", required_argument, 0, 0}, {"path", required_argument, 0, 0},
-        {"batch", required_argument, 0, 0}, {0, 0, 0, 0},
+        {"batch", required_argument, 0, 0}, {"normalized", no_argument, 0, 0},
+        {"l1", required_argument, 0, 0}, {"early-stop", required_argument, 0, 0},
+        {"average", optional_argument, 0, 0}, {"quantile", required_argument, 0, 0}, {0, 0, 0, 0},
     };
     if (cli_mf_wanted(argc, argv))
         return cli_mf_train(argc, argv);
@@ -304,15 +352,24 @@ int cli_train(int argc, char **argv)
         cli_error("--test and --holdout are alternatives: give one");
         return 2;
     }
+    if (p.early_stop && !test_path && !holdout_set) {
+        cli_error("--early-stop needs --test FILE or --holdout F to measure improvement on");
+        return 2;
+    }
     const char *field;
     if (hog_train_params_check(&p, &field) < 0) {
-        cli_error("invalid value for --%s", field);
+        if (strcmp(field, "average") == 0)
+            cli_error("invalid value for --average: %u epochs averaged, only %u trained", p.average, p.epochs);
+        else if (strcmp(field, "quantile") == 0)
+            cli_error("invalid value for --quantile: %g, expected a number in (0, 1)", p.quantile);
+        else
+            cli_error("invalid value for --%s", strcmp(field, "early_stop") == 0 ? "early-stop" : field);
         return 2;
     }
     hog_log_set(log_to_stderr, NULL, cli_quiet ? HOG_LOG_ERROR : HOG_LOG_INFO);
     const char *input = argv[optind];
 
-    progress_state ps = {isatty(2), {0}, calloc(p.epochs, sizeof(double))};
+    progress_state ps = {isatty(2), p.loss, {0}, calloc(p.epochs, sizeof(double))};
     p.progress = on_progress;
     p.progress_ctx = &ps;
     hog_dataset *train = NULL, *test = NULL;
@@ -354,13 +411,22 @@ int cli_train(int argc, char **argv)
         fprintf(stderr, "%s: %s, %u threads, %u epochs, %.2f s training, %.3g examples/s, %.3g non-zeros/s\n",
                 out, hog_loss_name(mi.loss), mi.params.threads, mi.params.epochs, secs,
                 secs > 0 ? (double)ps.last.examples / secs : 0.0, secs > 0 ? (double)ps.last.nnz / secs : 0.0);
-        fprintf(stderr, "train: loss %.4f", mi.train.loss);
+        fprintf(stderr, "%s: %llu of %llu weights non-zero", out, (unsigned long long)mi.nonzero,
+                (unsigned long long)mi.features * mi.outputs);
+        if (mi.epochs_run < mi.params.epochs || mi.best_epoch != mi.epochs_run)
+            fprintf(stderr, "; stopped after epoch %u, kept epoch %u", mi.epochs_run, mi.best_epoch);
+        /* The kept model is an average when its epoch was in the averaging window. */
+        if (mi.params.average && mi.best_epoch > mi.params.epochs - mi.params.average)
+            fprintf(stderr, "; the average over epochs %u to %u", mi.params.epochs - mi.params.average + 1,
+                    mi.best_epoch);
+        fprintf(stderr, "\n");
+        fprintf(stderr, "train: %s %.4f", mi.loss == HOG_LOSS_QUANTILE ? "pinball loss" : "loss", mi.train.loss);
         if (isfinite(mi.train.accuracy))
             fprintf(stderr, "  accuracy %.4f", mi.train.accuracy);
         fprintf(stderr, "\n");
         if (mi.test.rows) {
             fprintf(stderr, "test (%llu rows):", (unsigned long long)mi.test.rows);
-            print_metrics_brief(&mi.test);
+            print_metrics_brief(&mi.test, mi.loss);
             fprintf(stderr, "\n");
         }
     }

@@ -70,9 +70,22 @@ hog_model *hog_model_new(hog_loss loss, uint64_t dim, uint32_t outputs, uint32_t
 int hog_model_class_of(const hog_model *m, float label);
 
 /* ---- losses (the margin is the model's raw output) ---- */
+/* Regression losses take the label as the target and need no classes. */
+static inline int hog_loss_is_regression(hog_loss loss)
+{
+    return loss == HOG_LOSS_SQUARED || loss == HOG_LOSS_QUANTILE;
+}
+
+/* Binary losses: two label values, y in {-1, +1}, one score per row. */
+static inline int hog_loss_is_binary(hog_loss loss)
+{
+    return loss == HOG_LOSS_LOGISTIC || loss == HOG_LOSS_HINGE || loss == HOG_LOSS_MODIFIED_HUBER;
+}
+
 /* Loss and its derivative with respect to the margin, for binary losses
- * with y in {-1, +1} and for squared loss with y the target. */
-static inline float hog_loss_grad(hog_loss loss, float margin, float y, float *value)
+ * with y in {-1, +1} and for regression losses with y the target; tau is
+ * the quantile of the quantile loss (ignored by the others). */
+static inline float hog_loss_grad_tau(hog_loss loss, float margin, float y, float tau, float *value)
 {
     switch (loss) {
     case HOG_LOSS_LOGISTIC: {
@@ -100,11 +113,38 @@ static inline float hog_loss_grad(hog_loss loss, float margin, float y, float *v
         *value = 0.5f * r * r;
         return r;
     }
+    case HOG_LOSS_MODIFIED_HUBER: {
+        /* Zhang (2004): max(0, 1 - z)^2 for z >= -1, -4z below: the
+         * two pieces meet with the same value and slope at z = -1. */
+        float z = y * margin;
+        if (z >= 1.0f) {
+            *value = 0.0f;
+            return 0.0f;
+        }
+        if (z >= -1.0f) {
+            *value = (1.0f - z) * (1.0f - z);
+            return -2.0f * y * (1.0f - z);
+        }
+        *value = -4.0f * z;
+        return -4.0f * y;
+    }
+    case HOG_LOSS_QUANTILE: {
+        /* Pinball: tau * r above the prediction, (1 - tau) * -r below. */
+        float r = y - margin;
+        *value = r >= 0.0f ? tau * r : (tau - 1.0f) * r;
+        return r > 0.0f ? -tau : (r < 0.0f ? 1.0f - tau : 0.0f);
+    }
     case HOG_LOSS_SOFTMAX:
         break;
     }
     *value = 0.0f;
     return 0.0f;
+}
+
+/* hog_loss_grad_tau at the median, tau = 0.5. */
+static inline float hog_loss_grad(hog_loss loss, float margin, float y, float *value)
+{
+    return hog_loss_grad_tau(loss, margin, y, 0.5f, value);
 }
 
 /* Turns K scores into probabilities in place (max-shifted, so no overflow)

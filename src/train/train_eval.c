@@ -17,10 +17,11 @@ hog_metrics hog_metrics_none(void)
 
 typedef struct eval_part {
     _Alignas(HOG_CACHELINE) uint64_t rows;
-    uint64_t correct;
-    uint64_t known; /* softmax rows whose label is one of the model's classes */
-    double loss;    /* sum of the model's own loss */
-    double sq;      /* sum of squared residuals */
+    double wsum;    /* their importance weights (the rows, when unweighted) */
+    double correct; /* weight of the rows classified right */
+    double known;   /* softmax: weight of the rows whose label is one of the model's classes */
+    double loss;    /* weighted sum of the model's own loss */
+    double sq;      /* weighted sum of squared residuals */
     int oom;
 } eval_part;
 
@@ -78,12 +79,16 @@ static void eval_worker(void *arg, unsigned ith, unsigned nth)
     hog_dense_free(d);
 }
 
-/* Adds row i (its label, its scores s, which it may overwrite) to the metrics. */
-static void eval_account(eval_job *job, eval_part *part, uint64_t i, float label, float *s)
+/* Adds row i (its label, its importance weight, its scores s, which it may
+ * overwrite) to the metrics: losses and accuracy are weighted means, as the
+ * training objective weighs the rows; AUC counts every row once. */
+static void eval_account(eval_job *job, eval_part *part, uint64_t i, float label, float weight, float *s)
 {
     const hog_model *m = job->m;
     const uint32_t K = m->outputs;
+    const double w = (double)weight;
     part->rows++;
+    part->wsum += w;
     switch (m->info.loss) {
     case HOG_LOSS_SOFTMAX: {
         int y = hog_model_class_of(m, label);
@@ -93,26 +98,27 @@ static void eval_account(eval_job *job, eval_part *part, uint64_t i, float label
         for (uint32_t k = 1; k < K; k++)
             best = s[k] > s[best] ? k : best;
         if (y >= 0) {
-            part->known++;
-            part->correct += best == (uint32_t)y;
-            part->loss += (double)(lse - score_y); /* -log p_y, exact even when p_y underflows */
+            part->known += w;
+            part->correct += best == (uint32_t)y ? w : 0;
+            part->loss += w * (double)(lse - score_y); /* -log p_y, exact even when p_y underflows */
         }
         break;
     }
-    case HOG_LOSS_SQUARED: {
-        float v;
-        hog_loss_grad(m->info.loss, s[0], label, &v);
-        part->loss += (double)v;
+    case HOG_LOSS_SQUARED:
+    case HOG_LOSS_QUANTILE: {
+        float v; /* squared/2, or the pinball loss at the model's quantile */
+        hog_loss_grad_tau(m->info.loss, s[0], label, (float)m->info.params.quantile, &v);
+        part->loss += w * (double)v;
         double r = (double)s[0] - (double)label;
-        part->sq += r * r;
+        part->sq += w * r * r;
         break;
     }
     default: {
         int pos = hog_model_class_of(m, label);
         float v;
         hog_loss_grad(m->info.loss, s[0], pos ? 1.0f : -1.0f, &v);
-        part->loss += (double)v;
-        part->correct += (s[0] > 0) == pos;
+        part->loss += w * (double)v;
+        part->correct += (s[0] > 0) == pos ? w : 0;
         job->score[i] = s[0];
         job->pos[i] = (uint8_t)pos;
         break;
@@ -129,7 +135,7 @@ static void eval_rows(eval_job *job, eval_part *part, float *s, uint64_t lo, uin
             continue;
         hog_row row = hog_dataset_row(job->ds, i);
         hog_model_scores(job->m, &row, s);
-        eval_account(job, part, i, row.label, s);
+        eval_account(job, part, i, row.label, row.weight, s);
     }
 }
 
@@ -151,7 +157,7 @@ static void eval_rows_dense(eval_job *job, eval_part *part, hog_dense *d, uint64
         if (n == EVAL_BATCH || (i + 1 == hi && n > 0)) {
             float *s = (float *)hog_dense_scores(d, rows, n);
             for (uint32_t r = 0; r < n; r++)
-                eval_account(job, part, ids[r], rows[r].label, s + (size_t)r * K);
+                eval_account(job, part, ids[r], rows[r].label, rows[r].weight, s + (size_t)r * K);
             n = 0;
         }
     }
@@ -195,7 +201,7 @@ int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *se
     *out = hog_metrics_none();
     unsigned nth = hog_pool_threads(pool);
     uint64_t n = ds->info.rows;
-    int binary = m->info.loss == HOG_LOSS_LOGISTIC || m->info.loss == HOG_LOSS_HINGE;
+    int binary = hog_loss_is_binary(m->info.loss);
     eval_job job = {.m = m, .ds = ds, .sel = sel, .drop = drop, .dense = m->info.params.path == HOG_PATH_DENSE};
     if (job.dense)
         hog_dense_blas_init();
@@ -219,6 +225,7 @@ int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *se
     eval_part t = {0};
     for (unsigned i = 0; i < nth; i++) {
         t.rows += job.parts[i].rows;
+        t.wsum += job.parts[i].wsum;
         t.correct += job.parts[i].correct;
         t.known += job.parts[i].known;
         t.loss += job.parts[i].loss;
@@ -230,21 +237,22 @@ int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *se
         goto out;
     }
     out->rows = t.rows;
-    if (t.rows == 0)
+    if (t.rows == 0 || t.wsum == 0)
         goto out;
-    double rows = (double)t.rows;
+    double rows = t.wsum;
     switch (m->info.loss) {
     case HOG_LOSS_SOFTMAX:
-        out->accuracy = (double)t.correct / rows;
-        out->loss = out->logloss = t.known ? t.loss / (double)t.known : (double)NAN;
+        out->accuracy = t.correct / rows;
+        out->loss = out->logloss = t.known > 0 ? t.loss / t.known : (double)NAN;
         break;
     case HOG_LOSS_SQUARED:
+    case HOG_LOSS_QUANTILE:
         out->loss = t.loss / rows;
         out->rmse = sqrt(t.sq / rows);
         break;
     default: {
         out->loss = t.loss / rows;
-        out->accuracy = (double)t.correct / rows;
+        out->accuracy = t.correct / rows;
         if (m->info.loss == HOG_LOSS_LOGISTIC)
             out->logloss = out->loss;
         /* Compact the selected rows' scores in place, reusing the buffers. */

@@ -135,9 +135,11 @@ double hog_model_predict(const hog_model *m, const hog_row *row, uint32_t *cls, 
         float s;
         hog_model_scores(m, row, &s);
         if (cls)
-            *cls = m->info.loss == HOG_LOSS_SQUARED ? 0u : (s > 0);
+            *cls = hog_loss_is_regression(m->info.loss) ? 0u : (s > 0);
         if (m->info.loss == HOG_LOSS_LOGISTIC)
             return 1.0 / (1.0 + exp(-(double)s));
+        if (m->info.loss == HOG_LOSS_MODIFIED_HUBER) /* Zhang (2004): the loss's own probability estimate */
+            return 0.5 * ((double)fmaxf(-1.0f, fminf(1.0f, s)) + 1.0);
         return s;
     }
     float stack[64];
@@ -230,6 +232,14 @@ static void meta_write(meta_buf *b, const hog_model_info *in)
     meta_add(b, "bind", "%d", p->bind);
     meta_add(b, "path", "%s", hog_path_name(p->path));
     meta_add(b, "batch", "%u", p->batch);
+    meta_add(b, "normalized", "%d", p->normalized);
+    meta_add(b, "l1", "%.17g", p->l1);
+    meta_add(b, "early_stop", "%u", p->early_stop);
+    meta_add(b, "average", "%u", p->average);
+    meta_add(b, "quantile", "%.17g", p->quantile);
+    meta_add(b, "nonzero", "%llu", (unsigned long long)in->nonzero);
+    meta_add(b, "epochs_run", "%u", in->epochs_run);
+    meta_add(b, "best_epoch", "%u", in->best_epoch);
     meta_metrics(b, "train", &in->train);
     meta_metrics(b, "test", &in->test);
 }
@@ -255,6 +265,7 @@ static int meta_read_one(hog_model_info *in, const char *key, const char *val)
     struct { const char *key; double *d; } dbl[] = {
         {"seconds", &in->seconds}, {"step", &p->step}, {"decay", &p->decay},
         {"power", &p->power}, {"l2", &p->l2}, {"holdout", &p->holdout},
+        {"l1", &p->l1}, {"quantile", &p->quantile},
         {"train.loss", &in->train.loss}, {"train.logloss", &in->train.logloss},
         {"train.accuracy", &in->train.accuracy}, {"train.auc", &in->train.auc},
         {"train.rmse", &in->train.rmse}, {"test.loss", &in->test.loss},
@@ -278,6 +289,12 @@ static int meta_read_one(hog_model_info *in, const char *key, const char *val)
     else if (strcmp(key, "bias") == 0) p->bias = (int)u;
     else if (strcmp(key, "bind") == 0) p->bind = (int)u;
     else if (strcmp(key, "batch") == 0) p->batch = (unsigned)u;
+    else if (strcmp(key, "normalized") == 0) p->normalized = (int)u;
+    else if (strcmp(key, "early_stop") == 0) p->early_stop = (unsigned)u;
+    else if (strcmp(key, "average") == 0) p->average = (unsigned)u;
+    else if (strcmp(key, "nonzero") == 0) in->nonzero = u;
+    else if (strcmp(key, "epochs_run") == 0) in->epochs_run = (unsigned)u;
+    else if (strcmp(key, "best_epoch") == 0) in->best_epoch = (unsigned)u;
     else if (strcmp(key, "train.rows") == 0) in->train.rows = u;
     else if (strcmp(key, "test.rows") == 0) in->test.rows = u;
     return 0;
@@ -485,7 +502,7 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
         goto out;
     }
     if ((info.loss == HOG_LOSS_SOFTMAX) != (outputs > 1) ||
-        (info.loss != HOG_LOSS_SQUARED && info.loss != HOG_LOSS_SOFTMAX && classes != 2) ||
+        (hog_loss_is_binary(info.loss) && classes != 2) || (hog_loss_is_regression(info.loss) && classes != 0) ||
         (info.loss == HOG_LOSS_SOFTMAX && classes != outputs)) {
         rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: loss %s does not fit %u outputs and %u classes",
                       path, hog_loss_name(info.loss), outputs, classes);

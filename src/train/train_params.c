@@ -22,6 +22,11 @@ hog_train_params hog_train_params_default(void)
     p.bind = 1;
     p.path = HOG_PATH_AUTO;
     p.batch = 32;
+    p.normalized = 0;
+    p.l1 = 0.0;
+    p.early_stop = 0;
+    p.average = 0;
+    p.quantile = 0.5;
     return p;
 }
 
@@ -33,7 +38,7 @@ uint64_t hog_mem_limit(const hog_train_params *p)
 int hog_train_params_check(const hog_train_params *p, const char **field)
 {
     const char *bad = NULL;
-    if ((unsigned)p->loss > HOG_LOSS_SOFTMAX)
+    if ((unsigned)p->loss > HOG_LOSS_QUANTILE)
         bad = "loss";
     else if (p->threads > 4096)
         bad = "threads";
@@ -45,7 +50,7 @@ int hog_train_params_check(const hog_train_params *p, const char **field)
         bad = "decay";
     else if (!(p->power >= 0 && p->power <= 2))
         bad = "power";
-    else if ((unsigned)p->schedule > HOG_SCHEDULE_INVSCALING)
+    else if ((unsigned)p->schedule > HOG_SCHEDULE_ADAGRAD)
         bad = "schedule";
     else if (!(p->l2 >= 0) || !isfinite(p->l2))
         bad = "l2";
@@ -59,13 +64,24 @@ int hog_train_params_check(const hog_train_params *p, const char **field)
         bad = "path";
     else if (p->batch < 1 || p->batch > 1024)
         bad = "batch";
+    else if (p->normalized != 0 && p->normalized != 1)
+        bad = "normalized";
+    else if (!(p->l1 >= 0) || !isfinite(p->l1))
+        bad = "l1";
+    else if (p->early_stop > 1000000)
+        bad = "early_stop";
+    else if (p->average > p->epochs)
+        bad = "average";
+    else if (!(p->quantile > 0 && p->quantile < 1))
+        bad = "quantile";
     if (field)
         *field = bad;
     return bad ? HOG_EPARAM : 0;
 }
 
-static const char *const loss_names[] = {"logistic", "hinge", "squared", "softmax"};
-static const char *const schedule_names[] = {"decay", "invscaling"};
+static const char *const loss_names[] = {"logistic", "hinge", "squared", "softmax", "modified_huber",
+                                          "quantile"};
+static const char *const schedule_names[] = {"decay", "invscaling", "constant", "adagrad"};
 static const char *const path_names[] = {"auto", "sparse", "dense"};
 
 const char *hog_loss_name(hog_loss loss)

@@ -1,6 +1,7 @@
 /* train_sgd.c: the HOGWILD! trainer: workers run SGD over shuffled row segments, all writing one shared model without locks. */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +87,7 @@ static int scan_training_set(const hog_dataset *ds, const hog_train_params *p, u
                              double **classes, uint32_t *nclasses, uint32_t **deg, uint64_t *rows,
                              char *err, size_t err_len)
 {
-    int want_classes = p->loss != HOG_LOSS_SQUARED;
+    int want_classes = !hog_loss_is_regression(p->loss);
     double *c = want_classes ? hog_malloc(MAX_CLASSES * sizeof(double)) : NULL;
     uint32_t *d = hog_calloc(dim, sizeof(uint32_t));
     if ((want_classes && !c) || !d) {
@@ -145,12 +146,28 @@ typedef struct worker_state {
     _Alignas(HOG_CACHELINE) double loss;
     uint64_t examples;
     uint64_t nnz;
-    float *scratch;   /* 4 * outputs floats: scores, gradient, local bias, its start */
+    float *scratch;   /* 6 * outputs floats: scores, gradient, local bias, its start,
+                         the bias's AdaGrad sum and its start */
     uint32_t *perm;   /* SEGMENT_ROWS */
     hog_weight *hot;  /* nhot * outputs: this worker's copy of the hot weights */
     float *hot0;      /* their values at the start of the segment */
     hog_dense *dense; /* the dense path's buffers, or NULL on the sparse path */
+    hog_weight *hotacc; /* adagrad: the same for the hot weights' squared-gradient sums */
+    float *hotacc0;
+    double norm_t;    /* normalized: examples this worker has seen, all epochs */
+    double norm_n;    /* normalized: their sum of |x / xmax|^2 (NG's N) */
 } worker_state;
+
+/* Polyak-Ruppert averaging: sums of the shared weights sampled at evenly
+ * spaced points of each averaged epoch. */
+typedef struct avg_state {
+    double *sum;          /* dim * outputs weights, then outputs biases */
+    uint64_t count;       /* samples summed */
+    unsigned from_epoch;  /* 0-based: the first epoch averaged */
+    pthread_mutex_t lock; /* one sample at a time (a few per epoch, never per example) */
+} avg_state;
+
+#define AVERAGE_POINTS 64u
 
 typedef struct epoch_job {
     const hog_train_params *p;
@@ -169,6 +186,13 @@ typedef struct epoch_job {
     atomic_uint *left;        /* out of core: segments of each block not yet done */
     unsigned epoch;           /* 0-based */
     float mid;                /* binary: labels above this are positive */
+    float tau;                /* quantile loss */
+    unsigned opt;             /* OPT_* flags: which update the segments run */
+    hog_weight *acc;          /* adagrad: per weight, the sum of squared gradients */
+    hog_weight *bias_acc;     /* adagrad: the same for the biases */
+    hog_weight *xmax;         /* normalized: per feature, the largest |x| seen */
+    hog_weight *l1s;          /* l1: per weight, the penalty owed and applied (u, q) */
+    avg_state *avg;           /* averaging, or NULL */
     worker_state *ws;
     double t0;                /* when training started, for progress reports */
     double done_seconds;      /* training seconds before this epoch */
@@ -184,6 +208,9 @@ static float unit_step(const epoch_job *job, uint32_t pos)
         double t = job->epoch + (double)pos / job->nunits;
         return (float)(p->step / pow(1.0 + t, p->power));
     }
+    /* adagrad's decay is per coordinate, in the update itself */
+    if (p->schedule == HOG_SCHEDULE_CONSTANT || p->schedule == HOG_SCHEDULE_ADAGRAD)
+        return (float)p->step;
     return (float)(p->step * pow(p->decay, job->epoch));
 }
 
@@ -196,34 +223,222 @@ static inline hog_weight *weights_of(const epoch_job *job, const worker_state *w
     return h >= 0 ? ws->hot + (size_t)h * K : job->m->w + (size_t)j * K;
 }
 
-/* One example of a binary or squared loss. Returns the example's loss. */
-static inline float update_binary(const epoch_job *job, const worker_state *ws, const hog_row *row,
-                                  float y, float step, float reg, float *bias)
+/* The same for the AdaGrad sums of feature j. */
+static inline hog_weight *acc_of(const epoch_job *job, const worker_state *ws, uint32_t j)
+{
+    const uint32_t K = job->m->outputs;
+    int32_t h = job->feat[j].hot;
+    return h >= 0 ? ws->hotacc + (size_t)h * K : job->acc + (size_t)j * K;
+}
+
+/*
+ * Optimisers and regularisers, and how they combine.
+ *
+ * The per-non-zero loop is the whole cost of training, so each combination
+ * of the options below gets its own copy of the loop (see ROWS_FN), chosen
+ * once per segment; the plain one (OPT 0: constant, decay or invscaling
+ * steps with the sparse L2) is the loop as it was before any of them, with
+ * no added test per non-zero. For the coordinate j of an example touching
+ * it, with g = dloss/dmargin, the L2 scale c_j = rows / rows touching j
+ * (HOGWILD!'s sparse penalty, see feature_table) and eta the schedule's step:
+ *
+ *   gradient   G_j = g x_j + l2 c_j w_j
+ *   rate       r_j = eta                                     plain
+ *                    eta / sqrt(A_j),  A_j += G_j^2           adagrad
+ *                    eta (t/N) / s_j^2                        normalized
+ *                    eta sqrt(t/N) / (s_j sqrt(A_j))          adagrad + normalized
+ *   step       w_j <- w_j (1 - r_j l2 c_j) - r_j g x_j       (adagrad: w_j - r_j G_j,
+ *                                                             a step of at most eta)
+ *   L1         u_j += r_j l1 c_j                              (the penalty owed)
+ *              w_j <- max(0, w_j - (u_j + q_j)) if w_j > 0,
+ *                     min(0, w_j + (u_j - q_j)) if w_j < 0
+ *              q_j += the change                              (the penalty applied)
+ *
+ * s_j is the largest |x_j| seen so far and N the running sum over examples
+ * of sum_j (x_j / s_j)^2 (t examples): the NG algorithm of Ross, Mineiro
+ * and Langford (2013), which makes the model invariant to the scale of each
+ * feature; when s_j grows, w_j is scaled by (s_j_old / s_j)^2 as NG does.
+ * VW's default is adagrad + normalized. s_j, the AdaGrad sums A_j and the
+ * weights are all shared without locks (relaxed loads and stores); t and N
+ * are counted per worker, an estimate of the same ratio.
+ *
+ * L1 is the truncated gradient (Langford, Li and Zhang, 2009) with the
+ * cumulative penalty of Tsuruoka, Tsujii and Ananiadou (2009): applied like
+ * the L2 to the coordinates an example touches and scaled by c_j, so over
+ * an epoch each weight is owed the pull towards zero that the full
+ * objective's l1 asks for; a weight whose step would carry it across zero
+ * stops at exactly zero. Plain truncation (clip by r_j l1 c_j at each
+ * touch) leaves most weights that belong at zero jittering around it, one
+ * noisy gradient away; the cumulative form banks the penalty a weight
+ * sitting at zero could not take (u_j - |q_j| grows) and spends it on the
+ * next kicks, so those weights stay exactly zero - measured on the test
+ * data, about the optimum's non-zero count instead of nearly all weights.
+ * Chosen over FTRL-proximal because its state (u_j, q_j, side by side in
+ * one array) is only read and written with the weight it belongs to, so it
+ * works unchanged with every schedule above (FTRL is a schedule of its own,
+ * AdaGrad-like, and computes each weight from its state on every read), with
+ * the workers' private copies of hot weights and with averaging. With l2 as
+ * well it is the elastic net (the shrink, then the clip: the proximal step
+ * of both penalties). u_j and q_j of hot weights are shared, not copied:
+ * racy, as HOGWILD! allows.
+ */
+#define OPT_ADAGRAD 1u
+#define OPT_NORMALIZED 2u
+#define OPT_L1 4u
+#define OPT_COUNT 8u
+/* The per-example functions below take opt as a constant and must be
+ * inlined into each copy of the row loop for the copies to specialise. */
+#define KERNEL static inline __attribute__((always_inline))
+#define ADAGRAD_EPS 1e-12f
+
+/* The cumulative L1 clip of one weight wv; uq points at its (u, q). */
+KERNEL float clip_l1(float wv, hog_weight *uq, float owe)
+{
+    float u = hog_w_load(&uq[0]) + owe, q = hog_w_load(&uq[1]);
+    float z = wv;
+    if (wv > 0.0f)
+        wv = fmaxf(0.0f, wv - (u + q));
+    else if (wv < 0.0f)
+        wv = fminf(0.0f, wv + (u - q));
+    hog_w_store(&uq[0], u);
+    hog_w_store(&uq[1], q + (wv - z));
+    return wv;
+}
+
+/* normalized: brings each feature's largest |x| up to date (rescaling its
+ * weights as NG does when it grows) and returns sum (x / s)^2 of the row. */
+KERNEL float normalize_row(const epoch_job *job, const worker_state *ws, const hog_row *row)
+{
+    const uint32_t K = job->m->outputs;
+    float nsum = 0.0f;
+    for (uint32_t i = 0; i < row->nnz; i++) {
+        uint32_t j = row->index[i];
+        float ax = fabsf(row->value[i]);
+        float s = hog_w_load(&job->xmax[j]);
+        if (ax > s) {
+            if (s > 0.0f) {
+                float shrink = (s / ax) * (s / ax);
+                hog_weight *w = weights_of(job, ws, j);
+                for (uint32_t k = 0; k < K; k++)
+                    hog_w_store(&w[k], hog_w_load(&w[k]) * shrink);
+            }
+            hog_w_store(&job->xmax[j], ax);
+            s = ax;
+        }
+        if (s > 0.0f)
+            nsum += (row->value[i] / s) * (row->value[i] / s);
+    }
+    return nsum;
+}
+
+/* The rate multiplier of the normalized update for this example (t/N, or
+ * its square root with adagrad), after counting the example in. */
+KERNEL float normalized_rate(const epoch_job *job, worker_state *ws, float nsum, const unsigned opt)
+{
+    ws->norm_t += 1.0;
+    ws->norm_n += (double)nsum + (job->p->bias ? 1.0 : 0.0);
+    double ratio = ws->norm_n > 0 ? ws->norm_t / ws->norm_n : 1.0;
+    return (float)((opt & OPT_ADAGRAD) ? sqrt(ratio) : ratio);
+}
+
+/* One coordinate's update under opt (see the comment above): w is the
+ * weight, a its AdaGrad sum (adagrad only), gx = g x_j, s = s_j. */
+KERNEL void update_coord(hog_weight *w, hog_weight *a, hog_weight *uq, float gx, float rate, float l2c,
+                                float l1c, float s, const unsigned opt)
+{
+    float wv = hog_w_load(w);
+    float r = rate;
+    if (opt & OPT_ADAGRAD) {
+        float grad = gx + l2c * wv;
+        float sum = hog_w_load(a) + grad * grad;
+        hog_w_store(a, sum);
+        r /= sqrtf(sum + ADAGRAD_EPS);
+        if (opt & OPT_NORMALIZED)
+            r /= s;
+        wv -= r * grad;
+    } else {
+        if (opt & OPT_NORMALIZED)
+            r /= s * s;
+        wv = wv * fmaxf(0.0f, 1.0f - r * l2c) - r * gx;
+    }
+    if (opt & OPT_L1)
+        wv = clip_l1(wv, uq, r * l1c);
+    hog_w_store(w, wv);
+}
+
+/* The bias's update: no penalty, x = 1 (s = 1). */
+KERNEL void update_bias(float *bias, float *bacc, float g, float rate, const unsigned opt)
+{
+    float r = rate;
+    if (opt & OPT_ADAGRAD) {
+        *bacc += g * g;
+        r /= sqrtf(*bacc + ADAGRAD_EPS);
+    }
+    *bias -= r * g;
+}
+
+/* One example of a binary or regression loss. Returns the example's loss. */
+KERNEL float update_binary(const epoch_job *job, worker_state *ws, const hog_row *row,
+                                  float y, float step, float reg, float *bias, float *bacc,
+                                  const unsigned opt)
 {
     const uint32_t *idx = row->index;
     const float *val = row->value;
+    float nsum = 0.0f;
+    if (opt & OPT_NORMALIZED)
+        nsum = normalize_row(job, ws, row);
     float margin = *bias;
     for (uint32_t i = 0; i < row->nnz; i++)
         margin += hog_w_load(weights_of(job, ws, idx[i])) * val[i];
     float loss;
-    float sg = step * hog_loss_grad(job->m->info.loss, margin, y, &loss);
-    if (reg > 0 || sg != 0)
-        for (uint32_t i = 0; i < row->nnz; i++) {
-            uint32_t j = idx[i];
-            hog_weight *w = weights_of(job, ws, j);
-            float shrink = fmaxf(0.0f, 1.0f - reg * job->feat[j].l2_scale);
-            hog_w_store(w, hog_w_load(w) * shrink - sg * val[i]);
+    /* An importance weight counts the example that many times: it scales
+     * the loss's gradient (so AdaGrad's sums see the weighted gradient too),
+     * never the L2 or L1 penalty, which is per occurrence. */
+    float gl = row->weight * hog_loss_grad_tau(job->m->info.loss, margin, y, job->tau, &loss);
+    if (opt == 0) {
+        /* The plain loop, as fast as it was before the options. */
+        float sg = step * gl;
+        if (reg > 0 || sg != 0)
+            for (uint32_t i = 0; i < row->nnz; i++) {
+                uint32_t j = idx[i];
+                hog_weight *w = weights_of(job, ws, j);
+                float shrink = fmaxf(0.0f, 1.0f - reg * job->feat[j].l2_scale);
+                hog_w_store(w, hog_w_load(w) * shrink - sg * val[i]);
+            }
+        if (job->p->bias)
+            *bias -= sg;
+        return loss;
+    }
+    float rate = step;
+    if (opt & OPT_NORMALIZED)
+        rate *= normalized_rate(job, ws, nsum, opt);
+    const float l2 = (float)job->p->l2, l1 = (float)job->p->l1;
+    for (uint32_t i = 0; i < row->nnz; i++) {
+        uint32_t j = idx[i];
+        float c = job->feat[j].l2_scale;
+        float s = 1.0f;
+        if (opt & OPT_NORMALIZED) {
+            s = hog_w_load(&job->xmax[j]);
+            if (s == 0.0f) /* only zeros seen: x_j = 0, nothing to learn */
+                continue;
         }
+        update_coord(weights_of(job, ws, j), (opt & OPT_ADAGRAD) ? acc_of(job, ws, j) : NULL,
+                     (opt & OPT_L1) ? job->l1s + 2 * (size_t)j : NULL, gl * val[i], rate, l2 * c, l1 * c, s, opt);
+    }
     if (job->p->bias)
-        *bias -= sg;
+        update_bias(bias, bacc, gl, rate, opt);
     return loss;
 }
 
 /* One example of softmax regression over K classes. */
-static inline float update_softmax(const epoch_job *job, const worker_state *ws, const hog_row *row,
-                                   int y, float step, float reg, float *bias, float *s, float *g)
+KERNEL float update_softmax(const epoch_job *job, worker_state *ws, const hog_row *row,
+                                   int y, float step, float reg, float *bias, float *bacc, float *s, float *g,
+                                   const unsigned opt)
 {
     const uint32_t K = job->m->outputs;
+    float nsum = 0.0f;
+    if (opt & OPT_NORMALIZED)
+        nsum = normalize_row(job, ws, row);
     for (uint32_t k = 0; k < K; k++)
         s[k] = bias[k];
     for (uint32_t i = 0; i < row->nnz; i++) {
@@ -234,18 +449,45 @@ static inline float update_softmax(const epoch_job *job, const worker_state *ws,
     }
     float score_y = s[y];
     float loss = hog_softmax(s, K) - score_y;
-    for (uint32_t k = 0; k < K; k++) {
-        g[k] = step * (s[k] - (k == (uint32_t)y ? 1.0f : 0.0f));
-        if (job->p->bias)
-            bias[k] -= g[k];
+    if (opt == 0) {
+        for (uint32_t k = 0; k < K; k++) {
+            g[k] = step * row->weight * (s[k] - (k == (uint32_t)y ? 1.0f : 0.0f));
+            if (job->p->bias)
+                bias[k] -= g[k];
+        }
+        for (uint32_t i = 0; i < row->nnz; i++) {
+            uint32_t j = row->index[i];
+            hog_weight *wj = weights_of(job, ws, j);
+            float x = row->value[i];
+            float shrink = fmaxf(0.0f, 1.0f - reg * job->feat[j].l2_scale);
+            for (uint32_t k = 0; k < K; k++)
+                hog_w_store(&wj[k], hog_w_load(&wj[k]) * shrink - g[k] * x);
+        }
+        return loss;
     }
+    float rate = step;
+    if (opt & OPT_NORMALIZED)
+        rate *= normalized_rate(job, ws, nsum, opt);
+    for (uint32_t k = 0; k < K; k++) {
+        g[k] = row->weight * (s[k] - (k == (uint32_t)y ? 1.0f : 0.0f));
+        if (job->p->bias)
+            update_bias(&bias[k], &bacc[k], g[k], rate, opt);
+    }
+    const float l2 = (float)job->p->l2, l1 = (float)job->p->l1;
     for (uint32_t i = 0; i < row->nnz; i++) {
         uint32_t j = row->index[i];
+        float c = job->feat[j].l2_scale, sj = 1.0f;
+        if (opt & OPT_NORMALIZED) {
+            sj = hog_w_load(&job->xmax[j]);
+            if (sj == 0.0f)
+                continue;
+        }
         hog_weight *wj = weights_of(job, ws, j);
+        hog_weight *aj = (opt & OPT_ADAGRAD) ? acc_of(job, ws, j) : NULL;
+        hog_weight *uq = (opt & OPT_L1) ? job->l1s + 2 * (size_t)j * K : NULL;
         float x = row->value[i];
-        float shrink = fmaxf(0.0f, 1.0f - reg * job->feat[j].l2_scale);
         for (uint32_t k = 0; k < K; k++)
-            hog_w_store(&wj[k], hog_w_load(&wj[k]) * shrink - g[k] * x);
+            update_coord(&wj[k], aj ? &aj[k] : NULL, uq ? &uq[2 * k] : NULL, g[k] * x, rate, l2 * c, l1 * c, sj, opt);
     }
     return loss;
 }
@@ -271,7 +513,9 @@ static inline float update_softmax(const epoch_job *job, const worker_state *ws,
  * they are kept private only to keep their cache lines still, and their
  * changes are summed with HOGWILD!'s plain racy update. Cold weights
  * are read and written in the shared model directly. With one worker there
- * are no hot features: nothing to contend with.
+ * are no hot features: nothing to contend with. AdaGrad's sums of squared
+ * gradients get the same private copies, but their changes are always
+ * summed: each worker's gradients are gradients the model has seen.
  */
 static void hot_begin(const epoch_job *job, worker_state *ws)
 {
@@ -284,6 +528,15 @@ static void hot_begin(const epoch_job *job, worker_state *ws)
             ws->hot0[h * K + k] = v;
         }
     }
+    if (job->acc)
+        for (uint32_t h = 0; h < job->nlocal; h++) {
+            const hog_weight *a = job->acc + (size_t)job->hot_ids[h] * K;
+            for (uint32_t k = 0; k < K; k++) {
+                float v = hog_w_load(&a[k]);
+                hog_w_store(&ws->hotacc[h * K + k], v);
+                ws->hotacc0[h * K + k] = v;
+            }
+        }
 }
 
 static void hot_end(const epoch_job *job, worker_state *ws, float share)
@@ -301,7 +554,90 @@ static void hot_end(const epoch_job *job, worker_state *ws, float share)
                 hog_w_store(&w[k], hog_w_load(&w[k]) + delta);
         }
     }
+    if (job->acc)
+        for (uint32_t h = 0; h < job->nlocal; h++) {
+            hog_weight *a = job->acc + (size_t)job->hot_ids[h] * K;
+            for (uint32_t k = 0; k < K; k++) {
+                float delta = hog_w_load(&ws->hotacc[h * K + k]) - ws->hotacc0[h * K + k];
+                if (delta == 0.0f)
+                    continue;
+                if (h < job->nhot)
+                    hog_w_add(&a[k], delta);
+                else
+                    hog_w_store(&a[k], hog_w_load(&a[k]) + delta);
+            }
+        }
 }
+
+/* A segment's rows, in the order perm gives, and what they add up to. */
+typedef struct seg_rows {
+    const hog_block *blk;
+    uint32_t start, n;
+    uint64_t first;      /* the row number of the segment's first row */
+    float step, reg;
+    float *s, *g, *bias, *bacc;
+    double loss;
+    uint64_t examples, nnz;
+} seg_rows;
+
+KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
+                                                           const unsigned opt)
+{
+    const hog_train_params *p = job->p;
+    const hog_model *m = job->m;
+    const hog_block *blk = c->blk;
+    const int regression = hog_loss_is_regression(m->info.loss);
+    /* In locals: a store through a weight pointer may not alias them. */
+    const uint32_t start = c->start, n = c->n;
+    const uint64_t first = c->first;
+    const float step = c->step, reg = c->reg;
+    float *const s = c->s, *const g = c->g, *const bias = c->bias, *const bacc = c->bacc;
+    double loss = 0;
+    uint64_t examples = 0, nnz = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t r = start + ws->perm[i];
+        if (p->holdout > 0 && hog_row_held_out(first + ws->perm[i], p->holdout, p->seed))
+            continue;
+        const uint32_t *ptr = blk->ptr;
+        hog_row row = {blk->index + ptr[r], blk->value + ptr[r], ptr[r + 1] - ptr[r], blk->label[r],
+                       blk->weight ? blk->weight[r] : 1.0f};
+        float l;
+        if (m->info.loss == HOG_LOSS_SOFTMAX) {
+            int y = hog_model_class_of(m, row.label);
+            l = update_softmax(job, ws, &row, y, step, reg, bias, bacc, s, g, opt);
+        } else {
+            float y = regression ? row.label : (row.label > job->mid ? 1.0f : -1.0f);
+            l = update_binary(job, ws, &row, y, step, reg, bias, bacc, opt);
+        }
+        loss += (double)row.weight * (double)l;
+        examples++;
+        nnz += row.nnz;
+    }
+    c->loss = loss;
+    c->examples = examples;
+    c->nnz = nnz;
+}
+
+/* One copy of the row loop per combination of options, so that the choice
+ * is made once per segment, never per non-zero. */
+#define ROWS_FN(o)                                                                   \
+    static void rows_##o(const epoch_job *job, worker_state *ws, seg_rows *c)        \
+    {                                                                                \
+        rows_run(job, ws, c, o);                                                     \
+    }
+ROWS_FN(0)
+ROWS_FN(1)
+ROWS_FN(2)
+ROWS_FN(3)
+ROWS_FN(4)
+ROWS_FN(5)
+ROWS_FN(6)
+ROWS_FN(7)
+#undef ROWS_FN
+
+static void (*const rows_by_opt[OPT_COUNT])(const epoch_job *, worker_state *, seg_rows *) = {
+    rows_0, rows_1, rows_2, rows_3, rows_4, rows_5, rows_6, rows_7,
+};
 
 static void run_unit(epoch_job *job, worker_state *ws, uint32_t pos)
 {
@@ -329,34 +665,15 @@ static void run_unit(epoch_job *job, worker_state *ws, uint32_t pos)
                           &ws->examples, &ws->nnz);
         return;
     }
-    float reg = step * (float)p->l2;
-    float *s = ws->scratch, *g = s + K, *bias = g + K, *bias0 = bias + K;
-    for (uint32_t k = 0; k < K; k++)
+    float *s = ws->scratch, *g = s + K, *bias = g + K, *bias0 = bias + K, *bacc = bias0 + K, *bacc0 = bacc + K;
+    for (uint32_t k = 0; k < K; k++) {
         bias[k] = bias0[k] = hog_w_load(&m->bias[k]);
+        bacc[k] = bacc0[k] = job->bias_acc ? hog_w_load(&job->bias_acc[k]) : 0.0f;
+    }
     hot_begin(job, ws);
     unsigned published0 = atomic_load_explicit(&job->published, memory_order_relaxed);
-    double loss = 0;
-    uint64_t examples = 0, nnz = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t r = start + ws->perm[i];
-        if (p->holdout > 0 && hog_row_held_out(first + ws->perm[i], p->holdout, p->seed))
-            continue;
-        const uint32_t *ptr = blk->ptr;
-        hog_row row = {blk->index + ptr[r], blk->value + ptr[r], ptr[r + 1] - ptr[r], blk->label[r],
-                       blk->weight ? blk->weight[r] : 1.0f};
-        /* An importance weight w counts the example w times: its gradient
-         * step scales by w (the L2 shrinkage, per occurrence, does not). */
-        float wstep = step * row.weight;
-        if (m->info.loss == HOG_LOSS_SOFTMAX) {
-            int y = hog_model_class_of(m, row.label);
-            loss += (double)row.weight * (double)update_softmax(job, ws, &row, y, wstep, reg, bias, s, g);
-        } else {
-            float y = m->info.loss == HOG_LOSS_SQUARED ? row.label : (row.label > job->mid ? 1.0f : -1.0f);
-            loss += (double)row.weight * (double)update_binary(job, ws, &row, y, wstep, reg, bias);
-        }
-        examples++;
-        nnz += row.nnz;
-    }
+    seg_rows c = {blk, start, n, first, step, step * (float)p->l2, s, g, bias, bacc, 0, 0, 0};
+    rows_by_opt[job->opt](job, ws, &c);
     /* Workers that ran beside this one each corrected the same hot weights
      * towards the same targets; summing their changes would overshoot, so
      * each adds its change divided by how many published during its
@@ -367,11 +684,38 @@ static void run_unit(epoch_job *job, worker_state *ws, uint32_t pos)
     hot_end(job, ws, share);
     /* The intercept is the hottest weight of all: the same delayed update. */
     if (p->bias)
-        for (uint32_t k = 0; k < K; k++)
+        for (uint32_t k = 0; k < K; k++) {
             hog_w_add(&m->bias[k], share * (bias[k] - bias0[k]));
-    ws->loss += loss;
-    ws->examples += examples;
-    ws->nnz += nnz;
+            if (job->bias_acc)
+                hog_w_add(&job->bias_acc[k], bacc[k] - bacc0[k]);
+        }
+    ws->loss += c.loss;
+    ws->examples += c.examples;
+    ws->nnz += c.nnz;
+}
+
+/* Averaging: adds the shared weights to the sums, one sample. The workers
+ * go on writing meanwhile; the sample is as racy as any HOGWILD! read. */
+static void average_sample(const epoch_job *job)
+{
+    avg_state *a = job->avg;
+    const hog_model *m = job->m;
+    uint64_t n = m->dim * m->outputs;
+    pthread_mutex_lock(&a->lock);
+    for (uint64_t i = 0; i < n; i++)
+        a->sum[i] += (double)hog_w_load(&m->w[i]);
+    for (uint32_t k = 0; k < m->outputs; k++)
+        a->sum[n + k] += (double)hog_w_load(&m->bias[k]);
+    a->count++;
+    pthread_mutex_unlock(&a->lock);
+}
+
+/* Whether the segment at pos ends one of the epoch's AVERAGE_POINTS evenly
+ * spaced sampling points (all segments when there are fewer). */
+static int average_point(const epoch_job *job, uint32_t pos)
+{
+    uint64_t pts = AVERAGE_POINTS;
+    return (uint64_t)(pos + 1) * pts / job->nunits != (uint64_t)pos * pts / job->nunits;
 }
 
 /* Reports progress from worker 0 at most five times a second. */
@@ -418,6 +762,8 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
         if (job->ooc)
             ooc_before(job, pos);
         run_unit(job, ws, pos);
+        if (job->avg && average_point(job, pos))
+            average_sample(job);
         if (job->ooc)
             ooc_after(job, pos);
         if (ith == 0)
@@ -535,6 +881,14 @@ typedef struct run_state {
     uint32_t nlocal;
     uint32_t nhot;
     double *classes;
+    hog_weight *acc;      /* adagrad: dim * outputs sums of squared gradients */
+    hog_weight *bias_acc; /* adagrad: outputs */
+    hog_weight *xmax;     /* normalized: dim */
+    hog_weight *l1s;      /* l1: 2 * dim * outputs */
+    avg_state avg;        /* averaging: avg.sum is NULL when off */
+    int avg_lock;         /* 1: avg.lock was initialised */
+    hog_model *avg_m;     /* averaging: the average, for evaluation */
+    float *best;          /* early stopping: the best epoch's weights, then biases */
 } run_state;
 
 static void run_state_free(run_state *rs)
@@ -546,6 +900,8 @@ static void run_state_free(run_state *rs)
             hog_free((void *)rs->ws[i].hot);
             hog_free(rs->ws[i].hot0);
             hog_dense_free(rs->ws[i].dense);
+            hog_free((void *)rs->ws[i].hotacc);
+            hog_free(rs->ws[i].hotacc0);
         }
     hog_free(rs->ws);
     hog_free(rs->units);
@@ -557,6 +913,54 @@ static void run_state_free(run_state *rs)
     hog_free(rs->feat);
     hog_free(rs->hot_ids);
     hog_free(rs->classes);
+    hog_free((void *)rs->acc);
+    hog_free((void *)rs->bias_acc);
+    hog_free((void *)rs->xmax);
+    hog_free((void *)rs->l1s);
+    hog_free(rs->avg.sum);
+    if (rs->avg_lock)
+        pthread_mutex_destroy(&rs->avg.lock);
+    hog_model_free(rs->avg_m);
+    hog_free(rs->best);
+}
+
+/* The weights and then the biases of m, into or out of buf (dim * outputs
+ * + outputs floats). */
+static void weights_save(const hog_model *m, float *buf)
+{
+    uint64_t n = m->dim * m->outputs;
+    for (uint64_t i = 0; i < n; i++)
+        buf[i] = hog_w_load(&m->w[i]);
+    for (uint32_t k = 0; k < m->outputs; k++)
+        buf[n + k] = hog_w_load(&m->bias[k]);
+}
+
+static void weights_restore(hog_model *m, const float *buf)
+{
+    uint64_t n = m->dim * m->outputs;
+    for (uint64_t i = 0; i < n; i++)
+        hog_w_store(&m->w[i], buf[i]);
+    for (uint32_t k = 0; k < m->outputs; k++)
+        hog_w_store(&m->bias[k], buf[n + k]);
+}
+
+/* Sets m's weights to the average of the samples so far. */
+static void average_into(hog_model *m, const avg_state *a)
+{
+    uint64_t n = m->dim * m->outputs;
+    double inv = 1.0 / (double)a->count;
+    for (uint64_t i = 0; i < n; i++)
+        hog_w_store(&m->w[i], (float)(a->sum[i] * inv));
+    for (uint32_t k = 0; k < m->outputs; k++)
+        hog_w_store(&m->bias[k], (float)(a->sum[n + k] * inv));
+}
+
+static uint64_t count_nonzero(const hog_model *m)
+{
+    uint64_t n = m->dim * m->outputs, nz = 0;
+    for (uint64_t i = 0; i < n; i++)
+        nz += hog_w_load(&m->w[i]) != 0.0f;
+    return nz;
 }
 
 int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset *test,
@@ -566,6 +970,9 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     const hog_train_params *p = &t->p;
     if (train->info.rows == 0)
         return hog_fail(HOG_EEMPTY, err, err_len, "the training set has no rows");
+    if (p->early_stop && !test && p->holdout <= 0)
+        return hog_fail(HOG_EPARAM, err, err_len,
+                        "early_stop needs a test set or a holdout fraction to measure improvement on");
     run_state rs = {0};
     rs.nth = hog_pool_threads(t->pool);
     hog_model *m = NULL;
@@ -582,7 +989,7 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     rc = scan_training_set(train, p, dim, ooc, &rs.classes, &classes, &rs.deg, &deg_rows, err, err_len);
     if (rc < 0)
         goto fail;
-    if (p->loss != HOG_LOSS_SQUARED) {
+    if (!hog_loss_is_regression(p->loss)) {
         if (p->loss != HOG_LOSS_SOFTMAX && classes != 2) {
             rc = hog_fail(HOG_ELABEL, err, err_len,
                           "%s loss needs exactly two label values, the training set has %u%s", hog_loss_name(p->loss),
@@ -615,6 +1022,22 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     if (classes)
         memcpy(m->class_labels, rs.classes, classes * sizeof(double));
     hog_path path = hog_path_pick(p->path, train->info.rows, train->info.features, train->info.nnz, outputs);
+    /* The dense path steps plain mini-batch SGD; AdaGrad, normalised
+     * updates, L1 and the quantile loss run on the sparse path only. */
+    const char *sparse_only = p->schedule == HOG_SCHEDULE_ADAGRAD ? "--schedule adagrad"
+                              : p->normalized                    ? "--normalized"
+                              : p->l1 > 0                        ? "--l1"
+                              : p->loss == HOG_LOSS_QUANTILE     ? "--loss quantile"
+                                                                 : NULL;
+    if (path == HOG_PATH_DENSE && sparse_only) {
+        if (p->path == HOG_PATH_DENSE) {
+            rc = hog_fail(HOG_EPARAM, err, err_len, "path: the dense path does not support %s; use the sparse path",
+                          sparse_only);
+            goto fail;
+        }
+        hog_log(HOG_LOG_INFO, "sparse path: %s runs on the sparse path only", sparse_only);
+        path = HOG_PATH_SPARSE;
+    }
     hog_log(HOG_LOG_INFO, "%s path%s: density %.3g, %llu features, %u outputs%s", hog_path_name(path),
             p->path == HOG_PATH_AUTO ? " (auto)" : "",
             (double)train->info.nnz / ((double)train->info.rows * (double)dim), (unsigned long long)dim, outputs,
@@ -647,7 +1070,7 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     }
     for (unsigned i = 0; i < rs.nth; i++) {
         worker_state *ws = &rs.ws[i];
-        ws->scratch = hog_malloc(4 * outputs * sizeof(float));
+        ws->scratch = hog_malloc(6 * outputs * sizeof(float));
         ws->perm = hog_malloc(SEGMENT_ROWS * sizeof(uint32_t));
         ws->hot = hog_aligned_alloc(HOG_CACHELINE, ((size_t)rs.nlocal * outputs + 1) * sizeof(hog_weight));
         ws->hot0 = hog_malloc(((size_t)rs.nlocal * outputs + 1) * sizeof(float));
@@ -655,6 +1078,48 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
             rc = -ENOMEM;
             goto fail;
         }
+        if (p->schedule == HOG_SCHEDULE_ADAGRAD) {
+            ws->hotacc = hog_aligned_alloc(HOG_CACHELINE, ((size_t)rs.nlocal * outputs + 1) * sizeof(hog_weight));
+            ws->hotacc0 = hog_malloc(((size_t)rs.nlocal * outputs + 1) * sizeof(float));
+            if (!ws->hotacc || !ws->hotacc0) {
+                rc = -ENOMEM;
+                goto fail;
+            }
+        }
+    }
+    unsigned opt = (p->schedule == HOG_SCHEDULE_ADAGRAD ? OPT_ADAGRAD : 0) | (p->normalized ? OPT_NORMALIZED : 0) |
+                   (p->l1 > 0 ? OPT_L1 : 0);
+    if (opt & OPT_ADAGRAD) {
+        rs.acc = hog_calloc(dim * outputs, sizeof(hog_weight));
+        rs.bias_acc = hog_calloc(outputs, sizeof(hog_weight));
+        if (!rs.acc || !rs.bias_acc) {
+            rc = -ENOMEM;
+            goto fail;
+        }
+    }
+    if ((opt & OPT_L1) && !(rs.l1s = hog_calloc(2 * dim * outputs, sizeof(hog_weight)))) {
+        rc = -ENOMEM;
+        goto fail;
+    }
+    if ((opt & OPT_NORMALIZED) && !(rs.xmax = hog_calloc(dim, sizeof(hog_weight)))) {
+        rc = -ENOMEM;
+        goto fail;
+    }
+    size_t nweights = (size_t)dim * outputs + outputs;
+    if (p->average) {
+        rs.avg.sum = hog_calloc(nweights, sizeof(double));
+        rs.avg_m = hog_model_new(p->loss, dim, outputs, classes);
+        if (!rs.avg.sum || !rs.avg_m) {
+            rc = -ENOMEM;
+            goto fail;
+        }
+        rs.avg.from_epoch = p->epochs - p->average;
+        pthread_mutex_init(&rs.avg.lock, NULL);
+        rs.avg_lock = 1;
+    }
+    if (p->early_stop && !(rs.best = hog_malloc(nweights * sizeof(float)))) {
+        rc = -ENOMEM;
+        goto fail;
     }
     if (rs.nlocal)
         hog_log(HOG_LOG_DEBUG, "%u features kept per worker, %u of them hot", rs.nlocal, rs.nhot);
@@ -674,6 +1139,10 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     m->info.data_fingerprint = train->info.fingerprint;
     m->info.data_skipped = train->info.skipped;
     m->info.data_index_base = train->info.index_base;
+    if (rs.avg_m) {
+        rs.avg_m->info = m->info;
+        memcpy(rs.avg_m->class_labels, m->class_labels, (classes ? classes : 1) * sizeof(double));
+    }
 
     const hog_dataset *eval_ds = test ? test : (p->holdout > 0 ? train : NULL);
     hog_rowsel eval_sel = {test ? 0.0 : p->holdout, p->seed, 1};
@@ -684,6 +1153,9 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     st.epochs = p->epochs;
     st.test = hog_metrics_none();
     double seconds = 0;
+    double best_loss = INFINITY;
+    hog_metrics best_test = hog_metrics_none();
+    unsigned best_epoch = 0, since_best = 0, epochs_run = 0;
     for (unsigned e = 0; e < p->epochs; e++) {
         epoch_job job = {
             .p = p, .m = m, .ds = train, .feat = rs.feat, .hot_ids = rs.hot_ids, .nlocal = rs.nlocal, .nhot = rs.nhot,
@@ -693,6 +1165,13 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
             .segs_per_block = segs_per_block, .epoch = e, .ws = rs.ws, .done_seconds = seconds, .stats = &st,
         };
         job.mid = classes == 2 ? (float)(0.5 * (rs.classes[0] + rs.classes[1])) : 0.0f;
+        job.tau = (float)p->quantile;
+        job.opt = opt;
+        job.acc = rs.acc;
+        job.bias_acc = rs.bias_acc;
+        job.xmax = rs.xmax;
+        job.l1s = rs.l1s;
+        job.avg = rs.avg.sum && e >= rs.avg.from_epoch ? &rs.avg : NULL;
         atomic_init(&job.next, 0);
         atomic_init(&job.published, 0);
         hog_rng rng = {hog_mix64(p->seed ^ 0x5eed0000ull) + e};
@@ -728,18 +1207,55 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         st.train_loss = st.examples > ex0 ? (loss - loss0) / (double)(st.examples - ex0) : (double)NAN;
         if (!isfinite(st.train_loss) && st.examples > ex0)
             hog_log(HOG_LOG_WARN, "epoch %u: the training loss is not finite: lower --step", e + 1);
+        epochs_run = e + 1;
+        /* Within the averaging window the average is the model. */
+        const hog_model *now_m = m;
+        if (job.avg && rs.avg.count) {
+            average_into(rs.avg_m, &rs.avg);
+            now_m = rs.avg_m;
+        }
         if (eval_ds) {
-            rc = hog_evaluate(m, eval_ds, &eval_sel, hog_dataset_bytes(eval_ds) > limit, t->pool, &st.test);
+            rc = hog_evaluate(now_m, eval_ds, &eval_sel, hog_dataset_bytes(eval_ds) > limit, t->pool, &st.test);
             if (rc < 0)
                 goto fail;
         }
+        int stop = 0;
+        if (p->early_stop) {
+            if (st.test.loss < best_loss) {
+                best_loss = st.test.loss;
+                best_test = st.test;
+                best_epoch = e + 1;
+                since_best = 0;
+                weights_save(now_m, rs.best);
+            } else {
+                stop = ++since_best >= p->early_stop;
+            }
+        }
         if (p->progress)
             p->progress(p->progress_ctx, &st, 1);
+        if (stop) {
+            hog_log(HOG_LOG_INFO, "early stop after epoch %u: no lower test loss for %u epochs; keeping epoch %u",
+                    e + 1, p->early_stop, best_epoch);
+            break;
+        }
     }
     if (st.examples == 0) {
         rc = hog_fail(HOG_EEMPTY, err, err_len, "every training row is held out: lower the holdout fraction");
         goto fail;
     }
+    /* The model kept: the best epoch's, else the average, else the last. */
+    m->info.epochs_run = epochs_run;
+    m->info.best_epoch = epochs_run;
+    if (best_epoch) {
+        weights_restore(m, rs.best);
+        st.test = best_test;
+        m->info.best_epoch = best_epoch;
+    } else if (rs.avg.sum && rs.avg.count) {
+        average_into(m, &rs.avg);
+    }
+    m->info.nonzero = count_nonzero(m);
+    hog_log(HOG_LOG_DEBUG, "model: %llu of %llu weights non-zero", (unsigned long long)m->info.nonzero,
+            (unsigned long long)(dim * outputs));
     rc = hog_evaluate(m, train, &train_sel, ooc, t->pool, &m->info.train);
     if (rc < 0)
         goto fail;
