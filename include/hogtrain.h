@@ -212,6 +212,15 @@ typedef enum hog_path {
     HOG_PATH_DENSE,    /* mini-batches made dense, scored and stepped with OpenBLAS GEMM, HOGWILD! */
 } hog_path;
 
+/* Where the model lives (DimmWitted's design space). */
+typedef enum hog_replicas {
+    HOG_REPLICAS_MACHINE = 0, /* one model shared by every worker: classic HOGWILD! */
+    HOG_REPLICAS_NODE,        /* one replica per NUMA node, in that node's memory, shared by the
+                                 node's workers and averaged with the others continuously by a
+                                 background thread (with one node: one replica, nothing to average) */
+    HOG_REPLICAS_CORE,        /* one replica per worker, averaged into the model after every epoch */
+} hog_replicas;
+
 typedef struct hog_epoch_stats hog_epoch_stats;
 /* Progress callback: called from the calling thread after every epoch
  * (done == 1) and, on long epochs, from one worker thread during it
@@ -255,13 +264,17 @@ typedef struct hog_train_params {
                             spaced points of each epoch; evaluation uses the average. With
                             early stopping, the kept epoch's average if it was in the window */
     double quantile;     /* HOG_LOSS_QUANTILE: tau in (0, 1) */
+    hog_replicas replicas; /* the model shared by all, per NUMA node, or per worker; every epoch
+                              ends with the replicas averaged into the model, which is what is
+                              evaluated and saved. AdaGrad sums, L1 state and feature scales stay
+                              shared. Sparse path only (auto picks it) */
 } hog_train_params;
 
 /* The defaults: logistic, one thread per core, 10 epochs, step 0.1, decay 0.9,
  * invscaling power 0.5, decay schedule, l2 1e-6, no holdout, seed 1, bias,
  * binding on, memory limit 0 (half of what is available), no progress callback,
  * path auto, batches of 32 rows, plain (not normalised) updates, l1 0, no
- * early stopping, no averaging, quantile 0.5. */
+ * early stopping, no averaging, quantile 0.5, replicas machine. */
 hog_train_params hog_train_params_default(void);
 
 /* Checks every field. Returns 0, or HOG_EPARAM with *field (if not NULL) set
@@ -278,6 +291,9 @@ int hog_schedule_parse(const char *name, hog_schedule *out);
 /* "auto", "sparse", "dense". */
 const char *hog_path_name(hog_path path);
 int hog_path_parse(const char *name, hog_path *out);
+/* "machine", "node", "core". */
+const char *hog_replicas_name(hog_replicas r);
+int hog_replicas_parse(const char *name, hog_replicas *out);
 
 /* The path a run with `path` takes on data of `rows` rows, `features`
  * features and `nnz` non-zeros, for a model of `outputs` outputs: SPARSE or

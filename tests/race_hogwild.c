@@ -48,8 +48,8 @@ static void write_data(const char *path, int rows, int classes, unsigned seed)
     fclose(f);
 }
 
-static void run(const char *data, hog_loss loss, hog_path path, unsigned threads, double holdout, double min_acc,
-                const char *model_path)
+static void run(const char *data, hog_loss loss, hog_path path, hog_replicas replicas, unsigned threads,
+                double holdout, double min_acc, const char *model_path)
 {
     hog_dataset *ds;
     char err[512] = "";
@@ -64,6 +64,7 @@ static void run(const char *data, hog_loss loss, hog_path path, unsigned threads
     p.step = 0.3;
     p.holdout = holdout;
     p.path = path;
+    p.replicas = replicas;
     hog_trainer *t;
     hog_model *m = NULL;
     rc = hog_trainer_create(&p, &t, err, sizeof(err));
@@ -172,8 +173,14 @@ static void factorise(const char *dir)
     unlink(path);
 }
 
-int main(void)
+/* With the argument two-nodes, the pool sees a synthetic machine of two
+ * NUMA nodes and only node replicas run (the topology is read once per
+ * process, so this is a run of its own). */
+int main(int argc, char **argv)
 {
+    int two_nodes = argc > 1 && strcmp(argv[1], "two-nodes") == 0;
+    if (two_nodes)
+        setenv("HOG_TOPOLOGY", "package:2 numa:1 core:2 pu:1", 1);
     char dir[] = "/tmp/hog-race-XXXXXX";
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
@@ -185,13 +192,19 @@ int main(void)
     snprintf(model, sizeof(model), "%s/m.hog", dir);
     write_data(bin, 20000, 2, 1);
     write_data(multi, 20000, 3, 2);
-    run(bin, HOG_LOSS_LOGISTIC, HOG_PATH_SPARSE, 4, 0.2, 0.9, model);
-    run(bin, HOG_LOSS_HINGE, HOG_PATH_SPARSE, 3, 0.2, 0.9, model);
-    run(multi, HOG_LOSS_SOFTMAX, HOG_PATH_SPARSE, 4, 0.2, 0.8, model);
-    run(bin, HOG_LOSS_LOGISTIC, HOG_PATH_DENSE, 4, 0.2, 0.9, model);
-    run(multi, HOG_LOSS_SOFTMAX, HOG_PATH_DENSE, 3, 0.2, 0.8, model);
-    factorise(dir);
-    convert_many_chunks(dir);
+    if (two_nodes) { /* node replicas with the background averaging thread */
+        run(bin, HOG_LOSS_LOGISTIC, HOG_PATH_SPARSE, HOG_REPLICAS_NODE, 4, 0.2, 0.9, model);
+        run(multi, HOG_LOSS_SOFTMAX, HOG_PATH_SPARSE, HOG_REPLICAS_NODE, 4, 0.2, 0.8, model);
+    } else {
+        run(bin, HOG_LOSS_LOGISTIC, HOG_PATH_SPARSE, HOG_REPLICAS_MACHINE, 4, 0.2, 0.9, model);
+        run(bin, HOG_LOSS_HINGE, HOG_PATH_SPARSE, HOG_REPLICAS_MACHINE, 3, 0.2, 0.9, model);
+        run(multi, HOG_LOSS_SOFTMAX, HOG_PATH_SPARSE, HOG_REPLICAS_MACHINE, 4, 0.2, 0.8, model);
+        run(bin, HOG_LOSS_LOGISTIC, HOG_PATH_SPARSE, HOG_REPLICAS_CORE, 3, 0.2, 0.9, model);
+        run(bin, HOG_LOSS_LOGISTIC, HOG_PATH_DENSE, HOG_REPLICAS_MACHINE, 4, 0.2, 0.9, model);
+        run(multi, HOG_LOSS_SOFTMAX, HOG_PATH_DENSE, HOG_REPLICAS_MACHINE, 3, 0.2, 0.8, model);
+        factorise(dir);
+        convert_many_chunks(dir);
+    }
     unlink(bin);
     unlink(multi);
     unlink(model);

@@ -46,6 +46,10 @@ static const char train_usage[] =
     "                          mini-batches with OpenBLAS; auto: dense when at least\n"
     "                          20% of the entries are non-zero (default auto)\n"
     "  --batch N               dense path: rows per mini-batch, 1..1024 (default 32)\n"
+    "  --replicas machine|node|core\n"
+    "                          one model shared by all workers (default), one per\n"
+    "                          NUMA node averaged by a background thread, or one per\n"
+    "                          worker; replicas are averaged after every epoch\n"
     "  --mem-limit BYTES       memory the data may use (K/M/G suffixes; default half\n"
     "                          of what is available); a larger .hgd trains out of core\n"
     "  --cache FILE.hgd        text INPUT is converted to FILE.hgd and trained from\n"
@@ -129,6 +133,7 @@ static int write_report(const char *path, const char *input, const char *model_p
     fprintf(f, ",\n  \"loss\": \"%s\",\n  \"threads\": %u,\n  \"epochs\": %u,\n", hog_loss_name(mi->loss),
             mi->params.threads, mi->params.epochs);
     fprintf(f, "  \"path\": \"%s\",\n  \"batch\": %u,\n", hog_path_name(mi->params.path), mi->params.batch);
+    fprintf(f, "  \"replicas\": \"%s\",\n", hog_replicas_name(mi->params.replicas));
     fprintf(f, "  \"rows\": %llu,\n  \"features\": %llu,\n  \"nnz\": %llu,\n", (unsigned long long)di->rows,
             (unsigned long long)di->features, (unsigned long long)di->nnz);
     fprintf(f, "  \"wall_seconds\": ");
@@ -229,6 +234,12 @@ static int train_option(const char *name, const char *val, hog_train_params *p)
         else p->bind = (int)u;
         return 0;
     }
+    if (strcmp(name, "replicas") == 0) {
+        if (hog_replicas_parse(val, &p->replicas) == 0)
+            return 0;
+        cli_error("--replicas: expected machine, node or core, found '%s'", val);
+        return -1;
+    }
     if (strcmp(name, "path") == 0) {
         if (hog_path_parse(val, &p->path) == 0)
             return 0;
@@ -311,6 +322,7 @@ int cli_train(int argc, char **argv)
         {"holdout", required_argument, 0, 0}, {"seed", required_argument, 0, 0},
         {"bias", required_argument, 0, 0}, {"bind", required_argument, 0, 0},
         {"mem-limit", required_argument, 0, 0}, {"path", required_argument, 0, 0},
+        {"replicas", required_argument, 0, 0},
         {"batch", required_argument, 0, 0}, {"normalized", no_argument, 0, 0},
         {"l1", required_argument, 0, 0}, {"early-stop", required_argument, 0, 0},
         {"average", optional_argument, 0, 0}, {"quantile", required_argument, 0, 0}, {0, 0, 0, 0},

@@ -237,6 +237,7 @@ static void meta_write(meta_buf *b, const hog_model_info *in)
     meta_add(b, "early_stop", "%u", p->early_stop);
     meta_add(b, "average", "%u", p->average);
     meta_add(b, "quantile", "%.17g", p->quantile);
+    meta_add(b, "replicas", "%s", hog_replicas_name(p->replicas));
     meta_add(b, "nonzero", "%llu", (unsigned long long)in->nonzero);
     meta_add(b, "epochs_run", "%u", in->epochs_run);
     meta_add(b, "best_epoch", "%u", in->best_epoch);
@@ -258,6 +259,8 @@ static int meta_read_one(hog_model_info *in, const char *key, const char *val)
         return 0;
     if (strcmp(key, "path") == 0)
         return hog_path_parse(val, &p->path);
+    if (strcmp(key, "replicas") == 0)
+        return hog_replicas_parse(val, &p->replicas);
     if (strcmp(key, "data_fingerprint") == 0) {
         in->data_fingerprint = strtoull(val, &end, 16);
         return *end ? HOG_ECORRUPT : 0;

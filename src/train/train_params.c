@@ -27,6 +27,7 @@ hog_train_params hog_train_params_default(void)
     p.early_stop = 0;
     p.average = 0;
     p.quantile = 0.5;
+    p.replicas = HOG_REPLICAS_MACHINE;
     return p;
 }
 
@@ -74,6 +75,8 @@ int hog_train_params_check(const hog_train_params *p, const char **field)
         bad = "average";
     else if (!(p->quantile > 0 && p->quantile < 1))
         bad = "quantile";
+    else if ((unsigned)p->replicas > HOG_REPLICAS_CORE)
+        bad = "replicas";
     if (field)
         *field = bad;
     return bad ? HOG_EPARAM : 0;
@@ -83,6 +86,7 @@ static const char *const loss_names[] = {"logistic", "hinge", "squared", "softma
                                           "quantile"};
 static const char *const schedule_names[] = {"decay", "invscaling", "constant", "adagrad"};
 static const char *const path_names[] = {"auto", "sparse", "dense"};
+static const char *const replicas_names[] = {"machine", "node", "core"};
 
 const char *hog_loss_name(hog_loss loss)
 {
@@ -117,6 +121,21 @@ int hog_schedule_parse(const char *name, hog_schedule *out)
 const char *hog_path_name(hog_path path)
 {
     return (unsigned)path < HOG_ARRAY_LEN(path_names) ? path_names[path] : "unknown";
+}
+
+const char *hog_replicas_name(hog_replicas r)
+{
+    return (unsigned)r < HOG_ARRAY_LEN(replicas_names) ? replicas_names[r] : "unknown";
+}
+
+int hog_replicas_parse(const char *name, hog_replicas *out)
+{
+    for (unsigned i = 0; i < HOG_ARRAY_LEN(replicas_names); i++)
+        if (strcmp(name, replicas_names[i]) == 0) {
+            *out = (hog_replicas)i;
+            return 0;
+        }
+    return HOG_EPARAM;
 }
 
 int hog_path_parse(const char *name, hog_path *out)

@@ -152,11 +152,42 @@ typedef struct worker_state {
     hog_weight *hot;  /* nhot * outputs: this worker's copy of the hot weights */
     float *hot0;      /* their values at the start of the segment */
     hog_dense *dense; /* the dense path's buffers, or NULL on the sparse path */
+    hog_weight *w;    /* the weights this worker reads and writes: the model's, or its replica's */
+    hog_weight *bias; /* the same for the biases */
+    unsigned replica; /* which replica (0 when the model is shared) */
     hog_weight *hotacc; /* adagrad: the same for the hot weights' squared-gradient sums */
     float *hotacc0;
     double norm_t;    /* normalized: examples this worker has seen, all epochs */
     double norm_n;    /* normalized: their sum of |x / xmax|^2 (NG's N) */
 } worker_state;
+
+/*
+ * Model replicas (DimmWitted's design space, --replicas). With `machine`
+ * every worker writes the model itself. With `node` the workers of a NUMA
+ * node share a replica in that node's memory, and a background thread keeps
+ * averaging the replicas into one another while the epoch runs; with `core`
+ * each worker has a replica of its own, written by it alone. Either way,
+ * after every epoch the replicas are averaged into the model (which is what
+ * is evaluated and saved) and start the next epoch from it. Per-worker
+ * copies of hot features would divide a change among workers that never
+ * wrote the same weights, so they are kept only among the workers of one
+ * replica: none with `core`.
+ */
+typedef struct replica_set {
+    unsigned n;            /* replicas; 0: the model is shared (machine) */
+    hog_weight **w;        /* n arrays of dim * outputs weights */
+    hog_weight **bias;     /* n arrays of outputs biases */
+    unsigned *members;     /* n: workers writing each replica */
+    atomic_uint *published;/* n, one per cache line: segments published to each replica */
+    uint64_t nweights;     /* dim * outputs */
+    uint32_t outputs;
+    pthread_t thread;      /* node replicas, n > 1: the averaging thread of the running epoch */
+    int running;
+    atomic_int stop;
+    atomic_ullong passes;  /* background averaging passes completed (for the log) */
+} replica_set;
+
+#define PUBLISHED_STRIDE (HOG_CACHELINE / sizeof(atomic_uint))
 
 /* Polyak-Ruppert averaging: sums of the shared weights sampled at evenly
  * spaced points of each averaged epoch. */
@@ -193,6 +224,7 @@ typedef struct epoch_job {
     hog_weight *xmax;         /* normalized: per feature, the largest |x| seen */
     hog_weight *l1s;          /* l1: per weight, the penalty owed and applied (u, q) */
     avg_state *avg;           /* averaging, or NULL */
+    const replica_set *rep;   /* replicas (rep->n == 0: none) */
     worker_state *ws;
     double t0;                /* when training started, for progress reports */
     double done_seconds;      /* training seconds before this epoch */
@@ -220,7 +252,7 @@ static inline hog_weight *weights_of(const epoch_job *job, const worker_state *w
 {
     const uint32_t K = job->m->outputs;
     int32_t h = job->feat[j].hot;
-    return h >= 0 ? ws->hot + (size_t)h * K : job->m->w + (size_t)j * K;
+    return h >= 0 ? ws->hot + (size_t)h * K : ws->w + (size_t)j * K;
 }
 
 /* The same for the AdaGrad sums of feature j. */
@@ -521,7 +553,7 @@ static void hot_begin(const epoch_job *job, worker_state *ws)
 {
     const uint32_t K = job->m->outputs;
     for (uint32_t h = 0; h < job->nlocal; h++) {
-        const hog_weight *w = job->m->w + (size_t)job->hot_ids[h] * K;
+        const hog_weight *w = ws->w + (size_t)job->hot_ids[h] * K;
         for (uint32_t k = 0; k < K; k++) {
             float v = hog_w_load(&w[k]);
             hog_w_store(&ws->hot[h * K + k], v);
@@ -543,7 +575,7 @@ static void hot_end(const epoch_job *job, worker_state *ws, float share)
 {
     const uint32_t K = job->m->outputs;
     for (uint32_t h = 0; h < job->nlocal; h++) {
-        hog_weight *w = job->m->w + (size_t)job->hot_ids[h] * K;
+        hog_weight *w = ws->w + (size_t)job->hot_ids[h] * K;
         for (uint32_t k = 0; k < K; k++) {
             float delta = hog_w_load(&ws->hot[h * K + k]) - ws->hot0[h * K + k];
             if (delta == 0.0f)
@@ -667,11 +699,14 @@ static void run_unit(epoch_job *job, worker_state *ws, uint32_t pos)
     }
     float *s = ws->scratch, *g = s + K, *bias = g + K, *bias0 = bias + K, *bacc = bias0 + K, *bacc0 = bacc + K;
     for (uint32_t k = 0; k < K; k++) {
-        bias[k] = bias0[k] = hog_w_load(&m->bias[k]);
+        bias[k] = bias0[k] = hog_w_load(&ws->bias[k]);
         bacc[k] = bacc0[k] = job->bias_acc ? hog_w_load(&job->bias_acc[k]) : 0.0f;
     }
     hot_begin(job, ws);
-    unsigned published0 = atomic_load_explicit(&job->published, memory_order_relaxed);
+    /* Workers of one replica publish to it; with the model shared, all do. */
+    atomic_uint *published = job->rep->n ? &job->rep->published[ws->replica * PUBLISHED_STRIDE] : &job->published;
+    unsigned members = job->rep->n ? job->rep->members[ws->replica] : job->nth;
+    unsigned published0 = atomic_load_explicit(published, memory_order_relaxed);
     seg_rows c = {blk, start, n, first, step, step * (float)p->l2, s, g, bias, bacc, 0, 0, 0};
     rows_by_opt[job->opt](job, ws, &c);
     /* Workers that ran beside this one each corrected the same hot weights
@@ -679,13 +714,13 @@ static void run_unit(epoch_job *job, worker_state *ws, uint32_t pos)
      * each adds its change divided by how many published during its
      * segment, itself included: the average when all run at once, the full
      * change when the others were descheduled. */
-    unsigned others = atomic_fetch_add_explicit(&job->published, 1, memory_order_relaxed) - published0;
-    float share = 1.0f / (float)(1 + HOG_MIN(others, job->nth - 1));
+    unsigned others = atomic_fetch_add_explicit(published, 1, memory_order_relaxed) - published0;
+    float share = 1.0f / (float)(1 + HOG_MIN(others, members - 1));
     hot_end(job, ws, share);
     /* The intercept is the hottest weight of all: the same delayed update. */
     if (p->bias)
         for (uint32_t k = 0; k < K; k++) {
-            hog_w_add(&m->bias[k], share * (bias[k] - bias0[k]));
+            hog_w_add(&ws->bias[k], share * (bias[k] - bias0[k]));
             if (job->bias_acc)
                 hog_w_add(&job->bias_acc[k], bacc[k] - bacc0[k]);
         }
@@ -700,12 +735,23 @@ static void average_sample(const epoch_job *job)
 {
     avg_state *a = job->avg;
     const hog_model *m = job->m;
+    const replica_set *rp = job->rep;
     uint64_t n = m->dim * m->outputs;
     pthread_mutex_lock(&a->lock);
-    for (uint64_t i = 0; i < n; i++)
-        a->sum[i] += (double)hog_w_load(&m->w[i]);
-    for (uint32_t k = 0; k < m->outputs; k++)
-        a->sum[n + k] += (double)hog_w_load(&m->bias[k]);
+    if (rp->n == 0) {
+        for (uint64_t i = 0; i < n; i++)
+            a->sum[i] += (double)hog_w_load(&m->w[i]);
+        for (uint32_t k = 0; k < m->outputs; k++)
+            a->sum[n + k] += (double)hog_w_load(&m->bias[k]);
+    } else { /* the model is the replicas' mean */
+        double inv = 1.0 / rp->n;
+        for (unsigned r = 0; r < rp->n; r++) {
+            for (uint64_t i = 0; i < n; i++)
+                a->sum[i] += inv * (double)hog_w_load(&rp->w[r][i]);
+            for (uint32_t k = 0; k < m->outputs; k++)
+                a->sum[n + k] += inv * (double)hog_w_load(&rp->bias[r][k]);
+        }
+    }
     a->count++;
     pthread_mutex_unlock(&a->lock);
 }
@@ -867,6 +913,159 @@ static int feature_table(const uint32_t *deg, uint64_t rows, uint64_t dim, uint3
     return 0;
 }
 
+/* ===================================================================== *
+ *  Replicas
+ * ===================================================================== */
+
+/* Makes the replicas of `kind` for the pool's workers, each in the memory
+ * of the node of the first worker writing it, and points every worker at
+ * its replica (or at the model). Returns 0 or -ENOMEM. */
+static int replicas_make(replica_set *r, hog_replicas kind, hog_pool *pool, hog_model *m, worker_state *ws,
+                         unsigned nth)
+{
+    memset(r, 0, sizeof(*r));
+    r->nweights = m->dim * m->outputs;
+    r->outputs = m->outputs;
+    atomic_init(&r->stop, 0);
+    atomic_init(&r->passes, 0);
+    for (unsigned i = 0; i < nth; i++) {
+        ws[i].w = m->w;
+        ws[i].bias = m->bias;
+        ws[i].replica = 0;
+    }
+    if (kind == HOG_REPLICAS_MACHINE)
+        return 0;
+    /* Workers to replicas: one each (core), or by NUMA node, numbered in
+     * the order the nodes first appear among the workers. */
+    int *nodes = hog_malloc(nth * sizeof(int));
+    if (!nodes)
+        return -ENOMEM;
+    unsigned n = 0;
+    for (unsigned i = 0; i < nth; i++) {
+        unsigned g = i;
+        if (kind == HOG_REPLICAS_NODE) {
+            int node = hog_pool_worker_node(pool, i);
+            for (g = 0; g < n && nodes[g] != node; g++)
+                ;
+            if (g == n)
+                nodes[n++] = node;
+        } else {
+            n = nth;
+        }
+        ws[i].replica = g;
+    }
+    hog_free(nodes);
+    r->n = n;
+    r->w = hog_calloc(n, sizeof(hog_weight *));
+    r->bias = hog_calloc(n, sizeof(hog_weight *));
+    r->members = hog_calloc(n, sizeof(unsigned));
+    r->published = hog_aligned_alloc(HOG_CACHELINE, (size_t)n * HOG_CACHELINE);
+    if (!r->w || !r->bias || !r->members || !r->published)
+        return -ENOMEM;
+    for (unsigned g = 0; g < n; g++)
+        atomic_init(&r->published[g * PUBLISHED_STRIDE], 0);
+    for (unsigned i = 0; i < nth; i++) {
+        unsigned g = ws[i].replica;
+        if (r->members[g]++ == 0) { /* node-local to its first worker, zeroed like the model */
+            r->w[g] = hog_pool_alloc_local(pool, i, (size_t)r->nweights * sizeof(hog_weight));
+            r->bias[g] = hog_pool_alloc_local(pool, i, r->outputs * sizeof(hog_weight));
+            if (!r->w[g] || !r->bias[g])
+                return -ENOMEM;
+        }
+        ws[i].w = r->w[g];
+        ws[i].bias = r->bias[g];
+    }
+    return 0;
+}
+
+static void replicas_free(replica_set *r, hog_pool *pool)
+{
+    for (unsigned g = 0; g < r->n; g++) {
+        if (r->w)
+            hog_pool_free_local(pool, (void *)r->w[g]);
+        if (r->bias)
+            hog_pool_free_local(pool, (void *)r->bias[g]);
+    }
+    hog_free(r->w);
+    hog_free(r->bias);
+    hog_free(r->members);
+    hog_free((void *)r->published);
+    memset(r, 0, sizeof(*r));
+}
+
+/* Coordinates [lo, hi) of the weights (then, past nweights, the biases):
+ * each set to the replicas' mean, in every replica and, if m is not NULL,
+ * in the model. */
+static void replicas_mean(const replica_set *r, hog_model *m, uint64_t lo, uint64_t hi)
+{
+    const float inv = 1.0f / (float)r->n;
+    for (uint64_t i = lo; i < hi; i++) {
+        int weight = i < r->nweights;
+        uint64_t j = weight ? i : i - r->nweights;
+        float sum = 0.0f;
+        for (unsigned g = 0; g < r->n; g++)
+            sum += hog_w_load(weight ? &r->w[g][j] : &r->bias[g][j]);
+        float mean = sum * inv;
+        for (unsigned g = 0; g < r->n; g++)
+            hog_w_store(weight ? &r->w[g][j] : &r->bias[g][j], mean);
+        if (m)
+            hog_w_store(weight ? &m->w[j] : &m->bias[j], mean);
+    }
+}
+
+typedef struct mean_job {
+    const replica_set *r;
+    hog_model *m;
+} mean_job;
+
+static void mean_worker(void *arg, unsigned ith, unsigned nth)
+{
+    const mean_job *j = arg;
+    uint64_t n = j->r->nweights + j->r->outputs;
+    replicas_mean(j->r, j->m, n * ith / nth, n * (ith + 1) / nth);
+}
+
+/* After an epoch: the model and every replica become the replicas' mean. */
+static void replicas_average(const replica_set *r, hog_pool *pool, hog_model *m)
+{
+    mean_job j = {r, m};
+    hog_pool_run(pool, mean_worker, &j);
+}
+
+/* Node replicas: the background averaging thread, one pass over the model
+ * after another while the epoch runs, a chunk at a time; racing the
+ * workers' updates as HOGWILD! races them. */
+static void *replicas_background(void *arg)
+{
+    replica_set *r = arg;
+    const uint64_t n = r->nweights + r->outputs, chunk = 4096;
+    while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
+        for (uint64_t lo = 0; lo < n && !atomic_load_explicit(&r->stop, memory_order_relaxed); lo += chunk)
+            replicas_mean(r, NULL, lo, HOG_MIN(n, lo + chunk));
+        atomic_fetch_add_explicit(&r->passes, 1, memory_order_relaxed);
+    }
+    return NULL;
+}
+
+static void replicas_background_start(replica_set *r)
+{
+    if (r->n < 2)
+        return; /* one replica: nothing to average with */
+    atomic_store_explicit(&r->stop, 0, memory_order_relaxed);
+    r->running = pthread_create(&r->thread, NULL, replicas_background, r) == 0;
+    if (!r->running)
+        hog_log(HOG_LOG_WARN, "node replicas: no averaging thread could start; they meet after the epoch");
+}
+
+static void replicas_background_stop(replica_set *r)
+{
+    if (!r->running)
+        return;
+    atomic_store_explicit(&r->stop, 1, memory_order_relaxed);
+    pthread_join(r->thread, NULL);
+    r->running = 0;
+}
+
 typedef struct run_state {
     worker_state *ws;
     unsigned nth;
@@ -889,6 +1088,8 @@ typedef struct run_state {
     int avg_lock;         /* 1: avg.lock was initialised */
     hog_model *avg_m;     /* averaging: the average, for evaluation */
     float *best;          /* early stopping: the best epoch's weights, then biases */
+    replica_set rep;      /* --replicas node|core (rep.n == 0: none) */
+    hog_pool *pool;       /* the trainer's: the replicas' memory came from it */
 } run_state;
 
 static void run_state_free(run_state *rs)
@@ -922,6 +1123,9 @@ static void run_state_free(run_state *rs)
         pthread_mutex_destroy(&rs->avg.lock);
     hog_model_free(rs->avg_m);
     hog_free(rs->best);
+    replicas_background_stop(&rs->rep);
+    if (rs->pool)
+        replicas_free(&rs->rep, rs->pool);
 }
 
 /* The weights and then the biases of m, into or out of buf (dim * outputs
@@ -975,6 +1179,7 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
                         "early_stop needs a test set or a holdout fraction to measure improvement on");
     run_state rs = {0};
     rs.nth = hog_pool_threads(t->pool);
+    rs.pool = t->pool;
     hog_model *m = NULL;
     int rc = 0;
     uint64_t limit = hog_mem_limit(p);
@@ -1028,6 +1233,8 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
                               : p->normalized                    ? "--normalized"
                               : p->l1 > 0                        ? "--l1"
                               : p->loss == HOG_LOSS_QUANTILE     ? "--loss quantile"
+                              : p->replicas == HOG_REPLICAS_NODE ? "--replicas node"
+                              : p->replicas == HOG_REPLICAS_CORE ? "--replicas core"
                                                                  : NULL;
     if (path == HOG_PATH_DENSE && sparse_only) {
         if (p->path == HOG_PATH_DENSE) {
@@ -1043,9 +1250,10 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
             (double)train->info.nnz / ((double)train->info.rows * (double)dim), (unsigned long long)dim, outputs,
             path == HOG_PATH_DENSE ? ", OpenBLAS mini-batches" : "");
     /* The dense path keeps no private copies: each batch's update is
-     * already one write per weight. */
-    rc = feature_table(rs.deg, deg_rows, dim, outputs, path == HOG_PATH_DENSE ? 1 : rs.nth, &rs.feat, &rs.hot_ids,
-                       &rs.nlocal, &rs.nhot);
+     * already one write per weight; nor do replicas of one worker each. */
+    rc = feature_table(rs.deg, deg_rows, dim, outputs,
+                       path == HOG_PATH_DENSE || p->replicas == HOG_REPLICAS_CORE ? 1 : rs.nth, &rs.feat,
+                       &rs.hot_ids, &rs.nlocal, &rs.nhot);
     if (rc < 0)
         goto fail;
     if (path == HOG_PATH_DENSE) {
@@ -1087,6 +1295,13 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
             }
         }
     }
+    if ((rc = replicas_make(&rs.rep, path == HOG_PATH_SPARSE ? p->replicas : HOG_REPLICAS_MACHINE, t->pool, m,
+                            rs.ws, rs.nth)) < 0)
+        goto fail;
+    if (rs.rep.n)
+        hog_log(HOG_LOG_INFO, "%s replicas: %u, averaged into the model after every epoch%s",
+                hog_replicas_name(p->replicas), rs.rep.n,
+                p->replicas == HOG_REPLICAS_NODE && rs.rep.n > 1 ? " and by a background thread meanwhile" : "");
     unsigned opt = (p->schedule == HOG_SCHEDULE_ADAGRAD ? OPT_ADAGRAD : 0) | (p->normalized ? OPT_NORMALIZED : 0) |
                    (p->l1 > 0 ? OPT_L1 : 0);
     if (opt & OPT_ADAGRAD) {
@@ -1172,6 +1387,7 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         job.xmax = rs.xmax;
         job.l1s = rs.l1s;
         job.avg = rs.avg.sum && e >= rs.avg.from_epoch ? &rs.avg : NULL;
+        job.rep = &rs.rep;
         atomic_init(&job.next, 0);
         atomic_init(&job.published, 0);
         hog_rng rng = {hog_mix64(p->seed ^ 0x5eed0000ull) + e};
@@ -1192,7 +1408,12 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         st.progress = 0;
         st.step = unit_step(&job, 0);
         job.t0 = hog_now();
+        if (p->replicas == HOG_REPLICAS_NODE)
+            replicas_background_start(&rs.rep);
         hog_pool_run(t->pool, epoch_worker, &job);
+        replicas_background_stop(&rs.rep);
+        if (rs.rep.n)
+            replicas_average(&rs.rep, t->pool, m);
         seconds += hog_now() - job.t0;
 
         double loss = 0;
