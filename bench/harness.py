@@ -528,8 +528,33 @@ def study_peers(rows, limits, curves, plots):
                      "examples/s", "final test logloss", "peak RSS"], lines)
 
 
+def study_replicas(rows, limits, curves, plots):
+    lines = []
+    g = groups(rows, lambda r: (r["case"], r["tool"], int(r["threads"])))
+    ref = {}
+    for (case, tool, t), rs in g.items():
+        if tool == "replicas machine":
+            ref[(case, t)] = (med(col(rs, "examples_per_s")), med(col(rs, "time_to_target_s")))
+    bars = {}
+    for (case, tool, t) in sorted(g, key=lambda k: (k[0], k[2], k[1] != "replicas machine", k[1])):
+        rs = g[(case, tool, t)]
+        ex, ttt = med(col(rs, "examples_per_s")), med(col(rs, "time_to_target_s"))
+        ex0, ttt0 = ref.get((case, t), (None, None))
+        reached = sum(1 for v in col(rs, "time_to_target_s") if v is not None)
+        lines.append([case, tool.replace("replicas ", ""), t, len(rs), fmt_range(col(rs, "examples_per_s")),
+                      ratio(ex, ex0, "%.2fx"),
+                      "%s (%d of %d runs)" % (si(ttt, "s"), reached, len(rs)) if ttt is not None
+                      else "not reached", ratio(ttt, ttt0, "%.2fx"),
+                      "%.4f" % med(col(rs, "test_metric")) if med(col(rs, "test_metric")) is not None else "-"])
+        if ttt is not None:
+            bars.setdefault("time to target (s)", []).append(("%s %dt" % (tool.replace("replicas ", ""), t), ttt))
+    plots.append(("replicas-time-to-target", "", "seconds to the target test logloss", bars, "bars"))
+    return md_table(["data", "replicas", "threads", "runs", "examples/s median (min to max)", "vs machine",
+                     "time to target (median)", "vs machine", "final test logloss"], lines)
+
+
 STUDIES = {"threads": study_threads, "sparsity": study_sparsity, "size": study_size,
-           "etl": study_etl, "peers": study_peers}
+           "etl": study_etl, "peers": study_peers, "replicas": study_replicas}
 
 
 def gnuplot(out, name, xlabel, ylabel, series, kind):
