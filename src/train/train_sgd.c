@@ -1096,13 +1096,11 @@ static void run_state_free(run_state *rs)
 {
     if (rs->ws)
         for (unsigned i = 0; i < rs->nth; i++) {
-            hog_free(rs->ws[i].scratch);
-            hog_free(rs->ws[i].perm);
-            hog_free((void *)rs->ws[i].hot);
-            hog_free(rs->ws[i].hot0);
-            hog_dense_free(rs->ws[i].dense);
-            hog_free((void *)rs->ws[i].hotacc);
-            hog_free(rs->ws[i].hotacc0);
+            worker_state *ws = &rs->ws[i];
+            void *local[] = {ws->scratch, ws->perm, (void *)ws->hot, ws->hot0, (void *)ws->hotacc, ws->hotacc0};
+            for (unsigned k = 0; k < HOG_ARRAY_LEN(local); k++)
+                hog_pool_free_local(rs->pool, local[k]);
+            hog_dense_free(ws->dense);
         }
     hog_free(rs->ws);
     hog_free(rs->units);
@@ -1278,17 +1276,19 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     }
     for (unsigned i = 0; i < rs.nth; i++) {
         worker_state *ws = &rs.ws[i];
-        ws->scratch = hog_malloc(6 * outputs * sizeof(float));
-        ws->perm = hog_malloc(SEGMENT_ROWS * sizeof(uint32_t));
-        ws->hot = hog_aligned_alloc(HOG_CACHELINE, ((size_t)rs.nlocal * outputs + 1) * sizeof(hog_weight));
-        ws->hot0 = hog_malloc(((size_t)rs.nlocal * outputs + 1) * sizeof(float));
+        /* In the memory of the worker's NUMA node (zeroed, cache-line aligned). */
+        size_t nhot = (size_t)rs.nlocal * outputs + 1;
+        ws->scratch = hog_pool_alloc_local(t->pool, i, 6 * outputs * sizeof(float));
+        ws->perm = hog_pool_alloc_local(t->pool, i, SEGMENT_ROWS * sizeof(uint32_t));
+        ws->hot = hog_pool_alloc_local(t->pool, i, nhot * sizeof(hog_weight));
+        ws->hot0 = hog_pool_alloc_local(t->pool, i, nhot * sizeof(float));
         if (!ws->scratch || !ws->perm || !ws->hot || !ws->hot0) {
             rc = -ENOMEM;
             goto fail;
         }
         if (p->schedule == HOG_SCHEDULE_ADAGRAD) {
-            ws->hotacc = hog_aligned_alloc(HOG_CACHELINE, ((size_t)rs.nlocal * outputs + 1) * sizeof(hog_weight));
-            ws->hotacc0 = hog_malloc(((size_t)rs.nlocal * outputs + 1) * sizeof(float));
+            ws->hotacc = hog_pool_alloc_local(t->pool, i, nhot * sizeof(hog_weight));
+            ws->hotacc0 = hog_pool_alloc_local(t->pool, i, nhot * sizeof(float));
             if (!ws->hotacc || !ws->hotacc0) {
                 rc = -ENOMEM;
                 goto fail;
