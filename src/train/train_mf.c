@@ -389,9 +389,9 @@ static void mf_run_free(mf_run *rs)
 {
     if (rs->ws)
         for (unsigned i = 0; i < rs->nth; i++) {
-            hog_free(rs->ws[i].pl);
-            hog_free(rs->ws[i].ql);
-            hog_free(rs->ws[i].perm);
+            hog_pool_free_local(rs->pool, rs->ws[i].pl);
+            hog_pool_free_local(rs->pool, rs->ws[i].ql);
+            hog_pool_free_local(rs->pool, rs->ws[i].perm);
         }
     hog_free(rs->ws);
     hog_free(rs->train);
@@ -480,9 +480,10 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
     }
     memset(rs.ws, 0, rs.nth * sizeof(mf_worker));
     for (unsigned i = 0; i < rs.nth; i++) {
-        rs.ws[i].pl = hog_aligned_alloc(HOG_CACHELINE, m->stride * sizeof(float));
-        rs.ws[i].ql = hog_aligned_alloc(HOG_CACHELINE, m->stride * sizeof(float));
-        rs.ws[i].perm = hog_malloc(SEG * sizeof(uint32_t));
+        /* In the memory of the worker's NUMA node. */
+        rs.ws[i].pl = hog_pool_alloc_local(rs.pool, i, m->stride * sizeof(float));
+        rs.ws[i].ql = hog_pool_alloc_local(rs.pool, i, m->stride * sizeof(float));
+        rs.ws[i].perm = hog_pool_alloc_local(rs.pool, i, SEG * sizeof(uint32_t));
         if (!rs.ws[i].pl || !rs.ws[i].ql || !rs.ws[i].perm) {
             rc = -ENOMEM;
             goto fail;
