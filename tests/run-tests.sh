@@ -9,9 +9,9 @@ export HOG_BUILD
 passed=0 failed=0 skipped=0 status=0
 for t in "$@"; do
     name=$(basename "$t")
-    out=$("$t" --jobs 1 2>&1)
+    out=$("$t" --jobs 1 --verbose 2>&1) # --verbose: Criterion prints [SKIP] lines only then
     rc=$?
-    printf '%s\n' "$out" | grep -v '^\[====\] Synthesis' | grep -E '^\[(FAIL|----|SKIP|WARN)\]|Assertion|ERROR|SUMMARY|runtime error' || true
+    printf '%s\n' "$out" | grep -v -e '^\[====\] Synthesis' -e '^\[----\] Criterion v' | grep -E '^\[(FAIL|----|SKIP|WARN)\]|Assertion|ERROR|SUMMARY|runtime error' || true
     line=$(printf '%s\n' "$out" | grep 'Synthesis:' | tail -n 1)
     if [ -z "$line" ]; then
         printf '%s\n' "$out" | tail -n 20
