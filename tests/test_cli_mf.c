@@ -140,3 +140,26 @@ Test(cli_mf, errors)
     cr_assert_eq(hog("predict m.mf missing.txt"), 1, "%s", out);
     cr_assert(strstr(out, "missing.txt"), "%s", out);
 }
+
+/* convert --ratings writes the same binary ratings file as train
+ * --save-ratings, and training from it gives the same model. */
+Test(cli_mf, convert_ratings_to_hgr)
+{
+    write_ratings();
+    cr_assert_eq(hog("convert r.csv --ratings -o c.hgr"), 0, "%s", out);
+    cr_assert(strstr(out, "c.hgr: ") && strstr(out, " ratings of "), "%s", out);
+    cr_assert_eq(hog("train r.csv --model mf --rank 2 --epochs 3 --threads 1 -o a.mf --save-ratings s.hgr -q"), 0,
+                 "%s", out);
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd), "cmp -s %s/c.hgr %s/s.hgr", dir, dir);
+    cr_assert_eq(system(cmd), 0, "convert --ratings and --save-ratings write the same bytes");
+    cr_assert_eq(hog("train c.hgr --model mf --rank 2 --epochs 3 --threads 1 -o b.mf -q"), 0, "%s", out);
+    snprintf(cmd, sizeof(cmd), "cd %s && %s predict a.mf r.csv -o pa.txt -q && %s predict b.mf r.csv -o pb.txt -q && "
+             "cmp -s pa.txt pb.txt", dir, bin, bin);
+    cr_assert_eq(system(cmd), 0, "the model trained from the .hgr predicts as the one from text");
+    /* a missing input is named and no file is left */
+    cr_assert_eq(hog("convert missing.csv --ratings -o m.hgr"), 1, "%s", out);
+    cr_assert(strstr(out, "missing.csv"), "%s", out);
+    snprintf(cmd, sizeof(cmd), "%s/m.hgr", dir);
+    cr_assert_neq(access(cmd, F_OK), 0, "no output after a failure");
+}

@@ -1,4 +1,4 @@
-/* cli_convert.c: `hogtrain convert`: text (CSV, libsvm) to a binary dataset, written atomically. */
+/* cli_convert.c: `hogtrain convert`: text (CSV, libsvm, VW) to a binary dataset, or rating triples to a binary ratings file, written atomically. */
 #include <getopt.h>
 #include <string.h>
 
@@ -6,23 +6,50 @@
 
 static const char convert_usage[] =
     "usage: hogtrain convert INPUT -o DATA.hgd [options]\n"
+    "       hogtrain convert RATINGS --ratings -o R.hgr\n"
     "  -o, --output FILE     the binary dataset to write (atomically)\n"
+    "  --ratings             INPUT holds \"user item rating\" triples (matrix\n"
+    "                        factorisation): write a binary ratings file\n"
     "  -q, --quiet           print nothing on success\n"
     CLI_READ_USAGE;
+
+/* Rating triples, as text or .hgr, to a binary ratings file. */
+static int convert_ratings(const char *in, const char *out)
+{
+    hog_ratings *r;
+    char err[CLI_ERR_LEN] = "";
+    if (hog_ratings_open(in, 0, &r, err, sizeof(err)) < 0) {
+        cli_error("%s", err);
+        return 1;
+    }
+    int rc = hog_ratings_save(r, out);
+    hog_ratings_info info;
+    hog_ratings_get_info(r, &info);
+    hog_ratings_close(r);
+    if (rc < 0) {
+        cli_error("%s: %s", out, hog_strerror(rc));
+        return 1;
+    }
+    if (!cli_quiet)
+        fprintf(stderr, "%s: %llu ratings of %u users and %u items\n", out, (unsigned long long)info.ratings,
+                info.users, info.items);
+    return 0;
+}
 
 int cli_convert(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"output", required_argument, 0, 'o'}, {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'}, CLI_READ_OPTIONS, {0, 0, 0, 0},
+        {"help", no_argument, 0, 'h'}, {"ratings", no_argument, 0, 'r'}, CLI_READ_OPTIONS, {0, 0, 0, 0},
     };
     hog_read_params rp = hog_read_params_default();
     const char *out = NULL;
-    int c, li;
+    int c, li, ratings = 0;
     while ((c = getopt_long(argc, argv, "o:qhb:", opts, &li)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'q': cli_quiet = 1; break;
+        case 'r': ratings = 1; break;
         case 'h': fputs(convert_usage, stdout); return 0;
         case 'b':
         case CLI_READ_OPT:
@@ -39,6 +66,8 @@ int cli_convert(int argc, char **argv)
     }
     const char *in = argv[optind];
     char err[CLI_ERR_LEN] = "";
+    if (ratings)
+        return convert_ratings(in, out);
     hog_dataset_info info;
     int rc;
     if (rp.format == HOG_FORMAT_BINARY) {
