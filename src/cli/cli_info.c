@@ -71,6 +71,10 @@ static int info_model(const char *path)
     if (in.loss == HOG_LOSS_QUANTILE)
         printf(", quantile %g", p->quantile);
     printf("\n");
+    printf("%-18s %s", "path", hog_path_name(p->path));
+    if (p->path == HOG_PATH_DENSE)
+        printf(" (mini-batches of %u)", p->batch);
+    printf(", replicas %s\n", hog_replicas_name(p->replicas));
     if (in.epochs_run) /* models from before these keys have none */
         printf("%-18s %u run, epoch %u kept\n", "epochs", in.epochs_run, in.best_epoch);
     printf("%-18s %llu of %llu\n", "non-zero weights", (unsigned long long)in.nonzero,
