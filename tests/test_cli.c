@@ -6,69 +6,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "test_scratch.h"
-
-static char bin[512];
-static char out[65536];
+#include "test_command.h"
 
 static void setup(void)
 {
-    const char *build = getenv("HOG_BUILD");
-    snprintf(bin, sizeof(bin), "%s/hogtrain", build ? build : "build");
-    cr_assert_eq(access(bin, X_OK), 0, "%s is not built", bin);
     scratch_make("cli");
 }
 
 TestSuite(cli, .init = setup, .fini = scratch_remove);
-
-/* Runs "hogtrain ARGS" in the temporary folder; stdout and stderr go to
- * `out`. Returns the exit status. */
-static int hog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int hog(const char *fmt, ...)
-{
-    char args[2048], cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof(args), fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof(cmd), "cd %s && %s %s 2>&1", dir, bin, args);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t n = fread(out, 1, sizeof(out) - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-static void write_file(const char *name, const char *text)
-{
-    char path[256];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static int exists(const char *name)
-{
-    char path[256];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    return access(path, F_OK) == 0;
-}
-
-static char *slurp(const char *name)
-{
-    static char buf[65536];
-    char path[256];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "%s missing", name);
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
 
 /* A seeded, linearly separable libsvm file: label = sign(x1 - x2 + 0.5 x3). */
 static void write_separable(const char *name, int rows, unsigned seed, int zero_one)

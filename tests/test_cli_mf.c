@@ -7,48 +7,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "test_scratch.h"
-
-static char bin[512];
-static char out[65536];
+#include "test_command.h"
 
 static void setup(void)
 {
-    const char *build = getenv("HOG_BUILD");
-    snprintf(bin, sizeof(bin), "%s/hogtrain", build ? build : "build");
-    cr_assert_eq(access(bin, X_OK), 0, "%s is not built", bin);
     scratch_make("climf");
 }
 
 TestSuite(cli_mf, .init = setup, .fini = scratch_remove);
-
-/* Runs "hogtrain ARGS" in the scratch folder; stdout and stderr go to `out`. */
-static int hog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int hog(const char *fmt, ...)
-{
-    char args[2048], cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof(args), fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof(cmd), "cd %s && %s %s 2>&1", dir, bin, args);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t n = fread(out, 1, sizeof(out) - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-static void write_file(const char *name, const char *text)
-{
-    char path[256];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
-}
 
 /* A small rank-1 matrix: rating = 3 + (u - 5) * (i - 5) / 10, every pair. */
 static void write_ratings(void)
@@ -154,8 +120,9 @@ Test(cli_mf, convert_ratings_to_hgr)
     snprintf(cmd, sizeof(cmd), "cmp -s %s/c.hgr %s/s.hgr", dir, dir);
     cr_assert_eq(system(cmd), 0, "convert --ratings and --save-ratings write the same bytes");
     cr_assert_eq(hog("train c.hgr --model mf --rank 2 --epochs 3 --threads 1 -o b.mf -q"), 0, "%s", out);
-    snprintf(cmd, sizeof(cmd), "cd %s && %s predict a.mf r.csv -o pa.txt -q && %s predict b.mf r.csv -o pb.txt -q && "
-             "cmp -s pa.txt pb.txt", dir, bin, bin);
+    cr_assert_eq(hog("predict a.mf r.csv -o pa.txt -q"), 0, "%s", out);
+    cr_assert_eq(hog("predict b.mf r.csv -o pb.txt -q"), 0, "%s", out);
+    snprintf(cmd, sizeof(cmd), "cmp -s %s/pa.txt %s/pb.txt", dir, dir);
     cr_assert_eq(system(cmd), 0, "the model trained from the .hgr predicts as the one from text");
     /* a missing input is named and no file is left */
     cr_assert_eq(hog("convert missing.csv --ratings -o m.hgr"), 1, "%s", out);

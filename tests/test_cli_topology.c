@@ -7,36 +7,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "test_scratch.h"
-
-static char bin[512];
-static char out[262144];
+#include "test_command.h"
 
 static void setup(void)
 {
-    const char *build = getenv("HOG_BUILD");
-    snprintf(bin, sizeof(bin), "%s/hogtrain", build ? build : "build");
-    cr_assert_eq(access(bin, X_OK), 0, "%s is not built", bin);
     scratch_make("topo");
 }
 
 TestSuite(cli_topology, .init = setup, .fini = scratch_remove);
 
-/* Runs "hogtrain ARGS" with HOG_TOPOLOGY set to topo (unset if NULL);
- * stdout and stderr go to `out`. Returns the exit status. */
-static int hog(const char *topo, const char *args)
+/* Runs "hogtrain ARGS" with HOG_TOPOLOGY set to topo (unset if NULL). */
+static int hog_on(const char *topo, const char *args)
 {
-    char cmd[4096];
+    char env[512];
     if (topo)
-        snprintf(cmd, sizeof(cmd), "HOG_TOPOLOGY='%s' %s %s 2>&1", topo, bin, args);
-    else
-        snprintf(cmd, sizeof(cmd), "env -u HOG_TOPOLOGY %s %s 2>&1", bin, args);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t n = fread(out, 1, sizeof(out) - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+        snprintf(env, sizeof(env), "HOG_TOPOLOGY='%s'", topo);
+    return hog_env(topo ? env : NULL, args);
 }
 
 /* The node column of worker rows ("  worker  node  core L# ..."), in order,
@@ -66,7 +52,7 @@ Test(cli_topology, this_machine)
     int cores = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_CORE);
     int numa = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_NUMANODE);
     hwloc_topology_destroy(h);
-    cr_assert_eq(hog(NULL, "info --topology"), 0, "%s", out);
+    cr_assert_eq(hog_on(NULL, "info --topology"), 0, "%s", out);
     cr_assert(strstr(out, "topology           this machine\n"), "%s", out);
     char want[128];
     snprintf(want, sizeof(want), "NUMA nodes         %d\ncores              %d\n", numa, cores);
@@ -79,14 +65,14 @@ Test(cli_topology, this_machine)
     cr_assert(strstr(out, "node-local memory  "), "%s", out);
     cr_assert(strstr(out, "MemAvailable"), "%s", out);
 
-    cr_assert_eq(hog(NULL, "info --topology --threads 3"), 0, "%s", out);
+    cr_assert_eq(hog_on(NULL, "info --topology --threads 3"), 0, "%s", out);
     cr_assert_eq(worker_nodes(nodes, 512), 3u);
 }
 
 Test(cli_topology, synthetic_two_sockets_spread_the_threads)
 {
     const char *m = "package:2 numa:1 core:4 pu:2";
-    cr_assert_eq(hog(m, "info --topology --threads 4"), 0, "%s", out);
+    cr_assert_eq(hog_on(m, "info --topology --threads 4"), 0, "%s", out);
     cr_assert(strstr(out, "topology           synthetic \"package:2 numa:1 core:4 pu:2\" (HOG_TOPOLOGY"), "%s", out);
     cr_assert(strstr(out, "NUMA nodes         2\ncores              8\nPUs                16 (hardware threads)\n"),
               "%s", out);
@@ -101,16 +87,16 @@ Test(cli_topology, synthetic_two_sockets_spread_the_threads)
         cr_assert_eq(nodes[i], want[i], "worker %u on node %u", i, nodes[i]);
 
     /* The default is one per core; hyperthreads are used beyond it. */
-    cr_assert_eq(hog(m, "info --topology"), 0, "%s", out);
+    cr_assert_eq(hog_on(m, "info --topology"), 0, "%s", out);
     cr_assert_eq(worker_nodes(nodes, 16), 8u);
     cr_assert_null(strstr(out, "hyperthread"), "%s", out);
-    cr_assert_eq(hog(m, "info --topology --threads 10"), 0, "%s", out);
+    cr_assert_eq(hog_on(m, "info --topology --threads 10"), 0, "%s", out);
     cr_assert(strstr(out, "       4      0        0        0      1  hyperthread: every core is taken\n"), "%s", out);
 }
 
 Test(cli_topology, many_threads_need_a_bigger_buffer)
 {
-    cr_assert_eq(hog("package:4 numa:1 core:8 pu:2", "info --topology --threads 1000"), 0, "%.2000s", out);
+    cr_assert_eq(hog_on("package:4 numa:1 core:8 pu:2", "info --topology --threads 1000"), 0, "%.2000s", out);
     unsigned nodes[1000];
     cr_assert_eq(worker_nodes(nodes, 1000), 1000u);
     cr_assert(strstr(out, "threads            1000: 250 on node 0, 250 on node 1, 250 on node 2, 250 on node 3\n"));
@@ -127,7 +113,7 @@ Test(cli_topology, xml_machine_from_a_file)
     cr_assert_eq(hwloc_topology_load(h), 0);
     cr_assert_eq(hwloc_topology_export_xml(h, path, 0), 0);
     hwloc_topology_destroy(h);
-    cr_assert_eq(hog(path, "info --topology --threads 6"), 0, "%s", out);
+    cr_assert_eq(hog_on(path, "info --topology --threads 6"), 0, "%s", out);
     char want[320];
     snprintf(want, sizeof(want), "topology           XML file %s (HOG_TOPOLOGY", path);
     cr_assert(strstr(out, want), "%s", out);
@@ -137,16 +123,16 @@ Test(cli_topology, xml_machine_from_a_file)
 
 Test(cli_topology, errors_name_the_cause)
 {
-    cr_assert_eq(hog("bogus:3", "info --topology"), 1);
+    cr_assert_eq(hog_on("bogus:3", "info --topology"), 1);
     cr_assert(strstr(out, "hogtrain: HOG_TOPOLOGY: topology \"bogus:3\": not an hwloc synthetic description"), "%s",
               out);
-    cr_assert_eq(hog("/nonexistent/m.xml", "info --topology"), 1);
+    cr_assert_eq(hog_on("/nonexistent/m.xml", "info --topology"), 1);
     cr_assert(strstr(out, "hogtrain: HOG_TOPOLOGY: topology /nonexistent/m.xml: No such file or directory"), "%s",
               out);
-    cr_assert_eq(hog(NULL, "info --topology --threads many"), 2);
+    cr_assert_eq(hog_on(NULL, "info --topology --threads many"), 2);
     cr_assert(strstr(out, "--threads: expected a whole number from 0 to 65536, found 'many'"), "%s", out);
-    cr_assert_eq(hog(NULL, "info --threads 2"), 2);
+    cr_assert_eq(hog_on(NULL, "info --threads 2"), 2);
     cr_assert(strstr(out, "--threads 2: only with --topology"), "%s", out);
-    cr_assert_eq(hog(NULL, "info --topology data.hgd"), 2);
+    cr_assert_eq(hog_on(NULL, "info --topology data.hgd"), 2);
     cr_assert(strstr(out, "info --topology takes no FILE (found 'data.hgd')"), "%s", out);
 }

@@ -8,7 +8,7 @@
 
 #include "train/train.h"
 
-#include "test_scratch.h"
+#include "test_command.h"
 
 static void setup(void)
 {
@@ -50,22 +50,9 @@ static hog_dataset *make_dense(const char *name, int rows, int d, char kind, dou
         fprintf(f, "\n");
     }
     fclose(f);
-    hog_dataset *ds;
-    char err[256];
-    cr_assert_eq(hog_dataset_open(path, NULL, &ds, err, sizeof(err)), 0, "%s", err);
-    return ds;
+    return open_written(path);
 }
 
-static hog_model *train(const hog_dataset *ds, const hog_dataset *test, hog_train_params p)
-{
-    hog_trainer *t;
-    hog_model *m;
-    char err[256] = "";
-    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(hog_trainer_run(t, ds, test, &m, err, sizeof(err)), 0, "%s", err);
-    hog_trainer_free(t);
-    return m;
-}
 
 /* ===================================================================== *
  *  The batch step
@@ -392,10 +379,10 @@ Test(dense, bad_path_and_batch_are_refused_with_the_field)
     p.path = (hog_path)3;
     cr_assert_eq(hog_train_params_check(&p, &field), HOG_EPARAM);
     cr_assert_str_eq(field, "path");
-    hog_path out;
-    cr_assert_eq(hog_path_parse("dense", &out), 0);
-    cr_assert_eq(out, HOG_PATH_DENSE);
-    cr_assert_eq(hog_path_parse("Dense", &out), HOG_EPARAM);
+    hog_path parsed;
+    cr_assert_eq(hog_path_parse("dense", &parsed), 0);
+    cr_assert_eq(parsed, HOG_PATH_DENSE);
+    cr_assert_eq(hog_path_parse("Dense", &parsed), HOG_EPARAM);
     cr_assert_str_eq(hog_path_name(HOG_PATH_SPARSE), "sparse");
 }
 
@@ -451,40 +438,24 @@ Test(dense, gemm_evaluation_gives_the_row_by_row_metrics)
 /* ===================================================================== *
  *  The command
  * ===================================================================== */
-/* Runs "BUILD/hogtrain ARGS" in the scratch folder; returns its exit
- * status, its output (stdout and stderr) in out. */
-static int hog(char *out, size_t len, const char *args)
-{
-    const char *build = getenv("HOG_BUILD");
-    char cmd[1024];
-    snprintf(cmd, sizeof(cmd), "cd %s && %s/hogtrain %s 2>&1", dir, build ? build : "build", args);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t n = fread(out, 1, len - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
 Test(dense, the_command_takes_path_and_batch_logs_and_reports_the_path)
 {
     hog_dataset *ds = make_dense("c.svm", 600, 12, 'c', 0, 4);
     hog_dataset_close(ds);
-    static char out[16384];
-    cr_assert_eq(hog(out, sizeof(out), "train c.svm -o m.hog --loss softmax --epochs 2 --report r.json"), 0, "%s", out);
+    cr_assert_eq(hog("train c.svm -o m.hog --loss softmax --epochs 2 --report r.json"), 0, "%s", out);
     cr_assert_not_null(strstr(out, "dense path (auto): density 1"), "%s", out);
-    cr_assert_eq(hog(out, sizeof(out), "train c.svm -o m.hog --loss softmax --epochs 2 --path sparse --report r.json"),
+    cr_assert_eq(hog("train c.svm -o m.hog --loss softmax --epochs 2 --path sparse --report r.json"),
                  0, "%s", out);
     cr_assert_not_null(strstr(out, "sparse path: density 1"), "%s", out);
-    cr_assert_eq(hog(out, sizeof(out), "train c.svm -o m.hog --loss softmax --epochs 2 --path dense --batch 7 "
+    cr_assert_eq(hog("train c.svm -o m.hog --loss softmax --epochs 2 --path dense --batch 7 "
                                        "--report r.json -q && cat r.json"), 0, "%s", out);
     cr_assert_not_null(strstr(out, "\"path\": \"dense\""), "%s", out);
     cr_assert_not_null(strstr(out, "\"batch\": 7,"), "%s", out);
-    cr_assert_eq(hog(out, sizeof(out), "train c.svm -o m.hog --path fast"), 2);
+    cr_assert_eq(hog("train c.svm -o m.hog --path fast"), 2);
     cr_assert_not_null(strstr(out, "--path: expected auto, sparse or dense, found 'fast'"), "%s", out);
-    cr_assert_eq(hog(out, sizeof(out), "train c.svm -o m.hog --batch 0"), 2);
+    cr_assert_eq(hog("train c.svm -o m.hog --batch 0"), 2);
     cr_assert_not_null(strstr(out, "invalid value for --batch"), "%s", out);
-    cr_assert_eq(hog(out, sizeof(out), "train c.svm -o m.hog --batch 2000"), 2);
+    cr_assert_eq(hog("train c.svm -o m.hog --batch 2000"), 2);
     cr_assert_not_null(strstr(out, "--batch: expected a whole number from 0 to 1024, found '2000'"), "%s", out);
 }
 

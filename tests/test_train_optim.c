@@ -7,7 +7,7 @@
 
 #include "train/train.h"
 
-#include "test_scratch.h"
+#include "test_command.h"
 
 static void setup(void)
 {
@@ -54,22 +54,9 @@ static hog_dataset *make_data(const char *name, int rows, int d, int nnz, char k
         fprintf(f, "\n");
     }
     fclose(f);
-    hog_dataset *ds;
-    char err[256];
-    cr_assert_eq(hog_dataset_open(path, NULL, &ds, err, sizeof(err)), 0, "%s", err);
-    return ds;
+    return open_written(path);
 }
 
-static hog_model *train(const hog_dataset *ds, const hog_dataset *test, hog_train_params p)
-{
-    hog_trainer *t;
-    hog_model *m;
-    char err[256] = "";
-    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(hog_trainer_run(t, ds, test, &m, err, sizeof(err)), 0, "%s", err);
-    hog_trainer_free(t);
-    return m;
-}
 
 /* ===================================================================== *
  *  The reference: slow, simple, full batch
