@@ -810,42 +810,6 @@ int hog_mf_save(const hog_mf_model *m, const char *path)
     return hog_atomic_commit(&f);
 }
 
-static int read_file(const char *path, unsigned char **out, size_t *len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    struct stat st;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        int rc = S_ISREG(st.st_mode) ? -errno : -EINVAL;
-        close(fd);
-        return rc;
-    }
-    size_t size = (size_t)st.st_size;
-    unsigned char *buf = hog_malloc(size ? size : 1);
-    if (!buf) {
-        close(fd);
-        return -ENOMEM;
-    }
-    size_t got = 0;
-    while (got < size) {
-        ssize_t r = read(fd, buf + got, size - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            int rc = r < 0 ? -errno : -EIO;
-            hog_free(buf);
-            close(fd);
-            return rc;
-        }
-        got += (size_t)r;
-    }
-    close(fd);
-    *out = buf;
-    *len = got;
-    return 0;
-}
-
 /* Copies a name table out of the file at *p into an owned map and checks
  * it. Returns 0, -ENOMEM or HOG_ECORRUPT. */
 static int load_names(hog_idmap *m, const unsigned char **p, uint32_t n, uint64_t names_len)
@@ -882,7 +846,7 @@ int hog_mf_load(const char *path, hog_mf_model **out, char *err, size_t err_len)
     unsigned char *buf = NULL;
     size_t len = 0;
     hog_mf_model *m = NULL;
-    int rc = read_file(path, &buf, &len);
+    int rc = hog_read_file(path, &buf, &len);
     if (rc < 0)
         return hog_fail(rc, err, err_len, "%s: %s", path, hog_strerror(rc));
     if (len < 8 || memcmp(buf, MF_MAGIC, 8) != 0) {

@@ -407,51 +407,12 @@ int hog_model_save(const hog_model *m, const char *path)
     return hog_atomic_commit(&f);
 }
 
-static int read_all(const char *path, unsigned char **out, size_t *len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    struct stat st;
-    if (fstat(fd, &st) < 0) {
-        int rc = -errno;
-        close(fd);
-        return rc;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return -EINVAL;
-    }
-    unsigned char *buf = hog_malloc((size_t)st.st_size);
-    if (!buf) {
-        close(fd);
-        return -ENOMEM;
-    }
-    size_t got = 0;
-    while (got < (size_t)st.st_size) {
-        ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            int rc = r < 0 ? -errno : -EIO;
-            hog_free(buf);
-            close(fd);
-            return rc;
-        }
-        got += (size_t)r;
-    }
-    close(fd);
-    *out = buf;
-    *len = got;
-    return 0;
-}
-
 int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
 {
     *out = NULL;
     unsigned char *buf = NULL;
     size_t len = 0;
-    int rc = read_all(path, &buf, &len);
+    int rc = hog_read_file(path, &buf, &len);
     if (rc < 0)
         return hog_fail(rc, err, err_len, "%s: %s", path, hog_strerror(rc));
 

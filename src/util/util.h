@@ -111,6 +111,12 @@ int hog_atomic_commit(hog_atomic_file *f);
 /* Removes the temporary file and frees f. Safe after a failed open. */
 void hog_atomic_abort(hog_atomic_file *f);
 
+/* Reads a whole regular file into a new buffer (*out, hog_free it; at least
+ * one byte is allocated, so an empty file gives a valid pointer and *len 0).
+ * Returns 0, -errno, -EINVAL (not a regular file), -EIO (it shrank while
+ * being read) or -ENOMEM. */
+int hog_read_file(const char *path, unsigned char **out, size_t *len);
+
 /* Writes a whole file atomically (the helpers above in one call). */
 int hog_write_file_atomic(const char *path, const void *buf, size_t len);
 

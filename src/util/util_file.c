@@ -1,4 +1,4 @@
-/* util_file.c: atomic file output, CRC-32, shuffling, available memory and the clock. */
+/* util_file.c: atomic file output, whole-file reads, CRC-32, shuffling, available memory and the clock. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -178,4 +178,40 @@ int hog_write_file_atomic(const char *path, const void *buf, size_t len)
         return rc;
     }
     return hog_atomic_commit(&f);
+}
+
+int hog_read_file(const char *path, unsigned char **out, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    int rc = fstat(fd, &st) < 0 ? -errno : S_ISREG(st.st_mode) ? 0 : -EINVAL;
+    if (rc < 0) {
+        close(fd);
+        return rc;
+    }
+    size_t size = (size_t)st.st_size;
+    unsigned char *buf = hog_malloc(size ? size : 1);
+    if (!buf) {
+        close(fd);
+        return -ENOMEM;
+    }
+    size_t got = 0;
+    while (got < size) {
+        ssize_t r = read(fd, buf + got, size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            rc = r < 0 ? -errno : -EIO;
+            hog_free(buf);
+            close(fd);
+            return rc;
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    *out = buf;
+    *len = got;
+    return 0;
 }
