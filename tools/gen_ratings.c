@@ -41,6 +41,7 @@
 #include <zlib.h>
 
 #include "tool_file.h"
+#include "tool_rng.h"
 
 #define MAX_THREADS 64
 #define CHUNK 65536u /* ratings per chunk: a worker's unit, fixed so the output ignores -j */
@@ -51,57 +52,6 @@ static const char *prog = "gen_ratings";
 /* ===================================================================== *
  *  Random numbers: splitmix64 to seed, xoshiro256** to draw
  * ===================================================================== */
-typedef struct rng {
-    uint64_t s[4];
-} rng;
-
-static inline uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
-}
-
-static void rng_seed(rng *r, uint64_t key)
-{
-    uint64_t x = mix64(key);
-    for (int i = 0; i < 4; i++) {
-        x += 0x9E3779B97F4A7C15u;
-        r->s[i] = mix64(x);
-    }
-}
-
-static inline uint64_t rotl64(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-static inline uint64_t rng_next(rng *r)
-{
-    uint64_t *s = r->s;
-    const uint64_t out = rotl64(s[1] * 5, 7) * 9;
-    const uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl64(s[3], 45);
-    return out;
-}
-
-static inline double rng_uniform(rng *r)
-{
-    return (double)(rng_next(r) >> 11) * 0x1.0p-53;
-}
-
-static double rng_normal(rng *r)
-{
-    double u1 = 1.0 - rng_uniform(r);
-    double u2 = rng_uniform(r);
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
-
 static inline uint32_t below(rng *r, uint32_t n)
 {
     return (uint32_t)(((rng_next(r) >> 32) * (uint64_t)n) >> 32);
