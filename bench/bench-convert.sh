@@ -1,0 +1,54 @@
+#!/bin/sh
+# bench-convert.sh: `hogtrain convert` of a large libsvm file from a cold page cache, against the parse-only rate of the same file's bytes in memory: how much of the reading and writing the pipeline hides.
+#
+# Usage: sh bench/bench-convert.sh BUILD_DIR [FILE]   (root: it drops the page cache)
+#
+# FILE defaults to a 4 GiB gen_sparse set (2^20 features, 75 non-zeros per
+# row) made once under $BENCH_DIR. Each repetition drops the page cache,
+# times `hogtrain convert FILE -o OUT.hgd` (the output fsync'ed and renamed,
+# as always), then measures `bench_parse --file FILE 1024` on as many parser
+# threads: the median of REPS each, and their ratio (target: at least 0.9).
+#
+# Environment: REPS (default 3), THREADS (parser threads, default nproc),
+# BENCH_DIR (default /tmp/hogtrain-bench).
+set -eu
+if [ $# -lt 1 ]; then
+    echo "usage: $0 BUILD_DIR [FILE]" >&2
+    exit 2
+fi
+build=$(cd "$1" && pwd)
+reps=${REPS:-3}
+threads=${THREADS:-$(nproc)}
+dir=${BENCH_DIR:-/tmp/hogtrain-bench}
+mkdir -p "$dir"
+file=${2:-$dir/convert-4g.svm}
+if [ ! -s "$file" ]; then
+    echo "bench-convert.sh: making $file (4.3M rows, about 4.3 GB)" >&2
+    "$build/tools/gen_sparse" -n 4300000 -d 1048576 -k 75 -s 7 -o "$file" -q
+fi
+if [ "$(id -u)" -ne 0 ]; then
+    echo "bench-convert.sh: needs root to drop the page cache (a cold read is the point)" >&2
+    exit 1
+fi
+out="$dir/convert-out.hgd"
+bytes=$(stat -c %s "$file")
+echo "file: $file, $bytes bytes; parser threads: $threads; $(nproc) cores"
+conv="" parse=""
+i=0
+while [ "$i" -lt "$reps" ]; do
+    sync
+    echo 3 >/proc/sys/vm/drop_caches
+    t0=$(date +%s.%N)
+    "$build/hogtrain" convert "$file" -o "$out" --parse-threads "$threads" -q
+    t1=$(date +%s.%N)
+    c=$(echo "$bytes $t0 $t1" | awk '{ printf "%.0f", $1 / ($3 - $2) / 1e6 }')
+    p=$("$build/bench/bench_parse" --file "$file" 1024 1 "$threads" |
+        awk -v t="$threads" '$1 == t && /parse/ { sub(/.*parse +/, ""); print $1 }')
+    echo "  run $((i + 1)): convert (cold) $c MB/s, parse-only (in memory) $p MB/s"
+    conv="$conv $c" parse="$parse $p"
+    i=$((i + 1))
+done
+rm -f "$out"
+med() { echo "$@" | tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+mc=$(med $conv) mp=$(med $parse)
+echo "median: convert $mc MB/s cold, parse-only $mp MB/s: ratio $(echo "$mc $mp" | awk '{ printf "%.2f", $1 / $2 }') (target 0.90)"
