@@ -686,13 +686,17 @@ KERNEL hog_weight *plain_w(hog_weight *w, hog_weight *hot, const feat_info *feat
 /* The worker's table of l2_shrink(reg * c_j) for every feature, brought up
  * to date for reg, or NULL where the loop computes it itself: under
  * invscaling (reg changes with every segment, and recomputing dim entries
- * per segment costs more than it saves on large models) or when the table
- * cannot be allocated. Made by the worker itself, so on its NUMA node. */
+ * per segment costs more than it saves on large models), on models of more
+ * than SHRINK_MAX_FEATURES features (a table per worker, outside the memory
+ * limit, whose gathers miss the caches anyway), or when the table cannot be
+ * allocated. Made by the worker itself, so on its NUMA node. */
+#define SHRINK_MAX_FEATURES (1u << 24)
+
 static const float *plain_shrink(const epoch_job *job, worker_state *ws, float reg)
 {
-    if (job->p->schedule == HOG_SCHEDULE_INVSCALING)
-        return NULL;
     const uint64_t dim = job->m->dim;
+    if (job->p->schedule == HOG_SCHEDULE_INVSCALING || dim > SHRINK_MAX_FEATURES)
+        return NULL;
     if (!ws->shrink && !(ws->shrink = hog_malloc(dim * sizeof(float))))
         return NULL;
     if (ws->shrink_ok && ws->shrink_reg == reg)
