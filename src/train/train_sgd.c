@@ -157,6 +157,9 @@ typedef struct worker_state {
     unsigned replica; /* which replica (0 when the model is shared) */
     hog_weight *hotacc; /* adagrad: the same for the hot weights' squared-gradient sums */
     float *hotacc0;
+    float *shrink;    /* the plain loop's L2 shrink per feature (see plain_shrink), or NULL */
+    float shrink_reg; /* the reg it was computed for, if shrink_ok */
+    int shrink_ok;
     double norm_t;    /* normalized: examples this worker has seen, all epochs */
     double norm_n;    /* normalized: their sum of |x / xmax|^2 (NG's N) */
 } worker_state;
@@ -323,6 +326,15 @@ static inline hog_weight *acc_of(const epoch_job *job, const worker_state *ws, u
 #define KERNEL static inline __attribute__((always_inline))
 #define ADAGRAD_EPS 1e-12f
 
+/* The L2 shrink factor max(0, 1 - rc), a compare and not a call: without
+ * -ffinite-math-only GCC calls libm for fmaxf. Same result: 1 - rc is never
+ * -0, and a NaN gives 0 both ways. */
+KERNEL float l2_shrink(float rc)
+{
+    float s = 1.0f - rc;
+    return s > 0.0f ? s : 0.0f;
+}
+
 /* The cumulative L1 clip of one weight wv; uq points at its (u, q). */
 KERNEL float clip_l1(float wv, hog_weight *uq, float owe)
 {
@@ -391,7 +403,7 @@ KERNEL void update_coord(hog_weight *w, hog_weight *a, hog_weight *uq, float gx,
     } else {
         if (opt & OPT_NORMALIZED)
             r /= s * s;
-        wv = wv * fmaxf(0.0f, 1.0f - r * l2c) - r * gx;
+        wv = wv * l2_shrink(r * l2c) - r * gx;
     }
     if (opt & OPT_L1)
         wv = clip_l1(wv, uq, r * l1c);
@@ -434,7 +446,7 @@ KERNEL float update_binary(const epoch_job *job, worker_state *ws, const hog_row
             for (uint32_t i = 0; i < row->nnz; i++) {
                 uint32_t j = idx[i];
                 hog_weight *w = weights_of(job, ws, j);
-                float shrink = fmaxf(0.0f, 1.0f - reg * job->feat[j].l2_scale);
+                float shrink = l2_shrink(reg * job->feat[j].l2_scale);
                 hog_w_store(w, hog_w_load(w) * shrink - sg * val[i]);
             }
         if (job->p->bias)
@@ -491,7 +503,7 @@ KERNEL float update_softmax(const epoch_job *job, worker_state *ws, const hog_ro
             uint32_t j = row->index[i];
             hog_weight *wj = weights_of(job, ws, j);
             float x = row->value[i];
-            float shrink = fmaxf(0.0f, 1.0f - reg * job->feat[j].l2_scale);
+            float shrink = l2_shrink(reg * job->feat[j].l2_scale);
             for (uint32_t k = 0; k < K; k++)
                 hog_w_store(&wj[k], hog_w_load(&wj[k]) * shrink - g[k] * x);
         }
@@ -650,6 +662,180 @@ KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
     c->nnz = nnz;
 }
 
+/*
+ * The plain loop of binary and regression losses, tuned.
+ *
+ * With no option set and one output this loop is all the trainer does,
+ * so it gets its own code (rows_0 picks it once per segment). What it does
+ * per example is exactly update_binary's opt == 0 branch; what differs is
+ * how the compiler and the caches see it:
+ *  - Everything the loop reads that is not a weight lives in a local. The
+ *    weights are _Atomic: GCC orders other memory around each access, so
+ *    through the job and worker pointers it reloaded job->m, m->w,
+ *    m->outputs, job->feat and the step on every non-zero. Locals cannot be
+ *    reached through a weight pointer; one output is a constant, not a
+ *    multiply.
+ *  - Two copies, chosen by nlocal: with no private copies (one thread, or
+ *    no feature hot enough) a weight is w[j], with no test of feat[j].hot.
+ *  - The dot product keeps four partial sums: a single chain of adds waits
+ *    4 cycles per non-zero for the previous add. This reassociates the sum,
+ *    so margins differ from update_binary's in the last bits; the order is
+ *    fixed by the row, so one thread still replays bit for bit. Everything
+ *    else (the loss, the L2 shrink, the step) is computed with the same
+ *    operations in the same order as before.
+ *  - The L2 shrink max(0, 1 - reg c_j) of every feature is computed once
+ *    per epoch into a packed per-worker table (see plain_shrink): the update
+ *    then gathers one float per non-zero from a table half the size of the
+ *    feature table, and skips a multiply, a subtract and a compare. It is
+ *    the same float expression, so the same bits. Under the invscaling
+ *    schedule reg changes with every segment and the shrink is computed in
+ *    the loop (l2_shrink: a compare, not a call to fmaxf).
+ *  - The rows of a segment are visited in shuffled order, so the hardware
+ *    prefetcher cannot guess where the next row's indices and values are:
+ *    they are prefetched PLAIN_AHEAD rows ahead. (Prefetching the next
+ *    row's weights as well was measured: no gain, so it is not done.)
+ */
+#define PLAIN_AHEAD 2u
+
+/* Asks for the cache lines of n 4-byte elements at a. */
+KERNEL void prefetch_span(const void *a, uint32_t n)
+{
+    uintptr_t q = (uintptr_t)a & ~(uintptr_t)(HOG_CACHELINE - 1), e = (uintptr_t)a + (uintptr_t)n * 4;
+    for (; q < e; q += HOG_CACHELINE)
+        __builtin_prefetch((const void *)q, 0, 3);
+}
+
+/* The weight of feature j: the private copy if local and j is hot. */
+KERNEL hog_weight *plain_w(hog_weight *w, hog_weight *hot, const feat_info *feat, uint32_t j, const int local)
+{
+    if (local) {
+        int32_t h = feat[j].hot;
+        return h >= 0 ? hot + h : w + j;
+    }
+    return w + j;
+}
+
+/* The worker's table of l2_shrink(reg * c_j) for every feature, brought up
+ * to date for reg, or NULL where the loop computes it itself: under
+ * invscaling (reg changes with every segment, and recomputing dim entries
+ * per segment costs more than it saves on large models), on models of more
+ * than SHRINK_MAX_FEATURES features (a table per worker, outside the memory
+ * limit, whose gathers miss the caches anyway), or when the table cannot be
+ * allocated. Made by the worker itself, so on its NUMA node. */
+#define SHRINK_MAX_FEATURES (1u << 24)
+
+static const float *plain_shrink(const epoch_job *job, worker_state *ws, float reg)
+{
+    const uint64_t dim = job->m->dim;
+    if (job->p->schedule == HOG_SCHEDULE_INVSCALING || dim > SHRINK_MAX_FEATURES)
+        return NULL;
+    if (!ws->shrink && !(ws->shrink = hog_malloc(dim * sizeof(float))))
+        return NULL;
+    if (ws->shrink_ok && ws->shrink_reg == reg)
+        return ws->shrink;
+    const feat_info *feat = job->feat;
+    for (uint64_t j = 0; j < dim; j++)
+        ws->shrink[j] = l2_shrink(reg * feat[j].l2_scale);
+    ws->shrink_reg = reg;
+    ws->shrink_ok = 1;
+    return ws->shrink;
+}
+
+KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, const int local)
+{
+    const hog_train_params *p = job->p;
+    const hog_block *blk = c->blk;
+    const uint32_t *const ptr = blk->ptr, *const index = blk->index, *const perm = ws->perm;
+    const float *const value = blk->value, *const label = blk->label, *const rweight = blk->weight;
+    const feat_info *const feat = job->feat;
+    hog_weight *const w = ws->w, *const hot = ws->hot; /* the model, or this worker's replica */
+    const hog_loss lossf = job->m->info.loss;
+    const int regression = hog_loss_is_regression(lossf), has_bias = p->bias;
+    const double holdout = p->holdout;
+    const uint64_t seed = p->seed, first = c->first;
+    const float mid = job->mid, tau = job->tau, step = c->step, reg = c->reg;
+    const uint32_t start = c->start, n = c->n;
+    const float *const shrink = plain_shrink(job, ws, reg);
+    float bias = c->bias[0];
+    double loss = 0;
+    uint64_t examples = 0, nnz = 0;
+    for (uint32_t i = 0; i < PLAIN_AHEAD && i < n; i++) {
+        uint32_t q = start + perm[i];
+        prefetch_span(index + ptr[q], ptr[q + 1] - ptr[q]);
+        prefetch_span(value + ptr[q], ptr[q + 1] - ptr[q]);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (i + PLAIN_AHEAD < n) {
+            uint32_t q = start + perm[i + PLAIN_AHEAD];
+            prefetch_span(index + ptr[q], ptr[q + 1] - ptr[q]);
+            prefetch_span(value + ptr[q], ptr[q + 1] - ptr[q]);
+        }
+        if (holdout > 0 && hog_row_held_out(first + perm[i], holdout, seed))
+            continue;
+        const uint32_t r = start + perm[i], k = ptr[r + 1] - ptr[r];
+        const uint32_t *const idx = index + ptr[r];
+        const float *const val = value + ptr[r];
+        /* Named scalars, not an array: GCC keeps an array of partial sums
+         * in memory across the atomic loads. */
+        float a0 = bias, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+        uint32_t t = 0;
+        for (; t + 4 <= k; t += 4) {
+            a0 += hog_w_load(plain_w(w, hot, feat, idx[t], local)) * val[t];
+            a1 += hog_w_load(plain_w(w, hot, feat, idx[t + 1], local)) * val[t + 1];
+            a2 += hog_w_load(plain_w(w, hot, feat, idx[t + 2], local)) * val[t + 2];
+            a3 += hog_w_load(plain_w(w, hot, feat, idx[t + 3], local)) * val[t + 3];
+        }
+        for (; t < k; t++)
+            a0 += hog_w_load(plain_w(w, hot, feat, idx[t], local)) * val[t];
+        const float margin = (a0 + a1) + (a2 + a3);
+        const float rw = rweight ? rweight[r] : 1.0f;
+        const float y = regression ? label[r] : (label[r] > mid ? 1.0f : -1.0f);
+        float l;
+        const float sg = step * (rw * hog_loss_grad_tau(lossf, margin, y, tau, &l));
+        if (shrink && (reg > 0 || sg != 0))
+            for (t = 0; t < k; t++) {
+                hog_weight *const wj = plain_w(w, hot, feat, idx[t], local);
+                hog_w_store(wj, hog_w_load(wj) * shrink[idx[t]] - sg * val[t]);
+            }
+        else if (reg > 0 || sg != 0)
+            for (t = 0; t < k; t++) {
+                const uint32_t j = idx[t];
+                hog_weight *const wj = plain_w(w, hot, feat, j, local);
+                hog_w_store(wj, hog_w_load(wj) * l2_shrink(reg * feat[j].l2_scale) - sg * val[t]);
+            }
+        if (has_bias)
+            bias -= sg;
+        loss += (double)rw * (double)l;
+        examples++;
+        nnz += k;
+    }
+    c->bias[0] = bias;
+    c->loss = loss;
+    c->examples = examples;
+    c->nnz = nnz;
+}
+
+static void rows_plain_shared(const epoch_job *job, worker_state *ws, seg_rows *c)
+{
+    rows_plain(job, ws, c, 0);
+}
+
+static void rows_plain_local(const epoch_job *job, worker_state *ws, seg_rows *c)
+{
+    rows_plain(job, ws, c, 1);
+}
+
+/* No option: the tuned loop for one output, else the general one. */
+static void rows_0(const epoch_job *job, worker_state *ws, seg_rows *c)
+{
+    if (job->m->info.loss == HOG_LOSS_SOFTMAX)
+        rows_run(job, ws, c, 0);
+    else if (job->nlocal)
+        rows_plain_local(job, ws, c);
+    else
+        rows_plain_shared(job, ws, c);
+}
+
 /* One copy of the row loop per combination of options, so that the choice
  * is made once per segment, never per non-zero. */
 #define ROWS_FN(o)                                                                   \
@@ -657,7 +843,6 @@ KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
     {                                                                                \
         rows_run(job, ws, c, o);                                                     \
     }
-ROWS_FN(0)
 ROWS_FN(1)
 ROWS_FN(2)
 ROWS_FN(3)
@@ -1101,6 +1286,7 @@ static void run_state_free(run_state *rs)
             for (unsigned k = 0; k < HOG_ARRAY_LEN(local); k++)
                 hog_pool_free_local(rs->pool, local[k]);
             hog_dense_free(ws->dense);
+            hog_free(ws->shrink);
         }
     hog_free(rs->ws);
     hog_free(rs->units);
