@@ -70,7 +70,7 @@ $(BUILD)/src/cli/%.o: override CFLAGS := $(filter-out -Isrc%,$(CFLAGS))
 $(BIN): $(CLI_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
 
-$(BUILD)/tools/%: tools/%.c tools/tool_file.h tools/tool_rng.h $(LIB)
+$(BUILD)/tools/%: tools/%.c tools/tool_args.h tools/tool_file.h tools/tool_rng.h $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 

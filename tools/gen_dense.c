@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "../src/util/util.h"
+#include "tool_args.h"
 
 #define MAX_CLASSES 1024u
 #define MAX_FEATURES (1u << 24)
@@ -197,33 +198,6 @@ static void usage(FILE *f)
             prog, MAX_FEATURES, MAX_CLASSES);
 }
 
-static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *v)
-{
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-' || x < min || x > max) {
-        fprintf(stderr, "%s: %s: expected an integer in [%llu, %llu], got '%s'\n", prog, opt,
-                (unsigned long long)min, (unsigned long long)max, s);
-        return -1;
-    }
-    *v = x;
-    return 0;
-}
-
-static int parse_prob(const char *opt, const char *s, double max, double *v)
-{
-    char *end;
-    errno = 0;
-    double x = strtod(s, &end);
-    if (errno || end == s || *end || !(x >= 0.0 && x <= max)) {
-        fprintf(stderr, "%s: %s: expected a number in [0, %g], got '%s'\n", prog, opt, max, s);
-        return -1;
-    }
-    *v = x;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     gen g = {.seed = 1, .classes = 2, .sigma = 0.1};
@@ -242,20 +216,20 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "n:d:c:s:o:w:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'n':
-            if (parse_u64("-n", optarg, 1, UINT64_MAX, &rows) < 0)
+            if (parse_u64(prog, "-n", optarg, 1, UINT64_MAX, &rows) < 0)
                 return 2;
             break;
         case 'd':
-            if (parse_u64("-d", optarg, 1, MAX_FEATURES, &d) < 0)
+            if (parse_u64(prog, "-d", optarg, 1, MAX_FEATURES, &d) < 0)
                 return 2;
             break;
         case 'c':
-            if (parse_u64("-c", optarg, 2, MAX_CLASSES, &v) < 0)
+            if (parse_u64(prog, "-c", optarg, 2, MAX_CLASSES, &v) < 0)
                 return 2;
             g.classes = (uint32_t)v;
             break;
         case 's':
-            if (parse_u64("-s", optarg, 0, UINT64_MAX, &g.seed) < 0)
+            if (parse_u64(prog, "-s", optarg, 0, UINT64_MAX, &g.seed) < 0)
                 return 2;
             break;
         case 'o': out_path = optarg; break;
@@ -269,11 +243,11 @@ int main(int argc, char **argv)
             g.libsvm = optarg[0] == 'l';
             break;
         case OPT_SIGMA:
-            if (parse_prob("--sigma", optarg, 1e9, &g.sigma) < 0)
+            if (parse_double(prog, "--sigma", optarg, 0.0, 1e9, &g.sigma) < 0)
                 return 2;
             break;
         case OPT_NOISE:
-            if (parse_prob("--noise", optarg, 1.0, &g.noise) < 0)
+            if (parse_double(prog, "--noise", optarg, 0.0, 1.0, &g.noise) < 0)
                 return 2;
             break;
         case 'h': usage(stdout); return 0;

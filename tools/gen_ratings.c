@@ -40,6 +40,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "tool_args.h"
 #include "tool_file.h"
 #include "tool_rng.h"
 
@@ -226,40 +227,6 @@ static void usage(FILE *f)
             prog, MAX_THREADS);
 }
 
-static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
-        fprintf(stderr, "%s: %s: expected an integer in [%llu, %llu], got '%s'\n", prog, opt,
-                (unsigned long long)min, (unsigned long long)max, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static int parse_double(const char *opt, const char *s, double min, double max, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= min && v <= max)) {
-        fprintf(stderr, "%s: %s: expected a number in [%g, %g], got '%s'\n", prog, opt, min, max, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int main(int argc, char **argv)
 {
     gen g = {.seed = 1, .noise = 0.1, .mean = 3.5, .bias_sd = 0.3};
@@ -275,18 +242,18 @@ int main(int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, "u:i:k:n:s:o:f:j:qh", longopts, NULL)) != -1) {
         switch (c) {
-        case 'u': if (parse_u64("-u", optarg, 1, UINT32_MAX - 2, &users) != 0) return 2; break;
-        case 'i': if (parse_u64("-i", optarg, 1, UINT32_MAX - 2, &items) != 0) return 2; break;
-        case 'k': if (parse_u64("-k", optarg, 1, 1024, &k) != 0) return 2; break;
-        case 'n': if (parse_u64("-n", optarg, 1, 1ull << 40, &n) != 0) return 2; break;
-        case 's': if (parse_u64("-s", optarg, 0, UINT64_MAX, &v) != 0) return 2; g.seed = v; break;
-        case 'j': if (parse_u64("-j", optarg, 1, MAX_THREADS, &threads) != 0) return 2; break;
+        case 'u': if (parse_u64(prog, "-u", optarg, 1, UINT32_MAX - 2, &users) != 0) return 2; break;
+        case 'i': if (parse_u64(prog, "-i", optarg, 1, UINT32_MAX - 2, &items) != 0) return 2; break;
+        case 'k': if (parse_u64(prog, "-k", optarg, 1, 1024, &k) != 0) return 2; break;
+        case 'n': if (parse_u64(prog, "-n", optarg, 1, 1ull << 40, &n) != 0) return 2; break;
+        case 's': if (parse_u64(prog, "-s", optarg, 0, UINT64_MAX, &v) != 0) return 2; g.seed = v; break;
+        case 'j': if (parse_u64(prog, "-j", optarg, 1, MAX_THREADS, &threads) != 0) return 2; break;
         case 'o': out_path = optarg; break;
         case 'f': f_path = optarg; break;
         case 'q': quiet = 1; break;
-        case OPT_NOISE: if (parse_double("--noise", optarg, 0, 1e6, &g.noise) != 0) return 2; break;
-        case OPT_MEAN: if (parse_double("--mean", optarg, -1e6, 1e6, &g.mean) != 0) return 2; break;
-        case OPT_BIAS: if (parse_double("--bias-sd", optarg, 0, 1e6, &g.bias_sd) != 0) return 2; break;
+        case OPT_NOISE: if (parse_double(prog, "--noise", optarg, 0, 1e6, &g.noise) != 0) return 2; break;
+        case OPT_MEAN: if (parse_double(prog, "--mean", optarg, -1e6, 1e6, &g.mean) != 0) return 2; break;
+        case OPT_BIAS: if (parse_double(prog, "--bias-sd", optarg, 0, 1e6, &g.bias_sd) != 0) return 2; break;
         case OPT_BINARY: g.binary = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;

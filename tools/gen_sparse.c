@@ -42,6 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tool_args.h"
 #include "tool_file.h"
 #include "tool_rng.h"
 
@@ -546,41 +547,6 @@ static void usage(FILE *f)
             prog, MAX_K, MAX_THREADS);
 }
 
-static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
-        fprintf(stderr, "%s: %s: expected an integer in [%llu, %llu], got '%s'\n", prog, opt,
-                (unsigned long long)min, (unsigned long long)max, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static int parse_double(const char *opt, const char *s, double min, double max, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= min && v <= max)) {
-        fprintf(stderr, "%s: %s: expected a number in [%g, %g], got '%s'\n", prog, opt, min,
-                max, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int main(int argc, char **argv)
 {
     gen g = {.seed = 1, .noise = 0.0, .sigma = 0.1, .zipf = 1.1};
@@ -600,24 +566,24 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "n:d:k:s:o:w:j:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'n':
-            if (parse_u64("-n", optarg, 1, UINT64_MAX, &rows) != 0)
+            if (parse_u64(prog, "-n", optarg, 1, UINT64_MAX, &rows) != 0)
                 return 2;
             break;
         case 'd':
-            if (parse_u64("-d", optarg, 1, UINT32_MAX, &d) != 0)
+            if (parse_u64(prog, "-d", optarg, 1, UINT32_MAX, &d) != 0)
                 return 2;
             break;
         case 'k':
-            if (parse_u64("-k", optarg, 1, MAX_K, &k) != 0)
+            if (parse_u64(prog, "-k", optarg, 1, MAX_K, &k) != 0)
                 return 2;
             break;
         case 's':
-            if (parse_u64("-s", optarg, 0, UINT64_MAX, &v) != 0)
+            if (parse_u64(prog, "-s", optarg, 0, UINT64_MAX, &v) != 0)
                 return 2;
             g.seed = v;
             break;
         case 'j':
-            if (parse_u64("-j", optarg, 1, MAX_THREADS, &threads) != 0)
+            if (parse_u64(prog, "-j", optarg, 1, MAX_THREADS, &threads) != 0)
                 return 2;
             break;
         case 'o':
@@ -630,15 +596,15 @@ int main(int argc, char **argv)
             quiet = 1;
             break;
         case OPT_NOISE:
-            if (parse_double("--noise", optarg, 0.0, 1.0, &g.noise) != 0)
+            if (parse_double(prog, "--noise", optarg, 0.0, 1.0, &g.noise) != 0)
                 return 2;
             break;
         case OPT_SIGMA:
-            if (parse_double("--sigma", optarg, 0.0, 1e9, &g.sigma) != 0)
+            if (parse_double(prog, "--sigma", optarg, 0.0, 1e9, &g.sigma) != 0)
                 return 2;
             break;
         case OPT_ZIPF:
-            if (parse_double("--zipf", optarg, 0.0, 100.0, &g.zipf) != 0)
+            if (parse_double(prog, "--zipf", optarg, 0.0, 100.0, &g.zipf) != 0)
                 return 2;
             break;
         case 'h':
