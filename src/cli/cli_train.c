@@ -396,10 +396,10 @@ int cli_train(int argc, char **argv)
     if (cli_open(cache ? cache : input, cache ? NULL : &rp, &train) < 0)
         goto out;
     rt.seconds = now_s() - t_read;
-    hog_dataset_info ti;
-    hog_dataset_get_info(train, &ti);
+    hog_dataset_info di;
+    hog_dataset_get_info(train, &di);
     if (rp.index_base < 0) /* the test set's indices mean what the training set's meant */
-        rp.index_base = ti.index_base;
+        rp.index_base = di.index_base;
     if (test_path && cli_open(test_path, &rp, &test) < 0)
         goto out;
     int rc = hog_trainer_create(&p, &t, err, sizeof(err));
@@ -414,8 +414,6 @@ int cli_train(int argc, char **argv)
         cli_error("%s: cannot save the model: %s", out, hog_strerror(rc));
         goto out;
     }
-    hog_dataset_info di;
-    hog_dataset_get_info(train, &di);
     hog_model_info mi;
     hog_model_get_info(m, &mi);
     if (!cli_quiet) {
