@@ -1,4 +1,4 @@
-/* test_command.h: for end-to-end tests: the hogtrain command run in the scratch folder with its output captured, files written and read there, and the train-a-model helper the trainer tests share. */
+/* test_command.h: for end-to-end tests: the hogtrain command run in the scratch folder with its output captured, and files written and read there. */
 #ifndef HOG_TEST_COMMAND_H
 #define HOG_TEST_COMMAND_H
 
@@ -75,27 +75,6 @@ static inline char *slurp(const char *name)
     buf[n] = '\0';
     fclose(f);
     return buf;
-}
-
-/* Opens a data set written by the test, with the default read parameters. */
-static inline hog_dataset *open_written(const char *path)
-{
-    hog_dataset *ds;
-    char err[512];
-    cr_assert_eq(hog_dataset_open(path, NULL, &ds, err, sizeof(err)), 0, "%s", err);
-    return ds;
-}
-
-/* Trains with p; the run must succeed. */
-static inline hog_model *train(const hog_dataset *ds, const hog_dataset *test, hog_train_params p)
-{
-    hog_trainer *t;
-    hog_model *m;
-    char err[256] = "";
-    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(hog_trainer_run(t, ds, test, &m, err, sizeof(err)), 0, "%s", err);
-    hog_trainer_free(t);
-    return m;
 }
 
 #endif /* HOG_TEST_COMMAND_H */

@@ -9,6 +9,7 @@
 #include "train/train.h"
 
 #include "test_command.h"
+#include "test_train.h"
 
 static void setup(void)
 {
@@ -283,14 +284,6 @@ Test(dense, hinge_and_squared_learn_with_two_threads_and_a_holdout)
     cr_assert_float_eq((double)hog_w_load(&m->bias[0]), 0.5, 0.05, "intercept %g", (double)hog_w_load(&m->bias[0]));
     hog_model_free(m);
     hog_dataset_close(tr);
-}
-
-static int same_weights(const hog_model *a, const hog_model *b)
-{
-    size_t n = a->dim * a->outputs;
-    return a->dim == b->dim && a->outputs == b->outputs &&
-           memcmp((const void *)a->w, (const void *)b->w, n * sizeof(float)) == 0 &&
-           memcmp((const void *)a->bias, (const void *)b->bias, a->outputs * sizeof(float)) == 0;
 }
 
 Test(dense, one_thread_is_reproducible_bit_for_bit)

@@ -7,7 +7,8 @@
 
 #include "train/train.h"
 
-#include "test_command.h"
+#include "test_scratch.h"
+#include "test_train.h"
 
 static void setup(void)
 {

@@ -8,7 +8,8 @@
 
 #include "train/train.h"
 
-#include "test_command.h"
+#include "test_scratch.h"
+#include "test_train.h"
 
 static void setup(void)
 {
@@ -142,14 +143,6 @@ Test(sgd, squared_loss_fits_a_linear_target)
     hog_model_free(m);
     hog_dataset_close(tr);
     hog_dataset_close(te);
-}
-
-static int same_weights(const hog_model *a, const hog_model *b)
-{
-    size_t n = a->dim * a->outputs;
-    return a->dim == b->dim && a->outputs == b->outputs &&
-           memcmp((const void *)a->w, (const void *)b->w, n * sizeof(float)) == 0 &&
-           memcmp((const void *)a->bias, (const void *)b->bias, a->outputs * sizeof(float)) == 0;
 }
 
 Test(sgd, one_thread_is_reproducible_bit_for_bit)

@@ -1185,14 +1185,17 @@ static void replicas_mean(const replica_set *r, hog_model *m, uint64_t lo, uint6
 {
     const float inv = 1.0f / (float)r->n;
     for (uint64_t i = lo; i < hi; i++) {
+        /* The weights, then past nweights the biases: one index space, so
+         * that workers and the background pass can split it anywhere. */
         int weight = i < r->nweights;
         uint64_t j = weight ? i : i - r->nweights;
+        hog_weight *const *arr = weight ? r->w : r->bias;
         float sum = 0.0f;
         for (unsigned g = 0; g < r->n; g++)
-            sum += hog_w_load(weight ? &r->w[g][j] : &r->bias[g][j]);
+            sum += hog_w_load(&arr[g][j]);
         float mean = sum * inv;
         for (unsigned g = 0; g < r->n; g++)
-            hog_w_store(weight ? &r->w[g][j] : &r->bias[g][j], mean);
+            hog_w_store(&arr[g][j], mean);
         if (m)
             hog_w_store(weight ? &m->w[j] : &m->bias[j], mean);
     }

@@ -1,0 +1,40 @@
+/* test_train.h: what the trainer tests share: opening the data they write, training a model that must train, comparing two models bit for bit. */
+#ifndef HOG_TEST_TRAIN_H
+#define HOG_TEST_TRAIN_H
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "train/train.h"
+
+/* Opens a data set written by the test, with the default read parameters. */
+static inline hog_dataset *open_written(const char *path)
+{
+    hog_dataset *ds;
+    char err[512];
+    cr_assert_eq(hog_dataset_open(path, NULL, &ds, err, sizeof(err)), 0, "%s", err);
+    return ds;
+}
+
+/* Trains with p; the run must succeed. */
+static inline hog_model *train(const hog_dataset *ds, const hog_dataset *test, hog_train_params p)
+{
+    hog_trainer *t;
+    hog_model *m;
+    char err[256] = "";
+    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_trainer_run(t, ds, test, &m, err, sizeof(err)), 0, "%s", err);
+    hog_trainer_free(t);
+    return m;
+}
+
+/* The same weights and biases, bit for bit. */
+static inline int same_weights(const hog_model *a, const hog_model *b)
+{
+    size_t n = a->dim * a->outputs;
+    return a->dim == b->dim && a->outputs == b->outputs &&
+           memcmp((const void *)a->w, (const void *)b->w, n * sizeof(float)) == 0 &&
+           memcmp((const void *)a->bias, (const void *)b->bias, a->outputs * sizeof(float)) == 0;
+}
+
+#endif /* HOG_TEST_TRAIN_H */
