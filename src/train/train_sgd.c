@@ -741,6 +741,24 @@ static const float *plain_shrink(const epoch_job *job, worker_state *ws, float r
     return ws->shrink;
 }
 
+/* The logistic loss log(1 + e^-z) at z = y * margin, for the plain loop.
+ * Returns the slope in the margin and sets *e = e^-|z|; the loss is
+ * log(1 + e) + max(-z, 0), and the caller sums the log(1 + e) terms as the
+ * logarithm of a product, one log per LOGISTIC_PRODUCT_ROWS rows instead
+ * of a log1pf per row: each factor lies in [1, 2], so the product cannot
+ * overflow a double, and the sum is as exact as summing the log1pf values.
+ * One expf and no branch on z's sign: the gradient the loop waits for
+ * before it can update is a few instructions shorter. */
+#define LOGISTIC_PRODUCT_ROWS 512u
+
+KERNEL float logistic_slope(float z, float y, float *e, double *loss)
+{
+    const float ez = expf(-fabsf(z));
+    *e = ez;
+    *loss += (double)fmaxf(-z, 0.0f);
+    return -y * ((z > 0.0f ? ez : 1.0f) / (1.0f + ez));
+}
+
 KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, const int local)
 {
     const hog_train_params *p = job->p;
@@ -758,6 +776,10 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
     const float *const shrink = plain_shrink(job, ws, reg);
     float bias = c->bias[0];
     double loss = 0;
+    /* Unweighted logistic loss: see logistic_slope. */
+    const int logistic = lossf == HOG_LOSS_LOGISTIC && !rweight;
+    double prod = 1.0;
+    uint32_t nprod = 0;
     uint64_t examples = 0, nnz = 0;
     for (uint32_t i = 0; i < PLAIN_AHEAD && i < n; i++) {
         uint32_t q = start + perm[i];
@@ -777,7 +799,7 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
         const float *const val = value + ptr[r];
         /* Named scalars, not an array: GCC keeps an array of partial sums
          * in memory across the atomic loads. */
-        float a0 = bias, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+        float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
         uint32_t t = 0;
         for (; t + 4 <= k; t += 4) {
             a0 += hog_w_load(plain_w(w, hot, feat, idx[t], local)) * val[t];
@@ -787,11 +809,26 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
         }
         for (; t < k; t++)
             a0 += hog_w_load(plain_w(w, hot, feat, idx[t], local)) * val[t];
-        const float margin = (a0 + a1) + (a2 + a3);
+        /* The bias joins last, so the sums do not wait for the previous
+         * row's update of it. */
+        const float margin = bias + ((a0 + a1) + (a2 + a3));
         const float rw = rweight ? rweight[r] : 1.0f;
         const float y = regression ? label[r] : (label[r] > mid ? 1.0f : -1.0f);
-        float l;
-        const float sg = step * (rw * hog_loss_grad_tau(lossf, margin, y, tau, &l));
+        float sg;
+        if (logistic) {
+            float e;
+            sg = step * logistic_slope(y * margin, y, &e, &loss);
+            prod *= 1.0 + (double)e;
+            if (++nprod == LOGISTIC_PRODUCT_ROWS) {
+                loss += log(prod);
+                prod = 1.0;
+                nprod = 0;
+            }
+        } else {
+            float l;
+            sg = step * (rw * hog_loss_grad_tau(lossf, margin, y, tau, &l));
+            loss += (double)rw * (double)l;
+        }
         if (shrink && (reg > 0 || sg != 0))
             for (t = 0; t < k; t++) {
                 hog_weight *const wj = plain_w(w, hot, feat, idx[t], local);
@@ -805,12 +842,11 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
             }
         if (has_bias)
             bias -= sg;
-        loss += (double)rw * (double)l;
         examples++;
         nnz += k;
     }
     c->bias[0] = bias;
-    c->loss = loss;
+    c->loss = loss + log(prod);
     c->examples = examples;
     c->nnz = nnz;
 }
