@@ -61,6 +61,7 @@ static void *worker_main(void *v)
         void *arg = p->arg;
         pthread_mutex_unlock(&p->mu);
 
+        hog_vector_state_clear();
         fn(arg, w->ith, p->nth);
 
         pthread_mutex_lock(&p->mu);

@@ -88,6 +88,18 @@ uint64_t hog_mem_available(void);
 /* The CPUs this process may run on (its affinity mask), at least 1. */
 unsigned hog_cpus(void);
 
+/* ---- vector register state ---- */
+/* Code built for plain x86-64 (legacy SSE) runs far slower on a thread whose
+ * AVX registers' upper halves are left in use by earlier AVX code: each
+ * instruction gains a false dependency. hog_vector_state_clear ends that
+ * state (vzeroupper) where the CPU has AVX, and does nothing elsewhere; the
+ * pool's workers call it before each step. hog_vector_state_dirty says
+ * whether the upper halves of registers 0-15 (AVX or AVX-512) are in use
+ * on this thread: 1 or 0, or -1 where the CPU cannot tell (no XGETBV with
+ * ECX=1). */
+void hog_vector_state_clear(void);
+int hog_vector_state_dirty(void);
+
 /* ---- time ---- */
 double hog_now(void); /* seconds, CLOCK_MONOTONIC */
 

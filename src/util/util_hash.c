@@ -1,5 +1,8 @@
-/* util_hash.c: the 64-bit checksum of binary datasets (XXH3), with an AVX2 build chosen at run time where the CPU has it. */
+/* util_hash.c: the 64-bit checksum of binary datasets (XXH3), with an AVX2 build chosen at run time where the CPU has it; the vector register state that AVX code leaves behind. */
 #include <stdatomic.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -27,3 +30,38 @@ uint64_t hog_hash64(const void *data, size_t len, uint64_t seed)
     }
     return f(data, len, seed);
 }
+
+#if defined(__x86_64__)
+void hog_vector_state_clear(void)
+{
+    if (__builtin_cpu_supports("avx"))
+        __asm__ volatile("vzeroupper");
+}
+
+/* XINUSE (XGETBV with ECX=1): bit 2 is the upper halves of YMM0-15 and
+ * bit 6 the upper halves of ZMM0-15, the state that slows legacy SSE.
+ * Bit 7, ZMM16-31, is left out: glibc's string functions use those
+ * registers precisely because they cause no such penalty, and vzeroupper
+ * does not clear them. */
+int hog_vector_state_dirty(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE))
+        return -1;
+    if (!__get_cpuid_count(0xd, 1, &a, &b, &c, &d) || !(a & (1u << 2)))
+        return -1;
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(1u));
+    (void)hi;
+    return (lo & ((1u << 2) | (1u << 6))) != 0;
+}
+#else
+void hog_vector_state_clear(void)
+{
+}
+
+int hog_vector_state_dirty(void)
+{
+    return -1;
+}
+#endif
