@@ -1,5 +1,6 @@
 /* test_util_file.c: the shared helpers: atomic files, CRC-32, the seeded shuffle, error names. */
 #include <criterion/criterion.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,47 @@ Test(util, atomic_file_appears_whole_or_not_at_all)
     char cmd[160];
     snprintf(cmd, sizeof(cmd), "test $(ls -A %s | wc -l) -eq 1 && rm -rf %s", dir, dir);
     cr_assert_eq(system(cmd), 0, "a temporary file was left behind");
+}
+
+/* A large output is handed to writeback as it grows, and rewriting bytes
+ * already handed over (a header written last, at offset 0) still lands. */
+Test(util, atomic_file_starts_writeback_as_it_grows)
+{
+    char dir[] = "/tmp/hog-util-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof(path), "%s/big.bin", dir);
+    const size_t piece = HOG_WRITEBACK_BYTES / 2;
+    unsigned char *buf = malloc(piece);
+    cr_assert_not_null(buf);
+    hog_atomic_file f;
+    cr_assert_eq(hog_atomic_open(&f, path), 0);
+    for (unsigned k = 0; k < 3; k++) {
+        memset(buf, 'a' + k, piece);
+        cr_assert_eq(hog_atomic_write(&f, buf, piece), 0);
+        cr_assert_eq(f.synced, k >= 1 ? 2 * (uint64_t)piece : 0, "after piece %u: synced %llu", k,
+                     (unsigned long long)f.synced);
+    }
+    cr_assert_eq(hog_atomic_pwrite(&f, "HEAD", 4, 0), 0);
+    cr_assert_eq(hog_atomic_commit(&f), 0);
+
+    FILE *r = fopen(path, "rb");
+    cr_assert_not_null(r);
+    for (unsigned k = 0; k < 3; k++) {
+        cr_assert_eq(fread(buf, 1, piece, r), piece);
+        size_t i = k == 0 ? 4 : 0;
+        if (k == 0)
+            cr_assert_eq(memcmp(buf, "HEAD", 4), 0);
+        for (; i < piece && buf[i] == 'a' + k; i++)
+            ;
+        cr_assert_eq(i, piece, "piece %u differs at byte %zu", k, i);
+    }
+    cr_assert_eq(fgetc(r), EOF);
+    fclose(r);
+    free(buf);
+    char cmd[160];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
 }
 
 Test(util, atomic_open_in_a_missing_folder_fails_cleanly)

@@ -109,13 +109,19 @@ typedef struct hog_atomic_file {
     char *path;     /* final path */
     char *tmp_path; /* the temporary file beside it */
     uint64_t end;   /* the end of what was written: where hog_atomic_write goes */
+    uint64_t synced;/* bytes before this were handed to writeback (see hog_atomic_pwrite) */
 } hog_atomic_file;
 
 /* Creates a temporary file beside path. Returns 0 or -errno. */
 int hog_atomic_open(hog_atomic_file *f, const char *path);
 /* Appends all of buf after the furthest byte written so far. Returns 0 or -errno. */
 int hog_atomic_write(hog_atomic_file *f, const void *buf, size_t len);
-/* Writes all of buf at offset off. Returns 0 or -errno. */
+/* Writes all of buf at offset off. Returns 0 or -errno. Each time another
+ * HOG_WRITEBACK_BYTES lie past what was last handed to the kernel, their
+ * writeback is started (sync_file_range, which does not wait), so that a
+ * large output goes to disk while it is made instead of all at once in the
+ * fsync of hog_atomic_commit. */
+#define HOG_WRITEBACK_BYTES (32u << 20)
 int hog_atomic_pwrite(hog_atomic_file *f, const void *buf, size_t len, uint64_t off);
 /* fsyncs, renames over path, fsyncs the folder. Frees f. Returns 0 or -errno
  * (on failure the temporary file is removed). */

@@ -117,6 +117,15 @@ int hog_atomic_pwrite(hog_atomic_file *f, const void *buf, size_t len, uint64_t 
     }
     if (off > f->end)
         f->end = off;
+    /* Only a hint: the kernel may refuse it (a pipe, an old file system),
+     * and an I/O error it meets is reported again by the fsync. Without it
+     * dirty pages wait for the background threshold (10% of RAM by
+     * default): a 2.6 GB convert output spent 1.15 s of its 9 s in the
+     * final fsync. */
+    if (f->end - f->synced >= HOG_WRITEBACK_BYTES) {
+        (void)sync_file_range(f->fd, (off_t)f->synced, (off_t)(f->end - f->synced), SYNC_FILE_RANGE_WRITE);
+        f->synced = f->end;
+    }
     return 0;
 }
 
