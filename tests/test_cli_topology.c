@@ -1,6 +1,7 @@
 /* test_cli_topology.c: end-to-end tests of `hogtrain info --topology` on this machine and on synthetic and XML machines given by HOG_TOPOLOGY. */
 #include <criterion/criterion.h>
 #include <hwloc.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,10 @@ Test(cli_topology, this_machine)
 {
     hwloc_topology_t h;
     cr_assert_eq(hwloc_topology_init(&h), 0);
+    cr_assert_eq(hwloc_topology_set_flags(h, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM |
+                                                 HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING |
+                                                 HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_MEMBINDING),
+                 0);
     cr_assert_eq(hwloc_topology_load(h), 0);
     int cores = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_CORE);
     int numa = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_NUMANODE);
@@ -67,6 +72,30 @@ Test(cli_topology, this_machine)
 
     cr_assert_eq(hog_on(NULL, "info --topology --threads 3"), 0, "%s", out);
     cr_assert_eq(worker_nodes(nodes, 512), 3u);
+}
+
+/* A process confined to one CPU (taskset here; a scheduler's cpuset alike)
+ * sees one core and places its worker on that CPU, not on CPU 0. */
+Test(cli_topology, a_confined_process_uses_only_its_cpus)
+{
+    cpu_set_t allowed;
+    cr_assert_eq(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+    if (CPU_COUNT(&allowed) < 2)
+        cr_skip_test("needs 2 CPUs to confine the process to one of them (this process may use %d)",
+                     CPU_COUNT(&allowed));
+    int last = -1;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &allowed))
+            last = c;
+    char env[64];
+    snprintf(env, sizeof(env), "env -u HOG_TOPOLOGY taskset -c %d", last);
+    cr_assert_eq(hog_env(env, "info --topology"), 0, "%s", out);
+    cr_assert(strstr(out, "cores              1\n"), "%s", out);
+    const char *row = strstr(out, "CPU P#\n");
+    cr_assert_not_null(row, "%s", out);
+    unsigned w, node, core, core_os, cpu;
+    cr_assert_eq(sscanf(row + 7, "%u %u %u %u %u", &w, &node, &core, &core_os, &cpu), 5, "%s", out);
+    cr_assert_eq(cpu, (unsigned)last, "worker placed on CPU %u, the process may use only %d:\n%s", cpu, last, out);
 }
 
 Test(cli_topology, synthetic_two_sockets_spread_the_threads)

@@ -56,6 +56,13 @@ static int load_hwloc(hog_topo *t, const char *spec, char *err, size_t err_len)
         }
     } else {
         snprintf(t->source, sizeof(t->source), "this machine");
+        /* Only the CPUs and memory this process may use (taskset, numactl,
+         * a scheduler's cpuset): workers placed outside them would be
+         * moved there by our own binding, and two jobs given different
+         * cores would share one. hog_cpus reads the same mask. */
+        (void)hwloc_topology_set_flags(t->h, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM |
+                                                 HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING |
+                                                 HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_MEMBINDING);
     }
     if (hwloc_topology_load(t->h) < 0)
         return hog_fail(HOG_ETOPOLOGY, err, err_len, "hwloc: cannot load the topology of %s: %s", t->source,
