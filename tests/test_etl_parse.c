@@ -195,15 +195,14 @@ Test(etl_parse, numbers_rejected)
     cr_assert(isinf(d));
 }
 
-Test(etl_parse, chunk_values_are_strtod_floats)
+/* n decimals of the forms the word-at-a-time paths take: [-]digits, or
+ * [-]up to 7 digits . up to 7 digits, zero-padded fractions included. */
+static char (*random_decimals(int n, uint64_t seed))[40]
 {
-    /* The word-at-a-time path of the chunk parser against strtod, through CSV. */
-    hog_rng rng = {99};
-    size_t cap = 1 << 20, len = 0;
-    char *text = malloc(cap);
-    char (*num)[40] = malloc(20000 * sizeof(*num));
-    cr_assert(text && num);
-    for (int i = 0; i < 20000; i++) {
+    hog_rng rng = {seed};
+    char (*num)[40] = malloc((size_t)n * sizeof(*num));
+    cr_assert_not_null(num);
+    for (int i = 0; i < n; i++) {
         unsigned a = hog_rng_below(&rng, 10000000), f = hog_rng_below(&rng, 8);
         int w = (int)hog_rng_below(&rng, 8);
         if (f == 7)
@@ -211,23 +210,48 @@ Test(etl_parse, chunk_values_are_strtod_floats)
         else
             snprintf(num[i], 40, "%s%u.%0*u", hog_rng_below(&rng, 2) ? "-" : "",
                      a % (unsigned)pow(10, f), w, hog_rng_below(&rng, 10000000) % (unsigned)pow(10, w));
-        len += (size_t)snprintf(text + len, cap - len, "1,%s\n", num[i]);
     }
-    hog_read_params p = params(HOG_FORMAT_CSV);
+    return num;
+}
+
+/* Parses one value per line ("1,V" or "1 1:V") and checks each against
+ * (float)strtod, bit for bit. */
+static void values_match_strtod(hog_format fmt, int n, uint64_t seed)
+{
+    char (*num)[40] = random_decimals(n, seed);
+    size_t cap = (size_t)n * 48 + 64, len = 0;
+    char *text = malloc(cap);
+    cr_assert_not_null(text);
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, cap - len, fmt == HOG_FORMAT_CSV ? "1,%s\n" : "1 1:%s\n", num[i]);
+    hog_read_params p = params(fmt);
     p.header = 0;
     hog_rows r;
     parse_ok(&p, text, &r);
-    cr_assert_eq(r.rows, 20000);
-    for (int i = 0; i < 20000; i++) {
+    cr_assert_eq(r.rows, (uint64_t)n);
+    for (int i = 0; i < n; i++) {
         float want = (float)strtod(num[i], NULL);
-        uint32_t n = r.ptr[i + 1] - r.ptr[i];
-        float got = n ? r.value[r.ptr[i]] : 0.0f;
+        uint32_t k = r.ptr[i + 1] - r.ptr[i];
+        float got = k ? r.value[r.ptr[i]] : 0.0f;
         cr_assert_eq(memcmp(&want, &got, 4) == 0 || (want == 0 && got == 0), 1,
                      "%s: got %a, want %a", num[i], (double)got, (double)want);
     }
     hog_rows_free(&r);
     free(text);
     free(num);
+}
+
+Test(etl_parse, chunk_values_are_strtod_floats)
+{
+    /* CSV goes through the correctly rounded double (one divide). */
+    values_match_strtod(HOG_FORMAT_CSV, 20000, 99);
+}
+
+Test(etl_parse, libsvm_values_are_strtod_floats)
+{
+    /* libsvm multiplies by 10^-k instead of dividing: the float must still
+     * be (float)strtod's, up to 14 digits. */
+    values_match_strtod(HOG_FORMAT_LIBSVM, 400000, 7);
 }
 
 /* ===================================================================== *

