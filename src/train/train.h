@@ -117,23 +117,25 @@ static inline int hog_loss_is_binary(hog_loss loss)
 /* Loss and its derivative with respect to the margin, for binary losses
  * with y in {-1, +1} and for regression losses with y the target; tau is
  * the quantile of the quantile loss (ignored by the others). */
+/* The logistic loss log(1 + e^-z) at z = y * margin, written so nothing
+ * overflows: returns its slope in the margin and sets *e = e^-|z|, so that
+ * the loss is log1pf(*e) + max(-z, 0). One expf and no branch on z's sign
+ * (the sparse loop waits on this slope before it can update). */
+static inline float hog_logistic_slope(float z, float y, float *e)
+{
+    const float ez = expf(-fabsf(z));
+    *e = ez;
+    return -y * ((z > 0.0f ? ez : 1.0f) / (1.0f + ez));
+}
+
 static inline float hog_loss_grad_tau(hog_loss loss, float margin, float y, float tau, float *value)
 {
     switch (loss) {
     case HOG_LOSS_LOGISTIC: {
-        /* log(1 + e^-z) and its slope, written so neither overflows. */
-        float z = y * margin;
-        float e, sig_neg;
-        if (z > 0) {
-            e = expf(-z);
-            *value = log1pf(e);
-            sig_neg = e / (1.0f + e);
-        } else {
-            e = expf(z);
-            *value = log1pf(e) - z;
-            sig_neg = 1.0f / (1.0f + e);
-        }
-        return -y * sig_neg;
+        float z = y * margin, e;
+        float g = hog_logistic_slope(z, y, &e);
+        *value = log1pf(e) + fmaxf(-z, 0.0f);
+        return g;
     }
     case HOG_LOSS_HINGE: {
         float z = y * margin;

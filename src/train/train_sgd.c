@@ -739,23 +739,12 @@ static const float *plain_shrink(const epoch_job *job, worker_state *ws, float r
     return ws->shrink;
 }
 
-/* The logistic loss log(1 + e^-z) at z = y * margin, for the plain loop.
- * Returns the slope in the margin and sets *e = e^-|z|; the loss is
- * log(1 + e) + max(-z, 0), and the caller sums the log(1 + e) terms as the
- * logarithm of a product, one log per LOGISTIC_PRODUCT_ROWS rows instead
- * of a log1pf per row: each factor lies in [1, 2], so the product cannot
- * overflow a double, and the sum is as exact as summing the log1pf values.
- * One expf and no branch on z's sign: the gradient the loop waits for
- * before it can update is a few instructions shorter. */
+/* The plain loop's unweighted logistic loss is log1pf(e) + max(-z, 0)
+ * (hog_logistic_slope); it sums the log1pf(e) terms as the logarithm of a
+ * product, one log per LOGISTIC_PRODUCT_ROWS rows instead of a log1pf per
+ * row: each factor lies in [1, 2], so the product cannot overflow a double,
+ * and the sum is as exact as summing the log1pf values. */
 #define LOGISTIC_PRODUCT_ROWS 512u
-
-KERNEL float logistic_slope(float z, float y, float *e, double *loss)
-{
-    const float ez = expf(-fabsf(z));
-    *e = ez;
-    *loss += (double)fmaxf(-z, 0.0f);
-    return -y * ((z > 0.0f ? ez : 1.0f) / (1.0f + ez));
-}
 
 KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, const int local)
 {
@@ -775,7 +764,7 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
     const float *const shrink = plain_shrink(job, ws, reg);
     float bias = c->bias[0];
     double loss = 0;
-    /* Unweighted logistic loss: see logistic_slope. */
+    /* Unweighted logistic loss: see LOGISTIC_PRODUCT_ROWS. */
     const int logistic = lossf == HOG_LOSS_LOGISTIC && !rweight;
     double prod = 1.0;
     uint32_t nprod = 0;
@@ -815,8 +804,10 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
         const float y = regression ? label[r] : (label[r] > mid ? 1.0f : -1.0f);
         float sg;
         if (logistic) {
+            const float z = y * margin;
             float e;
-            sg = step * logistic_slope(y * margin, y, &e, &loss);
+            sg = step * hog_logistic_slope(z, y, &e);
+            loss += (double)fmaxf(-z, 0.0f);
             prod *= 1.0 + (double)e;
             if (++nprod == LOGISTIC_PRODUCT_ROWS) {
                 loss += log(prod);
