@@ -27,30 +27,6 @@ _Static_assert(HOG_HGD_HEADER_BYTES % HOG_HGD_ALIGN == 0, "blocks start aligned 
  *  Little helpers
  * ===================================================================== */
 
-static inline uint32_t get_u32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof(v));
-    return v;
-}
-
-static inline uint64_t get_u64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, sizeof(v));
-    return v;
-}
-
-static inline void put_u32(uint8_t *p, uint32_t v)
-{
-    memcpy(p, &v, sizeof(v));
-}
-
-static inline void put_u64(uint8_t *p, uint64_t v)
-{
-    memcpy(p, &v, sizeof(v));
-}
-
 static inline uint64_t round_up(uint64_t x, uint64_t align)
 {
     return (x + align - 1) / align * align;
@@ -235,11 +211,11 @@ static int writer_block(hgd_writer *w, const block_arrays *a, uint32_t rows, uin
     if (rc < 0)
         return rc;
     uint8_t *e = w->table + (size_t)w->blocks * HOG_HGD_TABLE_ENTRY;
-    put_u64(e + T_OFFSET, w->offset);
-    put_u64(e + T_BYTES, padded);
-    put_u32(e + T_ROWS, rows);
-    put_u32(e + T_NNZ, nnz);
-    put_u64(e + T_SUM, sum);
+    hog_put_u64(e + T_OFFSET, w->offset);
+    hog_put_u64(e + T_BYTES, padded);
+    hog_put_u32(e + T_ROWS, rows);
+    hog_put_u32(e + T_NNZ, nnz);
+    hog_put_u64(e + T_SUM, sum);
     w->blocks++;
     w->offset += padded;
     w->rows += rows;
@@ -261,20 +237,20 @@ static int writer_finish(hgd_writer *w, uint64_t features, uint32_t rows_per_blo
     uint8_t h[HOG_HGD_HEADER_BYTES];
     memset(h, 0, sizeof(h));
     memcpy(h + H_MAGIC, hgd_magic, sizeof(hgd_magic));
-    put_u32(h + H_VERSION, HOG_HGD_VERSION);
-    put_u32(h + H_HEADER_BYTES, HOG_HGD_HEADER_BYTES);
-    put_u64(h + H_ROWS, w->rows);
-    put_u64(h + H_FEATURES, features);
-    put_u64(h + H_NNZ, w->nnz);
-    put_u32(h + H_BLOCKS, w->blocks);
-    put_u32(h + H_ROWS_PER_BLOCK, rows_per_block);
-    put_u32(h + H_FLAGS, (weighted ? HOG_HGD_WEIGHTED : 0) | (one_based ? HOG_HGD_ONE_BASED : 0));
-    put_u32(h + H_BLOCK_ALIGN, HOG_HGD_ALIGN);
-    put_u64(h + H_TABLE_OFFSET, table_offset);
-    put_u64(h + H_FILE_BYTES, file_bytes);
-    put_u64(h + H_FINGERPRINT, w->fingerprint);
-    put_u64(h + H_TABLE_SUM, table_sum(w->table, table_bytes, HOG_HGD_VERSION));
-    put_u64(h + H_HEADER_SUM, header_sum(h, HOG_HGD_VERSION));
+    hog_put_u32(h + H_VERSION, HOG_HGD_VERSION);
+    hog_put_u32(h + H_HEADER_BYTES, HOG_HGD_HEADER_BYTES);
+    hog_put_u64(h + H_ROWS, w->rows);
+    hog_put_u64(h + H_FEATURES, features);
+    hog_put_u64(h + H_NNZ, w->nnz);
+    hog_put_u32(h + H_BLOCKS, w->blocks);
+    hog_put_u32(h + H_ROWS_PER_BLOCK, rows_per_block);
+    hog_put_u32(h + H_FLAGS, (weighted ? HOG_HGD_WEIGHTED : 0) | (one_based ? HOG_HGD_ONE_BASED : 0));
+    hog_put_u32(h + H_BLOCK_ALIGN, HOG_HGD_ALIGN);
+    hog_put_u64(h + H_TABLE_OFFSET, table_offset);
+    hog_put_u64(h + H_FILE_BYTES, file_bytes);
+    hog_put_u64(h + H_FINGERPRINT, w->fingerprint);
+    hog_put_u64(h + H_TABLE_SUM, table_sum(w->table, table_bytes, HOG_HGD_VERSION));
+    hog_put_u64(h + H_HEADER_SUM, header_sum(h, HOG_HGD_VERSION));
     rc = hog_atomic_pwrite(w->f, h, sizeof(h), 0);
     if (rc < 0)
         return rc;
@@ -628,7 +604,7 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
     if (size < H_VERSION + 4)
         return hog_fail(HOG_ETRUNCATED, err, len, "%s: truncated: file has %llu bytes",
                         path, (unsigned long long)size);
-    uint32_t version = get_u32(h + H_VERSION);
+    uint32_t version = hog_get_u32(h + H_VERSION);
     if (version < 1 || version > HOG_HGD_VERSION)
         return hog_fail(HOG_EVERSION, err, len, "%s: version %u, this build reads versions 1 to %u",
                         path, version, HOG_HGD_VERSION);
@@ -636,19 +612,19 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
         if (size >= H_FILE_BYTES + 8)
             return hog_fail(HOG_ETRUNCATED, err, len,
                             "%s: truncated: header says %llu bytes, file has %llu", path,
-                            (unsigned long long)get_u64(h + H_FILE_BYTES),
+                            (unsigned long long)hog_get_u64(h + H_FILE_BYTES),
                             (unsigned long long)size);
         return hog_fail(HOG_ETRUNCATED, err, len,
                         "%s: truncated: file has %llu bytes, less than the %u-byte header", path,
                         (unsigned long long)size, HOG_HGD_HEADER_BYTES);
     }
-    uint64_t stored = version == 1 ? get_u32(h + H1_HEADER_CRC) : get_u64(h + H_HEADER_SUM);
+    uint64_t stored = version == 1 ? hog_get_u32(h + H1_HEADER_CRC) : hog_get_u64(h + H_HEADER_SUM);
     uint64_t sum = header_sum(h, version);
     if (stored != sum)
         return hog_fail(HOG_ECHECKSUM, err, len,
                         "%s: header checksum mismatch (stored 0x%016llx, computed 0x%016llx)", path,
                         (unsigned long long)stored, (unsigned long long)sum);
-    uint64_t file_bytes = get_u64(h + H_FILE_BYTES);
+    uint64_t file_bytes = hog_get_u64(h + H_FILE_BYTES);
     if (file_bytes > size)
         return hog_fail(HOG_ETRUNCATED, err, len,
                         "%s: truncated: header says %llu bytes, file has %llu", path,
@@ -657,14 +633,14 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
         return hog_fail(HOG_ECORRUPT, err, len,
                         "%s: header says %llu bytes, file has %llu (trailing bytes)", path,
                         (unsigned long long)file_bytes, (unsigned long long)size);
-    uint32_t header_bytes = get_u32(h + H_HEADER_BYTES);
+    uint32_t header_bytes = hog_get_u32(h + H_HEADER_BYTES);
     if (header_bytes != HOG_HGD_HEADER_BYTES)
         return hog_fail(HOG_ECORRUPT, err, len, "%s: header_bytes is %u, expected %u", path,
                         header_bytes, HOG_HGD_HEADER_BYTES);
-    uint32_t flags = get_u32(h + H_FLAGS);
+    uint32_t flags = hog_get_u32(h + H_FLAGS);
     if (flags & ~(version == 1 ? 0u : HOG_HGD_WEIGHTED | HOG_HGD_ONE_BASED))
         return hog_fail(HOG_ECORRUPT, err, len, "%s: unknown flags 0x%x", path, flags);
-    uint32_t align = get_u32(h + H_BLOCK_ALIGN);
+    uint32_t align = hog_get_u32(h + H_BLOCK_ALIGN);
     if (align != HOG_HGD_ALIGN)
         return hog_fail(HOG_ECORRUPT, err, len, "%s: block_align is %u, expected %u", path,
                         align, HOG_HGD_ALIGN);
@@ -672,8 +648,8 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
         if (h[i] != 0)
             return hog_fail(HOG_ECORRUPT, err, len, "%s: header byte %zu is not zero", path, i);
 
-    uint64_t rows = get_u64(h + H_ROWS), features = get_u64(h + H_FEATURES);
-    uint32_t blocks = get_u32(h + H_BLOCKS), rpb = get_u32(h + H_ROWS_PER_BLOCK);
+    uint64_t rows = hog_get_u64(h + H_ROWS), features = hog_get_u64(h + H_FEATURES);
+    uint32_t blocks = hog_get_u32(h + H_BLOCKS), rpb = hog_get_u32(h + H_ROWS_PER_BLOCK);
     if (rpb == 0)
         return hog_fail(HOG_ECORRUPT, err, len, "%s: rows_per_block is 0", path);
     if (rows > (uint64_t)UINT32_MAX * rpb || (rows + rpb - 1) / rpb != blocks)
@@ -683,7 +659,7 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
     if (features > (uint64_t)UINT32_MAX + 1)
         return hog_fail(HOG_ECORRUPT, err, len, "%s: features %llu exceeds 2^32", path,
                         (unsigned long long)features);
-    uint64_t table_offset = get_u64(h + H_TABLE_OFFSET);
+    uint64_t table_offset = hog_get_u64(h + H_TABLE_OFFSET);
     if (table_offset % 8 != 0 || table_offset < HOG_HGD_HEADER_BYTES ||
         table_offset > file_bytes ||
         (file_bytes - table_offset) != (uint64_t)blocks * HOG_HGD_TABLE_ENTRY)
@@ -701,15 +677,15 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
 static int check_table(const char *path, const uint8_t *map, const uint8_t *h, hog_block *out,
                        char *err, size_t len)
 {
-    uint64_t rows = get_u64(h + H_ROWS), nnz = get_u64(h + H_NNZ);
-    uint32_t blocks = get_u32(h + H_BLOCKS), rpb = get_u32(h + H_ROWS_PER_BLOCK);
-    uint32_t version = get_u32(h + H_VERSION);
-    int weighted = (get_u32(h + H_FLAGS) & HOG_HGD_WEIGHTED) != 0;
-    uint64_t table_offset = get_u64(h + H_TABLE_OFFSET);
+    uint64_t rows = hog_get_u64(h + H_ROWS), nnz = hog_get_u64(h + H_NNZ);
+    uint32_t blocks = hog_get_u32(h + H_BLOCKS), rpb = hog_get_u32(h + H_ROWS_PER_BLOCK);
+    uint32_t version = hog_get_u32(h + H_VERSION);
+    int weighted = (hog_get_u32(h + H_FLAGS) & HOG_HGD_WEIGHTED) != 0;
+    uint64_t table_offset = hog_get_u64(h + H_TABLE_OFFSET);
     const uint8_t *table = map + table_offset;
     size_t table_bytes = (size_t)blocks * HOG_HGD_TABLE_ENTRY;
 
-    uint64_t stored = version == 1 ? get_u32(h + H_TABLE_SUM) : get_u64(h + H_TABLE_SUM);
+    uint64_t stored = version == 1 ? hog_get_u32(h + H_TABLE_SUM) : hog_get_u64(h + H_TABLE_SUM);
     uint64_t sum = table_sum(table, table_bytes, version);
     if (stored != sum)
         return hog_fail(HOG_ECHECKSUM, err, len,
@@ -719,13 +695,13 @@ static int check_table(const char *path, const uint8_t *map, const uint8_t *h, h
     uint64_t end = HOG_HGD_HEADER_BYTES, nnz_sum = 0, fp = FP_SEED;
     for (uint32_t i = 0; i < blocks; i++) {
         const uint8_t *e = table + (size_t)i * HOG_HGD_TABLE_ENTRY;
-        uint64_t off = get_u64(e + T_OFFSET), bytes = get_u64(e + T_BYTES);
-        uint32_t brows = get_u32(e + T_ROWS), bnnz = get_u32(e + T_NNZ);
+        uint64_t off = hog_get_u64(e + T_OFFSET), bytes = hog_get_u64(e + T_BYTES);
+        uint32_t brows = hog_get_u32(e + T_ROWS), bnnz = hog_get_u32(e + T_NNZ);
         uint32_t want = i + 1 < blocks ? rpb : (uint32_t)(rows - (uint64_t)i * rpb);
         if (brows != want)
             return hog_fail(HOG_ECORRUPT, err, len, "%s: block %u: %u rows, expected %u", path,
                             i, brows, want);
-        if (version == 1 && get_u32(e + T1_RESERVED) != 0)
+        if (version == 1 && hog_get_u32(e + T1_RESERVED) != 0)
             return hog_fail(HOG_ECORRUPT, err, len, "%s: block %u: reserved field is not zero",
                             path, i);
         if (off % HOG_HGD_ALIGN != 0 || bytes % HOG_HGD_ALIGN != 0 || off < end ||
@@ -744,7 +720,7 @@ static int check_table(const char *path, const uint8_t *map, const uint8_t *h, h
                             (unsigned long long)bytes);
         nnz_sum += bnnz;
         end = off + bytes;
-        uint64_t bsum = version == 1 ? get_u32(e + T_SUM) : get_u64(e + T_SUM);
+        uint64_t bsum = version == 1 ? hog_get_u32(e + T_SUM) : hog_get_u64(e + T_SUM);
         fp = fp_step(fp, brows, bnnz, bsum);
         block_view(&out[i], map + off, brows, bnnz, weighted, bsum);
     }
@@ -752,7 +728,7 @@ static int check_table(const char *path, const uint8_t *map, const uint8_t *h, h
         return hog_fail(HOG_ECORRUPT, err, len,
                         "%s: blocks hold %llu non-zeros, header says %llu", path,
                         (unsigned long long)nnz_sum, (unsigned long long)nnz);
-    if (fp != get_u64(h + H_FINGERPRINT))
+    if (fp != hog_get_u64(h + H_FINGERPRINT))
         return hog_fail(HOG_ECHECKSUM, err, len,
                         "%s: fingerprint does not match the block table", path);
     return 0;
@@ -936,7 +912,7 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
     (void)madvise(map, (size_t)size, MADV_SEQUENTIAL);
 
     hog_dataset *ds = hog_calloc(1, sizeof(*ds));
-    uint32_t blocks = get_u32(h + H_BLOCKS);
+    uint32_t blocks = hog_get_u32(h + H_BLOCKS);
     hog_block *views = hog_calloc(blocks, sizeof(hog_block));
     if (!ds || !views) {
         hog_free(views);
@@ -946,7 +922,7 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
         return hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
     }
     ds->fd = fd; /* kept for posix_fadvise on out-of-core scans */
-    ds->version = get_u32(h + H_VERSION);
+    ds->version = hog_get_u32(h + H_VERSION);
     ds->map = map;
     ds->map_bytes = (size_t)size;
     ds->blocks = views;
@@ -958,7 +934,7 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
         rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: file changed while being opened", path);
     if (rc == 0)
         rc = check_table(path, map, h, views, err, err_len);
-    uint64_t features = get_u64(h + H_FEATURES);
+    uint64_t features = hog_get_u64(h + H_FEATURES);
     /* Validation reads every block once; each is unmapped from the process
      * when checked, so opening a file of any size leaves nothing resident
      * (the pages stay in the page cache for the first epoch unless the file
@@ -973,14 +949,14 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
     (void)madvise(map, (size_t)size, MADV_NORMAL);
 
     ds->info.format = HOG_FORMAT_BINARY;
-    ds->info.rows = get_u64(h + H_ROWS);
+    ds->info.rows = hog_get_u64(h + H_ROWS);
     ds->info.features = features;
-    ds->info.nnz = get_u64(h + H_NNZ);
+    ds->info.nnz = hog_get_u64(h + H_NNZ);
     ds->info.blocks = blocks;
-    ds->info.rows_per_block = get_u32(h + H_ROWS_PER_BLOCK);
-    ds->info.weighted = (get_u32(h + H_FLAGS) & HOG_HGD_WEIGHTED) != 0;
-    ds->info.index_base = (get_u32(h + H_FLAGS) & HOG_HGD_ONE_BASED) != 0;
-    ds->info.fingerprint = get_u64(h + H_FINGERPRINT);
+    ds->info.rows_per_block = hog_get_u32(h + H_ROWS_PER_BLOCK);
+    ds->info.weighted = (hog_get_u32(h + H_FLAGS) & HOG_HGD_WEIGHTED) != 0;
+    ds->info.index_base = (hog_get_u32(h + H_FLAGS) & HOG_HGD_ONE_BASED) != 0;
+    ds->info.fingerprint = hog_get_u64(h + H_FINGERPRINT);
     ds->info.file_bytes = size;
     *out = ds;
     return 0;

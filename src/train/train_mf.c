@@ -590,27 +590,6 @@ fail:
 #define MF_HEAD 48u
 #define MF_MAX_META (1u << 20)
 
-static void put_u32(unsigned char *b, uint32_t v) { memcpy(b, &v, 4); }
-static void put_u64(unsigned char *b, uint64_t v) { memcpy(b, &v, 8); }
-static uint32_t get_u32(const unsigned char *b) { uint32_t v; memcpy(&v, b, 4); return v; }
-static uint64_t get_u64(const unsigned char *b) { uint64_t v; memcpy(&v, b, 8); return v; }
-
-/* Numbers in the file are in the C locale whatever the program set. */
-static locale_t c_locale_enter(locale_t *old)
-{
-    locale_t c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-    *old = c ? uselocale(c) : (locale_t)0;
-    return c;
-}
-
-static void c_locale_leave(locale_t c, locale_t old)
-{
-    if (c) {
-        uselocale(old);
-        freelocale(c);
-    }
-}
-
 /* The metadata keys: doubles and unsigned integers, by where they live. */
 typedef struct meta_key {
     const char *key;
@@ -659,7 +638,7 @@ static char *meta_text(const hog_mf_info *info, size_t *len)
     char *b = hog_malloc(cap);
     if (!b)
         return NULL;
-    locale_t old, c = c_locale_enter(&old);
+    locale_t old, c = hog_c_locale_enter(&old);
     used += (size_t)snprintf(b + used, cap - used, "hogtrain %s\nmodel mf\ndata_fingerprint %016llx\n",
                              hog_version_string(), (unsigned long long)in.data_fingerprint);
     for (size_t i = 0; i < nk && used < cap; i++) {
@@ -672,7 +651,7 @@ static char *meta_text(const hog_mf_info *info, size_t *len)
         else
             used += (size_t)snprintf(b + used, cap - used, "%s %d\n", k[i].key, *k[i].i);
     }
-    c_locale_leave(c, old);
+    hog_c_locale_leave(c, old);
     if (used >= cap) { /* cannot happen with these keys: 4096 bytes hold them many times over */
         hog_free(b);
         return NULL;
@@ -771,13 +750,13 @@ int hog_mf_save(const hog_mf_model *m, const char *path)
         return -ENOMEM;
     unsigned char h[MF_HEAD] = {0};
     memcpy(h, MF_MAGIC, 8);
-    put_u32(h + 8, MF_VERSION);
-    put_u32(h + 12, (uint32_t)meta_len);
-    put_u32(h + 16, m->info.users);
-    put_u32(h + 20, m->info.items);
-    put_u32(h + 24, m->info.rank);
-    put_u64(h + 32, m->users.names_len);
-    put_u64(h + 40, m->items.names_len);
+    hog_put_u32(h + 8, MF_VERSION);
+    hog_put_u32(h + 12, (uint32_t)meta_len);
+    hog_put_u32(h + 16, m->info.users);
+    hog_put_u32(h + 20, m->info.items);
+    hog_put_u32(h + 24, m->info.rank);
+    hog_put_u64(h + 32, m->users.names_len);
+    hog_put_u64(h + 40, m->items.names_len);
     hog_atomic_file f;
     int rc = hog_atomic_open(&f, path);
     if (rc < 0) {
@@ -859,9 +838,9 @@ int hog_mf_load(const char *path, hog_mf_model **out, char *err, size_t err_len)
                       MF_HEAD + 4);
         goto out;
     }
-    uint32_t version = get_u32(buf + 8), meta_len = get_u32(buf + 12);
-    uint32_t users = get_u32(buf + 16), items = get_u32(buf + 20), rank = get_u32(buf + 24);
-    uint64_t ulen = get_u64(buf + 32), ilen = get_u64(buf + 40);
+    uint32_t version = hog_get_u32(buf + 8), meta_len = hog_get_u32(buf + 12);
+    uint32_t users = hog_get_u32(buf + 16), items = hog_get_u32(buf + 20), rank = hog_get_u32(buf + 24);
+    uint64_t ulen = hog_get_u64(buf + 32), ilen = hog_get_u64(buf + 40);
     if (version != MF_VERSION) {
         rc = hog_fail(HOG_EVERSION, err, err_len, "%s: model version %u, this build reads version %u", path, version,
                       MF_VERSION);
@@ -881,7 +860,7 @@ int hog_mf_load(const char *path, hog_mf_model **out, char *err, size_t err_len)
                       len < want ? "truncated" : "trailing bytes", (unsigned long long)want, len);
         goto out;
     }
-    if (hog_crc32(0, buf, len - 4) != get_u32(buf + len - 4)) {
+    if (hog_crc32(0, buf, len - 4) != hog_get_u32(buf + len - 4)) {
         rc = hog_fail(HOG_ECHECKSUM, err, err_len, "%s: checksum mismatch: the model is corrupted", path);
         goto out;
     }
@@ -890,9 +869,9 @@ int hog_mf_load(const char *path, hog_mf_model **out, char *err, size_t err_len)
         rc = hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
         goto out;
     }
-    locale_t old, c = c_locale_enter(&old);
+    locale_t old, c = hog_c_locale_enter(&old);
     rc = meta_parse(&m->info, (char *)buf + MF_HEAD, meta_len);
-    c_locale_leave(c, old);
+    hog_c_locale_leave(c, old);
     m->info.params.rank = rank;
     const char *field = NULL;
     if (rc == 0 && hog_mf_params_check(&m->info.params, &field) < 0)

@@ -301,7 +301,6 @@ static int is_blank(char ch)
     return ch == ' ' || ch == '\t';
 }
 
-
 /* Skips a separator: blanks, at most one comma, blanks. Returns the next
  * field's start, or NULL if there is no separator before it. */
 static const char *skip_separator(const char *s, const char *end)
@@ -426,10 +425,6 @@ static int parse_text(hog_ratings *r, const char *buf, size_t len, int allow_pai
 /* ===================================================================== *
  *  The binary file
  * ===================================================================== */
-static void put_u32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
-static void put_u64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
-static uint32_t get_u32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static uint64_t get_u64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
 static uint64_t pad4(uint64_t n)
 {
@@ -461,16 +456,16 @@ static int open_binary(hog_ratings *r, const char *path, int fd, uint64_t size, 
     r->map = map;
     r->map_len = size;
     const unsigned char *h = map;
-    if (hog_crc32(0, h, 60) != get_u32(h + 60))
+    if (hog_crc32(0, h, 60) != hog_get_u32(h + 60))
         return hog_fail(HOG_ECHECKSUM, err, err_len, "%s: header checksum mismatch: the file is corrupted", path);
-    uint32_t version = get_u32(h + 8), flags = get_u32(h + 12);
+    uint32_t version = hog_get_u32(h + 8), flags = hog_get_u32(h + 12);
     if (version != HGR_VERSION)
         return hog_fail(HOG_EVERSION, err, err_len, "%s: ratings file version %u, this build reads version %u", path,
                         version, HGR_VERSION);
     if (flags & ~HGR_HAS_RATINGS)
         return hog_fail(HOG_ECORRUPT, err, err_len, "%s: unknown flags 0x%x", path, flags);
-    uint64_t n = get_u64(h + 16), ulen = get_u64(h + 32), ilen = get_u64(h + 40);
-    uint32_t users = get_u32(h + 24), items = get_u32(h + 28);
+    uint64_t n = hog_get_u64(h + 16), ulen = hog_get_u64(h + 32), ilen = hog_get_u64(h + 40);
+    uint32_t users = hog_get_u32(h + 24), items = hog_get_u32(h + 28);
     if (n > (1ull << 40) || ulen > UINT32_MAX || ilen > UINT32_MAX || users >= UINT32_MAX - 1 ||
         items >= UINT32_MAX - 1)
         return hog_fail(HOG_ECORRUPT, err, err_len, "%s: implausible sizes in the header", path);
@@ -480,7 +475,7 @@ static int open_binary(hog_ratings *r, const char *path, int fd, uint64_t size, 
                         "%s: %s: the header implies %llu bytes, the file has %llu", path,
                         size < want ? "truncated" : "trailing bytes", (unsigned long long)want,
                         (unsigned long long)size);
-    if (hog_crc32(0, h + HGR_HEAD, size - HGR_HEAD) != get_u32(h + 56))
+    if (hog_crc32(0, h + HGR_HEAD, size - HGR_HEAD) != hog_get_u32(h + 56))
         return hog_fail(HOG_ECHECKSUM, err, err_len, "%s: checksum mismatch: the file is corrupted", path);
     const unsigned char *p = h + HGR_HEAD + 12 * n;
     int rc = map_names(&r->users, p, users, ulen);
@@ -502,7 +497,7 @@ static int open_binary(hog_ratings *r, const char *path, int fd, uint64_t size, 
     }
     if (n == 0)
         return hog_fail(HOG_EEMPTY, err, err_len, "%s: no ratings", path);
-    if (hog_ratings_fingerprint(r) != get_u64(h + 48))
+    if (hog_ratings_fingerprint(r) != hog_get_u64(h + 48))
         return hog_fail(HOG_ECORRUPT, err, err_len, "%s: the fingerprint does not match the contents", path);
     return 0;
 }
@@ -568,7 +563,7 @@ int hog_ratings_open(const char *path, int allow_pairs, hog_ratings **out, char 
     if (!r->info.binary)
         r->info.fingerprint = hog_ratings_fingerprint(r);
     else
-        r->info.fingerprint = get_u64((const unsigned char *)r->map + 48);
+        r->info.fingerprint = hog_get_u64((const unsigned char *)r->map + 48);
     *out = r;
     return 0;
 }
@@ -597,14 +592,14 @@ int hog_ratings_save(const hog_ratings *r, const char *path)
     const hog_ratings_info *in = &r->info;
     unsigned char h[HGR_HEAD] = {0};
     memcpy(h, HGR_MAGIC, 8);
-    put_u32(h + 8, HGR_VERSION);
-    put_u32(h + 12, in->has_ratings ? HGR_HAS_RATINGS : 0);
-    put_u64(h + 16, in->ratings);
-    put_u32(h + 24, r->users.n);
-    put_u32(h + 28, r->items.n);
-    put_u64(h + 32, r->users.names_len);
-    put_u64(h + 40, r->items.names_len);
-    put_u64(h + 48, in->fingerprint);
+    hog_put_u32(h + 8, HGR_VERSION);
+    hog_put_u32(h + 12, in->has_ratings ? HGR_HAS_RATINGS : 0);
+    hog_put_u64(h + 16, in->ratings);
+    hog_put_u32(h + 24, r->users.n);
+    hog_put_u32(h + 28, r->items.n);
+    hog_put_u64(h + 32, r->users.names_len);
+    hog_put_u64(h + 40, r->items.names_len);
+    hog_put_u64(h + 48, in->fingerprint);
     hog_atomic_file f;
     int rc = hog_atomic_open(&f, path);
     if (rc < 0)
@@ -621,8 +616,8 @@ int hog_ratings_save(const hog_ratings *r, const char *path)
     if (rc == 0)
         rc = write_names(&f, &crc, &r->items);
     if (rc == 0) {
-        put_u32(h + 56, crc);
-        put_u32(h + 60, hog_crc32(0, h, 60));
+        hog_put_u32(h + 56, crc);
+        hog_put_u32(h + 60, hog_crc32(0, h, 60));
         rc = hog_atomic_pwrite(&f, h, HGR_HEAD, 0);
     }
     if (rc < 0) {

@@ -323,30 +323,9 @@ static int meta_read(hog_model_info *in, char *text, size_t len)
     return 0;
 }
 
-/* Numbers in the model file are always in the C locale, whatever the
- * embedding program set with setlocale: switch this thread only. */
-static locale_t c_locale_enter(locale_t *old)
-{
-    locale_t c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-    *old = c ? uselocale(c) : (locale_t)0;
-    return c;
-}
-
-static void c_locale_leave(locale_t c, locale_t old)
-{
-    if (c) {
-        uselocale(old);
-        freelocale(c);
-    }
-}
-
 /* ===================================================================== *
  *  Save and load
  * ===================================================================== */
-static void put_u32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
-static void put_u64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
-static uint32_t get_u32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static uint64_t get_u64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
 static int write_crc(hog_atomic_file *f, uint32_t *crc, const void *buf, size_t len)
 {
@@ -357,9 +336,9 @@ static int write_crc(hog_atomic_file *f, uint32_t *crc, const void *buf, size_t 
 int hog_model_save(const hog_model *m, const char *path)
 {
     meta_buf meta = {0};
-    locale_t old, c = c_locale_enter(&old);
+    locale_t old, c = hog_c_locale_enter(&old);
     meta_write(&meta, &m->info);
-    c_locale_leave(c, old);
+    hog_c_locale_leave(c, old);
     if (meta.oom) {
         hog_free(meta.p);
         return -ENOMEM;
@@ -367,11 +346,11 @@ int hog_model_save(const hog_model *m, const char *path)
 
     unsigned char head[MODEL_HEAD] = {0};
     memcpy(head, MODEL_MAGIC, 8);
-    put_u32(head + 8, MODEL_VERSION);
-    put_u32(head + 12, (uint32_t)meta.len);
-    put_u64(head + 16, m->dim);
-    put_u32(head + 24, m->outputs);
-    put_u32(head + 28, m->info.classes);
+    hog_put_u32(head + 8, MODEL_VERSION);
+    hog_put_u32(head + 12, (uint32_t)meta.len);
+    hog_put_u64(head + 16, m->dim);
+    hog_put_u32(head + 24, m->outputs);
+    hog_put_u32(head + 28, m->info.classes);
 
     hog_atomic_file f;
     int rc = hog_atomic_open(&f, path);
@@ -425,9 +404,9 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
                       path, len, MODEL_HEAD + 4);
         goto out;
     }
-    uint32_t version = get_u32(buf + 8), meta_len = get_u32(buf + 12);
-    uint64_t dim = get_u64(buf + 16);
-    uint32_t outputs = get_u32(buf + 24), classes = get_u32(buf + 28);
+    uint32_t version = hog_get_u32(buf + 8), meta_len = hog_get_u32(buf + 12);
+    uint64_t dim = hog_get_u64(buf + 16);
+    uint32_t outputs = hog_get_u32(buf + 24), classes = hog_get_u32(buf + 28);
     if (version != MODEL_VERSION) {
         rc = hog_fail(HOG_EVERSION, err, err_len, "%s: model version %u, this build reads version %u",
                       path, version, MODEL_VERSION);
@@ -448,7 +427,7 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
                       len < want ? "truncated" : "trailing bytes", (unsigned long long)want, len);
         goto out;
     }
-    uint32_t crc = get_u32(buf + len - 4);
+    uint32_t crc = hog_get_u32(buf + len - 4);
     if (hog_crc32(0, buf, len - 4) != crc) {
         rc = hog_fail(HOG_ECHECKSUM, err, err_len, "%s: checksum mismatch: the model is corrupted", path);
         goto out;
@@ -458,9 +437,9 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
     info.params = hog_train_params_default();
     info.train = hog_metrics_none();
     info.test = hog_metrics_none();
-    locale_t old, c = c_locale_enter(&old);
+    locale_t old, c = hog_c_locale_enter(&old);
     rc = meta_read(&info, (char *)buf + MODEL_HEAD, meta_len);
-    c_locale_leave(c, old);
+    hog_c_locale_leave(c, old);
     if (rc < 0) {
         rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: unreadable metadata", path);
         goto out;

@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#include <locale.h>
 
 #include "hogtrain.h"
 
@@ -99,6 +101,39 @@ unsigned hog_cpus(void);
  * ECX=1). */
 void hog_vector_state_clear(void);
 int hog_vector_state_dirty(void);
+
+/* ---- fixed-width fields of the binary formats, in host byte order (the
+ * formats are little-endian, as every target hogtrain builds for) ---- */
+static inline uint32_t hog_get_u32(const void *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+static inline uint64_t hog_get_u64(const void *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+static inline void hog_put_u32(void *p, uint32_t v)
+{
+    memcpy(p, &v, sizeof(v));
+}
+
+static inline void hog_put_u64(void *p, uint64_t v)
+{
+    memcpy(p, &v, sizeof(v));
+}
+
+/* ---- the C locale, for numbers written and read as text in files ---- */
+/* Switches this thread (only) to the C locale, whatever the embedding
+ * program set with setlocale; returns the locale to free and sets *old to
+ * the one to restore, both for hog_c_locale_leave. */
+locale_t hog_c_locale_enter(locale_t *old);
+void hog_c_locale_leave(locale_t c, locale_t old);
 
 /* ---- time ---- */
 double hog_now(void); /* seconds, CLOCK_MONOTONIC */
