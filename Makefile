@@ -84,7 +84,7 @@ $(BUILD)/tests/race_%: tests/race_%.c $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 # The benchmark programs may use the private headers (and tests/deny_io.h).
-$(BUILD)/bench/%: bench/%.c $(LIB)
+$(BUILD)/bench/%: bench/%.c bench/bench_words.h $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Isrc -Itests $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "../src/util/util.h"
+#include "bench_words.h"
 
 #define MAX_THREADS 1024
 #define MAX_REPS 64
@@ -37,21 +38,6 @@ typedef struct worker {
     uint64_t sum;
 } worker;
 
-static uint64_t read_slice(const uint64_t *w, size_t n)
-{
-    uint64_t a = 0, b = 0, c = 0, d = 0;
-    size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        a += w[i];
-        b += w[i + 1];
-        c += w[i + 2];
-        d += w[i + 3];
-    }
-    for (; i < n; i++)
-        a += w[i];
-    return a + b + c + d;
-}
-
 static void *worker_main(void *arg)
 {
     worker *w = arg;
@@ -60,7 +46,7 @@ static void *worker_main(void *arg)
     memset((void *)w->words, 1, w->n * sizeof(uint64_t));
     for (int r = 0; r <= w->reps; r++) { /* pass 0 is the warm-up */
         pthread_barrier_wait(w->start);
-        w->sum += read_slice(w->words, w->n);
+        w->sum += bench_sum_words(w->words, w->n);
         pthread_barrier_wait(w->end);
     }
     return NULL;

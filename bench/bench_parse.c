@@ -21,13 +21,6 @@
 
 static unsigned max_threads = 2; /* the third argument */
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static uint64_t rng_state = 12345;
 static uint32_t rnd(uint32_t n)
 {
@@ -157,7 +150,7 @@ static double run(void *(*fn)(void *), const hog_text_plan *plan, const chunk *c
 {
     job jobs[MAX_THREADS];
     pthread_t th[MAX_THREADS];
-    double t0 = now();
+    double t0 = hog_now();
     for (unsigned t = 0; t < nt; t++) {
         jobs[t] = (job){plan, chunks, n, t, nt, buf, len, 0, 0, 0, 0};
         if (pthread_create(&th[t], NULL, fn, &jobs[t]) != 0) {
@@ -172,7 +165,7 @@ static double run(void *(*fn)(void *), const hog_text_plan *plan, const chunk *c
             exit(1);
         *rows += jobs[t].rows;
     }
-    double dt = now() - t0;
+    double dt = hog_now() - t0;
     for (unsigned t = 0; t < nt; t++)
         read_sink += jobs[t].sum; /* the sums are used, so the reads are not optimised away */
     return dt;

@@ -8,6 +8,8 @@
 
 #include "etl/etl.h"
 
+#include "bench_words.h"
+
 /* usage: bench_scan FILE.hgd [runs (5)] [threads (2)]
  * The file is opened (and so validated and mapped) once, outside the
  * timing, then read through hog_dataset_bytes's worth of mapped blocks:
@@ -18,31 +20,6 @@
  * beat reading memory. Medians of `runs` after one warm-up pass. */
 
 #define MAX_THREADS 64
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* Four independent sums, so the adds do not wait on each other. */
-static uint64_t sum_words(const void *p, size_t bytes)
-{
-    const uint64_t *w = p;
-    size_t n = bytes / 8;
-    uint64_t a = 0, b = 0, c = 0, d = 0;
-    size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        a += w[i];
-        b += w[i + 1];
-        c += w[i + 2];
-        d += w[i + 3];
-    }
-    for (; i < n; i++)
-        a += w[i];
-    return a + b + c + d;
-}
 
 typedef struct job {
     const hog_dataset *ds;
@@ -59,11 +36,11 @@ static void *scan_worker(void *v)
     if (j->buf) {
         size_t per = j->buf_bytes / j->nth / 64 * 64;
         size_t lo = per * j->ith, hi = j->ith + 1 == j->nth ? j->buf_bytes : lo + per;
-        s = sum_words(j->buf + lo, hi - lo);
+        s = bench_sum_words((const uint64_t *)(j->buf + lo), (hi - lo) / 8);
     } else {
         for (uint32_t b = j->ith; b < j->ds->info.blocks; b += j->nth) {
             const hog_block *blk = &j->ds->blocks[b];
-            s += sum_words(blk->ptr, (size_t)hog_block_bytes(blk->rows, blk->nnz, blk->weight != NULL));
+            s += bench_sum_words((const uint64_t *)blk->ptr, (size_t)hog_block_bytes(blk->rows, blk->nnz, blk->weight != NULL) / 8);
         }
     }
     j->sum = s;
@@ -75,7 +52,7 @@ static double run_once(const hog_dataset *ds, const uint8_t *buf, size_t bytes, 
 {
     pthread_t t[MAX_THREADS];
     job jobs[MAX_THREADS];
-    double t0 = now();
+    double t0 = hog_now();
     for (unsigned i = 0; i < nth; i++) {
         jobs[i] = (job){ds, buf, bytes, i, nth, 0};
         if (pthread_create(&t[i], NULL, scan_worker, &jobs[i]) != 0) {
@@ -88,7 +65,7 @@ static double run_once(const hog_dataset *ds, const uint8_t *buf, size_t bytes, 
         pthread_join(t[i], NULL);
         *sum += jobs[i].sum;
     }
-    return now() - t0;
+    return hog_now() - t0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -125,13 +102,13 @@ int main(int argc, char **argv)
     }
     hog_dataset *ds;
     char err[512];
-    double t0 = now();
+    double t0 = hog_now();
     int rc = hog_dataset_open(argv[1], NULL, &ds, err, sizeof(err));
     if (rc < 0) {
         fprintf(stderr, "bench_scan: %s\n", err);
         return 1;
     }
-    double open_s = now() - t0;
+    double open_s = hog_now() - t0;
     if (ds->info.format != HOG_FORMAT_BINARY) {
         fprintf(stderr, "bench_scan: %s is not a binary dataset\n", argv[1]);
         return 1;
