@@ -56,6 +56,9 @@ void cli_report_skipped(const char *path, uint64_t skipped, const char *location
 /* Opens a data set, reporting the error (and any skipped lines). Returns 0 or -1. */
 int cli_open(const char *path, const hog_read_params *p, hog_dataset **out);
 
+/* Seconds on the monotonic clock, for the reports' timings. */
+double cli_now(void);
+
 /* JSON output: a number or null for NaN/infinity, and a metrics object. */
 void cli_json_number(FILE *f, double v);
 void cli_json_metrics(FILE *f, const hog_metrics *m);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -191,6 +192,13 @@ int cli_open(const char *path, const hog_read_params *p, hog_dataset **out)
     uint64_t skipped = hog_dataset_skipped(*out, err, sizeof(err));
     cli_report_skipped(path, skipped, err);
     return 0;
+}
+
+double cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 void cli_json_number(FILE *f, double v)

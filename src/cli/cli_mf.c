@@ -3,7 +3,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -40,13 +39,6 @@ int cli_mf_wanted(int argc, char **argv)
             return 1;
     }
     return 0;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 typedef struct mf_progress {
@@ -174,7 +166,7 @@ int cli_mf_train(int argc, char **argv)
         {"seed", required_argument, 0, 0}, {"bind", required_argument, 0, 0},
         {0, 0, 0, 0},
     };
-    double t_start = now_s();
+    double t_start = cli_now();
     hog_mf_params p = hog_mf_params_default();
     const char *out = NULL, *test_path = NULL, *report = NULL, *save = NULL;
     int c, li, holdout_set = 0;
@@ -223,10 +215,10 @@ int cli_mf_train(int argc, char **argv)
     hog_mf_model *m = NULL;
     int status = 1;
     char err[CLI_ERR_LEN] = "";
-    double t_read = now_s();
+    double t_read = cli_now();
     if (open_ratings(input, 0, &train) < 0)
         goto out;
-    double read_s = now_s() - t_read;
+    double read_s = cli_now() - t_read;
     if (test_path && open_ratings(test_path, 0, &test) < 0)
         goto out;
     hog_ratings_info ri;
@@ -261,7 +253,7 @@ int cli_mf_train(int argc, char **argv)
         if (mi.test_ratings)
             fprintf(stderr, "test (%llu ratings): rmse %.4f\n", (unsigned long long)mi.test_ratings, mi.test_rmse);
     }
-    if (report && write_report(report, input, out, &ri, &mi, &ps, read_s, now_s() - t_start) < 0)
+    if (report && write_report(report, input, out, &ri, &mi, &ps, read_s, cli_now() - t_start) < 0)
         goto out;
     status = 0;
 out:

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -180,13 +179,6 @@ static int write_report(const char *path, const char *input, const char *model_p
     return cli_out_close(&o, 1);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Parses one training option into p. Returns 0, or -1 (reported). */
 static int train_option(const char *name, const char *val, hog_train_params *p)
 {
@@ -329,7 +321,7 @@ int cli_train(int argc, char **argv)
     };
     if (cli_mf_wanted(argc, argv))
         return cli_mf_train(argc, argv);
-    double t_start = now_s();
+    double t_start = cli_now();
     hog_train_params p = hog_train_params_default();
     hog_read_params rp = hog_read_params_default();
     const char *out = NULL, *test_path = NULL, *report = NULL, *cache = NULL;
@@ -390,12 +382,12 @@ int cli_train(int argc, char **argv)
     char err[CLI_ERR_LEN] = "";
     int status = 1;
     read_timing rt = {0, cache, 0};
-    double t_read = now_s();
+    double t_read = cli_now();
     if (cache && cli_cached(input, &rp, cache, &rt.cache_used) < 0)
         goto out;
     if (cli_open(cache ? cache : input, cache ? NULL : &rp, &train) < 0)
         goto out;
-    rt.seconds = now_s() - t_read;
+    rt.seconds = cli_now() - t_read;
     hog_dataset_info di;
     hog_dataset_get_info(train, &di);
     if (rp.index_base < 0) /* the test set's indices mean what the training set's meant */
@@ -440,7 +432,7 @@ int cli_train(int argc, char **argv)
             fprintf(stderr, "\n");
         }
     }
-    if (report && write_report(report, input, out, &di, &mi, &ps, &rt, now_s() - t_start) < 0)
+    if (report && write_report(report, input, out, &di, &mi, &ps, &rt, cli_now() - t_start) < 0)
         goto out;
     status = 0;
 out:
