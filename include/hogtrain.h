@@ -268,13 +268,16 @@ typedef struct hog_train_params {
                               ends with the replicas averaged into the model, which is what is
                               evaluated and saved. AdaGrad sums, L1 state and feature scales stay
                               shared. Sparse path only (auto picks it) */
+    int stream;          /* hog_trainer_run_file on text: 1 trains the first epoch on the blocks
+                            as the parsers build them, while the file is still being read; 0
+                            reads the whole file first (see hog_trainer_run_file) */
 } hog_train_params;
 
 /* The defaults: logistic, one thread per core, 10 epochs, step 0.1, decay 0.9,
  * invscaling power 0.5, decay schedule, l2 1e-6, no holdout, seed 1, bias,
  * binding on, memory limit 0 (half of what is available), no progress callback,
  * path auto, batches of 32 rows, plain (not normalised) updates, l1 0, no
- * early stopping, no averaging, quantile 0.5, replicas machine. */
+ * early stopping, no averaging, quantile 0.5, replicas machine, streaming on. */
 hog_train_params hog_train_params_default(void);
 
 /* Checks every field. Returns 0, or HOG_EPARAM with *field (if not NULL) set
@@ -431,6 +434,55 @@ unsigned hog_trainer_threads(const hog_trainer *t);
 int hog_trainer_run(hog_trainer *t, const hog_dataset *train,
                     const hog_dataset *test, hog_model **out,
                     char *err_detail, size_t err_len);
+
+/* What hog_trainer_run_file did with its input. */
+typedef struct hog_file_run {
+    hog_dataset *train;  /* the training data set read, and the test set (or NULL): the
+                            caller's to close (and to ask hog_dataset_skipped) */
+    hog_dataset *test;
+    int streamed;        /* 1: the first epoch trained on the blocks as they were read */
+    int cache_used;      /* 1: cache_path was newer than the input and was read instead */
+    double read_seconds; /* from the call until the data set was whole (the cache written,
+                            synced and validated): overlapped with the first epoch when
+                            streamed */
+    char note[160];      /* when text was not streamed: why ("streaming is off", "dense
+                            data (the dense path)", "label 3 first appears in row 70001"...) */
+} hog_file_run;
+
+/*
+ * Reads the data set at path and trains on it, as hog_dataset_open (rp: how
+ * to read text, NULL for the defaults) and hog_trainer_run would, but with
+ * text the first epoch trains while the file is read: the parsers hand
+ * each block of rows to the workers as soon as it is built, through a
+ * bounded queue, and later epochs use the data set built on the way, in
+ * memory or, with cache_path, in that binary file (written atomically,
+ * then memory-mapped; it bounds memory for data larger than RAM).
+ *
+ * The first blocks (4 of them) settle the labels, the path and the first
+ * feature degrees. The first epoch takes the rows in file order, shuffled
+ * within windows of max(4, 2 * threads) blocks; later epochs shuffle all.
+ * A file sorted by label trains badly that way: shuffle it, or set
+ * params.stream to 0. Text is read whole first (run->note says why) when
+ * streaming is off, with node or core replicas, the dense path, averaging
+ * over every epoch, or when the first blocks do not show what the model
+ * needs (two label values for a binary loss, dense data); when a later
+ * row has a label value the first blocks lacked, the run starts over on the
+ * whole data set. When cache_path is already there and newer than path,
+ * it is read instead (Vowpal Wabbit's -c); with binary input the input is
+ * copied to the cache (hog_dataset_convert).
+ *
+ * test_path (or NULL) is evaluated after every epoch, read with rp and, when
+ * rp leaves the libsvm index base to detection, the training data's base.
+ *
+ * On success *out is the model and *run says what happened and holds the
+ * data sets read (the caller closes them). Errors: those of hog_dataset_open, hog_dataset_convert and
+ * hog_trainer_run; a malformed line (on_error STOP) stops the run at once,
+ * and no cache file is left behind.
+ */
+int hog_trainer_run_file(hog_trainer *t, const char *path,
+                         const hog_read_params *rp, const char *cache_path,
+                         const char *test_path, hog_model **out,
+                         hog_file_run *run, char *err_detail, size_t err_len);
 
 /* ===================================================================== *
  *  Matrix factorisation (HOGWILD!'s Netflix experiment)

@@ -4,7 +4,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -51,9 +50,13 @@ static const char train_usage[] =
     "                          worker; replicas are averaged after every epoch\n"
     "  --mem-limit BYTES       memory the data may use (K/M/G suffixes; default half\n"
     "                          of what is available); a larger .hgd trains out of core\n"
-    "  --cache FILE.hgd        text INPUT is converted to FILE.hgd and trained from\n"
-    "                          there; a later run reuses FILE.hgd while it is newer\n"
-    "                          than INPUT\n"
+    "  --cache FILE.hgd        text INPUT is converted to FILE.hgd on the way and later\n"
+    "                          epochs train from there; a later run reuses FILE.hgd\n"
+    "                          while it is newer than INPUT\n"
+    "  --stream 0|1            text INPUT: train the first epoch while the file is read,\n"
+    "                          its rows in file order, shuffled within windows of blocks\n"
+    "                          (default 1); 0 reads it whole first (for a file sorted by\n"
+    "                          label, say)\n"
     "  --report FILE           write a JSON report (atomically)\n"
     "  -q, --quiet             no progress output\n"
     "  how to read text INPUT and --test:\n"
@@ -110,9 +113,11 @@ static void on_progress(void *ctx, const hog_epoch_stats *s, int done)
 }
 
 typedef struct read_timing {
-    double seconds;      /* reading INPUT: parsing text (and writing the cache) or opening */
+    double seconds;      /* reading INPUT whole: parsing text (and writing the cache) or opening;
+                            overlapped with the first epoch when streamed */
     const char *cache;   /* --cache FILE, or NULL */
     int cache_used;      /* 1: the cache was read, 0: it was written from INPUT */
+    int streamed;        /* 1: the first epoch trained while INPUT was read */
 } read_timing;
 
 static int write_report(const char *path, const char *input, const char *model_path,
@@ -139,6 +144,7 @@ static int write_report(const char *path, const char *input, const char *model_p
     cli_json_number(f, wall);
     fprintf(f, ",\n  \"read_seconds\": ");
     cli_json_number(f, rt->seconds);
+    fprintf(f, ",\n  \"streamed\": %s", rt->streamed ? "true" : "false");
     if (rt->cache) {
         fprintf(f, ",\n  \"cache\": ");
         cli_json_string(f, rt->cache);
@@ -215,13 +221,15 @@ static int train_option(const char *name, const char *val, hog_train_params *p)
         return 0;
     }
     if (strcmp(name, "threads") == 0 || strcmp(name, "epochs") == 0 || strcmp(name, "seed") == 0 ||
-        strcmp(name, "bias") == 0 || strcmp(name, "bind") == 0) {
-        unsigned long long max = name[0] == 's' ? ~0ull : name[0] == 'b' ? 1 : 1000000;
+        strcmp(name, "bias") == 0 || strcmp(name, "bind") == 0 || strcmp(name, "stream") == 0) {
+        unsigned long long max = strcmp(name, "seed") == 0 ? ~0ull
+                                 : name[0] == 'b' || strcmp(name, "stream") == 0 ? 1 : 1000000;
         if (cli_unsigned(opt, val, max, &u) < 0)
             return -1;
         if (name[0] == 't') p->threads = (unsigned)u;
         else if (name[0] == 'e') p->epochs = (unsigned)u;
-        else if (name[0] == 's') p->seed = u;
+        else if (strcmp(name, "seed") == 0) p->seed = u;
+        else if (strcmp(name, "stream") == 0) p->stream = (int)u;
         else if (strcmp(name, "bias") == 0) p->bias = (int)u;
         else p->bind = (int)u;
         return 0;
@@ -262,38 +270,6 @@ static int train_option(const char *name, const char *val, hog_train_params *p)
     return cli_double(opt, val, d);
 }
 
-/* --cache: makes cache from text INPUT unless it is already there and newer
- * than INPUT (then *used = 1). Binary INPUT needs no cache: it is used as it
- * is. Returns 0 or -1 (reported). */
-static int cli_cached(const char *input, const hog_read_params *rp, const char *cache, int *used)
-{
-    struct stat in, ca;
-    if (stat(input, &in) < 0) {
-        cli_error("%s: %s", input, strerror(errno));
-        return -1;
-    }
-    if (stat(cache, &ca) == 0 && (ca.st_mtim.tv_sec > in.st_mtim.tv_sec ||
-                                  (ca.st_mtim.tv_sec == in.st_mtim.tv_sec &&
-                                   ca.st_mtim.tv_nsec >= in.st_mtim.tv_nsec))) {
-        *used = 1;
-        if (!cli_quiet)
-            fprintf(stderr, "hogtrain: reading %s, the cache of %s\n", cache, input);
-        return 0;
-    }
-    char err[CLI_ERR_LEN] = "";
-    hog_dataset_info info;
-    int rc = hog_dataset_convert(input, rp, cache, &info, err, sizeof(err));
-    if (rc < 0) {
-        cli_error("%s", err[0] ? err : hog_strerror(rc));
-        return -1;
-    }
-    cli_report_skipped(input, info.skipped, err);
-    if (!cli_quiet)
-        fprintf(stderr, "hogtrain: %s: cached %llu rows of %s\n", cache, (unsigned long long)info.rows, input);
-    *used = 0;
-    return 0;
-}
-
 static void log_to_stderr(void *ctx, hog_log_level level, const char *msg)
 {
     (void)ctx;
@@ -314,7 +290,7 @@ int cli_train(int argc, char **argv)
         {"holdout", required_argument, 0, 0}, {"seed", required_argument, 0, 0},
         {"bias", required_argument, 0, 0}, {"bind", required_argument, 0, 0},
         {"mem-limit", required_argument, 0, 0}, {"path", required_argument, 0, 0},
-        {"replicas", required_argument, 0, 0},
+        {"replicas", required_argument, 0, 0}, {"stream", required_argument, 0, 0},
         {"batch", required_argument, 0, 0}, {"normalized", no_argument, 0, 0},
         {"l1", required_argument, 0, 0}, {"early-stop", required_argument, 0, 0},
         {"average", optional_argument, 0, 0}, {"quantile", required_argument, 0, 0}, {0, 0, 0, 0},
@@ -376,31 +352,34 @@ int cli_train(int argc, char **argv)
     progress_state ps = {isatty(2), p.loss, {0}, calloc(p.epochs, sizeof(double))};
     p.progress = on_progress;
     p.progress_ctx = &ps;
-    hog_dataset *train = NULL, *test = NULL;
+    hog_file_run fr;
+    memset(&fr, 0, sizeof(fr));
     hog_trainer *t = NULL;
     hog_model *m = NULL;
     char err[CLI_ERR_LEN] = "";
     int status = 1;
-    read_timing rt = {0, cache, 0};
-    double t_read = cli_now();
-    if (cache && cli_cached(input, &rp, cache, &rt.cache_used) < 0)
-        goto out;
-    if (cli_open(cache ? cache : input, cache ? NULL : &rp, &train) < 0)
-        goto out;
-    rt.seconds = cli_now() - t_read;
-    hog_dataset_info di;
-    hog_dataset_get_info(train, &di);
-    if (rp.index_base < 0) /* the test set's indices mean what the training set's meant */
-        rp.index_base = di.index_base;
-    if (test_path && cli_open(test_path, &rp, &test) < 0)
-        goto out;
+    read_timing rt = {0, cache, 0, 0};
     int rc = hog_trainer_create(&p, &t, err, sizeof(err));
-    if (rc == 0)
-        rc = hog_trainer_run(t, train, test, &m, err, sizeof(err));
     if (rc < 0) {
-        cli_error("%s: %s", input, err[0] ? err : hog_strerror(rc));
+        cli_error("%s", err[0] ? err : hog_strerror(rc));
         goto out;
     }
+    rc = hog_trainer_run_file(t, input, &rp, cache, test_path, &m, &fr, err, sizeof(err));
+    if (rc < 0) {
+        cli_error("%s", err[0] ? err : hog_strerror(rc));
+        goto out;
+    }
+    rt.seconds = fr.read_seconds;
+    rt.streamed = fr.streamed;
+    rt.cache_used = fr.cache_used;
+    /* Skipped input is never dropped without a word (not even with -q). */
+    cli_report_skipped(input, hog_dataset_skipped(fr.train, err, sizeof(err)), err);
+    if (fr.test)
+        cli_report_skipped(test_path, hog_dataset_skipped(fr.test, err, sizeof(err)), err);
+    hog_dataset_info di;
+    hog_dataset_get_info(fr.train, &di);
+    if (cache && !fr.cache_used && !cli_quiet)
+        fprintf(stderr, "hogtrain: %s: cached %llu rows of %s\n", cache, (unsigned long long)di.rows, input);
     rc = hog_model_save(m, out);
     if (rc < 0) {
         cli_error("%s: cannot save the model: %s", out, hog_strerror(rc));
@@ -438,8 +417,8 @@ int cli_train(int argc, char **argv)
 out:
     hog_model_free(m);
     hog_trainer_free(t);
-    hog_dataset_close(test);
-    hog_dataset_close(train);
+    hog_dataset_close(fr.test);
+    hog_dataset_close(fr.train);
     free(ps.epoch_seconds);
     return status;
 }

@@ -137,6 +137,19 @@ void hog_builder_set_one_based(hog_builder *b, int one_based);
 /* Rows added so far. */
 uint64_t hog_builder_rows(const hog_builder *b);
 
+/* Tells fn of every block as it is finished, in order. blk is a view valid
+ * during the call, or, when kept is 1 (an in-memory builder), the data
+ * set's own block, valid until the data set is freed. position is the
+ * fraction of the input read when the block's last rows were added (see
+ * hog_builder_set_position). A non-zero return from fn stops the build: the
+ * add that finished the block returns it. */
+typedef int (*hog_block_fn)(void *ctx, const hog_block *blk, int kept, double position);
+void hog_builder_on_block(hog_builder *b, hog_block_fn fn, void *ctx);
+
+/* Where in its input the rows added next come from, as a fraction in [0, 1]
+ * (the text pipeline sets it from hog_reader_position). */
+void hog_builder_set_position(hog_builder *b, double position);
+
 /* In-memory builder: hands the blocks to a new data set. Frees b.
  * Errors: HOG_EEMPTY (no rows), -ENOMEM. */
 int hog_builder_finish(hog_builder *b, hog_format format, hog_dataset **out);
@@ -271,6 +284,60 @@ typedef struct hog_text_summary {
 int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, hog_text_summary *sum,
                     char *err, size_t err_len);
 
+/* Resolves HOG_FORMAT_AUTO as far as binary (*fmt HOG_FORMAT_BINARY) or
+ * text (*fmt stays AUTO: the pipeline's plan settles which text format).
+ * Errors: HOG_EPARAM (not a hog_format), -errno; err names the file. */
+int hog_resolve_format(const char *path, const hog_read_params *p, hog_format *fmt, char *err, size_t len);
+
+/* Streams text into b (hog_text_stream) as hog_dataset_open and _convert
+ * do: refuses an empty file by name (HOG_EEMPTY), sets b's index base, and
+ * describes skipped lines in *report (a new string to hog_free, or NULL
+ * when none were). *fmt: the format it was parsed as. */
+int hog_text_read(const char *path, const hog_read_params *p, hog_builder *b, hog_format *fmt,
+                  uint64_t *skipped, char **report, char *err, size_t len);
+
+/* ===================================================================== *
+ *  Feeding blocks to a trainer while the text is read (etl_feed.c)
+ *
+ *  A feed reads a text file on a thread of its own into a data set (in
+ *  memory, or a binary cache file written on the way) and hands every
+ *  block, as soon as it is built, to one consumer through a bounded queue:
+ *  the first epoch trains while the file is still being read. Memory stays
+ *  bounded by the queue (depth blocks) when the data set goes to a file.
+ * ===================================================================== */
+typedef struct hog_feed hog_feed;
+
+/* Starts reading text path (p as for hog_dataset_open; the caller has
+ * checked it is text) into cache_path (NULL: into memory), with at most
+ * depth blocks handed out and not yet released. Errors: -ENOMEM, -errno
+ * (the cache cannot be created or the thread started); err says which. */
+int hog_feed_start(const char *path, const hog_read_params *p, const char *cache_path, unsigned depth,
+                   hog_feed **out, char *err, size_t err_len);
+
+/* The next block in file order: a view valid until it is released, and the
+ * fraction of the input read when it was built. Waits for it. Returns 1, 0
+ * when every block has been handed out, or the reading's error (a parse
+ * error as "path:line:column: expected ...", in err) as soon as it
+ * happens. One consumer thread. */
+int hog_feed_next(hog_feed *f, hog_block *blk, double *position, char *err, size_t err_len);
+
+/* Gives back the oldest block handed out and not yet released. */
+void hog_feed_release(hog_feed *f);
+
+/* From now on the rest of the file goes only into the data set: no more
+ * blocks are handed out (hog_feed_next returns 0 once the read is done). */
+void hog_feed_drain(hog_feed *f);
+
+/* Waits for the read to end, commits the cache file and opens the data set
+ * (*out: in memory, or the mapped cache, which hog_hgd_open validates).
+ * Every block handed out must have been released. Errors: the reading's,
+ * those of hog_atomic_commit and hog_hgd_open; err says which. */
+int hog_feed_finish(hog_feed *f, hog_dataset **out, char *err, size_t err_len);
+
+/* Stops a feed not finished (the cache file is removed) and frees it. NULL
+ * is accepted. */
+void hog_feed_free(hog_feed *f);
+
 /* ===================================================================== *
  *  Reading files in large chunks (etl_uring.c)
  * ===================================================================== */
@@ -297,6 +364,9 @@ void hog_reader_release(hog_reader *r, const char *data);
 
 /* Bytes of the underlying file, and whether reads bypass the page cache. */
 uint64_t hog_reader_file_bytes(const hog_reader *r);
+/* Bytes of the underlying file (compressed, for .gz and .zst) behind the
+ * chunks handed out so far: with hog_reader_file_bytes, how far a scan is. */
+uint64_t hog_reader_position(const hog_reader *r);
 int hog_reader_direct(const hog_reader *r);
 
 void hog_reader_close(hog_reader *r);

@@ -320,6 +320,11 @@ struct hog_builder {
     /* streaming to a file */
     hog_atomic_file *out;
     hgd_writer writer;
+
+    /* told of every finished block */
+    hog_block_fn on_block;
+    void *on_block_ctx;
+    double position; /* the fraction of the input read (hog_builder_set_position) */
 };
 
 int hog_builder_create(uint32_t rows_per_block, hog_atomic_file *out, hog_builder **bp)
@@ -354,6 +359,17 @@ uint64_t hog_builder_rows(const hog_builder *b)
     return b->rows;
 }
 
+void hog_builder_on_block(hog_builder *b, hog_block_fn fn, void *ctx)
+{
+    b->on_block = fn;
+    b->on_block_ctx = ctx;
+}
+
+void hog_builder_set_position(hog_builder *b, double position)
+{
+    b->position = position;
+}
+
 static void current_arrays(const hog_builder *b, block_arrays *a)
 {
     arrays_of(a, b->cur_rows, b->cur_nnz, b->ptr, b->index, b->value, b->label,
@@ -386,6 +402,12 @@ static int builder_flush(hog_builder *b)
         rc = writer_block(&b->writer, &a, b->cur_rows, b->cur_nnz, sum);
         if (rc < 0)
             return rc;
+        if (b->on_block) { /* a view of the builder's arrays, valid during the call */
+            const hog_block view = {b->cur_rows, b->cur_nnz, sum, b->ptr, b->index, b->value, b->label,
+                                    b->weighted ? b->weight : NULL};
+            if ((rc = b->on_block(b->on_block_ctx, &view, 0, b->position)) != 0)
+                return rc;
+        }
     } else {
         /* Grow both lists first, so a failure leaks nothing. */
         void *blocks = b->blocks, *heap = b->heap;
@@ -410,6 +432,8 @@ static int builder_flush(hog_builder *b)
         block_view(&b->blocks[b->nblocks], buf, b->cur_rows, b->cur_nnz, b->weighted, sum);
         b->heap[b->nblocks] = buf;
         b->nblocks++;
+        if (b->on_block && (rc = b->on_block(b->on_block_ctx, &b->blocks[b->nblocks - 1], 1, b->position)) != 0)
+            return rc;
     }
     b->cur_rows = 0;
     b->cur_nnz = 0;
@@ -980,11 +1004,9 @@ hog_read_params hog_read_params_default(void)
     return p;
 }
 
-/* Resolves HOG_FORMAT_AUTO as far as binary or text: which text format it
- * is, the pipeline's plan settles from the same first line it reads anyway
- * (*fmt stays AUTO then). An error names the file. */
-static int resolve_format(const char *path, const hog_read_params *p, hog_format *fmt,
-                          char *err, size_t len)
+/* Which text format it is, the pipeline's plan settles from the same first
+ * line it reads anyway. */
+int hog_resolve_format(const char *path, const hog_read_params *p, hog_format *fmt, char *err, size_t len)
 {
     *fmt = p->format;
     if (p->format > HOG_FORMAT_VW || p->format < HOG_FORMAT_AUTO)
@@ -1000,12 +1022,9 @@ static int resolve_format(const char *path, const hog_read_params *p, hog_format
     return 0;
 }
 
-/* Text reading that both open and convert share: stream and parse (*fmt:
- * the format it was parsed as), refuse
- * an empty file by name, and describe skipped lines (a new string in
- * *report, or NULL when none were). */
-static int read_text(const char *path, const hog_read_params *p, hog_builder *b, hog_format *fmt,
-                     uint64_t *skipped, char **report, char *err, size_t len)
+/* Text reading that open, convert and the feed share. */
+int hog_text_read(const char *path, const hog_read_params *p, hog_builder *b, hog_format *fmt,
+                  uint64_t *skipped, char **report, char *err, size_t len)
 {
     hog_text_summary sum;
     *report = NULL;
@@ -1047,7 +1066,7 @@ int hog_dataset_open(const char *path, const hog_read_params *params, hog_datase
         return hog_fail(HOG_EPARAM, err_detail, err_len, "path and out must not be NULL");
     hog_read_params p = params ? *params : hog_read_params_default();
     hog_format fmt;
-    int rc = resolve_format(path, &p, &fmt, err_detail, err_len);
+    int rc = hog_resolve_format(path, &p, &fmt, err_detail, err_len);
     if (rc < 0)
         return rc;
     if (fmt == HOG_FORMAT_BINARY)
@@ -1060,7 +1079,7 @@ int hog_dataset_open(const char *path, const hog_read_params *params, hog_datase
         return hog_fail(rc, err_detail, err_len, "%s: out of memory", path);
     uint64_t skipped;
     char *report;
-    rc = read_text(path, &p, b, &fmt, &skipped, &report, err_detail, err_len);
+    rc = hog_text_read(path, &p, b, &fmt, &skipped, &report, err_detail, err_len);
     if (rc < 0) {
         hog_builder_free(b);
         return rc;
@@ -1158,7 +1177,7 @@ int hog_dataset_convert(const char *in_path, const hog_read_params *params, cons
         return hog_fail(HOG_EPARAM, err_detail, err_len, "in_path and out_path must not be NULL");
     hog_read_params p = params ? *params : hog_read_params_default();
     hog_format fmt;
-    int rc = resolve_format(in_path, &p, &fmt, err_detail, err_len);
+    int rc = hog_resolve_format(in_path, &p, &fmt, err_detail, err_len);
     if (rc < 0)
         return rc;
 
@@ -1194,7 +1213,7 @@ int hog_dataset_convert(const char *in_path, const hog_read_params *params, cons
     }
     uint64_t skipped;
     char *report;
-    rc = read_text(in_path, &p, b, &fmt, &skipped, &report, err_detail, err_len);
+    rc = hog_text_read(in_path, &p, b, &fmt, &skipped, &report, err_detail, err_len);
     if (rc < 0) {
         hog_builder_free(b);
         hog_atomic_abort(&f);

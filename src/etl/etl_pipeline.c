@@ -39,6 +39,7 @@ typedef struct piece {
     size_t len;
     const char *chunk;  /* the reader's buffer to give back after parsing, or NULL */
     char *owned;        /* a seam's own buffer, or NULL */
+    uint64_t position;  /* bytes of the file read when it was queued (hog_reader_position) */
     int done;           /* parsed: rows and rc are ready */
     int rc;
     hog_text_error err;
@@ -50,6 +51,7 @@ typedef struct pipeline {
     pthread_cond_t changed;
     const hog_text_plan *plan;
     hog_reader *reader;
+    uint64_t position;   /* the producer's: hog_reader_position after its last read */
 
     piece ring[RING];
     uint64_t produced;   /* pieces queued so far */
@@ -82,6 +84,7 @@ static int queue_piece(pipeline *pl, const char *data, size_t len, const char *c
     pc->len = len;
     pc->chunk = chunk;
     pc->owned = owned;
+    pc->position = pl->position;
     pc->done = 0;
     pc->rc = 0;
     pl->produced++;
@@ -158,6 +161,7 @@ static void *producer_main(void *v)
         rc = hog_reader_next(pl->reader, &data, &len);
         if (rc <= 0)
             break;
+        pl->position = hog_reader_position(pl->reader);
         pthread_mutex_lock(&pl->mu);
         pl->held++;
         pthread_mutex_unlock(&pl->mu);
@@ -323,6 +327,7 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
     }
 
     uint64_t line0 = plan.header_lines; /* lines before the current piece */
+    const uint64_t file_bytes = hog_reader_file_bytes(reader);
     pthread_mutex_lock(&pl->mu);
     while (rc == 0) {
         piece *pc = &pl->ring[pl->consumed % RING];
@@ -346,8 +351,10 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
                           (unsigned long long)(line0 + pc->err.line), pc->err.column, pc->err.what);
         else if (pc->rc < 0)
             rc = hog_fail(pc->rc, err, err_len, "%s: %s", path, hog_strerror(pc->rc));
-        else
+        else {
+            hog_builder_set_position(b, file_bytes ? (double)pc->position / (double)file_bytes : 1.0);
             rc = hog_builder_add_rows(b, &pc->rows);
+        }
         if (rc == 0) {
             for (uint32_t i = 0; i < pc->rows.kept && sum->kept < HOG_TEXT_ERRORS_KEPT; i++) {
                 hog_text_error *e = &sum->errors[sum->kept++];

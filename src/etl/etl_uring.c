@@ -105,6 +105,7 @@ struct hog_reader {
     read_slot *slots;
     uint64_t next_seq, deliver_seq;
     uint64_t next_off; /* file offset of the next chunk to queue */
+    uint64_t position; /* bytes of the file behind the chunks handed out so far */
     int rc;            /* sticky error: once a call failed, every later one does */
 
     /* decompression */
@@ -495,6 +496,7 @@ static int codec_next(hog_reader *r, const char **data, size_t *len)
         r->out_eof = true;
         return 0;
     }
+    r->position = r->in_slot ? r->in_slot->off + r->in_pos : r->file_bytes;
     o->held = 1;
     atomic_store_explicit(&o->released, 0, memory_order_relaxed);
     *data = o->buf;
@@ -746,6 +748,7 @@ int hog_reader_next(hog_reader *r, const char **data, size_t *len)
     }
     *data = s->buf;
     *len = s->want;
+    r->position = s->off + s->want;
     return 1;
 }
 
@@ -771,6 +774,11 @@ void hog_reader_release(hog_reader *r, const char *data)
 uint64_t hog_reader_file_bytes(const hog_reader *r)
 {
     return r->file_bytes;
+}
+
+uint64_t hog_reader_position(const hog_reader *r)
+{
+    return r->position;
 }
 
 int hog_reader_direct(const hog_reader *r)

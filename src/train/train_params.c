@@ -28,6 +28,7 @@ hog_train_params hog_train_params_default(void)
     p.average = 0;
     p.quantile = 0.5;
     p.replicas = HOG_REPLICAS_MACHINE;
+    p.stream = 1;
     return p;
 }
 
@@ -77,6 +78,8 @@ int hog_train_params_check(const hog_train_params *p, const char **field)
         bad = "quantile";
     else if ((unsigned)p->replicas > HOG_REPLICAS_CORE)
         bad = "replicas";
+    else if (p->stream != 0 && p->stream != 1)
+        bad = "stream";
     if (field)
         *field = bad;
     return bad ? HOG_EPARAM : 0;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "train.h"
 
@@ -210,6 +211,9 @@ typedef struct epoch_job {
     const uint32_t *units;    /* segment ids in this epoch's order */
     uint32_t nunits;
     uint32_t segs_per_block;
+    uint64_t row0;            /* the row number of ds's first row (a window of a streamed epoch) */
+    double frac0, frac1;      /* the part of the epoch these units are: 0 and 1, or a window's */
+    int window;               /* 1: a window of the streamed first epoch (see stream_epoch) */
     int ooc;                  /* out of core: read blocks ahead, drop them when done */
     uint32_t ahead;           /* out of core: how many segments ahead to start reading */
     atomic_uint *left;        /* out of core: segments of each block not yet done */
@@ -235,7 +239,7 @@ static float unit_step(const epoch_job *job, uint32_t pos)
 {
     const hog_train_params *p = job->p;
     if (p->schedule == HOG_SCHEDULE_INVSCALING) {
-        double t = job->epoch + (double)pos / job->nunits;
+        double t = job->epoch + job->frac0 + (job->frac1 - job->frac0) * pos / job->nunits;
         return (float)(p->step / pow(1.0 + t, p->power));
     }
     /* adagrad's decay is per coordinate, in the update itself */
@@ -716,7 +720,8 @@ KERNEL hog_weight *plain_w(hog_weight *w, hog_weight *hot, const int16_t *slot, 
 /* The worker's table of l2_shrink(reg * c_j) for every feature, brought up
  * to date for reg, or NULL where the loop computes it itself: under
  * invscaling (reg changes with every segment, and recomputing dim entries
- * per segment costs more than it saves on large models), on models of more
+ * per segment costs more than it saves on large models), in a streamed
+ * first epoch (c_j changes with every window), on models of more
  * than SHRINK_MAX_FEATURES features (a table per worker, outside the memory
  * limit, whose gathers miss the caches anyway), or when the table cannot be
  * allocated. Made by the worker itself, so on its NUMA node. */
@@ -725,7 +730,7 @@ KERNEL hog_weight *plain_w(hog_weight *w, hog_weight *hot, const int16_t *slot, 
 static const float *plain_shrink(const epoch_job *job, worker_state *ws, float reg)
 {
     const uint64_t dim = job->m->dim;
-    if (job->p->schedule == HOG_SCHEDULE_INVSCALING || dim > SHRINK_MAX_FEATURES)
+    if (job->p->schedule == HOG_SCHEDULE_INVSCALING || job->window || dim > SHRINK_MAX_FEATURES)
         return NULL;
     if (!ws->shrink && !(ws->shrink = hog_malloc(dim * sizeof(float))))
         return NULL;
@@ -893,7 +898,7 @@ static void run_unit(epoch_job *job, worker_state *ws, uint32_t pos)
     uint32_t start = (unit % job->segs_per_block) * SEGMENT_ROWS;
     const hog_block *blk = &ds->blocks[b];
     uint32_t n = HOG_MIN(SEGMENT_ROWS, blk->rows - start);
-    uint64_t first = (uint64_t)b * ds->info.rows_per_block + start;
+    uint64_t first = job->row0 + (uint64_t)b * ds->info.rows_per_block + start;
 
     /* The segment's rows in an order that depends only on (seed, epoch,
      * segment), so one thread replays bit for bit. */
@@ -984,7 +989,7 @@ static void maybe_report(epoch_job *job, uint32_t pos, double *last)
         return;
     *last = now;
     hog_epoch_stats st = *job->stats;
-    st.progress = (double)(pos + 1) / job->nunits;
+    st.progress = job->frac0 + (job->frac1 - job->frac0) * (pos + 1) / job->nunits;
     st.seconds = job->done_seconds + (now - job->t0);
     p->progress(p->progress_ctx, &st, 0);
 }
@@ -1286,20 +1291,32 @@ static void replicas_background_stop(replica_set *r)
 }
 
 typedef struct run_state {
+    hog_trainer *t;
+    const hog_train_params *p;
+    hog_model *m;
     worker_state *ws;
     unsigned nth;
+    uint64_t dim;     /* features the per-feature arrays hold: the model's */
+    uint32_t classes;
+    uint32_t outputs;
+    hog_path path;
+    unsigned opt;     /* OPT_* */
+    uint64_t limit;   /* hog_mem_limit */
+    int ooc;
     uint32_t *units;  /* this epoch's order of segments */
     uint32_t *base;   /* every segment, in block order */
     uint32_t *first;  /* blocks + 1: where each block's segments start in base */
     uint32_t *order;  /* blocks: scratch for the block order */
     atomic_uint *left;/* blocks: segments of each block not yet done (out of core) */
+    uint32_t nblocks, nunits, segs_per_block;
     uint32_t *deg;    /* per feature: training rows that touch it */
+    uint64_t deg_rows;/* training rows (holdout excluded) counted in deg */
     float *l2_scale;
     int16_t *slot;
     uint32_t *hot_ids;
     uint32_t nlocal;
     uint32_t nhot;
-    double *classes;
+    double *classes_of; /* the label values, ascending */
     hog_weight *acc;      /* adagrad: dim * outputs sums of squared gradients */
     hog_weight *bias_acc; /* adagrad: outputs */
     hog_weight *xmax;     /* normalized: dim */
@@ -1310,6 +1327,13 @@ typedef struct run_state {
     float *best;          /* early stopping: the best epoch's weights, then biases */
     replica_set rep;      /* --replicas node|core (rep.n == 0: none) */
     hog_pool *pool;       /* the trainer's: the replicas' memory came from it */
+
+    /* the epochs so far */
+    hog_epoch_stats st;
+    double seconds;       /* training seconds */
+    double best_loss;
+    hog_metrics best_test;
+    unsigned best_epoch, since_best, epochs_run;
 } run_state;
 
 static void run_state_free(run_state *rs)
@@ -1333,7 +1357,7 @@ static void run_state_free(run_state *rs)
     hog_free(rs->l2_scale);
     hog_free(rs->slot);
     hog_free(rs->hot_ids);
-    hog_free(rs->classes);
+    hog_free(rs->classes_of);
     hog_free((void *)rs->acc);
     hog_free((void *)rs->bias_acc);
     hog_free((void *)rs->xmax);
@@ -1346,6 +1370,8 @@ static void run_state_free(run_state *rs)
     replicas_background_stop(&rs->rep);
     if (rs->pool)
         replicas_free(&rs->rep, rs->pool);
+    hog_model_free(rs->m);
+    memset(rs, 0, sizeof(*rs));
 }
 
 /* The weights and then the biases of m, into or out of buf (dim * outputs
@@ -1387,6 +1413,405 @@ static uint64_t count_nonzero(const hog_model *m)
     return nz;
 }
 
+/* The model's outputs for rs->classes label values: binary losses need
+ * exactly two, softmax at least two (one output each). */
+static int run_outputs(run_state *rs, char *err, size_t err_len)
+{
+    const hog_train_params *p = rs->p;
+    uint32_t classes = rs->classes;
+    rs->outputs = 1;
+    if (hog_loss_is_regression(p->loss))
+        return 0;
+    if (p->loss != HOG_LOSS_SOFTMAX && classes != 2)
+        return hog_fail(HOG_ELABEL, err, err_len, "%s loss needs exactly two label values, the training set has %u%s",
+                        hog_loss_name(p->loss), classes, classes > 2 ? " (use --loss softmax for multiclass)" : "");
+    if (p->loss == HOG_LOSS_SOFTMAX && classes < 2)
+        return hog_fail(HOG_ELABEL, err, err_len, "softmax needs at least two classes, the training set has %u",
+                        classes);
+    if (p->loss == HOG_LOSS_SOFTMAX)
+        rs->outputs = classes;
+    return 0;
+}
+
+/* The options that run on the sparse path only, or NULL: the dense path
+ * steps plain mini-batch SGD. */
+static const char *sparse_only(const hog_train_params *p)
+{
+    return p->schedule == HOG_SCHEDULE_ADAGRAD ? "--schedule adagrad"
+           : p->normalized                    ? "--normalized"
+           : p->l1 > 0                        ? "--l1"
+           : p->loss == HOG_LOSS_QUANTILE     ? "--loss quantile"
+           : p->replicas == HOG_REPLICAS_NODE ? "--replicas node"
+           : p->replicas == HOG_REPLICAS_CORE ? "--replicas core"
+                                              : NULL;
+}
+
+/* Settles rs->path for data of rows, features and nnz (by density for
+ * auto; options the dense path lacks send auto to the sparse path and
+ * refuse a forced dense path). */
+static int run_path(run_state *rs, uint64_t rows, uint64_t features, uint64_t nnz, char *err, size_t err_len)
+{
+    const hog_train_params *p = rs->p;
+    hog_path path = hog_path_pick(p->path, rows, features, nnz, rs->outputs);
+    const char *sparse = sparse_only(p);
+    if (path == HOG_PATH_DENSE && sparse) {
+        if (p->path == HOG_PATH_DENSE)
+            return hog_fail(HOG_EPARAM, err, err_len, "path: the dense path does not support %s; use the sparse path",
+                            sparse);
+        hog_log(HOG_LOG_INFO, "sparse path: %s runs on the sparse path only", sparse);
+        path = HOG_PATH_SPARSE;
+    }
+    hog_log(HOG_LOG_INFO, "%s path%s: density %.3g, %llu features, %u outputs%s", hog_path_name(path),
+            p->path == HOG_PATH_AUTO ? " (auto)" : "",
+            (double)nnz / ((double)rows * (double)HOG_MAX(features, 1)), (unsigned long long)features, rs->outputs,
+            path == HOG_PATH_DENSE ? ", OpenBLAS mini-batches" : "");
+    rs->path = path;
+    return 0;
+}
+
+/* Private copies per worker: none on the dense path (each batch's update
+ * is already one write per weight), none for replicas of one worker each. */
+static unsigned copy_workers(const run_state *rs)
+{
+    return rs->path == HOG_PATH_DENSE || rs->p->replicas == HOG_REPLICAS_CORE ? 1 : rs->nth;
+}
+
+/* (Re)builds the per-feature tables from rs->deg. */
+static int run_tables(run_state *rs)
+{
+    hog_free(rs->l2_scale);
+    hog_free(rs->slot);
+    hog_free(rs->hot_ids);
+    rs->l2_scale = NULL;
+    rs->slot = NULL;
+    rs->hot_ids = NULL;
+    return feature_table(rs->deg, rs->deg_rows, rs->dim, rs->outputs, copy_workers(rs), &rs->l2_scale, &rs->slot,
+                         &rs->hot_ids, &rs->nlocal, &rs->nhot);
+}
+
+/* Makes the model (rs->dim features, rs->outputs outputs) and everything the
+ * epochs share that does not depend on how the data is cut into blocks:
+ * the workers' buffers, replicas and the optimisers' per-weight state.
+ * rs->deg and the feature tables are the caller's. */
+static int run_alloc(run_state *rs, char *err, size_t err_len)
+{
+    const hog_train_params *p = rs->p;
+    const uint64_t dim = rs->dim;
+    const uint32_t outputs = rs->outputs;
+    rs->m = hog_model_new(p->loss, dim, outputs, rs->classes);
+    rs->ws = hog_aligned_alloc(HOG_CACHELINE, rs->nth * sizeof(worker_state));
+    if (!rs->m || !rs->ws)
+        return -ENOMEM;
+    memset(rs->ws, 0, rs->nth * sizeof(worker_state));
+    if (rs->classes)
+        memcpy(rs->m->class_labels, rs->classes_of, rs->classes * sizeof(double));
+    if (rs->path == HOG_PATH_DENSE) {
+        /* The buffers are touched as they are made: a model too large for
+         * them would meet the OOM killer, not -ENOMEM, so it is refused
+         * here (auto never picks one; --path dense on a huge model can). */
+        uint64_t need = (uint64_t)rs->nth * hog_dense_bytes(dim, outputs, p->batch);
+        if (need > rs->limit)
+            return hog_fail(HOG_EPARAM, err, err_len,
+                            "the dense path needs %llu bytes of buffers for %llu features x %u outputs, more than "
+                            "the memory limit (%llu): use the sparse path", (unsigned long long)need,
+                            (unsigned long long)dim, outputs, (unsigned long long)rs->limit);
+        hog_dense **dense = hog_calloc(rs->nth, sizeof(hog_dense *));
+        int rc = dense ? hog_dense_create_all(rs->pool, dim, outputs, p->batch, dense) : -ENOMEM;
+        for (unsigned i = 0; dense && i < rs->nth; i++)
+            rs->ws[i].dense = dense[i];
+        hog_free(dense);
+        if (rc < 0)
+            return rc;
+    }
+    /* Room for as many private copies as feature_table can choose, so the
+     * tables can be rebuilt between epochs. */
+    size_t nhot = (size_t)(copy_workers(rs) > 1 ? HOG_MAX(LOCAL_WEIGHTS / outputs, 1u) : 0) * outputs + 1;
+    for (unsigned i = 0; i < rs->nth; i++) {
+        worker_state *ws = &rs->ws[i];
+        /* In the memory of the worker's NUMA node (zeroed, cache-line aligned). */
+        ws->scratch = hog_pool_alloc_local(rs->pool, i, 6 * outputs * sizeof(float));
+        ws->perm = hog_pool_alloc_local(rs->pool, i, SEGMENT_ROWS * sizeof(uint32_t));
+        ws->hot = hog_pool_alloc_local(rs->pool, i, nhot * sizeof(hog_weight));
+        ws->hot0 = hog_pool_alloc_local(rs->pool, i, nhot * sizeof(float));
+        if (!ws->scratch || !ws->perm || !ws->hot || !ws->hot0)
+            return -ENOMEM;
+        if (p->schedule == HOG_SCHEDULE_ADAGRAD) {
+            ws->hotacc = hog_pool_alloc_local(rs->pool, i, nhot * sizeof(hog_weight));
+            ws->hotacc0 = hog_pool_alloc_local(rs->pool, i, nhot * sizeof(float));
+            if (!ws->hotacc || !ws->hotacc0)
+                return -ENOMEM;
+        }
+    }
+    int rc = replicas_make(&rs->rep, rs->path == HOG_PATH_SPARSE ? p->replicas : HOG_REPLICAS_MACHINE, rs->pool,
+                           rs->m, rs->ws, rs->nth);
+    if (rc < 0)
+        return rc;
+    if (rs->rep.n)
+        hog_log(HOG_LOG_INFO, "%s replicas: %u, averaged into the model after every epoch%s",
+                hog_replicas_name(p->replicas), rs->rep.n,
+                p->replicas == HOG_REPLICAS_NODE && rs->rep.n > 1 ? " and by a background thread meanwhile" : "");
+    rs->opt = (p->schedule == HOG_SCHEDULE_ADAGRAD ? OPT_ADAGRAD : 0) | (p->normalized ? OPT_NORMALIZED : 0) |
+              (p->l1 > 0 ? OPT_L1 : 0);
+    if (rs->opt & OPT_ADAGRAD) {
+        rs->acc = hog_calloc(dim * outputs, sizeof(hog_weight));
+        rs->bias_acc = hog_calloc(outputs, sizeof(hog_weight));
+        if (!rs->acc || !rs->bias_acc)
+            return -ENOMEM;
+    }
+    if ((rs->opt & OPT_L1) && !(rs->l1s = hog_calloc(2 * dim * outputs, sizeof(hog_weight))))
+        return -ENOMEM;
+    if ((rs->opt & OPT_NORMALIZED) && !(rs->xmax = hog_calloc(dim, sizeof(hog_weight))))
+        return -ENOMEM;
+    return 0;
+}
+
+/* What needs the model's final size: averaging and early stopping. */
+static int run_alloc_final(run_state *rs)
+{
+    const hog_train_params *p = rs->p;
+    size_t nweights = (size_t)rs->dim * rs->outputs + rs->outputs;
+    if (p->average) {
+        rs->avg.sum = hog_calloc(nweights, sizeof(double));
+        rs->avg_m = hog_model_new(p->loss, rs->dim, rs->outputs, rs->classes);
+        if (!rs->avg.sum || !rs->avg_m)
+            return -ENOMEM;
+        rs->avg.from_epoch = p->epochs - p->average;
+        pthread_mutex_init(&rs->avg.lock, NULL);
+        rs->avg_lock = 1;
+    }
+    if (p->early_stop && !(rs->best = hog_malloc(nweights * sizeof(float))))
+        return -ENOMEM;
+    if (rs->nlocal)
+        hog_log(HOG_LOG_DEBUG, "%u features kept per worker, %u of them hot", rs->nlocal, rs->nhot);
+    return 0;
+}
+
+/* The segments of train's blocks, and the model's record of its data. */
+static int run_units(run_state *rs, const hog_dataset *train)
+{
+    uint32_t rpb = train->info.rows_per_block, nblocks = train->info.blocks;
+    uint32_t spb = (rpb + SEGMENT_ROWS - 1) / SEGMENT_ROWS;
+    rs->units = hog_malloc((size_t)nblocks * spb * sizeof(uint32_t));
+    rs->base = hog_malloc((size_t)nblocks * spb * sizeof(uint32_t));
+    rs->first = hog_malloc(((size_t)nblocks + 1) * sizeof(uint32_t));
+    rs->order = hog_malloc(((size_t)nblocks + 1) * sizeof(uint32_t));
+    rs->left = hog_malloc(((size_t)nblocks + 1) * sizeof(atomic_uint));
+    if (!rs->units || !rs->base || !rs->first || !rs->order || !rs->left)
+        return -ENOMEM;
+    uint32_t nunits = 0;
+    for (uint32_t b = 0; b < nblocks; b++) {
+        rs->first[b] = nunits;
+        for (uint32_t s = 0; s * SEGMENT_ROWS < train->blocks[b].rows; s++)
+            rs->base[nunits++] = b * spb + s;
+    }
+    rs->first[nblocks] = nunits;
+    rs->nblocks = nblocks;
+    rs->nunits = nunits;
+    rs->segs_per_block = spb;
+
+    hog_model *m = rs->m;
+    m->info.params = *rs->p;
+    m->info.params.threads = rs->nth;
+    m->info.params.path = rs->path;
+    m->info.params.progress = NULL;
+    m->info.params.progress_ctx = NULL;
+    m->info.data_fingerprint = train->info.fingerprint;
+    m->info.data_skipped = train->info.skipped;
+    m->info.data_index_base = train->info.index_base;
+    if (rs->avg_m) {
+        rs->avg_m->info = m->info;
+        memcpy(rs->avg_m->class_labels, m->class_labels, (rs->classes ? rs->classes : 1) * sizeof(double));
+    }
+    return 0;
+}
+
+/* A job for epoch e over rs's model and tables; the caller sets the units. */
+static epoch_job job_for(run_state *rs, unsigned e)
+{
+    const hog_train_params *p = rs->p;
+    epoch_job job = {
+        .p = p, .m = rs->m, .l2_scale = rs->l2_scale, .slot = rs->slot, .hot_ids = rs->hot_ids,
+        .nlocal = rs->nlocal, .nhot = rs->nhot, .nth = rs->nth, .frac1 = 1.0, .epoch = e, .ws = rs->ws,
+        .done_seconds = rs->seconds, .stats = &rs->st,
+    };
+    job.mid = rs->classes == 2 ? (float)(0.5 * (rs->classes_of[0] + rs->classes_of[1])) : 0.0f;
+    job.tau = (float)p->quantile;
+    job.opt = rs->opt;
+    job.acc = rs->acc;
+    job.bias_acc = rs->bias_acc;
+    job.xmax = rs->xmax;
+    job.l1s = rs->l1s;
+    job.avg = rs->avg.sum && e >= rs->avg.from_epoch ? &rs->avg : NULL;
+    job.rep = &rs->rep;
+    atomic_init(&job.next, 0);
+    atomic_init(&job.published, 0);
+    return job;
+}
+
+/* Runs the pool over job's units: one pass of the workers. */
+static void run_pass(run_state *rs, epoch_job *job)
+{
+    if (rs->p->replicas == HOG_REPLICAS_NODE)
+        replicas_background_start(&rs->rep);
+    hog_pool_run(rs->t->pool, epoch_worker, job);
+    replicas_background_stop(&rs->rep);
+}
+
+/* Epoch e over the whole of train. */
+static void run_epoch(run_state *rs, const hog_dataset *train, unsigned e)
+{
+    epoch_job job = job_for(rs, e);
+    job.ds = train;
+    job.units = rs->units;
+    job.nunits = rs->nunits;
+    job.segs_per_block = rs->segs_per_block;
+    job.ooc = rs->ooc;
+    job.left = rs->left;
+    job.ahead = HOG_MIN(rs->nunits - 1, 2 * rs->nth * rs->segs_per_block);
+    hog_rng rng = {hog_mix64(rs->p->seed ^ 0x5eed0000ull) + e};
+    order_units(rs->units, rs->base, rs->first, rs->nblocks, rs->ooc, rs->order, &rng);
+    if (rs->ooc) {
+        uint32_t spb = rs->segs_per_block;
+        for (uint32_t b = 0; b < rs->nblocks; b++)
+            atomic_init(&rs->left[b], rs->first[b + 1] - rs->first[b]);
+        for (uint32_t q = 0; q <= job.ahead; q++) /* the first blocks, before the workers ask */
+            if (q == 0 || rs->units[q] / spb != rs->units[q - 1] / spb)
+                hog_dataset_willneed(train, rs->units[q] / spb);
+    }
+    rs->st.step = unit_step(&job, 0);
+    job.t0 = hog_now();
+    run_pass(rs, &job);
+    if (rs->rep.n)
+        replicas_average(&rs->rep, rs->t->pool, rs->m);
+    rs->seconds += hog_now() - job.t0;
+}
+
+/* The sum of the workers' training losses so far. */
+static double workers_loss(const run_state *rs)
+{
+    double loss = 0;
+    for (unsigned i = 0; i < rs->nth; i++)
+        loss += rs->ws[i].loss;
+    return loss;
+}
+
+/* After epoch e (examples ex0 and loss loss0 before it): the epoch's
+ * statistics, evaluation, early stopping and the progress report. Sets
+ * *stop when early stopping ends the run. Returns 0 or an evaluation error. */
+static int run_epoch_end(run_state *rs, unsigned e, uint64_t ex0, double loss0, const hog_dataset *eval_ds,
+                         const hog_rowsel *eval_sel, int *stop)
+{
+    const hog_train_params *p = rs->p;
+    hog_epoch_stats *st = &rs->st;
+    double loss = workers_loss(rs);
+    st->examples = st->nnz = 0;
+    for (unsigned i = 0; i < rs->nth; i++) {
+        st->examples += rs->ws[i].examples;
+        st->nnz += rs->ws[i].nnz;
+    }
+    st->progress = 1;
+    st->seconds = rs->seconds;
+    st->train_loss = st->examples > ex0 ? (loss - loss0) / (double)(st->examples - ex0) : (double)NAN;
+    if (!isfinite(st->train_loss) && st->examples > ex0)
+        hog_log(HOG_LOG_WARN, "epoch %u: the training loss is not finite: lower --step", e + 1);
+    rs->epochs_run = e + 1;
+    /* Within the averaging window the average is the model. */
+    const hog_model *now_m = rs->m;
+    if (rs->avg.sum && e >= rs->avg.from_epoch && rs->avg.count) {
+        average_into(rs->avg_m, &rs->avg);
+        now_m = rs->avg_m;
+    }
+    if (eval_ds) {
+        int rc = hog_evaluate(now_m, eval_ds, eval_sel, hog_dataset_bytes(eval_ds) > rs->limit, rs->t->pool, &st->test);
+        if (rc < 0)
+            return rc;
+    }
+    *stop = 0;
+    if (p->early_stop) {
+        if (st->test.loss < rs->best_loss) {
+            rs->best_loss = st->test.loss;
+            rs->best_test = st->test;
+            rs->best_epoch = e + 1;
+            rs->since_best = 0;
+            weights_save(now_m, rs->best);
+        } else {
+            *stop = ++rs->since_best >= p->early_stop;
+        }
+    }
+    if (p->progress)
+        p->progress(p->progress_ctx, st, 1);
+    if (*stop)
+        hog_log(HOG_LOG_INFO, "early stop after epoch %u: no lower test loss for %u epochs; keeping epoch %u", e + 1,
+                p->early_stop, rs->best_epoch);
+    return 0;
+}
+
+/* Epochs from..epochs-1 over train, then the model kept (the best epoch's,
+ * else the average, else the last) and its training metrics. */
+static int run_epochs(run_state *rs, const hog_dataset *train, const hog_dataset *test, unsigned from,
+                      hog_model **out, char *err, size_t err_len)
+{
+    const hog_train_params *p = rs->p;
+    const hog_dataset *eval_ds = test ? test : (p->holdout > 0 ? train : NULL);
+    const hog_rowsel eval_sel = {test ? 0.0 : p->holdout, p->seed, 1};
+    const hog_rowsel train_sel = {p->holdout, p->seed, 0};
+    int rc = 0, stop = 0;
+    if (from > 0) { /* the first epoch ran while train was read: evaluate it now */
+        rc = run_epoch_end(rs, from - 1, 0, 0, eval_ds, &eval_sel, &stop);
+        if (rc < 0)
+            return rc;
+    }
+    for (unsigned e = from; e < p->epochs && !stop; e++) {
+        uint64_t ex0 = rs->st.examples;
+        double loss0 = workers_loss(rs);
+        rs->st.epoch = e + 1;
+        rs->st.progress = 0;
+        run_epoch(rs, train, e);
+        rc = run_epoch_end(rs, e, ex0, loss0, eval_ds, &eval_sel, &stop);
+        if (rc < 0)
+            return rc;
+    }
+    if (rs->st.examples == 0)
+        return hog_fail(HOG_EEMPTY, err, err_len, "every training row is held out: lower the holdout fraction");
+    hog_model *m = rs->m;
+    m->info.epochs_run = rs->epochs_run;
+    m->info.best_epoch = rs->epochs_run;
+    if (rs->best_epoch) {
+        weights_restore(m, rs->best);
+        rs->st.test = rs->best_test;
+        m->info.best_epoch = rs->best_epoch;
+    } else if (rs->avg.sum && rs->avg.count) {
+        average_into(m, &rs->avg);
+    }
+    m->info.nonzero = count_nonzero(m);
+    hog_log(HOG_LOG_DEBUG, "model: %llu of %llu weights non-zero", (unsigned long long)m->info.nonzero,
+            (unsigned long long)(rs->dim * rs->outputs));
+    rc = hog_evaluate(m, train, &train_sel, rs->ooc, rs->t->pool, &m->info.train);
+    if (rc < 0)
+        return rc;
+    m->info.train_rows = m->info.train.rows;
+    m->info.test = rs->st.test;
+    m->info.seconds = rs->seconds;
+    rs->m = NULL;
+    *out = m;
+    return 0;
+}
+
+/* A run's state before its first epoch. */
+static void run_init(run_state *rs, hog_trainer *t)
+{
+    memset(rs, 0, sizeof(*rs));
+    rs->t = t;
+    rs->p = &t->p;
+    rs->nth = hog_pool_threads(t->pool);
+    rs->pool = t->pool;
+    rs->limit = hog_mem_limit(&t->p);
+    rs->st.epochs = t->p.epochs;
+    rs->st.test = hog_metrics_none();
+    rs->best_loss = INFINITY;
+    rs->best_test = hog_metrics_none();
+}
+
 int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset *test,
                     hog_model **out, char *err, size_t err_len)
 {
@@ -1397,321 +1822,443 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     if (p->early_stop && !test && p->holdout <= 0)
         return hog_fail(HOG_EPARAM, err, err_len,
                         "early_stop needs a test set or a holdout fraction to measure improvement on");
-    run_state rs = {0};
-    rs.nth = hog_pool_threads(t->pool);
-    rs.pool = t->pool;
-    hog_model *m = NULL;
-    int rc = 0;
-    uint64_t limit = hog_mem_limit(p);
-    int ooc = hog_dataset_bytes(train) > limit;
-    if (ooc)
+    run_state rs;
+    run_init(&rs, t);
+    rs.ooc = hog_dataset_bytes(train) > rs.limit;
+    if (rs.ooc)
         hog_log(HOG_LOG_INFO, "training out of core: %llu bytes of data, a limit of %llu",
-                (unsigned long long)hog_dataset_bytes(train), (unsigned long long)limit);
-
-    /* Classes: binary losses need exactly two label values, softmax integers. */
-    uint32_t classes = 0, outputs = 1;
-    uint64_t dim = HOG_MAX(train->info.features, 1), deg_rows = 0;
-    rc = scan_training_set(train, p, dim, ooc, &rs.classes, &classes, &rs.deg, &deg_rows, err, err_len);
-    if (rc < 0)
-        goto fail;
-    if (!hog_loss_is_regression(p->loss)) {
-        if (p->loss != HOG_LOSS_SOFTMAX && classes != 2) {
-            rc = hog_fail(HOG_ELABEL, err, err_len,
-                          "%s loss needs exactly two label values, the training set has %u%s", hog_loss_name(p->loss),
-                          classes, classes > 2 ? " (use --loss softmax for multiclass)" : "");
-            goto fail;
-        }
-        if (p->loss == HOG_LOSS_SOFTMAX) {
-            if (classes < 2) {
-                rc = hog_fail(HOG_ELABEL, err, err_len, "softmax needs at least two classes, the training set has %u", classes);
-                goto fail;
-            }
-            outputs = classes;
-        }
-    }
-    m = hog_model_new(p->loss, dim, outputs, classes);
-    rs.ws = hog_aligned_alloc(HOG_CACHELINE, rs.nth * sizeof(worker_state));
-    uint32_t rpb = train->info.rows_per_block;
-    uint32_t segs_per_block = (rpb + SEGMENT_ROWS - 1) / SEGMENT_ROWS;
-    uint32_t nblocks = train->info.blocks;
-    rs.units = hog_malloc((size_t)nblocks * segs_per_block * sizeof(uint32_t));
-    rs.base = hog_malloc((size_t)nblocks * segs_per_block * sizeof(uint32_t));
-    rs.first = hog_malloc(((size_t)nblocks + 1) * sizeof(uint32_t));
-    rs.order = hog_malloc(((size_t)nblocks + 1) * sizeof(uint32_t));
-    rs.left = hog_malloc(((size_t)nblocks + 1) * sizeof(atomic_uint));
-    if (!m || !rs.ws || !rs.units || !rs.base || !rs.first || !rs.order || !rs.left) {
-        rc = -ENOMEM;
-        goto fail;
-    }
-    memset(rs.ws, 0, rs.nth * sizeof(worker_state));
-    if (classes)
-        memcpy(m->class_labels, rs.classes, classes * sizeof(double));
-    hog_path path = hog_path_pick(p->path, train->info.rows, train->info.features, train->info.nnz, outputs);
-    /* The dense path steps plain mini-batch SGD; AdaGrad, normalised
-     * updates, L1 and the quantile loss run on the sparse path only. */
-    const char *sparse_only = p->schedule == HOG_SCHEDULE_ADAGRAD ? "--schedule adagrad"
-                              : p->normalized                    ? "--normalized"
-                              : p->l1 > 0                        ? "--l1"
-                              : p->loss == HOG_LOSS_QUANTILE     ? "--loss quantile"
-                              : p->replicas == HOG_REPLICAS_NODE ? "--replicas node"
-                              : p->replicas == HOG_REPLICAS_CORE ? "--replicas core"
-                                                                 : NULL;
-    if (path == HOG_PATH_DENSE && sparse_only) {
-        if (p->path == HOG_PATH_DENSE) {
-            rc = hog_fail(HOG_EPARAM, err, err_len, "path: the dense path does not support %s; use the sparse path",
-                          sparse_only);
-            goto fail;
-        }
-        hog_log(HOG_LOG_INFO, "sparse path: %s runs on the sparse path only", sparse_only);
-        path = HOG_PATH_SPARSE;
-    }
-    hog_log(HOG_LOG_INFO, "%s path%s: density %.3g, %llu features, %u outputs%s", hog_path_name(path),
-            p->path == HOG_PATH_AUTO ? " (auto)" : "",
-            (double)train->info.nnz / ((double)train->info.rows * (double)dim), (unsigned long long)dim, outputs,
-            path == HOG_PATH_DENSE ? ", OpenBLAS mini-batches" : "");
-    /* The dense path keeps no private copies: each batch's update is
-     * already one write per weight; nor do replicas of one worker each. */
-    rc = feature_table(rs.deg, deg_rows, dim, outputs,
-                       path == HOG_PATH_DENSE || p->replicas == HOG_REPLICAS_CORE ? 1 : rs.nth, &rs.l2_scale, &rs.slot,
-                       &rs.hot_ids, &rs.nlocal, &rs.nhot);
-    if (rc < 0)
-        goto fail;
-    if (path == HOG_PATH_DENSE) {
-        /* The buffers are touched as they are made: a model too large for
-         * them would meet the OOM killer, not -ENOMEM, so it is refused
-         * here (auto never picks one; --path dense on a huge model can). */
-        uint64_t need = (uint64_t)rs.nth * hog_dense_bytes(dim, outputs, p->batch);
-        if (need > limit) {
-            rc = hog_fail(HOG_EPARAM, err, err_len,
-                          "the dense path needs %llu bytes of buffers for %llu features x %u outputs, more than "
-                          "the memory limit (%llu): use the sparse path", (unsigned long long)need,
-                          (unsigned long long)dim, outputs, (unsigned long long)limit);
-            goto fail;
-        }
-        hog_dense **dense = hog_calloc(rs.nth, sizeof(hog_dense *));
-        rc = dense ? hog_dense_create_all(t->pool, dim, outputs, p->batch, dense) : -ENOMEM;
-        for (unsigned i = 0; dense && i < rs.nth; i++)
-            rs.ws[i].dense = dense[i];
-        hog_free(dense);
-        if (rc < 0)
-            goto fail;
-    }
-    for (unsigned i = 0; i < rs.nth; i++) {
-        worker_state *ws = &rs.ws[i];
-        /* In the memory of the worker's NUMA node (zeroed, cache-line aligned). */
-        size_t nhot = (size_t)rs.nlocal * outputs + 1;
-        ws->scratch = hog_pool_alloc_local(t->pool, i, 6 * outputs * sizeof(float));
-        ws->perm = hog_pool_alloc_local(t->pool, i, SEGMENT_ROWS * sizeof(uint32_t));
-        ws->hot = hog_pool_alloc_local(t->pool, i, nhot * sizeof(hog_weight));
-        ws->hot0 = hog_pool_alloc_local(t->pool, i, nhot * sizeof(float));
-        if (!ws->scratch || !ws->perm || !ws->hot || !ws->hot0) {
-            rc = -ENOMEM;
-            goto fail;
-        }
-        if (p->schedule == HOG_SCHEDULE_ADAGRAD) {
-            ws->hotacc = hog_pool_alloc_local(t->pool, i, nhot * sizeof(hog_weight));
-            ws->hotacc0 = hog_pool_alloc_local(t->pool, i, nhot * sizeof(float));
-            if (!ws->hotacc || !ws->hotacc0) {
-                rc = -ENOMEM;
-                goto fail;
-            }
-        }
-    }
-    if ((rc = replicas_make(&rs.rep, path == HOG_PATH_SPARSE ? p->replicas : HOG_REPLICAS_MACHINE, t->pool, m,
-                            rs.ws, rs.nth)) < 0)
-        goto fail;
-    if (rs.rep.n)
-        hog_log(HOG_LOG_INFO, "%s replicas: %u, averaged into the model after every epoch%s",
-                hog_replicas_name(p->replicas), rs.rep.n,
-                p->replicas == HOG_REPLICAS_NODE && rs.rep.n > 1 ? " and by a background thread meanwhile" : "");
-    unsigned opt = (p->schedule == HOG_SCHEDULE_ADAGRAD ? OPT_ADAGRAD : 0) | (p->normalized ? OPT_NORMALIZED : 0) |
-                   (p->l1 > 0 ? OPT_L1 : 0);
-    if (opt & OPT_ADAGRAD) {
-        rs.acc = hog_calloc(dim * outputs, sizeof(hog_weight));
-        rs.bias_acc = hog_calloc(outputs, sizeof(hog_weight));
-        if (!rs.acc || !rs.bias_acc) {
-            rc = -ENOMEM;
-            goto fail;
-        }
-    }
-    if ((opt & OPT_L1) && !(rs.l1s = hog_calloc(2 * dim * outputs, sizeof(hog_weight)))) {
-        rc = -ENOMEM;
-        goto fail;
-    }
-    if ((opt & OPT_NORMALIZED) && !(rs.xmax = hog_calloc(dim, sizeof(hog_weight)))) {
-        rc = -ENOMEM;
-        goto fail;
-    }
-    size_t nweights = (size_t)dim * outputs + outputs;
-    if (p->average) {
-        rs.avg.sum = hog_calloc(nweights, sizeof(double));
-        rs.avg_m = hog_model_new(p->loss, dim, outputs, classes);
-        if (!rs.avg.sum || !rs.avg_m) {
-            rc = -ENOMEM;
-            goto fail;
-        }
-        rs.avg.from_epoch = p->epochs - p->average;
-        pthread_mutex_init(&rs.avg.lock, NULL);
-        rs.avg_lock = 1;
-    }
-    if (p->early_stop && !(rs.best = hog_malloc(nweights * sizeof(float)))) {
-        rc = -ENOMEM;
-        goto fail;
-    }
-    if (rs.nlocal)
-        hog_log(HOG_LOG_DEBUG, "%u features kept per worker, %u of them hot", rs.nlocal, rs.nhot);
-    uint32_t nunits = 0;
-    for (uint32_t b = 0; b < nblocks; b++) {
-        rs.first[b] = nunits;
-        for (uint32_t s = 0; s * SEGMENT_ROWS < train->blocks[b].rows; s++)
-            rs.base[nunits++] = b * segs_per_block + s;
-    }
-    rs.first[nblocks] = nunits;
-
-    m->info.params = *p;
-    m->info.params.threads = rs.nth;
-    m->info.params.path = path;
-    m->info.params.progress = NULL;
-    m->info.params.progress_ctx = NULL;
-    m->info.data_fingerprint = train->info.fingerprint;
-    m->info.data_skipped = train->info.skipped;
-    m->info.data_index_base = train->info.index_base;
-    if (rs.avg_m) {
-        rs.avg_m->info = m->info;
-        memcpy(rs.avg_m->class_labels, m->class_labels, (classes ? classes : 1) * sizeof(double));
-    }
-
-    const hog_dataset *eval_ds = test ? test : (p->holdout > 0 ? train : NULL);
-    hog_rowsel eval_sel = {test ? 0.0 : p->holdout, p->seed, 1};
-    hog_rowsel train_sel = {p->holdout, p->seed, 0};
-
-    hog_epoch_stats st;
-    memset(&st, 0, sizeof(st));
-    st.epochs = p->epochs;
-    st.test = hog_metrics_none();
-    double seconds = 0;
-    double best_loss = INFINITY;
-    hog_metrics best_test = hog_metrics_none();
-    unsigned best_epoch = 0, since_best = 0, epochs_run = 0;
-    for (unsigned e = 0; e < p->epochs; e++) {
-        epoch_job job = {
-            .p = p, .m = m, .ds = train, .l2_scale = rs.l2_scale, .slot = rs.slot, .hot_ids = rs.hot_ids, .nlocal = rs.nlocal, .nhot = rs.nhot,
-            .nth = rs.nth,
-            .units = rs.units, .nunits = nunits, .ooc = ooc, .left = rs.left,
-            .ahead = HOG_MIN(nunits - 1, 2 * rs.nth * segs_per_block),
-            .segs_per_block = segs_per_block, .epoch = e, .ws = rs.ws, .done_seconds = seconds, .stats = &st,
-        };
-        job.mid = classes == 2 ? (float)(0.5 * (rs.classes[0] + rs.classes[1])) : 0.0f;
-        job.tau = (float)p->quantile;
-        job.opt = opt;
-        job.acc = rs.acc;
-        job.bias_acc = rs.bias_acc;
-        job.xmax = rs.xmax;
-        job.l1s = rs.l1s;
-        job.avg = rs.avg.sum && e >= rs.avg.from_epoch ? &rs.avg : NULL;
-        job.rep = &rs.rep;
-        atomic_init(&job.next, 0);
-        atomic_init(&job.published, 0);
-        hog_rng rng = {hog_mix64(p->seed ^ 0x5eed0000ull) + e};
-        order_units(rs.units, rs.base, rs.first, nblocks, ooc, rs.order, &rng);
-        if (ooc) {
-            for (uint32_t b = 0; b < nblocks; b++)
-                atomic_init(&rs.left[b], rs.first[b + 1] - rs.first[b]);
-            for (uint32_t q = 0; q <= job.ahead; q++) /* the first blocks, before the workers ask */
-                if (q == 0 || rs.units[q] / segs_per_block != rs.units[q - 1] / segs_per_block)
-                    hog_dataset_willneed(train, rs.units[q] / segs_per_block);
-        }
-        uint64_t ex0 = st.examples;
-        double loss0 = 0;
-        for (unsigned i = 0; i < rs.nth; i++)
-            loss0 += rs.ws[i].loss;
-
-        st.epoch = e + 1;
-        st.progress = 0;
-        st.step = unit_step(&job, 0);
-        job.t0 = hog_now();
-        if (p->replicas == HOG_REPLICAS_NODE)
-            replicas_background_start(&rs.rep);
-        hog_pool_run(t->pool, epoch_worker, &job);
-        replicas_background_stop(&rs.rep);
-        if (rs.rep.n)
-            replicas_average(&rs.rep, t->pool, m);
-        seconds += hog_now() - job.t0;
-
-        double loss = 0;
-        st.examples = st.nnz = 0;
-        for (unsigned i = 0; i < rs.nth; i++) {
-            loss += rs.ws[i].loss;
-            st.examples += rs.ws[i].examples;
-            st.nnz += rs.ws[i].nnz;
-        }
-        st.progress = 1;
-        st.seconds = seconds;
-        st.train_loss = st.examples > ex0 ? (loss - loss0) / (double)(st.examples - ex0) : (double)NAN;
-        if (!isfinite(st.train_loss) && st.examples > ex0)
-            hog_log(HOG_LOG_WARN, "epoch %u: the training loss is not finite: lower --step", e + 1);
-        epochs_run = e + 1;
-        /* Within the averaging window the average is the model. */
-        const hog_model *now_m = m;
-        if (job.avg && rs.avg.count) {
-            average_into(rs.avg_m, &rs.avg);
-            now_m = rs.avg_m;
-        }
-        if (eval_ds) {
-            rc = hog_evaluate(now_m, eval_ds, &eval_sel, hog_dataset_bytes(eval_ds) > limit, t->pool, &st.test);
-            if (rc < 0)
-                goto fail;
-        }
-        int stop = 0;
-        if (p->early_stop) {
-            if (st.test.loss < best_loss) {
-                best_loss = st.test.loss;
-                best_test = st.test;
-                best_epoch = e + 1;
-                since_best = 0;
-                weights_save(now_m, rs.best);
-            } else {
-                stop = ++since_best >= p->early_stop;
-            }
-        }
-        if (p->progress)
-            p->progress(p->progress_ctx, &st, 1);
-        if (stop) {
-            hog_log(HOG_LOG_INFO, "early stop after epoch %u: no lower test loss for %u epochs; keeping epoch %u",
-                    e + 1, p->early_stop, best_epoch);
-            break;
-        }
-    }
-    if (st.examples == 0) {
-        rc = hog_fail(HOG_EEMPTY, err, err_len, "every training row is held out: lower the holdout fraction");
-        goto fail;
-    }
-    /* The model kept: the best epoch's, else the average, else the last. */
-    m->info.epochs_run = epochs_run;
-    m->info.best_epoch = epochs_run;
-    if (best_epoch) {
-        weights_restore(m, rs.best);
-        st.test = best_test;
-        m->info.best_epoch = best_epoch;
-    } else if (rs.avg.sum && rs.avg.count) {
-        average_into(m, &rs.avg);
-    }
-    m->info.nonzero = count_nonzero(m);
-    hog_log(HOG_LOG_DEBUG, "model: %llu of %llu weights non-zero", (unsigned long long)m->info.nonzero,
-            (unsigned long long)(dim * outputs));
-    rc = hog_evaluate(m, train, &train_sel, ooc, t->pool, &m->info.train);
-    if (rc < 0)
-        goto fail;
-    m->info.train_rows = m->info.train.rows;
-    m->info.test = st.test;
-    m->info.seconds = seconds;
-    run_state_free(&rs);
-    *out = m;
-    return 0;
-fail:
+                (unsigned long long)hog_dataset_bytes(train), (unsigned long long)rs.limit);
+    rs.dim = HOG_MAX(train->info.features, 1);
+    int rc = scan_training_set(train, p, rs.dim, rs.ooc, &rs.classes_of, &rs.classes, &rs.deg, &rs.deg_rows, err,
+                               err_len);
+    if (rc == 0)
+        rc = run_outputs(&rs, err, err_len);
+    if (rc == 0)
+        rc = run_path(&rs, train->info.rows, train->info.features, train->info.nnz, err, err_len);
+    if (rc == 0)
+        rc = run_alloc(&rs, err, err_len);
+    if (rc == 0)
+        rc = run_tables(&rs);
+    if (rc == 0)
+        rc = run_alloc_final(&rs);
+    if (rc == 0)
+        rc = run_units(&rs, train);
+    if (rc == 0)
+        rc = run_epochs(&rs, train, test, 0, out, err, err_len);
     if (rc == -ENOMEM)
         hog_fail(rc, err, err_len, "out of memory");
     run_state_free(&rs);
-    hog_model_free(m);
     return rc;
+}
+
+/* ===================================================================== *
+ *  The first epoch while the text is read
+ *
+ *  The first STREAM_HEAD blocks settle what training needs up front: the
+ *  label values, the path (by density) and first feature degrees. Then
+ *  every window of blocks the feed hands over is one pass of the workers,
+ *  the window's segments shuffled among themselves, while the feed parses
+ *  the next ones. Between windows the degrees (and so the L2 scales) grow
+ *  with the rows seen, and the per-feature arrays with the largest index
+ *  seen. The rows arrive in file order, shuffled only within a window: a
+ *  file sorted by label should be shuffled first, or read whole first
+ *  (stream 0). When the rest of the file breaks what the head settled (a
+ *  label value the head did not have), the run starts over on the whole
+ *  data set, which the feed goes on building meanwhile.
+ * ===================================================================== */
+#define STREAM_HEAD 4u
+
+/* Blocks per window: enough segments that the workers' shares balance. */
+static uint32_t stream_window(unsigned nth)
+{
+    return HOG_MAX(4u, 2u * nth);
+}
+
+/* Why a run cannot stream the first epoch, or NULL. */
+static const char *stream_refusal(const hog_train_params *p)
+{
+    if (!p->stream)
+        return "streaming is off";
+    if (p->replicas != HOG_REPLICAS_MACHINE)
+        return p->replicas == HOG_REPLICAS_NODE ? "--replicas node" : "--replicas core";
+    if (p->path == HOG_PATH_DENSE)
+        return "the dense path";
+    if (p->average == p->epochs)
+        return "averaging over every epoch";
+    return NULL;
+}
+
+/* Grows every per-feature array to dim features, the new ones zero (slots
+ * -1). Returns 0 or -ENOMEM (the arrays grown so far stay valid). */
+static int run_grow(run_state *rs, uint64_t dim)
+{
+    const uint64_t old = rs->dim, K = rs->outputs;
+    if (dim <= old)
+        return 0;
+    hog_model *m = rs->m;
+    hog_weight *w = hog_aligned_alloc(HOG_CACHELINE, dim * K * sizeof(hog_weight));
+    if (!w)
+        return -ENOMEM;
+    memcpy((void *)w, (const void *)m->w, old * K * sizeof(hog_weight));
+    memset((void *)(w + old * K), 0, (dim - old) * K * sizeof(hog_weight));
+    hog_free((void *)m->w);
+    m->w = w;
+    for (unsigned i = 0; i < rs->nth; i++)
+        rs->ws[i].w = w;
+    struct { void **p; size_t size; } grow[] = {
+        {(void **)&rs->deg, sizeof(uint32_t)},
+        {(void **)&rs->l2_scale, sizeof(float)},
+        {(void **)&rs->slot, sizeof(int16_t)},
+        {(void **)&rs->acc, K * sizeof(hog_weight)},
+        {(void **)&rs->xmax, sizeof(hog_weight)},
+        {(void **)&rs->l1s, 2 * K * sizeof(hog_weight)},
+    };
+    for (unsigned i = 0; i < HOG_ARRAY_LEN(grow); i++) {
+        if (!*grow[i].p)
+            continue;
+        char *q = hog_realloc(*grow[i].p, dim * grow[i].size);
+        if (!q)
+            return -ENOMEM;
+        memset(q + old * grow[i].size, 0, (dim - old) * grow[i].size);
+        *grow[i].p = q;
+    }
+    for (uint64_t j = old; j < dim; j++)
+        rs->slot[j] = -1;
+    rs->dim = dim;
+    m->dim = dim;
+    m->info.features = dim;
+    return 0;
+}
+
+/* Sets the model's size to the data set's features, at most rs->dim. */
+static void run_settle_dim(run_state *rs, uint64_t dim)
+{
+    rs->dim = dim;
+    rs->m->dim = dim;
+    rs->m->info.features = dim;
+}
+
+/* Whether y is one of the label values the run has (always, for regression). */
+static int label_known(const run_state *rs, double y)
+{
+    if (hog_loss_is_regression(rs->p->loss))
+        return 1;
+    uint32_t lo = 0, hi = rs->classes;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (rs->classes_of[mid] < y)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < rs->classes && rs->classes_of[lo] == y;
+}
+
+/* Counts a window's training rows (held-out ones excluded) into the
+ * degrees, growing the arrays for indices past them, and brings the L2
+ * scales of the features the window touches up to date. Returns 0,
+ * -ENOMEM, or 1 when a label is not one the head had (*why says which). */
+static int window_count(run_state *rs, const hog_block *blks, uint32_t n, uint64_t row0, uint32_t rpb, char *why,
+                        size_t why_len)
+{
+    const hog_train_params *p = rs->p;
+    uint64_t top = 0;
+    for (uint32_t b = 0; b < n; b++) {
+        const hog_block *blk = &blks[b];
+        for (uint32_t r = 0; r < blk->rows; r++) {
+            if (!label_known(rs, blk->label[r])) {
+                snprintf(why, why_len, "label %g first appears in row %llu", (double)blk->label[r],
+                         (unsigned long long)(row0 + (uint64_t)b * rpb + r + 1));
+                return 1;
+            }
+            if (blk->ptr[r + 1] > blk->ptr[r])
+                top = HOG_MAX(top, (uint64_t)blk->index[blk->ptr[r + 1] - 1] + 1);
+        }
+    }
+    if (top > rs->dim && run_grow(rs, HOG_MAX(top, 2 * rs->dim)) < 0)
+        return -ENOMEM;
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t b = 0; b < n; b++) {
+            const hog_block *blk = &blks[b];
+            for (uint32_t r = 0; r < blk->rows; r++) {
+                if (p->holdout > 0 && hog_row_held_out(row0 + (uint64_t)b * rpb + r, p->holdout, p->seed))
+                    continue;
+                rs->deg_rows += pass == 0;
+                for (uint32_t k = blk->ptr[r]; k < blk->ptr[r + 1]; k++) {
+                    uint32_t j = blk->index[k];
+                    if (pass == 0)
+                        rs->deg[j]++;
+                    else
+                        rs->l2_scale[j] = (float)((double)rs->deg_rows / rs->deg[j]);
+                }
+            }
+        }
+    return 0;
+}
+
+/* Settles the run's shape from the head (n blocks): label values, path,
+ * features, degrees and tables, and makes the model. Returns 0, -ENOMEM,
+ * or 1 when the head cannot settle it (*why says why). */
+static int stream_head(run_state *rs, const hog_block *head, uint32_t n, uint32_t rpb, char *why, size_t why_len)
+{
+    const hog_train_params *p = rs->p;
+    uint64_t rows = 0, nnz = 0, top = 0;
+    int want_classes = !hog_loss_is_regression(p->loss);
+    if (want_classes && !(rs->classes_of = hog_malloc(MAX_CLASSES * sizeof(double))))
+        return -ENOMEM;
+    for (uint32_t b = 0; b < n; b++) {
+        const hog_block *blk = &head[b];
+        rows += blk->rows;
+        nnz += blk->nnz;
+        for (uint32_t r = 0; r < blk->rows; r++) {
+            double y = blk->label[r];
+            if (want_classes && ((p->loss == HOG_LOSS_SOFTMAX && y != floor(y)) ||
+                                 class_insert(rs->classes_of, &rs->classes, y) < 0)) {
+                snprintf(why, why_len, "the labels do not fit the loss");
+                return 1;
+            }
+            if (blk->ptr[r + 1] > blk->ptr[r])
+                top = HOG_MAX(top, (uint64_t)blk->index[blk->ptr[r + 1] - 1] + 1);
+        }
+    }
+    char detail[160];
+    if (run_outputs(rs, detail, sizeof(detail)) < 0) {
+        snprintf(why, why_len, "its first %llu rows have %u label values", (unsigned long long)rows, rs->classes);
+        return 1;
+    }
+    if (run_path(rs, rows, top, nnz, detail, sizeof(detail)) < 0 || rs->path == HOG_PATH_DENSE) {
+        snprintf(why, why_len, "dense data (the dense path)");
+        return 1;
+    }
+    rs->dim = HOG_MAX(top, 1);
+    if (!(rs->deg = hog_calloc(rs->dim, sizeof(uint32_t))))
+        return -ENOMEM;
+    int rc = run_alloc(rs, NULL, 0);
+    if (rc < 0)
+        return rc;
+    for (uint32_t b = 0; b < n; b++)
+        for (uint32_t r = 0; r < head[b].rows; r++) {
+            if (p->holdout > 0 && hog_row_held_out((uint64_t)b * rpb + r, p->holdout, p->seed))
+                continue;
+            rs->deg_rows++;
+            for (uint32_t k = head[b].ptr[r]; k < head[b].ptr[r + 1]; k++)
+                rs->deg[head[b].index[k]]++;
+        }
+    return run_tables(rs);
+}
+
+/* Trains one window: a pass of the workers over its blocks' segments. */
+static void stream_pass(run_state *rs, const hog_block *blks, uint32_t n, uint64_t row0, uint32_t rpb,
+                        double frac0, double frac1, uint32_t *units, uint32_t window_index, double t_start)
+{
+    uint32_t spb = (rpb + SEGMENT_ROWS - 1) / SEGMENT_ROWS, nunits = 0;
+    for (uint32_t b = 0; b < n; b++)
+        for (uint32_t s = 0; s * SEGMENT_ROWS < blks[b].rows; s++)
+            units[nunits++] = b * spb + s;
+    hog_dataset win;
+    memset(&win, 0, sizeof(win));
+    win.blocks = (hog_block *)blks;
+    win.info.blocks = n;
+    win.info.rows_per_block = rpb;
+    win.fd = -1;
+    epoch_job job = job_for(rs, 0);
+    job.ds = &win;
+    job.units = units;
+    job.nunits = nunits;
+    job.segs_per_block = spb;
+    job.row0 = row0;
+    job.frac0 = frac0;
+    job.frac1 = frac1;
+    job.window = 1;
+    /* A segment's rows are shuffled by (seed, epoch, its number in the
+     * window): numbers repeat across windows, so the window's index goes
+     * into the order of the segments, and the rows differ by block. */
+    hog_rng rng = {hog_mix64(rs->p->seed ^ 0x57ea0000ull) + window_index};
+    hog_shuffle_u32(units, nunits, &rng);
+    rs->st.step = unit_step(&job, 0);
+    job.t0 = hog_now();
+    job.done_seconds = job.t0 - t_start;
+    run_pass(rs, &job);
+}
+
+/* Whether cache is there and newer than input (or as new). */
+static int cache_fresh(const char *input, const char *cache)
+{
+    struct stat in, ca;
+    if (stat(input, &in) < 0 || stat(cache, &ca) < 0)
+        return 0;
+    return ca.st_mtim.tv_sec > in.st_mtim.tv_sec ||
+           (ca.st_mtim.tv_sec == in.st_mtim.tv_sec && ca.st_mtim.tv_nsec >= in.st_mtim.tv_nsec);
+}
+
+/* Opens the test set (if any) the way the training text was read: with
+ * its index base when the parameters leave it to detection. */
+static int open_test(const char *test_path, const hog_read_params *r, const hog_dataset *train, hog_dataset **test,
+                     char *err, size_t err_len)
+{
+    *test = NULL;
+    if (!test_path)
+        return 0;
+    hog_read_params tr = *r;
+    if (tr.index_base < 0)
+        tr.index_base = train->info.index_base;
+    return hog_dataset_open(test_path, &tr, test, err, err_len);
+}
+
+int hog_trainer_run_file(hog_trainer *t, const char *path, const hog_read_params *rp, const char *cache_path,
+                         const char *test_path, hog_model **out, hog_file_run *run, char *err, size_t err_len)
+{
+    *out = NULL;
+    const hog_train_params *p = &t->p;
+    hog_file_run fr;
+    memset(&fr, 0, sizeof(fr));
+    *run = fr;
+    if (p->early_stop && !test_path && p->holdout <= 0)
+        return hog_fail(HOG_EPARAM, err, err_len,
+                        "early_stop needs a test set or a holdout fraction to measure improvement on");
+    double t0 = hog_now();
+    hog_read_params r = rp ? *rp : hog_read_params_default();
+    if (r.rows_per_block == 0)
+        r.rows_per_block = HOG_DEFAULT_ROWS_PER_BLOCK;
+    const uint32_t rpb = r.rows_per_block;
+    hog_format fmt;
+    int rc = hog_resolve_format(path, &r, &fmt, err, err_len);
+    if (rc < 0)
+        return rc;
+    const char *refusal = stream_refusal(p);
+    hog_dataset *ds = NULL, *test = NULL;
+    hog_feed *feed = NULL;
+    run_state rs;
+    run_init(&rs, t);
+    const uint32_t window = stream_window(rs.nth), depth = HOG_MAX(STREAM_HEAD, window) + window;
+    hog_block *held = hog_malloc(depth * sizeof(hog_block));
+    uint32_t *units = hog_malloc((size_t)depth * ((rpb + SEGMENT_ROWS - 1) / SEGMENT_ROWS) * sizeof(uint32_t));
+    uint32_t n = 0;
+    int restarted = 0;
+    if (!held || !units) {
+        rc = hog_fail(-ENOMEM, err, err_len, "out of memory");
+        goto out;
+    }
+    if (cache_path && cache_fresh(path, cache_path)) {
+        hog_log(HOG_LOG_INFO, "reading %s, the cache of %s", cache_path, path);
+        fr.cache_used = 1;
+        if ((rc = hog_hgd_open(cache_path, &ds, err, err_len)) < 0)
+            goto out;
+        goto whole;
+    }
+    if (fmt == HOG_FORMAT_BINARY) {
+        if (cache_path)
+            rc = hog_dataset_convert(path, &r, cache_path, NULL, err, err_len);
+        if (rc == 0)
+            rc = hog_hgd_open(cache_path ? cache_path : path, &ds, err, err_len);
+        if (rc < 0)
+            goto out;
+        goto whole;
+    }
+    rc = hog_feed_start(path, &r, cache_path, depth, &feed, err, err_len);
+    if (rc < 0)
+        goto out;
+    if (refusal) { /* the feed only builds the data set */
+        snprintf(fr.note, sizeof(fr.note), "%s", refusal);
+        goto drain;
+    }
+    double pos = 0;
+    while (n < STREAM_HEAD && (rc = hog_feed_next(feed, &held[n], &pos, err, err_len)) == 1)
+        n++;
+    if (rc < 0)
+        goto out;
+    rc = n ? stream_head(&rs, held, n, rpb, fr.note, sizeof(fr.note)) : 1;
+    if (rc < 0)
+        goto out;
+    if (rc == 1)
+        goto drain;
+
+    fr.streamed = 1;
+    hog_log(HOG_LOG_INFO, "training while reading %s: the first epoch takes its rows in file order, in windows of "
+            "%u blocks", path, window);
+    rs.st.epoch = 1;
+    const double t_start = hog_now();
+    uint64_t row0 = 0;
+    double frac0 = 0;
+    for (uint32_t w = 0; n > 0; w++) {
+        if (w > 0 && (rc = window_count(&rs, held, n, row0, rpb, fr.note, sizeof(fr.note))) != 0) {
+            if (rc < 0)
+                goto out;
+            hog_log(HOG_LOG_INFO, "%s: %s: training again from the start on the whole file", path, fr.note);
+            fr.streamed = 0;
+            restarted = 1;
+            snprintf(fr.note + strlen(fr.note), sizeof(fr.note) - strlen(fr.note), "; started over");
+            goto drain;
+        }
+        stream_pass(&rs, held, n, row0, rpb, frac0, pos, units, w, t_start);
+        for (uint32_t b = 0; b < n; b++) {
+            row0 += held[b].rows;
+            hog_feed_release(feed);
+        }
+        frac0 = pos;
+        n = 0;
+        while (n < window && (rc = hog_feed_next(feed, &held[n], &pos, err, err_len)) == 1)
+            n++;
+        if (rc < 0)
+            goto out;
+    }
+    rs.seconds = hog_now() - t_start;
+    rc = hog_feed_finish(feed, &ds, err, err_len);
+    if (rc < 0)
+        goto out;
+    fr.read_seconds = hog_now() - t0;
+    if ((rc = open_test(test_path, &r, ds, &test, err, err_len)) < 0)
+        goto out;
+    /* The whole data set: its size, and the tables from every row's degrees. */
+    uint64_t dim = HOG_MAX(ds->info.features, 1);
+    if ((rc = run_grow(&rs, dim)) == 0) {
+        run_settle_dim(&rs, dim);
+        rs.ooc = hog_dataset_bytes(ds) > rs.limit;
+        rc = run_tables(&rs);
+    }
+    if (rc == 0)
+        rc = run_alloc_final(&rs);
+    if (rc == 0)
+        rc = run_units(&rs, ds);
+    if (rc == 0)
+        rc = run_epochs(&rs, ds, test, 1, out, err, err_len);
+    if (rc == -ENOMEM)
+        hog_fail(rc, err, err_len, "out of memory");
+    goto out;
+
+drain:
+    if (p->stream && !restarted)
+        hog_log(HOG_LOG_INFO, "reading %s whole before training: %s", path, fr.note);
+    for (uint32_t b = 0; b < n; b++)
+        hog_feed_release(feed);
+    n = 0;
+    hog_feed_drain(feed);
+    run_state_free(&rs);
+    run_init(&rs, t);
+    rc = hog_feed_finish(feed, &ds, err, err_len);
+    if (rc < 0)
+        goto out;
+whole:
+    fr.read_seconds = hog_now() - t0;
+    rc = open_test(test_path, &r, ds, &test, err, err_len);
+    if (rc == 0)
+        rc = hog_trainer_run(t, ds, test, out, err, err_len);
+out:
+    run_state_free(&rs);
+    for (uint32_t b = 0; feed && b < n; b++)
+        hog_feed_release(feed);
+    hog_feed_free(feed);
+    hog_free(held);
+    hog_free(units);
+    if (rc < 0) {
+        hog_model_free(*out);
+        *out = NULL;
+        hog_dataset_close(test);
+        hog_dataset_close(ds);
+        return rc;
+    }
+    fr.train = ds;
+    fr.test = test;
+    *run = fr;
+    return 0;
 }

@@ -1,0 +1,316 @@
+/* etl_feed.c: a text file read on a thread of its own into a data set, each block handed to the trainer as it is built. */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "etl.h"
+
+/*
+ * One reader thread (which runs the whole text pipeline, parsers included)
+ * and one consumer share a ring of `depth` slots under one mutex:
+ *
+ *   pushed     blocks put in the ring by the reader's block callback
+ *   taken      blocks handed to the consumer (hog_feed_next)
+ *   released   blocks given back (hog_feed_release), in order
+ *
+ * released <= taken <= pushed <= released + depth. The callback waits for
+ * a free slot, so a consumer slower than the parsers holds the read back
+ * and memory stays at depth blocks. A block an in-memory builder keeps is
+ * handed out as it is; a block written to the cache is copied into the
+ * slot's own buffer first, since the builder reuses its arrays. Blocks are
+ * a few MiB, so one lock per block costs nothing measurable.
+ */
+
+typedef struct feed_slot {
+    hog_block blk;
+    double position;
+    uint8_t *buf; /* the copy of a block written to the cache; reused */
+    size_t cap;
+} feed_slot;
+
+struct hog_feed {
+    pthread_mutex_t mu;
+    pthread_cond_t changed;
+    pthread_t thread;
+    int started;
+
+    char *path, *cache_path;
+    hog_read_params p;
+    hog_builder *b;
+    hog_atomic_file file;
+    int file_open;
+
+    feed_slot *slots;
+    unsigned depth;
+    uint64_t pushed, taken, released;
+    int drain;  /* blocks go to the data set only */
+    int cancel; /* the consumer gave up: the callback stops the read */
+
+    /* the reader's outcome, once done is set */
+    int done, rc;
+    char err[512];
+    hog_format format;
+    hog_dataset_info info; /* a cache file's, from the builder */
+    hog_dataset *ds;       /* in memory: the data set built */
+    uint64_t skipped;
+    char *report;
+};
+
+/* Copies a block's arrays into one buffer of the slot, in file layout. */
+static int slot_copy(feed_slot *s, const hog_block *blk)
+{
+    const size_t rows = blk->rows, nnz = blk->nnz;
+    size_t bytes = (size_t)hog_block_bytes(rows, nnz, blk->weight != NULL);
+    if (bytes > s->cap) {
+        uint8_t *buf = hog_aligned_alloc(HOG_CACHELINE, bytes);
+        if (!buf)
+            return -ENOMEM;
+        hog_free(s->buf);
+        s->buf = buf;
+        s->cap = bytes;
+    }
+    hog_block *c = &s->blk;
+    *c = *blk;
+    uint32_t *ptr = (uint32_t *)(void *)s->buf, *index = ptr + rows + 1;
+    float *value = (float *)(void *)(index + nnz), *label = value + nnz, *weight = label + rows;
+    memcpy(ptr, blk->ptr, (rows + 1) * sizeof(uint32_t));
+    if (nnz) {
+        memcpy(index, blk->index, nnz * sizeof(uint32_t));
+        memcpy(value, blk->value, nnz * sizeof(float));
+    }
+    memcpy(label, blk->label, rows * sizeof(float));
+    if (blk->weight)
+        memcpy(weight, blk->weight, rows * sizeof(float));
+    c->ptr = ptr;
+    c->index = index;
+    c->value = value;
+    c->label = label;
+    c->weight = blk->weight ? weight : NULL;
+    return 0;
+}
+
+/* The builder's callback, on the reader thread. */
+static int feed_block(void *ctx, const hog_block *blk, int kept, double position)
+{
+    hog_feed *f = ctx;
+    pthread_mutex_lock(&f->mu);
+    while (!f->drain && !f->cancel && f->pushed - f->released >= f->depth)
+        pthread_cond_wait(&f->changed, &f->mu);
+    int cancel = f->cancel, drain = f->drain;
+    feed_slot *s = &f->slots[f->pushed % f->depth];
+    pthread_mutex_unlock(&f->mu);
+    if (cancel)
+        return -ECANCELED;
+    if (drain)
+        return 0;
+    /* The slot is the reader's until pushed moves past it. */
+    int rc = 0;
+    if (kept)
+        s->blk = *blk;
+    else
+        rc = slot_copy(s, blk);
+    if (rc < 0)
+        return rc;
+    s->position = position;
+    pthread_mutex_lock(&f->mu);
+    f->pushed++;
+    pthread_cond_broadcast(&f->changed);
+    pthread_mutex_unlock(&f->mu);
+    return 0;
+}
+
+static void *feed_main(void *arg)
+{
+    hog_feed *f = arg;
+    hog_format fmt = HOG_FORMAT_AUTO;
+    uint64_t skipped = 0;
+    char *report = NULL;
+    hog_dataset *ds = NULL;
+    hog_dataset_info info;
+    memset(&info, 0, sizeof(info));
+    char err[sizeof(f->err)] = "";
+    int rc = hog_text_read(f->path, &f->p, f->b, &fmt, &skipped, &report, err, sizeof(err));
+    if (rc == 0 && f->cache_path) {
+        rc = hog_builder_finish_file(f->b, &info);
+        f->b = NULL;
+        if (rc < 0)
+            hog_fail(rc, err, sizeof(err), "%s: %s", f->cache_path, hog_strerror(rc));
+    } else if (rc == 0) {
+        rc = hog_builder_finish(f->b, fmt, &ds);
+        f->b = NULL;
+        if (rc < 0)
+            hog_fail(rc, err, sizeof(err), "%s: %s", f->path, hog_strerror(rc));
+    }
+    pthread_mutex_lock(&f->mu);
+    f->done = 1;
+    f->rc = rc;
+    memcpy(f->err, err, sizeof(err));
+    f->format = fmt;
+    f->info = info;
+    f->ds = ds;
+    f->skipped = skipped;
+    f->report = report;
+    pthread_cond_broadcast(&f->changed);
+    pthread_mutex_unlock(&f->mu);
+    return NULL;
+}
+
+/* A copy of s (NULL stays NULL); *ok is cleared when it cannot be made. */
+static char *dup_or_null(const char *s, int *ok)
+{
+    if (!s)
+        return NULL;
+    char *d = hog_malloc(strlen(s) + 1);
+    if (!d) {
+        *ok = 0;
+        return NULL;
+    }
+    return strcpy(d, s);
+}
+
+int hog_feed_start(const char *path, const hog_read_params *p, const char *cache_path, unsigned depth,
+                   hog_feed **out, char *err, size_t err_len)
+{
+    *out = NULL;
+    hog_feed *f = hog_calloc(1, sizeof(*f));
+    if (!f)
+        return hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->changed, NULL);
+    /* The caller's strings need not outlive this call. */
+    int ok = 1;
+    f->p = *p;
+    f->p.label_name = dup_or_null(p->label_name, &ok);
+    f->p.ignore = dup_or_null(p->ignore, &ok);
+    f->p.categorical = dup_or_null(p->categorical, &ok);
+    f->path = dup_or_null(path, &ok);
+    f->cache_path = dup_or_null(cache_path, &ok);
+    f->depth = depth ? depth : 1;
+    f->slots = hog_calloc(f->depth, sizeof(feed_slot));
+    if (!ok || !f->slots) {
+        hog_feed_free(f);
+        return hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
+    }
+    int rc = 0;
+    if (cache_path) {
+        rc = hog_atomic_open(&f->file, cache_path);
+        if (rc < 0) {
+            hog_feed_free(f);
+            return hog_fail(rc, err, err_len, "%s: %s", cache_path, hog_strerror(rc));
+        }
+        f->file_open = 1;
+    }
+    rc = hog_builder_create(p->rows_per_block, cache_path ? &f->file : NULL, &f->b);
+    if (rc < 0) {
+        hog_feed_free(f);
+        return hog_fail(rc, err, err_len, "%s: out of memory", path);
+    }
+    hog_builder_on_block(f->b, feed_block, f);
+    rc = pthread_create(&f->thread, NULL, feed_main, f);
+    if (rc != 0) {
+        hog_feed_free(f);
+        return hog_fail(-rc, err, err_len, "%s: cannot start the reading thread", path);
+    }
+    f->started = 1;
+    *out = f;
+    return 0;
+}
+
+int hog_feed_next(hog_feed *f, hog_block *blk, double *position, char *err, size_t err_len)
+{
+    pthread_mutex_lock(&f->mu);
+    while (!f->done && !f->drain && f->taken == f->pushed)
+        pthread_cond_wait(&f->changed, &f->mu);
+    int rc;
+    if (f->done && f->rc < 0) {
+        rc = hog_fail(f->rc, err, err_len, "%s", f->err[0] ? f->err : hog_strerror(f->rc));
+    } else if (f->taken < f->pushed) {
+        const feed_slot *s = &f->slots[f->taken % f->depth];
+        *blk = s->blk;
+        *position = s->position;
+        f->taken++;
+        rc = 1;
+    } else {
+        rc = 0; /* done, or draining */
+    }
+    pthread_mutex_unlock(&f->mu);
+    return rc;
+}
+
+void hog_feed_release(hog_feed *f)
+{
+    pthread_mutex_lock(&f->mu);
+    if (f->released < f->taken)
+        f->released++;
+    pthread_cond_broadcast(&f->changed);
+    pthread_mutex_unlock(&f->mu);
+}
+
+void hog_feed_drain(hog_feed *f)
+{
+    pthread_mutex_lock(&f->mu);
+    f->drain = 1;
+    pthread_cond_broadcast(&f->changed);
+    pthread_mutex_unlock(&f->mu);
+}
+
+int hog_feed_finish(hog_feed *f, hog_dataset **out, char *err, size_t err_len)
+{
+    *out = NULL;
+    if (f->started) {
+        pthread_join(f->thread, NULL);
+        f->started = 0;
+    }
+    if (f->rc < 0)
+        return hog_fail(f->rc, err, err_len, "%s", f->err[0] ? f->err : hog_strerror(f->rc));
+    hog_dataset *ds = f->ds;
+    if (f->cache_path) {
+        int rc = hog_atomic_commit(&f->file);
+        f->file_open = 0;
+        if (rc < 0)
+            return hog_fail(rc, err, err_len, "%s: %s", f->cache_path, hog_strerror(rc));
+        rc = hog_hgd_open(f->cache_path, &ds, err, err_len);
+        if (rc < 0)
+            return rc;
+    } else {
+        struct stat st;
+        if (stat(f->path, &st) == 0)
+            ds->info.file_bytes = (uint64_t)st.st_size;
+    }
+    f->ds = NULL;
+    ds->info.skipped = f->skipped;
+    ds->skip_report = f->report;
+    f->report = NULL;
+    *out = ds;
+    return 0;
+}
+
+void hog_feed_free(hog_feed *f)
+{
+    if (!f)
+        return;
+    if (f->started) {
+        pthread_mutex_lock(&f->mu);
+        f->cancel = 1;
+        pthread_cond_broadcast(&f->changed);
+        pthread_mutex_unlock(&f->mu);
+        pthread_join(f->thread, NULL);
+    }
+    hog_builder_free(f->b);
+    if (f->file_open)
+        hog_atomic_abort(&f->file);
+    hog_dataset_close(f->ds);
+    for (unsigned i = 0; f->slots && i < f->depth; i++)
+        hog_free(f->slots[i].buf);
+    hog_free(f->slots);
+    hog_free(f->report);
+    hog_free((void *)f->p.label_name);
+    hog_free((void *)f->p.ignore);
+    hog_free((void *)f->p.categorical);
+    hog_free(f->path);
+    hog_free(f->cache_path);
+    pthread_cond_destroy(&f->changed);
+    pthread_mutex_destroy(&f->mu);
+    hog_free(f);
+}

@@ -1,0 +1,158 @@
+/* test_etl_feed.c: the feed: every block handed out in file order while the text is read, the same data set built, errors located, the cache left whole or not at all. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "etl/etl.h"
+
+#include "test_scratch.h"
+
+static void setup(void)
+{
+    scratch_make("feed");
+}
+
+TestSuite(etl_feed, .init = setup, .fini = scratch_remove);
+
+/* Writes rows libsvm lines (row i: label i % 3, features i % 50 + 1 and
+ * 60 + i % 7 with values i / 1000 and 1); line bad (1-based, 0: none) has a
+ * malformed value. Returns the path. */
+static const char *write_rows(const char *name, int rows, int bad)
+{
+    static char path[160];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < rows; i++) {
+        if (i + 1 == bad)
+            fprintf(f, "%d %d:x%d\n", i % 3, i % 50 + 1, i);
+        else
+            fprintf(f, "%d %d:%g %d:1\n", i % 3, i % 50 + 1, i / 1000.0, 60 + i % 7);
+    }
+    cr_assert_eq(fclose(f), 0);
+    return path;
+}
+
+static int same_block(const hog_block *a, const hog_block *b)
+{
+    return a->rows == b->rows && a->nnz == b->nnz && a->sum == b->sum &&
+           memcmp(a->ptr, b->ptr, (a->rows + 1) * sizeof(uint32_t)) == 0 &&
+           memcmp(a->index, b->index, a->nnz * sizeof(uint32_t)) == 0 &&
+           memcmp(a->value, b->value, a->nnz * sizeof(float)) == 0 &&
+           memcmp(a->label, b->label, a->rows * sizeof(float)) == 0;
+}
+
+/* Takes every block from a feed of path, holding up to hold of them at a
+ * time, checks each against the data set read whole, then finishes. */
+static void feed_all(const char *path, const char *cache, unsigned depth, unsigned hold)
+{
+    hog_read_params p = hog_read_params_default();
+    p.rows_per_block = 700;
+    hog_dataset *whole;
+    char err[512] = "";
+    cr_assert_eq(hog_dataset_open(path, &p, &whole, err, sizeof(err)), 0, "%s", err);
+    hog_feed *f;
+    cr_assert_eq(hog_feed_start(path, &p, cache, depth, &f, err, sizeof(err)), 0, "%s", err);
+    hog_block blk;
+    double pos, last = 0;
+    uint32_t n = 0, held = 0;
+    int rc;
+    while ((rc = hog_feed_next(f, &blk, &pos, err, sizeof(err))) == 1) {
+        cr_assert_lt(n, whole->info.blocks);
+        cr_assert(same_block(&blk, &whole->blocks[n]), "block %u differs", n);
+        cr_assert(pos >= last && pos <= 1.0, "position %g after %g", pos, last);
+        last = pos;
+        n++;
+        if (++held == hold) /* hold at most `hold` blocks, then give them back */
+            for (; held > 0; held--)
+                hog_feed_release(f);
+    }
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_eq(n, whole->info.blocks);
+    cr_assert_eq(last, 1.0);
+    for (; held > 0; held--)
+        hog_feed_release(f);
+    hog_dataset *ds;
+    cr_assert_eq(hog_feed_finish(f, &ds, err, sizeof(err)), 0, "%s", err);
+    hog_feed_free(f);
+    cr_assert_eq(ds->info.rows, whole->info.rows);
+    cr_assert_eq(ds->info.fingerprint, whole->info.fingerprint);
+    cr_assert_eq(ds->info.index_base, whole->info.index_base);
+    if (cache)
+        cr_assert(ds->map != NULL, "the cache is mapped");
+    hog_dataset_close(ds);
+    hog_dataset_close(whole);
+}
+
+Test(etl_feed, every_block_in_order_into_memory_and_into_a_cache)
+{
+    const char *path = write_rows("a.svm", 20000, 0);
+    char cache[160];
+    snprintf(cache, sizeof(cache), "%s/a.hgd", dir);
+    feed_all(path, NULL, 3, 2);
+    feed_all(path, cache, 3, 3);
+    feed_all(path, cache, 1, 1); /* one slot: the reader waits for every release */
+    cr_assert_eq(access(cache, F_OK), 0);
+}
+
+Test(etl_feed, a_malformed_line_stops_the_feed_and_leaves_no_cache)
+{
+    const char *path = write_rows("bad.svm", 20000, 15001);
+    char cache[160], err[512] = "";
+    snprintf(cache, sizeof(cache), "%s/bad.hgd", dir);
+    hog_read_params p = hog_read_params_default();
+    p.rows_per_block = 700;
+    hog_feed *f;
+    cr_assert_eq(hog_feed_start(path, &p, cache, 4, &f, err, sizeof(err)), 0, "%s", err);
+    hog_block blk;
+    double pos;
+    int rc;
+    uint64_t rows = 0;
+    while ((rc = hog_feed_next(f, &blk, &pos, err, sizeof(err))) == 1) {
+        rows += blk.rows;
+        hog_feed_release(f);
+    }
+    cr_assert_eq(rc, HOG_EFORMAT, "rc %d: %s", rc, err);
+    cr_assert(strstr(err, "bad.svm:15001:"), "%s", err);
+    cr_assert_leq(rows, 15000, "no row past the bad line is handed out");
+    hog_feed_free(f);
+    cr_assert_neq(access(cache, F_OK), 0, "no cache is left");
+}
+
+Test(etl_feed, drained_feed_still_builds_the_whole_data_set)
+{
+    const char *path = write_rows("d.svm", 9000, 0);
+    char err[512] = "";
+    hog_read_params p = hog_read_params_default();
+    p.rows_per_block = 500;
+    hog_feed *f;
+    cr_assert_eq(hog_feed_start(path, &p, NULL, 2, &f, err, sizeof(err)), 0, "%s", err);
+    hog_block blk;
+    double pos;
+    cr_assert_eq(hog_feed_next(f, &blk, &pos, err, sizeof(err)), 1, "%s", err);
+    hog_feed_drain(f);
+    hog_feed_release(f);
+    hog_dataset *ds;
+    cr_assert_eq(hog_feed_finish(f, &ds, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ds->info.rows, 9000);
+    cr_assert_eq(ds->info.blocks, 18);
+    hog_dataset_close(ds);
+    hog_feed_free(f);
+}
+
+Test(etl_feed, freeing_a_running_feed_stops_it_and_removes_the_cache)
+{
+    const char *path = write_rows("c.svm", 30000, 0);
+    char cache[160], err[512] = "";
+    snprintf(cache, sizeof(cache), "%s/c.hgd", dir);
+    hog_read_params p = hog_read_params_default();
+    p.rows_per_block = 300;
+    hog_feed *f;
+    cr_assert_eq(hog_feed_start(path, &p, cache, 2, &f, err, sizeof(err)), 0, "%s", err);
+    hog_block blk;
+    double pos;
+    cr_assert_eq(hog_feed_next(f, &blk, &pos, err, sizeof(err)), 1, "%s", err);
+    hog_feed_free(f); /* the reader is waiting for a slot: it must stop */
+    cr_assert_neq(access(cache, F_OK), 0);
+}
