@@ -133,6 +133,54 @@ static void convert_many_chunks(const char *dir)
     unlink(hgd);
 }
 
+/* The first epoch while the text is read: the feed's reader thread, the
+ * parsers and the workers share the block queue; to a cache file and in
+ * memory, and started over when a class first shows after the head. */
+static void stream_text(const char *dir, const char *data, hog_loss loss, int late_class)
+{
+    char cache[128], late[128], err[512] = "";
+    snprintf(cache, sizeof(cache), "%s/s.hgd", dir);
+    snprintf(late, sizeof(late), "%s/late.svm", dir);
+    if (late_class) { /* class 2 first appears in row 30001 */
+        FILE *f = fopen(late, "w");
+        for (int i = 0; f && i < 40000; i++)
+            fprintf(f, "%d %d:1 %d:0.5\n", i < 30000 ? i % 2 : i % 3, 1 + i % 3, 10 + i % 50);
+        if (f)
+            fclose(f);
+        data = late;
+    }
+    hog_train_params p = hog_train_params_default();
+    p.loss = loss;
+    p.threads = 3;
+    p.epochs = 2;
+    p.holdout = 0.1;
+    hog_read_params rp = hog_read_params_default();
+    rp.rows_per_block = 512;
+    rp.threads = 2;
+    for (int cached = 0; cached <= 1; cached++) {
+        unlink(cache);
+        hog_trainer *t;
+        hog_model *m = NULL;
+        hog_file_run fr;
+        memset(&fr, 0, sizeof(fr));
+        int rc = hog_trainer_create(&p, &t, err, sizeof(err));
+        if (rc == 0)
+            rc = hog_trainer_run_file(t, data, &rp, cached ? cache : NULL, NULL, &m, &fr, err, sizeof(err));
+        CHECK(rc == 0 && m, "streamed %s: %s", hog_loss_name(loss), err);
+        CHECK(fr.streamed == !late_class, "streamed %d: %s", fr.streamed, fr.note);
+        if (m) {
+            hog_model_info in;
+            hog_model_get_info(m, &in);
+            CHECK(in.test.accuracy > 0.8, "streamed %s: holdout accuracy %g", hog_loss_name(loss), in.test.accuracy);
+        }
+        hog_model_free(m);
+        hog_trainer_free(t);
+        hog_dataset_close(fr.train);
+    }
+    unlink(cache);
+    unlink(late);
+}
+
 /* Matrix factorisation: rank-2 ratings with no noise, four workers. */
 static void factorise(const char *dir)
 {
@@ -204,6 +252,8 @@ int main(int argc, char **argv)
         run(multi, HOG_LOSS_SOFTMAX, HOG_PATH_DENSE, HOG_REPLICAS_MACHINE, 3, 0.2, 0.8, model);
         factorise(dir);
         convert_many_chunks(dir);
+        stream_text(dir, bin, HOG_LOSS_LOGISTIC, 0);
+        stream_text(dir, multi, HOG_LOSS_SOFTMAX, 1);
     }
     unlink(bin);
     unlink(multi);
