@@ -1955,11 +1955,16 @@ static int label_known(const run_state *rs, double y)
 }
 
 /* Counts a window's training rows (held-out ones excluded) into the
- * degrees, growing the arrays for indices past them, and brings the L2
- * scales of the features the window touches up to date. Returns 0,
- * -ENOMEM, or 1 when a label is not one the head had (*why says which). */
-static int window_count(run_state *rs, const hog_block *blks, uint32_t n, uint64_t row0, uint32_t rpb, char *why,
-                        size_t why_len)
+ * degrees, growing the arrays for indices past them. The L2 scales follow
+ * the rows as they come: a feature's first row sets its scale to the rows
+ * so far (rows / degree then), and whenever the rows have doubled since the
+ * last time every scale is set to rows / degree, the estimate of what the
+ * whole data set's would be (see feature_table). Setting them for every
+ * non-zero instead cost as much as the epoch's training: a random store
+ * per non-zero besides the count. Returns 0, -ENOMEM, or 1 when a label is
+ * not one the head had (*why says which). */
+static int window_count(run_state *rs, const hog_block *blks, uint32_t n, uint64_t row0, uint32_t rpb,
+                        uint64_t *scaled_rows, char *why, size_t why_len)
 {
     const hog_train_params *p = rs->p;
     uint64_t top = 0;
@@ -1977,22 +1982,25 @@ static int window_count(run_state *rs, const hog_block *blks, uint32_t n, uint64
     }
     if (top > rs->dim && run_grow(rs, HOG_MAX(top, 2 * rs->dim)) < 0)
         return -ENOMEM;
-    for (int pass = 0; pass < 2; pass++)
-        for (uint32_t b = 0; b < n; b++) {
-            const hog_block *blk = &blks[b];
-            for (uint32_t r = 0; r < blk->rows; r++) {
-                if (p->holdout > 0 && hog_row_held_out(row0 + (uint64_t)b * rpb + r, p->holdout, p->seed))
-                    continue;
-                rs->deg_rows += pass == 0;
-                for (uint32_t k = blk->ptr[r]; k < blk->ptr[r + 1]; k++) {
-                    uint32_t j = blk->index[k];
-                    if (pass == 0)
-                        rs->deg[j]++;
-                    else
-                        rs->l2_scale[j] = (float)((double)rs->deg_rows / rs->deg[j]);
-                }
-            }
+    uint32_t *const deg = rs->deg;
+    float *const l2_scale = rs->l2_scale;
+    for (uint32_t b = 0; b < n; b++) {
+        const hog_block *blk = &blks[b];
+        for (uint32_t r = 0; r < blk->rows; r++) {
+            if (p->holdout > 0 && hog_row_held_out(row0 + (uint64_t)b * rpb + r, p->holdout, p->seed))
+                continue;
+            const float rows = (float)++rs->deg_rows;
+            for (uint32_t k = blk->ptr[r]; k < blk->ptr[r + 1]; k++)
+                if (++deg[blk->index[k]] == 1)
+                    l2_scale[blk->index[k]] = rows;
         }
+    }
+    if (rs->deg_rows >= 2 * *scaled_rows) {
+        const double rows = (double)rs->deg_rows;
+        for (uint64_t j = 0; j < rs->dim; j++)
+            l2_scale[j] = deg[j] ? (float)(rows / deg[j]) : 0.0f;
+        *scaled_rows = rs->deg_rows;
+    }
     return 0;
 }
 
@@ -2178,10 +2186,10 @@ int hog_trainer_run_file(hog_trainer *t, const char *path, const hog_read_params
             "%u blocks", path, window);
     rs.st.epoch = 1;
     const double t_start = hog_now();
-    uint64_t row0 = 0;
+    uint64_t row0 = 0, scaled_rows = rs.deg_rows;
     double frac0 = 0;
     for (uint32_t w = 0; n > 0; w++) {
-        if (w > 0 && (rc = window_count(&rs, held, n, row0, rpb, fr.note, sizeof(fr.note))) != 0) {
+        if (w > 0 && (rc = window_count(&rs, held, n, row0, rpb, &scaled_rows, fr.note, sizeof(fr.note))) != 0) {
             if (rc < 0)
                 goto out;
             hog_log(HOG_LOG_INFO, "%s: %s: training again from the start on the whole file", path, fr.note);

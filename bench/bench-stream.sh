@@ -1,0 +1,65 @@
+#!/bin/sh
+# bench-stream.sh: training from libsvm text with the first epoch streamed (trained while the file is read) against reading it whole first, in the same run.
+#
+# Usage: sh bench/bench-stream.sh BUILD_DIR
+# Data: the gen_sparse set of bench-cache.sh (ROWS rows, default 1,000,000,
+# x 75 non-zeros, about 1 GB of text) under $BENCH_DIR. Each repetition
+# runs `hogtrain train DATA.svm --cache DATA.hgd --epochs E` with --stream 1
+# and --stream 0, the cache deleted before each, for E = 1 (the time to a
+# first model) and E = EPOCHS, and records the wall time of each run.
+# Environment: ROWS, REPS (default 3), EPOCHS (default 5), BENCH_DIR
+# (default /tmp/hogtrain-bench).
+set -eu
+if [ $# -ne 1 ]; then
+    echo "usage: $0 BUILD_DIR" >&2
+    exit 2
+fi
+build=$(cd "$1" && pwd)
+rows=${ROWS:-1000000}
+reps=${REPS:-3}
+epochs=${EPOCHS:-5}
+bench_dir=${BENCH_DIR:-/tmp/hogtrain-bench}
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+mkdir -p "$bench_dir"
+svm="$bench_dir/cache-n$rows.svm"
+cache="$bench_dir/stream-n$rows.hgd"
+[ -s "$svm" ] || "$build/tools/gen_sparse" -n "$rows" -d 1048576 -k 75 -s 3 -q -o "$svm"
+
+csv="$bench_dir/stream.csv"
+echo "rep,epochs,stream,wall_seconds,streamed,test_logloss" >"$csv"
+rep=1
+while [ "$rep" -le "$reps" ]; do
+    for e in 1 "$epochs"; do
+        for stream in 1 0; do
+            rm -f "$cache"
+            t0=$(date +%s.%N)
+            "$build/hogtrain" train "$svm" --cache "$cache" -o "$bench_dir/stream.hog" --epochs "$e" \
+                --stream "$stream" --holdout 0.05 -q --report "$bench_dir/stream.json"
+            t1=$(date +%s.%N)
+            "$py" - "$bench_dir/stream.json" "$rep" "$e" "$stream" "$t0" "$t1" >>"$csv" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print("%s,%s,%s,%.3f,%d,%.4f" % (sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[6]) - float(sys.argv[5]),
+                                 r["streamed"], r["test"]["logloss"]))
+PY
+            tail -n 1 "$csv" >&2
+        done
+    done
+    rep=$((rep + 1))
+done
+rm -f "$cache"
+"$py" - "$csv" "$svm" <<'PY'
+import csv, os, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+print("| epochs | read whole first | streamed | whole / streamed | holdout logloss (whole, streamed) |")
+print("|---:|---:|---:|---:|---:|")
+for e in sorted({int(r["epochs"]) for r in rows}):
+    def med(stream, key):
+        return statistics.median(float(r[key]) for r in rows if int(r["epochs"]) == e and r["stream"] == stream)
+    w, s = med("0", "wall_seconds"), med("1", "wall_seconds")
+    print("| %d | %.2f s | %.2f s | %.2fx | %.4f, %.4f |" % (e, w, s, w / s, med("0", "test_logloss"),
+                                                             med("1", "test_logloss")))
+print("\n%.0f MB of text; medians of %d runs" % (os.path.getsize(sys.argv[2]) / 1e6,
+                                                 len(rows) // (2 * len({r["epochs"] for r in rows}))))
+PY
