@@ -25,6 +25,10 @@ mkdir -p "$bench_dir"
 svm="$bench_dir/cache-n$rows.svm"
 cache="$bench_dir/stream-n$rows.hgd"
 [ -s "$svm" ] || "$build/tools/gen_sparse" -n "$rows" -d 1048576 -k 75 -s 3 -q -o "$svm"
+if [ "${ZSTD:-0}" = 1 ]; then
+    [ -s "$svm.zst" ] || zstd -q -1 "$svm" -o "$svm.zst"
+    svm="$svm.zst"
+fi
 
 csv="$bench_dir/stream.csv"
 echo "rep,epochs,stream,wall_seconds,streamed,test_logloss" >"$csv"
@@ -60,6 +64,6 @@ for e in sorted({int(r["epochs"]) for r in rows}):
     w, s = med("0", "wall_seconds"), med("1", "wall_seconds")
     print("| %d | %.2f s | %.2f s | %.2fx | %.4f, %.4f |" % (e, w, s, w / s, med("0", "test_logloss"),
                                                              med("1", "test_logloss")))
-print("\n%.0f MB of text; medians of %d runs" % (os.path.getsize(sys.argv[2]) / 1e6,
+print("\n%s, %.0f MB; medians of %d runs" % (os.path.basename(sys.argv[2]), os.path.getsize(sys.argv[2]) / 1e6,
                                                  len(rows) // (2 * len({r["epochs"] for r in rows}))))
 PY
