@@ -30,6 +30,19 @@ if [ "${ZSTD:-0}" = 1 ]; then
     svm="$svm.zst"
 fi
 
+# A slow disk: a blkio cgroup that throttles reads of the input's device.
+run_in=""
+if [ -n "${READ_MBPS:-}" ]; then
+    cg=/sys/fs/cgroup/blkio/hogtrain-bench-stream
+    mkdir -p "$cg"
+    dev=$(mountpoint -d "$(df --output=target "$svm" | tail -n 1)")
+    # a partition's reads are throttled at its disk
+    [ -e "/sys/dev/block/$dev/partition" ] && dev=$(cat "/sys/dev/block/$dev/../dev")
+    echo "$dev $((READ_MBPS * 1000000))" >"$cg/blkio.throttle.read_bps_device"
+    run_in="$cg/tasks"
+    trap 'rmdir "$cg" 2>/dev/null || true' EXIT
+fi
+
 csv="$bench_dir/stream.csv"
 echo "rep,epochs,stream,wall_seconds,streamed,test_logloss" >"$csv"
 rep=1
@@ -37,8 +50,13 @@ while [ "$rep" -le "$reps" ]; do
     for e in 1 "$epochs"; do
         for stream in 1 0; do
             rm -f "$cache"
+            if [ -n "$run_in" ]; then
+                sync
+                echo 3 >/proc/sys/vm/drop_caches
+            fi
             t0=$(date +%s.%N)
-            "$build/hogtrain" train "$svm" --cache "$cache" -o "$bench_dir/stream.hog" --epochs "$e" \
+            sh -c '[ -z "$1" ] || echo $$ >"$1"; shift; exec "$@"' sh "$run_in" \
+                "$build/hogtrain" train "$svm" --cache "$cache" -o "$bench_dir/stream.hog" --epochs "$e" \
                 --stream "$stream" --holdout 0.05 -q --report "$bench_dir/stream.json"
             t1=$(date +%s.%N)
             "$py" - "$bench_dir/stream.json" "$rep" "$e" "$stream" "$t0" "$t1" >>"$csv" <<'PY'
@@ -53,7 +71,7 @@ PY
     rep=$((rep + 1))
 done
 rm -f "$cache"
-"$py" - "$csv" "$svm" <<'PY'
+"$py" - "$csv" "$svm" "${READ_MBPS:+, cold, read at $READ_MBPS MB/s at most}" <<'PY'
 import csv, os, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 print("| epochs | read whole first | streamed | whole / streamed | holdout logloss (whole, streamed) |")
@@ -64,6 +82,6 @@ for e in sorted({int(r["epochs"]) for r in rows}):
     w, s = med("0", "wall_seconds"), med("1", "wall_seconds")
     print("| %d | %.2f s | %.2f s | %.2fx | %.4f, %.4f |" % (e, w, s, w / s, med("0", "test_logloss"),
                                                              med("1", "test_logloss")))
-print("\n%s, %.0f MB; medians of %d runs" % (os.path.basename(sys.argv[2]), os.path.getsize(sys.argv[2]) / 1e6,
-                                                 len(rows) // (2 * len({r["epochs"] for r in rows}))))
+print("\n%s, %.0f MB%s; medians of %d runs" % (os.path.basename(sys.argv[2]), os.path.getsize(sys.argv[2]) / 1e6,
+      sys.argv[3], len(rows) // (2 * len({r["epochs"] for r in rows}))))
 PY

@@ -137,13 +137,29 @@ void hog_builder_set_one_based(hog_builder *b, int one_based);
 /* Rows added so far. */
 uint64_t hog_builder_rows(const hog_builder *b);
 
-/* Tells fn of every block as it is finished, in order. blk is a view valid
- * during the call, or, when kept is 1 (an in-memory builder), the data
- * set's own block, valid until the data set is freed. position is the
- * fraction of the input read when the block's last rows were added (see
- * hog_builder_set_position). A non-zero return from fn stops the build: the
- * add that finished the block returns it. */
-typedef int (*hog_block_fn)(void *ctx, const hog_block *blk, int kept, double position);
+/* The arrays a builder fills a block in: ptr (rows_per_block + 1, ptr[0]
+ * = 0), label and weight (rows_per_block; weight NULL until weighted rows
+ * come), index and value (nnz_cap each, grown as needed). */
+typedef struct hog_block_buffers {
+    uint32_t *ptr;
+    float *label;
+    float *weight;
+    uint32_t *index;
+    float *value;
+    size_t nnz_cap;
+} hog_block_buffers;
+
+/* Tells fn of every block as it is finished, in order. When kept is 1 (an
+ * in-memory builder) blk is the data set's own block, valid until the data
+ * set is freed, and bufs is NULL. Otherwise (the block was written to the
+ * file) blk is a view of the builder's arrays, valid during the call; fn
+ * may keep them instead by swapping *bufs for arrays of its own of the same
+ * rows_per_block (a weight array too when blk->weight is set), which the
+ * builder then fills and frees. position is the fraction of the input read
+ * when the block's last rows were added (see hog_builder_set_position). A
+ * non-zero return from fn stops the build: the add that finished the block
+ * returns it. */
+typedef int (*hog_block_fn)(void *ctx, const hog_block *blk, int kept, double position, hog_block_buffers *bufs);
 void hog_builder_on_block(hog_builder *b, hog_block_fn fn, void *ctx);
 
 /* Where in its input the rows added next come from, as a fraction in [0, 1]

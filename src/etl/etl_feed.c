@@ -17,16 +17,15 @@
  * released <= taken <= pushed <= released + depth. The callback waits for
  * a free slot, so a consumer slower than the parsers holds the read back
  * and memory stays at depth blocks. A block an in-memory builder keeps is
- * handed out as it is; a block written to the cache is copied into the
- * slot's own buffer first, since the builder reuses its arrays. Blocks are
- * a few MiB, so one lock per block costs nothing measurable.
+ * handed out as it is; a block written to the cache stays in the arrays the
+ * builder filled, which the slot takes in exchange for its own (no copy).
+ * Blocks are a few MiB, so one lock per block costs nothing measurable.
  */
 
 typedef struct feed_slot {
     hog_block blk;
     double position;
-    uint8_t *buf; /* the copy of a block written to the cache; reused */
-    size_t cap;
+    hog_block_buffers bufs; /* arrays traded with the builder for the blocks it writes */
 } feed_slot;
 
 struct hog_feed {
@@ -43,6 +42,7 @@ struct hog_feed {
 
     feed_slot *slots;
     unsigned depth;
+    uint32_t rows_per_block;
     uint64_t pushed, taken, released;
     int drain;  /* blocks go to the data set only */
     int cancel; /* the consumer gave up: the callback stops the read */
@@ -57,41 +57,31 @@ struct hog_feed {
     char *report;
 };
 
-/* Copies a block's arrays into one buffer of the slot, in file layout. */
-static int slot_copy(feed_slot *s, const hog_block *blk)
+/* Gives a slot the arrays a builder needs for a block of rpb rows. */
+static int slot_buffers(feed_slot *s, uint32_t rpb, int weighted)
 {
-    const size_t rows = blk->rows, nnz = blk->nnz;
-    size_t bytes = (size_t)hog_block_bytes(rows, nnz, blk->weight != NULL);
-    if (bytes > s->cap) {
-        uint8_t *buf = hog_aligned_alloc(HOG_CACHELINE, bytes);
-        if (!buf)
-            return -ENOMEM;
-        hog_free(s->buf);
-        s->buf = buf;
-        s->cap = bytes;
-    }
-    hog_block *c = &s->blk;
-    *c = *blk;
-    uint32_t *ptr = (uint32_t *)(void *)s->buf, *index = ptr + rows + 1;
-    float *value = (float *)(void *)(index + nnz), *label = value + nnz, *weight = label + rows;
-    memcpy(ptr, blk->ptr, (rows + 1) * sizeof(uint32_t));
-    if (nnz) {
-        memcpy(index, blk->index, nnz * sizeof(uint32_t));
-        memcpy(value, blk->value, nnz * sizeof(float));
-    }
-    memcpy(label, blk->label, rows * sizeof(float));
-    if (blk->weight)
-        memcpy(weight, blk->weight, rows * sizeof(float));
-    c->ptr = ptr;
-    c->index = index;
-    c->value = value;
-    c->label = label;
-    c->weight = blk->weight ? weight : NULL;
+    hog_block_buffers *b = &s->bufs;
+    if (!b->ptr && !(b->ptr = hog_malloc(((size_t)rpb + 1) * sizeof(uint32_t))))
+        return -ENOMEM;
+    b->ptr[0] = 0;
+    if (!b->label && !(b->label = hog_malloc((size_t)rpb * sizeof(float))))
+        return -ENOMEM;
+    if (weighted && !b->weight && !(b->weight = hog_malloc((size_t)rpb * sizeof(float))))
+        return -ENOMEM;
     return 0;
 }
 
+static void slot_free(feed_slot *s)
+{
+    hog_free(s->bufs.ptr);
+    hog_free(s->bufs.label);
+    hog_free(s->bufs.weight);
+    hog_free(s->bufs.index);
+    hog_free(s->bufs.value);
+}
+
 /* The builder's callback, on the reader thread. */
-static int feed_block(void *ctx, const hog_block *blk, int kept, double position)
+static int feed_block(void *ctx, const hog_block *blk, int kept, double position, hog_block_buffers *bufs)
 {
     hog_feed *f = ctx;
     pthread_mutex_lock(&f->mu);
@@ -105,13 +95,15 @@ static int feed_block(void *ctx, const hog_block *blk, int kept, double position
     if (drain)
         return 0;
     /* The slot is the reader's until pushed moves past it. */
-    int rc = 0;
-    if (kept)
-        s->blk = *blk;
-    else
-        rc = slot_copy(s, blk);
-    if (rc < 0)
-        return rc;
+    if (!kept) { /* keep the builder's arrays, which blk points into */
+        int rc = slot_buffers(s, f->rows_per_block, blk->weight != NULL);
+        if (rc < 0)
+            return rc;
+        hog_block_buffers mine = s->bufs;
+        s->bufs = *bufs;
+        *bufs = mine;
+    }
+    s->blk = *blk;
     s->position = position;
     pthread_mutex_lock(&f->mu);
     f->pushed++;
@@ -187,6 +179,7 @@ int hog_feed_start(const char *path, const hog_read_params *p, const char *cache
     f->path = dup_or_null(path, &ok);
     f->cache_path = dup_or_null(cache_path, &ok);
     f->depth = depth ? depth : 1;
+    f->rows_per_block = p->rows_per_block ? p->rows_per_block : HOG_DEFAULT_ROWS_PER_BLOCK;
     f->slots = hog_calloc(f->depth, sizeof(feed_slot));
     if (!ok || !f->slots) {
         hog_feed_free(f);
@@ -302,7 +295,7 @@ void hog_feed_free(hog_feed *f)
         hog_atomic_abort(&f->file);
     hog_dataset_close(f->ds);
     for (unsigned i = 0; f->slots && i < f->depth; i++)
-        hog_free(f->slots[i].buf);
+        slot_free(&f->slots[i]);
     hog_free(f->slots);
     hog_free(f->report);
     hog_free((void *)f->p.label_name);

@@ -402,10 +402,18 @@ static int builder_flush(hog_builder *b)
         rc = writer_block(&b->writer, &a, b->cur_rows, b->cur_nnz, sum);
         if (rc < 0)
             return rc;
-        if (b->on_block) { /* a view of the builder's arrays, valid during the call */
+        if (b->on_block) { /* a view of the builder's arrays, which the callback may keep */
             const hog_block view = {b->cur_rows, b->cur_nnz, sum, b->ptr, b->index, b->value, b->label,
                                     b->weighted ? b->weight : NULL};
-            if ((rc = b->on_block(b->on_block_ctx, &view, 0, b->position)) != 0)
+            hog_block_buffers bufs = {b->ptr, b->label, b->weight, b->index, b->value, b->nnz_cap};
+            rc = b->on_block(b->on_block_ctx, &view, 0, b->position, &bufs);
+            b->ptr = bufs.ptr;
+            b->label = bufs.label;
+            b->weight = bufs.weight;
+            b->index = bufs.index;
+            b->value = bufs.value;
+            b->nnz_cap = bufs.nnz_cap;
+            if (rc != 0)
                 return rc;
         }
     } else {
@@ -432,7 +440,7 @@ static int builder_flush(hog_builder *b)
         block_view(&b->blocks[b->nblocks], buf, b->cur_rows, b->cur_nnz, b->weighted, sum);
         b->heap[b->nblocks] = buf;
         b->nblocks++;
-        if (b->on_block && (rc = b->on_block(b->on_block_ctx, &b->blocks[b->nblocks - 1], 1, b->position)) != 0)
+        if (b->on_block && (rc = b->on_block(b->on_block_ctx, &b->blocks[b->nblocks - 1], 1, b->position, NULL)) != 0)
             return rc;
     }
     b->cur_rows = 0;

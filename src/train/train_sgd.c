@@ -1906,7 +1906,7 @@ static int run_grow(run_state *rs, uint64_t dim)
     for (unsigned i = 0; i < rs->nth; i++)
         rs->ws[i].w = w;
     struct { void **p; size_t size; } grow[] = {
-        {(void **)&rs->deg, sizeof(uint32_t)},
+        {(void **)&rs->deg, sizeof(uint32_t)}, /* NULL while a stream_count owns it */
         {(void **)&rs->l2_scale, sizeof(float)},
         {(void **)&rs->slot, sizeof(int16_t)},
         {(void **)&rs->acc, K * sizeof(hog_weight)},
@@ -1954,54 +1954,81 @@ static int label_known(const run_state *rs, double y)
     return lo < rs->classes && rs->classes_of[lo] == y;
 }
 
-/* Counts a window's training rows (held-out ones excluded) into the
- * degrees, growing the arrays for indices past them. The L2 scales follow
- * the rows as they come: a feature's first row sets its scale to the rows
- * so far (rows / degree then), and whenever the rows have doubled since the
- * last time every scale is set to rows / degree, the estimate of what the
- * whole data set's would be (see feature_table). Setting them for every
- * non-zero instead cost as much as the epoch's training: a random store
- * per non-zero besides the count. Returns 0, -ENOMEM, or 1 when a label is
- * not one the head had (*why says which). */
-static int window_count(run_state *rs, const hog_block *blks, uint32_t n, uint64_t row0, uint32_t rpb,
-                        uint64_t *scaled_rows, char *why, size_t why_len)
+/* The degrees of the rows streamed so far, counted one window ahead of
+ * training by a thread of its own (counting every non-zero on the thread
+ * that feeds the workers cost as long as training the window), which owns
+ * deg while it runs. */
+typedef struct stream_count {
+    run_state *rs;          /* read only: the parameters and label values */
+    const hog_block *blks;  /* the window to count */
+    uint32_t n;
+    uint64_t row0;          /* its first row's number */
+    uint32_t rpb;
+    uint32_t *deg;          /* per feature, deg_cap of them */
+    uint64_t deg_cap;
+    uint64_t deg_rows;      /* training rows counted */
+    uint64_t top;           /* the window's largest index + 1 */
+    int rc;                 /* 0, -ENOMEM, or 1: a label the head did not have */
+    char why[96];
+} stream_count;
+
+static void *count_main(void *arg)
 {
+    stream_count *c = arg;
+    const run_state *rs = c->rs;
     const hog_train_params *p = rs->p;
-    uint64_t top = 0;
-    for (uint32_t b = 0; b < n; b++) {
-        const hog_block *blk = &blks[b];
+    c->top = 0;
+    c->rc = 0;
+    for (uint32_t b = 0; b < c->n; b++) {
+        const hog_block *blk = &c->blks[b];
         for (uint32_t r = 0; r < blk->rows; r++) {
             if (!label_known(rs, blk->label[r])) {
-                snprintf(why, why_len, "label %g first appears in row %llu", (double)blk->label[r],
-                         (unsigned long long)(row0 + (uint64_t)b * rpb + r + 1));
-                return 1;
+                snprintf(c->why, sizeof(c->why), "label %g first appears in row %llu", (double)blk->label[r],
+                         (unsigned long long)(c->row0 + (uint64_t)b * c->rpb + r + 1));
+                c->rc = 1;
+                return NULL;
             }
             if (blk->ptr[r + 1] > blk->ptr[r])
-                top = HOG_MAX(top, (uint64_t)blk->index[blk->ptr[r + 1] - 1] + 1);
+                c->top = HOG_MAX(c->top, (uint64_t)blk->index[blk->ptr[r + 1] - 1] + 1);
         }
     }
-    if (top > rs->dim && run_grow(rs, HOG_MAX(top, 2 * rs->dim)) < 0)
-        return -ENOMEM;
-    uint32_t *const deg = rs->deg;
-    float *const l2_scale = rs->l2_scale;
-    for (uint32_t b = 0; b < n; b++) {
-        const hog_block *blk = &blks[b];
+    if (c->top > c->deg_cap) {
+        uint64_t cap = HOG_MAX(c->top, 2 * c->deg_cap);
+        uint32_t *d = hog_realloc(c->deg, cap * sizeof(uint32_t));
+        if (!d) {
+            c->rc = -ENOMEM;
+            return NULL;
+        }
+        memset(d + c->deg_cap, 0, (cap - c->deg_cap) * sizeof(uint32_t));
+        c->deg = d;
+        c->deg_cap = cap;
+    }
+    uint32_t *const deg = c->deg;
+    for (uint32_t b = 0; b < c->n; b++) {
+        const hog_block *blk = &c->blks[b];
         for (uint32_t r = 0; r < blk->rows; r++) {
-            if (p->holdout > 0 && hog_row_held_out(row0 + (uint64_t)b * rpb + r, p->holdout, p->seed))
+            if (p->holdout > 0 && hog_row_held_out(c->row0 + (uint64_t)b * c->rpb + r, p->holdout, p->seed))
                 continue;
-            const float rows = (float)++rs->deg_rows;
+            c->deg_rows++;
             for (uint32_t k = blk->ptr[r]; k < blk->ptr[r + 1]; k++)
-                if (++deg[blk->index[k]] == 1)
-                    l2_scale[blk->index[k]] = rows;
+                deg[blk->index[k]]++;
         }
     }
-    if (rs->deg_rows >= 2 * *scaled_rows) {
-        const double rows = (double)rs->deg_rows;
-        for (uint64_t j = 0; j < rs->dim; j++)
-            l2_scale[j] = deg[j] ? (float)(rows / deg[j]) : 0.0f;
-        *scaled_rows = rs->deg_rows;
+    return NULL;
+}
+
+/* The L2 scales of a streamed epoch, rows / degree from the rows counted
+ * so far: set again whenever the rows have doubled since the last time, so
+ * the estimates follow the data at the cost of one pass over the features
+ * per doubling. A feature not counted yet gets the scale of one row in
+ * all, which is what it will have when it first shows. */
+static void stream_scales(run_state *rs, const stream_count *c)
+{
+    const double rows = (double)c->deg_rows;
+    for (uint64_t j = 0; j < rs->dim; j++) {
+        uint32_t d = j < c->deg_cap ? c->deg[j] : 0;
+        rs->l2_scale[j] = (float)(d ? rows / d : rows);
     }
-    return 0;
 }
 
 /* Settles the run's shape from the head (n blocks): label values, path,
@@ -2138,8 +2165,11 @@ int hog_trainer_run_file(hog_trainer *t, const char *path, const hog_read_params
     hog_feed *feed = NULL;
     run_state rs;
     run_init(&rs, t);
-    const uint32_t window = stream_window(rs.nth), depth = HOG_MAX(STREAM_HEAD, window) + window;
-    hog_block *held = hog_malloc(depth * sizeof(hog_block));
+    /* The feed may hold a window being trained, the next being counted and
+     * one being parsed. */
+    const uint32_t window = stream_window(rs.nth), depth = 3 * window;
+    _Static_assert(STREAM_HEAD <= 4, "the head is a window: stream_window is at least 4");
+    hog_block *held = hog_malloc(2 * window * sizeof(hog_block));
     uint32_t *units = hog_malloc((size_t)depth * ((rpb + SEGMENT_ROWS - 1) / SEGMENT_ROWS) * sizeof(uint32_t));
     uint32_t n = 0;
     int restarted = 0;
@@ -2186,30 +2216,85 @@ int hog_trainer_run_file(hog_trainer *t, const char *path, const hog_read_params
             "%u blocks", path, window);
     rs.st.epoch = 1;
     const double t_start = hog_now();
-    uint64_t row0 = 0, scaled_rows = rs.deg_rows;
-    double frac0 = 0;
-    for (uint32_t w = 0; n > 0; w++) {
-        if (w > 0 && (rc = window_count(&rs, held, n, row0, rpb, &scaled_rows, fr.note, sizeof(fr.note))) != 0) {
-            if (rc < 0)
-                goto out;
-            hog_log(HOG_LOG_INFO, "%s: %s: training again from the start on the whole file", path, fr.note);
+    /* The window being trained (cur) and the next (nxt), counted meanwhile. */
+    stream_count sc = {.rs = &rs, .rpb = rpb, .deg = rs.deg, .deg_cap = rs.dim, .deg_rows = rs.deg_rows};
+    rs.deg = NULL;
+    stream_scales(&rs, &sc);
+    hog_block *cur = held, *nxt = held + window;
+    uint32_t ncur = n, nnxt = 0;
+    uint64_t row0 = 0, scaled = sc.deg_rows;
+    double frac0 = 0, pos_cur = pos;
+    for (uint32_t w = 0; ncur > 0 && rc >= 0; w++) {
+        double pos_nxt = pos_cur;
+        while (nnxt < window && (rc = hog_feed_next(feed, &nxt[nnxt], &pos_nxt, err, err_len)) == 1)
+            nnxt++;
+        if (rc < 0)
+            break;
+        rc = 0;
+        uint64_t row_nxt = row0;
+        for (uint32_t b = 0; b < ncur; b++)
+            row_nxt += cur[b].rows;
+        pthread_t counter;
+        int counting = 0;
+        sc.rc = 0;
+        if (nnxt) {
+            sc.blks = nxt;
+            sc.n = nnxt;
+            sc.row0 = row_nxt;
+            counting = pthread_create(&counter, NULL, count_main, &sc) == 0;
+            if (!counting) /* no thread to spare: count first */
+                count_main(&sc);
+        }
+        stream_pass(&rs, cur, ncur, row0, rpb, frac0, pos_cur, units, w, t_start);
+        if (counting)
+            pthread_join(counter, NULL);
+        for (uint32_t b = 0; b < ncur; b++)
+            hog_feed_release(feed);
+        hog_block *tmp = cur;
+        cur = nxt;
+        nxt = tmp;
+        ncur = nnxt;
+        nnxt = 0;
+        row0 = row_nxt;
+        frac0 = pos_cur;
+        pos_cur = pos_nxt;
+        if (sc.rc < 0) {
+            rc = hog_fail(sc.rc, err, err_len, "out of memory");
+        } else if (sc.rc == 1) {
+            hog_log(HOG_LOG_INFO, "%s: %s: training again from the start on the whole file", path, sc.why);
+            snprintf(fr.note, sizeof(fr.note), "%s; started over", sc.why);
             fr.streamed = 0;
             restarted = 1;
-            snprintf(fr.note + strlen(fr.note), sizeof(fr.note) - strlen(fr.note), "; started over");
-            goto drain;
+            break;
+        } else if (sc.top > rs.dim) { /* features the model has no room for yet */
+            uint64_t old = rs.dim;
+            if ((rc = run_grow(&rs, HOG_MAX(sc.top, 2 * rs.dim))) < 0)
+                hog_fail(rc, err, err_len, "out of memory");
+            for (uint64_t j = old; rc == 0 && j < rs.dim; j++)
+                rs.l2_scale[j] = (float)sc.deg_rows;
         }
-        stream_pass(&rs, held, n, row0, rpb, frac0, pos, units, w, t_start);
-        for (uint32_t b = 0; b < n; b++) {
-            row0 += held[b].rows;
-            hog_feed_release(feed);
+        if (rc == 0 && sc.deg_rows >= 2 * scaled) {
+            stream_scales(&rs, &sc);
+            scaled = sc.deg_rows;
         }
-        frac0 = pos;
-        n = 0;
-        while (n < window && (rc = hog_feed_next(feed, &held[n], &pos, err, err_len)) == 1)
-            n++;
-        if (rc < 0)
-            goto out;
     }
+    /* The degrees are the run's again, with room for every feature. */
+    rs.deg = sc.deg;
+    rs.deg_rows = sc.deg_rows;
+    n = ncur + nnxt; /* blocks still held, given back on the way out */
+    if (rc == 0 && sc.deg_cap < rs.dim) {
+        uint32_t *d = hog_realloc(rs.deg, rs.dim * sizeof(uint32_t));
+        if (d) {
+            memset(d + sc.deg_cap, 0, (rs.dim - sc.deg_cap) * sizeof(uint32_t));
+            rs.deg = d;
+        } else {
+            rc = hog_fail(-ENOMEM, err, err_len, "out of memory");
+        }
+    }
+    if (rc < 0)
+        goto out;
+    if (restarted)
+        goto drain;
     rs.seconds = hog_now() - t_start;
     rc = hog_feed_finish(feed, &ds, err, err_len);
     if (rc < 0)
