@@ -219,6 +219,33 @@ Test(cli, cache_is_written_once_and_reused_while_newer_than_the_input)
     cr_assert(strstr(out, "cached 2000 rows"), "%s", out);
 }
 
+Test(cli, text_trains_while_it_is_read_unless_stream_is_0)
+{
+    write_separable("t.svm", 30000, 12, 0);
+    /* Four dense features: the sparse path is asked for, the dense one would read the file whole. */
+    cr_assert_eq(hog("train t.svm -o m.hog --path sparse --epochs 2 --holdout 0.1 --report r1.json"), 0, "%s", out);
+    cr_assert(strstr(out, "training while reading"), "%s", out);
+    char *r1 = slurp("r1.json");
+    cr_assert(strstr(r1, "\"streamed\": true") && strstr(r1, "\"rows\": 30000"), "%s", r1);
+    cr_assert_eq(hog("train t.svm -o m.hog --path sparse --epochs 2 --holdout 0.1 --stream 0 --report r2.json"), 0,
+                 "%s", out);
+    cr_assert(!strstr(out, "training while reading"), "%s", out);
+    char *r2 = slurp("r2.json");
+    cr_assert(strstr(r2, "\"streamed\": false"), "%s", r2);
+    double a1 = atof(strstr(strstr(r1, "\"test\""), "\"accuracy\": ") + 12);
+    double a2 = atof(strstr(strstr(r2, "\"test\""), "\"accuracy\": ") + 12);
+    cr_assert(a1 > 0.95 && a2 > 0.95, "holdout accuracy %g streamed, %g read whole", a1, a2);
+    cr_assert_eq(hog("train t.svm -o m.hog --stream 2"), 2, "%s", out);
+    cr_assert(strstr(out, "--stream"), "%s", out);
+    /* A malformed line past the first blocks: no model, no cache. */
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "cd %s && cp t.svm bad.svm && echo '1 3:0.5 x:1' >> bad.svm", dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(hog("train bad.svm -o bad.hog --cache bad.hgd --path sparse -q"), 1, "%s", out);
+    cr_assert(strstr(out, "bad.svm:30001:"), "%s", out);
+    cr_assert(!exists("bad.hog") && !exists("bad.hgd"), "nothing half-written is left");
+}
+
 Test(cli, optimiser_regulariser_early_stop_and_average_flags_end_to_end)
 {
     write_separable("train.svm", 3000, 11, 0);

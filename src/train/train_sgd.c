@@ -1448,8 +1448,9 @@ static const char *sparse_only(const hog_train_params *p)
 
 /* Settles rs->path for data of rows, features and nnz (by density for
  * auto; options the dense path lacks send auto to the sparse path and
- * refuse a forced dense path). */
-static int run_path(run_state *rs, uint64_t rows, uint64_t features, uint64_t nnz, char *err, size_t err_len)
+ * refuse a forced dense path), and logs it unless quiet. */
+static int run_path(run_state *rs, uint64_t rows, uint64_t features, uint64_t nnz, int quiet, char *err,
+                    size_t err_len)
 {
     const hog_train_params *p = rs->p;
     hog_path path = hog_path_pick(p->path, rows, features, nnz, rs->outputs);
@@ -1458,14 +1459,17 @@ static int run_path(run_state *rs, uint64_t rows, uint64_t features, uint64_t nn
         if (p->path == HOG_PATH_DENSE)
             return hog_fail(HOG_EPARAM, err, err_len, "path: the dense path does not support %s; use the sparse path",
                             sparse);
-        hog_log(HOG_LOG_INFO, "sparse path: %s runs on the sparse path only", sparse);
+        if (!quiet)
+            hog_log(HOG_LOG_INFO, "sparse path: %s runs on the sparse path only", sparse);
         path = HOG_PATH_SPARSE;
     }
+    rs->path = path;
+    if (quiet)
+        return 0;
     hog_log(HOG_LOG_INFO, "%s path%s: density %.3g, %llu features, %u outputs%s", hog_path_name(path),
             p->path == HOG_PATH_AUTO ? " (auto)" : "",
             (double)nnz / ((double)rows * (double)HOG_MAX(features, 1)), (unsigned long long)features, rs->outputs,
             path == HOG_PATH_DENSE ? ", OpenBLAS mini-batches" : "");
-    rs->path = path;
     return 0;
 }
 
@@ -1834,7 +1838,7 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     if (rc == 0)
         rc = run_outputs(&rs, err, err_len);
     if (rc == 0)
-        rc = run_path(&rs, train->info.rows, train->info.features, train->info.nnz, err, err_len);
+        rc = run_path(&rs, train->info.rows, train->info.features, train->info.nnz, 0, err, err_len);
     if (rc == 0)
         rc = run_alloc(&rs, err, err_len);
     if (rc == 0)
@@ -2061,10 +2065,11 @@ static int stream_head(run_state *rs, const hog_block *head, uint32_t n, uint32_
         snprintf(why, why_len, "its first %llu rows have %u label values", (unsigned long long)rows, rs->classes);
         return 1;
     }
-    if (run_path(rs, rows, top, nnz, detail, sizeof(detail)) < 0 || rs->path == HOG_PATH_DENSE) {
+    if (run_path(rs, rows, top, nnz, 1, detail, sizeof(detail)) < 0 || rs->path == HOG_PATH_DENSE) {
         snprintf(why, why_len, "dense data (the dense path)");
         return 1;
     }
+    run_path(rs, rows, top, nnz, 0, detail, sizeof(detail)); /* logged: the path the run takes */
     rs->dim = HOG_MAX(top, 1);
     if (!(rs->deg = hog_calloc(rs->dim, sizeof(uint32_t))))
         return -ENOMEM;
