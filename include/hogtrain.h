@@ -460,7 +460,7 @@ typedef struct hog_file_run {
  *
  * The first blocks (4 of them) settle the labels, the path and the first
  * feature degrees. The first epoch takes the rows in file order, shuffled
- * within windows of max(4, 2 * threads) blocks; later epochs shuffle all.
+ * within windows of 2 * threads blocks (4 to 16); later epochs shuffle all.
  * A file sorted by label trains badly that way: shuffle it, or set
  * params.stream to 0. Text is read whole first (run->note says why) when
  * streaming is off, with node or core replicas, the dense path, averaging

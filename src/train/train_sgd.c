@@ -1872,10 +1872,12 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
  * ===================================================================== */
 #define STREAM_HEAD 4u
 
-/* Blocks per window: enough segments that the workers' shares balance. */
+/* Blocks per window: enough segments that the workers' shares balance
+ * (two blocks, eight segments, a worker), at most 16 (the feed holds three
+ * windows: 48 blocks, 120 MB of RCV1-shaped rows). */
 static uint32_t stream_window(unsigned nth)
 {
-    return HOG_MAX(4u, 2u * nth);
+    return HOG_MIN(HOG_MAX(4u, 2u * nth), 16u);
 }
 
 /* Why a run cannot stream the first epoch, or NULL. */
