@@ -10,20 +10,11 @@
 # epoch 1 with --stream 0) and the median of epochs 2..5.
 # Environment: ROWS, REPS (default 3), BENCH_DIR (default /tmp/hogtrain-bench).
 set -eu
-if [ $# -ne 1 ]; then
-    echo "usage: $0 BUILD_DIR" >&2
-    exit 2
-fi
-build=$(cd "$1" && pwd)
+. "$(dirname "$0")/bench-env.sh"
+bench_init "$0" "$@"
 rows=${ROWS:-1000000}
-reps=${REPS:-3}
-bench_dir=${BENCH_DIR:-/tmp/hogtrain-bench}
-py=/usr/bin/python3
-[ -x "$py" ] || py=python3
-mkdir -p "$bench_dir"
-svm="$bench_dir/cache-n$rows.svm"
+svm=$(bench_sparse_text "$rows")
 cache="$bench_dir/cache-n$rows.hgd"
-[ -s "$svm" ] || "$build/tools/gen_sparse" -n "$rows" -d 1048576 -k 75 -s 3 -q -o "$svm"
 
 csv="$bench_dir/cache.csv"
 echo "rep,text_bytes,first_epoch_seconds,later_epoch_seconds,ratio" >"$csv"

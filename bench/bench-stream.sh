@@ -7,24 +7,20 @@
 # runs `hogtrain train DATA.svm --cache DATA.hgd --epochs E` with --stream 1
 # and --stream 0, the cache deleted before each, for E = 1 (the time to a
 # first model) and E = EPOCHS, and records the wall time of each run.
-# Environment: ROWS, REPS (default 3), EPOCHS (default 5), BENCH_DIR
-# (default /tmp/hogtrain-bench).
+# With ZSTD=1 the input is that text compressed with `zstd -1` (one thread
+# decompresses it, the other cores are left to parse and train). With
+# READ_MBPS=N (root, cgroup v1 blkio) every run starts from a cold page
+# cache and reads its input at N MB/s at most, as from a slow or remote
+# disk: the parsers then wait for the disk.
+# Environment: ROWS, REPS (default 3), EPOCHS (default 5), ZSTD (default 0),
+# READ_MBPS (default: no limit), BENCH_DIR (default /tmp/hogtrain-bench).
 set -eu
-if [ $# -ne 1 ]; then
-    echo "usage: $0 BUILD_DIR" >&2
-    exit 2
-fi
-build=$(cd "$1" && pwd)
+. "$(dirname "$0")/bench-env.sh"
+bench_init "$0" "$@"
 rows=${ROWS:-1000000}
-reps=${REPS:-3}
 epochs=${EPOCHS:-5}
-bench_dir=${BENCH_DIR:-/tmp/hogtrain-bench}
-py=/usr/bin/python3
-[ -x "$py" ] || py=python3
-mkdir -p "$bench_dir"
-svm="$bench_dir/cache-n$rows.svm"
+svm=$(bench_sparse_text "$rows")
 cache="$bench_dir/stream-n$rows.hgd"
-[ -s "$svm" ] || "$build/tools/gen_sparse" -n "$rows" -d 1048576 -k 75 -s 3 -q -o "$svm"
 if [ "${ZSTD:-0}" = 1 ]; then
     [ -s "$svm.zst" ] || zstd -q -1 "$svm" -o "$svm.zst"
     svm="$svm.zst"

@@ -34,6 +34,20 @@ static const char *write_rows(const char *name, int rows, int bad)
     return path;
 }
 
+/* Starts a feed of path into dir/cache_name (NULL: into memory) with blocks
+ * of rpb rows and a queue of depth; the cache's path goes to cache. */
+static hog_feed *start(const char *path, const char *cache_name, uint32_t rpb, unsigned depth, char *cache)
+{
+    char err[512] = "";
+    if (cache_name)
+        snprintf(cache, 160, "%s/%s", dir, cache_name);
+    hog_read_params p = hog_read_params_default();
+    p.rows_per_block = rpb;
+    hog_feed *f;
+    cr_assert_eq(hog_feed_start(path, &p, cache_name ? cache : NULL, depth, &f, err, sizeof(err)), 0, "%s", err);
+    return f;
+}
+
 static int same_block(const hog_block *a, const hog_block *b)
 {
     return a->rows == b->rows && a->nnz == b->nnz && a->sum == b->sum &&
@@ -98,13 +112,8 @@ Test(etl_feed, every_block_in_order_into_memory_and_into_a_cache)
 
 Test(etl_feed, a_malformed_line_stops_the_feed_and_leaves_no_cache)
 {
-    const char *path = write_rows("bad.svm", 20000, 15001);
     char cache[160], err[512] = "";
-    snprintf(cache, sizeof(cache), "%s/bad.hgd", dir);
-    hog_read_params p = hog_read_params_default();
-    p.rows_per_block = 700;
-    hog_feed *f;
-    cr_assert_eq(hog_feed_start(path, &p, cache, 4, &f, err, sizeof(err)), 0, "%s", err);
+    hog_feed *f = start(write_rows("bad.svm", 20000, 15001), "bad.hgd", 700, 4, cache);
     hog_block blk;
     double pos;
     int rc;
@@ -122,12 +131,8 @@ Test(etl_feed, a_malformed_line_stops_the_feed_and_leaves_no_cache)
 
 Test(etl_feed, drained_feed_still_builds_the_whole_data_set)
 {
-    const char *path = write_rows("d.svm", 9000, 0);
     char err[512] = "";
-    hog_read_params p = hog_read_params_default();
-    p.rows_per_block = 500;
-    hog_feed *f;
-    cr_assert_eq(hog_feed_start(path, &p, NULL, 2, &f, err, sizeof(err)), 0, "%s", err);
+    hog_feed *f = start(write_rows("d.svm", 9000, 0), NULL, 500, 2, NULL);
     hog_block blk;
     double pos;
     cr_assert_eq(hog_feed_next(f, &blk, &pos, err, sizeof(err)), 1, "%s", err);
@@ -143,13 +148,8 @@ Test(etl_feed, drained_feed_still_builds_the_whole_data_set)
 
 Test(etl_feed, freeing_a_running_feed_stops_it_and_removes_the_cache)
 {
-    const char *path = write_rows("c.svm", 30000, 0);
     char cache[160], err[512] = "";
-    snprintf(cache, sizeof(cache), "%s/c.hgd", dir);
-    hog_read_params p = hog_read_params_default();
-    p.rows_per_block = 300;
-    hog_feed *f;
-    cr_assert_eq(hog_feed_start(path, &p, cache, 2, &f, err, sizeof(err)), 0, "%s", err);
+    hog_feed *f = start(write_rows("c.svm", 30000, 0), "c.hgd", 300, 2, cache);
     hog_block blk;
     double pos;
     cr_assert_eq(hog_feed_next(f, &blk, &pos, err, sizeof(err)), 1, "%s", err);

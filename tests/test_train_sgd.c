@@ -53,6 +53,15 @@ static const char *write_data(const char *name, int rows, int d, int nnz, char k
     return path;
 }
 
+/* Creates dir/name for writing; its path goes to path (160 bytes). */
+static FILE *create(const char *name, char *path)
+{
+    snprintf(path, 160, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    return f;
+}
+
 static hog_dataset *make_data(const char *name, int rows, int d, int nnz, char kind, uint64_t seed)
 {
     return open_written(write_data(name, rows, d, nnz, kind, seed));
@@ -299,10 +308,8 @@ Test(sgd, hot_features_and_intercept_converge_like_one_thread)
     /* Every row has feature 1 and most are positive: the intercept and the
      * hot feature are what workers keep private copies of. More workers must
      * reach the one-thread loss, not overshoot it. */
-    char path[128];
-    snprintf(path, sizeof(path), "%s/hot.svm", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
+    char path[160];
+    FILE *f = create("hot.svm", path);
     hog_rng r = {13};
     for (int i = 0; i < 20000; i++) {
         int a = 2 + (int)hog_rng_below(&r, 5000), b = 5002 + (int)hog_rng_below(&r, 5000);
@@ -513,9 +520,7 @@ Test(sgd, streamed_run_on_one_thread_is_reproducible_and_grows_the_model)
 {
     /* Rows past the head touch features the head never saw (up to 900). */
     char path[160];
-    snprintf(path, sizeof(path), "%s/grow.svm", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
+    FILE *f = create("grow.svm", path);
     hog_rng r = {5};
     for (int i = 0; i < 5000; i++) {
         int top = i < 1000 ? 100 : 900, a = 1 + (int)hog_rng_below(&r, (uint32_t)top / 2);
@@ -561,9 +566,7 @@ Test(sgd, what_the_head_cannot_settle_is_read_whole_or_started_over)
     hog_file_run fr;
     /* Sorted by label: the first blocks have one label value. */
     char path[160];
-    snprintf(path, sizeof(path), "%s/sorted.svm", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
+    FILE *f = create("sorted.svm", path);
     for (int i = 0; i < 3000; i++)
         fprintf(f, "%d %d:1 %d:0.5\n", i < 2000 ? -1 : 1, 1 + i % 97, 200 + (i < 2000 ? 0 : 1));
     cr_assert_eq(fclose(f), 0);
@@ -577,9 +580,7 @@ Test(sgd, what_the_head_cannot_settle_is_read_whole_or_started_over)
     close_run(&fr);
 
     /* Softmax whose third class first shows after the head: started over. */
-    snprintf(path, sizeof(path), "%s/late.svm", dir);
-    f = fopen(path, "w");
-    cr_assert_not_null(f);
+    f = create("late.svm", path);
     for (int i = 0; i < 3000; i++) {
         int c = i < 1500 ? 1 + i % 2 : 1 + i % 3;
         fprintf(f, "%d %d:1 %d:1\n", c, c, 10 + i % 89);
@@ -596,9 +597,7 @@ Test(sgd, what_the_head_cannot_settle_is_read_whole_or_started_over)
     close_run(&fr);
 
     /* Dense rows: the dense path, which trains on the whole data set. */
-    snprintf(path, sizeof(path), "%s/dense.svm", dir);
-    f = fopen(path, "w");
-    cr_assert_not_null(f);
+    f = create("dense.svm", path);
     for (int i = 0; i < 2000; i++)
         fprintf(f, "%d 1:%d 2:0.5 3:%g\n", i % 2 ? 1 : -1, i % 2, (i % 5) / 5.0);
     cr_assert_eq(fclose(f), 0);

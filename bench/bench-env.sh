@@ -1,0 +1,28 @@
+# bench-env.sh: what the single-measurement scripts share, sourced: the build folder argument, the data folder, python, and the sparse libsvm text they train on.
+#
+# bench_init SCRIPT "$@" checks for one BUILD_DIR argument and sets build,
+# reps (REPS, default 3), bench_dir (BENCH_DIR, default /tmp/hogtrain-bench,
+# made) and py. bench_sparse_text ROWS prints the path of ROWS rows x 75
+# non-zeros over 2^20 features of gen_sparse libsvm text (seed 3), made
+# once under bench_dir.
+
+bench_init() {
+    script=$1
+    shift
+    if [ $# -ne 1 ]; then
+        echo "usage: $script BUILD_DIR" >&2
+        exit 2
+    fi
+    build=$(cd "$1" && pwd)
+    reps=${REPS:-3}
+    bench_dir=${BENCH_DIR:-/tmp/hogtrain-bench}
+    py=/usr/bin/python3
+    [ -x "$py" ] || py=python3
+    mkdir -p "$bench_dir"
+}
+
+bench_sparse_text() {
+    text="$bench_dir/cache-n$1.svm"
+    [ -s "$text" ] || "$build/tools/gen_sparse" -n "$1" -d 1048576 -k 75 -s 3 -q -o "$text"
+    echo "$text"
+}
