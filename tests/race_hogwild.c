@@ -253,6 +253,7 @@ int main(int argc, char **argv)
         factorise(dir);
         convert_many_chunks(dir);
         stream_text(dir, bin, HOG_LOSS_LOGISTIC, 0);
+        stream_text(dir, multi, HOG_LOSS_SOFTMAX, 0);
         stream_text(dir, multi, HOG_LOSS_SOFTMAX, 1);
     }
     unlink(bin);

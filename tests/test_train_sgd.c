@@ -557,6 +557,20 @@ Test(sgd, streamed_run_on_one_thread_is_reproducible_and_grows_the_model)
     close_run(&a);
     close_run(&b);
     close_run(&c);
+    /* The optimisers' per-feature state grows with the model too, on 2
+     * threads and with 3 classes (the sanitizer build checks the bounds). */
+    p.stream = 1;
+    p.threads = 2;
+    p.schedule = HOG_SCHEDULE_ADAGRAD;
+    p.normalized = 1;
+    p.l1 = 1e-5;
+    m1 = train_file(path, NULL, NULL, p, &a);
+    hog_model_get_info(m1, &in);
+    cr_assert(a.streamed);
+    cr_assert_eq(in.features, 900);
+    cr_assert_neq(hog_w_load(&m1->w[899]), 0.0f);
+    hog_model_free(m1);
+    close_run(&a);
 }
 
 Test(sgd, what_the_head_cannot_settle_is_read_whole_or_started_over)
