@@ -143,8 +143,10 @@ static void stream_text(const char *dir, const char *data, hog_loss loss, int la
     snprintf(late, sizeof(late), "%s/late.svm", dir);
     if (late_class) { /* class 2 first appears in row 30001 */
         FILE *f = fopen(late, "w");
-        for (int i = 0; f && i < 40000; i++)
-            fprintf(f, "%d %d:1 %d:0.5\n", i < 30000 ? i % 2 : i % 3, 1 + i % 3, 10 + i % 50);
+        for (int i = 0; f && i < 40000; i++) { /* the class is told by feature 1 + class */
+            int c = i < 30000 ? i % 2 : i % 3;
+            fprintf(f, "%d %d:1 %d:0.5\n", c, 1 + c, 10 + i % 50);
+        }
         if (f)
             fclose(f);
         data = late;
@@ -171,7 +173,8 @@ static void stream_text(const char *dir, const char *data, hog_loss loss, int la
         if (m) {
             hog_model_info in;
             hog_model_get_info(m, &in);
-            CHECK(in.test.accuracy > 0.8, "streamed %s: holdout accuracy %g", hog_loss_name(loss), in.test.accuracy);
+            CHECK(in.test.accuracy > 0.8, "streamed %s (cache %d, %s): holdout accuracy %g", hog_loss_name(loss), cached,
+                  fr.streamed ? "streamed" : fr.note, in.test.accuracy);
         }
         hog_model_free(m);
         hog_trainer_free(t);
