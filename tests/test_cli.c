@@ -244,6 +244,10 @@ Test(cli, text_trains_while_it_is_read_unless_stream_is_0)
     cr_assert_eq(hog("train bad.svm -o bad.hog --cache bad.hgd --path sparse -q"), 1, "%s", out);
     cr_assert(strstr(out, "bad.svm:30001:"), "%s", out);
     cr_assert(!exists("bad.hog") && !exists("bad.hgd"), "nothing half-written is left");
+    /* A bad test set is found when training starts, and named. */
+    cr_assert_eq(hog("train t.svm -o m2.hog --path sparse --test bad.svm --epochs 1"), 1, "%s", out);
+    cr_assert(strstr(out, "bad.svm:30001:") && !strstr(out, "epoch 1/1"), "%s", out);
+    cr_assert(!exists("m2.hog"));
 }
 
 Test(cli, optimiser_regulariser_early_stop_and_average_flags_end_to_end)

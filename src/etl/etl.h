@@ -133,6 +133,7 @@ int hog_builder_add_rows(hog_builder *b, const struct hog_rows *r);
 
 /* Records that the rows came from 1-based libsvm text (the file's flag). */
 void hog_builder_set_one_based(hog_builder *b, int one_based);
+int hog_builder_one_based(const hog_builder *b);
 
 /* Rows added so far. */
 uint64_t hog_builder_rows(const hog_builder *b);
@@ -339,6 +340,11 @@ int hog_feed_next(hog_feed *f, hog_block *blk, double *position, char *err, size
 
 /* Gives back the oldest block handed out and not yet released. */
 void hog_feed_release(hog_feed *f);
+
+/* The libsvm index base the text is read with (1: 1-based, the indices
+ * are stored minus one; 0 otherwise, and for other formats), as the data
+ * set will record it: known once a block has been handed out. */
+int hog_feed_index_base(hog_feed *f);
 
 /* From now on the rest of the file goes only into the data set: no more
  * blocks are handed out (hog_feed_next returns 0 once the read is done). */

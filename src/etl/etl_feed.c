@@ -45,6 +45,7 @@ struct hog_feed {
     uint32_t rows_per_block;
     uint64_t pushed, taken, released;
     int drain;  /* blocks go to the data set only */
+    int index_base; /* the builder's, as of the last block pushed */
     int cancel; /* the consumer gave up: the callback stops the read */
 
     /* the reader's outcome, once done is set */
@@ -105,7 +106,9 @@ static int feed_block(void *ctx, const hog_block *blk, int kept, double position
     }
     s->blk = *blk;
     s->position = position;
+    int one_based = hog_builder_one_based(f->b); /* the builder is this thread's */
     pthread_mutex_lock(&f->mu);
+    f->index_base = one_based;
     f->pushed++;
     pthread_cond_broadcast(&f->changed);
     pthread_mutex_unlock(&f->mu);
@@ -238,6 +241,14 @@ void hog_feed_release(hog_feed *f)
         f->released++;
     pthread_cond_broadcast(&f->changed);
     pthread_mutex_unlock(&f->mu);
+}
+
+int hog_feed_index_base(hog_feed *f)
+{
+    pthread_mutex_lock(&f->mu);
+    int base = f->index_base;
+    pthread_mutex_unlock(&f->mu);
+    return base;
 }
 
 void hog_feed_drain(hog_feed *f)

@@ -354,6 +354,11 @@ void hog_builder_set_one_based(hog_builder *b, int one_based)
     b->one_based = one_based;
 }
 
+int hog_builder_one_based(const hog_builder *b)
+{
+    return b->one_based;
+}
+
 uint64_t hog_builder_rows(const hog_builder *b)
 {
     return b->rows;

@@ -2135,7 +2135,7 @@ static int cache_fresh(const char *input, const char *cache)
 
 /* Opens the test set (if any) the way the training text was read: with
  * its index base when the parameters leave it to detection. */
-static int open_test(const char *test_path, const hog_read_params *r, const hog_dataset *train, hog_dataset **test,
+static int open_test(const char *test_path, const hog_read_params *r, int train_base, hog_dataset **test,
                      char *err, size_t err_len)
 {
     *test = NULL;
@@ -2143,7 +2143,7 @@ static int open_test(const char *test_path, const hog_read_params *r, const hog_
         return 0;
     hog_read_params tr = *r;
     if (tr.index_base < 0)
-        tr.index_base = train->info.index_base;
+        tr.index_base = train_base;
     return hog_dataset_open(test_path, &tr, test, err, err_len);
 }
 
@@ -2211,6 +2211,10 @@ int hog_trainer_run_file(hog_trainer *t, const char *path, const hog_read_params
     while (n < STREAM_HEAD && (rc = hog_feed_next(feed, &held[n], &pos, err, err_len)) == 1)
         n++;
     if (rc < 0)
+        goto out;
+    /* The test set now, read as the training text is, so that a bad one
+     * fails the run before the first epoch, not after it. */
+    if (n && (rc = open_test(test_path, &r, hog_feed_index_base(feed), &test, err, err_len)) < 0)
         goto out;
     rc = n ? stream_head(&rs, held, n, rpb, fr.note, sizeof(fr.note)) : 1;
     if (rc < 0)
@@ -2307,8 +2311,6 @@ int hog_trainer_run_file(hog_trainer *t, const char *path, const hog_read_params
     if (rc < 0)
         goto out;
     fr.read_seconds = hog_now() - t0;
-    if ((rc = open_test(test_path, &r, ds, &test, err, err_len)) < 0)
-        goto out;
     /* The whole data set: its size, and the tables from every row's degrees. */
     uint64_t dim = HOG_MAX(ds->info.features, 1);
     if ((rc = run_grow(&rs, dim)) == 0) {
@@ -2340,7 +2342,8 @@ drain:
         goto out;
 whole:
     fr.read_seconds = hog_now() - t0;
-    rc = open_test(test_path, &r, ds, &test, err, err_len);
+    if (!test)
+        rc = open_test(test_path, &r, ds->info.index_base, &test, err, err_len);
     if (rc == 0)
         rc = hog_trainer_run(t, ds, test, out, err, err_len);
 out:
