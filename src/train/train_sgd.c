@@ -2123,6 +2123,92 @@ static void stream_pass(run_state *rs, const hog_block *blks, uint32_t n, uint64
     run_pass(rs, &job);
 }
 
+/* Trains the first epoch on the feed's blocks as they come, the head (n
+ * blocks in held, which has room for two windows) first: each window is
+ * one pass of the workers while a counting thread takes the next.
+ * Returns 0 (rs->deg holds every training row's degrees, rs->seconds the
+ * epoch's time), 1 when a label the head lacked showed (why says which),
+ * or a negative error. *held_n: the blocks still held, to give back. */
+static int stream_epoch(run_state *rs, hog_feed *feed, hog_block *held, uint32_t n, double pos, uint32_t window,
+                        uint32_t rpb, uint32_t *units, uint32_t *held_n, char *why, size_t why_len, char *err,
+                        size_t err_len)
+{
+    int rc = 0;
+    rs->st.epoch = 1;
+    const double t_start = hog_now();
+    /* The window being trained (cur) and the next (nxt), counted meanwhile. */
+    stream_count sc = {.rs = rs, .rpb = rpb, .deg = rs->deg, .deg_cap = rs->dim, .deg_rows = rs->deg_rows};
+    rs->deg = NULL;
+    stream_scales(rs, &sc);
+    hog_block *cur = held, *nxt = held + window;
+    uint32_t ncur = n, nnxt = 0;
+    uint64_t row0 = 0, scaled = sc.deg_rows;
+    double frac0 = 0, pos_cur = pos;
+    for (uint32_t w = 0; ncur > 0 && rc == 0; w++) {
+        double pos_nxt = pos_cur;
+        while (nnxt < window && (rc = hog_feed_next(feed, &nxt[nnxt], &pos_nxt, err, err_len)) == 1)
+            nnxt++;
+        if (rc < 0)
+            break;
+        rc = 0;
+        uint64_t row_nxt = row0;
+        for (uint32_t b = 0; b < ncur; b++)
+            row_nxt += cur[b].rows;
+        pthread_t counter;
+        int counting = 0;
+        sc.rc = 0;
+        if (nnxt) {
+            sc.blks = nxt;
+            sc.n = nnxt;
+            sc.row0 = row_nxt;
+            counting = pthread_create(&counter, NULL, count_main, &sc) == 0;
+            if (!counting) /* no thread to spare: count first */
+                count_main(&sc);
+        }
+        stream_pass(rs, cur, ncur, row0, rpb, frac0, pos_cur, units, w, t_start);
+        if (counting)
+            pthread_join(counter, NULL);
+        for (uint32_t b = 0; b < ncur; b++)
+            hog_feed_release(feed);
+        hog_block *tmp = cur;
+        cur = nxt;
+        nxt = tmp;
+        ncur = nnxt;
+        nnxt = 0;
+        row0 = row_nxt;
+        frac0 = pos_cur;
+        pos_cur = pos_nxt;
+        if (sc.rc != 0) {
+            rc = sc.rc < 0 ? hog_fail(sc.rc, err, err_len, "out of memory") : 1;
+            if (rc == 1)
+                snprintf(why, why_len, "%s", sc.why);
+        } else if (sc.top > rs->dim) { /* features the model has no room for yet */
+            uint64_t old = rs->dim;
+            if ((rc = run_grow(rs, HOG_MAX(sc.top, 2 * rs->dim))) < 0)
+                hog_fail(rc, err, err_len, "out of memory");
+            for (uint64_t j = old; rc == 0 && j < rs->dim; j++)
+                rs->l2_scale[j] = (float)sc.deg_rows;
+        }
+        if (rc == 0 && sc.deg_rows >= 2 * scaled) {
+            stream_scales(rs, &sc);
+            scaled = sc.deg_rows;
+        }
+    }
+    rs->seconds = hog_now() - t_start;
+    /* The degrees are the run's again, with room for every feature. */
+    rs->deg = sc.deg;
+    rs->deg_rows = sc.deg_rows;
+    *held_n = ncur + nnxt;
+    if (rc == 0 && sc.deg_cap < rs->dim) {
+        uint32_t *d = hog_realloc(rs->deg, rs->dim * sizeof(uint32_t));
+        if (!d)
+            return hog_fail(-ENOMEM, err, err_len, "out of memory");
+        memset(d + sc.deg_cap, 0, (rs->dim - sc.deg_cap) * sizeof(uint32_t));
+        rs->deg = d;
+    }
+    return rc;
+}
+
 /* Whether cache is there and newer than input (or as new). */
 static int cache_fresh(const char *input, const char *cache)
 {
@@ -2222,91 +2308,18 @@ int hog_trainer_run_file(hog_trainer *t, const char *path, const hog_read_params
     if (rc == 1)
         goto drain;
 
-    fr.streamed = 1;
     hog_log(HOG_LOG_INFO, "training while reading %s: the first epoch takes its rows in file order, in windows of "
             "%u blocks", path, window);
-    rs.st.epoch = 1;
-    const double t_start = hog_now();
-    /* The window being trained (cur) and the next (nxt), counted meanwhile. */
-    stream_count sc = {.rs = &rs, .rpb = rpb, .deg = rs.deg, .deg_cap = rs.dim, .deg_rows = rs.deg_rows};
-    rs.deg = NULL;
-    stream_scales(&rs, &sc);
-    hog_block *cur = held, *nxt = held + window;
-    uint32_t ncur = n, nnxt = 0;
-    uint64_t row0 = 0, scaled = sc.deg_rows;
-    double frac0 = 0, pos_cur = pos;
-    for (uint32_t w = 0; ncur > 0 && rc >= 0; w++) {
-        double pos_nxt = pos_cur;
-        while (nnxt < window && (rc = hog_feed_next(feed, &nxt[nnxt], &pos_nxt, err, err_len)) == 1)
-            nnxt++;
-        if (rc < 0)
-            break;
-        rc = 0;
-        uint64_t row_nxt = row0;
-        for (uint32_t b = 0; b < ncur; b++)
-            row_nxt += cur[b].rows;
-        pthread_t counter;
-        int counting = 0;
-        sc.rc = 0;
-        if (nnxt) {
-            sc.blks = nxt;
-            sc.n = nnxt;
-            sc.row0 = row_nxt;
-            counting = pthread_create(&counter, NULL, count_main, &sc) == 0;
-            if (!counting) /* no thread to spare: count first */
-                count_main(&sc);
-        }
-        stream_pass(&rs, cur, ncur, row0, rpb, frac0, pos_cur, units, w, t_start);
-        if (counting)
-            pthread_join(counter, NULL);
-        for (uint32_t b = 0; b < ncur; b++)
-            hog_feed_release(feed);
-        hog_block *tmp = cur;
-        cur = nxt;
-        nxt = tmp;
-        ncur = nnxt;
-        nnxt = 0;
-        row0 = row_nxt;
-        frac0 = pos_cur;
-        pos_cur = pos_nxt;
-        if (sc.rc < 0) {
-            rc = hog_fail(sc.rc, err, err_len, "out of memory");
-        } else if (sc.rc == 1) {
-            hog_log(HOG_LOG_INFO, "%s: %s: training again from the start on the whole file", path, sc.why);
-            snprintf(fr.note, sizeof(fr.note), "%s; started over", sc.why);
-            fr.streamed = 0;
-            restarted = 1;
-            break;
-        } else if (sc.top > rs.dim) { /* features the model has no room for yet */
-            uint64_t old = rs.dim;
-            if ((rc = run_grow(&rs, HOG_MAX(sc.top, 2 * rs.dim))) < 0)
-                hog_fail(rc, err, err_len, "out of memory");
-            for (uint64_t j = old; rc == 0 && j < rs.dim; j++)
-                rs.l2_scale[j] = (float)sc.deg_rows;
-        }
-        if (rc == 0 && sc.deg_rows >= 2 * scaled) {
-            stream_scales(&rs, &sc);
-            scaled = sc.deg_rows;
-        }
-    }
-    /* The degrees are the run's again, with room for every feature. */
-    rs.deg = sc.deg;
-    rs.deg_rows = sc.deg_rows;
-    n = ncur + nnxt; /* blocks still held, given back on the way out */
-    if (rc == 0 && sc.deg_cap < rs.dim) {
-        uint32_t *d = hog_realloc(rs.deg, rs.dim * sizeof(uint32_t));
-        if (d) {
-            memset(d + sc.deg_cap, 0, (rs.dim - sc.deg_cap) * sizeof(uint32_t));
-            rs.deg = d;
-        } else {
-            rc = hog_fail(-ENOMEM, err, err_len, "out of memory");
-        }
-    }
+    rc = stream_epoch(&rs, feed, held, n, pos, window, rpb, units, &n, fr.note, sizeof(fr.note), err, err_len);
     if (rc < 0)
         goto out;
-    if (restarted)
+    if (rc == 1) {
+        hog_log(HOG_LOG_INFO, "%s: %s: training again from the start on the whole file", path, fr.note);
+        snprintf(fr.note + strlen(fr.note), sizeof(fr.note) - strlen(fr.note), "; started over");
+        restarted = 1;
         goto drain;
-    rs.seconds = hog_now() - t_start;
+    }
+    fr.streamed = 1;
     rc = hog_feed_finish(feed, &ds, err, err_len);
     if (rc < 0)
         goto out;
