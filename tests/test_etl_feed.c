@@ -1,7 +1,10 @@
 /* test_etl_feed.c: the feed: every block handed out in file order while the text is read, the same data set built, errors located, the cache left whole or not at all. */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "etl/etl.h"
@@ -154,5 +157,32 @@ Test(etl_feed, freeing_a_running_feed_stops_it_and_removes_the_cache)
     double pos;
     cr_assert_eq(hog_feed_next(f, &blk, &pos, err, sizeof(err)), 1, "%s", err);
     hog_feed_free(f); /* the reader is waiting for a slot: it must stop */
+    cr_assert_neq(access(cache, F_OK), 0);
+}
+
+Test(etl_feed, a_cache_that_cannot_be_written_is_named_and_removed)
+{
+    /* Files of this process may not grow past 256 KiB: writes fail with
+     * EFBIG (SIGXFSZ ignored), as they would on a full disk. */
+    const char *path = write_rows("w.svm", 40000, 0);
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim = {256 << 10, 256 << 10};
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    char cache[160], err[512] = "";
+    hog_feed *f = start(path, "w.hgd", 1000, 2, cache);
+    hog_block blk;
+    double pos;
+    int rc;
+    while ((rc = hog_feed_next(f, &blk, &pos, err, sizeof(err))) == 1)
+        hog_feed_release(f);
+    cr_assert_eq(rc, -EFBIG, "rc %d: %s", rc, err);
+    cr_assert(strstr(err, cache) && strstr(err, "too large"), "%s", err);
+    hog_feed_free(f);
+    cr_assert_neq(access(cache, F_OK), 0);
+    /* convert says the same */
+    hog_read_params p = hog_read_params_default();
+    rc = hog_dataset_convert(path, &p, cache, NULL, err, sizeof(err));
+    cr_assert_eq(rc, -EFBIG, "rc %d: %s", rc, err);
+    cr_assert(strstr(err, cache), "%s", err);
     cr_assert_neq(access(cache, F_OK), 0);
 }

@@ -138,6 +138,9 @@ int hog_builder_one_based(const hog_builder *b);
 /* Rows added so far. */
 uint64_t hog_builder_rows(const hog_builder *b);
 
+/* The file a builder writes to (its final path), or NULL in memory. */
+const char *hog_builder_output(const hog_builder *b);
+
 /* The arrays a builder fills a block in: ptr (rows_per_block + 1, ptr[0]
  * = 0), label and weight (rows_per_block; weight NULL until weighted rows
  * come), index and value (nnz_cap each, grown as needed). */

@@ -359,6 +359,11 @@ int hog_builder_one_based(const hog_builder *b)
     return b->one_based;
 }
 
+const char *hog_builder_output(const hog_builder *b)
+{
+    return b->out ? b->out->path : NULL;
+}
+
 uint64_t hog_builder_rows(const hog_builder *b)
 {
     return b->rows;

@@ -355,6 +355,9 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
         else {
             hog_builder_set_position(b, file_bytes ? (double)pc->position / (double)file_bytes : 1.0);
             rc = hog_builder_add_rows(b, &pc->rows);
+            if (rc < 0 && rc != -ECANCELED) /* writing the output (a full disk), or memory */
+                hog_fail(rc, err, err_len, "%s: %s", hog_builder_output(b) ? hog_builder_output(b) : path,
+                         hog_strerror(rc));
         }
         if (rc == 0) {
             for (uint32_t i = 0; i < pc->rows.kept && sum->kept < HOG_TEXT_ERRORS_KEPT; i++) {
