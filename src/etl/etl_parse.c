@@ -826,7 +826,7 @@ static int svm_line(parse_ctx *c, const char *line, const char *le)
          * in each run, in a few word operations; the reads stay inside the
          * chunk (32 bytes are left), and a pair that does not fit in its
          * line fails the last test and takes the general path below. */
-        if (HOG_LIKELY(c->lim - p >= 32)) {
+        while (HOG_LIKELY(c->lim - p >= 32)) {
             unsigned ni;
             uint64_t x = swar_digits(p, &ni);
             if (HOG_UNLIKELY(ni == 0 || ni == 8 || p[ni] != ':'))
@@ -850,8 +850,13 @@ static int svm_line(parse_ctx *c, const char *line, const char *le)
                 nnz++;
             }
             e = r;
-            continue;
+            /* One blank and a digit: the next pair, without the loop's checks. */
+            if (!(r + 1 < le && *r == ' ' && is_digit(r[1])))
+                break;
+            p = r + 1;
         }
+        if (e > p) /* the fast path ended on a pair of its own */
+            continue;
     general:;
         uint64_t idx;
         const char *q = scan_index(p, le, c->lim, &idx);
