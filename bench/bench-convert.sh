@@ -45,33 +45,30 @@ echo "file: $file, $bytes bytes; parser threads: $threads; $(nproc) cores"
 mp=$("$build/bench/bench_parse" --file "$file" 1024 "$reps" "$threads" |
     awk -v t="$threads" '$1 == t && /parse/ { sub(/.*parse +/, ""); print $1 }')
 echo "parse-only (in memory, $threads threads, median of $reps): $mp MB/s"
-conv=""
-i=0
-while [ "$i" -lt "$reps" ]; do
-    sync
-    echo 3 >/proc/sys/vm/drop_caches
-    t0=$(date +%s.%N)
-    "$build/hogtrain" convert "$file" -o "$out" --parse-threads "$threads" -q
-    t1=$(date +%s.%N)
-    c=$(echo "$bytes $t0 $t1" | awk '{ printf "%.0f", $1 / ($3 - $2) / 1e6 }')
-    echo "  run $((i + 1)): convert (cold) $c MB/s"
-    conv="$conv $c"
-    i=$((i + 1))
-done
+# REPS cold runs of a command over the file: the MB/s of each, printed as
+# they come (label: what to call it), and their list in $rates.
+cold_runs() {
+    label=$1
+    shift
+    rates=""
+    i=0
+    while [ "$i" -lt "$reps" ]; do
+        sync
+        echo 3 >/proc/sys/vm/drop_caches
+        t0=$(date +%s.%N)
+        "$@"
+        t1=$(date +%s.%N)
+        r=$(echo "$bytes $t0 $t1" | awk '{ printf "%.0f", $1 / ($3 - $2) / 1e6 }')
+        echo "  run $((i + 1)): $label (cold) $r MB/s"
+        rates="$rates $r"
+        i=$((i + 1))
+    done
+}
+cold_runs convert "$build/hogtrain" convert "$file" -o "$out" --parse-threads "$threads" -q
+conv=$rates
 rm -f "$out"
-rd=""
-i=0
-while [ "$i" -lt "$reps" ]; do
-    sync
-    echo 3 >/proc/sys/vm/drop_caches
-    t0=$(date +%s.%N)
-    dd if="$file" of=/dev/null bs=4M iflag=direct status=none
-    t1=$(date +%s.%N)
-    r=$(echo "$bytes $t0 $t1" | awk '{ printf "%.0f", $1 / ($3 - $2) / 1e6 }')
-    echo "  run $((i + 1)): dd iflag=direct (cold) $r MB/s"
-    rd="$rd $r"
-    i=$((i + 1))
-done
+cold_runs "dd iflag=direct" dd if="$file" of=/dev/null bs=4M iflag=direct status=none
+rd=$rates
 med() { echo "$@" | tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 mc=$(med $conv)
 mr=$(med $rd)
