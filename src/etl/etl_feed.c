@@ -44,15 +44,13 @@ struct hog_feed {
     unsigned depth;
     uint32_t rows_per_block;
     uint64_t pushed, taken, released;
-    int drain;  /* blocks go to the data set only */
+    int drain;      /* blocks go to the data set only */
+    int cancel;     /* the consumer gave up: the callback stops the read */
     int index_base; /* the builder's, as of the last block pushed */
-    int cancel; /* the consumer gave up: the callback stops the read */
 
     /* the reader's outcome, once done is set */
     int done, rc;
     char err[512];
-    hog_format format;
-    hog_dataset_info info; /* a cache file's, from the builder */
     hog_dataset *ds;       /* in memory: the data set built */
     uint64_t skipped;
     char *report;
@@ -122,12 +120,10 @@ static void *feed_main(void *arg)
     uint64_t skipped = 0;
     char *report = NULL;
     hog_dataset *ds = NULL;
-    hog_dataset_info info;
-    memset(&info, 0, sizeof(info));
     char err[sizeof(f->err)] = "";
     int rc = hog_text_read(f->path, &f->p, f->b, &fmt, &skipped, &report, err, sizeof(err));
     if (rc == 0 && f->cache_path) {
-        rc = hog_builder_finish_file(f->b, &info);
+        rc = hog_builder_finish_file(f->b, NULL);
         f->b = NULL;
         if (rc < 0)
             hog_fail(rc, err, sizeof(err), "%s: %s", f->cache_path, hog_strerror(rc));
@@ -141,8 +137,6 @@ static void *feed_main(void *arg)
     f->done = 1;
     f->rc = rc;
     memcpy(f->err, err, sizeof(err));
-    f->format = fmt;
-    f->info = info;
     f->ds = ds;
     f->skipped = skipped;
     f->report = report;
