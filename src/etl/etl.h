@@ -298,7 +298,8 @@ typedef struct hog_text_summary {
 
 /* Streams a text file into b (etl_pipeline.c): chunked reads, cut at line
  * ends, parsed on p->threads threads (0: one per CPU this process may use), rows added in file
- * order. Memory stays bounded by a few chunks plus what b keeps.
+ * order. b's index base is set as soon as the first lines settle it,
+ * before any row is added. Memory stays bounded by a few chunks plus what b keeps.
  * Errors: those of hog_reader_open/next, hog_text_plan_make and
  * hog_parse_chunk (HOG_EFORMAT as "path:line:column: expected ..."), -ENOMEM. */
 int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, hog_text_summary *sum,
@@ -310,9 +311,9 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
 int hog_resolve_format(const char *path, const hog_read_params *p, hog_format *fmt, char *err, size_t len);
 
 /* Streams text into b (hog_text_stream) as hog_dataset_open and _convert
- * do: refuses an empty file by name (HOG_EEMPTY), sets b's index base, and
- * describes skipped lines in *report (a new string to hog_free, or NULL
- * when none were). *fmt: the format it was parsed as. */
+ * do: refuses an empty file by name (HOG_EEMPTY) and describes skipped
+ * lines in *report (a new string to hog_free, or NULL when none were).
+ * *fmt: the format it was parsed as. */
 int hog_text_read(const char *path, const hog_read_params *p, hog_builder *b, hog_format *fmt,
                   uint64_t *skipped, char **report, char *err, size_t len);
 

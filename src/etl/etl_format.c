@@ -1048,7 +1048,6 @@ int hog_text_read(const char *path, const hog_read_params *p, hog_builder *b, ho
     *report = NULL;
     int rc = hog_text_stream(path, p, b, &sum, err, len);
     *fmt = sum.format;
-    hog_builder_set_one_based(b, sum.index_base == 1);
     if (rc == 0 && hog_builder_rows(b) == 0)
         rc = hog_fail(HOG_EEMPTY, err, len, "%s: no data rows%s", path,
                       sum.skipped ? " (every line was malformed and skipped)" : "");
