@@ -1446,31 +1446,37 @@ static const char *sparse_only(const hog_train_params *p)
                                               : NULL;
 }
 
-/* Settles rs->path for data of rows, features and nnz (by density for
- * auto; options the dense path lacks send auto to the sparse path and
- * refuse a forced dense path), and logs it unless quiet. */
-static int run_path(run_state *rs, uint64_t rows, uint64_t features, uint64_t nnz, int quiet, char *err,
+/* Settles rs->path for data of rows, features and nnz: by density for
+ * auto; options the dense path lacks send auto to the sparse path (*forced
+ * then names the option, else it is NULL) and refuse a forced dense path. */
+static int run_path(run_state *rs, uint64_t rows, uint64_t features, uint64_t nnz, const char **forced, char *err,
                     size_t err_len)
 {
     const hog_train_params *p = rs->p;
     hog_path path = hog_path_pick(p->path, rows, features, nnz, rs->outputs);
     const char *sparse = sparse_only(p);
+    *forced = NULL;
     if (path == HOG_PATH_DENSE && sparse) {
         if (p->path == HOG_PATH_DENSE)
             return hog_fail(HOG_EPARAM, err, err_len, "path: the dense path does not support %s; use the sparse path",
                             sparse);
-        if (!quiet)
-            hog_log(HOG_LOG_INFO, "sparse path: %s runs on the sparse path only", sparse);
+        *forced = sparse;
         path = HOG_PATH_SPARSE;
     }
     rs->path = path;
-    if (quiet)
-        return 0;
-    hog_log(HOG_LOG_INFO, "%s path%s: density %.3g, %llu features, %u outputs%s", hog_path_name(path),
+    return 0;
+}
+
+/* Logs the path run_path settled, and why when an option forced it. */
+static void log_path(const run_state *rs, const char *forced, uint64_t rows, uint64_t features, uint64_t nnz)
+{
+    const hog_train_params *p = rs->p;
+    if (forced)
+        hog_log(HOG_LOG_INFO, "sparse path: %s runs on the sparse path only", forced);
+    hog_log(HOG_LOG_INFO, "%s path%s: density %.3g, %llu features, %u outputs%s", hog_path_name(rs->path),
             p->path == HOG_PATH_AUTO ? " (auto)" : "",
             (double)nnz / ((double)rows * (double)HOG_MAX(features, 1)), (unsigned long long)features, rs->outputs,
-            path == HOG_PATH_DENSE ? ", OpenBLAS mini-batches" : "");
-    return 0;
+            rs->path == HOG_PATH_DENSE ? ", OpenBLAS mini-batches" : "");
 }
 
 /* Private copies per worker: none on the dense path (each batch's update
@@ -1837,8 +1843,10 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
                                err_len);
     if (rc == 0)
         rc = run_outputs(&rs, err, err_len);
-    if (rc == 0)
-        rc = run_path(&rs, train->info.rows, train->info.features, train->info.nnz, 0, err, err_len);
+    const char *forced = NULL;
+    if (rc == 0 && (rc = run_path(&rs, train->info.rows, train->info.features, train->info.nnz, &forced, err,
+                                  err_len)) == 0)
+        log_path(&rs, forced, train->info.rows, train->info.features, train->info.nnz);
     if (rc == 0)
         rc = run_alloc(&rs, err, err_len);
     if (rc == 0)
@@ -2067,25 +2075,23 @@ static int stream_head(run_state *rs, const hog_block *head, uint32_t n, uint32_
         snprintf(why, why_len, "its first %llu rows have %u label values", (unsigned long long)rows, rs->classes);
         return 1;
     }
-    if (run_path(rs, rows, top, nnz, 1, detail, sizeof(detail)) < 0 || rs->path == HOG_PATH_DENSE) {
+    const char *forced;
+    if (run_path(rs, rows, top, nnz, &forced, detail, sizeof(detail)) < 0 || rs->path == HOG_PATH_DENSE) {
         snprintf(why, why_len, "dense data (the dense path)");
         return 1;
     }
-    run_path(rs, rows, top, nnz, 0, detail, sizeof(detail)); /* logged: the path the run takes */
+    log_path(rs, forced, rows, top, nnz);
     rs->dim = HOG_MAX(top, 1);
     if (!(rs->deg = hog_calloc(rs->dim, sizeof(uint32_t))))
         return -ENOMEM;
     int rc = run_alloc(rs, NULL, 0);
     if (rc < 0)
         return rc;
-    for (uint32_t b = 0; b < n; b++)
-        for (uint32_t r = 0; r < head[b].rows; r++) {
-            if (p->holdout > 0 && hog_row_held_out((uint64_t)b * rpb + r, p->holdout, p->seed))
-                continue;
-            rs->deg_rows++;
-            for (uint32_t k = head[b].ptr[r]; k < head[b].ptr[r + 1]; k++)
-                rs->deg[head[b].index[k]]++;
-        }
+    /* The head's degrees, as every later window's are counted (its labels
+     * are the classes, and deg has room for its indices). */
+    stream_count c = {.rs = rs, .blks = head, .n = n, .row0 = 0, .rpb = rpb, .deg = rs->deg, .deg_cap = rs->dim};
+    count_main(&c);
+    rs->deg_rows = c.deg_rows;
     return run_tables(rs);
 }
 
@@ -2263,7 +2269,7 @@ int hog_trainer_run_file(hog_trainer *t, const char *path, const hog_read_params
     const uint32_t window = stream_window(rs.nth), depth = 3 * window;
     _Static_assert(STREAM_HEAD <= 4, "the head is a window: stream_window is at least 4");
     hog_block *held = hog_malloc(2 * window * sizeof(hog_block));
-    uint32_t *units = hog_malloc((size_t)depth * ((rpb + SEGMENT_ROWS - 1) / SEGMENT_ROWS) * sizeof(uint32_t));
+    uint32_t *units = hog_malloc((size_t)window * ((rpb + SEGMENT_ROWS - 1) / SEGMENT_ROWS) * sizeof(uint32_t));
     uint32_t n = 0;
     int restarted = 0;
     if (!held || !units) {
