@@ -112,17 +112,11 @@ static void on_progress(void *ctx, const hog_epoch_stats *s, int done)
     fprintf(stderr, "  %.2f s  %.3g ex/s\n", s->seconds, rate);
 }
 
-typedef struct read_timing {
-    double seconds;      /* reading INPUT whole: parsing text (and writing the cache) or opening;
-                            overlapped with the first epoch when streamed */
-    const char *cache;   /* --cache FILE, or NULL */
-    int cache_used;      /* 1: the cache was read, 0: it was written from INPUT */
-    int streamed;        /* 1: the first epoch trained while INPUT was read */
-} read_timing;
-
+/* The report of a run: fr says how INPUT was read (read_seconds overlap
+ * the first epoch when it was streamed), cache is --cache or NULL. */
 static int write_report(const char *path, const char *input, const char *model_path,
-                        const hog_dataset_info *di, const hog_model_info *mi,
-                        const progress_state *ps, const read_timing *rt, double wall)
+                        const hog_dataset_info *di, const hog_model_info *mi, const progress_state *ps,
+                        const hog_file_run *fr, const char *cache, double wall)
 {
     const hog_epoch_stats *last = &ps->last;
     cli_out o;
@@ -143,12 +137,12 @@ static int write_report(const char *path, const char *input, const char *model_p
     fprintf(f, "  \"wall_seconds\": ");
     cli_json_number(f, wall);
     fprintf(f, ",\n  \"read_seconds\": ");
-    cli_json_number(f, rt->seconds);
-    fprintf(f, ",\n  \"streamed\": %s", rt->streamed ? "true" : "false");
-    if (rt->cache) {
+    cli_json_number(f, fr->read_seconds);
+    fprintf(f, ",\n  \"streamed\": %s", fr->streamed ? "true" : "false");
+    if (cache) {
         fprintf(f, ",\n  \"cache\": ");
-        cli_json_string(f, rt->cache);
-        fprintf(f, ",\n  \"cache_used\": %s", rt->cache_used ? "true" : "false");
+        cli_json_string(f, cache);
+        fprintf(f, ",\n  \"cache_used\": %s", fr->cache_used ? "true" : "false");
     }
     fprintf(f, ",\n  \"train_seconds\": ");
     cli_json_number(f, secs);
@@ -358,7 +352,6 @@ int cli_train(int argc, char **argv)
     hog_model *m = NULL;
     char err[CLI_ERR_LEN] = "";
     int status = 1;
-    read_timing rt = {0, cache, 0, 0};
     int rc = hog_trainer_create(&p, &t, err, sizeof(err));
     if (rc < 0) {
         cli_error("%s", err[0] ? err : hog_strerror(rc));
@@ -369,9 +362,6 @@ int cli_train(int argc, char **argv)
         cli_error("%s", err[0] ? err : hog_strerror(rc));
         goto out;
     }
-    rt.seconds = fr.read_seconds;
-    rt.streamed = fr.streamed;
-    rt.cache_used = fr.cache_used;
     /* Skipped input is never dropped without a word (not even with -q). */
     cli_report_skipped(input, hog_dataset_skipped(fr.train, err, sizeof(err)), err);
     if (fr.test)
@@ -411,7 +401,7 @@ int cli_train(int argc, char **argv)
             fprintf(stderr, "\n");
         }
     }
-    if (report && write_report(report, input, out, &di, &mi, &ps, &rt, cli_now() - t_start) < 0)
+    if (report && write_report(report, input, out, &di, &mi, &ps, &fr, cache, cli_now() - t_start) < 0)
         goto out;
     status = 0;
 out:

@@ -1291,7 +1291,6 @@ static void replicas_background_stop(replica_set *r)
 }
 
 typedef struct run_state {
-    hog_trainer *t;
     const hog_train_params *p;
     hog_model *m;
     worker_state *ws;
@@ -1663,7 +1662,7 @@ static void run_pass(run_state *rs, epoch_job *job)
 {
     if (rs->p->replicas == HOG_REPLICAS_NODE)
         replicas_background_start(&rs->rep);
-    hog_pool_run(rs->t->pool, epoch_worker, job);
+    hog_pool_run(rs->pool, epoch_worker, job);
     replicas_background_stop(&rs->rep);
 }
 
@@ -1692,7 +1691,7 @@ static void run_epoch(run_state *rs, const hog_dataset *train, unsigned e)
     job.t0 = hog_now();
     run_pass(rs, &job);
     if (rs->rep.n)
-        replicas_average(&rs->rep, rs->t->pool, rs->m);
+        replicas_average(&rs->rep, rs->pool, rs->m);
     rs->seconds += hog_now() - job.t0;
 }
 
@@ -1732,7 +1731,7 @@ static int run_epoch_end(run_state *rs, unsigned e, uint64_t ex0, double loss0, 
         now_m = rs->avg_m;
     }
     if (eval_ds) {
-        int rc = hog_evaluate(now_m, eval_ds, eval_sel, hog_dataset_bytes(eval_ds) > rs->limit, rs->t->pool, &st->test);
+        int rc = hog_evaluate(now_m, eval_ds, eval_sel, hog_dataset_bytes(eval_ds) > rs->limit, rs->pool, &st->test);
         if (rc < 0)
             return rc;
     }
@@ -1796,7 +1795,7 @@ static int run_epochs(run_state *rs, const hog_dataset *train, const hog_dataset
     m->info.nonzero = count_nonzero(m);
     hog_log(HOG_LOG_DEBUG, "model: %llu of %llu weights non-zero", (unsigned long long)m->info.nonzero,
             (unsigned long long)(rs->dim * rs->outputs));
-    rc = hog_evaluate(m, train, &train_sel, rs->ooc, rs->t->pool, &m->info.train);
+    rc = hog_evaluate(m, train, &train_sel, rs->ooc, rs->pool, &m->info.train);
     if (rc < 0)
         return rc;
     m->info.train_rows = m->info.train.rows;
@@ -1811,7 +1810,6 @@ static int run_epochs(run_state *rs, const hog_dataset *train, const hog_dataset
 static void run_init(run_state *rs, hog_trainer *t)
 {
     memset(rs, 0, sizeof(*rs));
-    rs->t = t;
     rs->p = &t->p;
     rs->nth = hog_pool_threads(t->pool);
     rs->pool = t->pool;
