@@ -71,6 +71,6 @@ for split in train:train test:t10k; do
     echo "fashion-mnist.sh: building $out/$name.hgd"
     "$build/tools/idx2libsvm" "$idx/$prefix-images-idx3-ubyte.gz" \
         "$idx/$prefix-labels-idx1-ubyte.gz" "$out/$name.svm"
-    "$build/hogtrain" convert "$out/$name.svm" -o "$out/$name.hgd" --format libsvm
+    "$build/hogtrain" convert "$out/$name.svm" -o "$out/$name.hgd" --format libsvm --index-base 0
     rm -f "$out/$name.svm"
 done
