@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench-mf.sh: HOGWILD! matrix factorisation: updates/s on 1 and 2 threads on a generated low-rank matrix, and the MovieLens test RMSE.
+# bench-mf.sh: HOGWILD! matrix factorisation: updates/s on 1 and 2 threads (or $THREADS) on a generated low-rank matrix, and the MovieLens test RMSE.
 #
 # Usage: sh bench/bench-mf.sh BUILD_DIR
 #
@@ -7,12 +7,12 @@
 # over $USERS users and $ITEMS items (200,000 and 20,000), noise 0.1, seed 1,
 # made once by BUILD_DIR/tools/gen_ratings as a binary ratings file under
 # $BENCH_DIR. Runs `hogtrain train --model mf --rank 16 --epochs $EPOCHS` on
-# 1 and 2 threads: one warm-up each, then $REPS measured runs each,
-# interleaved (1, 2, 1, 2, ...) so that both see the same machine load.
+# each thread count: one warm-up each, then $REPS measured runs each,
+# interleaved (1, 2, 1, 2, ...) so that all see the same machine load.
 # Prints per thread count the median, min and max updates/s (training time
 # only, evaluation and reading excluded), the speedup of the medians, and
-# the median of the paired speedups (each 2-thread run over the 1-thread run
-# just before it). Every run goes to results/bench-mf-YYYYmmdd-HHMMSS.csv.
+# the median of the paired speedups (each run over the 1-thread run of the
+# same round). Every run goes to results/bench-mf-YYYYmmdd-HHMMSS.csv.
 #
 # Part 2, accuracy: dslabs' MovieLens (about 100k ratings; datasets/movielens.sh
 # installs R and dslabs if missing and splits it 90/10 with seed 1), trained
@@ -21,6 +21,7 @@
 #
 # Environment (all optional):
 #   RATINGS, USERS, ITEMS  the size of the generated matrix
+#   THREADS    the thread counts (default "1 2"; 1 is always measured)
 #   REPS       measured runs per thread count (default 5)
 #   EPOCHS     epochs per run (default 3)
 #   MOVIELENS  0 to skip part 2 (default 1)
@@ -55,6 +56,15 @@ epochs=${EPOCHS:-3}
 bench_dir=${BENCH_DIR:-/tmp/hogtrain-bench}
 mkdir -p "$bench_dir" "$root/results"
 
+counts=1
+for t in ${THREADS:-1 2}; do
+    case $t in
+        *[!0-9]*|0) echo "bench-mf.sh: THREADS: '$t' is not a thread count" >&2; exit 2 ;;
+        1) ;;
+        *) counts="$counts $t" ;;
+    esac
+done
+
 # ---- data ----
 data="$bench_dir/ratings-n$ratings-u$users-i$items-k$rank-s1.hgr"
 if [ ! -s "$data" ] || ! "$hogtrain" info "$data" >/dev/null 2>&1; then
@@ -82,31 +92,29 @@ print("%s,%s,%.1f,%.4f,%.5f" % (sys.argv[2], sys.argv[3], r["updates_per_s"], r[
 PY
 }
 
-echo "bench-mf.sh: $ratings ratings, rank $rank, $epochs epochs; warm-up, then $reps runs each on 1 and 2 threads, interleaved" >&2
-run 1 warmup
-run 2 warmup
+echo "bench-mf.sh: $ratings ratings, rank $rank, $epochs epochs; warm-up, then $reps runs each on $counts threads, interleaved" >&2
+for t in $counts; do run "$t" warmup; done
 i=1
 while [ "$i" -le "$reps" ]; do
-    run 1 "$i"
-    run 2 "$i"
+    for t in $counts; do run "$t" "$i"; done
     i=$((i + 1))
 done
 
 "$py" - "$csv" "$ratings" "$rank" "$epochs" "$reps" <<'PY'
 import csv, statistics, sys
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["run"] != "warmup"]
-by = {}
+by, run = {}, {}
 for r in rows:
     by.setdefault(int(r["threads"]), []).append(float(r["updates_per_s"]))
+    run.setdefault(int(r["threads"]), {})[r["run"]] = float(r["updates_per_s"])
 med1 = statistics.median(by[1])
-pairs = [b / a for a, b in zip(by[1], by[2])]
 print("Matrix factorisation, %s ratings, rank %s, %s epochs, %s runs per thread count (interleaved):\n"
       % (sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]))
 print("| threads | median updates/s | min updates/s | max updates/s | speedup of medians | median paired speedup |")
 print("|--------:|-----------------:|--------------:|--------------:|-------------------:|----------------------:|")
 for t in sorted(by):
     v = by[t]
-    paired = "1.00x" if t == 1 else "%.2fx" % statistics.median(pairs)
+    paired = "%.2fx" % statistics.median(run[t][k] / run[1][k] for k in run[t])
     print("| %d | %s | %s | %s | %.2fx | %s |" % (t, format(int(statistics.median(v)), ","), format(int(min(v)), ","),
                                                format(int(max(v)), ","), statistics.median(v) / med1, paired))
 rmse = [float(r["train_rmse"]) for r in rows]
