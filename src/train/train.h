@@ -75,13 +75,14 @@ static inline void hog_w_store(hog_weight *w, float v)
 /* Adds delta to a shared weight without losing a racing writer's change: a
  * compare-and-swap loop, so for the few places that publish many examples'
  * worth of change at once (a worker's private copies, once per segment),
- * never for a single example's update. */
-static inline void hog_w_add(hog_weight *w, float delta)
+ * never for a single example's update. Returns the weight's new value. */
+static inline float hog_w_add(hog_weight *w, float delta)
 {
     float old = atomic_load_explicit(w, memory_order_relaxed);
     while (!atomic_compare_exchange_weak_explicit(w, &old, old + delta, memory_order_relaxed,
                                                   memory_order_relaxed))
         ;
+    return old + delta;
 }
 
 /* ---- the model ---- */
@@ -221,11 +222,18 @@ void hog_dense_snapshot(hog_dense *d, const hog_model *m);
  * the model's features are ignored, as by hog_model_scores. */
 const float *hog_dense_scores(hog_dense *d, const hog_row *rows, uint32_t n);
 
+/* Makes d one of `members` workers that count their batches in *published
+ * (zeroed, shared by them) and divide each batch's step by the number of
+ * batches published since its snapshot (see batch_step). Without it, d
+ * takes whole steps. */
+void hog_dense_share(hog_dense *d, atomic_uint *published, unsigned members);
+
 /* Trains on one segment: rows start + perm[i] (i < n) of blk, in that
  * order, in mini-batches of d's batch rows (the last may be shorter), rows
  * held out by p->holdout skipped (first_row: the data set's row number of
  * blk's row start, for the holdout test). Each batch reads a snapshot of
- * the weights, steps by `step` times its summed gradient, with L2, and
+ * the weights, steps by `step` times its summed gradient (times its share,
+ * see hog_dense_share), with L2, and
  * writes the shared model HOGWILD!-style. Binary labels above mid are
  * positive. Adds the loss, examples and non-zeros seen to the totals. */
 void hog_dense_segment(hog_dense *d, hog_model *m, const hog_train_params *p, const hog_block *blk,

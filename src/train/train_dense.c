@@ -50,6 +50,9 @@ struct hog_dense {
     float *dw;        /* dim * K: the batch's weight gradient */
     float *y;         /* batch: each row's target (binary: +-1, squared: the label, softmax: the class) */
     hog_row *rows;    /* batch: the rows themselves */
+    atomic_uint *published; /* batches published by all the workers (see hog_dense_share), or NULL */
+    unsigned members;       /* workers publishing there */
+    unsigned published0;    /* *published when the snapshot was read */
 };
 
 /* ===================================================================== *
@@ -166,6 +169,8 @@ int hog_dense_create_all(hog_pool *pool, uint64_t dim, uint32_t outputs, uint32_
  * ===================================================================== */
 void hog_dense_snapshot(hog_dense *d, const hog_model *m)
 {
+    if (d->published)
+        d->published0 = atomic_load_explicit(d->published, memory_order_relaxed);
     size_t n = (size_t)d->dim * d->outputs;
     for (size_t t = 0; t < n; t++)
         d->w[t] = hog_w_load(&m->w[t]);
@@ -257,6 +262,31 @@ static double batch_gradient(hog_dense *d, hog_loss loss, uint32_t n)
     return total;
 }
 
+void hog_dense_share(hog_dense *d, atomic_uint *published, unsigned members)
+{
+    d->published = published;
+    d->members = members;
+}
+
+/* The part of a batch's step this worker takes. Workers running side by
+ * side each compute a batch gradient from nearly the same weights, and
+ * every one of those gradients is dense: applied in full, k workers would
+ * step k times as far as one, and past a few workers the model diverges
+ * (Fashion-MNIST softmax on 16 cores: test logloss 2.4 against 0.48 on one).
+ * So, as the sparse path does with its hot weights, each batch's step is
+ * divided by the number of batches published since its snapshot was read,
+ * its own included: 1/k when k workers run at once, the whole step when the
+ * others are descheduled. Together they take one step of k batches. */
+static float batch_share(hog_dense *d)
+{
+    if (!d->published)
+        return 1.0f;
+    unsigned now = atomic_fetch_add_explicit(d->published, 1, memory_order_relaxed);
+    unsigned others = now - d->published0;
+    d->published0 = now + 1; /* the update below is the next batch's snapshot */
+    return 1.0f / (float)(1 + HOG_MIN(others, d->members - 1));
+}
+
 /* One mini-batch of the n rows in d->rows, targets in d->y. The snapshot
  * must be current: the segment takes one before its first batch, and each
  * batch leaves the values it reads and writes back as the next one's. */
@@ -266,6 +296,7 @@ static double batch_step(hog_dense *d, hog_model *m, const hog_train_params *p, 
     densify(d, d->rows, n);
     scores(d, n);
     double loss = batch_gradient(d, m->info.loss, n);
+    step *= batch_share(d);
     /* dW = X^T G: the rows of G are the score rows, now gradients. */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)d->dim, (int)K, (int)n, 1.0f, d->x,
                 (int)d->ld, d->s, (int)K, 0.0f, d->dw, (int)K);

@@ -543,9 +543,10 @@ KERNEL float update_softmax(const epoch_job *job, worker_state *ws, const hog_ro
  * nearly every example touches; if every worker wrote those to the shared
  * model, their cache lines would bounce between cores on every example and
  * more threads would run slower than one. So each worker keeps a private
- * copy of the hot weights: it reads them from the shared model at the start
- * of a segment, steps its copy through the segment's examples, and adds its
- * change to the shared model at the end - a delayed update whose delay is
+ * copy of the hot weights: it reads them from the shared model before its
+ * first segment (hot_begin), steps its copy through the segment's examples,
+ * and at the end adds its change to the shared model and takes the result
+ * as the next segment's start (hot_sync) - a delayed update whose delay is
  * one segment, within HOGWILD!'s bounded-staleness analysis. Workers running
  * side by side correct the same hot weights towards the same targets, so
  * the changes are averaged over the workers that published during the
@@ -582,33 +583,41 @@ static void hot_begin(const epoch_job *job, worker_state *ws)
         }
 }
 
-static void hot_end(const epoch_job *job, worker_state *ws, float share)
+/* One private copy at the end of a segment: publishes its change to the
+ * shared weight (a hot one's scaled by share, with a compare-and-swap; a
+ * warm one's, a step or two, with HOGWILD!'s racy update) and starts the
+ * next segment from what the shared weight now holds. */
+static inline void sync_weight(hog_weight *shared, hog_weight *mine, float *mine0, int hot, float share)
+{
+    float delta = hog_w_load(mine) - *mine0, v;
+    if (delta == 0.0f)
+        v = hog_w_load(shared);
+    else if (hot)
+        v = hog_w_add(shared, share * delta);
+    else {
+        v = hog_w_load(shared) + delta;
+        hog_w_store(shared, v);
+    }
+    hog_w_store(mine, v);
+    *mine0 = v;
+}
+
+/* The end of one segment and the hot_begin of the next in one pass, so that
+ * each shared cache line is fetched once per segment, not twice. The
+ * AdaGrad sums' changes are summed, not shared out. */
+static void hot_sync(const epoch_job *job, worker_state *ws, float share)
 {
     const uint32_t K = job->m->outputs;
     for (uint32_t h = 0; h < job->nlocal; h++) {
         hog_weight *w = ws->w + (size_t)job->hot_ids[h] * K;
-        for (uint32_t k = 0; k < K; k++) {
-            float delta = hog_w_load(&ws->hot[h * K + k]) - ws->hot0[h * K + k];
-            if (delta == 0.0f)
-                continue;
-            if (h < job->nhot)
-                hog_w_add(&w[k], share * delta);
-            else /* a step or two: HOGWILD!'s racy update is enough */
-                hog_w_store(&w[k], hog_w_load(&w[k]) + delta);
-        }
+        for (uint32_t k = 0; k < K; k++)
+            sync_weight(&w[k], &ws->hot[h * K + k], &ws->hot0[h * K + k], h < job->nhot, share);
     }
     if (job->acc)
         for (uint32_t h = 0; h < job->nlocal; h++) {
             hog_weight *a = job->acc + (size_t)job->hot_ids[h] * K;
-            for (uint32_t k = 0; k < K; k++) {
-                float delta = hog_w_load(&ws->hotacc[h * K + k]) - ws->hotacc0[h * K + k];
-                if (delta == 0.0f)
-                    continue;
-                if (h < job->nhot)
-                    hog_w_add(&a[k], delta);
-                else
-                    hog_w_store(&a[k], hog_w_load(&a[k]) + delta);
-            }
+            for (uint32_t k = 0; k < K; k++)
+                sync_weight(&a[k], &ws->hotacc[h * K + k], &ws->hotacc0[h * K + k], h < job->nhot, 1.0f);
         }
 }
 
@@ -887,7 +896,9 @@ static void (*const rows_by_opt[OPT_COUNT])(const epoch_job *, worker_state *, s
     rows_0, rows_1, rows_2, rows_3, rows_4, rows_5, rows_6, rows_7,
 };
 
-static void run_unit(epoch_job *job, worker_state *ws, uint32_t pos)
+/* Segment pos; fresh: the private copies hold what the shared weights held
+ * at the end of this worker's previous segment of the job (see hot_sync). */
+static void run_unit(epoch_job *job, worker_state *ws, uint32_t pos, int fresh)
 {
     const hog_dataset *ds = job->ds;
     const hog_train_params *p = job->p;
@@ -918,7 +929,8 @@ static void run_unit(epoch_job *job, worker_state *ws, uint32_t pos)
         bias[k] = bias0[k] = hog_w_load(&ws->bias[k]);
         bacc[k] = bacc0[k] = job->bias_acc ? hog_w_load(&job->bias_acc[k]) : 0.0f;
     }
-    hot_begin(job, ws);
+    if (!fresh)
+        hot_begin(job, ws);
     /* Workers of one replica publish to it; with the model shared, all do. */
     atomic_uint *published = job->rep->n ? &job->rep->published[ws->replica * PUBLISHED_STRIDE] : &job->published;
     unsigned members = job->rep->n ? job->rep->members[ws->replica] : job->nth;
@@ -932,7 +944,7 @@ static void run_unit(epoch_job *job, worker_state *ws, uint32_t pos)
      * change when the others were descheduled. */
     unsigned others = atomic_fetch_add_explicit(published, 1, memory_order_relaxed) - published0;
     float share = 1.0f / (float)(1 + HOG_MIN(others, members - 1));
-    hot_end(job, ws, share);
+    hot_sync(job, ws, share);
     /* The intercept is the hottest weight of all: the same delayed update. */
     if (p->bias)
         for (uint32_t k = 0; k < K; k++) {
@@ -1017,13 +1029,15 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
     epoch_job *job = arg;
     worker_state *ws = &job->ws[ith];
     double last = hog_now();
+    int fresh = 0;
     for (;;) {
         uint32_t pos = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
         if (pos >= job->nunits)
             break;
         if (job->ooc)
             ooc_before(job, pos);
-        run_unit(job, ws, pos);
+        run_unit(job, ws, pos, fresh);
+        fresh = 1;
         if (job->avg && average_point(job, pos))
             average_sample(job);
         if (job->ooc)
@@ -1333,6 +1347,7 @@ typedef struct run_state {
     double best_loss;
     hog_metrics best_test;
     unsigned best_epoch, since_best, epochs_run;
+    _Alignas(HOG_CACHELINE) atomic_uint dense_published; /* the dense path's batches (hog_dense_share) */
 } run_state;
 
 static void run_state_free(run_state *rs)
@@ -1526,8 +1541,12 @@ static int run_alloc(run_state *rs, char *err, size_t err_len)
                             (unsigned long long)dim, outputs, (unsigned long long)rs->limit);
         hog_dense **dense = hog_calloc(rs->nth, sizeof(hog_dense *));
         int rc = dense ? hog_dense_create_all(rs->pool, dim, outputs, p->batch, dense) : -ENOMEM;
-        for (unsigned i = 0; dense && i < rs->nth; i++)
+        atomic_init(&rs->dense_published, 0);
+        for (unsigned i = 0; dense && i < rs->nth; i++) {
             rs->ws[i].dense = dense[i];
+            if (dense[i])
+                hog_dense_share(dense[i], &rs->dense_published, rs->nth);
+        }
         hog_free(dense);
         if (rc < 0)
             return rc;
