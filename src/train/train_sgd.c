@@ -1082,12 +1082,12 @@ static void order_units(uint32_t *units, const uint32_t *base, const uint32_t *f
 #define HOT_SHARE 100u
 #define LOCAL_WEIGHTS 16384u
 /* Private copies delay the hot weights' updates by a segment and share
- * them out among the workers that ran beside it. On a data set of few
- * segments per worker that delay is much of an epoch, and the sharing cuts
- * each epoch's progress (16 workers on a 4,000-row set: the test RMSE of a
- * linear fit stayed at 2.3 after 20 epochs). Such a set is small enough
- * that its contention costs little: below COPY_MIN_SEGMENTS segments per
- * worker, no copies. */
+ * them out among the segments that ran beside it, so k workers together
+ * move a hot weight about as far as one segment would. On a data set of
+ * few segments per worker that delay is much of an epoch and the sharing
+ * much of its progress, while the contention the copies avoid costs little
+ * on a set that small: below COPY_MIN_SEGMENTS segments per worker, no
+ * copies. */
 #define COPY_MIN_SEGMENTS 8u
 _Static_assert(LOCAL_WEIGHTS <= INT16_MAX, "private copy slots are int16_t");
 
