@@ -37,6 +37,8 @@ if ! build=$(cd "$1" 2>/dev/null && pwd); then
     exit 1
 fi
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/bench-env.sh"
+bench_thread_counts bench-mf.sh
 hogtrain="$build/hogtrain"
 gen="$build/tools/gen_ratings"
 for tool in "$hogtrain" "$gen"; do
@@ -56,14 +58,6 @@ epochs=${EPOCHS:-3}
 bench_dir=${BENCH_DIR:-/tmp/hogtrain-bench}
 mkdir -p "$bench_dir" "$root/results"
 
-counts=1
-for t in ${THREADS:-1 2}; do
-    case $t in
-        *[!0-9]*|0) echo "bench-mf.sh: THREADS: '$t' is not a thread count" >&2; exit 2 ;;
-        1) ;;
-        *) counts="$counts $t" ;;
-    esac
-done
 
 # ---- data ----
 data="$bench_dir/ratings-n$ratings-u$users-i$items-k$rank-s1.hgr"

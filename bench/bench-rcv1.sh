@@ -24,6 +24,8 @@ if [ $# -ne 1 ]; then
     exit 2
 fi
 build=$(cd "$1" && pwd)
+. "$(dirname "$0")/bench-env.sh"
+bench_thread_counts "$0"
 reps=${REPS:-5}
 epochs=${EPOCHS:-3}
 target=${TARGET:-200000000}
@@ -47,14 +49,6 @@ run() {
     "$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["nnz_per_s"])' "$bench_dir/rcv1.json"
 }
 
-counts=1
-for t in ${THREADS:-1 2}; do
-    case $t in
-        *[!0-9]*|0) echo "$0: THREADS: '$t' is not a thread count" >&2; exit 2 ;;
-        1) ;;
-        *) counts="$counts $t" ;;
-    esac
-done
 reversed=$(echo "$counts" | tr ' ' '\n' | sort -rn | tr '\n' ' ')
 
 for t in $counts; do run "$t" >/dev/null; done
