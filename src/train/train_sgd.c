@@ -176,7 +176,7 @@ typedef struct replica_set {
     hog_weight **w;        /* n arrays of dim * outputs weights */
     hog_weight **bias;     /* n arrays of outputs biases */
     unsigned *members;     /* n: workers writing each replica */
-    hog_overlap *clocks; /* n, one per cache line: segments in flight on each replica */
+    hog_overlap *clocks;   /* n, one per cache line: segments in flight on each replica */
     uint64_t nweights;     /* dim * outputs */
     uint32_t outputs;
     pthread_t thread;      /* node replicas, n > 1: the averaging thread of the running epoch */
@@ -184,7 +184,6 @@ typedef struct replica_set {
     atomic_int stop;
     atomic_ullong passes;  /* background averaging passes completed (for the log) */
 } replica_set;
-
 
 /* Polyak-Ruppert averaging: sums of the shared weights sampled at evenly
  * spaced points of each averaged epoch. */
@@ -231,7 +230,7 @@ typedef struct epoch_job {
     double done_seconds;      /* training seconds before this epoch */
     hog_epoch_stats *stats;   /* the epoch's stats so far, for progress reports */
     _Alignas(HOG_CACHELINE) atomic_uint next;
-    hog_overlap *clock;     /* segments in flight on the shared model (see replica_set's clocks) */
+    hog_overlap *clock;       /* segments in flight on the shared model (see replica_set's clocks) */
 } epoch_job;
 
 static float unit_step(const epoch_job *job, uint32_t pos)
@@ -548,8 +547,8 @@ KERNEL float update_softmax(const epoch_job *job, worker_state *ws, const hog_ro
  * as the next segment's start (hot_sync) - a delayed update whose delay is
  * one segment, within HOGWILD!'s bounded-staleness analysis. Workers running
  * side by side correct the same hot weights towards the same targets, so
- * the changes are averaged over the workers that published during the
- * segment (see run_unit), not summed; a hot weight's change is a segment's
+ * the changes are averaged over the segments that ran beside it (see
+ * hog_overlap in train.h), not summed; a hot weight's change is a segment's
  * worth of steps, too much to lose to a racing writer, so it is added with
  * a compare-and-swap (hog_w_add), once per weight per segment. Warm
  * features, touched by 0.1% to 1% of rows, get a step or two per segment:
