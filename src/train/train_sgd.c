@@ -1090,6 +1090,12 @@ static void order_units(uint32_t *units, const uint32_t *base, const uint32_t *f
 #define COPY_MIN_SEGMENTS 8u
 _Static_assert(LOCAL_WEIGHTS <= INT16_MAX, "private copy slots are int16_t");
 
+/* The most features a worker keeps private copies of, for outputs weights each. */
+static uint32_t local_max(uint32_t outputs)
+{
+    return HOG_MAX(LOCAL_WEIGHTS / outputs, 1u);
+}
+
 typedef struct hot_cand {
     uint32_t feature;
     uint32_t degree;
@@ -1119,7 +1125,7 @@ static int feature_table(const uint32_t *deg, uint64_t rows, uint64_t dim, uint3
     int16_t *slot = hog_malloc(dim * sizeof(int16_t));
     uint64_t segments = (rows + SEGMENT_ROWS - 1) / SEGMENT_ROWS;
     int copies = nth > 1 && segments >= (uint64_t)COPY_MIN_SEGMENTS * nth;
-    uint32_t max_hot = copies ? HOG_MAX(LOCAL_WEIGHTS / outputs, 1u) : 0;
+    uint32_t max_hot = copies ? local_max(outputs) : 0;
     uint32_t ncand = 0;
     for (uint64_t j = 0; l2_scale && slot && j < dim; j++) {
         l2_scale[j] = deg[j] ? (float)((double)rows / deg[j]) : 0.0f;
@@ -1357,8 +1363,7 @@ typedef struct run_state {
     hog_metrics best_test;
     unsigned best_epoch, since_best, epochs_run;
     _Alignas(HOG_CACHELINE) atomic_uint dense_published; /* the dense path's batches (hog_dense_share) */
-    hog_overlap clock; /* segments in flight on the shared model */
-    int clock_ok;        /* clock initialised */
+    hog_overlap clock;    /* segments in flight on the shared model (run_init makes it) */
 } run_state;
 
 static void run_state_free(run_state *rs)
@@ -1390,8 +1395,7 @@ static void run_state_free(run_state *rs)
     hog_free(rs->avg.sum);
     if (rs->avg_lock)
         pthread_mutex_destroy(&rs->avg.lock);
-    if (rs->clock_ok)
-        hog_overlap_destroy(&rs->clock);
+    hog_overlap_destroy(&rs->clock);
     hog_model_free(rs->avg_m);
     hog_free(rs->best);
     replicas_background_stop(&rs->rep);
@@ -1566,7 +1570,7 @@ static int run_alloc(run_state *rs, char *err, size_t err_len)
     }
     /* Room for as many private copies as feature_table can choose, so the
      * tables can be rebuilt between epochs. */
-    size_t nhot = (size_t)(copy_workers(rs) > 1 ? HOG_MAX(LOCAL_WEIGHTS / outputs, 1u) : 0) * outputs + 1;
+    size_t nhot = (size_t)(copy_workers(rs) > 1 ? local_max(outputs) : 0) * outputs + 1;
     for (unsigned i = 0; i < rs->nth; i++) {
         worker_state *ws = &rs->ws[i];
         /* In the memory of the worker's NUMA node (zeroed, cache-line aligned). */
@@ -1845,7 +1849,6 @@ static void run_init(run_state *rs, hog_trainer *t)
     rs->p = &t->p;
     rs->nth = hog_pool_threads(t->pool);
     hog_overlap_init(&rs->clock);
-    rs->clock_ok = 1;
     rs->pool = t->pool;
     rs->limit = hog_mem_limit(&t->p);
     rs->st.epochs = t->p.epochs;
@@ -1934,6 +1937,14 @@ static const char *stream_refusal(const hog_train_params *p)
     return NULL;
 }
 
+/* Sets the model's size: the per-feature arrays hold at least dim features. */
+static void run_settle_dim(run_state *rs, uint64_t dim)
+{
+    rs->dim = dim;
+    rs->m->dim = dim;
+    rs->m->info.features = dim;
+}
+
 /* Grows every per-feature array to dim features, the new ones zero (slots
  * -1). Returns 0 or -ENOMEM (the arrays grown so far stay valid). */
 static int run_grow(run_state *rs, uint64_t dim)
@@ -1970,18 +1981,8 @@ static int run_grow(run_state *rs, uint64_t dim)
     }
     for (uint64_t j = old; j < dim; j++)
         rs->slot[j] = -1;
-    rs->dim = dim;
-    m->dim = dim;
-    m->info.features = dim;
+    run_settle_dim(rs, dim);
     return 0;
-}
-
-/* Sets the model's size to the data set's features, at most rs->dim. */
-static void run_settle_dim(run_state *rs, uint64_t dim)
-{
-    rs->dim = dim;
-    rs->m->dim = dim;
-    rs->m->info.features = dim;
 }
 
 /* Whether y is one of the label values the run has (always, for regression). */
