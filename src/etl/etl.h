@@ -189,6 +189,9 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
 
 /* Writes a data set's blocks to a freshly opened atomic file. */
 int hog_hgd_write(const hog_dataset *ds, hog_atomic_file *f);
+/* hog_dataset_convert writes its output with O_DIRECT (hog_atomic_direct)
+ * when the input file is at least this large. */
+#define HOG_DIRECT_OUTPUT_BYTES (1ull << 30)
 
 /* ---- format detection ---- */
 /* Whether a file is a binary dataset (*binary 1) or text (0), from its raw

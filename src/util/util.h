@@ -145,6 +145,7 @@ typedef struct hog_atomic_file {
     char *tmp_path; /* the temporary file beside it */
     uint64_t end;   /* the end of what was written: where hog_atomic_write goes */
     uint64_t synced;/* bytes before this were handed to writeback (see hog_atomic_pwrite) */
+    int direct;     /* O_DIRECT is on (hog_atomic_direct) */
 } hog_atomic_file;
 
 /* Creates a temporary file beside path. Returns 0 or -errno. */
@@ -158,6 +159,16 @@ int hog_atomic_write(hog_atomic_file *f, const void *buf, size_t len);
  * fsync of hog_atomic_commit. */
 #define HOG_WRITEBACK_BYTES (32u << 20)
 int hog_atomic_pwrite(hog_atomic_file *f, const void *buf, size_t len, uint64_t off);
+/* Turns O_DIRECT on or off for the writes that follow (fcntl F_SETFL).
+ * With it on, the kernel copies nothing into the page cache: the device
+ * reads the caller's buffer. Every write must then start at a multiple of
+ * HOG_DIRECT_ALIGN in memory and in the file and be a multiple of it long;
+ * a write the file system still refuses (EINVAL: a stricter alignment) is
+ * made again buffered, and O_DIRECT stays off from then on. Returns 0, or
+ * -errno when the file system does not take O_DIRECT (tmpfs): the file is
+ * then written buffered as before. */
+#define HOG_DIRECT_ALIGN 4096u
+int hog_atomic_direct(hog_atomic_file *f, int on);
 /* fsyncs, renames over path, fsyncs the folder. Frees f. Returns 0 or -errno
  * (on failure the temporary file is removed). */
 int hog_atomic_commit(hog_atomic_file *f);

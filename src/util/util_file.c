@@ -101,6 +101,15 @@ int hog_atomic_write(hog_atomic_file *f, const void *buf, size_t len)
     return hog_atomic_pwrite(f, buf, len, f->end);
 }
 
+int hog_atomic_direct(hog_atomic_file *f, int on)
+{
+    int fl = fcntl(f->fd, F_GETFL);
+    if (fl < 0 || fcntl(f->fd, F_SETFL, on ? fl | O_DIRECT : fl & ~O_DIRECT) < 0)
+        return -errno;
+    f->direct = on;
+    return 0;
+}
+
 int hog_atomic_pwrite(hog_atomic_file *f, const void *buf, size_t len, uint64_t off)
 {
     const char *p = buf;
@@ -109,6 +118,12 @@ int hog_atomic_pwrite(hog_atomic_file *f, const void *buf, size_t len, uint64_t 
         if (w < 0) {
             if (errno == EINTR)
                 continue;
+            if (errno == EINVAL && f->direct) { /* an alignment this file system refuses */
+                int rc = hog_atomic_direct(f, 0);
+                if (rc < 0)
+                    return rc;
+                continue;
+            }
             return -errno;
         }
         p += w;
