@@ -113,6 +113,17 @@ static void assert_same_rows(const hog_dataset *a, const hog_dataset *b)
     assert_same_content(a, b);
 }
 
+/* The two files hold the same bytes. */
+static void assert_same_bytes(const char *path_a, const char *path_b)
+{
+    size_t la, lb;
+    uint8_t *a = read_bytes(path_a, &la), *b = read_bytes(path_b, &lb);
+    cr_assert_eq(la, lb, "%s: %zu bytes, %s: %zu", path_a, la, path_b, lb);
+    cr_assert_eq(memcmp(a, b, la), 0, "%s and %s differ", path_a, path_b);
+    free(a);
+    free(b);
+}
+
 static hog_dataset *open_ok(const char *path, const hog_read_params *p)
 {
     char err[512] = "";
@@ -167,22 +178,12 @@ Test(etl_format, round_trip_text_memory_hgd)
     cr_assert_eq(ci.nnz, ti.nnz);
     cr_assert_eq(ci.fingerprint, ti.fingerprint);
     cr_assert_eq(ci.file_bytes, bi.file_bytes);
-    size_t la, lb;
-    uint8_t *a = read_bytes(hgd, &la), *b = read_bytes(hgd2, &lb);
-    cr_assert_eq(la, lb);
-    cr_assert_eq(memcmp(a, b, la), 0);
-    free(a);
-    free(b);
+    assert_same_bytes(hgd, hgd2);
 
     /* Saving what was mapped gives the same bytes again. */
     char hgd3[256];
     cr_assert_eq(hog_dataset_save(bin, path_of(hgd3, "again.hgd")), 0);
-    a = read_bytes(hgd, &la);
-    b = read_bytes(hgd3, &lb);
-    cr_assert_eq(la, lb);
-    cr_assert_eq(memcmp(a, b, la), 0);
-    free(a);
-    free(b);
+    assert_same_bytes(hgd, hgd3);
 
     hog_dataset_close(text);
     hog_dataset_close(bin);
@@ -210,12 +211,7 @@ Test(etl_format, direct_writes_give_the_same_bytes)
     cr_assert_eq(f.direct, 0, "the table and header are written buffered");
     cr_assert_eq(hog_atomic_commit(&f), 0);
 
-    size_t la, lb;
-    uint8_t *a = read_bytes(hgd, &la), *b = read_bytes(direct, &lb);
-    cr_assert_eq(la, lb);
-    cr_assert_eq(memcmp(a, b, la), 0);
-    free(a);
-    free(b);
+    assert_same_bytes(hgd, direct);
     hog_dataset_close(text);
     cr_assert_eq(count_files(), 3); /* no temporaries left */
 }
