@@ -205,9 +205,10 @@ static void writer_init(hgd_writer *w, hog_atomic_file *f)
     w->fingerprint = FP_SEED;
 }
 
-/* Waits for one write of the ring and settles it: a short write's rest, or
- * a write the file system refused with O_DIRECT (EINVAL), is written again
- * through hog_atomic_pwrite. Returns 0 or -errno. */
+/* Waits for one write of the ring and settles it: what a short write left,
+ * or all of a write the file system refused with O_DIRECT (EINVAL), goes
+ * through hog_atomic_pwrite, which falls back to buffered writes as it
+ * does for its own. Returns 0 or -errno. */
 static int writer_reap(hgd_writer *w)
 {
     struct io_uring_cqe *cqe;
@@ -223,15 +224,10 @@ static int writer_reap(hgd_writer *w)
     const int res = cqe->res;
     io_uring_cqe_seen(&w->ring, cqe);
     st->busy = 0;
-    if (res == -EINVAL && w->f->direct && (rc = hog_atomic_direct(w->f, 0)) < 0)
-        return rc;
-    if (res == -EINVAL)
-        return hog_atomic_pwrite(w->f, st->buf, st->len, st->off);
-    if (res < 0)
+    if (res < 0 && res != -EINVAL)
         return res;
-    if ((size_t)res < st->len)
-        return hog_atomic_pwrite(w->f, st->buf + res, st->len - (size_t)res, st->off + (uint64_t)res);
-    return 0;
+    const size_t done = res < 0 ? 0 : (size_t)res;
+    return done < st->len ? hog_atomic_pwrite(w->f, st->buf + done, st->len - done, st->off + done) : 0;
 }
 
 /* Waits for every write in flight; the first error is returned. */
@@ -268,11 +264,6 @@ static void writer_free(hgd_writer *w)
 static int writer_put(hgd_writer *w, const block_arrays *a, uint64_t padded)
 {
     int rc;
-    if (w->f->direct && !w->ring_ok) {
-        if ((rc = io_uring_queue_init(STAGES, &w->ring, 0)) < 0)
-            return rc;
-        w->ring_ok = 1;
-    }
     if (!w->f->direct) {
         uint64_t at = w->offset;
         for (unsigned i = 0; i < a->n; i++) {
@@ -281,6 +272,11 @@ static int writer_put(hgd_writer *w, const block_arrays *a, uint64_t padded)
             at += a->len[i];
         }
         return 0;
+    }
+    if (!w->ring_ok) {
+        if ((rc = io_uring_queue_init(STAGES, &w->ring, 0)) < 0)
+            return rc;
+        w->ring_ok = 1;
     }
     struct stage *st = &w->stage[w->next];
     while (st->busy)
