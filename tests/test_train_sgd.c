@@ -306,8 +306,9 @@ Test(sgd, bad_parameters_are_refused_with_the_field)
 Test(sgd, hot_features_and_intercept_converge_like_one_thread)
 {
     /* Every row has feature 1 and most are positive: the intercept and the
-     * hot feature are what workers keep private copies of. More workers must
-     * reach the one-thread loss, not overshoot it. */
+     * hot feature are what workers keep private copies of (here only where
+     * workers outnumber the CPUs: 5 segments per worker on 4). More workers
+     * must reach the one-thread loss, not overshoot it. */
     char path[160];
     FILE *f = create("hot.svm", path);
     hog_rng r = {13};

@@ -1086,7 +1086,11 @@ static void order_units(uint32_t *units, const uint32_t *base, const uint32_t *f
  * few segments per worker that delay is much of an epoch and the sharing
  * much of its progress, while the contention the copies avoid costs little
  * on a set that small: below COPY_MIN_SEGMENTS segments per worker, no
- * copies. */
+ * copies - unless there are more workers than CPUs. Then a worker is
+ * descheduled for a whole time slice between loading a hot weight and
+ * storing its update, and that store throws away every update the others
+ * made meanwhile; a private copy's change is merged as a difference, so
+ * its delay costs nothing. */
 #define COPY_MIN_SEGMENTS 8u
 _Static_assert(LOCAL_WEIGHTS <= INT16_MAX, "private copy slots are int16_t");
 
@@ -1124,7 +1128,7 @@ static int feature_table(const uint32_t *deg, uint64_t rows, uint64_t dim, uint3
     float *l2_scale = hog_malloc(dim * sizeof(float));
     int16_t *slot = hog_malloc(dim * sizeof(int16_t));
     uint64_t segments = (rows + SEGMENT_ROWS - 1) / SEGMENT_ROWS;
-    int copies = nth > 1 && segments >= (uint64_t)COPY_MIN_SEGMENTS * nth;
+    int copies = nth > 1 && (segments >= (uint64_t)COPY_MIN_SEGMENTS * nth || nth > hog_cpus());
     uint32_t max_hot = copies ? local_max(outputs) : 0;
     uint32_t ncand = 0;
     for (uint64_t j = 0; l2_scale && slot && j < dim; j++) {
