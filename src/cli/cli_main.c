@@ -17,20 +17,22 @@ int cli_quiet;
 static const char usage[] =
     "usage: hogtrain COMMAND [options]\n"
     "\n"
-    "  convert INPUT -o DATA.hgd [--format csv|libsvm] [--label COL] [--header]\n"
-    "                            [--delimiter C]\n"
-    "  train   INPUT -o MODEL [--loss logistic|hinge|squared|softmax] [--threads N]\n"
-    "                 [--epochs E] [--step S] [--decay D] [--schedule decay|invscaling]\n"
-    "                 [--power P] [--l2 L] [--test FILE | --holdout F] [--seed N]\n"
-    "                 [--bias 0|1] [--bind 0|1] [--report R.json]\n"
+    "  convert INPUT -o DATA.hgd [--format csv|libsvm|vw] [--label COL] [--header]\n"
+    "                 [--delimiter C] [--on-error stop|skip] [--parse-threads N]\n"
+    "  train   INPUT -o MODEL [--loss logistic|hinge|squared|softmax|...] [--threads N]\n"
+    "                 [--epochs E] [--step S] [--schedule decay|invscaling|adagrad]\n"
+    "                 [--l2 L] [--l1 L] [--test FILE | --holdout F] [--seed N]\n"
+    "                 [--cache FILE.hgd] [--mem-limit BYTES] [--report R.json]\n"
     "  train   RATINGS --model mf -o MODEL [--rank K] ...  matrix factorisation\n"
     "  predict MODEL INPUT [-o PREDICTIONS] [--report R.json]\n"
     "  info    FILE          a dataset (.hgd or text) or a model\n"
+    "  info    --topology    NUMA nodes, cores and where workers would run\n"
     "  version\n"
     "\n"
-    "INPUT is CSV, libsvm/svmlight text or a binary dataset (.hgd), detected from\n"
-    "its content; --format, --label, --header and --delimiter override for text.\n"
-    "-q silences progress. Run 'hogtrain COMMAND --help' for a command's options.\n";
+    "INPUT is CSV, libsvm/svmlight or Vowpal Wabbit text (plain, .gz or .zst) or a\n"
+    "binary dataset (.hgd), detected from its content; --format and the CSV options\n"
+    "override for text. -q silences progress. Run 'hogtrain COMMAND --help' for all\n"
+    "of a command's options.\n";
 
 void cli_error(const char *fmt, ...)
 {
