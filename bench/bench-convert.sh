@@ -8,11 +8,13 @@
 # measures the parse-only rate of the file's first GiB in memory on as many
 # parser threads (median of REPS passes); then each repetition drops the page
 # cache and times `hogtrain convert FILE -o OUT.hgd` (the output fsync'ed and
-# renamed, as always), then, again from a cold cache, `dd iflag=direct
-# bs=4M` of FILE: the rate the disk reads it at. Prints the medians, convert
-# against parse-only (the target: 0.9), and convert against the slower of
-# parse-only and the cold read: where the disk reads slower than the parsers
-# parse, I/O fully hidden means converting at the disk's rate.
+# renamed, as always); then, each from a cold cache, the disk alone doing
+# convert's I/O (FILE read by bench_read, io_uring and O_DIRECT, while as
+# many bytes as OUT.hgd are written with `dd oflag=direct`) and `dd
+# iflag=direct bs=4M` of FILE. Prints the medians, convert against
+# parse-only (the target: 0.9), and convert against the slower of parse-only
+# and each disk figure: where the disk is slower than the parsers parse, I/O
+# fully hidden means converting at the disk's rate.
 #
 # Environment: REPS (default 3), THREADS (parser threads, default nproc),
 # BENCH_DIR (default /tmp/hogtrain-bench), OUT_DIR (where OUT.hgd goes,
@@ -45,37 +47,55 @@ echo "file: $file, $bytes bytes; parser threads: $threads; $(nproc) cores"
 mp=$("$build/bench/bench_parse" --file "$file" 1024 "$reps" "$threads" |
     awk -v t="$threads" '$1 == t && /parse/ { sub(/.*parse +/, ""); print $1 }')
 echo "parse-only (in memory, $threads threads, median of $reps): $mp MB/s"
-# REPS cold runs of a command over the file: the MB/s of each, printed as
-# they come (label: what to call it), and their list in $rates.
-cold_runs() {
+# One cold run of a command over the file: prints and returns (in $r) the
+# input's MB/s.
+cold_run() {
     label=$1
     shift
-    rates=""
-    i=0
-    while [ "$i" -lt "$reps" ]; do
-        # The last run's output goes first, and sync waits for the file
-        # system to free it: on a disk mounted with discard, freeing 2.6 GB
-        # while the next run reads and writes halved that run's rate.
-        rm -f "$out"
-        sync
-        echo 3 >/proc/sys/vm/drop_caches
-        t0=$(date +%s.%N)
-        "$@"
-        t1=$(date +%s.%N)
-        r=$(echo "$bytes $t0 $t1" | awk '{ printf "%.0f", $1 / ($3 - $2) / 1e6 }')
-        echo "  run $((i + 1)): $label (cold) $r MB/s"
-        rates="$rates $r"
-        i=$((i + 1))
-    done
+    # The last run's output goes first, and sync waits for the file system
+    # to free it: on a disk mounted with discard, freeing 2.6 GB while the
+    # next run reads and writes halved that run's rate.
+    rm -f "$out"
+    sync
+    echo 3 >/proc/sys/vm/drop_caches
+    t0=$(date +%s.%N)
+    "$@"
+    t1=$(date +%s.%N)
+    r=$(echo "$bytes $t0 $t1" | awk '{ printf "%.0f", $1 / ($3 - $2) / 1e6 }')
+    echo "  run $((i + 1)): $label (cold) $r MB/s"
 }
-cold_runs convert "$build/hogtrain" convert "$file" -o "$out" --parse-threads "$threads" -q
-conv=$rates
+# The disk alone doing what convert asks of it: the input read through the
+# same io_uring O_DIRECT reader while as many bytes as the output are
+# written with O_DIRECT beside it. Where this is slower than parsing, the
+# disk is the limit, and I/O fully hidden means converting at its rate.
+disk_alone() {
+    "$build/bench/bench_read" "$file" >/dev/null &
+    dd if=/dev/zero of="$out" bs=4M count="$blocks4m" oflag=direct status=none
+    wait $!
+}
+# Interleaved, so each kind of run sees the same spells of a shared disk.
+conv=""
+io=""
+rd=""
+i=0
+while [ "$i" -lt "$reps" ]; do
+    cold_run convert "$build/hogtrain" convert "$file" -o "$out" --parse-threads "$threads" -q
+    conv="$conv $r"
+    blocks4m=$((($(stat -c %s "$out") + 4194303) / 4194304))
+    cold_run "disk alone, read and write" disk_alone
+    io="$io $r"
+    cold_run "dd iflag=direct" dd if="$file" of=/dev/null bs=4M iflag=direct status=none
+    rd="$rd $r"
+    i=$((i + 1))
+done
 rm -f "$out"
-cold_runs "dd iflag=direct" dd if="$file" of=/dev/null bs=4M iflag=direct status=none
-rd=$rates
 med() { echo "$@" | tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 mc=$(med $conv)
+mi=$(med $io)
 mr=$(med $rd)
-echo "median: convert $mc MB/s cold, parse-only $mp MB/s: ratio $(echo "$mc $mp" | awk '{ printf "%.2f", $1 / $2 }') (target 0.90)"
-echo "median: cold read $mr MB/s; convert against the slower of parse-only and the cold read:" \
-    "$(echo "$mc $mp $mr" | awk '{ m = $2 < $3 ? $2 : $3; printf "%.2f", $1 / m }')"
+ratio() { echo "$1 $2" | awk '{ printf "%.2f", $1 / $2 }'; }
+slower() { echo "$1 $2" | awk '{ print $1 < $2 ? $1 : $2 }'; }
+echo "median: convert $mc MB/s cold, parse-only $mp MB/s: ratio $(ratio "$mc" "$mp") (target 0.90)"
+echo "median: cold read $mr MB/s; convert against the slower of parse-only and the cold read: $(ratio "$mc" "$(slower "$mp" "$mr")")"
+echo "median: the disk alone reading the input and writing the output's bytes at once: $mi MB/s;" \
+    "convert against the slower of parse-only and that: $(ratio "$mc" "$(slower "$mp" "$mi")")"
