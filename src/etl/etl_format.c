@@ -343,9 +343,9 @@ static int writer_finish(hgd_writer *w, uint64_t features, uint32_t rows_per_blo
     size_t table_bytes = (size_t)w->blocks * HOG_HGD_TABLE_ENTRY;
     uint64_t table_offset = w->offset;
     uint64_t file_bytes = table_offset + table_bytes;
-    /* The blocks are all written; the table and the header are small and
-     * end at any byte: buffered. */
-    int rc = w->ring_ok ? writer_drain(w) : 0;
+    /* The blocks are all written (nothing is in flight without a ring);
+     * the table and the header are small and end at any byte: buffered. */
+    int rc = writer_drain(w);
     if (rc == 0 && w->f->direct)
         rc = hog_atomic_direct(w->f, 0);
     if (rc == 0)
