@@ -350,6 +350,148 @@ Test(etl_parse, libsvm_long_rows_word_paths)
     free(text);
 }
 
+/* One libsvm line of random pairs: indices of 1 to 10 digits, values with
+ * or without a sign, a dot, an exponent, 0 to 9 digits on either side;
+ * spaces, tabs, double blanks, trailing blanks, CRLF and comments. */
+static size_t random_libsvm_line(hog_rng *g, char *out)
+{
+    size_t n = (size_t)sprintf(out, "%u", hog_rng_below(g, 2));
+    uint64_t idx = hog_rng_below(g, 3) ? hog_rng_below(g, 10) : (uint64_t)pow(10, hog_rng_below(g, 10));
+    uint64_t step = 1 + (uint64_t)pow(10, hog_rng_below(g, 8));
+    for (unsigned k = 0, pairs = hog_rng_below(g, 80); k < pairs && idx <= UINT32_MAX; k++) {
+        unsigned sep = hog_rng_below(g, 40);
+        n += (size_t)sprintf(out + n, "%s%llu:", sep == 0 ? "\t" : sep == 1 ? "  " : " ",
+                             (unsigned long long)idx);
+        if (hog_rng_below(g, 3) == 0)
+            out[n++] = '-';
+        unsigned ni = hog_rng_below(g, 10), nf = hog_rng_below(g, 10), dot = hog_rng_below(g, 4) != 0;
+        if (ni + nf == 0 || !dot)
+            ni++;
+        for (unsigned i = 0; i < ni; i++)
+            out[n++] = (char)('0' + hog_rng_below(g, i == 0 && ni > 1 && hog_rng_below(g, 2) ? 1 : 10));
+        if (dot) {
+            out[n++] = '.';
+            for (unsigned i = 0; i < nf; i++)
+                out[n++] = (char)('0' + hog_rng_below(g, 10));
+        }
+        if (hog_rng_below(g, 50) == 0)
+            n += (size_t)sprintf(out + n, "e%d", (int)hog_rng_below(g, 20) - 10);
+        idx += 1 + hog_rng_below(g, (uint32_t)HOG_MIN(step, UINT32_MAX));
+    }
+    unsigned end = hog_rng_below(g, 40);
+    n += (size_t)sprintf(out + n, "%s", end == 0 ? " \n" : end == 1 ? "\r\n" : end == 2 ? " # note 1:2\n" : "\n");
+    return n;
+}
+
+Test(etl_parse, libsvm_random_pairs_match_strtod)
+{
+    /* Every pair shape the fast and general paths split between, in lines
+     * long enough for the fast path, read as strtoul and (float)strtod do. */
+    enum { LINES = 4000 };
+    hog_rng g = {2024};
+    char *text = malloc((size_t)LINES * 2048);
+    cr_assert_not_null(text);
+    size_t len = 0;
+    for (int i = 0; i < LINES; i++)
+        len += random_libsvm_line(&g, text + len);
+    text[len] = '\0';
+    hog_read_params p = params(HOG_FORMAT_LIBSVM);
+    hog_rows r;
+    parse_ok(&p, text, &r);
+    cr_assert_eq(r.rows, LINES);
+    const char *s = text;
+    for (uint64_t i = 0; i < r.rows; i++) {
+        const char *le = strchr(s, '\n'), *hash = memchr(s, '#', (size_t)(le - s));
+        if (hash)
+            le = hash;
+        char *e;
+        cr_assert_eq(r.label[i], (float)strtod(s, &e));
+        uint32_t k = r.ptr[i];
+        for (s = e; s < le;) {
+            s += strspn(s, " \t\r");
+            if (s >= le)
+                break;
+            unsigned long ix = strtoul(s, &e, 10);
+            cr_assert_eq(*e, ':', "line %lu: %.30s", (unsigned long)i + 1, s);
+            const char *vs = e + 1;
+            float v = (float)strtod(vs, &e);
+            s = e;
+            if (v == 0.0f)
+                continue;
+            cr_assert(k < r.ptr[i + 1], "line %lu: too few pairs", (unsigned long)i + 1);
+            cr_assert_eq(r.index[k], ix, "line %lu: index %u, want %lu", (unsigned long)i + 1, r.index[k], ix);
+            cr_assert_eq(memcmp(&r.value[k], &v, 4), 0, "line %lu: %.*s read as %a, want %a",
+                         (unsigned long)i + 1, (int)(e - vs), vs, (double)r.value[k], (double)v);
+            k++;
+        }
+        cr_assert_eq(k, r.ptr[i + 1], "line %lu: %u pairs, want %u", (unsigned long)i + 1,
+                     r.ptr[i + 1] - r.ptr[i], k - r.ptr[i]);
+        s = strchr(s, '\n') + 1;
+    }
+    hog_rows_free(&r);
+    free(text);
+}
+
+/* Parses text as one chunk with the plan given; returns hog_parse_chunk's code. */
+static int parse_with(const hog_text_plan *plan, const char *text, hog_rows *r, hog_text_error *e)
+{
+    memset(r, 0, sizeof(*r));
+    memset(e, 0, sizeof(*e));
+    return hog_parse_chunk(plan, text, strlen(text), r, e);
+}
+
+Test(etl_parse, libsvm_pairs_read_alike_at_line_start_and_deep_in_a_chunk)
+{
+    /* A token first in a short chunk (the general path reads it) and deep
+     * in a long one (the fast path sees it first) must give the same pairs,
+     * or the same error at the same place. Random tokens of digits, colons,
+     * signs, dots, exponents and strays, plus the edge cases by hand. */
+    static const char *const edge[] = {
+        "1:5",        "1:-5",        "1:.5",       "1:5.",      "1:-.5",      "1:-5.",      "1:",
+        "1:-",        "1:.",         "1:-.",       ":5",        "1::5",       "1:--5",      "1:5-",
+        "1:.-5",      "1:5.5.5",     "1:5e",       "1:5e3",     "1:0x1",      "-1:5",       "1:+5",
+        "12345678:1", "123456789:1", "1:12345678", "1:.12345678", "1:1.2345678", "1:123456789",
+        "1:1234567.1", "1:-12345678", "1:0.000000001", "4294967295:1", "4294967296:1", "1:5#x",
+        "1:5:6",      "1:1e400",     "1:00000001", "00000001:1",
+    };
+    hog_read_params p = params(HOG_FORMAT_LIBSVM);
+    hog_text_plan plan;
+    plan_ok(&p, "1 1:1\n", &plan);
+    hog_rng g = {77};
+    static const char alphabet[] = "0123456789012345678901234567890123456789::-.e+x";
+    for (int t = 0; t < 20000; t++) {
+        char tok[32];
+        if (t < (int)(sizeof(edge) / sizeof(edge[0]))) {
+            snprintf(tok, sizeof(tok), "%s", edge[t]);
+        } else {
+            unsigned n = 1 + hog_rng_below(&g, 16);
+            for (unsigned i = 0; i < n; i++)
+                tok[i] = alphabet[hog_rng_below(&g, (uint32_t)sizeof(alphabet) - 1)];
+            tok[n] = '\0';
+        }
+        char shrt[64], lng[256];
+        snprintf(shrt, sizeof(shrt), "1 %s\n", tok);
+        snprintf(lng, sizeof(lng), "1 0:1 1:1 2:1 3:1\n1 %s\n1 0:1 1:1 2:1 3:1 4:1 5:1 6:1 7:1 8:1\n", tok);
+        hog_rows rs, rl;
+        hog_text_error es, el;
+        int cs = parse_with(&plan, shrt, &rs, &es), cl = parse_with(&plan, lng, &rl, &el);
+        cr_assert_eq(cs, cl, "%s: %d alone, %d deep", tok, cs, cl);
+        if (cs) {
+            cr_assert_str_eq(es.what, el.what, "%s", tok);
+            cr_assert_eq(el.line, 2, "%s", tok);
+            cr_assert_eq(el.column, es.column, "%s: column %u alone, %u deep", tok, es.column, el.column);
+        } else {
+            uint32_t n = rs.ptr[1];
+            cr_assert_eq(rl.ptr[2] - rl.ptr[1], n, "%s", tok);
+            cr_assert_eq(memcmp(rl.index + rl.ptr[1], rs.index, n * 4), 0, "%s: indices", tok);
+            cr_assert_eq(memcmp(rl.value + rl.ptr[1], rs.value, n * 4), 0, "%s: values", tok);
+        }
+        hog_rows_free(&rs);
+        hog_rows_free(&rl);
+    }
+    hog_text_plan_free(&plan);
+}
+
 Test(etl_parse, libsvm_errors_are_located)
 {
     hog_read_params p = params(HOG_FORMAT_LIBSVM);

@@ -10,6 +10,12 @@
 
 #include "etl.h"
 
+#if defined(__SSSE3__)
+#include <tmmintrin.h>
+#elif defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /*
  * A chunk is a run of whole lines that is never copied or NUL-terminated:
  * every scan below is bounded by the end of its line, and lines are found
@@ -82,7 +88,7 @@ static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-/* 10^-k rounded to double, for fast_decimal_float. */
+/* 10^-k rounded to double, for pair_fast. */
 static const double pow10_neg[] = {1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7};
 
 static const uint64_t pow10_int[] = {1ULL,
@@ -306,27 +312,6 @@ static ALWAYS_INLINE const char *fast_decimal(const char *p, double *out)
     if (p) {
         double d = (double)m / pow10_exact[nf];
         *out = neg ? -d : d;
-    }
-    return p;
-}
-
-/* decimal_parts as a float, without the divide, which was the longest step
- * of a libsvm pair (pinned back-to-back runs of bench_parse: 15% faster).
- * m times 10^-nf in double is within about 2^-52 of m / 10^nf, and with at
- * most 14 digits and nf <= 7 the exact quotient is at least 3e-15
- * (relative) away from any point where rounding to float changes its mind
- * (a float midpoint has a 25-bit odd significand M, and |q - midpoint| /
- * midpoint >= 1 / (10^nf * M)); so the float is the one (float)strtod
- * gives. */
-static ALWAYS_INLINE const char *fast_decimal_float(const char *p, float *out)
-{
-    uint64_t m;
-    unsigned nf;
-    int neg;
-    p = decimal_parts(p, &m, &nf, &neg);
-    if (p) {
-        float v = (float)((double)m * pow10_neg[nf]);
-        *out = neg ? -v : v;
     }
     return p;
 }
@@ -563,6 +548,7 @@ typedef struct parse_ctx {
     /* the line being parsed, [line, le) without its end of line */
     const char *line;
     const char *le;
+    const char *first;   /* the chunk's start: reads may not go before it */
     const char *lim;     /* the chunk's end: how far bytes may be read */
     uint64_t line_no;
     int stop;            /* the separator a snippet stops at, or NO_STOP */
@@ -786,6 +772,169 @@ static ALWAYS_INLINE const char *scan_index(const char *p, const char *end, cons
     return p;
 }
 
+/* ===================================================================== *
+ *  The usual libsvm pair, "digits:[-]digits[.digits]", from one 16-byte
+ *  load: masks of its spaces, colons, minus signs, dots and digits give
+ *  the pair's end first, so the next pair's start hangs only on that (a
+ *  load, a compare, a count) and consecutive pairs overlap in the CPU;
+ *  the checks and the digits come from the same masks. With SSSE3 the
+ *  digits of both numbers are gathered by one shuffle each and combined by
+ *  multiply-adds (bench_parse: 1.25x the word-at-a-time reading before).
+ * ===================================================================== */
+
+/* Bit k of each: byte p[k] is a space, a colon, ... */
+typedef struct pair_masks {
+    unsigned space, colon, minus, dot, digit;
+} pair_masks;
+
+static ALWAYS_INLINE void masks16(const char *p, pair_masks *m)
+{
+#if defined(__SSE2__)
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    m->space = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')));
+    m->colon = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')));
+    m->minus = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('-')));
+    m->dot = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('.')));
+    /* byte - '0' below 10 unsigned: a signed compare once the top bit is flipped */
+    __m128i d = _mm_xor_si128(_mm_sub_epi8(v, _mm_set1_epi8('0')), _mm_set1_epi8((char)0x80));
+    m->digit = (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(d, _mm_set1_epi8((char)(0x80 + 10))));
+#else
+    memset(m, 0, sizeof(*m));
+    for (unsigned k = 0; k < 16; k++) {
+        m->space |= (unsigned)(p[k] == ' ') << k;
+        m->colon |= (unsigned)(p[k] == ':') << k;
+        m->minus |= (unsigned)(p[k] == '-') << k;
+        m->dot |= (unsigned)(p[k] == '.') << k;
+        m->digit |= (unsigned)is_digit(p[k]) << k;
+    }
+#endif
+}
+
+/* The number in the 8 bytes of x (each 0..9, the most significant at the
+ * lowest address; leading bytes may be 0), by three multiplies. */
+static ALWAYS_INLINE uint64_t swar_combine(uint64_t x)
+{
+    x = (x * 10 + (x >> 8)) & 0x00ff00ff00ff00ffULL;
+    x = (x * 100 + (x >> 16)) & 0x0000ffff0000ffffULL;
+    return (x * 10000 + (x >> 32)) & 0xffffffffULL;
+}
+
+/* 1 << 8 * (8 - k): multiplying by it moves the k low bytes of a word to
+ * its top (a multiply is one instruction, a shift by a count three). */
+static const uint64_t to_top[9] = {0,           1ULL << 56, 1ULL << 48, 1ULL << 40, 1ULL << 32,
+                                   1ULL << 24, 1ULL << 16, 1ULL << 8,  1};
+
+#if defined(__SSSE3__)
+/* pshufb controls: index_shuffle[c] moves the c index digits that start a
+ * pair to bytes 0..7, right-aligned; value_shuffle[f][n], for a vector
+ * whose byte 15 is the pair's last, moves the value's n digits to bytes
+ * 8..15, right-aligned, stepping over the dot f digits from the end (f = 8:
+ * no dot). 0x80 writes a zero. */
+#define IX_(k, c) ((k) < 8 && (k) >= 8 - (c) ? (k) + (c) - 8 : 0x80)
+#define IX(c)                                                                                      \
+    {IX_(0, c), IX_(1, c), IX_(2, c),  IX_(3, c),  IX_(4, c),  IX_(5, c),  IX_(6, c),  IX_(7, c),  \
+     IX_(8, c), IX_(9, c), IX_(10, c), IX_(11, c), IX_(12, c), IX_(13, c), IX_(14, c), IX_(15, c)}
+#define VX_(k, f, n) ((k) < 16 - (n) ? 0x80 : (k) - ((f) < 8 && (k) < 16 - (f)))
+#define VX(f, n)                                                                                   \
+    {VX_(0, f, n),  VX_(1, f, n),  VX_(2, f, n),  VX_(3, f, n),  VX_(4, f, n),  VX_(5, f, n),      \
+     VX_(6, f, n),  VX_(7, f, n),  VX_(8, f, n),  VX_(9, f, n),  VX_(10, f, n), VX_(11, f, n),     \
+     VX_(12, f, n), VX_(13, f, n), VX_(14, f, n), VX_(15, f, n)}
+#define VXS(f) {VX(f, 0), VX(f, 1), VX(f, 2), VX(f, 3), VX(f, 4), VX(f, 5), VX(f, 6), VX(f, 7), VX(f, 8)}
+static const uint8_t index_shuffle[9][16] = {IX(0), IX(1), IX(2), IX(3), IX(4), IX(5), IX(6), IX(7), IX(8)};
+static const uint8_t value_shuffle[9][9][16] = {VXS(0), VXS(1), VXS(2), VXS(3), VXS(4),
+                                                VXS(5), VXS(6), VXS(7), VXS(8)};
+#undef IX_
+#undef IX
+#undef VX_
+#undef VX
+#undef VXS
+
+static ALWAYS_INLINE __m128i load16(const void *p)
+{
+    return _mm_loadu_si128((const __m128i *)p);
+}
+#else
+/* low_bytes[k]: the k low bytes of a word */
+static const uint64_t low_bytes[9] = {0,          0xffULL,          0xffffULL,
+                                      0xffffffULL, 0xffffffffULL,    0xffffffffffULL,
+                                      0xffffffffffffULL, 0xffffffffffffffULL, ~0ULL};
+#endif
+
+/* Reads the pair at p (p < le; 32 bytes readable at p and 16 before it):
+ * returns its length, up to the blank or the line end that follows it,
+ * with *idx and *v set; or 0 for anything else (a tab, an exponent, a
+ * comment, more than 8 index digits, a pair longer than 15 bytes), for
+ * the general path to read or to report. */
+static ALWAYS_INLINE unsigned pair_fast(const char *p, const char *le, uint64_t *idx, float *v)
+{
+    pair_masks m;
+    masks16(p, &m);
+    unsigned len = (unsigned)__builtin_ctz(m.space | 0x10000u);
+    if ((size_t)(le - p) < len)
+        len = (unsigned)(le - p);
+    /* The bytes that are not digits must be, in order: a colon after 1 to
+     * 8 digits, perhaps a minus right after it, perhaps one dot. */
+    unsigned nd = ~m.digit & 0xffffu >> (16 - len);
+    unsigned cm = nd & -nd; /* the first non-digit */
+    unsigned rest = nd ^ cm;
+    unsigned mm = rest & m.minus & cm << 1;
+    rest ^= mm;
+    if (HOG_UNLIKELY(!(cm & m.colon & 0x1feu) || (rest & ~m.dot) || (rest & (rest - 1)) || len > 15))
+        return 0;
+    unsigned c = (unsigned)__builtin_ctz(cm), neg = mm != 0, hasdot = rest != 0;
+    unsigned nv = len - (c + 1 + neg);                           /* the value's bytes */
+    unsigned nf = hasdot ? len - 1 - (unsigned)__builtin_ctz(rest) : 0; /* its decimals */
+    if (HOG_UNLIKELY(nv == hasdot || nf > 7)) /* no digit; 10^-nf not in pow10_neg */
+        return 0;
+
+    uint64_t mant;
+#if defined(__SSSE3__)
+    if (HOG_LIKELY(nv - hasdot <= 8)) {
+        __m128i dig = _mm_or_si128(_mm_shuffle_epi8(load16(p), load16(index_shuffle[c])),
+                                   _mm_shuffle_epi8(load16(p + len - 16),
+                                                    load16(value_shuffle[hasdot ? nf : 8][nv - hasdot])));
+        dig = _mm_and_si128(dig, _mm_set1_epi8(0x0f));
+        dig = _mm_maddubs_epi16(dig, _mm_set1_epi16(0x010a));  /* 10 a + b */
+        dig = _mm_madd_epi16(dig, _mm_set1_epi32(0x00010064)); /* 100 ab + cd */
+        dig = _mm_packs_epi32(dig, dig);                        /* each below 10^4 */
+        dig = _mm_madd_epi16(dig, _mm_set1_epi32(0x00012710)); /* 10^4 abcd + efgh */
+        uint64_t two = (uint64_t)_mm_cvtsi128_si64(dig);
+        *idx = (uint32_t)two;
+        mant = two >> 32;
+    } else
+#else
+    if (HOG_LIKELY(nv <= 8)) {
+        /* the 8 bytes that end the pair as 0..9, the dot squeezed out (the
+         * bytes below it move up one) and what precedes the value cleared */
+        uint64_t w;
+        memcpy(&w, p, 8);
+        *idx = swar_combine((w & 0x0f0f0f0f0f0f0f0fULL) * to_top[c]);
+        memcpy(&w, p + len - 8, 8);
+        w &= 0x0f0f0f0f0f0f0f0fULL;
+        unsigned jw = hasdot ? 7 - nf : 0; /* the dot's byte in w */
+        uint64_t below = w & low_bytes[jw], above = w & ~low_bytes[jw + hasdot];
+        mant = swar_combine((below << 8 | above) & ~low_bytes[8 - (nv - hasdot)]);
+    } else
+#endif
+    {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        *idx = swar_combine((w & 0x0f0f0f0f0f0f0f0fULL) * to_top[c]);
+        int n;
+        const char *r = decimal_parts(p + c + 1, &mant, &nf, &n);
+        if (!r || r != p + len)
+            return 0;
+    }
+    /* m times 10^-nf in double: within about 2^-52 of m / 10^nf, which, with at
+     * most 14 digits and nf <= 7, is at least 3e-15 (relative) away from any
+     * point where rounding to float changes its mind (a float midpoint has a
+     * 25-bit odd significand M, and |q - midpoint| / midpoint >= 1 / (10^nf
+     * M)); so the float is the one (float)strtod gives. */
+    float f = (float)((double)(int64_t)mant * pow10_neg[nf]);
+    *v = neg ? -f : f;
+    return len;
+}
+
 /* Returns 1 with a row added, 0 for a line with no row, or an error. */
 static int svm_line(parse_ctx *c, const char *line, const char *le)
 {
@@ -816,27 +965,21 @@ static int svm_line(parse_ctx *c, const char *line, const char *le)
         return rc;
 
     int first = 1;
-    int64_t prev = -1;
+    int64_t prev = (int64_t)base - 1; /* an index must be above it, so at least base */
+    /* the fast path's pairs start at least 16 bytes into the chunk and 32 before its end */
+    const char *fast_end = c->lim - c->first >= 48 ? c->lim - 32 : c->first;
     for (p = skip_blanks(e, le); p < le; p = skip_blanks(e, le), first = 0) {
         if (HOG_UNLIKELY(*p == '#')) { /* the rest of the line is a comment */
             le = c->le = p;
             break;
         }
-        /* The usual pair, "digits:[-]digits[.digits]" with at most 7 digits
-         * in each run, in a few word operations; the reads stay inside the
-         * chunk (32 bytes are left), and a pair that does not fit in its
-         * line fails the last test and takes the general path below. */
-        while (HOG_LIKELY(c->lim - p >= 32)) {
-            unsigned ni;
-            uint64_t x = swar_digits(p, &ni);
-            if (HOG_UNLIKELY(ni == 0 || ni == 8 || p[ni] != ':'))
-                goto general;
-            uint64_t idx = swar_value(x, ni);
+        /* The usual pairs, one pair_fast each, until one is not usual. */
+        for (const char *f = p; HOG_LIKELY(f <= fast_end) && f - c->first >= 16;) {
+            uint64_t idx;
             float v;
-            const char *r = fast_decimal_float(p + ni + 1, &v);
-            if (HOG_UNLIKELY(!r || r > le || (r < le && !is_blank(*r) && *r != '#') ||
-                             (int64_t)idx <= prev || idx < base))
-                goto general;
+            unsigned n = pair_fast(f, le, &idx, &v);
+            if (HOG_UNLIKELY(!n || (int64_t)idx <= prev))
+                break;
             prev = (int64_t)idx;
             if (v != 0.0f) {
                 uint32_t ix = (uint32_t)idx - base;
@@ -849,15 +992,13 @@ static int svm_line(parse_ctx *c, const char *line, const char *le)
                 value[nnz] = v;
                 nnz++;
             }
-            e = r;
-            /* One blank and a digit: the next pair, without the loop's checks. */
-            if (!(r + 1 < le && *r == ' ' && is_digit(r[1])))
+            e = f + n;
+            if (e == le) /* else a space ends the pair: the next one may start after it */
                 break;
-            p = r + 1;
+            f = e + 1;
         }
-        if (e > p) /* the fast path ended on a pair of its own */
+        if (e > p) /* the fast path read pairs from here: the loop goes on after them */
             continue;
-    general:;
         uint64_t idx;
         const char *q = scan_index(p, le, c->lim, &idx);
         if (HOG_UNLIKELY(q == p || q == le || *q != ':')) {
@@ -1315,6 +1456,7 @@ int hog_parse_chunk(const hog_text_plan *plan, const char *buf, size_t len, hog_
     c.plan = plan;
     c.out = out;
     c.line_no = out->lines; /* line numbers count from what out already holds */
+    c.first = buf;
     c.lim = buf + len;
     unsigned bits = plan->hash_bits;
     if (bits == 0 && plan->format != HOG_FORMAT_LIBSVM)
