@@ -307,7 +307,7 @@ Test(etl_parse, libsvm_rows_comments_qid_crlf_last_line)
 
 Test(etl_parse, libsvm_long_rows_word_paths)
 {
-    /* long lines so that the word-at-a-time paths run, with every digit count */
+    /* long lines so that the fast pair path runs, with every digit count */
     char *text = malloc(1 << 20);
     cr_assert_not_null(text);
     size_t len = 0;
@@ -518,7 +518,7 @@ Test(etl_parse, libsvm_errors_are_located)
     parse_fails(&p, "1 2:1 3:123456789012345678901234567890123456789012345\n",
                 "1:9: expected a finite number, found '12345678901234567890...'");
     parse_fails(&p, "1 2:1\n1 3:1\r4:1\n", "2:5: expected a number, found '1?4:1'");
-    /* the same errors deep in long lines (the word-at-a-time path) */
+    /* the same errors deep in long lines (the fast pair path sees them first) */
     parse_fails(&p, "1 1:0.5 2:0.5 3:0.5 4:0.5 5:0.5 6:0.5 7:0.5 8:0.5 9:0.5 9:0.5\n",
                 "1:57: expected an index greater than 9, found 9");
     parse_fails(&p, "1 1:0.5 2:0.5 3:0.5 4:0.5 5:0.5 6:0.5 7:0.5 8:0.5 9:0.5x 10:0.5\n",
