@@ -432,6 +432,44 @@ Test(etl_parse, libsvm_random_pairs_match_strtod)
     free(text);
 }
 
+Test(etl_parse, libsvm_float_midpoints_round_to_even)
+{
+    /* Decimals that are exactly halfway between two floats (an odd 25-bit
+     * significand times 2^-k, written with k decimals) must round to even,
+     * as (float)strtod does: multiplying by 10^-k rounds some of them the
+     * wrong way. Eight pairs a line, deep in the chunk. */
+    enum { N = 40000 };
+    hog_rng g = {31};
+    char (*num)[32] = malloc((size_t)N * sizeof(*num));
+    char *text = malloc((size_t)N * 40 + 64);
+    cr_assert(num && text);
+    size_t len = (size_t)sprintf(text, "0 1:1 2:1 3:1 4:1\n");
+    for (int i = 0; i < N; i++) {
+        unsigned k = 1 + (unsigned)i % 7;
+        uint64_t p5 = 1;
+        for (unsigned j = 0; j < k; j++)
+            p5 *= 5;
+        uint64_t m = ((uint64_t)(1u << 24) + 1 + 2 * hog_rng_below(&g, 1u << 23)) * p5;
+        char digits[24];
+        int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)m);
+        snprintf(num[i], sizeof(num[i]), "%.*s.%s", n - (int)k, digits, digits + n - (int)k);
+        len += (size_t)sprintf(text + len, "%s%u:%s%s", i % 8 ? " " : "1 ", 1 + (unsigned)i % 8, num[i],
+                               i % 8 == 7 ? "\n" : "");
+    }
+    len += (size_t)sprintf(text + len, "0 1:1 2:1 3:1 4:1 5:1 6:1 7:1 8:1\n");
+    hog_read_params p = params(HOG_FORMAT_LIBSVM);
+    hog_rows r;
+    parse_ok(&p, text, &r);
+    cr_assert_eq(r.nnz, 4 + N + 8);
+    for (int i = 0; i < N; i++) {
+        float want = (float)strtod(num[i], NULL), got = r.value[4 + i];
+        cr_assert_eq(memcmp(&want, &got, 4), 0, "%s: got %.9g, want %.9g", num[i], (double)got, (double)want);
+    }
+    hog_rows_free(&r);
+    free(text);
+    free(num);
+}
+
 /* Parses text as one chunk with the plan given; returns hog_parse_chunk's code. */
 static int parse_with(const hog_text_plan *plan, const char *text, hog_rows *r, hog_text_error *e)
 {

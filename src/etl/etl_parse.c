@@ -91,6 +91,10 @@ static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
 /* 10^-k rounded to double, for pair_fast. */
 static const double pow10_neg[] = {1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7};
 
+/* Below 5 * 2^24, m / 10^k is never exactly halfway between two floats
+ * (that needs m = M * 5^k, k >= 1, with M odd and of 25 bits). */
+#define FLOAT_TIE_MIN (5ULL << 24)
+
 static const uint64_t pow10_int[] = {1ULL,
                                      10ULL,
                                      100ULL,
@@ -926,12 +930,17 @@ static ALWAYS_INLINE unsigned pair_fast(const char *p, const char *le, uint64_t 
         if (!r || r != p + len)
             return 0;
     }
-    /* m times 10^-nf in double: within about 2^-52 of m / 10^nf, which, with at
-     * most 14 digits and nf <= 7, is at least 3e-15 (relative) away from any
-     * point where rounding to float changes its mind (a float midpoint has a
-     * 25-bit odd significand M, and |q - midpoint| / midpoint >= 1 / (10^nf
-     * M)); so the float is the one (float)strtod gives. */
-    float f = (float)((double)(int64_t)mant * pow10_neg[nf]);
+    /* q = m / 10^nf. m times 10^-nf in double is within about 2^-52 of q,
+     * which, with at most 14 digits and nf <= 7, is at least 3e-15
+     * (relative) away from any point where rounding to float changes its
+     * mind, unless it is that point: a float midpoint M 2^e has an odd
+     * 25-bit M, and |q - M 2^e| / M 2^e >= 1 / (10^nf M) when not zero. q
+     * can be a midpoint only from FLOAT_TIE_MIN up; there the divide,
+     * correctly rounded, keeps it exact and the float rounds it to even, as
+     * (float)strtod does. */
+    double d = (double)(int64_t)mant;
+    d = HOG_LIKELY(mant < FLOAT_TIE_MIN) ? d * pow10_neg[nf] : d / pow10_exact[nf];
+    float f = (float)d;
     *v = neg ? -f : f;
     return len;
 }
