@@ -89,7 +89,7 @@ static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 /* 10^-k rounded to double, for pair_fast. */
-static const double pow10_neg[] = {1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7};
+static const double pow10_neg[] = {1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8};
 
 /* Below 5 * 2^24, m / 10^k is never exactly halfway between two floats
  * (that needs m = M * 5^k, k >= 1, with M odd and of 25 bits). */
@@ -815,6 +815,20 @@ static ALWAYS_INLINE void masks16(const char *p, pair_masks *m)
 #endif
 }
 
+/* Bit k: byte p[k] is '0'. */
+static ALWAYS_INLINE unsigned zeros16(const char *p)
+{
+#if defined(__SSE2__)
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('0')));
+#else
+    unsigned z = 0;
+    for (unsigned k = 0; k < 16; k++)
+        z |= (unsigned)(p[k] == '0') << k;
+    return z;
+#endif
+}
+
 /* The number in the 8 bytes of x (each 0..9, the most significant at the
  * lowest address; leading bytes may be 0), by three multiplies. */
 static ALWAYS_INLINE uint64_t swar_combine(uint64_t x)
@@ -833,21 +847,21 @@ static const uint64_t to_top[9] = {0,           1ULL << 56, 1ULL << 48, 1ULL << 
 /* pshufb controls: index_shuffle[c] moves the c index digits that start a
  * pair to bytes 0..7, right-aligned; value_shuffle[f][n], for a vector
  * whose byte 15 is the pair's last, moves the value's n digits to bytes
- * 8..15, right-aligned, stepping over the dot f digits from the end (f = 8:
+ * 8..15, right-aligned, stepping over the dot f digits from the end (f = 9:
  * no dot). 0x80 writes a zero. */
 #define IX_(k, c) ((k) < 8 && (k) >= 8 - (c) ? (k) + (c) - 8 : 0x80)
 #define IX(c)                                                                                      \
     {IX_(0, c), IX_(1, c), IX_(2, c),  IX_(3, c),  IX_(4, c),  IX_(5, c),  IX_(6, c),  IX_(7, c),  \
      IX_(8, c), IX_(9, c), IX_(10, c), IX_(11, c), IX_(12, c), IX_(13, c), IX_(14, c), IX_(15, c)}
-#define VX_(k, f, n) ((k) < 16 - (n) ? 0x80 : (k) - ((f) < 8 && (k) < 16 - (f)))
+#define VX_(k, f, n) ((k) < 16 - (n) ? 0x80 : (k) - ((f) < 9 && (k) < 16 - (f)))
 #define VX(f, n)                                                                                   \
     {VX_(0, f, n),  VX_(1, f, n),  VX_(2, f, n),  VX_(3, f, n),  VX_(4, f, n),  VX_(5, f, n),      \
      VX_(6, f, n),  VX_(7, f, n),  VX_(8, f, n),  VX_(9, f, n),  VX_(10, f, n), VX_(11, f, n),     \
      VX_(12, f, n), VX_(13, f, n), VX_(14, f, n), VX_(15, f, n)}
 #define VXS(f) {VX(f, 0), VX(f, 1), VX(f, 2), VX(f, 3), VX(f, 4), VX(f, 5), VX(f, 6), VX(f, 7), VX(f, 8)}
 static const uint8_t index_shuffle[9][16] = {IX(0), IX(1), IX(2), IX(3), IX(4), IX(5), IX(6), IX(7), IX(8)};
-static const uint8_t value_shuffle[9][9][16] = {VXS(0), VXS(1), VXS(2), VXS(3), VXS(4),
-                                                VXS(5), VXS(6), VXS(7), VXS(8)};
+static const uint8_t value_shuffle[10][9][16] = {VXS(0), VXS(1), VXS(2), VXS(3), VXS(4),
+                                                 VXS(5), VXS(6), VXS(7), VXS(8), VXS(9)};
 #undef IX_
 #undef IX
 #undef VX_
@@ -889,15 +903,23 @@ static ALWAYS_INLINE unsigned pair_fast(const char *p, const char *le, uint64_t 
     unsigned c = (unsigned)__builtin_ctz(cm), neg = mm != 0, hasdot = rest != 0;
     unsigned nv = len - (c + 1 + neg);                           /* the value's bytes */
     unsigned nf = hasdot ? len - 1 - (unsigned)__builtin_ctz(rest) : 0; /* its decimals */
-    if (HOG_UNLIKELY(nv == hasdot || nf > 7)) /* no digit; 10^-nf not in pow10_neg */
+    if (HOG_UNLIKELY(nv == hasdot || nf > 8)) /* no digit; 10^-nf not in pow10_neg */
         return 0;
+    if (HOG_UNLIKELY(nv - hasdot > 8)) {
+        /* Zeros that lead the value add nothing ("0.00392157"): if the
+         * bytes of the digits past 8 are all '0' (so before any dot), the
+         * last 8 digits are read. */
+        unsigned k = nv - hasdot - 8, lead = (1u << k) - 1;
+        if (((zeros16(p) >> (len - nv)) & lead) == lead)
+            nv -= k;
+    }
 
     uint64_t mant;
 #if defined(__SSSE3__)
     if (HOG_LIKELY(nv - hasdot <= 8)) {
         __m128i dig = _mm_or_si128(_mm_shuffle_epi8(load16(p), load16(index_shuffle[c])),
                                    _mm_shuffle_epi8(load16(p + len - 16),
-                                                    load16(value_shuffle[hasdot ? nf : 8][nv - hasdot])));
+                                                    load16(value_shuffle[hasdot ? nf : 9][nv - hasdot])));
         dig = _mm_and_si128(dig, _mm_set1_epi8(0x0f));
         dig = _mm_maddubs_epi16(dig, _mm_set1_epi16(0x010a));  /* 10 a + b */
         dig = _mm_madd_epi16(dig, _mm_set1_epi32(0x00010064)); /* 100 ab + cd */
