@@ -815,20 +815,6 @@ static ALWAYS_INLINE void masks16(const char *p, pair_masks *m)
 #endif
 }
 
-/* Bit k: byte p[k] is '0'. */
-static ALWAYS_INLINE unsigned zeros16(const char *p)
-{
-#if defined(__SSE2__)
-    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-    return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('0')));
-#else
-    unsigned z = 0;
-    for (unsigned k = 0; k < 16; k++)
-        z |= (unsigned)(p[k] == '0') << k;
-    return z;
-#endif
-}
-
 /* The number in the 8 bytes of x (each 0..9, the most significant at the
  * lowest address; leading bytes may be 0), by three multiplies. */
 static ALWAYS_INLINE uint64_t swar_combine(uint64_t x)
@@ -872,6 +858,19 @@ static ALWAYS_INLINE __m128i load16(const void *p)
 {
     return _mm_loadu_si128((const __m128i *)p);
 }
+
+/* For a value of nv bytes ending a pair of len with more than 8 digits:
+ * zeros that lead it add nothing ("0.00392157"), so if the bytes of the
+ * digits past 8 are all '0' (and so before any dot), *nv drops them and
+ * the last 8 digits are read. */
+static ALWAYS_INLINE int drop_zeros(const char *p, unsigned len, unsigned hasdot, unsigned *nv)
+{
+    unsigned k = *nv - hasdot - 8, lead = (1u << k) - 1;
+    if (((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(load16(p), _mm_set1_epi8('0'))) >> (len - *nv) & lead) != lead)
+        return 0;
+    *nv -= k;
+    return 1;
+}
 #else
 /* low_bytes[k]: the k low bytes of a word */
 static const uint64_t low_bytes[9] = {0,          0xffULL,          0xffffULL,
@@ -905,18 +904,10 @@ static ALWAYS_INLINE unsigned pair_fast(const char *p, const char *le, uint64_t 
     unsigned nf = hasdot ? len - 1 - (unsigned)__builtin_ctz(rest) : 0; /* its decimals */
     if (HOG_UNLIKELY(nv == hasdot || nf > 8)) /* no digit; 10^-nf not in pow10_neg */
         return 0;
-    if (HOG_UNLIKELY(nv - hasdot > 8)) {
-        /* Zeros that lead the value add nothing ("0.00392157"): if the
-         * bytes of the digits past 8 are all '0' (so before any dot), the
-         * last 8 digits are read. */
-        unsigned k = nv - hasdot - 8, lead = (1u << k) - 1;
-        if (((zeros16(p) >> (len - nv)) & lead) == lead)
-            nv -= k;
-    }
 
     uint64_t mant;
 #if defined(__SSSE3__)
-    if (HOG_LIKELY(nv - hasdot <= 8)) {
+    if (HOG_LIKELY(nv - hasdot <= 8) || drop_zeros(p, len, hasdot, &nv)) {
         __m128i dig = _mm_or_si128(_mm_shuffle_epi8(load16(p), load16(index_shuffle[c])),
                                    _mm_shuffle_epi8(load16(p + len - 16),
                                                     load16(value_shuffle[hasdot ? nf : 9][nv - hasdot])));
