@@ -214,11 +214,29 @@ static char (*random_decimals(int n, uint64_t seed))[40]
     return num;
 }
 
-/* Parses one value per line ("1,V" or "1 1:V") and checks each against
- * (float)strtod, bit for bit. */
-static void values_match_strtod(hog_format fmt, int n, uint64_t seed)
+/* n decimals exactly halfway between two floats: an odd 25-bit significand
+ * times 2^-k, written with k = 1..7 decimals (9 to 14 digits). */
+static char (*float_midpoints(int n, uint64_t seed))[40]
 {
-    char (*num)[40] = random_decimals(n, seed);
+    hog_rng rng = {seed};
+    char (*num)[40] = malloc((size_t)n * sizeof(*num));
+    cr_assert_not_null(num);
+    for (int i = 0; i < n; i++) {
+        unsigned k = 1 + (unsigned)i % 7;
+        uint64_t m = (uint64_t)(1u << 24) + 1 + 2 * hog_rng_below(&rng, 1u << 23);
+        for (unsigned j = 0; j < k; j++)
+            m *= 5;
+        char digits[24];
+        int w = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)m);
+        snprintf(num[i], 40, "%s%.*s.%s", i % 3 ? "" : "-", w - (int)k, digits, digits + w - (int)k);
+    }
+    return num;
+}
+
+/* Parses one value per line ("1,V" or "1 1:V") and checks each against
+ * (float)strtod, bit for bit; frees num. */
+static void values_match_strtod(hog_format fmt, int n, char (*num)[40])
+{
     size_t cap = (size_t)n * 48 + 64, len = 0;
     char *text = malloc(cap);
     cr_assert_not_null(text);
@@ -243,15 +261,22 @@ static void values_match_strtod(hog_format fmt, int n, uint64_t seed)
 
 Test(etl_parse, chunk_values_are_strtod_floats)
 {
-    /* CSV goes through the correctly rounded double (one divide). */
-    values_match_strtod(HOG_FORMAT_CSV, 20000, 99);
+    /* CSV and libsvm values multiply by 10^-k instead of dividing: the
+     * float must still be (float)strtod's, up to 14 digits. */
+    values_match_strtod(HOG_FORMAT_CSV, 100000, random_decimals(100000, 99));
 }
 
 Test(etl_parse, libsvm_values_are_strtod_floats)
 {
-    /* libsvm multiplies by 10^-k instead of dividing: the float must still
-     * be (float)strtod's, up to 14 digits. */
-    values_match_strtod(HOG_FORMAT_LIBSVM, 400000, 7);
+    values_match_strtod(HOG_FORMAT_LIBSVM, 400000, random_decimals(400000, 7));
+}
+
+Test(etl_parse, float_midpoints_round_to_even)
+{
+    /* Halfway between two floats (float)strtod rounds to even, where
+     * m * 10^-k, off by an ulp of double, may round to either side. */
+    values_match_strtod(HOG_FORMAT_CSV, 40000, float_midpoints(40000, 31));
+    values_match_strtod(HOG_FORMAT_LIBSVM, 40000, float_midpoints(40000, 37));
 }
 
 /* ===================================================================== *
@@ -430,44 +455,6 @@ Test(etl_parse, libsvm_random_pairs_match_strtod)
     }
     hog_rows_free(&r);
     free(text);
-}
-
-Test(etl_parse, libsvm_float_midpoints_round_to_even)
-{
-    /* Decimals that are exactly halfway between two floats (an odd 25-bit
-     * significand times 2^-k, written with k decimals) must round to even,
-     * as (float)strtod does: multiplying by 10^-k rounds some of them the
-     * wrong way. Eight pairs a line, deep in the chunk. */
-    enum { N = 40000 };
-    hog_rng g = {31};
-    char (*num)[32] = malloc((size_t)N * sizeof(*num));
-    char *text = malloc((size_t)N * 40 + 64);
-    cr_assert(num && text);
-    size_t len = (size_t)sprintf(text, "0 1:1 2:1 3:1 4:1\n");
-    for (int i = 0; i < N; i++) {
-        unsigned k = 1 + (unsigned)i % 7;
-        uint64_t p5 = 1;
-        for (unsigned j = 0; j < k; j++)
-            p5 *= 5;
-        uint64_t m = ((uint64_t)(1u << 24) + 1 + 2 * hog_rng_below(&g, 1u << 23)) * p5;
-        char digits[24];
-        int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)m);
-        snprintf(num[i], sizeof(num[i]), "%.*s.%s", n - (int)k, digits, digits + n - (int)k);
-        len += (size_t)sprintf(text + len, "%s%u:%s%s", i % 8 ? " " : "1 ", 1 + (unsigned)i % 8, num[i],
-                               i % 8 == 7 ? "\n" : "");
-    }
-    len += (size_t)sprintf(text + len, "0 1:1 2:1 3:1 4:1 5:1 6:1 7:1 8:1\n");
-    hog_read_params p = params(HOG_FORMAT_LIBSVM);
-    hog_rows r;
-    parse_ok(&p, text, &r);
-    cr_assert_eq(r.nnz, 4 + N + 8);
-    for (int i = 0; i < N; i++) {
-        float want = (float)strtod(num[i], NULL), got = r.value[4 + i];
-        cr_assert_eq(memcmp(&want, &got, 4), 0, "%s: got %.9g, want %.9g", num[i], (double)got, (double)want);
-    }
-    hog_rows_free(&r);
-    free(text);
-    free(num);
 }
 
 /* Parses text as one chunk with the plan given; returns hog_parse_chunk's code. */

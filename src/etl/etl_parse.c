@@ -305,19 +305,21 @@ static ALWAYS_INLINE const char *decimal_parts(const char *p, uint64_t *m_out, u
     return p;
 }
 
-/* decimal_parts as a double: one divide by an exact power of ten, so
- * correctly rounded, as strtod. */
-static ALWAYS_INLINE const char *fast_decimal(const char *p, double *out)
+/* m / 10^nf (m below 10^14, nf <= 8 with m below 10^8, else nf <= 7) as
+ * the float (float)strtod gives, mostly without a divide (the longest step
+ * of a libsvm pair: 15% of its time). m times 10^-nf in double is within
+ * about 2^-52 of q = m / 10^nf, which is at least 3e-15 (relative; 3e-16
+ * for nf = 8 with 8 digits) away from any point where rounding to float
+ * changes its mind, unless it is that point: a float midpoint M 2^e has an
+ * odd 25-bit M, and |q - M 2^e| / M 2^e >= 1 / (10^nf M) when not zero. q
+ * can be a midpoint only from FLOAT_TIE_MIN up; there the divide,
+ * correctly rounded, keeps it exact and the float rounds it to even, as
+ * (float)strtod does. */
+static ALWAYS_INLINE float decimal_float(uint64_t m, unsigned nf)
 {
-    uint64_t m;
-    unsigned nf;
-    int neg;
-    p = decimal_parts(p, &m, &nf, &neg);
-    if (p) {
-        double d = (double)m / pow10_exact[nf];
-        *out = neg ? -d : d;
-    }
-    return p;
+    double d = (double)(int64_t)m;
+    d = HOG_LIKELY(m < FLOAT_TIE_MIN) ? d * pow10_neg[nf] : d / pow10_exact[nf];
+    return (float)d;
 }
 
 /* scan_number_general for the usual forms ([-] up to 7 digits [. up to 7
@@ -943,17 +945,7 @@ static ALWAYS_INLINE unsigned pair_fast(const char *p, const char *le, uint64_t 
         if (!r || r != p + len)
             return 0;
     }
-    /* q = m / 10^nf. m times 10^-nf in double is within about 2^-52 of q,
-     * which, with at most 14 digits and nf <= 7, is at least 3e-15
-     * (relative) away from any point where rounding to float changes its
-     * mind, unless it is that point: a float midpoint M 2^e has an odd
-     * 25-bit M, and |q - M 2^e| / M 2^e >= 1 / (10^nf M) when not zero. q
-     * can be a midpoint only from FLOAT_TIE_MIN up; there the divide,
-     * correctly rounded, keeps it exact and the float rounds it to even, as
-     * (float)strtod does. */
-    double d = (double)(int64_t)mant;
-    d = HOG_LIKELY(mant < FLOAT_TIE_MIN) ? d * pow10_neg[nf] : d / pow10_exact[nf];
-    float f = (float)d;
+    float f = decimal_float(mant, nf);
     *v = neg ? -f : f;
     return len;
 }
@@ -1217,10 +1209,13 @@ static int csv_line(parse_ctx *c, const char *line, const char *le)
             return fields_error(c, fs, j + csv_count_fields(p, le, delim));
         const unsigned k = kind[j];
         if (HOG_LIKELY(k == HOG_COL_NUMBER && c->lim - p >= 32)) {
-            double d;
-            const char *r = fast_decimal(p, &d);
+            uint64_t m;
+            unsigned nf;
+            int neg;
+            const char *r = decimal_parts(p, &m, &nf, &neg);
             if (HOG_LIKELY(r && r <= le && field_end(r, le, delim))) {
-                float v = (float)d;
+                float v = decimal_float(m, nf);
+                v = neg ? -v : v;
                 if (v != 0.0f) {
                     o->index[nnz] = feature[j];
                     o->value[nnz] = v;
