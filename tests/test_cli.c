@@ -33,6 +33,23 @@ static void write_separable(const char *name, int rows, unsigned seed, int zero_
     fclose(f);
 }
 
+Test(cli, version_names_the_cpu_level_it_was_built_for)
+{
+    /* the test is compiled with the same ARCH as the command */
+    cr_assert_eq(hog("--version"), 0, "%s", out);
+    char want[64];
+    snprintf(want, sizeof(want), "hogtrain %s (built for %s)\n", hog_version_string(),
+#if defined(__x86_64__) && defined(__SSSE3__)
+             "x86-64-v2"
+#elif defined(__x86_64__)
+             "x86-64"
+#else
+             "portable C"
+#endif
+    );
+    cr_assert_str_eq(out, want);
+}
+
 Test(cli, convert_train_predict_info_end_to_end)
 {
     write_separable("train.svm", 3000, 1, 0);
