@@ -10,8 +10,8 @@ BUILD   ?= build
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 SANITIZE ?=
-# On x86-64 the code is built for x86-64-v2 (SSSE3, SSE4.2, POPCNT: every
-# x86-64 server CPU since 2009): the libsvm parser gathers digits with
+# On x86-64 the code is built for x86-64-v2 (SSSE3, SSE4.2, POPCNT: Intel
+# since Nehalem, AMD since Bulldozer): the libsvm parser gathers digits with
 # pshufb. ARCH= builds for the plain x86-64 baseline (an SSE2 parser path;
 # `make asan` tests that one).
 ifeq ($(shell uname -m),x86_64)
