@@ -246,6 +246,15 @@ static ALWAYS_INLINE uint64_t swar_digits(const char *p, unsigned *n)
     return x;
 }
 
+/* The number in the 8 bytes of x (each 0..9, the most significant at the
+ * lowest address; leading bytes may be 0), by three multiplies. */
+static ALWAYS_INLINE uint64_t swar_combine(uint64_t x)
+{
+    x = (x * 10 + (x >> 8)) & 0x00ff00ff00ff00ffULL;
+    x = (x * 100 + (x >> 16)) & 0x0000ffff0000ffffULL;
+    return (x * 10000 + (x >> 32)) & 0xffffffffULL;
+}
+
 /* The value of the n (1..8) leading digits of x from swar_digits: they are
  * moved to the top, then pairs, quads and octets combined. */
 static ALWAYS_INLINE uint64_t swar_value(uint64_t x, unsigned n)
@@ -257,10 +266,7 @@ static ALWAYS_INLINE uint64_t swar_value(uint64_t x, unsigned n)
         y = (y * 10 + (y >> 8)) & 0x00ff00ffu;
         return (y * 100 + (y >> 16)) & 0xffffu;
     }
-    x <<= 8 * (8 - n);
-    x = (x * 10 + (x >> 8)) & 0x00ff00ff00ff00ffULL;
-    x = (x * 100 + (x >> 16)) & 0x0000ffff0000ffffULL;
-    return (x * 10000 + (x >> 32)) & 0xffffffffULL;
+    return swar_combine(x << 8 * (8 - n));
 }
 
 static ALWAYS_INLINE unsigned digits8(const char *p, const char *end, uint64_t *val)
@@ -817,19 +823,19 @@ static ALWAYS_INLINE void masks16(const char *p, pair_masks *m)
 #endif
 }
 
-/* The number in the 8 bytes of x (each 0..9, the most significant at the
- * lowest address; leading bytes may be 0), by three multiplies. */
-static ALWAYS_INLINE uint64_t swar_combine(uint64_t x)
-{
-    x = (x * 10 + (x >> 8)) & 0x00ff00ff00ff00ffULL;
-    x = (x * 100 + (x >> 16)) & 0x0000ffff0000ffffULL;
-    return (x * 10000 + (x >> 32)) & 0xffffffffULL;
-}
-
 /* 1 << 8 * (8 - k): multiplying by it moves the k low bytes of a word to
  * its top (a multiply is one instruction, a shift by a count three). */
 static const uint64_t to_top[9] = {0,           1ULL << 56, 1ULL << 48, 1ULL << 40, 1ULL << 32,
                                    1ULL << 24, 1ULL << 16, 1ULL << 8,  1};
+
+/* The index of a pair whose colon is at p[c] (c in 1..8, the bytes before
+ * it digits), for the paths that do not gather digits with pshufb. */
+static ALWAYS_INLINE uint64_t pair_index(const char *p, unsigned c)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return swar_combine((w & 0x0f0f0f0f0f0f0f0fULL) * to_top[c]);
+}
 
 #if defined(__SSSE3__)
 /* pshufb controls: index_shuffle[c] moves the c index digits that start a
@@ -926,9 +932,8 @@ static ALWAYS_INLINE unsigned pair_fast(const char *p, const char *le, uint64_t 
     if (HOG_LIKELY(nv <= 8)) {
         /* the 8 bytes that end the pair as 0..9, the dot squeezed out (the
          * bytes below it move up one) and what precedes the value cleared */
+        *idx = pair_index(p, c);
         uint64_t w;
-        memcpy(&w, p, 8);
-        *idx = swar_combine((w & 0x0f0f0f0f0f0f0f0fULL) * to_top[c]);
         memcpy(&w, p + len - 8, 8);
         w &= 0x0f0f0f0f0f0f0f0fULL;
         unsigned jw = hasdot ? 7 - nf : 0; /* the dot's byte in w */
@@ -937,9 +942,7 @@ static ALWAYS_INLINE unsigned pair_fast(const char *p, const char *le, uint64_t 
     } else
 #endif
     {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        *idx = swar_combine((w & 0x0f0f0f0f0f0f0f0fULL) * to_top[c]);
+        *idx = pair_index(p, c);
         int n;
         const char *r = decimal_parts(p + c + 1, &mant, &nf, &n);
         if (!r || r != p + len)
