@@ -4,22 +4,25 @@
 # Usage: sh bench/bench-convert.sh BUILD_DIR [FILE]   (root: it drops the page cache)
 #
 # FILE defaults to a 4 GiB gen_sparse set (2^20 features, 75 non-zeros per
-# row) made once under $BENCH_DIR. First `bench_parse --file FILE 1024`
-# measures the parse-only rate of the file's first GiB in memory on as many
-# parser threads (median of REPS passes); then each repetition drops the page
-# cache and times `hogtrain convert FILE -o OUT.hgd` (the output fsync'ed and
-# renamed, as always); then, each from a cold cache, the disk alone doing
-# convert's I/O (FILE read by bench_read, io_uring and O_DIRECT, while as
-# many bytes as OUT.hgd are written with `dd oflag=direct`) and `dd
-# iflag=direct bs=4M` of FILE. Prints the medians, convert against
-# parse-only (the target: 0.9), and convert against the slower of parse-only
-# and each disk figure: where the disk is slower than the parsers parse, I/O
-# fully hidden means converting at the disk's rate.
+# row) made once under $BENCH_DIR. For each parser thread count in THREADS,
+# first `bench_parse --file FILE 1024` measures the parse-only rate of the
+# file's first GiB in memory on as many threads (median of REPS passes).
+# Then each repetition, for each thread count, drops the page cache and
+# times `hogtrain convert FILE -o OUT.hgd --parse-threads T` (the output
+# fsync'ed and renamed, as always); then, each from a cold cache, the disk
+# alone doing convert's I/O (FILE read by bench_read, io_uring and O_DIRECT,
+# while as many bytes as OUT.hgd are written with `dd oflag=direct`) and
+# `dd iflag=direct bs=4M` of FILE. Prints, per thread count, the medians,
+# convert against parse-only (the target: 0.9) and convert against the
+# slower of parse-only and each disk figure: where the parsers are the
+# limit (one thread, here), I/O fully hidden means converting at the
+# parse-only rate; where the disk is slower than the parsers parse, it
+# means converting at the disk's rate.
 #
-# Environment: REPS (default 3), THREADS (parser threads, default nproc),
-# BENCH_DIR (default /tmp/hogtrain-bench), OUT_DIR (where OUT.hgd goes,
-# default BENCH_DIR: the same disk; /dev/shm keeps the output's writeback
-# off the disk being read).
+# Environment: REPS (default 3), THREADS (parser thread counts, default "1
+# nproc"), BENCH_DIR (default /tmp/hogtrain-bench), OUT_DIR (where OUT.hgd
+# goes, default BENCH_DIR: the same disk; /dev/shm keeps the output's
+# writeback off the disk being read).
 set -eu
 if [ $# -lt 1 ]; then
     echo "usage: $0 BUILD_DIR [FILE]" >&2
@@ -27,7 +30,7 @@ if [ $# -lt 1 ]; then
 fi
 build=$(cd "$1" && pwd)
 reps=${REPS:-3}
-threads=${THREADS:-$(nproc)}
+threads=${THREADS:-$( (echo 1; nproc) | sort -nu | tr '\n' ' ')}
 dir=${BENCH_DIR:-/tmp/hogtrain-bench}
 mkdir -p "$dir"
 file=${2:-$dir/convert-4g.svm}
@@ -42,11 +45,21 @@ fi
 out="${OUT_DIR:-$dir}/convert-out.hgd"
 bytes=$(stat -c %s "$file")
 echo "file: $file, $bytes bytes; parser threads: $threads; $(nproc) cores"
-# The parse-only reference first, on its own: the median of REPS passes over
-# the first GiB of the file, in memory, on as many parser threads.
-mp=$("$build/bench/bench_parse" --file "$file" 1024 "$reps" "$threads" |
-    awk -v t="$threads" '$1 == t && /parse/ { sub(/.*parse +/, ""); print $1 }')
-echo "parse-only (in memory, $threads threads, median of $reps): $mp MB/s"
+# The parse-only references first, on their own: the median of REPS passes
+# over the first GiB of the file, in memory, on each number of parser
+# threads (bench_parse prints a line for each count from 1 to its last
+# argument).
+top=$(echo $threads | tr ' ' '\n' | sort -n | tail -1)
+parse_rates=$("$build/bench/bench_parse" --file "$file" 1024 "$reps" "$top")
+for t in $threads; do
+    mp=$(echo "$parse_rates" | awk -v t="$t" '$1 == t && /parse/ { sub(/.*parse +/, ""); print $1 }')
+    if [ -z "$mp" ]; then
+        echo "bench-convert.sh: bench_parse gave no rate for $t threads" >&2
+        exit 1
+    fi
+    eval "mp_$t=$mp conv_$t="
+    echo "parse-only (in memory, $t threads, median of $reps): $mp MB/s"
+done
 # One cold run of a command over the file: prints and returns (in $r) the
 # input's MB/s.
 cold_run() {
@@ -74,13 +87,14 @@ disk_alone() {
     wait $!
 }
 # Interleaved, so each kind of run sees the same spells of a shared disk.
-conv=""
 io=""
 rd=""
 i=0
 while [ "$i" -lt "$reps" ]; do
-    cold_run convert "$build/hogtrain" convert "$file" -o "$out" --parse-threads "$threads" -q
-    conv="$conv $r"
+    for t in $threads; do
+        cold_run "convert, $t parser threads" "$build/hogtrain" convert "$file" -o "$out" --parse-threads "$t" -q
+        eval "conv_$t=\"\$conv_$t $r\""
+    done
     blocks4m=$((($(stat -c %s "$out") + 4194303) / 4194304))
     cold_run "disk alone, read and write" disk_alone
     io="$io $r"
@@ -90,12 +104,14 @@ while [ "$i" -lt "$reps" ]; do
 done
 rm -f "$out"
 med() { echo "$@" | tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-mc=$(med $conv)
-mi=$(med $io)
-mr=$(med $rd)
 ratio() { echo "$1 $2" | awk '{ printf "%.2f", $1 / $2 }'; }
 slower() { echo "$1 $2" | awk '{ print $1 < $2 ? $1 : $2 }'; }
-echo "median: convert $mc MB/s cold, parse-only $mp MB/s: ratio $(ratio "$mc" "$mp") (target 0.90)"
-echo "median: cold read $mr MB/s; convert against the slower of parse-only and the cold read: $(ratio "$mc" "$(slower "$mp" "$mr")")"
-echo "median: the disk alone reading the input and writing the output's bytes at once: $mi MB/s;" \
-    "convert against the slower of parse-only and that: $(ratio "$mc" "$(slower "$mp" "$mi")")"
+mi=$(med $io)
+mr=$(med $rd)
+echo "median: cold read $mr MB/s; the disk alone reading the input and writing the output's bytes at once $mi MB/s"
+for t in $threads; do
+    eval "mp=\$mp_$t mc=\$(med \$conv_$t)"
+    echo "median, $t parser threads: convert $mc MB/s cold, parse-only $mp MB/s: ratio $(ratio "$mc" "$mp") (target 0.90);" \
+        "against the slower of parse-only and the cold read $(ratio "$mc" "$(slower "$mp" "$mr")")," \
+        "of parse-only and the disk alone $(ratio "$mc" "$(slower "$mp" "$mi")")"
+done
