@@ -4,20 +4,21 @@
 # Usage: sh bench/bench-convert.sh BUILD_DIR [FILE]   (root: it drops the page cache)
 #
 # FILE defaults to a 4 GiB gen_sparse set (2^20 features, 75 non-zeros per
-# row) made once under $BENCH_DIR. For each parser thread count in THREADS,
-# first `bench_parse --file FILE 1024` measures the parse-only rate of the
-# file's first GiB in memory on as many threads (median of REPS passes).
-# Then each repetition, for each thread count, drops the page cache and
-# times `hogtrain convert FILE -o OUT.hgd --parse-threads T` (the output
-# fsync'ed and renamed, as always); then, each from a cold cache, the disk
-# alone doing convert's I/O (FILE read by bench_read, io_uring and O_DIRECT,
-# while as many bytes as OUT.hgd are written with `dd oflag=direct`) and
-# `dd iflag=direct bs=4M` of FILE. Prints, per thread count, the medians,
-# convert against parse-only (the target: 0.9) and convert against the
-# slower of parse-only and each disk figure: where the parsers are the
-# limit (one thread, here), I/O fully hidden means converting at the
-# parse-only rate; where the disk is slower than the parsers parse, it
-# means converting at the disk's rate.
+# row) made once under $BENCH_DIR. Each repetition, for each parser thread
+# count T in THREADS: `bench_parse --file FILE 1024 3 T` measures the
+# parse-only rate of the file's first GiB in memory on T threads (median of
+# 3 passes), then the page cache is dropped and `hogtrain convert FILE -o
+# OUT.hgd --parse-threads T` timed (the output fsync'ed and renamed, as
+# always). One thread runs pinned: the parse-only pass and the convert on
+# the same CPU, the next CPU each repetition. Then, each from a cold cache,
+# the disk alone doing convert's I/O (FILE read by bench_read, io_uring and
+# O_DIRECT, while as many bytes as OUT.hgd are written with `dd
+# oflag=direct`) and `dd iflag=direct bs=4M` of FILE. Prints, per thread
+# count, the medians, convert against parse-only (of the medians, and the
+# median of each repetition's pair; the target: 0.9) and convert against
+# the slower of parse-only and each disk figure: where the parsers are the
+# limit, I/O fully hidden means converting at the parse-only rate; where
+# the disk is slower than the parsers parse, at the disk's rate.
 #
 # Environment: REPS (default 3), THREADS (parser thread counts, default "1
 # nproc"), BENCH_DIR (default /tmp/hogtrain-bench), OUT_DIR (where OUT.hgd
@@ -45,21 +46,32 @@ fi
 out="${OUT_DIR:-$dir}/convert-out.hgd"
 bytes=$(stat -c %s "$file")
 echo "file: $file, $bytes bytes; parser threads: $threads; $(nproc) cores"
-# The parse-only references first, on their own: the median of REPS passes
-# over the first GiB of the file, in memory, on each number of parser
-# threads (bench_parse prints a line for each count from 1 to its last
-# argument).
-top=$(echo $threads | tr ' ' '\n' | sort -n | tail -1)
-parse_rates=$("$build/bench/bench_parse" --file "$file" 1024 "$reps" "$top")
-for t in $threads; do
-    mp=$(echo "$parse_rates" | awk -v t="$t" '$1 == t && /parse/ { sub(/.*parse +/, ""); print $1 }')
-    if [ -z "$mp" ]; then
+# The parse-only rate of the file's first GiB in memory on T threads
+# (bench_parse prints a line for each count from 1 to T; the median of 3
+# passes), run by "$@" in front (taskset or nothing).
+parse_only() {
+    t=$1
+    shift
+    r=$("$@" "$build/bench/bench_parse" --file "$file" 1024 3 "$t" |
+        awk -v t="$t" '$1 == t && /parse/ { sub(/.*parse +/, ""); print $1 }')
+    if [ -z "$r" ]; then
         echo "bench-convert.sh: bench_parse gave no rate for $t threads" >&2
         exit 1
     fi
-    eval "mp_$t=$mp conv_$t="
-    echo "parse-only (in memory, $t threads, median of $reps): $mp MB/s"
-done
+    echo "  run $((i + 1)): parse-only, $t parser threads (in memory) $r MB/s"
+}
+# One parser thread runs pinned, its parse-only pass and its convert on the
+# same CPU (the next one each repetition): this host's CPUs can run at
+# different speeds for minutes at a time. Everything convert does then
+# shares that one CPU: the reads and writes hidden, the blocks' gathering
+# and checksums not.
+pin() {
+    [ "$1" -eq 1 ] && echo "taskset -c $((i % $(nproc)))"
+    return 0
+}
+med() { echo "$@" | tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+ratio() { echo "$1 $2" | awk '{ printf "%.2f", $1 / $2 }'; }
+slower() { echo "$1 $2" | awk '{ print $1 < $2 ? $1 : $2 }'; }
 # One cold run of a command over the file: prints and returns (in $r) the
 # input's MB/s.
 cold_run() {
@@ -87,13 +99,19 @@ disk_alone() {
     wait $!
 }
 # Interleaved, so each kind of run sees the same spells of a shared disk.
+for t in $threads; do
+    eval "mp_$t= conv_$t= q_$t="
+done
 io=""
 rd=""
 i=0
 while [ "$i" -lt "$reps" ]; do
     for t in $threads; do
-        cold_run "convert, $t parser threads" "$build/hogtrain" convert "$file" -o "$out" --parse-threads "$t" -q
-        eval "conv_$t=\"\$conv_$t $r\""
+        parse_only "$t" $(pin "$t")
+        p=$r
+        cold_run "convert, $t parser threads $(pin "$t")" $(pin "$t") \
+            "$build/hogtrain" convert "$file" -o "$out" --parse-threads "$t" -q
+        eval "mp_$t=\"\$mp_$t $p\" conv_$t=\"\$conv_$t $r\" q_$t=\"\$q_$t $(ratio "$r" "$p")\""
     done
     blocks4m=$((($(stat -c %s "$out") + 4194303) / 4194304))
     cold_run "disk alone, read and write" disk_alone
@@ -103,15 +121,13 @@ while [ "$i" -lt "$reps" ]; do
     i=$((i + 1))
 done
 rm -f "$out"
-med() { echo "$@" | tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-ratio() { echo "$1 $2" | awk '{ printf "%.2f", $1 / $2 }'; }
-slower() { echo "$1 $2" | awk '{ print $1 < $2 ? $1 : $2 }'; }
 mi=$(med $io)
 mr=$(med $rd)
 echo "median: cold read $mr MB/s; the disk alone reading the input and writing the output's bytes at once $mi MB/s"
 for t in $threads; do
-    eval "mp=\$mp_$t mc=\$(med \$conv_$t)"
-    echo "median, $t parser threads: convert $mc MB/s cold, parse-only $mp MB/s: ratio $(ratio "$mc" "$mp") (target 0.90);" \
+    eval "mp=\$(med \$mp_$t) mc=\$(med \$conv_$t) mq=\$(med \$q_$t)"
+    echo "median, $t parser threads$( [ "$t" -eq 1 ] && echo ', pinned'): convert $mc MB/s cold, parse-only $mp MB/s:" \
+        "ratio $(ratio "$mc" "$mp"), paired $mq (target 0.90);" \
         "against the slower of parse-only and the cold read $(ratio "$mc" "$(slower "$mp" "$mr")")," \
         "of parse-only and the disk alone $(ratio "$mc" "$(slower "$mp" "$mi")")"
 done
