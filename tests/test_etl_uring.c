@@ -1,8 +1,9 @@
-/* test_etl_uring.c: the chunked file reader: byte-exact round trips (io_uring, O_DIRECT, buffered and pread paths), release order, gzip and zstd, errors. */
+/* test_etl_uring.c: the chunked file reader: byte-exact round trips (io_uring, O_DIRECT, buffered and pread paths, pipes), release order, gzip and zstd, errors. */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
@@ -535,6 +536,98 @@ Test(etl_uring, a_directory_is_eisdir)
 {
     hog_reader *r;
     cr_assert_eq(hog_reader_open("/tmp", 0, 0, &r, NULL, 0), -EISDIR);
+}
+
+/* ---- pipes ---- */
+
+typedef struct pipe_writer {
+    int fd;
+    const unsigned char *data;
+    size_t n;
+    uint64_t seed;
+} pipe_writer;
+
+/* Writes the bytes in pieces of random sizes (1 byte to 3 chunks), as a
+ * program printing its output would, then closes the pipe. */
+static void *write_pipe(void *v)
+{
+    pipe_writer *w = v;
+    hog_rng rng = {w->seed};
+    for (size_t at = 0; at < w->n;) {
+        size_t piece = 1 + hog_rng_below(&rng, (uint32_t)(3 * CHUNK));
+        ssize_t k = write(w->fd, w->data + at, HOG_MIN(piece, w->n - at));
+        if (k <= 0)
+            break; /* the reader went away: the test fails on what it read */
+        at += (size_t)k;
+    }
+    close(w->fd);
+    return NULL;
+}
+
+/* Reads what a thread writes into a pipe, by the pipe's /proc path (as
+ * /dev/stdin is one), and checks the bytes, the full chunks and that the
+ * size is unknown until the end. */
+static void pipe_round_trip(const unsigned char *bytes, size_t n, const unsigned char *want, size_t want_n,
+                            size_t chunk, unsigned depth)
+{
+    int fds[2];
+    cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+    pipe_writer w = {fds[1], bytes, n, n + depth};
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, write_pipe, &w), 0);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fds[0]);
+    hog_reader *r;
+    char err[256] = "";
+    cr_assert_eq(hog_reader_open(path, chunk, depth, &r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(hog_reader_file_bytes(r), 0, "a pipe's size is unknown");
+    cr_assert_eq(hog_reader_direct(r), 0);
+    unsigned char *got = malloc(want_n + 1);
+    size_t total = 0, last = chunk;
+    const char *data;
+    size_t len;
+    int rc;
+    while ((rc = hog_reader_next(r, &data, &len)) == 1) {
+        cr_assert_eq(last, chunk, "a chunk before the last one was short: %zu of %zu", last, chunk);
+        cr_assert(len > 0 && total + len <= want_n, "%zu bytes after %zu, of %zu", len, total, want_n);
+        memcpy(got + total, data, len);
+        total += len;
+        last = len;
+        hog_reader_release(r, data);
+    }
+    cr_assert_eq(rc, 0, "%d %s", rc, err);
+    cr_assert_eq(hog_reader_next(r, &data, &len), 0, "the end is sticky");
+    cr_assert_eq(total, want_n, "read %zu bytes of %zu", total, want_n);
+    cr_assert(want_n == 0 || memcmp(got, want, want_n) == 0, "the bytes differ");
+    cr_assert_eq(hog_reader_position(r), n, "position: %llu of %zu", (unsigned long long)hog_reader_position(r), n);
+    hog_reader_close(r);
+    close(fds[0]);
+    pthread_join(t, NULL);
+    free(got);
+}
+
+Test(etl_uring, a_pipe_is_read_as_a_stream, .timeout = 60)
+{
+    const size_t sizes[] = {0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 5 * CHUNK + 12345};
+    for (size_t i = 0; i < HOG_ARRAY_LEN(sizes); i++)
+        for (unsigned depth = 1; depth <= 2; depth++) {
+            unsigned char *d = make_data(sizes[i], sizes[i] + 7);
+            pipe_round_trip(d, sizes[i], d, sizes[i], CHUNK, depth);
+            free(d);
+        }
+}
+
+Test(etl_uring, a_compressed_pipe_is_decompressed, .timeout = 60)
+{
+    const size_t size = 7 * CHUNK + 999;
+    unsigned char *d = make_data(size, 99);
+    for (int zstd = 0; zstd <= 1; zstd++) {
+        size_t cn;
+        unsigned char *c = zstd ? zstd_bytes(d, size, &cn) : gzip_bytes(d, size, &cn);
+        pipe_round_trip(c, cn, d, size, CHUNK, 2);
+        free(c);
+    }
+    free(d);
 }
 
 Test(etl_uring, close_accepts_null)

@@ -196,7 +196,8 @@ int hog_hgd_write(const hog_dataset *ds, hog_atomic_file *f);
 /* ---- format detection ---- */
 /* Whether a file is a binary dataset (*binary 1) or text (0), from its raw
  * first 4 KiB: the .hgd magic, or a NUL byte in a file that is not gzip or
- * zstd (a damaged .hgd then gets the binary reader's verdict), means binary.
+ * zstd (a damaged .hgd then gets the binary reader's verdict), means binary;
+ * a pipe or a socket is text, and is not opened here.
  * Which text format it is, the pipeline's plan settles (hog_text_plan_make).
  * Returns 0 or -errno. */
 int hog_detect_binary(const char *path, int *binary);
@@ -378,7 +379,9 @@ typedef struct hog_reader hog_reader;
  * .gz and .zst files (by their magic bytes) are decompressed on the way, so
  * chunks are always the plain bytes. Errors: -errno, -ENOMEM, HOG_EFORMAT
  * (a corrupt compressed stream; err names the file and the byte offset),
- * -EINVAL (chunk over 1 GiB, depth over 1024), -ESPIPE (not a regular file).
+ * -EINVAL (chunk over 1 GiB, depth over 1024), -EISDIR. A pipe, a socket
+ * or a terminal (standard input) is read as a stream: in order, with plain
+ * reads, to its end; its size is unknown (hog_reader_file_bytes is 0).
  * err must outlive the reader: later errors of hog_reader_next go there. */
 int hog_reader_open(const char *path, size_t chunk_bytes, unsigned depth, hog_reader **out,
                     char *err, size_t err_len);
@@ -391,7 +394,8 @@ int hog_reader_open(const char *path, size_t chunk_bytes, unsigned depth, hog_re
 int hog_reader_next(hog_reader *r, const char **data, size_t *len);
 void hog_reader_release(hog_reader *r, const char *data);
 
-/* Bytes of the underlying file, and whether reads bypass the page cache. */
+/* Bytes of the underlying file (0 for a stream), and whether reads bypass
+ * the page cache. */
 uint64_t hog_reader_file_bytes(const hog_reader *r);
 /* Bytes of the underlying file (compressed, for .gz and .zst) behind the
  * chunks handed out so far: with hog_reader_file_bytes, how far a scan is. */

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "etl.h"
@@ -31,7 +32,7 @@
 #define RING 32u
 #define CHUNK_BYTES (4u << 20)
 #define DEPTH 8u
-#define HEAD_BYTES (1u << 20) /* what the plan sees: the header and the first lines */
+#define HEAD_BYTES (1u << 20) /* what the plan sees of the first chunk: the header and the first lines */
 
 typedef struct piece {
     uint64_t seq;
@@ -62,6 +63,8 @@ typedef struct pipeline {
     int read_rc;         /* the producer's error, if any */
     char read_err[256];
 
+    const char *first;   /* the chunk the plan was made from, for the producer to start with */
+    size_t first_len;
     const char *giveback[RING];
     unsigned ngiveback;
     unsigned held;       /* chunks taken from the reader and not yet given back */
@@ -156,15 +159,19 @@ static void *producer_main(void *v)
         pthread_mutex_unlock(&pl->mu);
         if (stopping)
             break;
-        const char *data;
-        size_t len;
-        rc = hog_reader_next(pl->reader, &data, &len);
-        if (rc <= 0)
-            break;
-        pl->position = hog_reader_position(pl->reader);
-        pthread_mutex_lock(&pl->mu);
-        pl->held++;
-        pthread_mutex_unlock(&pl->mu);
+        const char *data = pl->first;
+        size_t len = pl->first_len;
+        if (data) { /* taken from the reader (and counted in held) by the plan */
+            pl->first = NULL;
+        } else {
+            rc = hog_reader_next(pl->reader, &data, &len);
+            if (rc <= 0)
+                break;
+            pl->position = hog_reader_position(pl->reader);
+            pthread_mutex_lock(&pl->mu);
+            pl->held++;
+            pthread_mutex_unlock(&pl->mu);
+        }
         const char *chunk = data, *end = data + len;
         if (skip) { /* the CSV header, already read by the plan */
             size_t n = HOG_MIN(skip, len);
@@ -272,28 +279,26 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
         return rc;
     }
 
-    /* The plan needs the first line: read it through a reader of its own,
-     * which a small file serves from one chunk. */
+    /* The plan reads the header and the first lines from the first chunk,
+     * which then goes to the producer like any other: the input is read
+     * once, so standard input or a pipe serves as well as a file. */
     hog_text_plan plan;
-    hog_reader *head = NULL;
-    char herr[256] = "";
-    rc = hog_reader_open(path, HEAD_BYTES, 1, &head, herr, sizeof(herr));
-    if (rc == 0) {
-        const char *data = "";
-        size_t len = 0;
-        int got = hog_reader_next(head, &data, &len);
-        rc = got < 0 ? hog_fail(got, err, err_len, "%s", herr[0] ? herr : hog_strerror(got))
-                     : hog_text_plan_make(path, p, got ? data : "", got ? len : 0, &plan, err, err_len);
-        if (got > 0)
-            hog_reader_release(head, data);
-        hog_reader_close(head);
-    } else {
-        hog_fail(rc, err, err_len, "%s", herr);
-    }
+    const char *first = NULL;
+    size_t first_len = 0;
+    int got = hog_reader_next(reader, &first, &first_len);
+    rc = got < 0 ? hog_fail(got, err, err_len, "%s", pl->read_err[0] ? pl->read_err : hog_strerror(got))
+                 : hog_text_plan_make(path, p, got ? first : "", got ? HOG_MIN(first_len, (size_t)HEAD_BYTES) : 0,
+                                      &plan, err, err_len);
     if (rc < 0) {
         hog_reader_close(reader);
         hog_free(pl);
         return rc;
+    }
+    if (got > 0) {
+        pl->first = first;
+        pl->first_len = first_len;
+        pl->held = 1;
+        pl->position = hog_reader_position(reader);
     }
     sum->format = plan.format;
     sum->index_base = plan.format == HOG_FORMAT_LIBSVM ? plan.index_base : 0;
@@ -419,6 +424,14 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
  * ===================================================================== */
 int hog_detect_binary(const char *path, int *binary)
 {
+    *binary = 0;
+    /* A pipe or a socket cannot be looked at without taking what is read,
+     * and a named pipe's writer may die of a reader that opens and closes:
+     * its text goes to the pipeline, the only one to open it (a binary
+     * dataset is mapped, so it is a file anyway). */
+    struct stat st;
+    if (stat(path, &st) == 0 && !(S_ISREG(st.st_mode) || S_ISBLK(st.st_mode) || S_ISDIR(st.st_mode)))
+        return 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -40,6 +41,12 @@
  * reads. Where io_uring itself is missing (old kernel, seccomp, disabled by
  * sysctl) the same slots are filled with plain pread, one at a time, when the
  * caller asks for them.
+ *
+ * A pipe, a socket or a terminal (standard input, say) has no offsets and
+ * no size: it is a stream, read with plain read() into the same slots, one
+ * chunk when the caller asks for it, each filled to the chunk size or the
+ * end of the stream. The writer on the other end works meanwhile; the
+ * size is known only at the end (hog_reader_file_bytes stays 0).
  *
  * Compressed files (gzip or zstd magic in the first bytes) go through the
  * same raw reads; a second set of `depth` buffers receives the decompressed
@@ -97,6 +104,8 @@ struct hog_reader {
     size_t align;       /* O_DIRECT offset and length alignment */
     unsigned depth;
     bool direct;
+    bool stream;        /* a pipe, socket or terminal: read in order, size unknown */
+    bool stream_end;    /* the stream's read returned 0 */
     bool use_ring;
     bool fixed;         /* buffers registered with the ring: read_fixed skips per-read page pinning */
     struct io_uring ring;
@@ -129,6 +138,13 @@ struct hog_reader {
 static size_t round_up(size_t n, size_t a)
 {
     return (n + a - 1) / a * a;
+}
+
+/* Where the raw input ends: a file's size, or how much of a stream has
+ * been read (all of it, once it ended). */
+static uint64_t input_end(const hog_reader *r)
+{
+    return r->stream ? r->next_off : r->file_bytes;
 }
 
 static int reader_fail(hog_reader *r, int rc, const char *what, uint64_t off)
@@ -282,6 +298,22 @@ static int raw_refill(hog_reader *r)
             atomic_exchange_explicit(&s->released, 0, memory_order_acquire))
             s->state = SLOT_FREE;
     }
+    if (r->stream) {
+        /* One chunk queued at a time, read when asked for: its offset is
+         * where the previous one ended. */
+        for (unsigned i = 0; i < r->depth && !r->stream_end && r->next_seq == r->deliver_seq; i++) {
+            read_slot *s = &r->slots[i];
+            if (s->state != SLOT_FREE)
+                continue;
+            s->seq = r->next_seq++;
+            s->want = r->chunk;
+            s->got = 0;
+            s->err = 0;
+            s->shrank = false;
+            s->state = SLOT_QUEUED;
+        }
+        return 0;
+    }
     for (unsigned i = 0; i < r->depth && r->next_off < r->file_bytes; i++) {
         read_slot *s = &r->slots[i];
         if (s->state != SLOT_FREE)
@@ -318,6 +350,31 @@ static void slot_pread(hog_reader *r, read_slot *s)
     s->state = SLOT_DONE;
 }
 
+/* Stream mode: fills slot s from the stream, to the chunk size or the end
+ * of the stream, and sets its offset from what came before. */
+static void slot_stream(hog_reader *r, read_slot *s)
+{
+    s->off = r->next_off;
+    while (s->got < s->want) {
+        ssize_t n = read(r->fd, s->buf + s->got, s->want - s->got);
+        if (n > 0) {
+            s->got += (size_t)n;
+        } else if (n == 0) {
+            r->stream_end = true;
+            break;
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) { /* a non-blocking descriptor */
+            struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
+            (void)poll(&pfd, 1, -1);
+        } else if (errno != EINTR) {
+            s->err = -errno;
+            break;
+        }
+    }
+    s->want = s->got;
+    r->next_off += s->got;
+    s->state = SLOT_DONE;
+}
+
 /* The next raw chunk in file order. Returns 1 and *out, 0 at the end of the
  * file, or a negative error. */
 static int raw_next(hog_reader *r, read_slot **out)
@@ -326,7 +383,7 @@ static int raw_next(hog_reader *r, read_slot **out)
     if (rc < 0)
         return reader_fail(r, rc, "io_uring submit", r->next_off);
     if (r->deliver_seq == r->next_seq) {
-        if (r->next_off >= r->file_bytes)
+        if (r->stream ? r->stream_end : r->next_off >= r->file_bytes)
             return 0;
         return hog_fail(-EBUSY, r->err, r->err_len,
                         "%s: all %u chunks are held: release one before asking for the next",
@@ -343,8 +400,16 @@ static int raw_next(hog_reader *r, read_slot **out)
     }
     if (!s)
         return reader_fail(r, -EIO, "lost chunk", r->next_off); /* cannot happen */
-    if (s->state == SLOT_QUEUED)
+    if (s->state == SLOT_QUEUED && r->stream) {
+        slot_stream(r, s);
+        if (s->want == 0 && !s->err) { /* the stream ended at a chunk boundary */
+            s->state = SLOT_FREE;
+            r->deliver_seq++;
+            return 0;
+        }
+    } else if (s->state == SLOT_QUEUED) {
         slot_pread(r, s);
+    }
     while (s->state != SLOT_DONE) {
         struct io_uring_cqe *cqe;
         rc = io_uring_wait_cqe(&r->ring, &cqe);
@@ -400,7 +465,7 @@ static int codec_step(hog_reader *r, char *out, size_t *pos)
      * it still holds (a previous output buffer filled up before it could). */
     const unsigned char *in = r->in_slot ? (const unsigned char *)r->in_slot->buf : NULL;
     size_t in_len = r->in_slot ? r->in_slot->want : 0;
-    uint64_t in_off = r->in_slot ? r->in_slot->off : r->file_bytes;
+    uint64_t in_off = r->in_slot ? r->in_slot->off : input_end(r);
     if (r->codec == CODEC_GZIP) {
         if (r->member_end) {
             /* Another gzip member follows (pigz, bgzip and `cat a.gz b.gz`
@@ -490,13 +555,13 @@ static int codec_next(hog_reader *r, const char **data, size_t *len)
         if (rc < 0)
             return rc;
         if (r->in_eof && pos == before)
-            return codec_fail(r, HOG_EFORMAT, r->file_bytes, "unexpected end of file (truncated?)");
+            return codec_fail(r, HOG_EFORMAT, input_end(r), "unexpected end of file (truncated?)");
     }
     if (pos == 0) {
         r->out_eof = true;
         return 0;
     }
-    r->position = r->in_slot ? r->in_slot->off + r->in_pos : r->file_bytes;
+    r->position = r->in_slot ? r->in_slot->off + r->in_pos : input_end(r);
     o->held = 1;
     atomic_store_explicit(&o->released, 0, memory_order_relaxed);
     *data = o->buf;
@@ -508,65 +573,67 @@ static int codec_next(hog_reader *r, const char **data, size_t *len)
  *  Opening
  * ===================================================================== */
 
-/* Whether most of a file is already in the page cache: mincore over a
- * mapping (which reads nothing), sampled at up to 64 places. O_DIRECT would
- * read such a file from the disk again, at a fraction of memory speed. */
-static bool mostly_cached(const char *path)
+/* Whether most of a regular file is already in the page cache: mincore
+ * over a mapping (which reads nothing), sampled at up to 64 places. O_DIRECT
+ * would read such a file from the disk again, at a fraction of memory speed. */
+static bool mostly_cached(int fd, const struct stat *st)
+{
+    if (!S_ISREG(st->st_mode) || st->st_size <= 0)
+        return false;
+    size_t size = (size_t)st->st_size, page = (size_t)sysconf(_SC_PAGESIZE);
+    void *map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED)
+        return false;
+    size_t pages = (size - 1) / page + 1, samples = pages < 64 ? pages : 64, hits = 0;
+    for (size_t i = 0; i < samples; i++) {
+        unsigned char in = 0;
+        size_t pg = pages * i / samples;
+        if (mincore((char *)map + pg * page, page, &in) == 0)
+            hits += in & 1;
+    }
+    munmap(map, size);
+    return hits * 2 > samples;
+}
+
+/* Opens path and says what it is (*st). A regular file or a block device
+ * is read with O_DIRECT when the file system takes it, an aligned read
+ * succeeds (some accept the flag at open and fail the first read) and the
+ * file is not already in the page cache; buffered otherwise. Anything else
+ * (a pipe, a socket, a terminal) is opened once, as it is: a second open of
+ * a named pipe would wait for a writer. */
+static int open_fd(hog_reader *r, const char *path, char *probe, struct stat *st)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return false;
-    struct stat st;
-    bool cached = false;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-        size_t size = (size_t)st.st_size, page = (size_t)sysconf(_SC_PAGESIZE);
-        void *map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-        if (map != MAP_FAILED) {
-            size_t pages = (size - 1) / page + 1, samples = pages < 64 ? pages : 64, hits = 0;
-            for (size_t i = 0; i < samples; i++) {
-                unsigned char in = 0;
-                size_t pg = pages * i / samples;
-                if (mincore((char *)map + pg * page, page, &in) == 0)
-                    hits += in & 1;
-            }
-            cached = hits * 2 > samples;
-            munmap(map, size);
-        }
-    }
-    close(fd);
-    return cached;
-}
-
-/* Opens path, with O_DIRECT when the file system takes it, an aligned read
- * succeeds (some accept the flag at open and fail the first read) and the
- * file is not already in the page cache. */
-static int open_fd(hog_reader *r, const char *path, char *probe)
-{
-    int fd = -1;
-    if (!mostly_cached(path) && (fd = open(path, O_RDONLY | O_CLOEXEC | O_DIRECT)) >= 0) {
-        size_t a = dio_alignment(fd);
-        if (a != 0 && a <= READER_PAGE && r->chunk % a == 0) {
-            ssize_t n;
-            do
-                n = pread(fd, probe, a, 0);
-            while (n < 0 && errno == EINTR);
-            if (n >= 0) {
-                r->fd = fd;
-                r->direct = true;
-                r->align = a;
-                return 0;
-            }
-        }
-        close(fd);
-    }
-    /* Buffered: cached, or O_DIRECT refused (EINVAL); other errors (ENOENT,
-     * EACCES...) come back the same from this open. */
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
         return -errno;
+    if (fstat(fd, st) < 0) {
+        int rc = -errno;
+        close(fd);
+        return rc;
+    }
     r->fd = fd;
     r->direct = false;
     r->align = 1;
+    if (!(S_ISREG(st->st_mode) || S_ISBLK(st->st_mode)) || mostly_cached(fd, st))
+        return 0;
+    int dfd = open(path, O_RDONLY | O_CLOEXEC | O_DIRECT);
+    if (dfd < 0)
+        return 0; /* O_DIRECT refused (EINVAL): buffered */
+    size_t a = dio_alignment(dfd);
+    if (a != 0 && a <= READER_PAGE && r->chunk % a == 0) {
+        ssize_t n;
+        do
+            n = pread(dfd, probe, a, 0);
+        while (n < 0 && errno == EINTR);
+        if (n >= 0) {
+            close(fd);
+            r->fd = dfd;
+            r->direct = true;
+            r->align = a;
+            return 0;
+        }
+    }
+    close(dfd);
     return 0;
 }
 
@@ -645,31 +712,30 @@ int hog_reader_open(const char *path, size_t chunk_bytes, unsigned depth, hog_re
         atomic_init(&r->slots[i].released, 0);
     }
 
-    rc = open_fd(r, path, r->slots[0].buf);
+    struct stat st;
+    rc = open_fd(r, path, r->slots[0].buf, &st);
     if (rc < 0)
         goto fail;
-    struct stat st;
-    if (fstat(r->fd, &st) < 0) {
-        rc = -errno;
-        goto fail;
-    }
     if (S_ISDIR(st.st_mode)) {
         rc = -EISDIR;
         goto fail;
     }
     if (S_ISREG(st.st_mode)) {
         r->file_bytes = (uint64_t)st.st_size;
-    } else {
-        /* A block device tells its size by seeking; a pipe cannot be read by offset. */
+    } else if (S_ISBLK(st.st_mode)) {
+        /* A block device tells its size by seeking. */
         off_t end = lseek(r->fd, 0, SEEK_END);
         if (end < 0) {
             rc = -errno;
             goto fail;
         }
         r->file_bytes = (uint64_t)end;
+    } else {
+        r->stream = true;
     }
 
-    ring_setup(r);
+    if (!r->stream)
+        ring_setup(r);
 
     /* The first chunk decides the codec; it stays queued for whoever reads it. */
     read_slot *first = NULL;
