@@ -216,6 +216,39 @@ Test(cli, compressed_and_vw_inputs)
     cr_assert(strncmp(out, "0.", 2) == 0, "a probability per line: %s", out);
 }
 
+/* "-" is standard input: a pipe is read once, in order, to its end. */
+Test(cli, standard_input_is_read_as_a_pipe)
+{
+    write_separable("t.svm", 3000, 21, 0);
+    cr_assert_eq(hog("convert t.svm -o a.hgd -q"), 0, "%s", out);
+    cr_assert_eq(hog_env("cat t.svm | env -u HOG_TOPOLOGY", "convert - -o b.hgd -q"), 0, "%s", out);
+    cr_assert_eq(hog_env("gzip -c t.svm | env -u HOG_TOPOLOGY", "convert - -o c.hgd -q"), 0, "%s", out);
+    cr_assert_eq(hog("convert - -o d.hgd -q < t.svm"), 0, "%s", out); /* a file as standard input */
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "cd %s && cmp a.hgd b.hgd && cmp a.hgd c.hgd && cmp a.hgd d.hgd", dir);
+    cr_assert_eq(system(cmd), 0, "standard input gives the same dataset as the file");
+
+    /* Training reads a pipe whole first (its length is unknown), says so,
+     * and never takes an older cache for a pipe's text. */
+    for (int run = 0; run < 2; run++) {
+        cr_assert_eq(hog_env("cat t.svm | env -u HOG_TOPOLOGY",
+                             "train - -o m.hog --path sparse --epochs 3 --cache t.hgd --report r.json"),
+                     0, "%s", out);
+        cr_assert(strstr(out, "the input is a pipe") && strstr(out, "cached 3000 rows"), "run %d: %s", run, out);
+        char *r = slurp("r.json");
+        cr_assert(strstr(r, "\"rows\": 3000") && strstr(r, "\"streamed\": false"), "%s", r);
+    }
+    cr_assert_eq(hog_env("head -n 7 t.svm | env -u HOG_TOPOLOGY", "predict m.hog - -q"), 0, "%s", out);
+    int lines = 0;
+    for (const char *c = out; *c; c++)
+        lines += *c == '\n';
+    cr_assert_eq(lines, 7, "a prediction per row read from the pipe: %s", out);
+
+    /* A malformed line is located in standard input; nothing is written. */
+    cr_assert_eq(hog_env("printf '1 1:0.5\\n1 x:1\\n' | env -u HOG_TOPOLOGY", "convert - -o e.hgd -q"), 1, "%s", out);
+    cr_assert(strstr(out, "/dev/stdin:2:"), "%s", out);
+    cr_assert(!exists("e.hgd"));
+}
 
 Test(cli, cache_is_written_once_and_reused_while_newer_than_the_input)
 {

@@ -55,6 +55,8 @@ void cli_report_skipped(const char *path, uint64_t skipped, const char *location
 
 /* Opens a data set, reporting the error (and any skipped lines). Returns 0 or -1. */
 int cli_open(const char *path, const hog_read_params *p, hog_dataset **out);
+/* An input argument as a path: "-" is standard input. */
+const char *cli_input(const char *arg);
 
 /* Seconds on the monotonic clock, for the reports' timings. */
 double cli_now(void);

@@ -7,6 +7,7 @@
 static const char convert_usage[] =
     "usage: hogtrain convert INPUT -o DATA.hgd [options]\n"
     "       hogtrain convert RATINGS --ratings -o R.hgr\n"
+    "  INPUT -               standard input (a pipe is read once, as it comes)\n"
     "  -o, --output FILE     the binary dataset to write (atomically)\n"
     "  --ratings             INPUT holds \"user item rating\" triples (matrix\n"
     "                        factorisation): write a binary ratings file\n"
@@ -64,7 +65,7 @@ int cli_convert(int argc, char **argv)
         fputs(convert_usage, stderr);
         return 2;
     }
-    const char *in = argv[optind];
+    const char *in = cli_input(argv[optind]);
     char err[CLI_ERR_LEN] = "";
     if (ratings)
         return convert_ratings(in, out);

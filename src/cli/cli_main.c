@@ -183,6 +183,11 @@ void cli_report_skipped(const char *path, uint64_t skipped, const char *location
             (unsigned long long)skipped, skipped == 1 ? "" : "s", locations);
 }
 
+const char *cli_input(const char *arg)
+{
+    return strcmp(arg, "-") == 0 ? "/dev/stdin" : arg;
+}
+
 int cli_open(const char *path, const hog_read_params *p, hog_dataset **out)
 {
     char err[CLI_ERR_LEN] = "";

@@ -207,7 +207,7 @@ int cli_mf_train(int argc, char **argv)
         return 2;
     }
     hog_log_set(log_to_stderr, NULL, cli_quiet ? HOG_LOG_ERROR : HOG_LOG_INFO);
-    const char *input = argv[optind];
+    const char *input = cli_input(argv[optind]);
     mf_progress ps = {isatty(2), p.epochs, calloc(p.epochs, sizeof(double)), {0}};
     p.progress = on_progress;
     p.progress_ctx = &ps;

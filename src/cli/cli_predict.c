@@ -9,6 +9,7 @@ static const char predict_usage[] =
     "usage: hogtrain predict MODEL INPUT [-o PREDICTIONS] [--report R.json]\n"
     "  writes one line per row: the probability of the positive class (logistic),\n"
     "  the predicted label (hinge, softmax) or the predicted value (squared).\n"
+    "  INPUT -        standard input\n"
     "  -o FILE        predictions to FILE (atomically) instead of standard output\n"
     "  --report FILE  JSON with the metrics against INPUT's labels\n"
     "  how to read text INPUT (the model was trained with the same, usually):\n"
@@ -58,7 +59,7 @@ int cli_predict(int argc, char **argv)
         fputs(predict_usage, stderr);
         return 2;
     }
-    const char *model_path = argv[optind], *input = argv[optind + 1];
+    const char *model_path = argv[optind], *input = cli_input(argv[optind + 1]);
     if (cli_mf_is_model(model_path))
         return cli_mf_predict(model_path, input, out, report);
     char err[CLI_ERR_LEN] = "";

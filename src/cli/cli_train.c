@@ -10,6 +10,7 @@
 
 static const char train_usage[] =
     "usage: hogtrain train INPUT -o MODEL [options]\n"
+    "  INPUT -                 standard input (a pipe is read whole before the first epoch)\n"
     "  -o, --output FILE       the model to write (atomically)\n"
     "  --loss L                logistic (default), hinge, modified_huber (binary), squared,\n"
     "                          quantile (regression) or softmax (multiclass)\n"
@@ -341,7 +342,7 @@ int cli_train(int argc, char **argv)
         return 2;
     }
     hog_log_set(log_to_stderr, NULL, cli_quiet ? HOG_LOG_ERROR : HOG_LOG_INFO);
-    const char *input = argv[optind];
+    const char *input = cli_input(argv[optind]);
 
     progress_state ps = {isatty(2), p.loss, {0}, calloc(p.epochs, sizeof(double))};
     p.progress = on_progress;

@@ -528,7 +528,7 @@ int hog_ratings_open(const char *path, int allow_pairs, hog_ratings **out, char 
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         int rc = S_ISREG(st.st_mode) ? -errno : -EINVAL;
         close(fd);
-        return hog_fail(rc, err, err_len, "%s: not a regular file", path);
+        return hog_fail(rc, err, err_len, "%s: not a regular file (ratings are mapped: a pipe cannot be)", path);
     }
     hog_ratings *r = hog_calloc(1, sizeof(*r));
     if (!r) {
