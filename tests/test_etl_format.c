@@ -216,6 +216,57 @@ Test(etl_format, direct_writes_give_the_same_bytes)
     cr_assert_eq(count_files(), 3); /* no temporaries left */
 }
 
+/* Writes text's rows through a file builder, its blocks 64 rows, turning
+ * O_DIRECT on from output offset direct_from (0: never); returns whether
+ * O_DIRECT was on after the first block and after the second. */
+static void build_rows(const hog_dataset *text, const char *path, uint64_t direct_from, int direct[2])
+{
+    hog_atomic_file f;
+    cr_assert_eq(hog_atomic_open(&f, path), 0);
+    hog_builder *b;
+    cr_assert_eq(hog_builder_create(64, &f, &b), 0);
+    hog_builder_direct_from(b, direct_from);
+    hog_dataset_info ti;
+    hog_dataset_get_info(text, &ti);
+    for (uint64_t i = 0; i < ti.rows; i++) {
+        hog_row r = hog_dataset_row(text, i);
+        cr_assert_eq(hog_builder_add(b, r.label, r.index, r.value, r.nnz), 0);
+        if (i == 63 || i == 127) /* a block was just written */
+            direct[i == 127] = f.direct;
+    }
+    hog_dataset_info mi;
+    cr_assert_eq(hog_builder_finish_file(b, &mi), 0);
+    cr_assert_eq(hog_atomic_commit(&f), 0);
+    cr_assert_eq(mi.rows, ti.rows);
+}
+
+/* A pipe's size is unknown at the start: its convert turns O_DIRECT on once
+ * the output passes a threshold (hog_builder_direct_from). Blocks written
+ * buffered before and direct after make the very same file as all
+ * buffered. */
+Test(etl_format, turning_direct_on_part_way_gives_the_same_bytes)
+{
+    char txt[256], plain[256], mixed[256], probe[256];
+    make_libsvm(path_of(txt, "data.svm"), 1000);
+    hog_read_params p = hog_read_params_default();
+    p.rows_per_block = 64;
+    hog_dataset *text = open_ok(txt, &p);
+    hog_atomic_file t; /* whether this file system takes O_DIRECT at all */
+    cr_assert_eq(hog_atomic_open(&t, path_of(probe, "probe")), 0);
+    const int can = hog_atomic_direct(&t, 1) == 0;
+    hog_atomic_abort(&t);
+
+    int d[2];
+    build_rows(text, path_of(plain, "plain.hgd"), 0, d);
+    cr_assert(d[0] == 0 && d[1] == 0, "never asked for O_DIRECT: %d %d", d[0], d[1]);
+    build_rows(text, path_of(mixed, "mixed.hgd"), HOG_HGD_HEADER_BYTES + 1, d);
+    cr_assert(d[0] == 0 && d[1] == can, "O_DIRECT from the second block (file system takes it: %d): %d %d", can,
+              d[0], d[1]);
+    assert_same_bytes(plain, mixed);
+    hog_dataset_close(text);
+    cr_assert_eq(count_files(), 3); /* no temporaries left */
+}
+
 Test(etl_format, csv_and_libsvm_of_same_rows_share_a_fingerprint)
 {
     char a[256], b[256];

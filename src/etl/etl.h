@@ -170,6 +170,11 @@ void hog_builder_on_block(hog_builder *b, hog_block_fn fn, void *ctx);
  * (the text pipeline sets it from hog_reader_position). */
 void hog_builder_set_position(hog_builder *b, double position);
 
+/* A file builder turns O_DIRECT on (hog_atomic_direct) for the blocks it
+ * writes once its output has reached this many bytes (0: never): for an
+ * input whose size is not known at the start, a pipe. */
+void hog_builder_direct_from(hog_builder *b, uint64_t bytes);
+
 /* In-memory builder: hands the blocks to a new data set. Frees b.
  * Errors: HOG_EEMPTY (no rows), -ENOMEM. */
 int hog_builder_finish(hog_builder *b, hog_format format, hog_dataset **out);
@@ -190,7 +195,8 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
 /* Writes a data set's blocks to a freshly opened atomic file. */
 int hog_hgd_write(const hog_dataset *ds, hog_atomic_file *f);
 /* hog_dataset_convert writes its output with O_DIRECT (hog_atomic_direct)
- * when the input file is at least this large. */
+ * when the input file is at least this large; from a pipe, once the output
+ * passes half of it (about what a file of this size in libsvm text makes). */
 #define HOG_DIRECT_OUTPUT_BYTES (1ull << 30)
 
 /* ---- format detection ---- */

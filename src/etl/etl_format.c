@@ -179,6 +179,7 @@ typedef struct hgd_writer {
     size_t table_cap; /* entries */
     uint32_t blocks;
     uint64_t rows, nnz, fingerprint;
+    uint64_t direct_from; /* turn O_DIRECT on at this offset (0: never; hog_builder_direct_from) */
     /* With O_DIRECT on, a block is gathered into a stage (page-aligned,
      * zero padded: its arrays lie apart in memory and end at any byte) and
      * written in one piece through the ring, up to STAGES at once, so the
@@ -264,6 +265,10 @@ static void writer_free(hgd_writer *w)
 static int writer_put(hgd_writer *w, const block_arrays *a, uint64_t padded)
 {
     int rc;
+    if (w->direct_from && w->offset >= w->direct_from) {
+        (void)hog_atomic_direct(w->f, 1); /* refused (tmpfs): buffered, as before */
+        w->direct_from = 0;
+    }
     if (!w->f->direct) {
         uint64_t at = w->offset;
         for (unsigned i = 0; i < a->n; i++) {
@@ -497,6 +502,11 @@ void hog_builder_on_block(hog_builder *b, hog_block_fn fn, void *ctx)
 void hog_builder_set_position(hog_builder *b, double position)
 {
     b->position = position;
+}
+
+void hog_builder_direct_from(hog_builder *b, uint64_t bytes)
+{
+    b->writer.direct_from = bytes;
 }
 
 static void current_arrays(const hog_builder *b, block_arrays *a)
@@ -1346,7 +1356,8 @@ int hog_dataset_convert(const char *in_path, const hog_read_params *params, cons
      * convert on two cores). On a file system without O_DIRECT it is
      * written buffered. */
     struct stat in_st;
-    if (stat(in_path, &in_st) == 0 && (uint64_t)in_st.st_size >= HOG_DIRECT_OUTPUT_BYTES)
+    const int in_known = stat(in_path, &in_st) == 0, in_file = in_known && S_ISREG(in_st.st_mode);
+    if (in_file && (uint64_t)in_st.st_size >= HOG_DIRECT_OUTPUT_BYTES)
         (void)hog_atomic_direct(&f, 1);
     hog_builder *b;
     rc = hog_builder_create(p.rows_per_block, &f, &b);
@@ -1354,6 +1365,8 @@ int hog_dataset_convert(const char *in_path, const hog_read_params *params, cons
         hog_atomic_abort(&f);
         return hog_fail(rc, err_detail, err_len, "%s: out of memory", in_path);
     }
+    if (in_known && !in_file && !S_ISBLK(in_st.st_mode)) /* a pipe: its size shows as it goes */
+        hog_builder_direct_from(b, HOG_DIRECT_OUTPUT_BYTES / 2);
     uint64_t skipped;
     char *report;
     rc = hog_text_read(in_path, &p, b, &fmt, &skipped, &report, err_detail, err_len);
