@@ -88,7 +88,7 @@ static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-/* 10^-k rounded to double, for pair_fast. */
+/* 10^-k rounded to double, for decimal_float. */
 static const double pow10_neg[] = {1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8};
 
 /* Below 5 * 2^24, m / 10^k is never exactly halfway between two floats
