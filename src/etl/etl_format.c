@@ -1356,8 +1356,8 @@ int hog_dataset_convert(const char *in_path, const hog_read_params *params, cons
      * convert on two cores). On a file system without O_DIRECT it is
      * written buffered. */
     struct stat in_st;
-    const int in_known = stat(in_path, &in_st) == 0, in_file = in_known && S_ISREG(in_st.st_mode);
-    if (in_file && (uint64_t)in_st.st_size >= HOG_DIRECT_OUTPUT_BYTES)
+    const int in_known = stat(in_path, &in_st) == 0;
+    if (in_known && S_ISREG(in_st.st_mode) && (uint64_t)in_st.st_size >= HOG_DIRECT_OUTPUT_BYTES)
         (void)hog_atomic_direct(&f, 1);
     hog_builder *b;
     rc = hog_builder_create(p.rows_per_block, &f, &b);
@@ -1365,7 +1365,7 @@ int hog_dataset_convert(const char *in_path, const hog_read_params *params, cons
         hog_atomic_abort(&f);
         return hog_fail(rc, err_detail, err_len, "%s: out of memory", in_path);
     }
-    if (in_known && !in_file && !S_ISBLK(in_st.st_mode)) /* a pipe: its size shows as it goes */
+    if (in_known && hog_is_stream(in_st.st_mode)) /* a pipe: its size shows as it goes */
         hog_builder_direct_from(b, HOG_DIRECT_OUTPUT_BYTES / 2);
     uint64_t skipped;
     char *report;

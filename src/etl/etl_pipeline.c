@@ -430,7 +430,7 @@ int hog_detect_binary(const char *path, int *binary)
      * its text goes to the pipeline, the only one to open it (a binary
      * dataset is mapped, so it is a file anyway). */
     struct stat st;
-    if (stat(path, &st) == 0 && !(S_ISREG(st.st_mode) || S_ISBLK(st.st_mode) || S_ISDIR(st.st_mode)))
+    if (stat(path, &st) == 0 && hog_is_stream(st.st_mode))
         return 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)

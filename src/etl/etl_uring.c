@@ -615,7 +615,7 @@ static int open_fd(hog_reader *r, const char *path, char *probe, struct stat *st
     r->direct = false;
     r->align = 1;
     if (!(S_ISREG(st->st_mode) || S_ISBLK(st->st_mode)) || mostly_cached(fd, st))
-        return 0;
+        return 0; /* a stream, a folder (refused by the caller) or a cached file */
     int dfd = open(path, O_RDONLY | O_CLOEXEC | O_DIRECT);
     if (dfd < 0)
         return 0; /* O_DIRECT refused (EINVAL): buffered */
@@ -722,7 +722,9 @@ int hog_reader_open(const char *path, size_t chunk_bytes, unsigned depth, hog_re
     }
     if (S_ISREG(st.st_mode)) {
         r->file_bytes = (uint64_t)st.st_size;
-    } else if (S_ISBLK(st.st_mode)) {
+    } else if (hog_is_stream(st.st_mode)) {
+        r->stream = true;
+    } else {
         /* A block device tells its size by seeking. */
         off_t end = lseek(r->fd, 0, SEEK_END);
         if (end < 0) {
@@ -730,8 +732,6 @@ int hog_reader_open(const char *path, size_t chunk_bytes, unsigned depth, hog_re
             goto fail;
         }
         r->file_bytes = (uint64_t)end;
-    } else {
-        r->stream = true;
     }
 
     if (!r->stream)

@@ -2257,7 +2257,7 @@ static int stream_epoch(run_state *rs, hog_feed *feed, hog_block *held, uint32_t
 static int cache_fresh(const char *input, const char *cache)
 {
     struct stat in, ca;
-    if (stat(input, &in) < 0 || stat(cache, &ca) < 0 || !(S_ISREG(in.st_mode) || S_ISBLK(in.st_mode)))
+    if (stat(input, &in) < 0 || stat(cache, &ca) < 0 || hog_is_stream(in.st_mode))
         return 0;
     return ca.st_mtim.tv_sec > in.st_mtim.tv_sec ||
            (ca.st_mtim.tv_sec == in.st_mtim.tv_sec && ca.st_mtim.tv_nsec >= in.st_mtim.tv_nsec);
@@ -2302,7 +2302,7 @@ int hog_trainer_run_file(hog_trainer *t, const char *path, const hog_read_params
      * pipe's unknown length leaves unknown: its text is read whole first
      * (into memory or the cache, as a streamed run would keep it anyway). */
     struct stat in_st;
-    if (!refusal && stat(path, &in_st) == 0 && !(S_ISREG(in_st.st_mode) || S_ISBLK(in_st.st_mode)))
+    if (!refusal && stat(path, &in_st) == 0 && hog_is_stream(in_st.st_mode))
         refusal = "the input is a pipe, whose length is unknown";
     hog_dataset *ds = NULL, *test = NULL;
     hog_feed *feed = NULL;

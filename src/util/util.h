@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <locale.h>
+#include <sys/stat.h>
 
 #include "hogtrain.h"
 
@@ -180,6 +181,14 @@ void hog_atomic_abort(hog_atomic_file *f);
  * Returns 0, -errno, -EINVAL (not a regular file), -EIO (it shrank while
  * being read) or -ENOMEM. */
 int hog_read_file(const char *path, unsigned char **out, size_t *len);
+
+/* Whether a file of this mode (stat's st_mode) is a stream: a pipe, a
+ * socket or a terminal, with no offsets and no size, read in order and
+ * once. */
+static inline int hog_is_stream(mode_t mode)
+{
+    return S_ISFIFO(mode) || S_ISSOCK(mode) || S_ISCHR(mode);
+}
 
 /* Writes a whole file atomically (the helpers above in one call). */
 int hog_write_file_atomic(const char *path, const void *buf, size_t len);
