@@ -8,6 +8,16 @@
 
 #define CLI_ERR_LEN 1024
 
+/* The CPU level the code was built for (the Makefile's ARCH), which
+ * `hogtrain version` names. */
+#if defined(__x86_64__) && defined(__SSSE3__) && defined(__SSE4_2__) && defined(__POPCNT__)
+#define CLI_BUILD_CPU "x86-64-v2"
+#elif defined(__x86_64__)
+#define CLI_BUILD_CPU "x86-64"
+#else
+#define CLI_BUILD_CPU "portable C"
+#endif
+
 extern int cli_quiet;
 
 /* Prints "hogtrain: msg" to stderr. */

@@ -309,15 +309,6 @@ int cli_out_close(cli_out *o, int ok)
     return rc;
 }
 
-/* The CPU level the code was built for (the Makefile's ARCH). */
-#if defined(__x86_64__) && defined(__SSSE3__) && defined(__SSE4_2__) && defined(__POPCNT__)
-#define BUILD_CPU "x86-64-v2"
-#elif defined(__x86_64__)
-#define BUILD_CPU "x86-64"
-#else
-#define BUILD_CPU "portable C"
-#endif
-
 /* A CPU below the build's level would stop on an illegal instruction
  * somewhere in the parsers; this says so before anything runs. */
 static int cpu_ok(void)
@@ -326,7 +317,7 @@ static int cpu_ok(void)
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("ssse3") || !__builtin_cpu_supports("sse4.2") ||
         !__builtin_cpu_supports("popcnt")) {
-        cli_error("this hogtrain is built for " BUILD_CPU
+        cli_error("this hogtrain is built for " CLI_BUILD_CPU
                   " CPUs (SSSE3, SSE4.2, POPCNT), which this one is not: rebuild it with `make ARCH=`");
         return 0;
     }
@@ -352,7 +343,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "info") == 0)
         return cli_info(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
-        printf("hogtrain %s (built for %s)\n", hog_version_string(), BUILD_CPU);
+        printf("hogtrain %s (built for %s)\n", hog_version_string(), CLI_BUILD_CPU);
         return 0;
     }
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
