@@ -50,15 +50,15 @@ echo "file: $file, $bytes bytes; parser threads: $threads; $(nproc) cores"
 # (bench_parse prints a line for each count from 1 to T; the median of 3
 # passes), run by "$@" in front (taskset or nothing).
 parse_only() {
-    t=$1
+    pt=$1
     shift
-    r=$("$@" "$build/bench/bench_parse" --file "$file" 1024 3 "$t" |
-        awk -v t="$t" '$1 == t && /parse/ { sub(/.*parse +/, ""); print $1 }')
+    r=$("$@" "$build/bench/bench_parse" --file "$file" 1024 3 "$pt" |
+        awk -v t="$pt" '$1 == t && /parse/ { sub(/.*parse +/, ""); print $1 }')
     if [ -z "$r" ]; then
-        echo "bench-convert.sh: bench_parse gave no rate for $t threads" >&2
+        echo "bench-convert.sh: bench_parse gave no rate for $pt threads" >&2
         exit 1
     fi
-    echo "  run $((i + 1)): parse-only, $t parser threads (in memory) $r MB/s"
+    echo "  run $((i + 1)): parse-only, $pt parser threads (in memory) $r MB/s"
 }
 # One parser thread runs pinned, its parse-only pass and its convert on the
 # same CPU (the next one each repetition): this host's CPUs can run at
@@ -107,9 +107,10 @@ rd=""
 i=0
 while [ "$i" -lt "$reps" ]; do
     for t in $threads; do
-        parse_only "$t" $(pin "$t")
+        pinned=$(pin "$t")
+        parse_only "$t" $pinned
         p=$r
-        cold_run "convert, $t parser threads $(pin "$t")" $(pin "$t") \
+        cold_run "convert, $t parser threads${pinned:+, $pinned}" $pinned \
             "$build/hogtrain" convert "$file" -o "$out" --parse-threads "$t" -q
         eval "mp_$t=\"\$mp_$t $p\" conv_$t=\"\$conv_$t $r\" q_$t=\"\$q_$t $(ratio "$r" "$p")\""
     done
