@@ -1,4 +1,5 @@
 # Makefile: builds libhogtrain.a, the hogtrain command, the tools, the tests and the benchmarks.
+# SPDX-License-Identifier: BSD-2-Clause
 #
 # `make help` lists the targets. Build folders: build/ (normal), build-asan/,
 # build-tsan/. CFLAGS from the command line are honoured; the flags hogtrain

@@ -1,5 +1,6 @@
 #!/bin/sh
 # bench-cache.sh: the first epoch from libsvm text (parse and write the --cache) against later epochs from the cache, in the same run.
+# SPDX-License-Identifier: BSD-2-Clause
 #
 # Usage: sh bench/bench-cache.sh BUILD_DIR
 # Data: BUILD_DIR/tools/gen_sparse, ROWS rows (default 1,000,000) x 75

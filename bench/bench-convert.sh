@@ -1,5 +1,6 @@
 #!/bin/sh
 # bench-convert.sh: `hogtrain convert` of a large libsvm file from a cold page cache, against the parse-only rate of the same file's bytes in memory: how much of the reading and writing the pipeline hides.
+# SPDX-License-Identifier: BSD-2-Clause
 #
 # Usage: sh bench/bench-convert.sh BUILD_DIR [FILE]   (root: it drops the page cache)
 #

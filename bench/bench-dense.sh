@@ -1,5 +1,6 @@
 #!/bin/sh
 # bench-dense.sh: the dense (OpenBLAS mini-batch) path against the sparse path on Fashion-MNIST softmax: examples/s, their ratio and test accuracy.
+# SPDX-License-Identifier: BSD-2-Clause
 #
 # Usage: sh bench/bench-dense.sh BUILD_DIR
 #

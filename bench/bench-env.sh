@@ -1,4 +1,5 @@
 # bench-env.sh: what the single-measurement scripts share, sourced: the build folder argument, the data folder, python, and the sparse libsvm text they train on.
+# SPDX-License-Identifier: BSD-2-Clause
 #
 # bench_init SCRIPT "$@" checks for one BUILD_DIR argument and sets build,
 # reps (REPS, default 3), bench_dir (BENCH_DIR, default /tmp/hogtrain-bench,

@@ -1,5 +1,6 @@
 #!/bin/sh
 # bench-ooc.sh: out-of-core training: an epoch over a binary dataset twice the size of --mem-limit, cold cache, inside a memory cgroup, against dd's O_DIRECT read rate of the same file.
+# SPDX-License-Identifier: BSD-2-Clause
 #
 # Usage: sh bench/bench-ooc.sh BUILD_DIR
 #

@@ -1,5 +1,6 @@
 #!/bin/sh
 # bench-parse.sh: builds and runs the text parsing benchmark (hog_parse_chunk on libsvm and CSV, 1 to N threads).
+# SPDX-License-Identifier: BSD-2-Clause
 # usage: bench/bench-parse.sh [MB per format (256)] [runs (5)] [threads (2)]; run from the repository root after `make`.
 set -eu
 cd "$(dirname "$0")/.."

@@ -1,5 +1,6 @@
 #!/bin/sh
 # bench-rcv1.sh: sparse logistic regression on RCV1-shaped data, non-zeros per second on 1 and 2 threads (or $THREADS) against the 200M/s target.
+# SPDX-License-Identifier: BSD-2-Clause
 #
 # Usage: sh bench/bench-rcv1.sh BUILD_DIR
 # Data: BUILD_DIR/tools/gen_sparse, 800,000 rows x 47,000 features x 75

@@ -1,5 +1,6 @@
 #!/bin/sh
 # bench-read.sh: measures hog_reader's sequential read throughput, cold and warm, against dd (O_DIRECT) and cat on the same file; prints a Markdown table.
+# SPDX-License-Identifier: BSD-2-Clause
 #
 # Usage: sh bench/bench-read.sh [BUILD_DIR]      (default build/)
 #

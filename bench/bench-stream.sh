@@ -1,5 +1,6 @@
 #!/bin/sh
 # bench-stream.sh: training from libsvm text with the first epoch streamed (trained while the file is read) against reading it whole first, in the same run.
+# SPDX-License-Identifier: BSD-2-Clause
 #
 # Usage: sh bench/bench-stream.sh BUILD_DIR
 # Data: the gen_sparse set of bench-cache.sh (ROWS rows, default 1,000,000,

@@ -1,4 +1,5 @@
 /* bench_membw.c: measures memory read bandwidth, a streaming read over a buffer much larger than the last-level cache, on 1..N threads; prints CSV. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Usage: bench_membw [-m MIB] [-r REPS] [-t "1 2 ..."]
  *   -m MIB   buffer size (default: 16 x the last-level cache, at least 512 MiB)

@@ -1,4 +1,5 @@
 /* bench_parse.c: measures hog_parse_chunk throughput on generated libsvm and CSV text, on 1 to N threads, against memory bandwidth. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>

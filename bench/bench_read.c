@@ -1,4 +1,5 @@
 /* bench_read.c: times one sequential scan of a file with hog_reader (io_uring, O_DIRECT where allowed) and prints its throughput in one line. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>

@@ -1,4 +1,5 @@
 /* bench_scan.c: measures a warm scan of a binary dataset (every block's bytes read once, on 1 to N threads) against a read of a heap buffer of the same size. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -1,4 +1,5 @@
 /* bench_words.h: the streaming read both bench_membw (the memory bandwidth limit) and bench_scan (a .hgd's warm scan) time, so the scan's ratio to the limit compares one loop with itself. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef HOG_BENCH_WORDS_H
 #define HOG_BENCH_WORDS_H
 

@@ -1,5 +1,6 @@
 #!/bin/sh
 # check.sh: end-to-end test of the benchmark harness: a quick threads study and the data generator's promises, checked on their outputs.
+# SPDX-License-Identifier: BSD-2-Clause
 #
 # Usage: sh bench/check.sh [BUILD_DIR]   (make bench-check; about 15 s)
 set -eu

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-2-Clause
 """harness.py: the benchmark harness's measuring and reporting helpers (stdlib only): one run into results.csv, the peers' wrappers, table.md and the gnuplot figures.
 
 Subcommands (bench/run and the studies call them; run with /usr/bin/python3):

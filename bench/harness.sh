@@ -1,4 +1,5 @@
 # harness.sh: shell helpers the studies share (data sets made once and cached, limits, measured runs); sourced by bench/run.
+# SPDX-License-Identifier: BSD-2-Clause
 #
 # Set by bench/run before this is sourced: ROOT, BUILD, OUT (the run's folder),
 # DATA_DIR (cached data sets), REPS, THREADS, QUICK (0/1), COMMIT, PY.

@@ -1,5 +1,6 @@
 #!/bin/sh
 # fashion-mnist.sh: builds datasets/fashion-mnist/{train,test}.hgd from the IDX files of Debian's dataset-fashion-mnist.
+# SPDX-License-Identifier: BSD-2-Clause
 #
 # Usage: sh datasets/fashion-mnist.sh BUILD_DIR
 # BUILD_DIR holds the hogtrain command and tools/idx2libsvm (make builds both).

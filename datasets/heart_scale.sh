@@ -1,5 +1,6 @@
 #!/bin/sh
 # heart_scale.sh: splits LIBLINEAR's heart_scale sample (270 rows) into datasets/heart_scale/{train,test}.svm, every 4th row to test.
+# SPDX-License-Identifier: BSD-2-Clause
 #
 # Usage: sh datasets/heart_scale.sh [BUILD_DIR]
 # BUILD_DIR is accepted like the other dataset scripts' and not needed. The

@@ -1,5 +1,6 @@
 #!/bin/sh
 # movielens.sh: exports dslabs' MovieLens ratings (about 100k) and splits them 90/10, seeded, into datasets/movielens/{train,test}.csv.
+# SPDX-License-Identifier: BSD-2-Clause
 #
 # Usage: sh datasets/movielens.sh [BUILD_DIR]
 # BUILD_DIR is accepted like the other dataset scripts' and not needed.

@@ -1,4 +1,5 @@
 /* hogtrain.h: the public API of hogtrain, a lock-free (HOGWILD!) multicore SGD trainer. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef HOGTRAIN_H
 #define HOGTRAIN_H
 

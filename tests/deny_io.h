@@ -1,4 +1,5 @@
 /* deny_io.h: a seccomp filter that refuses io_uring_setup (ENOSYS, as a container's default profile does) or open with O_DIRECT (EINVAL, as a file system without direct I/O does), so the reader's fallbacks can be tested and timed on any machine. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef HOG_DENY_IO_H
 #define HOG_DENY_IO_H
 

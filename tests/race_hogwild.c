@@ -1,4 +1,5 @@
 /* race_hogwild.c: a plain-C stress run of the multi-threaded paths (pool, HOGWILD! updates on the sparse and dense paths, matrix factorisation, evaluation, save, the text pipeline) for ThreadSanitizer, which Criterion's runner cannot host. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

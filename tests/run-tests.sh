@@ -1,5 +1,6 @@
 #!/bin/sh
 # run-tests.sh: runs Criterion test binaries one after another and sums their results into one closing line.
+# SPDX-License-Identifier: BSD-2-Clause
 # usage: tests/run-tests.sh BUILD_DIR TEST_BINARY...
 set -u
 build=$1

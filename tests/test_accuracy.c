@@ -1,4 +1,5 @@
 /* test_accuracy.c: on LIBLINEAR's heart_scale, hogtrain's test accuracy is within 2 points of liblinear-train -s 0. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>

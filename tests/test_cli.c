@@ -1,4 +1,5 @@
 /* test_cli.c: end-to-end tests of the hogtrain command: convert, train, predict, info, reports and errors. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 /* test_cli_mf.c: end-to-end tests of hogtrain's matrix factorisation: train --model mf, predict, info, reports and errors. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,4 +1,5 @@
 /* test_cli_topology.c: end-to-end tests of `hogtrain info --topology` on this machine and on synthetic and XML machines given by HOG_TOPOLOGY. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <hwloc.h>
 #include <sched.h>

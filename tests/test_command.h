@@ -1,4 +1,5 @@
 /* test_command.h: for end-to-end tests: the hogtrain command run in the scratch folder with its output captured, and files written and read there. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef HOG_TEST_COMMAND_H
 #define HOG_TEST_COMMAND_H
 

@@ -1,4 +1,5 @@
 /* test_etl_feed.c: the feed: every block handed out in file order while the text is read, the same data set built, errors located, the cache left whole or not at all. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <signal.h>

@@ -1,4 +1,5 @@
 /* test_etl_format.c: the builder, the .hgd round trip, detection of every kind of corrupt file, and atomic save/convert. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>

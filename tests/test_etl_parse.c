@@ -1,4 +1,5 @@
 /* test_etl_parse.c: the chunk parsers (libsvm, CSV, VW), their plans, located errors, skip mode, feature hashing and exact number parsing. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>

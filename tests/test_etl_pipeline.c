@@ -1,4 +1,5 @@
 /* test_etl_pipeline.c: text files read end to end (reader, pipeline, parsers): rows, format detection and the exact located error messages. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>

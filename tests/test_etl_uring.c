@@ -1,4 +1,5 @@
 /* test_etl_uring.c: the chunked file reader: byte-exact round trips (io_uring, O_DIRECT, buffered and pread paths, pipes), release order, gzip and zstd, errors. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <errno.h>

@@ -1,4 +1,5 @@
 /* test_pool_threads.c: the worker pool runs every step on every worker, reuses its threads, binds them, spreads them over NUMA nodes and gives them node-local memory. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <hwloc.h>

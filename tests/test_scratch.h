@@ -1,4 +1,5 @@
 /* test_scratch.h: a scratch folder per Criterion test (each test runs in its own process), made by the suite's .init and removed by its .fini. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef HOG_TEST_SCRATCH_H
 #define HOG_TEST_SCRATCH_H
 

@@ -1,4 +1,5 @@
 /* test_train.h: what the trainer tests share: opening the data they write, training a model that must train, comparing two models bit for bit. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef HOG_TEST_TRAIN_H
 #define HOG_TEST_TRAIN_H
 

@@ -1,4 +1,5 @@
 /* test_train_dense.c: the dense (OpenBLAS mini-batch) path: the batch step against per-example sums, the same optimum as the sparse path, determinism, path choice, GEMM evaluation. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>

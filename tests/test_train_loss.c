@@ -1,4 +1,5 @@
 /* test_train_loss.c: losses and their gradients against finite differences, softmax, parameter checks. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <math.h>
 

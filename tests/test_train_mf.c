@@ -1,4 +1,5 @@
 /* test_train_mf.c: matrix factorisation: recovery of a known low-rank matrix, the SGD step's gradient, determinism, files and parse errors. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <math.h>

@@ -1,4 +1,5 @@
 /* test_train_model.c: model files round-trip exactly, and damaged ones are refused with the right error. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <math.h>

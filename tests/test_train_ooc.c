@@ -1,4 +1,5 @@
 /* test_train_ooc.c: a binary dataset larger than --mem-limit trains out of core with resident memory bounded and the same result quality. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>

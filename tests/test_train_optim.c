@@ -1,4 +1,5 @@
 /* test_train_optim.c: schedules, normalized updates, L1/L2/elastic net against full-batch references, early stopping, averaging, the modified Huber and quantile losses. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>

@@ -1,4 +1,5 @@
 /* test_train_overlap.c: the share of a segment's change among the segments that ran beside it (hog_overlap). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <time.h>

@@ -1,4 +1,5 @@
 /* test_train_sgd.c: the HOGWILD! trainer: convergence per loss, L2 against a full-batch reference, determinism, holdout, label errors. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>

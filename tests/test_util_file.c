@@ -1,4 +1,5 @@
 /* test_util_file.c: the shared helpers: atomic files, CRC-32, the seeded shuffle, error names. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdint.h>

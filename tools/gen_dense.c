@@ -1,4 +1,5 @@
 /* gen_dense.c: writes seeded synthetic dense classification data (CSV or libsvm text), binary or multiclass, drawn from a known linear model. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Usage: gen_dense -n ROWS -d FEATURES -o OUT [-c CLASSES] [-s SEED]
  *                  [--format csv|libsvm] [--sigma S] [--noise P] [-w WEIGHTS_OUT] [-q]

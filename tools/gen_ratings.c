@@ -1,4 +1,5 @@
 /* gen_ratings.c: writes a seeded synthetic rating matrix drawn from known low-rank factors, as text triples or a binary ratings file (.hgr). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Usage: gen_ratings -u USERS -i ITEMS -k RANK -n RATINGS -o OUT [-s SEED]
  *                    [--noise S] [--mean M] [--bias-sd B] [--binary]

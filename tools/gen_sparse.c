@@ -1,4 +1,5 @@
 /* gen_sparse.c: writes seeded synthetic sparse binary-classification data (libsvm text) drawn from a known linear model. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Usage: gen_sparse -n ROWS -d FEATURES -k NNZ_PER_ROW -o OUT.svm [-s SEED]
  *                   [--noise P] [--sigma S] [--zipf S] [-w WEIGHTS_OUT] [-j THREADS] [-q]

@@ -1,4 +1,5 @@
 /* idx2libsvm.c: converts (Fashion-)MNIST IDX image and label files, gzip-compressed or not, to libsvm text. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Usage: idx2libsvm IMAGES.gz LABELS.gz OUT.svm
  *

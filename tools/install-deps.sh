@@ -1,5 +1,6 @@
 #!/bin/sh
 # install-deps.sh: installs the Debian packages hogtrain needs to build, test and run its demo; silent when all are present.
+# SPDX-License-Identifier: BSD-2-Clause
 #
 # Usage: sh tools/install-deps.sh
 # Run as root (make deps does this). As another user it only checks, and says

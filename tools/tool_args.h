@@ -1,4 +1,5 @@
 /* tool_args.h: the data generators' option values, checked against their ranges with a message naming the option, and their clock. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef HOG_TOOL_ARGS_H
 #define HOG_TOOL_ARGS_H
 

@@ -1,4 +1,5 @@
 /* tool_file.h: output files for the tools, written whole or not at all (temporary file beside the target, fsync, rename, fsync of the folder). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef HOG_TOOL_FILE_H
 #define HOG_TOOL_FILE_H
 

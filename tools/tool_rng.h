@@ -1,4 +1,5 @@
 /* tool_rng.h: the data generators' random numbers: splitmix64 to seed a stream from a key, xoshiro256** to draw, uniform and normal variates. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef HOG_TOOL_RNG_H
 #define HOG_TOOL_RNG_H
 

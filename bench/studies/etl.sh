@@ -1,4 +1,5 @@
 # etl.sh: parse and convert rates per text format (libsvm, CSV, VW) against the file read rate and memory bandwidth.
+# SPDX-License-Identifier: BSD-2-Clause
 #
 # parse FORMAT (memory)  bench_parse: hog_parse_chunk on text generated in
 #                        memory, 1..N threads (libsvm and CSV; the median of

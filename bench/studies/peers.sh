@@ -1,4 +1,5 @@
 # peers.sh: time to a target test logloss, throughput and peak memory on the same data for hogtrain, liblinear-train, scikit-learn's SGDClassifier and vw (when on PATH).
+# SPDX-License-Identifier: BSD-2-Clause
 #
 # Data: gen_sparse, 2^16 features, 40 non-zeros per row, power-law feature
 # frequencies, 100,000 training rows (--quick 20,000) and a fifth as many

@@ -1,4 +1,5 @@
 # replicas.sh: DimmWitted's design space: one model for the machine against one per NUMA node against one per core, throughput and time to a target test loss.
+# SPDX-License-Identifier: BSD-2-Clause
 #
 # Data: gen_sparse, 2^16 features, 40 non-zeros per row (as the peers
 # study), 200,000 training rows (--quick 20,000) and a fifth as many held

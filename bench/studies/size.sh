@@ -1,4 +1,5 @@
 # size.sh: throughput as the data set grows from fitting in cache to larger than the memory limit: in memory, out of core from the page cache, out of core cold.
+# SPDX-License-Identifier: BSD-2-Clause
 #
 # Logistic regression on gen_sparse data (2^20 features, 75 non-zeros per
 # row, about 608 bytes a row in .hgd) on the largest thread count. Cases:

@@ -1,4 +1,5 @@
 # sparsity.sh: HOGWILD!'s premise: speedup as rows get denser and features fewer (more write conflicts), from RCV1-like sparse to dense.
+# SPDX-License-Identifier: BSD-2-Clause
 #
 # The same logistic regression on data sets from gen_sparse (power-law
 # feature frequencies) with fewer features and more non-zeros per row, then

@@ -1,4 +1,5 @@
 # threads.sh: speedup and efficiency against thread count for sparse logistic regression, softmax and matrix factorisation; test loss against training time per thread count.
+# SPDX-License-Identifier: BSD-2-Clause
 #
 # Cases:
 #   logistic  gen_sparse data, 2^20 features, 75 non-zeros per row, power-law

@@ -1,4 +1,5 @@
 /* cli.h: the shared pieces of the hogtrain command: option values, messages, progress and reports. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef HOG_CLI_H
 #define HOG_CLI_H
 

@@ -1,4 +1,5 @@
 /* cli_convert.c: `hogtrain convert`: text (CSV, libsvm, VW) to a binary dataset, or rating triples to a binary ratings file, written atomically. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <getopt.h>
 #include <string.h>
 

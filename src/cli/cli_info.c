@@ -1,4 +1,5 @@
 /* cli_info.c: `hogtrain info`: what a dataset or a model file is, its sizes and its parameters; with --topology, the machine and where threads go. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>

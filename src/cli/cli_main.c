@@ -1,4 +1,5 @@
 /* cli_main.c: the hogtrain command: dispatch to the subcommands and the helpers they share. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>

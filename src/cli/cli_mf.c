@@ -1,4 +1,5 @@
 /* cli_mf.c: the matrix factorisation side of the hogtrain command: train --model mf, predict and info for its models. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>

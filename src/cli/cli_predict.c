@@ -1,4 +1,5 @@
 /* cli_predict.c: `hogtrain predict`: score every row of a data set with a saved model. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <getopt.h>
 #include <math.h>
 #include <string.h>

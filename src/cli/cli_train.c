@@ -1,4 +1,5 @@
 /* cli_train.c: `hogtrain train`: read data, check parameters, train with HOGWILD!, save the model, report. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>

@@ -1,4 +1,5 @@
 /* etl.h: the private interface of the data layer: the in-memory block layout, the row builder, the binary format and the text readers. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef HOG_ETL_H
 #define HOG_ETL_H
 

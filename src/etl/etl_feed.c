@@ -1,4 +1,5 @@
 /* etl_feed.c: a text file read on a thread of its own into a data set, each block handed to the trainer as it is built. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>

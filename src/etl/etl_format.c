@@ -1,4 +1,5 @@
 /* etl_format.c: the block builder, the binary dataset format (.hgd: writer and validating mmap reader) and the public data set functions. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -40,24 +41,6 @@ static inline int f32_finite(float f)
     uint32_t bits;
     memcpy(&bits, &f, sizeof(bits));
     return (bits & 0x7f800000u) != 0x7f800000u;
-}
-
-/* Grows *p (elements of `size` bytes) to hold at least `need`, doubling. */
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 64;
-    while (n < need)
-        n *= 2;
-    if (n > SIZE_MAX / size)
-        return -ENOMEM;
-    void *q = hog_realloc(*p, n * size);
-    if (!q)
-        return -ENOMEM;
-    *p = q;
-    *cap = n;
-    return 0;
 }
 
 /* ===================================================================== *
@@ -322,7 +305,7 @@ static int writer_block(hgd_writer *w, const block_arrays *a, uint32_t rows, uin
         bytes += a->len[i];
     uint64_t padded = round_up(bytes, HOG_HGD_ALIGN);
     void *table = w->table;
-    int rc = grow(&table, &w->table_cap, (size_t)w->blocks + 1, HOG_HGD_TABLE_ENTRY);
+    int rc = hog_array_grow(&table, &w->table_cap, (size_t)w->blocks + 1, HOG_HGD_TABLE_ENTRY, 64);
     w->table = table;
     if (rc < 0)
         return rc;
@@ -558,10 +541,10 @@ static int builder_flush(hog_builder *b)
     } else {
         /* Grow both lists first, so a failure leaks nothing. */
         void *blocks = b->blocks, *heap = b->heap;
-        rc = grow(&blocks, &b->blocks_cap, (size_t)b->nblocks + 1, sizeof(hog_block));
+        rc = hog_array_grow(&blocks, &b->blocks_cap, (size_t)b->nblocks + 1, sizeof(hog_block), 64);
         b->blocks = blocks;
         if (rc == 0) {
-            rc = grow(&heap, &b->heap_cap, (size_t)b->nblocks + 1, sizeof(void *));
+            rc = hog_array_grow(&heap, &b->heap_cap, (size_t)b->nblocks + 1, sizeof(void *), 64);
             b->heap = heap;
         }
         if (rc < 0)
@@ -595,10 +578,10 @@ static int reserve_nnz(hog_builder *b, uint64_t more)
         return 0;
     size_t cap = b->nnz_cap, icap = cap;
     void *ix = b->index, *v = b->value;
-    int rc = grow(&ix, &icap, (size_t)need, sizeof(uint32_t));
+    int rc = hog_array_grow(&ix, &icap, (size_t)need, sizeof(uint32_t), 64);
     b->index = ix;
     if (rc == 0)
-        rc = grow(&v, &cap, (size_t)need, sizeof(float));
+        rc = hog_array_grow(&v, &cap, (size_t)need, sizeof(float), 64);
     b->value = v;
     if (rc == 0)
         b->nnz_cap = cap;

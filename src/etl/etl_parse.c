@@ -1,4 +1,5 @@
 /* etl_parse.c: chunk parsers for libsvm, CSV and Vowpal Wabbit text that scan the raw buffer in place, for many threads at once. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <float.h>
 #include <locale.h>

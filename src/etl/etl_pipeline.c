@@ -1,4 +1,5 @@
 /* etl_pipeline.c: the text pipeline: chunked reads, cut at line ends, parsed on every core, rows handed on in file order. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>

@@ -1,4 +1,5 @@
 /* etl_uring.c: reads a file front to back in large chunks with io_uring (O_DIRECT where allowed, pread as a fallback), decompressing gzip and zstd on the way. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>

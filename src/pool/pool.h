@@ -1,4 +1,5 @@
 /* pool.h: the private interface of the worker pool: threads made once, pinned to cores with hwloc, reused for every parallel step. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef HOG_POOL_H
 #define HOG_POOL_H
 

@@ -1,4 +1,5 @@
 /* pool_describe.c: hog_topology_describe, the text of `hogtrain info --topology`: the machine as hwloc sees it and where workers go. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>

@@ -1,4 +1,5 @@
 /* pool_threads.c: a fixed pool of worker threads, placed over NUMA nodes and pinned with hwloc, that run one parallel step at a time. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>

@@ -1,4 +1,5 @@
 /* pool_topology.c: what hwloc sees (this machine, a synthetic description or an XML file), where workers go on it, and binding to it. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <hwloc.h>
 #include <pthread.h>

@@ -1,4 +1,5 @@
 /* train.h: the private interface of training: lock-free weight access, losses, the model object and evaluation. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef HOG_TRAIN_H
 #define HOG_TRAIN_H
 

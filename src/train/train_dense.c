@@ -1,4 +1,5 @@
 /* train_dense.c: the dense path: mini-batches made dense and stepped with OpenBLAS GEMM, each worker writing the shared model HOGWILD!-style. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <cblas.h>
 #include <errno.h>
 #include <math.h>

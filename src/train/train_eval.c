@@ -1,4 +1,5 @@
 /* train_eval.c: metrics of a model on a data set (log loss, accuracy, AUC, RMSE), computed in parallel. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 /* train_mf.c: matrix factorisation with HOGWILD! SGD (the Netflix experiment): training, prediction and the model file. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>

@@ -1,4 +1,5 @@
 /* train_mf.h: the private interface of matrix factorisation: rating triples, name maps, the model object and the SGD step. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef HOG_TRAIN_MF_H
 #define HOG_TRAIN_MF_H
 

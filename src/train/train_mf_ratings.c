@@ -1,4 +1,5 @@
 /* train_mf_ratings.c: rating triples for matrix factorisation: name maps, the text reader and the binary ratings file (.hgr). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>

@@ -1,4 +1,5 @@
 /* train_model.c: the model object: scoring, prediction, and the versioned, checksummed model file. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>

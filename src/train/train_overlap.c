@@ -1,4 +1,5 @@
 /* train_overlap.c: how many segments ran beside a worker's, as the mean number in flight over its span (see train.h). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "train.h"
 
 void hog_overlap_init(hog_overlap *c)

@@ -1,4 +1,5 @@
 /* train_params.c: training parameters: defaults, checking, and the names of losses and schedules. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <math.h>
 #include <string.h>
 

@@ -1,4 +1,5 @@
 /* train_sgd.c: the HOGWILD! trainer: workers run SGD over shuffled row segments, all writing one shared model without locks. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>

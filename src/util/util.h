@@ -1,4 +1,5 @@
 /* util.h: the private helpers every subsystem shares: allocation, errors, logging, checksums, files, random numbers. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef HOG_UTIL_H
 #define HOG_UTIL_H
 
@@ -34,6 +35,12 @@ void *hog_realloc(void *p, size_t n);
 void *hog_aligned_alloc(size_t align, size_t n);
 void hog_free(void *p);
 char *hog_strdup(const char *s);
+/* Grows the array *p (elements of `size` bytes, *cap of them) to hold at
+ * least `need`, doubling from `first` (or from *cap when it is larger), so n
+ * appends cost O(log n) reallocations. Leaves *p and *cap unchanged and
+ * returns -ENOMEM when the memory cannot be had or the size would overflow;
+ * returns 0 otherwise. */
+int hog_array_grow(void **p, size_t *cap, size_t need, size_t size, size_t first);
 
 /* ---- error details: a message written into a caller's buffer ---- */
 /* Writes a formatted message into buf (len bytes, NUL-terminated) when buf is

@@ -1,5 +1,7 @@
 /* util_alloc.c: the one allocation wrapper (jemalloc in normal builds, libc's allocator under sanitizers). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,4 +47,24 @@ char *hog_strdup(const char *s)
     if (d)
         memcpy(d, s, n);
     return d;
+}
+
+int hog_array_grow(void **p, size_t *cap, size_t need, size_t size, size_t first)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap > first ? *cap : (first ? first : 1);
+    while (n < need) {
+        if (n > SIZE_MAX / 2)
+            return -ENOMEM;
+        n *= 2;
+    }
+    if (n > SIZE_MAX / size)
+        return -ENOMEM;
+    void *q = hog_realloc(*p, n * size);
+    if (!q)
+        return -ENOMEM;
+    *p = q;
+    *cap = n;
+    return 0;
 }

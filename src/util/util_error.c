@@ -1,4 +1,5 @@
 /* util_error.c: version, error names, error details and the log callback. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdio.h>
 #include <string.h>
 

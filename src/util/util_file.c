@@ -1,4 +1,5 @@
 /* util_file.c: atomic file output, whole-file reads, CRC-32, shuffling, available memory and the clock. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>

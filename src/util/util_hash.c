@@ -1,4 +1,5 @@
 /* util_hash.c: the 64-bit checksum of binary datasets (XXH3), with an AVX2 build chosen at run time where the CPU has it; the vector register state that AVX code leaves behind. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdatomic.h>
 #if defined(__x86_64__)
 #include <cpuid.h>

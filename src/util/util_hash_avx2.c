@@ -1,4 +1,5 @@
 /* util_hash_avx2.c: XXH3 compiled for AVX2, called by util_hash.c only on CPUs that have it. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #pragma GCC target("avx2")
 
 #define XXH_INLINE_ALL

@@ -1,4 +1,5 @@
 /* fuzz_parse_common.h: what the chunk-parser fuzz targets share: one plan and parse of the input, whole and cut in two, with the invariants of hog_rows checked. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef HOG_FUZZ_PARSE_COMMON_H
 #define HOG_FUZZ_PARSE_COMMON_H
 

@@ -1,4 +1,5 @@
 /* fuzz_parse_csv.c: libFuzzer target for CSV plans (delimiter, header, label, ignored and categorical columns) and the CSV chunk parser. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "fuzz_parse_common.h"
 
 /* The first two bytes pick the options. */

@@ -1,4 +1,5 @@
 /* fuzz_parse_libsvm.c: libFuzzer target for the libsvm chunk parser and for hog_parse_double against strtod. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdio.h>
 
 #include "fuzz_parse_common.h"

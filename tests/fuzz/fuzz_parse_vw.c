@@ -1,4 +1,5 @@
 /* fuzz_parse_vw.c: libFuzzer target for the Vowpal Wabbit chunk parser. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "fuzz_parse_common.h"
 
 /* The first byte picks the options. */

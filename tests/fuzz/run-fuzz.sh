@@ -1,5 +1,6 @@
 #!/bin/sh
 # run-fuzz.sh: builds the chunk-parser fuzz targets with Debian's clang (libFuzzer, ASan, UBSan) and runs each for a while.
+# SPDX-License-Identifier: BSD-2-Clause
 # usage: tests/fuzz/run-fuzz.sh [SECONDS per target (20)] [TARGET...]   (targets: libsvm csv vw)
 # New inputs go to build-fuzz/corpus/NAME; crashes to build-fuzz/crash-*. Exits non-zero on the first failure.
 set -eu
