@@ -57,7 +57,7 @@ TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 QUICK_TESTS := $(filter-out $(BUILD)/tests/test_accuracy $(BUILD)/tests/test_cli,$(TESTS))
 
-.PHONY: all deps test check asan tsan fuzz bench bench-tools bench-check demo install uninstall clean help symbols tools
+.PHONY: all deps test check check-layers asan tsan fuzz bench bench-tools bench-check demo install uninstall clean help symbols tools
 
 ## all: build libhogtrain.a, the hogtrain command and the tools (the default)
 all: $(LIB) $(BIN) tools
@@ -72,9 +72,8 @@ $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-# The command sees only the public header.
-$(BUILD)/src/cli/%.o: override CFLAGS := $(filter-out -Isrc%,$(CFLAGS))
-
+# The command uses only include/hogtrain.h, as any program linking the
+# library would: make check-layers checks its includes, flags and calls.
 $(BIN): $(CLI_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
 
@@ -100,10 +99,10 @@ $(BUILD)/bench/%: bench/%.c bench/bench_words.h $(LIB)
 deps:
 	@sh tools/install-deps.sh
 
-## test: install what is missing, build, and run every test (unit, end to end, accuracy, the bench harness)
+## test: install what is missing, build, and run every test (unit, end to end, accuracy, the layer check, the bench harness)
 test: deps
-	@$(MAKE) --no-print-directory all $(TESTS) $(BENCH_BIN) symbols
-	@sh tests/run-tests.sh $(BUILD) $(TESTS)
+	@$(MAKE) --no-print-directory all $(TESTS) $(BENCH_BIN) symbols check-layers
+	@sh tests/run-tests.sh $(BUILD) $(TESTS) tests/check-layers-test.sh
 	@sh bench/check.sh $(BUILD)
 
 ## check: build and run the quick unit tests only
@@ -127,6 +126,11 @@ tsan: deps
 FUZZ_SECONDS ?= 20
 fuzz: deps
 	@sh tests/fuzz/run-fuzz.sh $(FUZZ_SECONDS)
+
+## check-layers: fail if a file of src/ includes or calls across the layer rules of CONTRIBUTING.md, or files call each other in a loop
+PYTHON3 ?= /usr/bin/python3
+check-layers: $(LIB_OBJ) $(CLI_OBJ)
+	@$(PYTHON3) tools/check-layers.py --build $(BUILD) --cflags '$(CFLAGS)' --allow tools/check-layers.allow
 
 ## symbols: fail if libhogtrain.a exports a symbol without the hog_ prefix
 symbols: $(LIB)

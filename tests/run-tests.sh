@@ -1,7 +1,9 @@
 #!/bin/sh
 # run-tests.sh: runs Criterion test binaries one after another and sums their results into one closing line.
 # SPDX-License-Identifier: BSD-2-Clause
-# usage: tests/run-tests.sh BUILD_DIR TEST_BINARY...
+# usage: tests/run-tests.sh BUILD_DIR TEST...
+# A TEST is a Criterion binary, or a shell script (NAME.sh) that prints TAP
+# lines: `ok N - what` for each case that passed, `not ok N - what` otherwise.
 set -u
 build=$1
 shift
@@ -10,6 +12,23 @@ export HOG_BUILD
 passed=0 failed=0 skipped=0 status=0
 for t in "$@"; do
     name=$(basename "$t")
+    case $name in
+    *.sh)
+        out=$(sh "$t" 2>&1)
+        rc=$?
+        p=$(printf '%s\n' "$out" | grep -c '^ok ' || true)
+        f=$(printf '%s\n' "$out" | grep -c '^not ok ' || true)
+        printf '%s\n' "$out" | grep -E '^(not ok |#)' || true
+        if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+            printf '%s\n' "$out" | tail -n 20
+            echo "$name: failed (exit $rc) outside its cases"
+            f=1
+        fi
+        passed=$((passed + p)); failed=$((failed + f))
+        echo "$name: $((p + f)) tested, $p passed, $f failed"
+        if [ "$f" -ne 0 ]; then status=1; fi
+        continue ;;
+    esac
     out=$("$t" --jobs 1 --verbose 2>&1) # --verbose: Criterion prints [SKIP] lines only then
     rc=$?
     printf '%s\n' "$out" | grep -v -e '^\[====\] Synthesis' -e '^\[----\] Criterion v' | grep -E '^\[(FAIL|----|SKIP|WARN)\]|Assertion|ERROR|SUMMARY|runtime error' || true
