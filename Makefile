@@ -54,6 +54,7 @@ LIB      := $(BUILD)/libhogtrain.a
 BIN      := $(BUILD)/hogtrain
 TOOLS    := $(TOOL_SRC:tools/%.c=$(BUILD)/tools/%)
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+RACES    := $(RACE_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 QUICK_TESTS := $(filter-out $(BUILD)/tests/test_accuracy $(BUILD)/tests/test_cli,$(TESTS))
 
@@ -77,23 +78,28 @@ $(LIB): $(LIB_OBJ)
 $(BIN): $(CLI_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
 
-$(BUILD)/tools/%: tools/%.c tools/tool_args.h tools/tool_file.h tools/tool_rng.h $(LIB)
+# Tools, tests and benchmarks are compiled and linked in one step; DEPFLAGS
+# writes the headers each includes into BINARY.d, so editing one rebuilds
+# the programs that use it.
+DEPFLAGS = -MF $@.d -MT $@
+
+$(BUILD)/tools/%: tools/%.c $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 $(BUILD)/tests/test_%: tests/test_%.c $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Isrc $(LDFLAGS) -o $@ $< $(LIB) -lcriterion $(LDLIBS)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -Isrc $(LDFLAGS) -o $@ $< $(LIB) -lcriterion $(LDLIBS)
 
 # Stress programs in plain C: ThreadSanitizer cannot run under Criterion.
 $(BUILD)/tests/race_%: tests/race_%.c $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 # The benchmark programs may use the private headers (and tests/deny_io.h).
-$(BUILD)/bench/%: bench/%.c bench/bench_words.h $(LIB)
+$(BUILD)/bench/%: bench/%.c $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Isrc -Itests $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -Isrc -Itests $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 ## deps: install the Debian packages hogtrain needs (does nothing when they are present)
 deps:
@@ -183,4 +189,4 @@ clean:
 help:
 	@sed -n 's/^## //p' Makefile
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(addsuffix .d,$(TOOLS) $(TESTS) $(RACES) $(BENCH_BIN))
