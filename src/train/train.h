@@ -259,12 +259,15 @@ void hog_dense_segment(hog_dense *d, hog_model *m, const hog_train_params *p, co
  */
 typedef struct hog_overlap {
     _Alignas(HOG_CACHELINE) pthread_mutex_t mu;
-    unsigned inflight; /* segments running */
-    double last;       /* when inflight last changed (hog_now) */
-    double area;       /* the integral of inflight over time until last */
+    double (*now)(void); /* the clock, in seconds */
+    unsigned inflight;   /* segments running */
+    double last;         /* when inflight last changed (now) */
+    double area;         /* the integral of inflight over time until last */
 } hog_overlap;
 
-void hog_overlap_init(hog_overlap *c);
+/* now: the clock, read under the lock so that its times come in order; the
+ * trainer passes hog_now, a test a clock it moves by hand. */
+void hog_overlap_init(hog_overlap *c, double (*now)(void));
 void hog_overlap_destroy(hog_overlap *c);
 
 /* A segment starts: returns the clock's area, and the time in *t0. */

@@ -2,11 +2,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "train.h"
 
-void hog_overlap_init(hog_overlap *c)
+void hog_overlap_init(hog_overlap *c, double (*now)(void))
 {
     pthread_mutex_init(&c->mu, NULL);
+    c->now = now;
     c->inflight = 0;
-    c->last = hog_now();
+    c->last = now();
     c->area = 0;
 }
 
@@ -19,7 +20,7 @@ void hog_overlap_destroy(hog_overlap *c)
 static double overlap_step(hog_overlap *c, int d, double *now)
 {
     pthread_mutex_lock(&c->mu);
-    double t = hog_now();
+    double t = c->now();
     c->area += (double)c->inflight * (t - c->last);
     c->last = t;
     c->inflight = (unsigned)((int)c->inflight + d);

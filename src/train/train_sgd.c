@@ -1216,7 +1216,7 @@ static int replicas_make(replica_set *r, hog_replicas kind, hog_pool *pool, hog_
     if (!r->w || !r->bias || !r->members || !r->clocks)
         return -ENOMEM;
     for (unsigned g = 0; g < n; g++)
-        hog_overlap_init(&r->clocks[g]);
+        hog_overlap_init(&r->clocks[g], hog_now);
     for (unsigned i = 0; i < nth; i++) {
         unsigned g = ws[i].replica;
         if (r->members[g]++ == 0) { /* node-local to its first worker, zeroed like the model */
@@ -1853,7 +1853,7 @@ static void run_init(run_state *rs, hog_trainer *t)
     memset(rs, 0, sizeof(*rs));
     rs->p = &t->p;
     rs->nth = hog_pool_threads(t->pool);
-    hog_overlap_init(&rs->clock);
+    hog_overlap_init(&rs->clock, hog_now);
     rs->pool = t->pool;
     rs->limit = hog_mem_limit(&t->p);
     rs->st.epochs = t->p.epochs;
