@@ -187,7 +187,8 @@ int hog_atomic_direct(hog_atomic_file *f, int on);
 /* fsyncs, renames over path, fsyncs the folder. Frees f. Returns 0 or -errno
  * (on failure the temporary file is removed). */
 int hog_atomic_commit(hog_atomic_file *f);
-/* Removes the temporary file and frees f. Safe after a failed open. */
+/* Removes the temporary file and frees f. Safe after a failed open, after a
+ * commit (it then does nothing) and on a struct set to {.fd = -1}. */
 void hog_atomic_abort(hog_atomic_file *f);
 
 /* Reads a whole regular file into a new buffer (*out, hog_free it; at least
