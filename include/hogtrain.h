@@ -30,8 +30,8 @@ const char *hog_version_string(void);
  *  Within one major version, a program built against an older header runs
  *  with a newer library unchanged. The parameter structs a caller holds by
  *  value and passes in (hog_read_params, hog_train_params, hog_mf_params)
- *  have a fixed size, 128, 256 and 128 bytes, which the library's build
- *  checks, and end in a reserved area:
+ *  have a fixed size (128, 256 and 128 bytes on 64-bit systems, which the
+ *  library's build checks) and end in a reserved area:
  *  - Make them with their _default() function, which zeroes the reserved
  *    area; a program that fills one in itself zeroes it all first.
  *  - A minor version adds a field only by taking its bytes from the front
