@@ -31,6 +31,10 @@ WARN += -Werror
 endif
 
 override CFLAGS += $(ARCH) -std=c11 -D_GNU_SOURCE -pthread -Iinclude $(WARN) -MMD -MP
+# What the library needs (hogtrain.pc's Libs.private), and what our own
+# programs link besides: jemalloc replaces the allocator of the whole
+# process, a choice for the command to make, never for a program that links
+# the library.
 LDLIBS_DEPS := -lopenblas -lhwloc -luring -lzstd -lz -lm -pthread
 ifeq ($(SANITIZE),)
 ALLOC_LIB := -ljemalloc
@@ -166,7 +170,7 @@ $(BUILD)/hogtrain.pc: Makefile include/hogtrain.h
 	@mkdir -p $(@D)
 	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
 	  'Name: hogtrain' 'Description: lock-free multicore SGD trainer' 'Version: $(VERSION)' \
-	  'Libs: -L$${libdir} -lhogtrain' 'Libs.private: $(LDLIBS)' 'Cflags: -I$${includedir}' > $@
+	  'Libs: -L$${libdir} -lhogtrain' 'Libs.private: $(LDLIBS_DEPS)' 'Cflags: -I$${includedir}' > $@
 
 ## install: install the library, hogtrain.h, the command and hogtrain.pc under $(DESTDIR)$(PREFIX)
 install: all $(BUILD)/hogtrain.pc

@@ -25,6 +25,27 @@ unsigned hog_version_number(void);
 const char *hog_version_string(void);
 
 /* ===================================================================== *
+ *  Compatibility
+ *
+ *  Within one major version, a program built against an older header runs
+ *  with a newer library unchanged. The parameter structs a caller holds by
+ *  value and passes in (hog_read_params, hog_train_params, hog_mf_params)
+ *  have a fixed size (128, 256 and 128 bytes on 64-bit systems, which the
+ *  library's build checks) and end in a reserved area:
+ *  - Make them with their _default() function, which zeroes the reserved
+ *    area; a program that fills one in itself zeroes it all first.
+ *  - A minor version adds a field only by taking its bytes from the front
+ *    of the reserved area (keeping the size), and only with zero meaning
+ *    what the library did before the field existed: an older program's
+ *    zeroed reserved area keeps the older behaviour. A field is never
+ *    moved, removed or given another type or meaning.
+ *  - Anything else is a new major version: a field of a struct the library
+ *    fills in (the _info and _stats structs, hog_metrics, hog_row,
+ *    hog_file_run), an enum's values, a function's signature. An error
+ *    code is never reused for another meaning.
+ * ===================================================================== */
+
+/* ===================================================================== *
  *  Errors
  *
  *  Every fallible call returns an int: 0 (or a count) on success and a
@@ -44,12 +65,37 @@ enum hog_error {
     HOG_ELABEL = -10008,    /* labels do not fit the loss (e.g. 3 classes for logistic) */
     HOG_EEMPTY = -10009,    /* a data set with no rows */
     HOG_ETOPOLOGY = -10010, /* hwloc could not describe or bind the machine */
-    HOG_EMISMATCH = -10011, /* model and data disagree (e.g. feature count) */
+    /* -10011 is retired: it was never returned */
+    HOG_ECPU = -10012,      /* this CPU lacks instructions the library was built for (hog_init) */
 };
 
 /* A static, human-readable name for any return code of this library
  * (negative errno included). Never NULL. Thread-safe. */
 const char *hog_strerror(int rc);
+
+/* Error details and log messages name a setting by its struct and field,
+ * as "hog_train_params.step" or "hog_read_params.index_base", and a value
+ * of an enum by its constant ("hog_train_params.loss = HOG_LOSS_SOFTMAX"),
+ * so a program can point its users at its own name for the setting. */
+
+/* ===================================================================== *
+ *  Initialisation
+ *
+ *  On x86-64 the library is built for a CPU level (by default x86-64-v2:
+ *  SSSE3, SSE4.2 and POPCNT, which Intel CPUs have since 2008 and AMD's
+ *  since 2011); on an older CPU its code would stop the program with
+ *  SIGILL. Call hog_init() before any other hog_ function and use the
+ *  library only if it returns 0. The calls that read files or create
+ *  objects (hog_dataset_open, hog_dataset_convert, hog_model_load,
+ *  hog_trainer_create, hog_ratings_open, hog_mf_train, hog_mf_load,
+ *  hog_topology_describe, hog_file_probe, hog_output_open) check as well
+ *  and return HOG_ECPU, with the missing instructions in the detail.
+ * ===================================================================== */
+
+/* Checks that this CPU has every instruction set the library was built to
+ * use, itself in code any x86-64 CPU runs. Returns 0, or HOG_ECPU. Does
+ * the work once; thread-safe. */
+int hog_init(void);
 
 /* ===================================================================== *
  *  Logging
@@ -115,6 +161,7 @@ typedef struct hog_read_params {
                               subtracts one (1-based files) */
     hog_on_error on_error;
     unsigned threads;      /* parser threads; 0: one per core */
+    uint64_t reserved[7];  /* zero; the room for new fields (see Compatibility) */
 } hog_read_params;
 
 hog_read_params hog_read_params_default(void);
@@ -150,8 +197,8 @@ typedef struct hog_dataset_info {
  * with hog_dataset_close) and 0 is returned.
  * Errors: -errno from open/read/mmap, -ENOMEM, HOG_EFORMAT (text: the detail
  * names file:line:column and what was expected), HOG_EMAGIC, HOG_EVERSION,
- * HOG_ETRUNCATED, HOG_ECHECKSUM, HOG_ECORRUPT, HOG_EEMPTY, HOG_EPARAM.
- * On failure, if err_detail is not NULL, a message is written there
+ * HOG_ETRUNCATED, HOG_ECHECKSUM, HOG_ECORRUPT, HOG_EEMPTY, HOG_EPARAM,
+ * HOG_ECPU. On failure, if err_detail is not NULL, a message is written there
  * (at most err_len bytes, NUL-terminated). Thread-safe. */
 int hog_dataset_open(const char *path, const hog_read_params *params,
                      hog_dataset **out, char *err_detail, size_t err_len);
@@ -272,6 +319,7 @@ typedef struct hog_train_params {
     int stream;          /* hog_trainer_run_file on text: 1 trains the first epoch on the blocks
                             as the parsers build them, while the file is still being read; 0
                             reads the whole file first (see hog_trainer_run_file) */
+    uint64_t reserved[13]; /* zero; the room for new fields (see Compatibility) */
 } hog_train_params;
 
 /* The defaults: logistic, one thread per core, 10 epochs, step 0.1, decay 0.9,
@@ -384,10 +432,9 @@ double hog_model_predict(const hog_model *m, const hog_row *row, uint32_t *cls,
                          float *probs);
 
 /* Evaluates a model on every row of ds (rows with features unknown to the
- * model are scored on the known ones). Uses up to `threads` threads (0: all
- * cores). Errors: -ENOMEM, HOG_ELABEL (softmax labels not among the model's
- * classes are counted as errors, not failures; this is for a binary model on
- * data without two classes: never returned today). */
+ * model are scored on the known ones; softmax labels not among the model's
+ * classes count as errors, not failures). Uses up to `threads` threads (0:
+ * all cores). Errors: -ENOMEM, -errno from pthread_create, HOG_ETOPOLOGY. */
 int hog_model_evaluate(const hog_model *m, const hog_dataset *ds,
                        unsigned threads, hog_metrics *out);
 
@@ -398,8 +445,8 @@ int hog_model_evaluate(const hog_model *m, const hog_dataset *ds,
 int hog_model_save(const hog_model *m, const char *path);
 
 /* Loads a model saved by hog_model_save. Errors: -errno, -ENOMEM,
- * HOG_EMAGIC, HOG_EVERSION, HOG_ETRUNCATED, HOG_ECHECKSUM, HOG_ECORRUPT; a
- * message in err_detail as for hog_dataset_open. */
+ * HOG_EMAGIC, HOG_EVERSION, HOG_ETRUNCATED, HOG_ECHECKSUM, HOG_ECORRUPT,
+ * HOG_ECPU; a message in err_detail as for hog_dataset_open. */
 int hog_model_load(const char *path, hog_model **out, char *err_detail,
                    size_t err_len);
 
@@ -414,7 +461,7 @@ typedef struct hog_trainer hog_trainer;
 
 /* Creates a trainer with the given parameters (checked first).
  * Errors: HOG_EPARAM (field name in err_detail), -ENOMEM, -errno from
- * pthread_create, HOG_ETOPOLOGY. */
+ * pthread_create, HOG_ETOPOLOGY, HOG_ECPU. */
 int hog_trainer_create(const hog_train_params *p, hog_trainer **out,
                        char *err_detail, size_t err_len);
 
@@ -525,7 +572,8 @@ typedef struct hog_ratings_info {
  * On success *out owns the set (hog_ratings_close) and 0 is returned.
  * Errors: -errno, -ENOMEM, HOG_EFORMAT ("file:line:column: expected ...,
  * found '...'"), HOG_EMAGIC, HOG_EVERSION, HOG_ETRUNCATED, HOG_ECHECKSUM,
- * HOG_ECORRUPT, HOG_EEMPTY (no triples); a message in err_detail. Thread-safe. */
+ * HOG_ECORRUPT, HOG_EEMPTY (no triples), HOG_ECPU; a message in err_detail.
+ * Thread-safe. */
 int hog_ratings_open(const char *path, int allow_pairs, hog_ratings **out, char *err_detail,
                      size_t err_len);
 
@@ -545,8 +593,8 @@ const char *hog_ratings_user_name(const hog_ratings *r, uint32_t u);
 const char *hog_ratings_item_name(const hog_ratings *r, uint32_t i);
 
 /* Writes r as a binary ratings file (.hgr, version 1) atomically (temporary
- * file, fsync, rename). The layout is in src/train/train_mf.c and the
- * README. Errors: -errno from the file system, HOG_EPARAM (a pairs file). */
+ * file, fsync, rename); the README gives the layout ("Binary ratings").
+ * Errors: -errno from the file system, HOG_EPARAM (a pairs file). */
 int hog_ratings_save(const hog_ratings *r, const char *path);
 
 typedef struct hog_mf_epoch_stats {
@@ -578,6 +626,7 @@ typedef struct hog_mf_params {
     int bind;            /* 1: pin workers to cores with hwloc */
     hog_mf_progress_fn progress;
     void *progress_ctx;
+    uint64_t reserved[4]; /* zero; the room for new fields (see Compatibility) */
 } hog_mf_params;
 
 /* The defaults: rank 32, one thread per core, 20 epochs, step 0.01, decay
@@ -613,7 +662,7 @@ typedef struct hog_mf_info {
  * other's bias). On success *out owns the model.
  * Errors: HOG_EPARAM (field in err_detail), HOG_EEMPTY (no training
  * ratings), HOG_ELABEL (a pairs file given as train or test), -ENOMEM,
- * -errno from pthread_create, HOG_ETOPOLOGY. */
+ * -errno from pthread_create, HOG_ETOPOLOGY, HOG_ECPU. */
 int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_ratings *test,
                  hog_mf_model **out, char *err_detail, size_t err_len);
 
@@ -647,9 +696,64 @@ int hog_mf_predict_ratings(const hog_mf_model *m, const hog_ratings *r, float *o
 int hog_mf_save(const hog_mf_model *m, const char *path);
 
 /* Loads a model saved by hog_mf_save. Errors: -errno, -ENOMEM, HOG_EMAGIC,
- * HOG_EVERSION, HOG_ETRUNCATED, HOG_ECHECKSUM, HOG_ECORRUPT; a message in
- * err_detail. */
+ * HOG_EVERSION, HOG_ETRUNCATED, HOG_ECHECKSUM, HOG_ECORRUPT, HOG_ECPU; a
+ * message in err_detail. */
 int hog_mf_load(const char *path, hog_mf_model **out, char *err_detail, size_t err_len);
+
+/* ===================================================================== *
+ *  Files
+ * ===================================================================== */
+
+/* What a file holds, told by its first eight bytes (the magic). */
+typedef enum hog_file_kind {
+    HOG_FILE_TEXT = 0,  /* anything else: text (plain, gzip or zstd), or not hogtrain's */
+    HOG_FILE_DATASET,   /* a binary dataset (.hgd): hog_dataset_open */
+    HOG_FILE_MODEL,     /* a linear model: hog_model_load */
+    HOG_FILE_MF_MODEL,  /* a matrix factorisation model: hog_mf_load */
+    HOG_FILE_RATINGS,   /* a binary ratings file (.hgr): hog_ratings_open */
+} hog_file_kind;
+
+/* Sets *kind to what the file at path holds, from its magic alone: the
+ * rest (version, sizes, checksums) is checked by the call that opens it. A
+ * file shorter than a magic is HOG_FILE_TEXT. A pipe, socket or terminal is
+ * not read (what was read could not be read again) and is HOG_FILE_TEXT;
+ * hog_dataset_open and hog_ratings_open still recognise binary data in a
+ * pipe. Returns 0, or -errno from open or read (-ENOENT, -EACCES, -EISDIR,
+ * ...) or HOG_ECPU, with "path: reason" in err_detail (at most err_len
+ * bytes, NUL-terminated; may be NULL). Thread-safe. */
+int hog_file_probe(const char *path, hog_file_kind *kind, char *err_detail, size_t err_len);
+
+/* "text", "dataset", "model", "mf_model", "ratings"; "unknown" for any
+ * other value. */
+const char *hog_file_kind_name(hog_file_kind kind);
+
+/* An output file written whole or not at all, as the library writes its
+ * own: the bytes go to a temporary file beside path, which
+ * hog_output_commit syncs to disk and renames over path (then syncs the
+ * folder), so a reader of path sees the old file or the whole new one,
+ * and a failed or abandoned output leaves path as it was. The file gets
+ * the permissions a new file gets (0666 less the umask). One thread at a
+ * time per output. */
+typedef struct hog_output hog_output;
+
+/* Creates the temporary file beside path. On success *out owns the output
+ * (end it with hog_output_commit or hog_output_abort) and 0 is returned.
+ * Errors: -errno from the file system (-ENOENT: no such folder, -EACCES),
+ * -ENOMEM, HOG_ECPU. */
+int hog_output_open(const char *path, hog_output **out);
+
+/* Appends all of buf. Errors: -errno from write (-ENOSPC, -EIO, ...); the
+ * output stays open, for hog_output_abort. */
+int hog_output_write(hog_output *o, const void *buf, size_t len);
+
+/* Syncs the file, renames it over path and syncs the folder, then frees o.
+ * Errors: -errno from fsync, close or rename (the temporary file is removed
+ * and path left as it was), or from syncing the folder (the new file is
+ * then in place, but a crash could still lose the rename). */
+int hog_output_commit(hog_output *o);
+
+/* Removes the temporary file and frees o. NULL is accepted. */
+void hog_output_abort(hog_output *o);
 
 /* ===================================================================== *
  *  Machine topology
@@ -675,8 +779,8 @@ int hog_mf_load(const char *path, hog_mf_model **out, char *err_detail, size_t e
  * whole text: if that is len or more, call again with a larger buffer.
  * Errors (the message in buf): HOG_ETOPOLOGY (hwloc cannot load the
  * topology, or HOG_TOPOLOGY is not a synthetic description), -errno (an
- * XML file that cannot be read), -ENOMEM, -errno from pthread_create.
- * Thread-safe. */
+ * XML file that cannot be read), -ENOMEM, -errno from pthread_create,
+ * HOG_ECPU. Thread-safe. */
 int hog_topology_describe(unsigned threads, char *buf, size_t len);
 
 #ifdef __cplusplus

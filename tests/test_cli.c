@@ -361,3 +361,32 @@ Test(cli, bad_optimiser_options_exit_2_with_a_message)
     cr_assert(strstr(out, "--l1"), "%s", out);
     cr_assert(!exists("m.hog"));
 }
+
+/* info and predict ask the library what a file is; what cannot be read is
+ * named with the reason, and an output that cannot be made is reported
+ * with nothing left behind. */
+Test(cli, unreadable_inputs_and_outputs_are_reported)
+{
+    write_separable("t.svm", 200, 8, 0);
+    cr_assert_eq(hog("info missing.hog"), 1, "%s", out);
+    cr_assert(strstr(out, "hogtrain: missing.hog: No such file or directory"), "%s", out);
+    cr_assert_eq(hog("info ."), 1, "%s", out);
+    cr_assert(strstr(out, "hogtrain: .: Is a directory"), "%s", out);
+    cr_assert_eq(hog("predict missing.hog t.svm"), 1, "%s", out);
+    cr_assert(strstr(out, "hogtrain: missing.hog: No such file or directory"), "%s", out);
+
+    cr_assert_eq(hog("train t.svm -o m.hog -q"), 0, "%s", out);
+    cr_assert_eq(hog("predict m.hog t.svm -q -o no/such/folder/p.txt"), 1, "%s", out);
+    cr_assert(strstr(out, "hogtrain: no/such/folder/p.txt: cannot create a file beside it: No such file or directory"),
+              "%s", out);
+    cr_assert_eq(hog("predict m.hog t.svm -q -o p.txt --report r.json"), 0, "%s", out);
+    char *p = slurp("p.txt");
+    int lines = 0;
+    for (; *p; p++)
+        lines += *p == '\n';
+    cr_assert_eq(lines, 200);
+    cr_assert(strstr(slurp("r.json"), "\"command\": \"predict\""));
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "test $(ls -A %s | grep -c tmp) -eq 0", dir);
+    cr_assert_eq(system(cmd), 0, "a temporary file was left behind");
+}

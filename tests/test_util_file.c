@@ -1,4 +1,4 @@
-/* test_util_file.c: the shared helpers: atomic files, CRC-32, the seeded shuffle, error names. */
+/* test_util_file.c: the shared helpers: atomic files (and hog_output, their public face), CRC-32, the seeded shuffle, error names. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -142,6 +142,75 @@ Test(util, atomic_open_in_a_missing_folder_fails_cleanly)
     hog_atomic_file f;
     cr_assert_eq(hog_atomic_open(&f, "/tmp/hog-no-such-dir/x/y.bin"), -2);
     hog_atomic_abort(&f);
+}
+
+/* A tool's output struct is set up as {.fd = -1} and aborted on every way
+ * out, opened or not, committed or not. */
+Test(util, atomic_abort_is_safe_unopened_and_after_a_commit)
+{
+    char dir[] = "/tmp/hog-util-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof(path), "%s/out.txt", dir);
+    hog_atomic_file f = {.fd = -1};
+    hog_atomic_abort(&f);
+    cr_assert_eq(hog_atomic_open(&f, path), 0);
+    cr_assert_eq(hog_atomic_write(&f, "kept", 4), 0);
+    cr_assert_eq(hog_atomic_commit(&f), 0);
+    hog_atomic_abort(&f);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0, "the committed file stays");
+    cr_assert_eq(st.st_size, 4);
+    char cmd[160];
+    snprintf(cmd, sizeof(cmd), "test $(ls -A %s | wc -l) -eq 1 && rm -rf %s", dir, dir);
+    cr_assert_eq(system(cmd), 0, "a temporary file was left behind");
+}
+
+/* hog_output: what a program linking the library writes with, whole or not at all. */
+Test(util, output_appears_whole_on_commit_and_not_at_all_on_abort)
+{
+    char dir[] = "/tmp/hog-util-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof(path), "%s/predictions.txt", dir);
+    cr_assert_eq(hog_write_file_atomic(path, "old\n", 4), 0);
+
+    hog_output *o;
+    cr_assert_eq(hog_output_open(path, &o), 0);
+    cr_assert_eq(hog_output_write(o, "0.25\n", 5), 0);
+    hog_output_abort(o);
+    unsigned char *got;
+    size_t len;
+    cr_assert_eq(hog_read_file(path, &got, &len), 0);
+    cr_assert_eq(len, 4);
+    cr_assert_eq(memcmp(got, "old\n", 4), 0, "an abandoned output leaves the file as it was");
+    hog_free(got);
+
+    mode_t mask = umask(022);
+    cr_assert_eq(hog_output_open(path, &o), 0);
+    for (int i = 0; i < 1000; i++)
+        cr_assert_eq(hog_output_write(o, "0.25\n", 5), 0);
+    cr_assert_eq(hog_output_commit(o), 0);
+    umask(mask);
+    cr_assert_eq(hog_read_file(path, &got, &len), 0);
+    cr_assert_eq(len, 5000);
+    cr_assert_eq(memcmp(got + 4995, "0.25\n", 5), 0);
+    hog_free(got);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0644, "the permissions of a new file: %o", st.st_mode & 0777);
+    hog_output_abort(NULL);
+
+    char cmd[160];
+    snprintf(cmd, sizeof(cmd), "test $(ls -A %s | wc -l) -eq 1 && rm -rf %s", dir, dir);
+    cr_assert_eq(system(cmd), 0, "a temporary file was left behind");
+}
+
+Test(util, output_in_a_missing_folder_fails_cleanly)
+{
+    hog_output *o = (hog_output *)1;
+    cr_assert_eq(hog_output_open("/tmp/hog-no-such-dir/x/y.txt", &o), -ENOENT);
+    cr_assert_null(o);
 }
 
 Test(util, shuffle_is_a_seeded_permutation)

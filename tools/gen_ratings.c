@@ -41,8 +41,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../src/util/util.h"
 #include "tool_args.h"
-#include "tool_file.h"
 #include "tool_rng.h"
 
 #define MAX_THREADS 64
@@ -132,18 +132,20 @@ static void *worker_main(void *arg)
  *  The binary file: header, triples, then the two name tables
  * ===================================================================== */
 typedef struct out_file {
-    int fd;
+    hog_atomic_file *f;
     uLong crc; /* of everything after the header */
 } out_file;
 
+/* Returns 0 or -errno. */
 static int put(out_file *o, const void *buf, size_t len)
 {
     o->crc = crc32(o->crc, buf, (uInt)len);
-    return write_all(o->fd, buf, len);
+    return hog_atomic_write(o->f, buf, len);
 }
 
 /* Names "0".."n-1": offsets, names, zero padding to 4 bytes. *names_crc
- * continues over the names alone (for the fingerprint); *bytes gets their size. */
+ * continues over the names alone (for the fingerprint); *bytes gets their
+ * size. Returns 0 or -errno. */
 static int write_names(out_file *o, uint32_t n, uLong *names_crc, uint64_t *bytes)
 {
     char *names = malloc((size_t)n * 11 + 4);
@@ -151,8 +153,7 @@ static int write_names(out_file *o, uint32_t n, uLong *names_crc, uint64_t *byte
     if (!names || !off) {
         free(names);
         free(off);
-        errno = ENOMEM;
-        return -1;
+        return -ENOMEM;
     }
     size_t len = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -175,16 +176,18 @@ static int write_names(out_file *o, uint32_t n, uLong *names_crc, uint64_t *byte
 static void put_u32(unsigned char *b, uint32_t v) { memcpy(b, &v, 4); }
 static void put_u64(unsigned char *b, uint64_t v) { memcpy(b, &v, 8); }
 
-static int write_factors(const gen *g, int fd)
+/* Returns 0 or -errno. */
+static int write_factors(const gen *g, hog_atomic_file *out)
 {
     char line[64];
     int n = snprintf(line, sizeof(line), "mean %.9g\n", g->mean);
-    if (write_all(fd, line, (size_t)n) != 0)
-        return -1;
+    int rc = hog_atomic_write(out, line, (size_t)n);
+    if (rc < 0)
+        return rc;
     size_t cap = 64 + (size_t)g->k * 20, used;
     char *buf = malloc(cap);
     if (!buf)
-        return -1;
+        return -ENOMEM;
     for (int side = 0; side < 2; side++) {
         uint32_t rows = side ? g->items : g->users;
         const float *f = side ? g->q : g->p, *b = side ? g->bi : g->bu;
@@ -193,9 +196,9 @@ static int write_factors(const gen *g, int fd)
             for (uint32_t c = 0; c < g->k; c++)
                 used += (size_t)snprintf(buf + used, cap - used, " %.9g", (double)f[(size_t)r * g->k + c]);
             buf[used++] = '\n';
-            if (write_all(fd, buf, used) != 0) {
+            if ((rc = hog_atomic_write(out, buf, used)) < 0) {
                 free(buf);
-                return -1;
+                return rc;
             }
         }
     }
@@ -285,8 +288,8 @@ int main(int argc, char **argv)
     const unsigned nth = (unsigned)threads;
 
     const double t0 = now_seconds();
-    int status = 1, fd = -1, ffd = -1;
-    char tmp[PATH_MAX], ftmp[PATH_MAX];
+    int status = 1, rc;
+    hog_atomic_file out = {.fd = -1}, fout = {.fd = -1};
     worker *ws = calloc(nth, sizeof(*ws));
     g.p = malloc((size_t)users * k * sizeof(float));
     g.q = malloc((size_t)items * k * sizeof(float));
@@ -308,25 +311,29 @@ int main(int argc, char **argv)
         }
     }
     if (f_path) {
-        if ((ffd = open_tmp(prog, f_path, ftmp, sizeof(ftmp))) < 0)
+        if ((rc = hog_atomic_open(&fout, f_path)) < 0) {
+            fprintf(stderr, "%s: %s: cannot create a temporary file beside it: %s\n", prog, f_path, strerror(-rc));
             goto done;
-        if (write_factors(&g, ffd) != 0) {
-            fprintf(stderr, "%s: %s: write: %s\n", prog, ftmp, strerror(errno));
+        }
+        if ((rc = write_factors(&g, &fout)) < 0) {
+            fprintf(stderr, "%s: %s: write: %s\n", prog, f_path, strerror(-rc));
             goto done;
         }
     }
-    if ((fd = open_tmp(prog, out_path, tmp, sizeof(tmp))) < 0)
+    if ((rc = hog_atomic_open(&out, out_path)) < 0) {
+        fprintf(stderr, "%s: %s: cannot create a temporary file beside it: %s\n", prog, out_path, strerror(-rc));
         goto done;
-    out_file o = {fd, crc32(0L, Z_NULL, 0)};
+    }
+    out_file o = {&out, crc32(0L, Z_NULL, 0)};
     unsigned char head[64] = {0};
     uLong triples_crc = crc32(0L, Z_NULL, 0);
-    if (g.binary && write_all(fd, (const char *)head, sizeof(head)) != 0)
+    if (g.binary && (rc = hog_atomic_write(&out, head, sizeof(head))) < 0)
         goto write_failed;
     for (uint64_t next = 0; next < chunks;) {
         unsigned launched = 0;
         for (unsigned t = 0; t < nth && next < chunks; t++, next++) {
             ws[t].chunk = next;
-            int rc = pthread_create(&ws[t].thread, NULL, worker_main, &ws[t]);
+            rc = pthread_create(&ws[t].thread, NULL, worker_main, &ws[t]);
             if (rc != 0) {
                 fprintf(stderr, "%s: pthread_create: %s\n", prog, strerror(rc));
                 for (unsigned j = 0; j < launched; j++)
@@ -335,25 +342,26 @@ int main(int argc, char **argv)
             }
             launched++;
         }
-        int failed = 0;
+        rc = 0;
         for (unsigned t = 0; t < launched; t++) {
             pthread_join(ws[t].thread, NULL);
-            if (failed)
+            if (rc < 0)
                 continue;
             if (g.binary) {
                 triples_crc = crc32(triples_crc, (const Bytef *)ws[t].buf, (uInt)ws[t].len);
-                failed = put(&o, ws[t].buf, ws[t].len) != 0;
+                rc = put(&o, ws[t].buf, ws[t].len);
             } else {
-                failed = write_all(fd, ws[t].buf, ws[t].len) != 0;
+                rc = hog_atomic_write(&out, ws[t].buf, ws[t].len);
             }
         }
-        if (failed)
+        if (rc < 0)
             goto write_failed;
     }
     if (g.binary) {
         uLong names_crc = crc32(0L, Z_NULL, 0);
         uint64_t ubytes, ibytes;
-        if (write_names(&o, g.users, &names_crc, &ubytes) != 0 || write_names(&o, g.items, &names_crc, &ibytes) != 0)
+        if ((rc = write_names(&o, g.users, &names_crc, &ubytes)) < 0 ||
+            (rc = write_names(&o, g.items, &names_crc, &ibytes)) < 0)
             goto write_failed;
         memcpy(head, "HOGRATE", 8);
         put_u32(head + 8, 1);
@@ -366,21 +374,17 @@ int main(int argc, char **argv)
         put_u64(head + 48, (uint64_t)triples_crc << 32 | names_crc);
         put_u32(head + 56, (uint32_t)o.crc);
         put_u32(head + 60, (uint32_t)crc32(crc32(0L, Z_NULL, 0), head, 60));
-        if (pwrite(fd, head, sizeof(head), 0) != (ssize_t)sizeof(head))
+        if ((rc = hog_atomic_pwrite(&out, head, sizeof(head), 0)) < 0)
             goto write_failed;
     }
-    off_t bytes = lseek(fd, 0, SEEK_END);
-    if (ffd >= 0) {
-        int rc = commit_tmp(prog, ffd, ftmp, f_path);
-        ffd = -1;
-        if (rc != 0)
-            goto done;
+    uint64_t bytes = out.end;
+    if (f_path && (rc = hog_atomic_commit(&fout)) < 0) {
+        fprintf(stderr, "%s: %s: %s\n", prog, f_path, strerror(-rc));
+        goto done;
     }
-    {
-        int rc = commit_tmp(prog, fd, tmp, out_path);
-        fd = -1;
-        if (rc != 0)
-            goto done;
+    if ((rc = hog_atomic_commit(&out)) < 0) {
+        fprintf(stderr, "%s: %s: %s\n", prog, out_path, strerror(-rc));
+        goto done;
     }
     if (!quiet)
         fprintf(stderr, "%s: %s: %llu ratings, %u users, %u items, rank %u, noise %g, %.1f MB in %.2f s\n", prog,
@@ -389,16 +393,10 @@ int main(int argc, char **argv)
     status = 0;
     goto done;
 write_failed:
-    fprintf(stderr, "%s: %s: write: %s\n", prog, tmp, strerror(errno));
+    fprintf(stderr, "%s: %s: write: %s\n", prog, out_path, strerror(-rc));
 done:
-    if (fd >= 0) {
-        close(fd);
-        unlink(tmp);
-    }
-    if (ffd >= 0) {
-        close(ffd);
-        unlink(ftmp);
-    }
+    hog_atomic_abort(&out); /* after a commit: nothing left to remove */
+    hog_atomic_abort(&fout);
     if (ws)
         for (unsigned t = 0; t < nth; t++)
             free(ws[t].buf);

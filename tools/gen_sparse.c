@@ -43,8 +43,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../src/util/util.h"
 #include "tool_args.h"
-#include "tool_file.h"
 #include "tool_rng.h"
 
 #define MAX_K (1u << 20)
@@ -507,21 +507,22 @@ static void *worker_main(void *arg)
  *  Output files
  * ===================================================================== */
 
-/* Writes "INDEX WEIGHT" lines to fd. Returns 0 or -1 (errno set). */
-static int write_weights(const gen *g, int fd)
+/* Writes "INDEX WEIGHT" lines to f. Returns 0 or -errno. */
+static int write_weights(const gen *g, hog_atomic_file *f)
 {
     char buf[1 << 16];
     size_t used = 0;
     for (uint32_t i = 0; i < g->d; i++) {
         if (sizeof(buf) - used < 64) {
-            if (write_all(fd, buf, used) != 0)
-                return -1;
+            int rc = hog_atomic_write(f, buf, used);
+            if (rc < 0)
+                return rc;
             used = 0;
         }
         used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%u %.9g\n", i + 1,
                                  (double)g->feat[i].weight);
     }
-    return write_all(fd, buf, used);
+    return hog_atomic_write(f, buf, used);
 }
 
 /* ===================================================================== *
@@ -649,8 +650,8 @@ int main(int argc, char **argv)
 
     const double t0 = now_seconds();
     int status = 1;
-    int fd = -1, wfd = -1;
-    char tmp[PATH_MAX], wtmp[PATH_MAX];
+    int rc;
+    hog_atomic_file out = {.fd = -1}, wout = {.fd = -1};
     worker *ws = calloc(nthreads, sizeof(*ws));
     if (!ws || build_model(&g) != 0) {
         fprintf(stderr, "%s: out of memory for %llu features\n", prog, (unsigned long long)d);
@@ -679,15 +680,19 @@ int main(int argc, char **argv)
     }
 
     if (w_path) {
-        if ((wfd = open_tmp(prog, w_path, wtmp, sizeof(wtmp))) < 0)
+        if ((rc = hog_atomic_open(&wout, w_path)) < 0) {
+            fprintf(stderr, "%s: %s: cannot create a temporary file beside it: %s\n", prog, w_path, strerror(-rc));
             goto done;
-        if (write_weights(&g, wfd) != 0) {
-            fprintf(stderr, "%s: %s: write: %s\n", prog, wtmp, strerror(errno));
+        }
+        if ((rc = write_weights(&g, &wout)) < 0) {
+            fprintf(stderr, "%s: %s: write: %s\n", prog, w_path, strerror(-rc));
             goto done;
         }
     }
-    if ((fd = open_tmp(prog, out_path, tmp, sizeof(tmp))) < 0)
+    if ((rc = hog_atomic_open(&out, out_path)) < 0) {
+        fprintf(stderr, "%s: %s: cannot create a temporary file beside it: %s\n", prog, out_path, strerror(-rc));
         goto done;
+    }
 
     /* Batch b: worker t fills rows of chunk b * nthreads + t into buf[b % 2]
      * while the main thread writes batch b - 1 from the other buffers. */
@@ -702,7 +707,7 @@ int main(int argc, char **argv)
             w->end = rows - next_row < chunk_rows ? rows : next_row + chunk_rows;
             w->which = which;
             next_row = w->end;
-            int rc = pthread_create(&w->thread, NULL, worker_main, w);
+            rc = pthread_create(&w->thread, NULL, worker_main, w);
             if (rc != 0) {
                 fprintf(stderr, "%s: pthread_create: %s\n", prog, strerror(rc));
                 failed = 1;
@@ -714,8 +719,8 @@ int main(int argc, char **argv)
         if (have_prev && !failed) {
             for (unsigned t = 0; t < nthreads && !write_failed; t++) {
                 worker *w = &ws[t];
-                if (w->len[!which] && write_all(fd, w->buf[!which], w->len[!which]) != 0) {
-                    fprintf(stderr, "%s: %s: write: %s\n", prog, tmp, strerror(errno));
+                if (w->len[!which] && (rc = hog_atomic_write(&out, w->buf[!which], w->len[!which])) < 0) {
+                    fprintf(stderr, "%s: %s: write: %s\n", prog, out_path, strerror(-rc));
                     write_failed = 1;
                 }
                 w->len[!which] = 0;
@@ -734,18 +739,14 @@ int main(int argc, char **argv)
     uint64_t positives = 0;
     for (unsigned t = 0; t < nthreads; t++)
         positives += ws[t].positives;
-    off_t bytes = lseek(fd, 0, SEEK_CUR);
-    if (wfd >= 0) {
-        int rc = commit_tmp(prog, wfd, wtmp, w_path);
-        wfd = -1;
-        if (rc != 0)
-            goto done;
+    uint64_t bytes = out.end;
+    if (w_path && (rc = hog_atomic_commit(&wout)) < 0) {
+        fprintf(stderr, "%s: %s: %s\n", prog, w_path, strerror(-rc));
+        goto done;
     }
-    {
-        int rc = commit_tmp(prog, fd, tmp, out_path);
-        fd = -1;
-        if (rc != 0)
-            goto done;
+    if ((rc = hog_atomic_commit(&out)) < 0) {
+        fprintf(stderr, "%s: %s: %s\n", prog, out_path, strerror(-rc));
+        goto done;
     }
     if (!quiet)
         fprintf(stderr,
@@ -756,14 +757,8 @@ int main(int argc, char **argv)
     status = 0;
 
 done:
-    if (fd >= 0) {
-        close(fd);
-        unlink(tmp);
-    }
-    if (wfd >= 0) {
-        close(wfd);
-        unlink(wtmp);
-    }
+    hog_atomic_abort(&out); /* after a commit: nothing left to remove */
+    hog_atomic_abort(&wout);
     if (ws) {
         for (unsigned t = 0; t < nthreads; t++) {
             free(ws[t].sc.set);

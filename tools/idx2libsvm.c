@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "tool_file.h"
+#include "../src/util/util.h"
 
 #define IDX_MAGIC_IMAGES 2051u
 #define IDX_MAGIC_LABELS 2049u
@@ -144,8 +144,8 @@ int main(int argc, char **argv)
     gzFile img = NULL, lab = NULL;
     unsigned char *pixels = NULL;
     char *out = NULL;
-    int fd = -1;
-    char tmp[PATH_MAX];
+    int rc;
+    hog_atomic_file f = {.fd = -1};
 
     /* Headers first, so that a mismatch is reported before anything is written. */
     unsigned char h[16];
@@ -195,21 +195,23 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: out of memory\n", prog);
         goto done;
     }
-    if ((fd = open_tmp(prog, out_path, tmp, sizeof(tmp))) < 0)
+    if ((rc = hog_atomic_open(&f, out_path)) < 0) {
+        fprintf(stderr, "%s: %s: cannot create a temporary file beside it: %s\n", prog, out_path, strerror(-rc));
         goto done;
+    }
 
     size_t used = 0;
     for (uint32_t i = 0; i < n_img; i++) {
         unsigned char label;
         if (read_exact(lab, lab_path, &label, 1, "label", (long)i) != 0)
-            goto fail;
+            goto done;
         if (label > MAX_CLASS) {
             fprintf(stderr, "%s: %s: item %u has label %u, expected 0..%u\n", prog, lab_path,
                     i, label, MAX_CLASS);
-            goto fail;
+            goto done;
         }
         if (read_exact(img, img_path, pixels, npix, "pixels", (long)i) != 0)
-            goto fail;
+            goto done;
 
         char *p = out + used;
         *p++ = (char)('0' + label);
@@ -226,28 +228,24 @@ int main(int argc, char **argv)
         *p++ = '\n';
         used = (size_t)(p - out);
         if (out_cap - used < line_max) {
-            if (write_all(fd, out, used) != 0) {
-                fprintf(stderr, "%s: %s: write: %s\n", prog, tmp, strerror(errno));
-                goto fail;
+            if ((rc = hog_atomic_write(&f, out, used)) < 0) {
+                fprintf(stderr, "%s: %s: write: %s\n", prog, out_path, strerror(-rc));
+                goto done;
             }
             used = 0;
         }
     }
     if (expect_eof(lab, lab_path) != 0 || expect_eof(img, img_path) != 0)
-        goto fail;
-    if (used && write_all(fd, out, used) != 0) {
-        fprintf(stderr, "%s: %s: write: %s\n", prog, tmp, strerror(errno));
-        goto fail;
+        goto done;
+    if (used && (rc = hog_atomic_write(&f, out, used)) < 0) {
+        fprintf(stderr, "%s: %s: write: %s\n", prog, out_path, strerror(-rc));
+        goto done;
     }
-    status = commit_tmp(prog, fd, tmp, out_path) == 0 ? 0 : 1;
-    fd = -1;
-    goto done;
-
-fail:
-    close(fd);
-    unlink(tmp);
-    fd = -1;
+    if ((rc = hog_atomic_commit(&f)) < 0)
+        fprintf(stderr, "%s: %s: %s\n", prog, out_path, strerror(-rc));
+    status = rc < 0;
 done:
+    hog_atomic_abort(&f); /* after a commit: nothing left to remove */
     if (img)
         gzclose(img);
     if (lab)

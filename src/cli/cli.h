@@ -1,4 +1,4 @@
-/* cli.h: the shared pieces of the hogtrain command: option values, messages, progress and reports. */
+/* cli.h: the shared pieces of the hogtrain command: option values, messages, output files and reports. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef HOG_CLI_H
 #define HOG_CLI_H
@@ -19,10 +19,15 @@
 #define CLI_BUILD_CPU "portable C"
 #endif
 
+/* ---- cli_common.c ---- */
 extern int cli_quiet;
 
-/* Prints "hogtrain: msg" to stderr. */
+/* Prints "hogtrain: msg" to stderr, the library's names for settings
+ * written as options (cli_flags_rewrite). */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The library's log callback: "hogtrain: [error: |warning: ]msg" to stderr,
+ * rewritten as cli_error does. */
+void cli_log(void *ctx, hog_log_level level, const char *msg);
 
 /* Strict option values: the whole string must be the number. On failure
  * they print which option wanted what and return -1. */
@@ -72,33 +77,45 @@ const char *cli_input(const char *arg);
 /* Seconds on the monotonic clock, for the reports' timings. */
 double cli_now(void);
 
+/* ---- cli_flags.c ---- */
+/* Copies msg into out (len bytes, NUL-terminated) with every setting the
+ * library names there written as the option that sets it:
+ * "hog_train_params.step" as "--step", "hog_train_params.loss =
+ * HOG_LOSS_SOFTMAX" as "--loss softmax", "hog_read_params.index_base = 0"
+ * as "--index-base 0". Fields no option sets stay as they are. */
+void cli_flags_rewrite(const char *msg, char *out, size_t len);
+
+/* ---- cli_output.c ---- */
 /* JSON output: a number or null for NaN/infinity, and a metrics object. */
 void cli_json_number(FILE *f, double v);
 void cli_json_metrics(FILE *f, const hog_metrics *m);
 void cli_json_string(FILE *f, const char *s);
 
-/* Output files written whole or not at all: a temporary file beside path,
- * then fsync and rename in cli_out_close. path "-" or NULL is stdout. */
+/* Output files written whole or not at all, through the library's
+ * hog_output (a temporary file beside path, synced and renamed when
+ * committed); f takes stdio's writes. path "-" or NULL is stdout. The
+ * struct must stay where it is between open and close. */
 typedef struct cli_out {
     FILE *f;
-    char *path;
-    char *tmp;
+    hog_output *out; /* NULL for stdout */
+    const char *path;
+    int rc;          /* the first failed write's error */
 } cli_out;
 int cli_out_open(cli_out *o, const char *path);
 /* Commits (ok != 0) or discards the file. Returns 0 or -1 (reported). */
 int cli_out_close(cli_out *o, int ok);
 
+/* ---- the subcommands, one file each ---- */
 int cli_convert(int argc, char **argv);
 int cli_train(int argc, char **argv);
 int cli_predict(int argc, char **argv);
 int cli_info(int argc, char **argv);
 
 /* Matrix factorisation (cli_mf.c): train is dispatched there when argv has
- * --model mf; predict and info when the file is an MF model ("HOGMFMOD")
- * or, for info, a binary ratings file ("HOGRATE"). */
+ * --model mf; predict and info when hog_file_probe finds an MF model or,
+ * for info, a binary ratings file. */
 int cli_mf_wanted(int argc, char **argv);
 int cli_mf_train(int argc, char **argv);
-int cli_mf_is_model(const char *path);
 int cli_mf_predict(const char *model, const char *input, const char *out, const char *report);
 int cli_mf_info(const char *path);
 int cli_mf_ratings_info(const char *path);

@@ -1,6 +1,5 @@
 /* cli_info.c: `hogtrain info`: what a dataset or a model file is, its sizes and its parameters; with --topology, the machine and where threads go. */
 /* SPDX-License-Identifier: BSD-2-Clause */
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -192,19 +191,18 @@ int cli_info(int argc, char **argv)
         return 2;
     }
     const char *path = argv[optind];
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        cli_error("%s: %s", path, strerror(errno));
+    char err[CLI_ERR_LEN] = "";
+    hog_file_kind kind;
+    if (hog_file_probe(path, &kind, err, sizeof(err)) < 0) {
+        cli_error("%s", err);
         return 1;
     }
-    char magic[8] = {0};
-    size_t got = fread(magic, 1, sizeof(magic), f);
-    fclose(f);
-    if (got == 8 && memcmp(magic, "HOGMODEL", 8) == 0)
-        return info_model(path);
-    if (got == 8 && memcmp(magic, "HOGMFMOD", 8) == 0)
-        return cli_mf_info(path);
-    if (got == 8 && memcmp(magic, "HOGRATE", 8) == 0)
-        return cli_mf_ratings_info(path);
+    switch (kind) {
+    case HOG_FILE_MODEL: return info_model(path);
+    case HOG_FILE_MF_MODEL: return cli_mf_info(path);
+    case HOG_FILE_RATINGS: return cli_mf_ratings_info(path);
+    case HOG_FILE_DATASET:
+    case HOG_FILE_TEXT: break;
+    }
     return info_dataset(path, &rp);
 }

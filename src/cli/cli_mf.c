@@ -64,13 +64,6 @@ static void on_progress(void *ctx, const hog_mf_epoch_stats *s)
     fprintf(stderr, "  %.2f s  %.3g updates/s\n", s->seconds, rate);
 }
 
-static void log_to_stderr(void *ctx, hog_log_level level, const char *msg)
-{
-    (void)ctx;
-    fprintf(stderr, "hogtrain: %s%s\n", level == HOG_LOG_ERROR ? "error: " : level == HOG_LOG_WARN ? "warning: " : "",
-            msg);
-}
-
 static int open_ratings(const char *path, int pairs, hog_ratings **out)
 {
     char err[CLI_ERR_LEN] = "";
@@ -204,10 +197,10 @@ int cli_mf_train(int argc, char **argv)
     }
     const char *field;
     if (hog_mf_params_check(&p, &field) < 0) {
-        cli_error("invalid value for --%s", strcmp(field, "l2_bias") == 0 ? "l2-bias" : field);
+        cli_error("invalid value for hog_mf_params.%s", field); /* as its option */
         return 2;
     }
-    hog_log_set(log_to_stderr, NULL, cli_quiet ? HOG_LOG_ERROR : HOG_LOG_INFO);
+    hog_log_set(cli_log, NULL, cli_quiet ? HOG_LOG_ERROR : HOG_LOG_INFO);
     const char *input = cli_input(argv[optind]);
     mf_progress ps = {isatty(2), p.epochs, calloc(p.epochs, sizeof(double)), {0}};
     p.progress = on_progress;
@@ -263,17 +256,6 @@ out:
     hog_ratings_close(train);
     free(ps.epoch_seconds);
     return status;
-}
-
-int cli_mf_is_model(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    char magic[8] = {0};
-    size_t got = fread(magic, 1, sizeof(magic), f);
-    fclose(f);
-    return got == 8 && memcmp(magic, "HOGMFMOD", 8) == 0;
 }
 
 int cli_mf_predict(const char *model_path, const char *input, const char *out, const char *report)

@@ -61,9 +61,14 @@ int cli_predict(int argc, char **argv)
         return 2;
     }
     const char *model_path = argv[optind], *input = cli_input(argv[optind + 1]);
-    if (cli_mf_is_model(model_path))
-        return cli_mf_predict(model_path, input, out, report);
     char err[CLI_ERR_LEN] = "";
+    hog_file_kind kind;
+    if (hog_file_probe(model_path, &kind, err, sizeof(err)) < 0) {
+        cli_error("%s", err);
+        return 1;
+    }
+    if (kind == HOG_FILE_MF_MODEL)
+        return cli_mf_predict(model_path, input, out, report);
     hog_model *m = NULL;
     hog_dataset *ds = NULL;
     int status = 1;

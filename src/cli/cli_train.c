@@ -1,6 +1,5 @@
 /* cli_train.c: `hogtrain train`: read data, check parameters, train with HOGWILD!, save the model, report. */
 /* SPDX-License-Identifier: BSD-2-Clause */
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -266,12 +265,6 @@ static int train_option(const char *name, const char *val, hog_train_params *p)
     return cli_double(opt, val, d);
 }
 
-static void log_to_stderr(void *ctx, hog_log_level level, const char *msg)
-{
-    (void)ctx;
-    fprintf(stderr, "hogtrain: %s%s\n", level == HOG_LOG_ERROR ? "error: " : level == HOG_LOG_WARN ? "warning: " : "", msg);
-}
-
 int cli_train(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -338,11 +331,11 @@ int cli_train(int argc, char **argv)
             cli_error("invalid value for --average: %u epochs averaged, only %u trained", p.average, p.epochs);
         else if (strcmp(field, "quantile") == 0)
             cli_error("invalid value for --quantile: %g, expected a number in (0, 1)", p.quantile);
-        else
-            cli_error("invalid value for --%s", strcmp(field, "early_stop") == 0 ? "early-stop" : field);
+        else /* the field, as its option (cli_flags_rewrite) */
+            cli_error("invalid value for hog_train_params.%s", field);
         return 2;
     }
-    hog_log_set(log_to_stderr, NULL, cli_quiet ? HOG_LOG_ERROR : HOG_LOG_INFO);
+    hog_log_set(cli_log, NULL, cli_quiet ? HOG_LOG_ERROR : HOG_LOG_INFO);
     const char *input = cli_input(argv[optind]);
 
     progress_state ps = {isatty(2), p.loss, {0}, calloc(p.epochs, sizeof(double))};

@@ -411,4 +411,10 @@ int hog_reader_direct(const hog_reader *r);
 
 void hog_reader_close(hog_reader *r);
 
+/* ===================================================================== *
+ *  File magics beside HOG_HGD_MAGIC (hog_file_probe, train_probe.c, tells
+ *  files apart by them)
+ * ===================================================================== */
+#define HGR_MAGIC "HOGRATE" /* a binary ratings file (.hgr); NUL is the eighth byte */
+
 #endif /* HOG_ETL_H */

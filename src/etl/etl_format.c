@@ -1193,6 +1193,8 @@ int hog_dataset_open(const char *path, const hog_read_params *params, hog_datase
         *out = NULL;
     if (!path || !out)
         return hog_fail(HOG_EPARAM, err_detail, err_len, "path and out must not be NULL");
+    if (hog_cpu_check(err_detail, err_len) < 0)
+        return HOG_ECPU;
     hog_read_params p = params ? *params : hog_read_params_default();
     hog_format fmt;
     int rc = hog_resolve_format(path, &p, &fmt, err_detail, err_len);
@@ -1304,6 +1306,8 @@ int hog_dataset_convert(const char *in_path, const hog_read_params *params, cons
 {
     if (!in_path || !out_path)
         return hog_fail(HOG_EPARAM, err_detail, err_len, "in_path and out_path must not be NULL");
+    if (hog_cpu_check(err_detail, err_len) < 0)
+        return HOG_ECPU;
     hog_read_params p = params ? *params : hog_read_params_default();
     hog_format fmt;
     int rc = hog_resolve_format(in_path, &p, &fmt, err_detail, err_len);

@@ -133,6 +133,8 @@ int hog_topology_describe(unsigned threads, char *buf, size_t len)
 {
     if (len)
         buf[0] = '\0';
+    if (hog_cpu_check(buf, len) < 0)
+        return HOG_ECPU;
     const hog_topo *t;
     int rc = hog_topo_default(&t, buf, len);
     if (rc < 0)

@@ -313,4 +313,12 @@ uint64_t hog_mem_limit(const hog_train_params *p);
 /* Metrics with every field NaN and rows 0. */
 hog_metrics hog_metrics_none(void);
 
+/* ===================================================================== *
+ *  Model files' magics, their first eight bytes (each layout is described
+ *  beside the code that writes it; hog_file_probe, train_probe.c, tells
+ *  files apart by them)
+ * ===================================================================== */
+#define MODEL_MAGIC "HOGMODEL"
+#define MF_MAGIC "HOGMFMOD"
+
 #endif /* HOG_TRAIN_H */

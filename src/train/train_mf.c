@@ -407,6 +407,8 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
                  char *err, size_t err_len)
 {
     *out = NULL;
+    if (hog_cpu_check(err, err_len) < 0)
+        return HOG_ECPU;
     const char *field;
     if (hog_mf_params_check(p, &field) < 0)
         return hog_fail(HOG_EPARAM, err, err_len, "invalid matrix factorisation parameter: %s", field);
@@ -586,7 +588,6 @@ fail:
  *    ...     4 items k      f32 item factors
  *    ...     4              CRC-32 of every byte before it
  * ===================================================================== */
-#define MF_MAGIC "HOGMFMOD"
 #define MF_VERSION 1u
 #define MF_HEAD 48u
 #define MF_MAX_META (1u << 20)
@@ -823,6 +824,8 @@ static void load_rows(hog_weight *w, const unsigned char **p, uint64_t n, uint32
 int hog_mf_load(const char *path, hog_mf_model **out, char *err, size_t err_len)
 {
     *out = NULL;
+    if (hog_cpu_check(err, err_len) < 0)
+        return HOG_ECPU;
     unsigned char *buf = NULL;
     size_t len = 0;
     hog_mf_model *m = NULL;

@@ -44,7 +44,6 @@
  * name offsets increasing and each name NUL-terminated and unique, ids in
  * range, ratings finite.
  */
-#define HGR_MAGIC "HOGRATE"
 #define HGR_VERSION 1u
 #define HGR_HEAD 64u
 #define HGR_HAS_RATINGS 1u
@@ -520,6 +519,8 @@ static int read_fd(int fd, char *buf, uint64_t len)
 int hog_ratings_open(const char *path, int allow_pairs, hog_ratings **out, char *err, size_t err_len)
 {
     *out = NULL;
+    if (hog_cpu_check(err, err_len) < 0)
+        return HOG_ECPU;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int rc = -errno;

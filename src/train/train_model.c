@@ -28,7 +28,6 @@
  *   ...     4 * dim * outputs  f32 weights, feature-major (w[j * outputs + k])
  *   ...     4              CRC-32 of every byte before it
  */
-#define MODEL_MAGIC "HOGMODEL"
 #define MODEL_VERSION 1u
 #define MODEL_HEAD 32u
 #define MODEL_MAX_META (1u << 20)
@@ -390,6 +389,8 @@ int hog_model_save(const hog_model *m, const char *path)
 int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
 {
     *out = NULL;
+    if (hog_cpu_check(err, err_len) < 0)
+        return HOG_ECPU;
     unsigned char *buf = NULL;
     size_t len = 0;
     int rc = hog_read_file(path, &buf, &len);

@@ -25,6 +25,8 @@ struct hog_trainer {
 int hog_trainer_create(const hog_train_params *p, hog_trainer **out, char *err, size_t err_len)
 {
     *out = NULL;
+    if (hog_cpu_check(err, err_len) < 0)
+        return HOG_ECPU;
     const char *field;
     if (hog_train_params_check(p, &field) < 0)
         return hog_fail(HOG_EPARAM, err, err_len, "invalid training parameter: %s", field);

@@ -50,6 +50,13 @@ int hog_fail(int rc, char *buf, size_t len, const char *fmt, ...) HOG_PRINTF(4, 
 /* ---- logging ---- */
 void hog_log(hog_log_level level, const char *fmt, ...) HOG_PRINTF(2, 3);
 
+/* ---- the CPU (util_abi.c) ---- */
+/* hog_init's check, for the calls that read files or create objects to make
+ * first: 0, or HOG_ECPU with the instruction sets this CPU lacks in err
+ * (len bytes, NUL-terminated; may be NULL). Runs on any x86-64 CPU; the
+ * CPU is asked once per process. */
+int hog_cpu_check(char *err, size_t len);
+
 /* ---- checksums ---- */
 /* CRC-32 (zlib's polynomial): model files and version-1 binary datasets. */
 uint32_t hog_crc32(uint32_t crc, const void *data, size_t len);
@@ -180,7 +187,8 @@ int hog_atomic_direct(hog_atomic_file *f, int on);
 /* fsyncs, renames over path, fsyncs the folder. Frees f. Returns 0 or -errno
  * (on failure the temporary file is removed). */
 int hog_atomic_commit(hog_atomic_file *f);
-/* Removes the temporary file and frees f. Safe after a failed open. */
+/* Removes the temporary file and frees f. Safe after a failed open, after a
+ * commit (it then does nothing) and on a struct set to {.fd = -1}. */
 void hog_atomic_abort(hog_atomic_file *f);
 
 /* Reads a whole regular file into a new buffer (*out, hog_free it; at least

@@ -31,7 +31,7 @@ const char *hog_strerror(int rc)
     case HOG_ELABEL: return "labels do not fit the loss";
     case HOG_EEMPTY: return "data set has no rows";
     case HOG_ETOPOLOGY: return "cannot read or bind the machine topology";
-    case HOG_EMISMATCH: return "model and data do not match";
+    case HOG_ECPU: return "this CPU lacks instructions the library was built to use";
     default: break;
     }
     if (rc < 0 && rc > -4096)

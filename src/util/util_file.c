@@ -1,4 +1,4 @@
-/* util_file.c: atomic file output, whole-file reads, CRC-32, shuffling, available memory and the clock. */
+/* util_file.c: atomic file output (hog_output for programs), whole-file reads, CRC-32, shuffling, available memory and the clock. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <fcntl.h>
@@ -203,6 +203,49 @@ int hog_write_file_atomic(const char *path, const void *buf, size_t len)
         return rc;
     }
     return hog_atomic_commit(&f);
+}
+
+/* The public face of hog_atomic_file, for programs that link the library. */
+struct hog_output {
+    hog_atomic_file file;
+};
+
+int hog_output_open(const char *path, hog_output **out)
+{
+    *out = NULL;
+    int rc = hog_cpu_check(NULL, 0);
+    if (rc < 0)
+        return rc;
+    hog_output *o = hog_malloc(sizeof(*o));
+    if (!o)
+        return -ENOMEM;
+    rc = hog_atomic_open(&o->file, path);
+    if (rc < 0) {
+        hog_free(o);
+        return rc;
+    }
+    *out = o;
+    return 0;
+}
+
+int hog_output_write(hog_output *o, const void *buf, size_t len)
+{
+    return hog_atomic_write(&o->file, buf, len);
+}
+
+int hog_output_commit(hog_output *o)
+{
+    int rc = hog_atomic_commit(&o->file);
+    hog_free(o);
+    return rc;
+}
+
+void hog_output_abort(hog_output *o)
+{
+    if (!o)
+        return;
+    hog_atomic_abort(&o->file);
+    hog_free(o);
 }
 
 int hog_read_file(const char *path, unsigned char **out, size_t *len)

@@ -1,0 +1,202 @@
+/* cli_common.c: what every subcommand shares: messages, option values, the data-reading options and opening data. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+int cli_quiet;
+
+/* Messages hold the library's error details, which name its settings
+ * (hog_train_params.step): the user reads the option instead (--step). */
+#define MSG_LEN (4 * CLI_ERR_LEN)
+
+void cli_error(const char *fmt, ...)
+{
+    char msg[MSG_LEN], text[MSG_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    cli_flags_rewrite(msg, text, sizeof(text));
+    fprintf(stderr, "hogtrain: %s\n", text);
+}
+
+void cli_log(void *ctx, hog_log_level level, const char *msg)
+{
+    (void)ctx;
+    char text[MSG_LEN];
+    cli_flags_rewrite(msg, text, sizeof(text));
+    fprintf(stderr, "hogtrain: %s%s\n", level == HOG_LOG_ERROR ? "error: " : level == HOG_LOG_WARN ? "warning: " : "",
+            text);
+}
+
+int cli_double(const char *opt, const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno == ERANGE || !isfinite(v)) {
+        cli_error("%s: expected a number, found '%s'", opt, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_unsigned(const char *opt, const char *s, unsigned long long max, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (!*s || *end || *s == '-' || errno == ERANGE || v > max) {
+        cli_error("%s: expected a whole number from 0 to %llu, found '%s'", opt, max, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_bytes(const char *opt, const char *s, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    const char *units = "KMGT";
+    double scale = 1;
+    if (*end && strchr(units, *end) && end[1] == '\0') {
+        for (const char *u = units; u <= strchr(units, *end); u++)
+            scale *= 1024;
+        end++;
+    } else if (*end && (end[0] == 'k') && end[1] == '\0') {
+        scale = 1024;
+        end++;
+    }
+    if (!*s || *end || errno == ERANGE || !(v >= 0) || v * scale > 1.8e19) {
+        cli_error("%s: expected a size in bytes (with K, M, G or T), found '%s'", opt, s);
+        return -1;
+    }
+    *out = (unsigned long long)(v * scale);
+    return 0;
+}
+
+int cli_read_option(const char *opt, const char *val, hog_read_params *p)
+{
+    if (strcmp(opt, "format") == 0) {
+        if (strcmp(val, "csv") == 0)
+            p->format = HOG_FORMAT_CSV;
+        else if (strcmp(val, "libsvm") == 0 || strcmp(val, "svmlight") == 0)
+            p->format = HOG_FORMAT_LIBSVM;
+        else if (strcmp(val, "hgd") == 0 || strcmp(val, "binary") == 0)
+            p->format = HOG_FORMAT_BINARY;
+        else if (strcmp(val, "vw") == 0)
+            p->format = HOG_FORMAT_VW;
+        else {
+            cli_error("--format: expected csv, libsvm, vw or hgd, found '%s'", val);
+            return -1;
+        }
+        return 1;
+    }
+    if (strcmp(opt, "label") == 0) {
+        unsigned long long idx;
+        if (val[0] >= '0' && val[0] <= '9' && strspn(val, "0123456789") == strlen(val)) {
+            if (cli_unsigned("--label", val, 1u << 30, &idx) < 0)
+                return -1;
+            p->label_index = (long)idx;
+            p->label_name = NULL;
+        } else {
+            p->label_name = val;
+        }
+        return 1;
+    }
+    if (strcmp(opt, "header") == 0) {
+        p->header = 1;
+        return 1;
+    }
+    if (strcmp(opt, "ignore") == 0 || strcmp(opt, "categorical") == 0) {
+        *(opt[0] == 'i' ? &p->ignore : &p->categorical) = val;
+        return 1;
+    }
+    if (strcmp(opt, "index-base") == 0 && strcmp(val, "auto") == 0) {
+        p->index_base = -1;
+        return 1;
+    }
+    if (strcmp(opt, "hash-bits") == 0 || strcmp(opt, "index-base") == 0 || strcmp(opt, "parse-threads") == 0) {
+        unsigned long long v;
+        unsigned long long max = opt[0] == 'h' ? 31 : opt[0] == 'i' ? 1 : 4096;
+        char name[32];
+        snprintf(name, sizeof(name), "--%s", opt);
+        if (cli_unsigned(name, val, max, &v) < 0)
+            return -1;
+        if (opt[0] == 'h')
+            p->hash_bits = (unsigned)v;
+        else if (opt[0] == 'i')
+            p->index_base = (int)v;
+        else
+            p->threads = (unsigned)v;
+        return 1;
+    }
+    if (strcmp(opt, "on-error") == 0) {
+        if (strcmp(val, "stop") == 0)
+            p->on_error = HOG_ON_ERROR_STOP;
+        else if (strcmp(val, "skip") == 0)
+            p->on_error = HOG_ON_ERROR_SKIP;
+        else {
+            cli_error("--on-error: expected stop or skip, found '%s'", val);
+            return -1;
+        }
+        return 1;
+    }
+    if (strcmp(opt, "delimiter") == 0) {
+        if (strcmp(val, "\\t") == 0 || strcmp(val, "tab") == 0)
+            p->delimiter = '\t';
+        else if (strlen(val) == 1 && val[0] != '"' && val[0] != '\n')
+            p->delimiter = val[0];
+        else {
+            cli_error("--delimiter: expected one character (or 'tab'), found '%s'", val);
+            return -1;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+void cli_report_skipped(const char *path, uint64_t skipped, const char *locations)
+{
+    if (skipped == 0)
+        return;
+    char text[MSG_LEN];
+    cli_flags_rewrite(locations, text, sizeof(text));
+    /* Not silenced by -q: skipped input is never dropped without a word. */
+    fprintf(stderr, "hogtrain: %s: skipped %llu malformed line%s; the first:\n%s", path,
+            (unsigned long long)skipped, skipped == 1 ? "" : "s", text);
+}
+
+const char *cli_input(const char *arg)
+{
+    return strcmp(arg, "-") == 0 ? "/dev/stdin" : arg;
+}
+
+int cli_open(const char *path, const hog_read_params *p, hog_dataset **out)
+{
+    char err[CLI_ERR_LEN] = "";
+    int rc = hog_dataset_open(path, p, out, err, sizeof(err));
+    if (rc < 0) {
+        cli_error("%s", err[0] ? err : hog_strerror(rc));
+        return -1;
+    }
+    uint64_t skipped = hog_dataset_skipped(*out, err, sizeof(err));
+    cli_report_skipped(path, skipped, err);
+    return 0;
+}
+
+double cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}

@@ -1,0 +1,186 @@
+/* test_cli_flags.c: the command writes the library's names for settings (hog_train_params.step) as its options (--step), in every message. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The command's own sources: the table, the rewrite and the messages that use it. */
+#include "cli/cli_flags.c"
+#include "cli/cli_common.c"
+#include "test_command.h"
+
+static void rewrites(const char *msg, const char *want)
+{
+    char got[256];
+    cli_flags_rewrite(msg, got, sizeof(got));
+    cr_assert_str_eq(got, want, "'%s'", msg);
+}
+
+Test(cli_flags, a_setting_becomes_its_option)
+{
+    rewrites("epoch 3: the training loss is not finite: lower hog_train_params.step",
+             "epoch 3: the training loss is not finite: lower --step");
+    rewrites("hog_mf_params.step", "--step");
+    rewrites("hog_train_params.early_stop: 0 epochs", "--early-stop: 0 epochs");
+    rewrites("hog_mf_params.l2_bias, hog_mf_params.rank.", "--l2-bias, --rank.");
+    rewrites("hog_read_params.hash_bits: 40 is not between 0 and 31", "--hash-bits: 40 is not between 0 and 31");
+    rewrites("(hog_read_params.threads)", "(--parse-threads)");
+    rewrites("hog_read_params.label_name and hog_read_params.label_index", "--label and --label");
+    rewrites("hog_train_params.mem_limit", "--mem-limit");
+}
+
+Test(cli_flags, a_value_follows_its_option_as_the_command_spells_it)
+{
+    rewrites("(use hog_train_params.loss = HOG_LOSS_SOFTMAX for multiclass)", "(use --loss softmax for multiclass)");
+    rewrites("hog_train_params.loss HOG_LOSS_MODIFIED_HUBER", "--loss modified_huber");
+    rewrites("does not support hog_train_params.schedule = HOG_SCHEDULE_ADAGRAD; use the sparse path",
+             "does not support --schedule adagrad; use the sparse path");
+    rewrites("reading t.svm whole first: hog_train_params.replicas=HOG_REPLICAS_NODE",
+             "reading t.svm whole first: --replicas node");
+    rewrites("1-based; hog_read_params.index_base = 0 reads as written)", "1-based; --index-base 0 reads as written)");
+    rewrites("hog_read_params.on_error = HOG_ON_ERROR_SKIP", "--on-error skip");
+    rewrites("hog_train_params.normalized = 1 runs on the sparse path only", "--normalized runs on the sparse path only");
+    rewrites("hog_read_params.header = 1.", "--header.");
+    rewrites("hog_train_params.average = 3", "--average=3");
+    rewrites("hog_train_params.quantile = 0.5.", "--quantile 0.5.");
+    rewrites("hog_train_params.l1 = -1e-3", "--l1 -1e-3");
+    /* A constant of another enum is no value of this option: left as written. */
+    rewrites("hog_train_params.loss HOG_PATH_DENSE", "--loss HOG_PATH_DENSE");
+}
+
+Test(cli_flags, what_no_option_sets_is_left_as_it_is)
+{
+    rewrites("hog_train_params.progress is called", "hog_train_params.progress is called");
+    rewrites("hog_read_params.rows_per_block: 0", "hog_read_params.rows_per_block: 0");
+    rewrites("hog_model_info.features", "hog_model_info.features");
+    rewrites("xhog_train_params.step", "xhog_train_params.step");
+    rewrites("hog_train_params. step", "hog_train_params. step");
+    rewrites("hog_train_params", "hog_train_params");
+    rewrites("hog_", "hog_");
+    rewrites("", "");
+    rewrites("--step: expected a number", "--step: expected a number");
+}
+
+Test(cli_flags, the_output_is_cut_to_its_buffer)
+{
+    char small[8];
+    memset(small, 'x', sizeof(small));
+    cli_flags_rewrite("lower hog_train_params.step now", small, sizeof(small));
+    cr_assert_str_eq(small, "lower -");
+    cli_flags_rewrite("hog_train_params.loss = HOG_LOSS_SOFTMAX", small, sizeof(small));
+    cr_assert_str_eq(small, "--loss ");
+    cli_flags_rewrite("anything", small, 1);
+    cr_assert_str_eq(small, "");
+}
+
+Test(cli_flags, error_messages_and_log_lines_are_rewritten, .init = cr_redirect_stderr)
+{
+    cli_error("%s: %s", "r.csv", "hog_mf_params.rank: 0 is not between 1 and 1024");
+    cli_log(NULL, HOG_LOG_WARN, "epoch 3: the training loss is not finite: lower hog_train_params.step");
+    cli_log(NULL, HOG_LOG_INFO, "reading t.svm whole before training: hog_train_params.replicas = HOG_REPLICAS_CORE");
+    cli_report_skipped("s.svm", 1, "s.svm:2:3: expected an index of at least 1 (hog_read_params.index_base = 0 "
+                                   "reads as written), found 0\n");
+    fflush(stderr);
+    cr_assert_stderr_eq_str("hogtrain: r.csv: --rank: 0 is not between 1 and 1024\n"
+                            "hogtrain: warning: epoch 3: the training loss is not finite: lower --step\n"
+                            "hogtrain: reading t.svm whole before training: --replicas core\n"
+                            "hogtrain: s.svm: skipped 1 malformed line; the first:\n"
+                            "s.svm:2:3: expected an index of at least 1 (--index-base 0 reads as written), found 0\n");
+}
+
+/* ===================================================================== *
+ *  Every option in the table is one the command takes, and the messages
+ *  the library writes about settings reach the user with the option.
+ * ===================================================================== */
+static void setup(void)
+{
+    scratch_make("cli-flags");
+}
+
+TestSuite(cli_flags_command, .init = setup, .fini = scratch_remove);
+
+Test(cli_flags_command, every_option_in_the_table_is_in_the_usage)
+{
+    char train_usage[sizeof(out)], mf_usage[sizeof(out)];
+    cr_assert_eq(hog("train --help"), 0, "%s", out);
+    memcpy(train_usage, out, sizeof(out));
+    cr_assert_eq(hog("train --model mf --help"), 0, "%s", out);
+    memcpy(mf_usage, out, sizeof(out));
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+        const char *usage = strcmp(flags[i].params, "hog_mf_params") == 0 ? mf_usage : train_usage;
+        char spelled[64];
+        snprintf(spelled, sizeof(spelled), "%s%s", flags[i].option, flags[i].takes == EQUALS ? "[=" : " ");
+        cr_assert(strstr(usage, spelled), "%s.%s: no '%s' in\n%s", flags[i].params, flags[i].field, spelled, usage);
+    }
+}
+
+/* A libsvm file of rows labelled by label(i), four features each. */
+static void write_rows(const char *name, int rows, int (*label)(int))
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    srand(7);
+    for (int i = 0; i < rows; i++) {
+        double x[4];
+        for (int k = 0; k < 4; k++)
+            x[k] = rand() / (double)RAND_MAX * 2 - 1;
+        fprintf(f, "%d 1:%.4f 2:%.4f 3:%.4f 4:%.4f\n", label ? label(i) : (x[0] > x[1] ? 1 : -1), x[0], x[1], x[2],
+                x[3]);
+    }
+    fclose(f);
+}
+
+static int three_classes(int i)
+{
+    return i % 3;
+}
+
+Test(cli_flags_command, library_messages_name_options)
+{
+    write_rows("c.svm", 300, three_classes);
+    cr_assert_eq(hog("train c.svm -o m.hog -q"), 1, "%s", out);
+    cr_assert(strstr(out, "(use --loss softmax for multiclass)"), "%s", out);
+
+    write_rows("t.svm", 300, NULL);
+    cr_assert_eq(hog("train t.svm -o m.hog --path dense --schedule adagrad"), 1, "%s", out);
+    cr_assert(strstr(out, "does not support --schedule adagrad"), "%s", out);
+    /* dense data: auto would take the dense path, which normalised updates keep off */
+    cr_assert_eq(hog("train t.svm -o m.hog --normalized --epochs 1"), 0, "%s", out);
+    cr_assert(strstr(out, "hogtrain: sparse path: --normalized runs on the sparse path only\n"), "%s", out);
+    cr_assert_eq(hog("train t.svm -o m.hog --replicas node --epochs 1"), 0, "%s", out);
+    cr_assert(strstr(out, "whole before training: --replicas node\n"), "%s", out);
+    cr_assert_eq(hog("train t.svm -o m.hog --loss squared --step 1e30 --epochs 1 --threads 1"), 0, "%s", out);
+    cr_assert(strstr(out, "hogtrain: warning: epoch 1: the training loss is not finite: lower --step\n"), "%s", out);
+    for (const char *s = out; (s = strstr(s, "hog_")) != NULL; s++)
+        cr_assert(strncmp(s, "hog_train_params", 16) != 0 && strncmp(s, "hog_read_params", 15) != 0,
+                  "a library name reached the user: %s", out);
+}
+
+Test(cli_flags_command, a_late_index_0_names_the_index_base_option)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/late0.svm", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 100000; i++) /* past the first MiB, where the base is detected */
+        fprintf(f, "%d 1:0.5 %d:1\n", i % 2, 2 + i % 1000);
+    fprintf(f, "1 0:1\n");
+    fclose(f);
+    cr_assert_eq(hog("convert late0.svm -o late0.hgd"), 1, "%s", out);
+    cr_assert(strstr(out, "--index-base 0 reads as written), found 0"), "%s", out);
+    cr_assert_eq(hog("convert late0.svm -o late0.hgd --index-base 0 -q"), 0, "%s", out);
+}
+
+Test(cli_flags_command, an_mf_warning_names_the_step_option)
+{
+    char text[4096] = "";
+    for (int i = 0; i < 200; i++)
+        snprintf(text + strlen(text), sizeof(text) - strlen(text), "%d %d %d\n", i % 10, i % 7, 1 + i % 5);
+    write_file("r.txt", text);
+    cr_assert_eq(hog("train r.txt --model mf -o m.mf --step 1e30 --epochs 1 --threads 1 --rank 2"), 0, "%s", out);
+    cr_assert(strstr(out, "hogtrain: warning: epoch 1: the training error is not finite: lower --step\n"), "%s", out);
+}
