@@ -7,12 +7,6 @@
 
 #include "train.h"
 
-hog_metrics hog_metrics_none(void)
-{
-    hog_metrics m = {0, NAN, NAN, NAN, NAN, NAN};
-    return m;
-}
-
 /* Rows per GEMM when evaluating on the dense path. */
 #define EVAL_BATCH 256u
 
