@@ -400,7 +400,7 @@ static void mf_run_free(mf_run *rs)
     hog_free(rs->order);
     hog_free(rs->um);
     hog_free(rs->im);
-    hog_pool_free(rs->pool);
+    hog_pool_return(rs->pool);
 }
 
 int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_ratings *test, hog_mf_model **out,
@@ -415,7 +415,8 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
                         train->info.has_ratings ? "the test" : "the training");
     mf_run rs = {0};
     hog_mf_model *m = NULL;
-    int rc = hog_pool_create(p->threads, p->bind, &rs.pool, err, err_len);
+    /* The process's shared pool (pool_shared.c), not threads started per call. */
+    int rc = hog_pool_borrow(p->threads, p->bind, &rs.pool, err, err_len);
     if (rc < 0)
         return rc;
     rs.nth = hog_pool_threads(rs.pool);
