@@ -592,7 +592,7 @@ fail:
 #define MF_HEAD 48u
 #define MF_MAX_META (1u << 20)
 
-#define MF_FIELDS 32
+#define MF_FIELDS 32 /* room for the fields mf_fields makes */
 
 /* The metadata of a model file, in the order it is written. */
 static size_t mf_fields(hog_mf_info *in, hog_meta_field *f)

@@ -64,7 +64,7 @@ static size_t metric_fields(hog_meta_field *f, const char *const key[6], hog_met
     return n;
 }
 
-#define MODEL_FIELDS 64
+#define MODEL_FIELDS 64 /* room for the fields model_fields makes */
 
 /* The metadata of a model file, in the order it is written. */
 static size_t model_fields(hog_model_info *in, hog_meta_field *f)
