@@ -67,7 +67,6 @@ int hog_pool_borrow(unsigned nthreads, int bind, hog_pool **out, char *err, size
         want = hog_topo_cores(t);
     /* want is 0 only when the topology failed: hog_pool_create then fails
      * with its message, as it did for every call before. */
-    hog_pool *idle = NULL;
     pthread_mutex_lock(&shared_mu);
     if (shared_lent || want == 0) {
         pthread_mutex_unlock(&shared_mu);
@@ -79,7 +78,7 @@ int hog_pool_borrow(unsigned nthreads, int bind, hog_pool **out, char *err, size
         pthread_mutex_unlock(&shared_mu);
         return 0;
     }
-    idle = shared;
+    hog_pool *idle = shared; /* another shape, and nobody holds it */
     shared = NULL;
     shared_lent = 1; /* the new pool is made outside the lock, already lent */
     pthread_mutex_unlock(&shared_mu);
