@@ -434,7 +434,10 @@ double hog_model_predict(const hog_model *m, const hog_row *row, uint32_t *cls,
 /* Evaluates a model on every row of ds (rows with features unknown to the
  * model are scored on the known ones; softmax labels not among the model's
  * classes count as errors, not failures). Uses up to `threads` threads (0:
- * all cores). Errors: -ENOMEM, -errno from pthread_create, HOG_ETOPOLOGY. */
+ * all cores): the library's shared pool, started by the first call and kept
+ * for the next ones (and for hog_mf_train); a call made while another holds
+ * it starts threads of its own. Thread-safe. Errors: -ENOMEM, -errno from
+ * pthread_create, HOG_ETOPOLOGY. */
 int hog_model_evaluate(const hog_model *m, const hog_dataset *ds,
                        unsigned threads, hog_metrics *out);
 
@@ -655,9 +658,10 @@ typedef struct hog_mf_info {
     double test_rmse;      /* NaN if none */
 } hog_mf_info;
 
-/* Trains a factorisation of train with HOGWILD! SGD on a pool of p->threads
- * workers. test (may be NULL; its names are matched to train's) or else a
- * holdout fraction of train is evaluated after every epoch; a test user or
+/* Trains a factorisation of train with HOGWILD! SGD on p->threads workers
+ * of the library's shared pool (see hog_model_evaluate). test (may be NULL;
+ * its names are matched to train's) or else a holdout fraction of train is
+ * evaluated after every epoch; a test user or
  * item unknown to train is predicted from what is known (the mean and the
  * other's bias). On success *out owns the model.
  * Errors: HOG_EPARAM (field in err_detail), HOG_EEMPTY (no training

@@ -1,7 +1,8 @@
-/* test_train_model.c: model files round-trip exactly, and damaged ones are refused with the right error. */
+/* test_train_model.c: model files round-trip exactly, in any locale, and damaged ones or bad metadata are refused with the right error. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,4 +132,163 @@ Test(model, a_failed_save_leaves_the_old_file)
     snprintf(cmd, sizeof(cmd), "test $(ls %s | wc -l) -eq 1", dir);
     cr_assert_eq(system(cmd), 0);
     hog_model_free(m);
+}
+
+/* ===================================================================== *
+ *  The metadata codec (train_meta.c)
+ * ===================================================================== */
+static int parse_loss(const char *text, void *at)
+{
+    return hog_loss_parse(text, at);
+}
+
+Test(model, metadata_numbers_round_trip_exactly)
+{
+    double d[] = {0.1, 1.0 / 3, 1e-300, 5e-324, -0.0, 1.7976931348623157e308, 0.123456789012345, NAN, INFINITY,
+                  -INFINITY};
+    uint64_t u = UINT64_MAX, hex = 0x00000000000000abull;
+    unsigned un = 4000000000u;
+    int neg = -1;
+    hog_loss loss = HOG_LOSS_QUANTILE;
+    static const char *const keys[] = {"d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9"};
+    hog_meta_field f[16];
+    size_t n = 0;
+    f[n++] = (hog_meta_field){"note", HOG_META_NOTE, NULL, "written, then skipped", NULL};
+    for (size_t i = 0; i < HOG_ARRAY_LEN(d); i++)
+        f[n++] = HOG_META_NUM(keys[i], &d[i]);
+    f[n++] = HOG_META_NUM("u", &u);
+    f[n++] = HOG_META_NUM("un", &un);
+    f[n++] = HOG_META_NUM("neg", &neg);
+    f[n++] = (hog_meta_field){"hex", HOG_META_HEX64, &hex, NULL, NULL};
+    f[n++] = (hog_meta_field){"loss", HOG_META_WORD, &loss, hog_loss_name(loss), parse_loss};
+    char *text;
+    size_t len;
+    cr_assert_eq(hog_meta_write(f, n, &text, &len), 0);
+    const char *lines[] = {"\nd0 0.10000000000000001\n", "\nd3 4.9406564584124654e-324\n", "\nd7 nan\n",
+                           "\nhex 00000000000000ab\n", "\nneg -1\n", "\nloss quantile\n"};
+    for (size_t i = 0; i < HOG_ARRAY_LEN(lines); i++)
+        cr_assert(memmem(text, len, lines[i], strlen(lines[i])), "%s in %.*s", lines[i], (int)len, text);
+
+    double want[HOG_ARRAY_LEN(d)];
+    memcpy(want, d, sizeof(d));
+    memset(d, 0, sizeof(d));
+    u = un = 0;
+    hex = 0;
+    neg = 0;
+    loss = HOG_LOSS_LOGISTIC;
+    char why[128] = "";
+    cr_assert_eq(hog_meta_read(text, len, f, n, why, sizeof(why)), 0, "%s", why);
+    for (size_t i = 0; i < HOG_ARRAY_LEN(d); i++)
+        cr_assert(memcmp(&d[i], &want[i], sizeof(double)) == 0 || (isnan(d[i]) && isnan(want[i])),
+                  "%s: %a read back as %a", keys[i], want[i], d[i]);
+    cr_assert_eq(u, UINT64_MAX);
+    cr_assert_eq(un, 4000000000u);
+    cr_assert_eq(neg, -1);
+    cr_assert_eq(hex, 0xabu);
+    cr_assert_eq(loss, HOG_LOSS_QUANTILE);
+    hog_free(text);
+}
+
+/* Reads text (copied: the reader writes into it) into one field; returns the code and the message. */
+static int read_one(const char *text, hog_meta_field f, char *why, size_t len)
+{
+    char buf[128];
+    snprintf(buf, sizeof(buf), "%s", text);
+    return hog_meta_read(buf, strlen(buf), &f, 1, why, len);
+}
+
+Test(model, metadata_errors_name_the_line_and_the_key)
+{
+    double step = 0;
+    unsigned epochs = 0;
+    int bias = 0;
+    char why[160];
+    hog_meta_field fs = HOG_META_NUM("step", &step), fe = HOG_META_NUM("epochs", &epochs);
+    hog_meta_field fb = HOG_META_NUM("bias", &bias);
+    hog_meta_field fm = {"model", HOG_META_WORD, NULL, "mf", NULL};
+
+    cr_assert_eq(read_one("newer 1\nstep 0,5\n", fs, why, sizeof(why)), HOG_ECORRUPT);
+    cr_assert_str_eq(why, "line 2: step: expected a number, found \"0,5\"");
+    cr_assert_eq(read_one("step \n", fs, why, sizeof(why)), HOG_ECORRUPT, "an empty value is not 0");
+    cr_assert_eq(read_one("epochs -1\n", fe, why, sizeof(why)), HOG_ECORRUPT);
+    cr_assert_str_eq(why, "line 1: epochs: expected an unsigned integer, found \"-1\"");
+    cr_assert_eq(read_one("epochs 4294967296\n", fe, why, sizeof(why)), HOG_ECORRUPT, "beyond unsigned");
+    cr_assert_eq(read_one("bias 1x\n", fb, why, sizeof(why)), HOG_ECORRUPT);
+    cr_assert_eq(read_one("model linear\n", fm, why, sizeof(why)), HOG_ECORRUPT);
+    cr_assert_str_eq(why, "line 1: model: expected \"mf\", found \"linear\"");
+    cr_assert_eq(read_one("step 1\nepochs", fe, why, sizeof(why)), HOG_ECORRUPT);
+    cr_assert_str_eq(why, "line 2: no newline at its end");
+    cr_assert_eq(read_one("step\n", fs, why, sizeof(why)), HOG_ECORRUPT);
+    cr_assert_str_eq(why, "line 1: no space between a key and a value");
+    /* Keys the table does not name are a newer writer's: skipped, whatever their value. */
+    cr_assert_eq(read_one("newer what ever\nepochs 12\n", fe, why, sizeof(why)), 0, "%s", why);
+    cr_assert_eq(epochs, 12u);
+    cr_assert_eq(read_one("model mf\n", fm, why, sizeof(why)), 0, "%s", why);
+}
+
+/* Rewrites a saved model's metadata value (same length) and its checksum. */
+static void rewrite_meta(const char *from, const char *to)
+{
+    unsigned char *buf;
+    size_t len;
+    cr_assert_eq(hog_read_file(path, &buf, &len), 0);
+    unsigned char *at = memmem(buf, len, from, strlen(from));
+    cr_assert_not_null(at, "%s is in the file", from);
+    memcpy(at, to, strlen(to));
+    hog_put_u32(buf + len - 4, hog_crc32(0, buf, len - 4));
+    cr_assert_eq(hog_write_file_atomic(path, buf, len), 0);
+    hog_free(buf);
+}
+
+Test(model, a_bad_metadata_value_is_refused_with_its_place)
+{
+    hog_model *m = sample_model();
+    cr_assert_eq(hog_model_save(m, path), 0);
+    rewrite_meta("\nepochs 7\n", "\nepochs x\n");
+    char err[256];
+    cr_assert_eq(load_error(err, sizeof(err)), HOG_ECORRUPT);
+    cr_assert(strstr(err, path) && strstr(err, "unreadable metadata: line 9: epochs: expected an unsigned integer"),
+              "%s", err);
+
+    cr_assert_eq(hog_model_save(m, path), 0);
+    rewrite_meta("\ndata_index_base 0\n", "\ndata_index_base 2\n");
+    cr_assert_eq(load_error(err, sizeof(err)), HOG_ECORRUPT);
+    cr_assert(strstr(err, "data_index_base 2"), "%s", err);
+    hog_model_free(m);
+}
+
+/* Under a locale whose decimal point is a comma (de_DE, made here with
+ * localedef; skipped where its sources are not installed), model files still
+ * hold '.' and load back to the same values. */
+Test(model, files_are_written_in_the_c_locale_whatever_the_program_set)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "localedef -i de_DE -f UTF-8 %s/de_DE.UTF-8 >/dev/null 2>&1", dir);
+    if (system(cmd) != 0)
+        cr_skip_test("localedef cannot make de_DE here");
+    setenv("LOCPATH", dir, 1);
+    if (!setlocale(LC_ALL, "de_DE.UTF-8"))
+        cr_skip_test("the de_DE locale made by localedef does not load");
+    char num[HOG_NUMBER_CHARS];
+    snprintf(num, sizeof(num), "%g", 0.5);
+    cr_assert_str_eq(num, "0,5", "the locale is in force");
+    hog_number_format(num, sizeof(num), 0.5);
+    cr_assert_str_eq(num, "0.5");
+
+    hog_model *m = sample_model();
+    cr_assert_eq(hog_model_save(m, path), 0);
+    unsigned char *buf;
+    size_t len;
+    cr_assert_eq(hog_read_file(path, &buf, &len), 0);
+    const char *line = "\nstep 0.123456789012345\n";
+    cr_assert_not_null(memmem(buf, len, line, strlen(line)));
+    hog_free(buf);
+    hog_model *back;
+    char err[256] = "";
+    cr_assert_eq(hog_model_load(path, &back, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(back->info.params.step, m->info.params.step);
+    cr_assert_eq(back->info.test.accuracy, 0.9);
+    setlocale(LC_ALL, "C");
+    hog_model_free(m);
+    hog_model_free(back);
 }

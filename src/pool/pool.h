@@ -191,4 +191,26 @@ void hog_pool_free_local(hog_pool *p, void *mem);
 /* How mem (from hog_pool_alloc_local) was allocated. */
 hog_local_kind hog_pool_local_kind(const void *mem);
 
+/* ===================================================================== *
+ *  The shared pool (pool_shared.c)
+ * ===================================================================== */
+/* Lends the process-wide pool, made on first use and kept for the life of
+ * the process, to one call: nthreads workers (0: one per core), bound as
+ * hog_pool_create's bind says (a bound pool also serves bind 0). When the
+ * kept pool has another shape it is replaced by one of this shape. While it
+ * is lent, another borrower gets a pool made for its call alone, so
+ * borrowers never wait for each other (see pool_shared.c). Give it back
+ * with hog_pool_return. Thread-safe. Returns what hog_pool_create returns. */
+int hog_pool_borrow(unsigned nthreads, int bind, hog_pool **out, char *err, size_t err_len);
+
+/* Gives back a pool from hog_pool_borrow: the shared pool waits for the
+ * next borrower, a pool made for one call is freed. Memory from
+ * hog_pool_alloc_local must be freed before. NULL is accepted. */
+void hog_pool_return(hog_pool *p);
+
+/* How many pools this process has started (hog_pool_create,
+ * hog_pool_create_on, the shared pool included; counted in
+ * pool_threads.c): for tests of reuse. Thread-safe. */
+unsigned long hog_pool_created(void);
+
 #endif /* HOG_POOL_H */

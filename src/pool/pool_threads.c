@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -122,6 +123,14 @@ static int pool_start(hog_pool *p, const hog_topo *topo, unsigned nthreads, int 
     return 0;
 }
 
+/* Pools started by this process: hog_pool_created, which tests read. */
+static atomic_ulong pools_created;
+
+unsigned long hog_pool_created(void)
+{
+    return atomic_load_explicit(&pools_created, memory_order_relaxed);
+}
+
 /* Starts the pool on t; t is NULL only without bind and with a thread count. */
 static int pool_create(const hog_topo *t, unsigned nthreads, int bind, hog_pool **out, char *err, size_t err_len)
 {
@@ -137,6 +146,7 @@ static int pool_create(const hog_topo *t, unsigned nthreads, int bind, hog_pool 
         hog_pool_free(p);
         return rc;
     }
+    atomic_fetch_add_explicit(&pools_created, 1, memory_order_relaxed);
     *out = p;
     return 0;
 }

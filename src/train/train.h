@@ -87,7 +87,7 @@ static inline float hog_w_add(hog_weight *w, float delta)
     return old + delta;
 }
 
-/* ---- the model ---- */
+/* ---- the model (train_model.c; its file: train_model_file.c) ---- */
 struct hog_model {
     hog_model_info info;
     uint64_t dim;         /* features: weights per output */
@@ -96,6 +96,10 @@ struct hog_model {
     hog_weight *bias;     /* outputs */
     double *class_labels; /* info.classes original label values, ascending */
 };
+
+/* Metrics with every field NaN and rows 0: what a model has before it is
+ * evaluated. */
+hog_metrics hog_metrics_none(void);
 
 /* Allocates a zeroed model. Returns NULL on -ENOMEM. */
 hog_model *hog_model_new(hog_loss loss, uint64_t dim, uint32_t outputs, uint32_t classes);
@@ -310,8 +314,51 @@ int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *se
 /* The memory limit a run uses: p->mem_limit, or half of what is available. */
 uint64_t hog_mem_limit(const hog_train_params *p);
 
-/* Metrics with every field NaN and rows 0. */
-hog_metrics hog_metrics_none(void);
+/* ===================================================================== *
+ *  Model-file metadata (train_meta.c)
+ *
+ *  Linear and MF model files carry their parameters and metrics as text:
+ *  "key value\n" lines, one per field, in the order of a table that names
+ *  each field's key, kind and place. The same table writes the lines and
+ *  reads them back, so a field saved is a field loaded. Doubles are written
+ *  with 17 significant digits in the C locale (hog_number_format), so they
+ *  read back to the same value whatever locale the program set.
+ * ===================================================================== */
+typedef enum hog_meta_kind {
+    HOG_META_F64,   /* double: "%.17g", "nan" and "inf" included */
+    HOG_META_U64,   /* uint64_t in decimal */
+    HOG_META_UINT,  /* unsigned in decimal */
+    HOG_META_INT,   /* int in decimal, a '-' when negative */
+    HOG_META_HEX64, /* uint64_t as 16 lower-case hexadecimal digits */
+    HOG_META_WORD,  /* a word: `word` is written; read by `parse`, or, without one, it must be `word` */
+    HOG_META_NOTE,  /* a word written from `word` and skipped when read (the writer's version) */
+} hog_meta_kind;
+
+typedef struct hog_meta_field {
+    const char *key;
+    hog_meta_kind kind;
+    void *at;         /* the value, of the kind's type; WORD: what parse fills */
+    const char *word; /* WORD, NOTE: the text written */
+    int (*parse)(const char *text, void *at); /* WORD: 0, or < 0 for a word it does not know */
+} hog_meta_field;
+
+/* A numeric field, its kind chosen by the type of `at` (double *, uint64_t *,
+ * unsigned *, int *): another type does not compile. */
+#define HOG_META_NUM(key, at)                                                                                 \
+    ((hog_meta_field){(key),                                                                                  \
+                      _Generic((at), double *: HOG_META_F64, uint64_t *: HOG_META_U64,                        \
+                               unsigned *: HOG_META_UINT, int *: HOG_META_INT),                               \
+                      (at), NULL, NULL})
+
+/* Writes the n fields as lines into a new buffer (*text, hog_free it; *len
+ * bytes, no NUL). Returns 0 or -ENOMEM. */
+int hog_meta_write(const hog_meta_field *f, size_t n, char **text, size_t *len);
+
+/* Reads text[0..len), "key value\n" lines (overwritten in place), into the
+ * fields whose keys they name; keys not in the table are skipped (a newer
+ * writer's). Returns 0, or HOG_ECORRUPT with the line, the key and what was
+ * wrong in why ("line 9: step: expected a number, found \"x\""). */
+int hog_meta_read(char *text, size_t len, const hog_meta_field *f, size_t n, char *why, size_t why_len);
 
 /* ===================================================================== *
  *  Model files' magics, their first eight bytes (each layout is described

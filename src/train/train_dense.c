@@ -19,9 +19,9 @@
  *   W <- W (1 - step l2 n) - step dW,   b <- b - step sum_i G_i
  *
  * The step is the sum over the batch, as n plain SGD steps taken from the
- * same weights would be, so --step means the same on both paths; L2 is the
- * full-gradient term, n examples' worth of the penalty mean loss + l2/2 |w|^2
- * per batch.
+ * same weights would be, so hog_train_params.step means the same on both
+ * paths; L2 is the full-gradient term, n examples' worth of the penalty mean
+ * loss + l2/2 |w|^2 per batch.
  *
  * The GEMMs read a worker-local snapshot of W, not the shared model in
  * place: OpenBLAS reads memory with plain (vector) loads, which on weights

@@ -7,12 +7,6 @@
 
 #include "train.h"
 
-hog_metrics hog_metrics_none(void)
-{
-    hog_metrics m = {0, NAN, NAN, NAN, NAN, NAN};
-    return m;
-}
-
 /* Rows per GEMM when evaluating on the dense path. */
 #define EVAL_BATCH 256u
 
@@ -278,15 +272,18 @@ out:
     return rc;
 }
 
+/* The trainer evaluates with its own pool; a caller of the public call has
+ * none, and borrows the process's shared one (pool_shared.c) rather than
+ * start threads on every call. */
 int hog_model_evaluate(const hog_model *m, const hog_dataset *ds, unsigned threads, hog_metrics *out)
 {
     hog_pool *pool;
     *out = hog_metrics_none();
-    int rc = hog_pool_create(threads, 0, &pool, NULL, 0);
+    int rc = hog_pool_borrow(threads, 0, &pool, NULL, 0);
     if (rc < 0)
         return rc;
     hog_train_params p = hog_train_params_default();
     rc = hog_evaluate(m, ds, NULL, hog_dataset_bytes(ds) > hog_mem_limit(&p), pool, out);
-    hog_pool_free(pool);
+    hog_pool_return(pool);
     return rc;
 }

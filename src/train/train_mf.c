@@ -400,7 +400,7 @@ static void mf_run_free(mf_run *rs)
     hog_free(rs->order);
     hog_free(rs->um);
     hog_free(rs->im);
-    hog_pool_free(rs->pool);
+    hog_pool_return(rs->pool);
 }
 
 int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_ratings *test, hog_mf_model **out,
@@ -417,7 +417,8 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
                         train->info.has_ratings ? "the test" : "the training");
     mf_run rs = {0};
     hog_mf_model *m = NULL;
-    int rc = hog_pool_create(p->threads, p->bind, &rs.pool, err, err_len);
+    /* The process's shared pool (pool_shared.c), not threads started per call. */
+    int rc = hog_pool_borrow(p->threads, p->bind, &rs.pool, err, err_len);
     if (rc < 0)
         return rc;
     rs.nth = hog_pool_threads(rs.pool);
@@ -592,118 +593,37 @@ fail:
 #define MF_HEAD 48u
 #define MF_MAX_META (1u << 20)
 
-/* The metadata keys: doubles and unsigned integers, by where they live. */
-typedef struct meta_key {
-    const char *key;
-    double *d;
-    uint64_t *u;
-    unsigned *un;
-    int *i;
-} meta_key;
+#define MF_FIELDS 32 /* room for the fields mf_fields makes */
 
-static size_t meta_keys(hog_mf_info *in, meta_key *k, uint64_t *fp_dummy)
+/* The metadata of a model file, in the order it is written. */
+static size_t mf_fields(hog_mf_info *in, hog_meta_field *f)
 {
-    (void)fp_dummy;
     hog_mf_params *p = &in->params;
     size_t n = 0;
-    k[n++] = (meta_key){"threads", NULL, NULL, &p->threads, NULL};
-    k[n++] = (meta_key){"epochs", NULL, NULL, &p->epochs, NULL};
-    k[n++] = (meta_key){"step", &p->step, NULL, NULL, NULL};
-    k[n++] = (meta_key){"decay", &p->decay, NULL, NULL, NULL};
-    k[n++] = (meta_key){"l2", &p->l2, NULL, NULL, NULL};
-    k[n++] = (meta_key){"l2_bias", &p->l2_bias, NULL, NULL, NULL};
-    k[n++] = (meta_key){"init", &p->init, NULL, NULL, NULL};
-    k[n++] = (meta_key){"holdout", &p->holdout, NULL, NULL, NULL};
-    k[n++] = (meta_key){"seed", NULL, &p->seed, NULL, NULL};
-    k[n++] = (meta_key){"clamp", NULL, NULL, NULL, &p->clamp};
-    k[n++] = (meta_key){"bind", NULL, NULL, NULL, &p->bind};
-    k[n++] = (meta_key){"mean", &in->mean, NULL, NULL, NULL};
-    k[n++] = (meta_key){"min", &in->min, NULL, NULL, NULL};
-    k[n++] = (meta_key){"max", &in->max, NULL, NULL, NULL};
-    k[n++] = (meta_key){"train_ratings", NULL, &in->train_ratings, NULL, NULL};
-    k[n++] = (meta_key){"updates", NULL, &in->updates, NULL, NULL};
-    k[n++] = (meta_key){"seconds", &in->seconds, NULL, NULL, NULL};
-    k[n++] = (meta_key){"train.rmse", &in->train_rmse, NULL, NULL, NULL};
-    k[n++] = (meta_key){"test.ratings", NULL, &in->test_ratings, NULL, NULL};
-    k[n++] = (meta_key){"test.rmse", &in->test_rmse, NULL, NULL, NULL};
+    f[n++] = (hog_meta_field){"hogtrain", HOG_META_NOTE, NULL, hog_version_string(), NULL};
+    f[n++] = (hog_meta_field){"model", HOG_META_WORD, NULL, "mf", NULL};
+    f[n++] = (hog_meta_field){"data_fingerprint", HOG_META_HEX64, &in->data_fingerprint, NULL, NULL};
+    f[n++] = HOG_META_NUM("threads", &p->threads);
+    f[n++] = HOG_META_NUM("epochs", &p->epochs);
+    f[n++] = HOG_META_NUM("step", &p->step);
+    f[n++] = HOG_META_NUM("decay", &p->decay);
+    f[n++] = HOG_META_NUM("l2", &p->l2);
+    f[n++] = HOG_META_NUM("l2_bias", &p->l2_bias);
+    f[n++] = HOG_META_NUM("init", &p->init);
+    f[n++] = HOG_META_NUM("holdout", &p->holdout);
+    f[n++] = HOG_META_NUM("seed", &p->seed);
+    f[n++] = HOG_META_NUM("clamp", &p->clamp);
+    f[n++] = HOG_META_NUM("bind", &p->bind);
+    f[n++] = HOG_META_NUM("mean", &in->mean);
+    f[n++] = HOG_META_NUM("min", &in->min);
+    f[n++] = HOG_META_NUM("max", &in->max);
+    f[n++] = HOG_META_NUM("train_ratings", &in->train_ratings);
+    f[n++] = HOG_META_NUM("updates", &in->updates);
+    f[n++] = HOG_META_NUM("seconds", &in->seconds);
+    f[n++] = HOG_META_NUM("train.rmse", &in->train_rmse);
+    f[n++] = HOG_META_NUM("test.ratings", &in->test_ratings);
+    f[n++] = HOG_META_NUM("test.rmse", &in->test_rmse);
     return n;
-}
-
-#define MF_META_KEYS 24
-
-static char *meta_text(const hog_mf_info *info, size_t *len)
-{
-    hog_mf_info in = *info;
-    meta_key k[MF_META_KEYS];
-    size_t nk = meta_keys(&in, k, NULL);
-    size_t cap = 4096, used = 0;
-    char *b = hog_malloc(cap);
-    if (!b)
-        return NULL;
-    locale_t old, c = hog_c_locale_enter(&old);
-    used += (size_t)snprintf(b + used, cap - used, "hogtrain %s\nmodel mf\ndata_fingerprint %016llx\n",
-                             hog_version_string(), (unsigned long long)in.data_fingerprint);
-    for (size_t i = 0; i < nk && used < cap; i++) {
-        if (k[i].d)
-            used += (size_t)snprintf(b + used, cap - used, "%s %.17g\n", k[i].key, *k[i].d);
-        else if (k[i].u)
-            used += (size_t)snprintf(b + used, cap - used, "%s %llu\n", k[i].key, (unsigned long long)*k[i].u);
-        else if (k[i].un)
-            used += (size_t)snprintf(b + used, cap - used, "%s %u\n", k[i].key, *k[i].un);
-        else
-            used += (size_t)snprintf(b + used, cap - used, "%s %d\n", k[i].key, *k[i].i);
-    }
-    hog_c_locale_leave(c, old);
-    if (used >= cap) { /* cannot happen with these keys: 4096 bytes hold them many times over */
-        hog_free(b);
-        return NULL;
-    }
-    *len = used;
-    return b;
-}
-
-/* Reads the metadata lines into *in. Unknown keys are ignored so that a
- * newer writer's extra fields do not stop this reader. */
-static int meta_parse(hog_mf_info *in, char *text, size_t len)
-{
-    meta_key k[MF_META_KEYS];
-    size_t nk = meta_keys(in, k, NULL);
-    char *p = text, *end = text + len;
-    while (p < end) {
-        char *nl = memchr(p, '\n', (size_t)(end - p));
-        if (!nl)
-            return HOG_ECORRUPT;
-        *nl = '\0';
-        char *sp = strchr(p, ' ');
-        if (!sp)
-            return HOG_ECORRUPT;
-        *sp = '\0';
-        const char *val = sp + 1;
-        char *e = NULL;
-        if (strcmp(p, "data_fingerprint") == 0) {
-            in->data_fingerprint = strtoull(val, &e, 16);
-            if (*e)
-                return HOG_ECORRUPT;
-        } else if (strcmp(p, "model") == 0 && strcmp(val, "mf") != 0) {
-            return HOG_ECORRUPT;
-        }
-        for (size_t i = 0; i < nk; i++) {
-            if (strcmp(p, k[i].key) != 0)
-                continue;
-            if (k[i].d)
-                *k[i].d = strtod(val, &e);
-            else {
-                unsigned long long u = strtoull(val, &e, 10);
-                if (k[i].u) *k[i].u = u;
-                else if (k[i].un) *k[i].un = (unsigned)u;
-                else *k[i].i = (int)u;
-            }
-            if (*e || e == val)
-                return HOG_ECORRUPT;
-        }
-        p = nl + 1;
-    }
-    return 0;
 }
 
 static int write_crc(hog_atomic_file *f, uint32_t *crc, const void *buf, size_t len)
@@ -746,9 +666,12 @@ static int write_names(hog_atomic_file *f, uint32_t *crc, const hog_idmap *m)
 
 int hog_mf_save(const hog_mf_model *m, const char *path)
 {
-    size_t meta_len = 0;
-    char *meta = meta_text(&m->info, &meta_len);
-    if (!meta)
+    hog_mf_info info = m->info;
+    hog_meta_field fields[MF_FIELDS];
+    size_t nfields = mf_fields(&info, fields);
+    char *meta;
+    size_t meta_len;
+    if (hog_meta_write(fields, nfields, &meta, &meta_len) < 0)
         return -ENOMEM;
     unsigned char h[MF_HEAD] = {0};
     memcpy(h, MF_MAGIC, 8);
@@ -873,16 +796,18 @@ int hog_mf_load(const char *path, hog_mf_model **out, char *err, size_t err_len)
         rc = hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
         goto out;
     }
-    locale_t old, c = hog_c_locale_enter(&old);
-    rc = meta_parse(&m->info, (char *)buf + MF_HEAD, meta_len);
-    hog_c_locale_leave(c, old);
+    hog_meta_field fields[MF_FIELDS];
+    size_t nfields = mf_fields(&m->info, fields);
+    char why[256];
+    if (hog_meta_read((char *)buf + MF_HEAD, meta_len, fields, nfields, why, sizeof(why)) < 0) {
+        rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: unreadable metadata: %s", path, why);
+        goto out;
+    }
     m->info.params.rank = rank;
     const char *field = NULL;
-    if (rc == 0 && hog_mf_params_check(&m->info.params, &field) < 0)
-        rc = HOG_ECORRUPT;
-    if (rc < 0) {
-        rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: unreadable metadata%s%s", path, field ? ": " : "",
-                      field ? field : "");
+    if (hog_mf_params_check(&m->info.params, &field) < 0) {
+        rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: unreadable metadata: hog_mf_params.%s is out of range", path,
+                      field);
         goto out;
     }
     const unsigned char *p = buf + MF_HEAD + meta_len;

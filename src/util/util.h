@@ -143,12 +143,25 @@ static inline void hog_put_u64(void *p, uint64_t v)
     memcpy(p, &v, sizeof(v));
 }
 
-/* ---- the C locale, for numbers written and read as text in files ---- */
-/* Switches this thread (only) to the C locale, whatever the embedding
- * program set with setlocale; returns the locale to free and sets *old to
- * the one to restore, both for hog_c_locale_leave. */
-locale_t hog_c_locale_enter(locale_t *old);
-void hog_c_locale_leave(locale_t c, locale_t old);
+/* ---- numbers as text in files, in the C locale (util_number.c) ---- */
+/* The C locale ('.' the decimal point, no digit grouping), made once per
+ * process and never freed; (locale_t)0 when it could not be made (out of
+ * memory), and then callers fall back to the thread's locale. Thread-safe. */
+locale_t hog_c_locale(void);
+
+/* Enough for any double hog_number_format writes, and its NUL. */
+#define HOG_NUMBER_CHARS 32
+
+/* Writes v with 17 significant digits ("%.17g": enough for every double to
+ * read back to itself; "nan", "inf" for those) in the C locale, whatever
+ * locale the embedding program set. Returns what snprintf returns.
+ * Thread-safe. */
+int hog_number_format(char *buf, size_t len, double v);
+
+/* Reads all of s as a double in the C locale (strtod's syntax). Returns 0,
+ * or -EINVAL (nothing, or something after the number); *out is set only on
+ * success. Thread-safe. */
+int hog_number_parse(const char *s, double *out);
 
 /* ---- time ---- */
 double hog_now(void); /* seconds, CLOCK_MONOTONIC */

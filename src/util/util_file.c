@@ -283,18 +283,3 @@ int hog_read_file(const char *path, unsigned char **out, size_t *len)
     *len = got;
     return 0;
 }
-
-locale_t hog_c_locale_enter(locale_t *old)
-{
-    locale_t c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-    *old = c ? uselocale(c) : (locale_t)0;
-    return c;
-}
-
-void hog_c_locale_leave(locale_t c, locale_t old)
-{
-    if (c) {
-        uselocale(old);
-        freelocale(c);
-    }
-}

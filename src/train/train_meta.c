@@ -1,0 +1,166 @@
+/* train_meta.c: the metadata of model files, "key value" lines written from a table of fields and read back into it, numbers in the C locale. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train.h"
+
+/* The value of one field as text; buf holds at least HOG_NUMBER_CHARS. */
+static const char *field_text(const hog_meta_field *f, char *buf, size_t len)
+{
+    switch (f->kind) {
+    case HOG_META_F64:
+        hog_number_format(buf, len, *(const double *)f->at);
+        break;
+    case HOG_META_U64:
+        snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)f->at);
+        break;
+    case HOG_META_UINT:
+        snprintf(buf, len, "%u", *(const unsigned *)f->at);
+        break;
+    case HOG_META_INT:
+        snprintf(buf, len, "%d", *(const int *)f->at);
+        break;
+    case HOG_META_HEX64:
+        snprintf(buf, len, "%016llx", (unsigned long long)*(const uint64_t *)f->at);
+        break;
+    case HOG_META_WORD:
+    case HOG_META_NOTE:
+        return f->word;
+    }
+    return buf;
+}
+
+int hog_meta_write(const hog_meta_field *f, size_t n, char **text, size_t *len)
+{
+    char *b = NULL;
+    size_t used = 0, cap = 0;
+    for (size_t i = 0; i < n; i++) {
+        char num[HOG_NUMBER_CHARS];
+        const char *val = field_text(&f[i], num, sizeof(num));
+        size_t klen = strlen(f[i].key), vlen = strlen(val);
+        if (hog_array_grow((void **)&b, &cap, used + klen + vlen + 2, 1, 1024) < 0) {
+            hog_free(b);
+            return -ENOMEM;
+        }
+        memcpy(b + used, f[i].key, klen);
+        b[used + klen] = ' ';
+        memcpy(b + used + klen + 1, val, vlen);
+        b[used + klen + 1 + vlen] = '\n';
+        used += klen + vlen + 2;
+    }
+    *text = b;
+    *len = used;
+    return 0;
+}
+
+/* An unsigned decimal or hexadecimal integer, all of s, at most max. */
+static int read_unsigned(const char *s, int base, unsigned long long max, unsigned long long *out)
+{
+    /* strtoull would take a sign, spaces and "0x": none of them is written. */
+    if (base == 10 ? (*s < '0' || *s > '9') : !((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') ||
+                                                 (*s >= 'A' && *s <= 'F')))
+        return -EINVAL;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, base);
+    if (*end || errno == ERANGE || v > max)
+        return -EINVAL;
+    *out = v;
+    return 0;
+}
+
+static int read_int(const char *s, int *out)
+{
+    if (!((*s >= '0' && *s <= '9') || (*s == '-' && s[1] >= '0' && s[1] <= '9')))
+        return -EINVAL;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*end || errno == ERANGE || v < INT_MIN || v > INT_MAX)
+        return -EINVAL;
+    *out = (int)v;
+    return 0;
+}
+
+/* Reads val into field f. Returns 0 or -EINVAL. */
+static int field_read(const hog_meta_field *f, const char *val)
+{
+    unsigned long long u;
+    switch (f->kind) {
+    case HOG_META_F64:
+        return hog_number_parse(val, f->at);
+    case HOG_META_U64:
+        if (read_unsigned(val, 10, UINT64_MAX, &u) < 0)
+            return -EINVAL;
+        *(uint64_t *)f->at = u;
+        return 0;
+    case HOG_META_UINT:
+        if (read_unsigned(val, 10, UINT_MAX, &u) < 0)
+            return -EINVAL;
+        *(unsigned *)f->at = (unsigned)u;
+        return 0;
+    case HOG_META_INT:
+        return read_int(val, f->at);
+    case HOG_META_HEX64:
+        if (read_unsigned(val, 16, UINT64_MAX, &u) < 0)
+            return -EINVAL;
+        *(uint64_t *)f->at = u;
+        return 0;
+    case HOG_META_WORD:
+        if (f->parse)
+            return f->parse(val, f->at) < 0 ? -EINVAL : 0;
+        return strcmp(val, f->word) == 0 ? 0 : -EINVAL;
+    case HOG_META_NOTE:
+        return 0;
+    }
+    return -EINVAL;
+}
+
+/* What field f takes, for a message. */
+static void field_expected(const hog_meta_field *f, char *buf, size_t len)
+{
+    static const char *const what[] = {
+        [HOG_META_F64] = "a number", [HOG_META_U64] = "an unsigned integer", [HOG_META_UINT] = "an unsigned integer",
+        [HOG_META_INT] = "an integer", [HOG_META_HEX64] = "a hexadecimal number", [HOG_META_WORD] = "one of its names",
+        [HOG_META_NOTE] = "anything",
+    };
+    if (f->kind == HOG_META_WORD && !f->parse)
+        snprintf(buf, len, "\"%s\"", f->word);
+    else
+        snprintf(buf, len, "%s", what[f->kind]);
+}
+
+int hog_meta_read(char *text, size_t len, const hog_meta_field *f, size_t n, char *why, size_t why_len)
+{
+    char *p = text, *end = text + len;
+    for (unsigned line = 1; p < end; line++) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            return hog_fail(HOG_ECORRUPT, why, why_len, "line %u: no newline at its end", line);
+        *nl = '\0';
+        char *sp = strchr(p, ' ');
+        if (!sp)
+            return hog_fail(HOG_ECORRUPT, why, why_len, "line %u: no space between a key and a value", line);
+        *sp = '\0';
+        const char *val = sp + 1;
+        /* Keys this reader does not know are skipped: they come from a newer
+         * writer, whose files this reader still loads. */
+        for (size_t i = 0; i < n; i++) {
+            if (strcmp(p, f[i].key) != 0)
+                continue;
+            if (field_read(&f[i], val) < 0) {
+                char want[64];
+                field_expected(&f[i], want, sizeof(want));
+                return hog_fail(HOG_ECORRUPT, why, why_len, "line %u: %s: expected %s, found \"%.40s\"", line,
+                                f[i].key, want, val);
+            }
+            break;
+        }
+        p = nl + 1;
+    }
+    return 0;
+}

@@ -1,0 +1,269 @@
+/* train_model_file.c: the linear model's file: versioned, checksummed, its parameters and metrics in a text header. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <errno.h>
+#include <string.h>
+
+#include "train.h"
+
+/*
+ * Model file, version 1. Little-endian.
+ *
+ *   offset  bytes          field
+ *   0       8              magic "HOGMODEL"
+ *   8       4              version (1)
+ *   12      4              meta_bytes
+ *   16      8              dim (features)
+ *   24      4              outputs
+ *   28      4              classes
+ *   32      meta_bytes     metadata: "key value\n" lines, numbers in the C locale
+ *                          with 17 significant digits so they round-trip
+ *   ...     8 * classes    f64 class labels, ascending
+ *   ...     4 * outputs    f32 bias
+ *   ...     4 * dim * outputs  f32 weights, feature-major (w[j * outputs + k])
+ *   ...     4              CRC-32 of every byte before it
+ */
+#define MODEL_VERSION 1u
+#define MODEL_HEAD 32u
+#define MODEL_MAX_META (1u << 20)
+
+/* ===================================================================== *
+ *  Metadata: one table of fields, for writing and for reading
+ * ===================================================================== */
+/* hog_meta_field.parse for the named settings. */
+static int parse_loss(const char *text, void *at)
+{
+    return hog_loss_parse(text, at);
+}
+
+static int parse_schedule(const char *text, void *at)
+{
+    return hog_schedule_parse(text, at);
+}
+
+static int parse_path(const char *text, void *at)
+{
+    return hog_path_parse(text, at);
+}
+
+static int parse_replicas(const char *text, void *at)
+{
+    return hog_replicas_parse(text, at);
+}
+
+/* One entry per metric, in the file's order; the keys are prefix.name. */
+static size_t metric_fields(hog_meta_field *f, const char *const key[6], hog_metrics *m)
+{
+    size_t n = 0;
+    f[n++] = HOG_META_NUM(key[0], &m->rows);
+    f[n++] = HOG_META_NUM(key[1], &m->loss);
+    f[n++] = HOG_META_NUM(key[2], &m->logloss);
+    f[n++] = HOG_META_NUM(key[3], &m->accuracy);
+    f[n++] = HOG_META_NUM(key[4], &m->auc);
+    f[n++] = HOG_META_NUM(key[5], &m->rmse);
+    return n;
+}
+
+#define MODEL_FIELDS 64 /* room for the fields model_fields makes */
+
+/* The metadata of a model file, in the order it is written. */
+static size_t model_fields(hog_model_info *in, hog_meta_field *f)
+{
+    static const char *const train_keys[6] = {"train.rows", "train.loss", "train.logloss",
+                                              "train.accuracy", "train.auc", "train.rmse"};
+    static const char *const test_keys[6] = {"test.rows", "test.loss", "test.logloss",
+                                             "test.accuracy", "test.auc", "test.rmse"};
+    hog_train_params *p = &in->params;
+    size_t n = 0;
+    f[n++] = (hog_meta_field){"hogtrain", HOG_META_NOTE, NULL, hog_version_string(), NULL};
+    f[n++] = (hog_meta_field){"loss", HOG_META_WORD, &in->loss, hog_loss_name(in->loss), parse_loss};
+    f[n++] = (hog_meta_field){"data_fingerprint", HOG_META_HEX64, &in->data_fingerprint, NULL, NULL};
+    f[n++] = HOG_META_NUM("data_skipped", &in->data_skipped);
+    f[n++] = HOG_META_NUM("data_index_base", &in->data_index_base);
+    f[n++] = HOG_META_NUM("train_rows", &in->train_rows);
+    f[n++] = HOG_META_NUM("seconds", &in->seconds);
+    f[n++] = HOG_META_NUM("threads", &p->threads);
+    f[n++] = HOG_META_NUM("epochs", &p->epochs);
+    f[n++] = HOG_META_NUM("step", &p->step);
+    f[n++] = HOG_META_NUM("decay", &p->decay);
+    f[n++] = HOG_META_NUM("power", &p->power);
+    f[n++] = (hog_meta_field){"schedule", HOG_META_WORD, &p->schedule, hog_schedule_name(p->schedule),
+                              parse_schedule};
+    f[n++] = HOG_META_NUM("l2", &p->l2);
+    f[n++] = HOG_META_NUM("holdout", &p->holdout);
+    f[n++] = HOG_META_NUM("seed", &p->seed);
+    f[n++] = HOG_META_NUM("bias", &p->bias);
+    f[n++] = HOG_META_NUM("bind", &p->bind);
+    f[n++] = (hog_meta_field){"path", HOG_META_WORD, &p->path, hog_path_name(p->path), parse_path};
+    f[n++] = HOG_META_NUM("batch", &p->batch);
+    f[n++] = HOG_META_NUM("normalized", &p->normalized);
+    f[n++] = HOG_META_NUM("l1", &p->l1);
+    f[n++] = HOG_META_NUM("early_stop", &p->early_stop);
+    f[n++] = HOG_META_NUM("average", &p->average);
+    f[n++] = HOG_META_NUM("quantile", &p->quantile);
+    f[n++] = (hog_meta_field){"replicas", HOG_META_WORD, &p->replicas, hog_replicas_name(p->replicas),
+                              parse_replicas};
+    f[n++] = HOG_META_NUM("nonzero", &in->nonzero);
+    f[n++] = HOG_META_NUM("epochs_run", &in->epochs_run);
+    f[n++] = HOG_META_NUM("best_epoch", &in->best_epoch);
+    n += metric_fields(f + n, train_keys, &in->train);
+    n += metric_fields(f + n, test_keys, &in->test);
+    return n;
+}
+
+/* ===================================================================== *
+ *  Save and load
+ * ===================================================================== */
+
+static int write_crc(hog_atomic_file *f, uint32_t *crc, const void *buf, size_t len)
+{
+    *crc = hog_crc32(*crc, buf, len);
+    return hog_atomic_write(f, buf, len);
+}
+
+int hog_model_save(const hog_model *m, const char *path)
+{
+    hog_model_info info = m->info;
+    hog_meta_field fields[MODEL_FIELDS];
+    size_t nfields = model_fields(&info, fields);
+    char *meta;
+    size_t meta_len;
+    if (hog_meta_write(fields, nfields, &meta, &meta_len) < 0)
+        return -ENOMEM;
+
+    unsigned char head[MODEL_HEAD] = {0};
+    memcpy(head, MODEL_MAGIC, 8);
+    hog_put_u32(head + 8, MODEL_VERSION);
+    hog_put_u32(head + 12, (uint32_t)meta_len);
+    hog_put_u64(head + 16, m->dim);
+    hog_put_u32(head + 24, m->outputs);
+    hog_put_u32(head + 28, m->info.classes);
+
+    hog_atomic_file f;
+    int rc = hog_atomic_open(&f, path);
+    if (rc < 0) {
+        hog_free(meta);
+        return rc;
+    }
+    uint32_t crc = 0;
+    float chunk[4096];
+    rc = write_crc(&f, &crc, head, sizeof(head));
+    if (rc == 0)
+        rc = write_crc(&f, &crc, meta, meta_len);
+    if (rc == 0)
+        rc = write_crc(&f, &crc, m->class_labels, m->info.classes * sizeof(double));
+    /* Weights are copied out through the relaxed loads, then written in chunks. */
+    const struct { const hog_weight *w; uint64_t n; } parts[] = {
+        {m->bias, m->outputs}, {m->w, m->dim * m->outputs},
+    };
+    for (unsigned part = 0; part < 2 && rc == 0; part++)
+        for (uint64_t i = 0; i < parts[part].n && rc == 0; i += HOG_ARRAY_LEN(chunk)) {
+            uint64_t n = HOG_MIN(HOG_ARRAY_LEN(chunk), parts[part].n - i);
+            for (uint64_t k = 0; k < n; k++)
+                chunk[k] = hog_w_load(&parts[part].w[i + k]);
+            rc = write_crc(&f, &crc, chunk, n * sizeof(float));
+        }
+    if (rc == 0)
+        rc = hog_atomic_write(&f, &crc, 4);
+    hog_free(meta);
+    if (rc < 0) {
+        hog_atomic_abort(&f);
+        return rc;
+    }
+    return hog_atomic_commit(&f);
+}
+
+int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
+{
+    *out = NULL;
+    if (hog_cpu_check(err, err_len) < 0)
+        return HOG_ECPU;
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    int rc = hog_read_file(path, &buf, &len);
+    if (rc < 0)
+        return hog_fail(rc, err, err_len, "%s: %s", path, hog_strerror(rc));
+
+    if (len < 8 || memcmp(buf, MODEL_MAGIC, 8) != 0) {
+        rc = hog_fail(HOG_EMAGIC, err, err_len, "%s: not a hogtrain model (no HOGMODEL magic)", path);
+        goto out;
+    }
+    if (len < MODEL_HEAD + 4) {
+        rc = hog_fail(HOG_ETRUNCATED, err, err_len, "%s: truncated: %zu bytes, the header alone is %u",
+                      path, len, MODEL_HEAD + 4);
+        goto out;
+    }
+    uint32_t version = hog_get_u32(buf + 8), meta_len = hog_get_u32(buf + 12);
+    uint64_t dim = hog_get_u64(buf + 16);
+    uint32_t outputs = hog_get_u32(buf + 24), classes = hog_get_u32(buf + 28);
+    if (version != MODEL_VERSION) {
+        rc = hog_fail(HOG_EVERSION, err, err_len, "%s: model version %u, this build reads version %u",
+                      path, version, MODEL_VERSION);
+        goto out;
+    }
+    if (meta_len > MODEL_MAX_META || outputs == 0 || outputs > (1u << 20) || classes > (1u << 20) ||
+        dim > (1ull << 40) / outputs) {
+        rc = hog_fail(HOG_ECORRUPT, err, err_len,
+                      "%s: implausible sizes (meta %u bytes, %llu features, %u outputs, %u classes)",
+                      path, meta_len, (unsigned long long)dim, outputs, classes);
+        goto out;
+    }
+    uint64_t want = MODEL_HEAD + (uint64_t)meta_len + 8ull * classes + 4ull * outputs +
+                    4ull * dim * outputs + 4;
+    if (len != want) {
+        rc = hog_fail(len < want ? HOG_ETRUNCATED : HOG_ECORRUPT, err, err_len,
+                      "%s: %s: the header implies %llu bytes, the file has %zu", path,
+                      len < want ? "truncated" : "trailing bytes", (unsigned long long)want, len);
+        goto out;
+    }
+    uint32_t crc = hog_get_u32(buf + len - 4);
+    if (hog_crc32(0, buf, len - 4) != crc) {
+        rc = hog_fail(HOG_ECHECKSUM, err, err_len, "%s: checksum mismatch: the model is corrupted", path);
+        goto out;
+    }
+    hog_model_info info;
+    memset(&info, 0, sizeof(info));
+    info.params = hog_train_params_default();
+    info.train = hog_metrics_none();
+    info.test = hog_metrics_none();
+    hog_meta_field fields[MODEL_FIELDS];
+    size_t nfields = model_fields(&info, fields);
+    char why[256];
+    if (hog_meta_read((char *)buf + MODEL_HEAD, meta_len, fields, nfields, why, sizeof(why)) < 0) {
+        rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: unreadable metadata: %s", path, why);
+        goto out;
+    }
+    if (info.data_index_base != 0 && info.data_index_base != 1) {
+        rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: unreadable metadata: data_index_base %d, expected 0 or 1",
+                      path, info.data_index_base);
+        goto out;
+    }
+    if ((info.loss == HOG_LOSS_SOFTMAX) != (outputs > 1) ||
+        (hog_loss_is_binary(info.loss) && classes != 2) || (hog_loss_is_regression(info.loss) && classes != 0) ||
+        (info.loss == HOG_LOSS_SOFTMAX && classes != outputs)) {
+        rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: loss %s does not fit %u outputs and %u classes",
+                      path, hog_loss_name(info.loss), outputs, classes);
+        goto out;
+    }
+    hog_model *m = hog_model_new(info.loss, dim, outputs, classes);
+    if (!m) {
+        rc = hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
+        goto out;
+    }
+    info.features = dim;
+    info.outputs = outputs;
+    info.classes = classes;
+    info.params.progress = NULL;
+    info.params.progress_ctx = NULL;
+    m->info = info;
+    const unsigned char *p = buf + MODEL_HEAD + meta_len;
+    memcpy(m->class_labels, p, 8ull * classes);
+    p += 8ull * classes;
+    memcpy((void *)m->bias, p, 4ull * outputs);
+    p += 4ull * outputs;
+    memcpy((void *)m->w, p, 4ull * dim * outputs);
+    *out = m;
+    rc = 0;
+out:
+    hog_free(buf);
+    return rc;
+}
