@@ -210,7 +210,8 @@ int hog_hgd_write(const hog_dataset *ds, hog_atomic_file *f);
 int hog_detect_binary(const char *path, int *binary);
 
 /* ===================================================================== *
- *  Parsing text in chunks (etl_parse.c)
+ *  Parsing text in chunks (etl_parse.c, and a file per format beside it:
+ *  etl_parse.h lists them)
  *
  *  A text file is cut into chunks of whole lines that any number of threads
  *  parse at once; the pipeline (etl_pipeline.c) puts their rows back in file
@@ -263,7 +264,7 @@ typedef struct hog_text_error {
 /* Rows parsed from one chunk, in CSR form, growable; reused across chunks. */
 typedef struct hog_rows {
     uint64_t rows, nnz;
-    uint64_t cap_rows, cap_nnz;
+    size_t cap_rows, cap_nnz; /* capacities (ptr holds cap_rows + 1) */
     uint32_t *ptr;      /* rows + 1 offsets into index/value (ptr[0] = 0) */
     uint32_t *index;
     float *value;
@@ -288,14 +289,12 @@ void hog_rows_free(hog_rows *r);
 int hog_parse_chunk(const hog_text_plan *plan, const char *buf, size_t len, hog_rows *out,
                     hog_text_error *err);
 
-/* Parses a decimal number as strtod does, exactly (same double for every
- * input strtod accepts), but at memory speed for the usual short forms.
+/* Parses a decimal number as strtod does in the C locale, exactly (same
+ * double for every input strtod accepts), but at memory speed for the usual
+ * short forms (etl_parse_number.c).
  * s..end is the field; returns the end of the number or NULL if the field
  * does not start with one. */
 const char *hog_parse_double(const char *s, const char *end, double *out);
-
-/* The feature hash of a string (namespace-seeded), reduced to bits. */
-uint32_t hog_hash_feature(const char *s, size_t len, uint32_t seed, unsigned bits);
 
 /* What a streamed read of a text file met. */
 typedef struct hog_text_summary {
