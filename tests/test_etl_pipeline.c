@@ -483,7 +483,7 @@ Test(etl_pipeline, libsvm_index_base_detection)
     cr_assert_eq(hog_dataset_open(path, &p, &ds, err, sizeof(err)), HOG_EFORMAT);
     cr_assert(strstr(err, "late0.svm:100001:3: expected an index of at least 1 (none is 0 in the "
                           "first ") != NULL, "%s", err);
-    cr_assert(strstr(err, "--index-base 0 reads as written), found 0") != NULL, "%s", err);
+    cr_assert(strstr(err, "hog_read_params.index_base 0 reads as written), found 0") != NULL, "%s", err);
     p.index_base = 0;
     cr_assert_eq(hog_dataset_open(path, &p, &ds, err, sizeof(err)), 0, "%s", err);
     hog_dataset_info info;

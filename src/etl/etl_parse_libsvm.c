@@ -292,7 +292,7 @@ int hog_parse_libsvm_line(hog_parse_ctx *c, const char *line, const char *le)
             if (c->plan->base_lines)
                 snprintf(what, sizeof(what),
                          "an index of at least 1 (none is 0 in the first %llu lines: read as "
-                         "1-based; --index-base 0 reads as written)",
+                         "1-based; hog_read_params.index_base 0 reads as written)",
                          (unsigned long long)c->plan->base_lines);
             return hog_parse_fail(c, p, c->plan->base_lines ? what : "an index of at least 1 (indices are 1-based)", "0");
         }
