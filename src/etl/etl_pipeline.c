@@ -430,7 +430,8 @@ int hog_text_read(const char *path, const hog_read_params *p, hog_builder *b, ho
     *skipped = sum.skipped;
     if (rc < 0 || sum.kept == 0)
         return rc;
-    size_t cap = sum.kept * 256 + 64, used = 0;
+    /* "path:line:column: what\n" per error: numbers and separators take at most 40 bytes */
+    size_t cap = sum.kept * (strlen(path) + sizeof(sum.errors[0].what) + 40) + 1, used = 0;
     char *r = hog_malloc(cap);
     if (!r)
         return hog_fail(-ENOMEM, err, len, "%s: out of memory", path);
