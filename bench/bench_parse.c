@@ -186,8 +186,8 @@ static double median(double *v, int n)
 
 static void bench(const char *name, hog_format fmt, const char *buf, size_t len, int runs)
 {
-    /* hog_read_params_default's values, set here so that only etl_parse.o
-     * (and util) is linked from the library, not the readers' libraries */
+    /* hog_read_params_default's values, set here so that only the parsers
+     * (and util) are linked from the library, not the readers' libraries */
     hog_read_params p;
     memset(&p, 0, sizeof(p));
     p.format = fmt;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "etl/etl.h"
@@ -448,6 +449,44 @@ Test(etl_pipeline, missing_file_names_it)
     cr_assert_str_eq(err, expect);
 }
 
+/* The report of skipped lines holds every kept error in full, however long
+ * the path that each of its lines names. */
+Test(etl_pipeline, skipped_lines_report_with_a_long_path)
+{
+    char path[1024], err[512] = "";
+    int n = snprintf(path, sizeof(path), "%s/", dir);
+    for (int d = 0; d < 3; d++) { /* three folders of 200 characters */
+        memset(path + n, 'd', 200);
+        n += 200;
+        path[n] = '\0';
+        cr_assert_eq(mkdir(path, 0700), 0, "%s", strerror(errno));
+        path[n++] = '/';
+    }
+    snprintf(path + n, sizeof(path) - (size_t)n, "bad.svm");
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "1 1:1\n");
+    for (int i = 0; i < 7; i++)
+        fprintf(f, "1 abcdefghijklmnopqrstuvwxyz:1\n");
+    fclose(f);
+    hog_read_params p = params(HOG_FORMAT_LIBSVM);
+    p.on_error = HOG_ON_ERROR_SKIP;
+    hog_dataset *ds;
+    cr_assert_eq(hog_dataset_open(path, &p, &ds, err, sizeof(err)), 0, "%s", err);
+    char report[8192];
+    cr_assert_eq(hog_dataset_skipped(ds, report, sizeof(report)), 7);
+    const char *at = report;
+    for (int i = 0; i < HOG_TEXT_ERRORS_KEPT; i++) {
+        char want[1200];
+        snprintf(want, sizeof(want),
+                 "%s:%d:3: expected index:value, found 'abcdefghijklmnopqrst...'\n", path, i + 2);
+        cr_assert_eq(strncmp(at, want, strlen(want)), 0, "line %d of the report: %s", i + 1, at);
+        at += strlen(want);
+    }
+    cr_assert_str_eq(at, "");
+    hog_dataset_close(ds);
+}
+
 Test(etl_pipeline, text_streamed_into_builder_directly)
 {
     char path[256], err[256];
@@ -483,7 +522,7 @@ Test(etl_pipeline, libsvm_index_base_detection)
     cr_assert_eq(hog_dataset_open(path, &p, &ds, err, sizeof(err)), HOG_EFORMAT);
     cr_assert(strstr(err, "late0.svm:100001:3: expected an index of at least 1 (none is 0 in the "
                           "first ") != NULL, "%s", err);
-    cr_assert(strstr(err, "--index-base 0 reads as written), found 0") != NULL, "%s", err);
+    cr_assert(strstr(err, "hog_read_params.index_base 0 reads as written), found 0") != NULL, "%s", err);
     p.index_base = 0;
     cr_assert_eq(hog_dataset_open(path, &p, &ds, err, sizeof(err)), 0, "%s", err);
     hog_dataset_info info;

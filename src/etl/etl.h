@@ -86,7 +86,7 @@ struct hog_dataset {
     char *skip_report;     /* the first skipped lines' locations, or NULL */
 };
 
-/* Out-of-core scans. A data set larger than the memory it may use is walked
+/* Out-of-core scans (etl_hgd.c). A data set larger than the memory it may use is walked
  * block by block: hog_dataset_willneed starts reading a block ahead of use
  * (MADV_WILLNEED: asynchronous read-ahead), hog_dataset_drop gives a finished
  * block's pages back (MADV_DONTNEED for the process and, with cache set,
@@ -94,7 +94,7 @@ struct hog_dataset {
  * blocks in use. Both do nothing for a data set in heap memory. Thread-safe. */
 void hog_dataset_willneed(const hog_dataset *ds, uint32_t block);
 void hog_dataset_drop(const hog_dataset *ds, uint32_t block, int cache);
-/* Bytes a data set occupies when fully resident. */
+/* Bytes a data set occupies when fully resident (etl_dataset.c). */
 uint64_t hog_dataset_bytes(const hog_dataset *ds);
 
 /* The size of a block's unpadded bytes in the file layout above. */
@@ -103,13 +103,28 @@ static inline uint64_t hog_block_bytes(uint64_t rows, uint64_t nnz, int weighted
     return 4 * (rows + 1) + 8 * nnz + 4 * rows + (weighted ? 4 * rows : 0);
 }
 
+/* Fills a view of a block whose arrays lie packed at buf in the file layout
+ * above (a block of a mapped file, or one the builder keeps in memory). */
+static inline void hog_block_view(hog_block *blk, const void *buf, uint32_t rows, uint32_t nnz,
+                                  int weighted, uint64_t sum)
+{
+    blk->rows = rows;
+    blk->nnz = nnz;
+    blk->sum = sum;
+    blk->ptr = (const uint32_t *)buf;
+    blk->index = blk->ptr + rows + 1;
+    blk->value = (const float *)(const void *)(blk->index + nnz);
+    blk->label = blk->value + nnz;
+    blk->weight = weighted ? blk->label + rows : NULL;
+}
+
 /* A block's version-2 checksum, chained over its arrays (see above). */
 uint64_t hog_block_sum(const hog_block *b);
 
 /* Fingerprint of a data set from its blocks' (rows, nnz, sum). */
 uint64_t hog_etl_fingerprint(const hog_block *blocks, uint32_t n);
 
-/* ---- builder: rows in, blocks out (in memory, or streamed to a file) ---- */
+/* ---- builder: rows in, blocks out (in memory, or streamed to a file; etl_builder.c) ---- */
 typedef struct hog_builder hog_builder;
 
 /* Makes a builder with rows_per_block rows per block (0: the default).
@@ -188,19 +203,42 @@ int hog_builder_finish_file(hog_builder *b, hog_dataset_info *info);
 /* Frees a builder without finishing it. NULL is accepted. */
 void hog_builder_free(hog_builder *b);
 
-/* ---- binary format ---- */
+/* ---- binary format (etl_hgd.c) ---- */
 /* Opens and validates a binary dataset (memory-mapped). err gets a message
  * naming the file and the first thing wrong. */
 int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len);
 
 /* Writes a data set's blocks to a freshly opened atomic file. */
 int hog_hgd_write(const hog_dataset *ds, hog_atomic_file *f);
+
+/* A file written a block at a time, as the builder fills them: blocks at
+ * aligned offsets after the header, then the table, then the header last,
+ * so a crash mid-write never leaves a valid header over incomplete data. */
+typedef struct hog_hgd_writer hog_hgd_writer;
+/* Starts a writer on f, freshly opened with hog_atomic_open. Returns 0 or -ENOMEM. */
+int hog_hgd_writer_create(hog_atomic_file *f, hog_hgd_writer **out);
+/* Turns O_DIRECT on for the blocks written once the output has reached
+ * this many bytes (0: never; see hog_builder_direct_from). */
+void hog_hgd_writer_direct_from(hog_hgd_writer *w, uint64_t bytes);
+/* Writes one block from its arrays where they lie; blk->sum is its
+ * checksum (hog_block_sum). Returns 0, -errno or -ENOMEM. */
+int hog_hgd_writer_block(hog_hgd_writer *w, const hog_block *blk);
+/* Blocks written so far. */
+uint32_t hog_hgd_writer_blocks(const hog_hgd_writer *w);
+/* Writes the table and the header (the flags from weighted and one_based);
+ * info (if not NULL) is filled. The caller then commits or aborts the file.
+ * Returns 0 or -errno. */
+int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_per_block, int weighted,
+                          int one_based, hog_dataset_info *info);
+/* Waits for the writes in flight and frees w (not the file). NULL is accepted. */
+void hog_hgd_writer_free(hog_hgd_writer *w);
+
 /* hog_dataset_convert writes its output with O_DIRECT (hog_atomic_direct)
  * when the input file is at least this large; from a pipe, once the output
  * passes half of it (about what a file of this size in libsvm text makes). */
 #define HOG_DIRECT_OUTPUT_BYTES (1ull << 30)
 
-/* ---- format detection ---- */
+/* ---- format detection (etl_dataset.c) ---- */
 /* Whether a file is a binary dataset (*binary 1) or text (0), from its raw
  * first 4 KiB: the .hgd magic, or a NUL byte in a file that is not gzip or
  * zstd (a damaged .hgd then gets the binary reader's verdict), means binary;
@@ -210,7 +248,8 @@ int hog_hgd_write(const hog_dataset *ds, hog_atomic_file *f);
 int hog_detect_binary(const char *path, int *binary);
 
 /* ===================================================================== *
- *  Parsing text in chunks (etl_parse.c)
+ *  Parsing text in chunks (etl_parse.c, and a file per format beside it:
+ *  etl_parse.h lists them)
  *
  *  A text file is cut into chunks of whole lines that any number of threads
  *  parse at once; the pipeline (etl_pipeline.c) puts their rows back in file
@@ -263,7 +302,7 @@ typedef struct hog_text_error {
 /* Rows parsed from one chunk, in CSR form, growable; reused across chunks. */
 typedef struct hog_rows {
     uint64_t rows, nnz;
-    uint64_t cap_rows, cap_nnz;
+    size_t cap_rows, cap_nnz; /* capacities (ptr holds cap_rows + 1) */
     uint32_t *ptr;      /* rows + 1 offsets into index/value (ptr[0] = 0) */
     uint32_t *index;
     float *value;
@@ -288,14 +327,12 @@ void hog_rows_free(hog_rows *r);
 int hog_parse_chunk(const hog_text_plan *plan, const char *buf, size_t len, hog_rows *out,
                     hog_text_error *err);
 
-/* Parses a decimal number as strtod does, exactly (same double for every
- * input strtod accepts), but at memory speed for the usual short forms.
+/* Parses a decimal number as strtod does in the C locale, exactly (same
+ * double for every input strtod accepts), but at memory speed for the usual
+ * short forms (etl_parse_number.c).
  * s..end is the field; returns the end of the number or NULL if the field
  * does not start with one. */
 const char *hog_parse_double(const char *s, const char *end, double *out);
-
-/* The feature hash of a string (namespace-seeded), reduced to bits. */
-uint32_t hog_hash_feature(const char *s, size_t len, uint32_t seed, unsigned bits);
 
 /* What a streamed read of a text file met. */
 typedef struct hog_text_summary {
@@ -317,7 +354,8 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
                     char *err, size_t err_len);
 
 /* Resolves HOG_FORMAT_AUTO as far as binary (*fmt HOG_FORMAT_BINARY) or
- * text (*fmt stays AUTO: the pipeline's plan settles which text format).
+ * text (*fmt stays AUTO: the pipeline's plan settles which text format;
+ * etl_dataset.c).
  * Errors: HOG_EPARAM (not a hog_format), -errno; err names the file. */
 int hog_resolve_format(const char *path, const hog_read_params *p, hog_format *fmt, char *err, size_t len);
 

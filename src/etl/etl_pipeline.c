@@ -1,12 +1,9 @@
-/* etl_pipeline.c: the text pipeline: chunked reads, cut at line ends, parsed on every core, rows handed on in file order. */
+/* etl_pipeline.c: the text pipeline: chunked reads, cut at line ends, parsed on every core, rows handed on in file order to a builder. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "etl.h"
 
@@ -113,16 +110,11 @@ static int carry_append(carry_buf *c, const char *s, size_t n)
 {
     if (n == 0)
         return 0;
-    if (c->len + n > c->cap) {
-        size_t cap = c->cap ? c->cap : 4096;
-        while (cap < c->len + n)
-            cap *= 2;
-        char *p = hog_realloc(c->p, cap);
-        if (!p)
-            return -ENOMEM;
-        c->p = p;
-        c->cap = cap;
-    }
+    void *p = c->p;
+    int rc = hog_array_grow(&p, &c->cap, c->len + n, 1, 4096);
+    c->p = p;
+    if (rc < 0)
+        return rc;
     memcpy(c->p + c->len, s, n);
     c->len += n;
     return 0;
@@ -421,33 +413,33 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
 }
 
 /* ===================================================================== *
- *  Format detection
+ *  Text into a builder, as the data set calls and the feed read it
  * ===================================================================== */
-int hog_detect_binary(const char *path, int *binary)
+
+/* Text reading that open, convert and the feed share. */
+int hog_text_read(const char *path, const hog_read_params *p, hog_builder *b, hog_format *fmt,
+                  uint64_t *skipped, char **report, char *err, size_t len)
 {
-    *binary = 0;
-    /* A pipe or a socket cannot be looked at without taking what is read,
-     * and a named pipe's writer may die of a reader that opens and closes:
-     * its text goes to the pipeline, the only one to open it (a binary
-     * dataset is mapped, so it is a file anyway). */
-    struct stat st;
-    if (stat(path, &st) == 0 && hog_is_stream(st.st_mode))
-        return 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    unsigned char head[4096];
-    ssize_t got;
-    do
-        got = pread(fd, head, sizeof(head), 0);
-    while (got < 0 && errno == EINTR);
-    int rc = got < 0 ? -errno : 0;
-    close(fd);
-    if (rc < 0)
+    hog_text_summary sum;
+    *report = NULL;
+    int rc = hog_text_stream(path, p, b, &sum, err, len);
+    *fmt = sum.format;
+    if (rc == 0 && hog_builder_rows(b) == 0)
+        rc = hog_fail(HOG_EEMPTY, err, len, "%s: no data rows%s", path,
+                      sum.skipped ? " (every line was malformed and skipped)" : "");
+    *skipped = sum.skipped;
+    if (rc < 0 || sum.kept == 0)
         return rc;
-    size_t n = (size_t)got;
-    static const unsigned char gz[2] = {0x1f, 0x8b}, zst[4] = {0x28, 0xb5, 0x2f, 0xfd};
-    int compressed = (n >= 2 && memcmp(head, gz, 2) == 0) || (n >= 4 && memcmp(head, zst, 4) == 0);
-    *binary = (n >= 8 && memcmp(head, HOG_HGD_MAGIC, 8) == 0) || (!compressed && memchr(head, '\0', n));
+    /* "path:line:column: what\n" per error: numbers and separators take at most 40 bytes */
+    size_t cap = sum.kept * (strlen(path) + sizeof(sum.errors[0].what) + 40) + 1, used = 0;
+    char *r = hog_malloc(cap);
+    if (!r)
+        return hog_fail(-ENOMEM, err, len, "%s: out of memory", path);
+    r[0] = '\0';
+    for (uint32_t i = 0; i < sum.kept; i++)
+        used += (size_t)snprintf(r + used, cap - used, "%s:%llu:%u: %s\n", path,
+                                 (unsigned long long)sum.errors[i].line, sum.errors[i].column,
+                                 sum.errors[i].what);
+    *report = r;
     return 0;
 }

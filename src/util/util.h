@@ -65,6 +65,65 @@ uint32_t hog_crc32(uint32_t crc, const void *data, size_t len);
  * arrays is chained, each array's hash seeding the next. Thread-safe. */
 uint64_t hog_hash64(const void *data, size_t len, uint64_t seed);
 
+/* ---- feature hashing: MurmurHash3 x86_32 (util_murmur.c) ---- */
+/* Austin Appleby's hash (public domain), written from its description:
+ * 4-byte little-endian blocks, then the tail, then the length and the final
+ * avalanche. The block steps are inline so that a parser's hot loop can
+ * hash a 4-byte key without a call (hog_murmur3_u32). */
+static inline uint32_t hog_murmur_k(uint32_t k)
+{
+    k *= 0xcc9e2d51u;
+    k = (k << 15) | (k >> 17);
+    return k * 0x1b873593u;
+}
+
+static inline uint32_t hog_murmur_block(uint32_t h, uint32_t k)
+{
+    h ^= hog_murmur_k(k);
+    h = (h << 13) | (h >> 19);
+    return h * 5 + 0xe6546b64u;
+}
+
+static inline uint32_t hog_murmur_final(uint32_t h, uint32_t len)
+{
+    h ^= len;
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return h;
+}
+
+/* The hash of x's 4 little-endian bytes: hog_murmur3_32 of them, inline. */
+static inline uint32_t hog_murmur3_u32(uint32_t x, uint32_t seed)
+{
+    return hog_murmur_final(hog_murmur_block(seed, x), 4);
+}
+
+/* The hash of s[0..len). */
+uint32_t hog_murmur3_32(const char *s, size_t len, uint32_t seed);
+
+/* The same hash fed piece by piece: start from {seed, 0, 0, 0}, feed the
+ * pieces in order, and hog_murmur_end gives hog_murmur3_32 of them joined
+ * (a CSV category's "name=value" without building the string). */
+typedef struct hog_murmur_stream {
+    uint32_t h, carry, len;
+    unsigned n;
+} hog_murmur_stream;
+void hog_murmur_feed(hog_murmur_stream *m, const char *s, size_t len);
+uint32_t hog_murmur_end(const hog_murmur_stream *m);
+
+/* The mask that keeps the low `bits` bits of a hash (0, or 32 and more:
+ * all of them). */
+static inline uint32_t hog_hash_mask(unsigned bits)
+{
+    return bits == 0 || bits >= 32 ? UINT32_MAX : (1u << bits) - 1;
+}
+
+/* The feature hash of a string (namespace-seeded), reduced to bits. */
+uint32_t hog_hash_feature(const char *s, size_t len, uint32_t seed, unsigned bits);
+
 /* ---- 64-bit mixing and a small seeded generator (splitmix64) ---- */
 static inline uint64_t hog_mix64(uint64_t x)
 {

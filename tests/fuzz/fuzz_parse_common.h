@@ -12,7 +12,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* hog_read_params_default's values, without linking etl_format.c (and
+/* hog_read_params_default's values, without linking etl_dataset.c (and
  * with it the readers and their libraries) into the targets. */
 static hog_read_params fuzz_params(void)
 {

@@ -13,6 +13,9 @@ if ! command -v clang >/dev/null 2>&1; then
     apt-get install -y clang >/dev/null
 fi
 out=build-fuzz
+# the chunk parsers (src/etl/etl_parse.h lists them)
+parsers="src/etl/etl_parse.c src/etl/etl_parse_rows.c src/etl/etl_parse_number.c
+         src/etl/etl_parse_libsvm.c src/etl/etl_parse_csv.c src/etl/etl_parse_vw.c"
 mkdir -p "$out"
 # the CPU level the Makefile builds for, so the fuzzers run the parser paths hogtrain ships
 arch=
@@ -20,11 +23,11 @@ arch=
 for t in $targets; do
     bin=$out/fuzz_parse_$t
     # The sources the parsers use, compiled in and instrumented like the
-    # target: util and etl_parse.c only, so the readers' extra libraries
+    # target: util and the parser files only, so the readers' extra libraries
     # (liburing, zstd, the thread pool) are not needed here.
     clang -g -O1 $arch -std=c11 -D_GNU_SOURCE -pthread -Iinclude -Isrc \
         -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-        tests/fuzz/fuzz_parse_$t.c src/util/*.c src/etl/etl_parse.c -lz -lm -lhwloc -o "$bin"
+        tests/fuzz/fuzz_parse_$t.c src/util/*.c $parsers -lz -lm -lhwloc -o "$bin"
     mkdir -p "$out/corpus/$t"
     echo "run-fuzz: $t for $secs s"
     rc=0

@@ -1,8 +1,7 @@
-/* etl_format.c: the block builder, the binary dataset format (.hgd: writer and validating mmap reader) and the public data set functions. */
+/* etl_hgd.c: the binary dataset format (.hgd): block checksums and the fingerprint, the block-by-block writer, and the validating mmap reader. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -83,19 +82,14 @@ static void arrays_of(block_arrays *a, uint32_t rows, uint32_t nnz, const uint32
     a->n = weight ? 5 : 4;
 }
 
-static uint64_t arrays_sum(const block_arrays *a)
-{
-    uint64_t s = 0;
-    for (unsigned i = 0; i < a->n; i++)
-        s = hog_hash64(a->p[i], a->len[i], s);
-    return s;
-}
-
 uint64_t hog_block_sum(const hog_block *b)
 {
     block_arrays a;
     arrays_of(&a, b->rows, b->nnz, b->ptr, b->index, b->value, b->label, b->weight);
-    return arrays_sum(&a);
+    uint64_t s = 0;
+    for (unsigned i = 0; i < a.n; i++)
+        s = hog_hash64(a.p[i], a.len[i], s);
+    return s;
 }
 
 /* ===================================================================== *
@@ -155,7 +149,7 @@ static uint64_t table_sum(const uint8_t *table, size_t bytes, uint32_t version)
 
 #define STAGES 4u
 
-typedef struct hgd_writer {
+struct hog_hgd_writer {
     hog_atomic_file *f;
     uint64_t offset; /* where the next block goes */
     uint8_t *table;
@@ -176,12 +170,12 @@ typedef struct hgd_writer {
         uint64_t off;
         int busy; /* its write is in flight */
     } stage[STAGES];
-} hgd_writer;
+};
 
 _Static_assert(HOG_HGD_HEADER_BYTES % HOG_DIRECT_ALIGN == 0 && HOG_HGD_ALIGN % HOG_DIRECT_ALIGN == 0,
                "blocks start and end where O_DIRECT can write them");
 
-static void writer_init(hgd_writer *w, hog_atomic_file *f)
+static void writer_init(hog_hgd_writer *w, hog_atomic_file *f)
 {
     memset(w, 0, sizeof(*w));
     w->f = f;
@@ -193,7 +187,7 @@ static void writer_init(hgd_writer *w, hog_atomic_file *f)
  * or all of a write the file system refused with O_DIRECT (EINVAL), goes
  * through hog_atomic_pwrite, which falls back to buffered writes as it
  * does for its own. Returns 0 or -errno. */
-static int writer_reap(hgd_writer *w)
+static int writer_reap(hog_hgd_writer *w)
 {
     struct io_uring_cqe *cqe;
     int rc;
@@ -215,7 +209,7 @@ static int writer_reap(hgd_writer *w)
 }
 
 /* Waits for every write in flight; the first error is returned. */
-static int writer_drain(hgd_writer *w)
+static int writer_drain(hog_hgd_writer *w)
 {
     int rc = 0;
     for (unsigned i = 0; i < STAGES; i++)
@@ -227,7 +221,7 @@ static int writer_drain(hgd_writer *w)
     return rc;
 }
 
-static void writer_free(hgd_writer *w)
+static void writer_free(hog_hgd_writer *w)
 {
     if (w->ring_ok) { /* the device may still read the stages */
         (void)writer_drain(w);
@@ -245,7 +239,7 @@ static void writer_free(hgd_writer *w)
 /* Writes a block's arrays at w->offset: in place, or with O_DIRECT on,
  * gathered into the next stage with their padding and queued on the ring
  * (made at the first such block). */
-static int writer_put(hgd_writer *w, const block_arrays *a, uint64_t padded)
+static int writer_put(hog_hgd_writer *w, const block_arrays *a, uint64_t padded)
 {
     int rc;
     if (w->direct_from && w->offset >= w->direct_from) {
@@ -297,36 +291,57 @@ static int writer_put(hgd_writer *w, const block_arrays *a, uint64_t padded)
     return 0;
 }
 
-static int writer_block(hgd_writer *w, const block_arrays *a, uint32_t rows, uint32_t nnz,
-                        uint64_t sum)
+int hog_hgd_writer_create(hog_atomic_file *f, hog_hgd_writer **out)
 {
+    *out = hog_malloc(sizeof(**out));
+    if (!*out)
+        return -ENOMEM;
+    writer_init(*out, f);
+    return 0;
+}
+
+void hog_hgd_writer_direct_from(hog_hgd_writer *w, uint64_t bytes)
+{
+    w->direct_from = bytes;
+}
+
+uint32_t hog_hgd_writer_blocks(const hog_hgd_writer *w)
+{
+    return w->blocks;
+}
+
+int hog_hgd_writer_block(hog_hgd_writer *w, const hog_block *blk)
+{
+    const uint32_t rows = blk->rows, nnz = blk->nnz;
+    block_arrays a;
+    arrays_of(&a, rows, nnz, blk->ptr, blk->index, blk->value, blk->label, blk->weight);
     uint64_t bytes = 0;
-    for (unsigned i = 0; i < a->n; i++)
-        bytes += a->len[i];
+    for (unsigned i = 0; i < a.n; i++)
+        bytes += a.len[i];
     uint64_t padded = round_up(bytes, HOG_HGD_ALIGN);
     void *table = w->table;
     int rc = hog_array_grow(&table, &w->table_cap, (size_t)w->blocks + 1, HOG_HGD_TABLE_ENTRY, 64);
     w->table = table;
     if (rc < 0)
         return rc;
-    if ((rc = writer_put(w, a, padded)) < 0)
+    if ((rc = writer_put(w, &a, padded)) < 0)
         return rc;
     uint8_t *e = w->table + (size_t)w->blocks * HOG_HGD_TABLE_ENTRY;
     hog_put_u64(e + T_OFFSET, w->offset);
     hog_put_u64(e + T_BYTES, padded);
     hog_put_u32(e + T_ROWS, rows);
     hog_put_u32(e + T_NNZ, nnz);
-    hog_put_u64(e + T_SUM, sum);
+    hog_put_u64(e + T_SUM, blk->sum);
     w->blocks++;
     w->offset += padded;
     w->rows += rows;
     w->nnz += nnz;
-    w->fingerprint = fp_step(w->fingerprint, rows, nnz, sum);
+    w->fingerprint = fp_step(w->fingerprint, rows, nnz, blk->sum);
     return 0;
 }
 
-static int writer_finish(hgd_writer *w, uint64_t features, uint32_t rows_per_block, int weighted,
-                         int one_based, hog_dataset_info *info)
+int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_per_block, int weighted,
+                          int one_based, hog_dataset_info *info)
 {
     size_t table_bytes = (size_t)w->blocks * HOG_HGD_TABLE_ENTRY;
     uint64_t table_offset = w->offset;
@@ -378,354 +393,30 @@ static int writer_finish(hgd_writer *w, uint64_t features, uint32_t rows_per_blo
     return 0;
 }
 
+void hog_hgd_writer_free(hog_hgd_writer *w)
+{
+    if (!w)
+        return;
+    writer_free(w);
+    hog_free(w);
+}
+
 /* Blocks read from a version-1 file carry CRCs: written again, they get sums. */
 int hog_hgd_write(const hog_dataset *ds, hog_atomic_file *f)
 {
-    hgd_writer w;
+    hog_hgd_writer w;
     writer_init(&w, f);
     int rc = 0;
     for (uint32_t i = 0; i < ds->info.blocks && rc == 0; i++) {
-        const hog_block *b = &ds->blocks[i];
-        block_arrays a;
-        arrays_of(&a, b->rows, b->nnz, b->ptr, b->index, b->value, b->label, b->weight);
-        rc = writer_block(&w, &a, b->rows, b->nnz, ds->version == 1 ? arrays_sum(&a) : b->sum);
+        hog_block b = ds->blocks[i];
+        if (ds->version == 1)
+            b.sum = hog_block_sum(&b);
+        rc = hog_hgd_writer_block(&w, &b);
     }
     if (rc == 0)
-        rc = writer_finish(&w, ds->info.features, ds->info.rows_per_block, ds->info.weighted,
-                           ds->info.index_base == 1, NULL);
+        rc = hog_hgd_writer_finish(&w, ds->info.features, ds->info.rows_per_block, ds->info.weighted,
+                                   ds->info.index_base == 1, NULL);
     writer_free(&w);
-    return rc;
-}
-
-/* ===================================================================== *
- *  Builder: rows accumulate in the arrays of the block being filled; a
- *  full block is checksummed and written where it lies (to a file), or
- *  packed into one buffer in the file layout (in memory).
- * ===================================================================== */
-
-struct hog_builder {
-    uint32_t rows_per_block;
-    int weighted;                 /* rows carry weights (settled by the first rows added) */
-    int one_based;                /* from 1-based libsvm text */
-    uint64_t rows, nnz, features; /* totals over finished and current blocks */
-
-    /* the block being filled: arrays sized for a whole block of rows */
-    uint32_t cur_rows, cur_nnz;
-    uint32_t *ptr;   /* rows_per_block + 1 entries, ptr[0] = 0 */
-    float *label;
-    float *weight;   /* when weighted */
-    uint32_t *index;
-    float *value;
-    size_t nnz_cap;
-
-    /* in memory: finished blocks and their buffers */
-    hog_block *blocks;
-    void **heap;
-    size_t blocks_cap, heap_cap;
-    uint32_t nblocks;
-
-    /* streaming to a file */
-    hog_atomic_file *out;
-    hgd_writer writer;
-
-    /* told of every finished block */
-    hog_block_fn on_block;
-    void *on_block_ctx;
-    double position; /* the fraction of the input read (hog_builder_set_position) */
-};
-
-int hog_builder_create(uint32_t rows_per_block, hog_atomic_file *out, hog_builder **bp)
-{
-    *bp = NULL;
-    hog_builder *b = hog_calloc(1, sizeof(*b));
-    if (!b)
-        return -ENOMEM;
-    b->rows_per_block = rows_per_block ? rows_per_block : HOG_DEFAULT_ROWS_PER_BLOCK;
-    b->out = out;
-    if (out)
-        writer_init(&b->writer, out);
-    size_t r = b->rows_per_block;
-    b->ptr = hog_malloc((r + 1) * sizeof(uint32_t));
-    b->label = hog_malloc(r * sizeof(float));
-    if (!b->ptr || !b->label) {
-        hog_builder_free(b);
-        return -ENOMEM;
-    }
-    b->ptr[0] = 0;
-    *bp = b;
-    return 0;
-}
-
-void hog_builder_set_one_based(hog_builder *b, int one_based)
-{
-    b->one_based = one_based;
-}
-
-int hog_builder_one_based(const hog_builder *b)
-{
-    return b->one_based;
-}
-
-const char *hog_builder_output(const hog_builder *b)
-{
-    return b->out ? b->out->path : NULL;
-}
-
-uint64_t hog_builder_rows(const hog_builder *b)
-{
-    return b->rows;
-}
-
-void hog_builder_on_block(hog_builder *b, hog_block_fn fn, void *ctx)
-{
-    b->on_block = fn;
-    b->on_block_ctx = ctx;
-}
-
-void hog_builder_set_position(hog_builder *b, double position)
-{
-    b->position = position;
-}
-
-void hog_builder_direct_from(hog_builder *b, uint64_t bytes)
-{
-    b->writer.direct_from = bytes;
-}
-
-static void current_arrays(const hog_builder *b, block_arrays *a)
-{
-    arrays_of(a, b->cur_rows, b->cur_nnz, b->ptr, b->index, b->value, b->label,
-              b->weighted ? b->weight : NULL);
-}
-
-/* Fills a hog_block view over a buffer in file layout. */
-static void block_view(hog_block *blk, const uint8_t *buf, uint32_t rows, uint32_t nnz,
-                       int weighted, uint64_t sum)
-{
-    blk->rows = rows;
-    blk->nnz = nnz;
-    blk->sum = sum;
-    blk->ptr = (const uint32_t *)(const void *)buf;
-    blk->index = blk->ptr + rows + 1;
-    blk->value = (const float *)(const void *)(blk->index + nnz);
-    blk->label = blk->value + nnz;
-    blk->weight = weighted ? blk->label + rows : NULL;
-}
-
-static int builder_flush(hog_builder *b)
-{
-    if (b->cur_rows == 0)
-        return 0;
-    block_arrays a;
-    current_arrays(b, &a);
-    uint64_t sum = arrays_sum(&a);
-    int rc;
-    if (b->out) {
-        rc = writer_block(&b->writer, &a, b->cur_rows, b->cur_nnz, sum);
-        if (rc < 0)
-            return rc;
-        if (b->on_block) { /* a view of the builder's arrays, which the callback may keep */
-            const hog_block view = {b->cur_rows, b->cur_nnz, sum, b->ptr, b->index, b->value, b->label,
-                                    b->weighted ? b->weight : NULL};
-            hog_block_buffers bufs = {b->ptr, b->label, b->weight, b->index, b->value, b->nnz_cap};
-            rc = b->on_block(b->on_block_ctx, &view, 0, b->position, &bufs);
-            b->ptr = bufs.ptr;
-            b->label = bufs.label;
-            b->weight = bufs.weight;
-            b->index = bufs.index;
-            b->value = bufs.value;
-            b->nnz_cap = bufs.nnz_cap;
-            if (rc != 0)
-                return rc;
-        }
-    } else {
-        /* Grow both lists first, so a failure leaks nothing. */
-        void *blocks = b->blocks, *heap = b->heap;
-        rc = hog_array_grow(&blocks, &b->blocks_cap, (size_t)b->nblocks + 1, sizeof(hog_block), 64);
-        b->blocks = blocks;
-        if (rc == 0) {
-            rc = hog_array_grow(&heap, &b->heap_cap, (size_t)b->nblocks + 1, sizeof(void *), 64);
-            b->heap = heap;
-        }
-        if (rc < 0)
-            return rc;
-        size_t bytes = (size_t)hog_block_bytes(b->cur_rows, b->cur_nnz, b->weighted);
-        uint8_t *buf = hog_aligned_alloc(HOG_CACHELINE, bytes);
-        if (!buf)
-            return -ENOMEM;
-        uint8_t *at = buf;
-        for (unsigned i = 0; i < a.n; i++) {
-            if (a.len[i]) /* index and value are NULL until a row has a feature */
-                memcpy(at, a.p[i], a.len[i]);
-            at += a.len[i];
-        }
-        block_view(&b->blocks[b->nblocks], buf, b->cur_rows, b->cur_nnz, b->weighted, sum);
-        b->heap[b->nblocks] = buf;
-        b->nblocks++;
-        if (b->on_block && (rc = b->on_block(b->on_block_ctx, &b->blocks[b->nblocks - 1], 1, b->position, NULL)) != 0)
-            return rc;
-    }
-    b->cur_rows = 0;
-    b->cur_nnz = 0;
-    return 0;
-}
-
-/* Makes room in the current block for `more` values. */
-static int reserve_nnz(hog_builder *b, uint64_t more)
-{
-    uint64_t need = (uint64_t)b->cur_nnz + more;
-    if (need <= b->nnz_cap)
-        return 0;
-    size_t cap = b->nnz_cap, icap = cap;
-    void *ix = b->index, *v = b->value;
-    int rc = hog_array_grow(&ix, &icap, (size_t)need, sizeof(uint32_t), 64);
-    b->index = ix;
-    if (rc == 0)
-        rc = hog_array_grow(&v, &cap, (size_t)need, sizeof(float), 64);
-    b->value = v;
-    if (rc == 0)
-        b->nnz_cap = cap;
-    return rc;
-}
-
-/* Appends rows [0, n) of a CSR run (ptr relative to its own start, weight
- * NULL for weight 1) to the current block, which has room for n rows. */
-static int builder_append(hog_builder *b, uint32_t n, const uint32_t *ptr, const uint32_t *index,
-                          const float *value, const float *label, const float *weight)
-{
-    uint64_t nnz = (uint64_t)ptr[n] - ptr[0];
-    uint64_t cur_nnz = (uint64_t)b->cur_nnz + nnz;
-    if (cur_nnz > UINT32_MAX ||
-        hog_block_bytes((uint64_t)b->cur_rows + n, cur_nnz, b->weighted) > UINT32_MAX)
-        return HOG_EPARAM; /* rows_per_block too large for this data */
-    uint32_t blocks_done = b->out ? b->writer.blocks : b->nblocks;
-    if (b->cur_rows == 0 && blocks_done == UINT32_MAX)
-        return HOG_EPARAM; /* the block count is a u32 */
-    int rc = reserve_nnz(b, nnz);
-    if (rc < 0)
-        return rc;
-    if (nnz) {
-        memcpy(b->index + b->cur_nnz, index + ptr[0], (size_t)nnz * sizeof(uint32_t));
-        memcpy(b->value + b->cur_nnz, value + ptr[0], (size_t)nnz * sizeof(float));
-    }
-    uint32_t *dst = b->ptr + b->cur_rows + 1;
-    const uint32_t shift = b->cur_nnz - ptr[0]; /* modulo 2^32: the sums land in range */
-    uint64_t top = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        dst[i] = ptr[i + 1] + shift;
-        /* Indices are strictly increasing, so a row's last is its largest. */
-        if (ptr[i + 1] > ptr[i])
-            top = HOG_MAX(top, (uint64_t)index[ptr[i + 1] - 1] + 1);
-    }
-    b->features = HOG_MAX(b->features, top);
-    memcpy(b->label + b->cur_rows, label, (size_t)n * sizeof(float));
-    if (b->weighted) {
-        if (weight)
-            memcpy(b->weight + b->cur_rows, weight, (size_t)n * sizeof(float));
-        else
-            for (uint32_t i = 0; i < n; i++)
-                b->weight[b->cur_rows + i] = 1.0f;
-    }
-    b->cur_rows += n;
-    b->cur_nnz = (uint32_t)cur_nnz;
-    b->rows += n;
-    b->nnz += nnz;
-    if (b->cur_rows == b->rows_per_block)
-        return builder_flush(b);
-    return 0;
-}
-
-/* The first rows settle whether the data set is weighted: a text format
- * either has weights on every line (Vowpal Wabbit's importance) or none. */
-static int settle_weighted(hog_builder *b, int weighted)
-{
-    if (b->rows > 0 || b->weighted == weighted)
-        return 0;
-    float *w = weighted ? hog_malloc((size_t)b->rows_per_block * sizeof(float)) : NULL;
-    if (weighted && !w)
-        return -ENOMEM;
-    hog_free(b->weight);
-    b->weight = w;
-    b->weighted = weighted;
-    return 0;
-}
-
-int hog_builder_add(hog_builder *b, float label, const uint32_t *index, const float *value,
-                    uint32_t nnz)
-{
-    const uint32_t ptr[2] = {0, nnz};
-    return builder_append(b, 1, ptr, index, value, &label, NULL);
-}
-
-int hog_builder_add_rows(hog_builder *b, const hog_rows *r)
-{
-    int rc = settle_weighted(b, r->weighted);
-    for (uint64_t i = 0; i < r->rows && rc == 0;) {
-        uint32_t n = (uint32_t)HOG_MIN(r->rows - i, (uint64_t)(b->rows_per_block - b->cur_rows));
-        rc = builder_append(b, n, r->ptr + i, r->index, r->value, r->label + i,
-                            r->weighted ? r->weight + i : NULL);
-        i += n;
-    }
-    return rc;
-}
-
-void hog_builder_free(hog_builder *b)
-{
-    if (!b)
-        return;
-    for (uint32_t i = 0; i < b->nblocks; i++)
-        hog_free(b->heap[i]);
-    hog_free(b->heap);
-    hog_free(b->blocks);
-    hog_free(b->ptr);
-    hog_free(b->label);
-    hog_free(b->weight);
-    hog_free(b->index);
-    hog_free(b->value);
-    writer_free(&b->writer);
-    hog_free(b);
-}
-
-int hog_builder_finish(hog_builder *b, hog_format format, hog_dataset **out)
-{
-    *out = NULL;
-    int rc = b->rows == 0 ? HOG_EEMPTY : builder_flush(b);
-    hog_dataset *ds = rc == 0 ? hog_calloc(1, sizeof(*ds)) : NULL;
-    if (rc == 0 && !ds)
-        rc = -ENOMEM;
-    if (rc < 0) {
-        hog_builder_free(b);
-        return rc;
-    }
-    ds->fd = -1;
-    ds->version = HOG_HGD_VERSION;
-    ds->info.format = format;
-    ds->info.rows = b->rows;
-    ds->info.features = b->features;
-    ds->info.nnz = b->nnz;
-    ds->info.blocks = b->nblocks;
-    ds->info.rows_per_block = b->rows_per_block;
-    ds->info.weighted = b->weighted;
-    ds->info.index_base = b->one_based;
-    ds->info.fingerprint = hog_etl_fingerprint(b->blocks, b->nblocks);
-    ds->blocks = b->blocks;
-    ds->heap = b->heap;
-    ds->heap_count = b->nblocks;
-    b->blocks = NULL;
-    b->heap = NULL;
-    b->nblocks = 0;
-    hog_builder_free(b);
-    *out = ds;
-    return 0;
-}
-
-int hog_builder_finish_file(hog_builder *b, hog_dataset_info *info)
-{
-    int rc = b->rows == 0 ? HOG_EEMPTY : builder_flush(b);
-    if (rc == 0)
-        rc = writer_finish(&b->writer, b->features, b->rows_per_block, b->weighted, b->one_based,
-                           info);
-    hog_builder_free(b);
     return rc;
 }
 
@@ -733,21 +424,6 @@ int hog_builder_finish_file(hog_builder *b, hog_dataset_info *info)
  *  Reader: map, then validate every byte that a trainer will trust
  * ===================================================================== */
 
-void hog_dataset_close(hog_dataset *ds)
-{
-    if (!ds)
-        return;
-    if (ds->map)
-        munmap(ds->map, ds->map_bytes);
-    if (ds->fd >= 0)
-        close(ds->fd);
-    for (uint32_t i = 0; i < ds->heap_count; i++)
-        hog_free(ds->heap[i]);
-    hog_free(ds->heap);
-    hog_free(ds->blocks);
-    hog_free(ds->skip_report);
-    hog_free(ds);
-}
 
 /* Checks the fixed header fields; h holds the first 4096 bytes (zero-padded
  * past the end of a short file), size the file's length. */
@@ -876,7 +552,7 @@ static int check_table(const char *path, const uint8_t *map, const uint8_t *h, h
         end = off + bytes;
         uint64_t bsum = version == 1 ? hog_get_u32(e + T_SUM) : hog_get_u64(e + T_SUM);
         fp = fp_step(fp, brows, bnnz, bsum);
-        block_view(&out[i], map + off, brows, bnnz, weighted, bsum);
+        hog_block_view(&out[i], map + off, brows, bnnz, weighted, bsum);
     }
     if (nnz_sum != nnz)
         return hog_fail(HOG_ECORRUPT, err, len,
@@ -1069,11 +745,8 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
     uint32_t blocks = hog_get_u32(h + H_BLOCKS);
     hog_block *views = hog_calloc(blocks, sizeof(hog_block));
     if (!ds || !views) {
-        hog_free(views);
-        hog_free(ds);
-        munmap(map, (size_t)size);
-        close(fd);
-        return hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
+        rc = hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
+        goto refused;
     }
     ds->fd = fd; /* kept for posix_fadvise on out-of-core scans */
     ds->version = hog_get_u32(h + H_VERSION);
@@ -1096,10 +769,8 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
     ds->info.blocks = blocks; /* what hog_dataset_willneed/drop look at */
     if (rc == 0)
         rc = check_blocks(path, ds, features, size > hog_mem_available() / 2, err, err_len);
-    if (rc < 0) {
-        hog_dataset_close(ds);
-        return rc;
-    }
+    if (rc < 0)
+        goto refused;
     (void)madvise(map, (size_t)size, MADV_NORMAL);
 
     ds->info.format = HOG_FORMAT_BINARY;
@@ -1114,121 +785,18 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
     ds->info.file_bytes = size;
     *out = ds;
     return 0;
+
+refused: /* what hog_dataset_close would free, before a data set is handed out */
+    hog_free(views);
+    hog_free(ds);
+    munmap(map, (size_t)size);
+    close(fd);
+    return rc;
 }
 
 /* ===================================================================== *
- *  Public data set functions
+ *  Out-of-core scans of a mapped file
  * ===================================================================== */
-
-hog_read_params hog_read_params_default(void)
-{
-    hog_read_params p;
-    memset(&p, 0, sizeof(p));
-    p.format = HOG_FORMAT_AUTO;
-    p.delimiter = 0;
-    p.header = -1;
-    p.label_index = 0;
-    p.label_name = NULL;
-    p.rows_per_block = 0;
-    p.index_base = -1;
-    return p;
-}
-
-/* Which text format it is, the pipeline's plan settles from the same first
- * line it reads anyway. */
-int hog_resolve_format(const char *path, const hog_read_params *p, hog_format *fmt, char *err, size_t len)
-{
-    *fmt = p->format;
-    if (p->format > HOG_FORMAT_VW || p->format < HOG_FORMAT_AUTO)
-        return hog_fail(HOG_EPARAM, err, len, "format: %d is not a hog_format", (int)p->format);
-    if (p->format != HOG_FORMAT_AUTO)
-        return 0;
-    int binary;
-    int rc = hog_detect_binary(path, &binary);
-    if (rc < 0)
-        return hog_fail(rc, err, len, "%s: %s", path, hog_strerror(rc));
-    if (binary)
-        *fmt = HOG_FORMAT_BINARY;
-    return 0;
-}
-
-/* Text reading that open, convert and the feed share. */
-int hog_text_read(const char *path, const hog_read_params *p, hog_builder *b, hog_format *fmt,
-                  uint64_t *skipped, char **report, char *err, size_t len)
-{
-    hog_text_summary sum;
-    *report = NULL;
-    int rc = hog_text_stream(path, p, b, &sum, err, len);
-    *fmt = sum.format;
-    if (rc == 0 && hog_builder_rows(b) == 0)
-        rc = hog_fail(HOG_EEMPTY, err, len, "%s: no data rows%s", path,
-                      sum.skipped ? " (every line was malformed and skipped)" : "");
-    *skipped = sum.skipped;
-    if (rc < 0 || sum.kept == 0)
-        return rc;
-    size_t cap = sum.kept * 256 + 64, used = 0;
-    char *r = hog_malloc(cap);
-    if (!r)
-        return hog_fail(-ENOMEM, err, len, "%s: out of memory", path);
-    r[0] = '\0';
-    for (uint32_t i = 0; i < sum.kept; i++)
-        used += (size_t)snprintf(r + used, cap - used, "%s:%llu:%u: %s\n", path,
-                                 (unsigned long long)sum.errors[i].line, sum.errors[i].column,
-                                 sum.errors[i].what);
-    *report = r;
-    return 0;
-}
-
-uint64_t hog_dataset_skipped(const hog_dataset *ds, char *buf, size_t len)
-{
-    if (buf && len)
-        snprintf(buf, len, "%s", ds->skip_report ? ds->skip_report : "");
-    return ds->info.skipped;
-}
-
-int hog_dataset_open(const char *path, const hog_read_params *params, hog_dataset **out,
-                     char *err_detail, size_t err_len)
-{
-    if (out)
-        *out = NULL;
-    if (!path || !out)
-        return hog_fail(HOG_EPARAM, err_detail, err_len, "path and out must not be NULL");
-    if (hog_cpu_check(err_detail, err_len) < 0)
-        return HOG_ECPU;
-    hog_read_params p = params ? *params : hog_read_params_default();
-    hog_format fmt;
-    int rc = hog_resolve_format(path, &p, &fmt, err_detail, err_len);
-    if (rc < 0)
-        return rc;
-    if (fmt == HOG_FORMAT_BINARY)
-        return hog_hgd_open(path, out, err_detail, err_len);
-
-    p.format = fmt;
-    hog_builder *b;
-    rc = hog_builder_create(p.rows_per_block, NULL, &b);
-    if (rc < 0)
-        return hog_fail(rc, err_detail, err_len, "%s: out of memory", path);
-    uint64_t skipped;
-    char *report;
-    rc = hog_text_read(path, &p, b, &fmt, &skipped, &report, err_detail, err_len);
-    if (rc < 0) {
-        hog_builder_free(b);
-        return rc;
-    }
-    hog_dataset *ds;
-    rc = hog_builder_finish(b, fmt, &ds);
-    if (rc < 0) {
-        hog_free(report);
-        return hog_fail(rc, err_detail, err_len, "%s: %s", path, hog_strerror(rc));
-    }
-    ds->info.skipped = skipped;
-    ds->skip_report = report;
-    struct stat st;
-    if (stat(path, &st) == 0)
-        ds->info.file_bytes = (uint64_t)st.st_size;
-    *out = ds;
-    return 0;
-}
 
 /* The page-aligned file range of a block of a mapped data set. */
 static int block_range(const hog_dataset *ds, uint32_t block, size_t *off, size_t *len)
@@ -1258,121 +826,4 @@ void hog_dataset_drop(const hog_dataset *ds, uint32_t block, int cache)
     (void)madvise((char *)ds->map + off, len, MADV_DONTNEED);
     if (cache && ds->fd >= 0)
         (void)posix_fadvise(ds->fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
-}
-
-uint64_t hog_dataset_bytes(const hog_dataset *ds)
-{
-    if (ds->map)
-        return ds->map_bytes;
-    return hog_block_bytes(ds->info.rows, ds->info.nnz, ds->info.weighted);
-}
-
-void hog_dataset_get_info(const hog_dataset *ds, hog_dataset_info *info)
-{
-    *info = ds->info;
-}
-
-hog_row hog_dataset_row(const hog_dataset *ds, uint64_t i)
-{
-    uint32_t rpb = ds->info.rows_per_block;
-    const hog_block *b = &ds->blocks[i / rpb];
-    uint32_t r = (uint32_t)(i % rpb);
-    uint32_t s = b->ptr[r];
-    hog_row row;
-    row.index = b->index + s;
-    row.value = b->value + s;
-    row.nnz = b->ptr[r + 1] - s;
-    row.label = b->label[r];
-    row.weight = b->weight ? b->weight[r] : 1.0f;
-    return row;
-}
-
-int hog_dataset_save(const hog_dataset *ds, const char *path)
-{
-    hog_atomic_file f;
-    int rc = hog_atomic_open(&f, path);
-    if (rc < 0)
-        return rc;
-    rc = hog_hgd_write(ds, &f);
-    if (rc < 0) {
-        hog_atomic_abort(&f);
-        return rc;
-    }
-    return hog_atomic_commit(&f);
-}
-
-int hog_dataset_convert(const char *in_path, const hog_read_params *params, const char *out_path,
-                        hog_dataset_info *info, char *err_detail, size_t err_len)
-{
-    if (!in_path || !out_path)
-        return hog_fail(HOG_EPARAM, err_detail, err_len, "in_path and out_path must not be NULL");
-    if (hog_cpu_check(err_detail, err_len) < 0)
-        return HOG_ECPU;
-    hog_read_params p = params ? *params : hog_read_params_default();
-    hog_format fmt;
-    int rc = hog_resolve_format(in_path, &p, &fmt, err_detail, err_len);
-    if (rc < 0)
-        return rc;
-
-    if (fmt == HOG_FORMAT_BINARY) {
-        /* Already binary: validate it by opening, then rewrite (mapped, so still bounded). */
-        hog_dataset *ds;
-        rc = hog_hgd_open(in_path, &ds, err_detail, err_len);
-        if (rc < 0)
-            return rc;
-        rc = hog_dataset_save(ds, out_path);
-        if (rc == 0 && info) {
-            *info = ds->info;
-            struct stat st;
-            if (stat(out_path, &st) == 0)
-                info->file_bytes = (uint64_t)st.st_size;
-        }
-        hog_dataset_close(ds);
-        if (rc < 0)
-            return hog_fail(rc, err_detail, err_len, "%s: %s", out_path, hog_strerror(rc));
-        return 0;
-    }
-
-    p.format = fmt;
-    hog_atomic_file f;
-    rc = hog_atomic_open(&f, out_path);
-    if (rc < 0)
-        return hog_fail(rc, err_detail, err_len, "%s: %s", out_path, hog_strerror(rc));
-    /* A large conversion is a streaming job: its output skips the page cache
-     * (the kernel's copy into it cost a fifth of the CPU time of a 4.3 GB
-     * convert on two cores). On a file system without O_DIRECT it is
-     * written buffered. */
-    struct stat in_st;
-    const int in_known = stat(in_path, &in_st) == 0;
-    if (in_known && S_ISREG(in_st.st_mode) && (uint64_t)in_st.st_size >= HOG_DIRECT_OUTPUT_BYTES)
-        (void)hog_atomic_direct(&f, 1);
-    hog_builder *b;
-    rc = hog_builder_create(p.rows_per_block, &f, &b);
-    if (rc < 0) {
-        hog_atomic_abort(&f);
-        return hog_fail(rc, err_detail, err_len, "%s: out of memory", in_path);
-    }
-    if (in_known && hog_is_stream(in_st.st_mode)) /* a pipe: its size shows as it goes */
-        hog_builder_direct_from(b, HOG_DIRECT_OUTPUT_BYTES / 2);
-    uint64_t skipped;
-    char *report;
-    rc = hog_text_read(in_path, &p, b, &fmt, &skipped, &report, err_detail, err_len);
-    if (rc < 0) {
-        hog_builder_free(b);
-        hog_atomic_abort(&f);
-        return rc;
-    }
-    if (report && err_detail && err_len)
-        snprintf(err_detail, err_len, "%s", report);
-    hog_free(report);
-    rc = hog_builder_finish_file(b, info);
-    if (rc == 0 && info)
-        info->skipped = skipped;
-    if (rc == 0)
-        rc = hog_atomic_commit(&f);
-    else
-        hog_atomic_abort(&f);
-    if (rc < 0)
-        return hog_fail(rc, err_detail, err_len, "%s: %s", out_path, hog_strerror(rc));
-    return 0;
 }

@@ -1,0 +1,324 @@
+/* etl_builder.c: the block builder: rows in, blocks of the .hgd layout out, kept in memory or streamed to a file as they fill. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <errno.h>
+#include <string.h>
+
+#include "etl.h"
+
+/* ===================================================================== *
+ *  Builder: rows accumulate in the arrays of the block being filled; a
+ *  full block is checksummed and written where it lies (to a file), or
+ *  packed into one buffer in the file layout (in memory).
+ * ===================================================================== */
+
+struct hog_builder {
+    uint32_t rows_per_block;
+    int weighted;                 /* rows carry weights (settled by the first rows added) */
+    int one_based;                /* from 1-based libsvm text */
+    uint64_t rows, nnz, features; /* totals over finished and current blocks */
+
+    /* the block being filled: arrays sized for a whole block of rows */
+    uint32_t cur_rows, cur_nnz;
+    uint32_t *ptr;   /* rows_per_block + 1 entries, ptr[0] = 0 */
+    float *label;
+    float *weight;   /* when weighted */
+    uint32_t *index;
+    float *value;
+    size_t nnz_cap;
+
+    /* in memory: finished blocks and their buffers */
+    hog_block *blocks;
+    void **heap;
+    size_t blocks_cap, heap_cap;
+    uint32_t nblocks;
+
+    /* streaming to a file */
+    hog_atomic_file *out;
+    hog_hgd_writer *writer; /* NULL in memory */
+
+    /* told of every finished block */
+    hog_block_fn on_block;
+    void *on_block_ctx;
+    double position; /* the fraction of the input read (hog_builder_set_position) */
+};
+
+int hog_builder_create(uint32_t rows_per_block, hog_atomic_file *out, hog_builder **bp)
+{
+    *bp = NULL;
+    hog_builder *b = hog_calloc(1, sizeof(*b));
+    if (!b)
+        return -ENOMEM;
+    b->rows_per_block = rows_per_block ? rows_per_block : HOG_DEFAULT_ROWS_PER_BLOCK;
+    b->out = out;
+    size_t r = b->rows_per_block;
+    b->ptr = hog_malloc((r + 1) * sizeof(uint32_t));
+    b->label = hog_malloc(r * sizeof(float));
+    if (!b->ptr || !b->label || (out && hog_hgd_writer_create(out, &b->writer) < 0)) {
+        hog_builder_free(b);
+        return -ENOMEM;
+    }
+    b->ptr[0] = 0;
+    *bp = b;
+    return 0;
+}
+
+void hog_builder_set_one_based(hog_builder *b, int one_based)
+{
+    b->one_based = one_based;
+}
+
+int hog_builder_one_based(const hog_builder *b)
+{
+    return b->one_based;
+}
+
+const char *hog_builder_output(const hog_builder *b)
+{
+    return b->out ? b->out->path : NULL;
+}
+
+uint64_t hog_builder_rows(const hog_builder *b)
+{
+    return b->rows;
+}
+
+void hog_builder_on_block(hog_builder *b, hog_block_fn fn, void *ctx)
+{
+    b->on_block = fn;
+    b->on_block_ctx = ctx;
+}
+
+void hog_builder_set_position(hog_builder *b, double position)
+{
+    b->position = position;
+}
+
+void hog_builder_direct_from(hog_builder *b, uint64_t bytes)
+{
+    if (b->writer)
+        hog_hgd_writer_direct_from(b->writer, bytes);
+}
+
+/* Copies len bytes of an array to at (none: the array may be NULL); returns the end. */
+static uint8_t *pack(uint8_t *at, const void *p, size_t len)
+{
+    if (len)
+        memcpy(at, p, len);
+    return at + len;
+}
+
+static int builder_flush(hog_builder *b)
+{
+    if (b->cur_rows == 0)
+        return 0;
+    hog_block view = {b->cur_rows, b->cur_nnz, 0,        b->ptr,
+                      b->index,    b->value,   b->label, b->weighted ? b->weight : NULL};
+    view.sum = hog_block_sum(&view);
+    int rc;
+    if (b->writer) {
+        rc = hog_hgd_writer_block(b->writer, &view);
+        if (rc < 0)
+            return rc;
+        if (b->on_block) { /* a view of the builder's arrays, which the callback may keep */
+            hog_block_buffers bufs = {b->ptr, b->label, b->weight, b->index, b->value, b->nnz_cap};
+            rc = b->on_block(b->on_block_ctx, &view, 0, b->position, &bufs);
+            b->ptr = bufs.ptr;
+            b->label = bufs.label;
+            b->weight = bufs.weight;
+            b->index = bufs.index;
+            b->value = bufs.value;
+            b->nnz_cap = bufs.nnz_cap;
+            if (rc != 0)
+                return rc;
+        }
+    } else {
+        /* Grow both lists first, so a failure leaks nothing. */
+        void *blocks = b->blocks, *heap = b->heap;
+        rc = hog_array_grow(&blocks, &b->blocks_cap, (size_t)b->nblocks + 1, sizeof(hog_block), 64);
+        b->blocks = blocks;
+        if (rc == 0) {
+            rc = hog_array_grow(&heap, &b->heap_cap, (size_t)b->nblocks + 1, sizeof(void *), 64);
+            b->heap = heap;
+        }
+        if (rc < 0)
+            return rc;
+        size_t bytes = (size_t)hog_block_bytes(b->cur_rows, b->cur_nnz, b->weighted);
+        uint8_t *buf = hog_aligned_alloc(HOG_CACHELINE, bytes);
+        if (!buf)
+            return -ENOMEM;
+        /* index and value are NULL until a row has a feature */
+        uint8_t *at = pack(buf, view.ptr, 4 * ((size_t)view.rows + 1));
+        at = pack(at, view.index, 4 * (size_t)view.nnz);
+        at = pack(at, view.value, 4 * (size_t)view.nnz);
+        at = pack(at, view.label, 4 * (size_t)view.rows);
+        if (view.weight)
+            pack(at, view.weight, 4 * (size_t)view.rows);
+        hog_block_view(&b->blocks[b->nblocks], buf, view.rows, view.nnz, b->weighted, view.sum);
+        b->heap[b->nblocks] = buf;
+        b->nblocks++;
+        if (b->on_block && (rc = b->on_block(b->on_block_ctx, &b->blocks[b->nblocks - 1], 1, b->position, NULL)) != 0)
+            return rc;
+    }
+    b->cur_rows = 0;
+    b->cur_nnz = 0;
+    return 0;
+}
+
+/* Makes room in the current block for `more` values. */
+static int reserve_nnz(hog_builder *b, uint64_t more)
+{
+    uint64_t need = (uint64_t)b->cur_nnz + more;
+    if (need <= b->nnz_cap)
+        return 0;
+    size_t cap = b->nnz_cap, icap = cap;
+    void *ix = b->index, *v = b->value;
+    int rc = hog_array_grow(&ix, &icap, (size_t)need, sizeof(uint32_t), 64);
+    b->index = ix;
+    if (rc == 0)
+        rc = hog_array_grow(&v, &cap, (size_t)need, sizeof(float), 64);
+    b->value = v;
+    if (rc == 0)
+        b->nnz_cap = cap;
+    return rc;
+}
+
+/* Appends rows [0, n) of a CSR run (ptr relative to its own start, weight
+ * NULL for weight 1) to the current block, which has room for n rows. */
+static int builder_append(hog_builder *b, uint32_t n, const uint32_t *ptr, const uint32_t *index,
+                          const float *value, const float *label, const float *weight)
+{
+    uint64_t nnz = (uint64_t)ptr[n] - ptr[0];
+    uint64_t cur_nnz = (uint64_t)b->cur_nnz + nnz;
+    if (cur_nnz > UINT32_MAX ||
+        hog_block_bytes((uint64_t)b->cur_rows + n, cur_nnz, b->weighted) > UINT32_MAX)
+        return HOG_EPARAM; /* rows_per_block too large for this data */
+    uint32_t blocks_done = b->writer ? hog_hgd_writer_blocks(b->writer) : b->nblocks;
+    if (b->cur_rows == 0 && blocks_done == UINT32_MAX)
+        return HOG_EPARAM; /* the block count is a u32 */
+    int rc = reserve_nnz(b, nnz);
+    if (rc < 0)
+        return rc;
+    if (nnz) {
+        memcpy(b->index + b->cur_nnz, index + ptr[0], (size_t)nnz * sizeof(uint32_t));
+        memcpy(b->value + b->cur_nnz, value + ptr[0], (size_t)nnz * sizeof(float));
+    }
+    uint32_t *dst = b->ptr + b->cur_rows + 1;
+    const uint32_t shift = b->cur_nnz - ptr[0]; /* modulo 2^32: the sums land in range */
+    uint64_t top = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        dst[i] = ptr[i + 1] + shift;
+        /* Indices are strictly increasing, so a row's last is its largest. */
+        if (ptr[i + 1] > ptr[i])
+            top = HOG_MAX(top, (uint64_t)index[ptr[i + 1] - 1] + 1);
+    }
+    b->features = HOG_MAX(b->features, top);
+    memcpy(b->label + b->cur_rows, label, (size_t)n * sizeof(float));
+    if (b->weighted) {
+        if (weight)
+            memcpy(b->weight + b->cur_rows, weight, (size_t)n * sizeof(float));
+        else
+            for (uint32_t i = 0; i < n; i++)
+                b->weight[b->cur_rows + i] = 1.0f;
+    }
+    b->cur_rows += n;
+    b->cur_nnz = (uint32_t)cur_nnz;
+    b->rows += n;
+    b->nnz += nnz;
+    if (b->cur_rows == b->rows_per_block)
+        return builder_flush(b);
+    return 0;
+}
+
+/* The first rows settle whether the data set is weighted: a text format
+ * either has weights on every line (Vowpal Wabbit's importance) or none. */
+static int settle_weighted(hog_builder *b, int weighted)
+{
+    if (b->rows > 0 || b->weighted == weighted)
+        return 0;
+    float *w = weighted ? hog_malloc((size_t)b->rows_per_block * sizeof(float)) : NULL;
+    if (weighted && !w)
+        return -ENOMEM;
+    hog_free(b->weight);
+    b->weight = w;
+    b->weighted = weighted;
+    return 0;
+}
+
+int hog_builder_add(hog_builder *b, float label, const uint32_t *index, const float *value,
+                    uint32_t nnz)
+{
+    const uint32_t ptr[2] = {0, nnz};
+    return builder_append(b, 1, ptr, index, value, &label, NULL);
+}
+
+int hog_builder_add_rows(hog_builder *b, const hog_rows *r)
+{
+    int rc = settle_weighted(b, r->weighted);
+    for (uint64_t i = 0; i < r->rows && rc == 0;) {
+        uint32_t n = (uint32_t)HOG_MIN(r->rows - i, (uint64_t)(b->rows_per_block - b->cur_rows));
+        rc = builder_append(b, n, r->ptr + i, r->index, r->value, r->label + i,
+                            r->weighted ? r->weight + i : NULL);
+        i += n;
+    }
+    return rc;
+}
+
+void hog_builder_free(hog_builder *b)
+{
+    if (!b)
+        return;
+    for (uint32_t i = 0; i < b->nblocks; i++)
+        hog_free(b->heap[i]);
+    hog_free(b->heap);
+    hog_free(b->blocks);
+    hog_free(b->ptr);
+    hog_free(b->label);
+    hog_free(b->weight);
+    hog_free(b->index);
+    hog_free(b->value);
+    hog_hgd_writer_free(b->writer);
+    hog_free(b);
+}
+
+int hog_builder_finish(hog_builder *b, hog_format format, hog_dataset **out)
+{
+    *out = NULL;
+    int rc = b->rows == 0 ? HOG_EEMPTY : builder_flush(b);
+    hog_dataset *ds = rc == 0 ? hog_calloc(1, sizeof(*ds)) : NULL;
+    if (rc == 0 && !ds)
+        rc = -ENOMEM;
+    if (rc < 0) {
+        hog_builder_free(b);
+        return rc;
+    }
+    ds->fd = -1;
+    ds->version = HOG_HGD_VERSION;
+    ds->info.format = format;
+    ds->info.rows = b->rows;
+    ds->info.features = b->features;
+    ds->info.nnz = b->nnz;
+    ds->info.blocks = b->nblocks;
+    ds->info.rows_per_block = b->rows_per_block;
+    ds->info.weighted = b->weighted;
+    ds->info.index_base = b->one_based;
+    ds->info.fingerprint = hog_etl_fingerprint(b->blocks, b->nblocks);
+    ds->blocks = b->blocks;
+    ds->heap = b->heap;
+    ds->heap_count = b->nblocks;
+    b->blocks = NULL;
+    b->heap = NULL;
+    b->nblocks = 0;
+    hog_builder_free(b);
+    *out = ds;
+    return 0;
+}
+
+int hog_builder_finish_file(hog_builder *b, hog_dataset_info *info)
+{
+    int rc = b->rows == 0 ? HOG_EEMPTY : builder_flush(b);
+    if (rc == 0)
+        rc = hog_hgd_writer_finish(b->writer, b->features, b->rows_per_block, b->weighted,
+                                   b->one_based, info);
+    hog_builder_free(b);
+    return rc;
+}
