@@ -477,7 +477,8 @@ struct hog_ratings {
 };
 
 /* The fingerprint of a set of ratings: the CRC-32 of its triples (high
- * half) and of its user then item names (low half). */
+ * half) and of its user then item names (low half); a .hgr stores it
+ * (etl_ratings_hgr.c). */
 uint64_t hog_ratings_fingerprint(const hog_ratings *r);
 
 /* hog_ratings_open with the text read in chunks of chunk_bytes (0: the

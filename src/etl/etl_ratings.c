@@ -53,14 +53,6 @@ const char *hog_ratings_item_name(const hog_ratings *r, uint32_t i)
     return hog_idmap_name(&r->items, i);
 }
 
-uint64_t hog_ratings_fingerprint(const hog_ratings *r)
-{
-    uint32_t hi = hog_crc32(0, r->t, r->info.ratings * sizeof(hog_mf_triple));
-    uint32_t lo = hog_crc32(0, r->users.names, r->users.names_len);
-    lo = hog_crc32(lo, r->items.names, r->items.names_len);
-    return (uint64_t)hi << 32 | lo;
-}
-
 /* Mean and range of the ratings, once the triples are in place. */
 static void ratings_summary(hog_ratings *r)
 {

@@ -49,6 +49,14 @@ static uint64_t pad4(uint64_t n)
     return (n + 3) & ~(uint64_t)3;
 }
 
+uint64_t hog_ratings_fingerprint(const hog_ratings *r)
+{
+    uint32_t hi = hog_crc32(0, r->t, r->info.ratings * sizeof(hog_mf_triple));
+    uint32_t lo = hog_crc32(0, r->users.names, r->users.names_len);
+    lo = hog_crc32(lo, r->items.names, r->items.names_len);
+    return (uint64_t)hi << 32 | lo;
+}
+
 /* Checks one name table at p (offsets, then names) of n names and
  * names_len bytes, and points m at it. Returns 0 or HOG_ECORRUPT. */
 static int map_names(hog_idmap *m, const unsigned char *p, uint32_t n, uint64_t names_len)
