@@ -73,14 +73,16 @@ int hog_idmap_intern(hog_idmap *m, const char *s, size_t len, uint32_t *id)
     int rc = table_grow(m, m->n + 1);
     if (rc < 0)
         return rc;
-    void *off = m->off, *names = m->names;
-    rc = hog_array_grow(&off, &m->off_cap, (size_t)m->n + 2, sizeof(uint32_t), 256);
-    m->off = off;
-    if (rc == 0)
-        rc = hog_array_grow(&names, &m->names_cap, (size_t)(m->names_len + len + 1), 1, 4096);
-    m->names = names;
-    if (rc < 0)
-        return rc;
+    if (m->n + 2 > m->off_cap || m->names_len + len + 1 > m->names_cap) {
+        void *off = m->off, *names = m->names;
+        rc = hog_array_grow(&off, &m->off_cap, (size_t)m->n + 2, sizeof(uint32_t), 256);
+        m->off = off;
+        if (rc == 0)
+            rc = hog_array_grow(&names, &m->names_cap, (size_t)(m->names_len + len + 1), 1, 4096);
+        m->names = names;
+        if (rc < 0)
+            return rc;
+    }
     if (m->n == 0)
         m->off[0] = 0;
     memcpy(m->names + m->names_len, s, len);

@@ -209,13 +209,15 @@ static int parse_line(ratings_text *c, const char *line, const char *eol)
         if (flen[k] > MAX_NAME)
             return text_error(c, line, f[k], eol, "a name of at most 4096 bytes");
     hog_ratings *r = c->r;
-    void *own = r->own;
-    int rc = hog_array_grow(&own, &c->cap, (size_t)c->n + 1, sizeof(hog_mf_triple), 4096);
-    r->own = own;
-    if (rc < 0)
-        return hog_fail(rc, c->err, c->err_len, "%s: out of memory", c->path);
+    if (c->n == c->cap) {
+        void *own = r->own;
+        int rc = hog_array_grow(&own, &c->cap, (size_t)c->n + 1, sizeof(hog_mf_triple), 4096);
+        r->own = own;
+        if (rc < 0)
+            return hog_fail(rc, c->err, c->err_len, "%s: out of memory", c->path);
+    }
     hog_mf_triple *t = &r->own[c->n];
-    rc = hog_idmap_intern(&r->users, f[0], flen[0], &t->user);
+    int rc = hog_idmap_intern(&r->users, f[0], flen[0], &t->user);
     if (rc == 0)
         rc = hog_idmap_intern(&r->items, f[1], flen[1], &t->item);
     if (rc == -ENOMEM)
