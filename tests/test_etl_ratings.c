@@ -1,4 +1,4 @@
-/* test_etl_ratings.c: ratings for matrix factorisation: text plain, gzip, zstd, piped and cut across chunks read alike, the .hgr file, located errors. */
+/* test_etl_ratings.c: ratings: plain, gzip, zstd, piped and chunk-cut text read alike; the .hgr file; located errors. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -145,18 +145,21 @@ static char *sample_text(unsigned n, unsigned *lines)
     char *t = malloc(cap);
     len += (size_t)snprintf(t + len, cap - len, "user,item,rating,timestamp\n");
     for (unsigned k = 0; k < n; k++) {
+        unsigned u = k % 97, i = k % 13;
         double v = (k % 10) / 2.0 - 1;
+        char *at = t + len;
+        size_t room = cap - len;
+        int w;
         switch (k % 7) {
-        case 0: len += (size_t)snprintf(t + len, cap - len, "u%u,item-%u,%g,%u\n", k % 97, k % 13, v, 1000000 + k); break;
-        case 1: len += (size_t)snprintf(t + len, cap - len, "u%u\titem-%u\t%g\r\n", k % 97, k % 13, v); break;
-        case 2: len += (size_t)snprintf(t + len, cap - len, "  u%u  item-%u   %.3e  \n", k % 97, k % 13, v); break;
-        case 3: len += (size_t)snprintf(t + len, cap - len, "# a comment, then a blank line\n\nu%u , item-%u , %+g\n",
-                                        k % 97, k % 13, v); break;
-        case 4: len += (size_t)snprintf(t + len, cap - len, "u%u item-%u %g 1700000000 and more fields here\n",
-                                        k % 97, k % 13, v); break;
-        case 5: len += (size_t)snprintf(t + len, cap - len, "u%u,item-%u,%.17g\r\n", k % 97, k % 13, v); break;
-        default: len += (size_t)snprintf(t + len, cap - len, "u%u item-%u %g\n", k % 97, k % 13, v); break;
+        case 0: w = snprintf(at, room, "u%u,item-%u,%g,%u\n", u, i, v, 1000000 + k); break;
+        case 1: w = snprintf(at, room, "u%u\titem-%u\t%g\r\n", u, i, v); break;
+        case 2: w = snprintf(at, room, "  u%u  item-%u   %.3e  \n", u, i, v); break;
+        case 3: w = snprintf(at, room, "# a comment, then a blank line\n\nu%u , item-%u , %+g\n", u, i, v); break;
+        case 4: w = snprintf(at, room, "u%u item-%u %g 1700000000 and more fields here\n", u, i, v); break;
+        case 5: w = snprintf(at, room, "u%u,item-%u,%.17g\r\n", u, i, v); break;
+        default: w = snprintf(at, room, "u%u item-%u %g\n", u, i, v); break;
         }
+        len += (size_t)w;
     }
     len += (size_t)snprintf(t + len, cap - len, "last-user last-item 4.5");
     *lines = n + 1;

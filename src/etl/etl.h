@@ -481,9 +481,9 @@ struct hog_ratings {
  * (etl_ratings_hgr.c). */
 uint64_t hog_ratings_fingerprint(const hog_ratings *r);
 
-/* hog_ratings_open with the text read in chunks of chunk_bytes (0: the
- * reader's default, rounded up as hog_reader_open does): small chunks put
- * many chunk boundaries in a small file, for tests. */
+/* hog_ratings_open with the text read in chunks of chunk_bytes, as
+ * hog_reader_open takes it (0: its default): small chunks put many chunk
+ * boundaries in a small file, for tests. */
 int hog_ratings_open_in_chunks(const char *path, int allow_pairs, size_t chunk_bytes, hog_ratings **out,
                                char *err, size_t err_len);
 
@@ -493,10 +493,10 @@ int hog_ratings_open_in_chunks(const char *path, int allow_pairs, size_t chunk_b
 
 /* Maps the binary ratings file open on fd (size bytes, its magic already
  * seen) into r and checks all of it: sets r->t, the name maps, and
- * info.ratings, has_ratings, binary and fingerprint. fd may be closed afterwards; on
- * failure r holds what was mapped, for hog_ratings_close. Errors:
- * HOG_ETRUNCATED, HOG_ECHECKSUM, HOG_EVERSION, HOG_ECORRUPT, HOG_EEMPTY,
- * -errno (mmap), -ENOMEM; err names the file. */
+ * info.ratings, has_ratings, binary and fingerprint. fd may be closed
+ * afterwards; on failure r holds what was mapped, for hog_ratings_close.
+ * Errors: HOG_ETRUNCATED, HOG_ECHECKSUM, HOG_EVERSION, HOG_ECORRUPT,
+ * HOG_EEMPTY, -errno (mmap), -ENOMEM; err names the file. */
 int hog_hgr_open(hog_ratings *r, const char *path, int fd, uint64_t size, char *err, size_t err_len);
 
 #endif /* HOG_ETL_H */
