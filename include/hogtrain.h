@@ -570,13 +570,18 @@ typedef struct hog_ratings_info {
  * with '#' are skipped; CRLF is accepted; the first line is a header when
  * its third field is not a number. With allow_pairs set, lines may be
  * "user item" pairs (every line, then: has_ratings is 0) - for prediction.
- * Ratings must be finite numbers. A .hgr file is memory-mapped and checked
- * (sizes, CRC-32s, ids in range, finite ratings) before it is returned.
+ * Ratings must be finite numbers. Text is read as hog_dataset_open reads
+ * it: plain or compressed with gzip or zstd (detected by their magic), and
+ * from a pipe, a socket or a terminal (standard input is "/dev/stdin") in
+ * order, once, to its end; file_bytes is then what came down the pipe. A
+ * .hgr file is memory-mapped and checked (sizes, CRC-32s, ids in range,
+ * finite ratings) before it is returned, so it must be a plain file: one
+ * compressed or piped is refused (-EINVAL).
  * On success *out owns the set (hog_ratings_close) and 0 is returned.
  * Errors: -errno, -ENOMEM, HOG_EFORMAT ("file:line:column: expected ...,
- * found '...'"), HOG_EMAGIC, HOG_EVERSION, HOG_ETRUNCATED, HOG_ECHECKSUM,
- * HOG_ECORRUPT, HOG_EEMPTY (no triples), HOG_ECPU; a message in err_detail.
- * Thread-safe. */
+ * found '...'", or a corrupt gzip or zstd stream and its byte offset),
+ * HOG_EVERSION, HOG_ETRUNCATED, HOG_ECHECKSUM, HOG_ECORRUPT, HOG_EEMPTY
+ * (no triples), HOG_ECPU; a message in err_detail. Thread-safe. */
 int hog_ratings_open(const char *path, int allow_pairs, hog_ratings **out, char *err_detail,
                      size_t err_len);
 
@@ -597,7 +602,8 @@ const char *hog_ratings_item_name(const hog_ratings *r, uint32_t i);
 
 /* Writes r as a binary ratings file (.hgr, version 1) atomically (temporary
  * file, fsync, rename); the README gives the layout ("Binary ratings").
- * Errors: -errno from the file system, HOG_EPARAM (a pairs file). */
+ * A pairs file is written as pairs (has_ratings 0). Errors: -errno from the
+ * file system. */
 int hog_ratings_save(const hog_ratings *r, const char *path);
 
 typedef struct hog_mf_epoch_stats {

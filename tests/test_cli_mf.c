@@ -131,3 +131,31 @@ Test(cli_mf, convert_ratings_to_hgr)
     snprintf(cmd, sizeof(cmd), "%s/m.hgr", dir);
     cr_assert_neq(access(cmd, F_OK), 0, "no output after a failure");
 }
+
+/* Ratings compressed with gzip, as a file or down a pipe, train the same
+ * model as the plain text, and their errors are located as in plain text. */
+Test(cli_mf, train_from_gzip_ratings)
+{
+    write_ratings();
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd), "cd %s && gzip -k r.csv", dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(hog("train r.csv --model mf --rank 2 --epochs 3 --threads 1 -o a.mf -q"), 0, "%s", out);
+    cr_assert_eq(hog("train r.csv.gz --model mf --rank 2 --epochs 3 --threads 1 -o b.mf"), 0, "%s", out);
+    cr_assert(strstr(out, "r.csv.gz: 120 ratings, 12 users, 10 items"), "%s", out);
+    cr_assert_eq(hog_env("gzip -c r.csv | env -u HOG_TOPOLOGY",
+                         "train - --model mf --rank 2 --epochs 3 --threads 1 -o c.mf -q"), 0, "%s", out);
+    const char *models[3] = {"a", "b", "c"};
+    for (int k = 0; k < 3; k++)
+        cr_assert_eq(hog("predict %s.mf r.csv -o p%s.txt -q", models[k], models[k]), 0, "%s", out);
+    for (int k = 1; k < 3; k++) {
+        snprintf(cmd, sizeof(cmd), "cmp -s %s/pa.txt %s/p%s.txt", dir, dir, models[k]);
+        cr_assert_eq(system(cmd), 0, "the model from %s predicts as the one from the plain text",
+                     k == 1 ? "r.csv.gz" : "a gzip pipe");
+    }
+    write_file("bad.csv", "1 2 3\n1 2 three\n");
+    snprintf(cmd, sizeof(cmd), "cd %s && gzip bad.csv", dir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(hog("train bad.csv.gz --model mf -o m.mf"), 1, "%s", out);
+    cr_assert(strstr(out, "bad.csv.gz:2:5: expected a finite number (the rating), found 'three'"), "%s", out);
+}

@@ -16,7 +16,7 @@
  *
  * Output: text lines "user item rating" (rating with %.6f), or with --binary
  * (or OUT ending in .hgr) hogtrain's binary ratings file, version 1 (the
- * layout is in src/train/train_mf_ratings.c and the README), with the
+ * layout is in src/etl/etl_ratings_hgr.c and the README), with the
  * names "0".."USERS-1" and "0".."ITEMS-1" in id order. -f writes the known
  * model: a line "mean M", then "u ID BIAS F1 .. Fk" for every user and
  * "i ID BIAS F1 .. Fk" for every item (%.9g).

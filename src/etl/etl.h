@@ -450,9 +450,92 @@ int hog_reader_direct(const hog_reader *r);
 void hog_reader_close(hog_reader *r);
 
 /* ===================================================================== *
- *  File magics beside HOG_HGD_MAGIC (hog_file_probe, train_probe.c, tells
- *  files apart by them)
+ *  Ratings for matrix factorisation (etl_idmap.c, etl_ratings.c,
+ *  etl_ratings_hgr.c)
+ *
+ *  A set of ratings is (user, item, rating) triples with the user and item
+ *  names mapped to dense ids. Text is read through the chunked reader
+ *  above, so plain files, gzip, zstd and pipes alike; a binary ratings file
+ *  (.hgr) is memory-mapped and used in place.
  * ===================================================================== */
-#define HGR_MAGIC "HOGRATE" /* a binary ratings file (.hgr); NUL is the eighth byte */
+
+/* One rating, 12 bytes: the training loop reads a triple and two factor
+ * rows, so a triple is one record rather than three arrays (one cache miss,
+ * not three, when the order is shuffled). */
+typedef struct hog_mf_triple {
+    uint32_t user;
+    uint32_t item;
+    float rating;
+} hog_mf_triple;
+
+_Static_assert(sizeof(hog_mf_triple) == 12, "a triple is 12 bytes in memory and on disk");
+
+/* Names <-> dense ids. Names are NUL-terminated, back to back in `names`;
+ * name i starts at off[i] (off[n] is the end). `slots` is an open-addressing
+ * table of id + 1 (0: empty), cap a power of two, at most half full. The
+ * names and offsets may point into a mapped file (owned == 0). */
+typedef struct hog_idmap {
+    uint32_t n;
+    uint32_t *off;
+    char *names;
+    uint64_t names_len; /* bytes used in names */
+    size_t names_cap;   /* bytes allocated (owned only) */
+    size_t off_cap;     /* entries allocated in off (owned only) */
+    uint32_t *slots;
+    uint32_t cap;
+    int owned;
+} hog_idmap;
+
+/* Adds name s[0..len) unless present; *id receives its dense id.
+ * Returns 0, -ENOMEM, or HOG_ECORRUPT when the map is full (2^32 - 2 names
+ * or 4 GiB of names). */
+int hog_idmap_intern(hog_idmap *m, const char *s, size_t len, uint32_t *id);
+/* The id of s[0..len), or -1. */
+int64_t hog_idmap_find(const hog_idmap *m, const char *s, size_t len);
+/* Builds the table over names already in place (a mapped file). Returns 0,
+ * -ENOMEM, or HOG_ECORRUPT (a name twice). */
+int hog_idmap_index(hog_idmap *m);
+/* Checks names and offsets already in place (from a file: offsets
+ * increasing from 0 to names_len, every name NUL-terminated with no NUL
+ * inside), then indexes them. Returns 0, -ENOMEM or HOG_ECORRUPT. */
+int hog_idmap_check(hog_idmap *m);
+void hog_idmap_free(hog_idmap *m);
+static inline const char *hog_idmap_name(const hog_idmap *m, uint32_t id)
+{
+    return id < m->n ? m->names + m->off[id] : NULL;
+}
+
+struct hog_ratings {
+    hog_ratings_info info;
+    const hog_mf_triple *t; /* info.ratings triples, in file order */
+    hog_mf_triple *own;     /* t when read from text */
+    hog_idmap users, items;
+    void *map;              /* a mapped .hgr */
+    size_t map_len;
+};
+
+/* The fingerprint of a set of ratings: the CRC-32 of its triples (high
+ * half) and of its user then item names (low half); a .hgr stores it
+ * (etl_ratings_hgr.c). */
+uint64_t hog_ratings_fingerprint(const hog_ratings *r);
+
+/* hog_ratings_open with the text read in chunks of chunk_bytes, as
+ * hog_reader_open takes it (0: its default): small chunks put many chunk
+ * boundaries in a small file, for tests. */
+int hog_ratings_open_in_chunks(const char *path, int allow_pairs, size_t chunk_bytes, hog_ratings **out,
+                               char *err, size_t err_len);
+
+/* The first 8 bytes of a binary ratings file (the layout is in
+ * etl_ratings_hgr.c; NUL is the eighth byte); hog_file_probe tells files
+ * apart by it. */
+#define HOG_HGR_MAGIC "HOGRATE"
+
+/* Maps the binary ratings file open on fd (size bytes, its magic already
+ * seen) into r and checks all of it: sets r->t, the name maps, and
+ * info.ratings, has_ratings, binary and fingerprint. fd may be closed
+ * afterwards; on failure r holds what was mapped, for hog_ratings_close.
+ * Errors: HOG_ETRUNCATED, HOG_ECHECKSUM, HOG_EVERSION, HOG_ECORRUPT,
+ * HOG_EEMPTY, -errno (mmap), -ENOMEM; err names the file. */
+int hog_hgr_open(hog_ratings *r, const char *path, int fd, uint64_t size, char *err, size_t err_len);
 
 #endif /* HOG_ETL_H */

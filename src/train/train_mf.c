@@ -1,14 +1,11 @@
 /* train_mf.c: matrix factorisation with HOGWILD! SGD (the Netflix experiment): training, prediction and the model file. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
-#include <fcntl.h>
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "train_mf.h"
 
@@ -411,7 +408,7 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
         return HOG_ECPU;
     const char *field;
     if (hog_mf_params_check(p, &field) < 0)
-        return hog_fail(HOG_EPARAM, err, err_len, "invalid matrix factorisation parameter: %s", field);
+        return hog_fail(HOG_EPARAM, err, err_len, "invalid matrix factorisation parameter: hog_mf_params.%s", field);
     if (!train->info.has_ratings || (test && !test->info.has_ratings))
         return hog_fail(HOG_ELABEL, err, err_len, "%s set has user-item pairs but no ratings",
                         train->info.has_ratings ? "the test" : "the training");
@@ -450,7 +447,7 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
         hi = v > hi ? v : hi;
     }
     if (ntrain == 0) {
-        rc = hog_fail(HOG_EEMPTY, err, err_len, "every training rating is held out: lower the holdout fraction");
+        rc = hog_fail(HOG_EEMPTY, err, err_len, "every training rating is held out: lower hog_mf_params.holdout");
         goto fail;
     }
     hog_rng shuf = {hog_mix64(p->seed ^ 0x73687566ull)};
@@ -544,7 +541,7 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
         st.train_rmse = sqrt(se / (double)(updates - st.updates));
         st.updates = updates;
         if (!isfinite(st.train_rmse))
-            hog_log(HOG_LOG_WARN, "epoch %u: the training error is not finite: lower --step", e + 1);
+            hog_log(HOG_LOG_WARN, "epoch %u: the training error is not finite: lower hog_mf_params.step", e + 1);
         if (neval)
             st.test_rmse = evaluate(&job, rs.pool, rs.nth, rs.eval, neval);
         if (p->progress)

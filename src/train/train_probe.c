@@ -14,7 +14,7 @@ static const struct {
     {HOG_HGD_MAGIC, HOG_FILE_DATASET},
     {MODEL_MAGIC, HOG_FILE_MODEL},
     {MF_MAGIC, HOG_FILE_MF_MODEL},
-    {HGR_MAGIC, HOG_FILE_RATINGS},
+    {HOG_HGR_MAGIC, HOG_FILE_RATINGS},
 };
 
 /* Reads up to len bytes from the start of fd: fewer only at the end of the file. */

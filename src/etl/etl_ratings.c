@@ -1,0 +1,378 @@
+/* etl_ratings.c: rating triples for matrix factorisation: the ratings object and its text reader, on the shared chunked reader. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "etl.h"
+
+#define MAX_NAME 4096u
+
+/* ===================================================================== *
+ *  The ratings object
+ * ===================================================================== */
+void hog_ratings_close(hog_ratings *r)
+{
+    if (!r)
+        return;
+    hog_idmap_free(&r->users);
+    hog_idmap_free(&r->items);
+    hog_free(r->own);
+    if (r->map)
+        munmap(r->map, r->map_len);
+    hog_free(r);
+}
+
+void hog_ratings_get_info(const hog_ratings *r, hog_ratings_info *info)
+{
+    *info = r->info;
+}
+
+void hog_ratings_get(const hog_ratings *r, uint64_t i, uint32_t *user, uint32_t *item, float *rating)
+{
+    const hog_mf_triple *t = &r->t[i];
+    if (user)
+        *user = t->user;
+    if (item)
+        *item = t->item;
+    if (rating)
+        *rating = t->rating;
+}
+
+const char *hog_ratings_user_name(const hog_ratings *r, uint32_t u)
+{
+    return hog_idmap_name(&r->users, u);
+}
+
+const char *hog_ratings_item_name(const hog_ratings *r, uint32_t i)
+{
+    return hog_idmap_name(&r->items, i);
+}
+
+/* Mean and range of the ratings, once the triples are in place. */
+static void ratings_summary(hog_ratings *r)
+{
+    hog_ratings_info *in = &r->info;
+    in->users = r->users.n;
+    in->items = r->items.n;
+    in->mean = in->min = in->max = NAN;
+    if (!in->has_ratings)
+        return;
+    double sum = 0, lo = INFINITY, hi = -INFINITY;
+    for (uint64_t i = 0; i < in->ratings; i++) {
+        double v = r->t[i].rating;
+        sum += v;
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    in->mean = sum / (double)in->ratings;
+    in->min = lo;
+    in->max = hi;
+}
+
+/* ===================================================================== *
+ *  Text
+ *
+ *  The text comes from the chunked reader (etl_uring.c): a plain file, gzip,
+ *  zstd or a pipe, in chunks of plain bytes. A line cut by a chunk's end is
+ *  carried over: its start is copied out and the rest of it appended from
+ *  the next chunk, so every line is parsed whole, from one buffer, and its
+ *  columns count from its own start.
+ * ===================================================================== */
+typedef struct ratings_text {
+    hog_ratings *r;
+    const char *path;
+    char *err;
+    size_t err_len;
+    int allow_pairs;
+    int shape;        /* 1: triples, 0: pairs; fixed by the first data line (-1 before) */
+    int header_open;  /* no data line yet: a first line without a numeric rating is a header */
+    uint64_t lineno;  /* 1-based, of the line being parsed */
+    uint64_t n;       /* triples so far */
+    size_t cap;       /* triples allocated in r->own */
+} ratings_text;
+
+static int is_field_end(char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == ',' || ch == '\n' || ch == '\r';
+}
+
+/* HOG_EFORMAT with "path:line:col: expected WHAT, found 'TOKEN'"; the line
+ * starts at `line`, the offending token at `at`. */
+static int text_error(const ratings_text *c, const char *line, const char *at, const char *end, const char *what)
+{
+    /* The offending token: up to the next separator, or the separator alone. */
+    const char *tok_end = at;
+    if (at < end && (*at == ' ' || *at == '\t' || *at == ','))
+        tok_end++;
+    else
+        while (tok_end < end && tok_end - at < 32 && !is_field_end(*tok_end))
+            tok_end++;
+    if (at >= end || *at == '\n' || *at == '\r')
+        return hog_fail(HOG_EFORMAT, c->err, c->err_len, "%s:%llu:%llu: expected %s, found the end of the line",
+                        c->path, (unsigned long long)c->lineno, (unsigned long long)(at - line) + 1, what);
+    return hog_fail(HOG_EFORMAT, c->err, c->err_len, "%s:%llu:%llu: expected %s, found '%.*s'", c->path,
+                    (unsigned long long)c->lineno, (unsigned long long)(at - line) + 1, what,
+                    (int)(tok_end - at), at);
+}
+
+static int is_blank(char ch)
+{
+    return ch == ' ' || ch == '\t';
+}
+
+/* Skips a separator: blanks, at most one comma, blanks. Returns the next
+ * field's start, or NULL if there is no separator before it. */
+static const char *skip_separator(const char *s, const char *end)
+{
+    const char *start = s;
+    while (s < end && is_blank(*s))
+        s++;
+    if (s < end && *s == ',') {
+        s++;
+        while (s < end && is_blank(*s))
+            s++;
+    }
+    return s > start ? s : NULL;
+}
+
+/* At a line's end (after trailing blanks): '\n', "\r\n", or the end of the
+ * data. */
+static int at_line_end(const char *s, const char *end)
+{
+    return s >= end || *s == '\n' || (*s == '\r' && (s + 1 >= end || s[1] == '\n'));
+}
+
+/* Parses one line, line[0..eol) without its '\n', into the next triple. */
+static int parse_line(ratings_text *c, const char *line, const char *eol)
+{
+    c->lineno++;
+    const char *p = line;
+    while (p < eol && is_blank(*p))
+        p++;
+    if (p == eol || *p == '#' || (*p == '\r' && p + 1 == eol))
+        return 0;
+    /* user SEP item [SEP rating [SEP ignored...]]; the rating may be
+     * absent only in a pairs file. */
+    const char *f[3];
+    size_t flen[3];
+    int has = 1;
+    const char *q = p;
+    for (int k = 0; k < 3; k++) {
+        f[k] = q;
+        while (q < eol && !is_field_end(*q))
+            q++;
+        flen[k] = (size_t)(q - f[k]);
+        if (flen[k] == 0)
+            return text_error(c, line, q, eol, k == 0 ? "a user" : k == 1 ? "an item" : "a rating");
+        if (k == 2)
+            break;
+        const char *after = skip_separator(q, eol);
+        if (after && !at_line_end(after, eol)) {
+            q = after;
+            continue;
+        }
+        if (k == 1 && c->allow_pairs && c->shape != 1 && at_line_end(after ? after : q, eol)) {
+            has = 0;
+            break;
+        }
+        return text_error(c, line, after ? after : q, eol,
+                          k == 0 ? "a separator and an item" : "a separator and a rating");
+    }
+    double v = NAN;
+    if (has) {
+        const char *num_end = hog_parse_double(f[2], f[2] + flen[2], &v);
+        if (!num_end || num_end != f[2] + flen[2] || !isfinite(v)) {
+            if (c->header_open) { /* a header line: its third field is not a number */
+                c->header_open = 0;
+                return 0;
+            }
+            return text_error(c, line, f[2], eol, "a finite number (the rating)");
+        }
+        /* Fields after the third (a timestamp) are ignored; a separator must come first. */
+        q = f[2] + flen[2];
+        if (!at_line_end(q, eol) && !skip_separator(q, eol))
+            return text_error(c, line, q, eol, "a separator or the end of the line");
+    }
+    c->header_open = 0;
+    if (c->shape < 0)
+        c->shape = has;
+    else if (c->shape != has)
+        return text_error(c, line, has ? f[2] : q, eol,
+                          c->shape ? "a rating (earlier lines have one)"
+                                   : "the end of the line (earlier lines have no rating)");
+    for (int k = 0; k < 2; k++)
+        if (flen[k] > MAX_NAME)
+            return text_error(c, line, f[k], eol, "a name of at most 4096 bytes");
+    hog_ratings *r = c->r;
+    if (c->n == c->cap) {
+        void *own = r->own;
+        int rc = hog_array_grow(&own, &c->cap, (size_t)c->n + 1, sizeof(hog_mf_triple), 4096);
+        r->own = own;
+        if (rc < 0)
+            return hog_fail(rc, c->err, c->err_len, "%s: out of memory", c->path);
+    }
+    hog_mf_triple *t = &r->own[c->n];
+    int rc = hog_idmap_intern(&r->users, f[0], flen[0], &t->user);
+    if (rc == 0)
+        rc = hog_idmap_intern(&r->items, f[1], flen[1], &t->item);
+    if (rc == -ENOMEM)
+        return hog_fail(rc, c->err, c->err_len, "%s: out of memory", c->path);
+    if (rc < 0)
+        return text_error(c, line, f[0], eol, "fewer than 2^32 - 2 distinct names");
+    t->rating = (float)v;
+    c->n++;
+    return 0;
+}
+
+/* The start of a line cut by a chunk's end. */
+typedef struct carry_line {
+    char *p;
+    size_t len, cap;
+} carry_line;
+
+static int carry_append(const ratings_text *c, carry_line *l, const char *s, size_t n)
+{
+    void *p = l->p;
+    int rc = hog_array_grow(&p, &l->cap, l->len + n, 1, 4096);
+    l->p = p;
+    if (rc < 0)
+        return hog_fail(rc, c->err, c->err_len, "%s: out of memory", c->path);
+    memcpy(l->p + l->len, s, n);
+    l->len += n;
+    return 0;
+}
+
+/* Parses the chunk data[0..len): the end of the carried line, the whole
+ * lines, and the start of a line the next chunk goes on with. */
+static int parse_chunk(ratings_text *c, carry_line *carry, const char *data, size_t len)
+{
+    const char *s = data, *end = data + len;
+    while (s < end) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        if (!nl)
+            return carry_append(c, carry, s, (size_t)(end - s));
+        int rc;
+        if (carry->len) {
+            rc = carry_append(c, carry, s, (size_t)(nl - s));
+            if (rc == 0)
+                rc = parse_line(c, carry->p, carry->p + carry->len);
+            carry->len = 0;
+        } else {
+            rc = parse_line(c, s, nl);
+        }
+        if (rc < 0)
+            return rc;
+        s = nl + 1;
+    }
+    return 0;
+}
+
+/* Reads the text at path into r, chunk by chunk. */
+static int read_text(hog_ratings *r, const char *path, int allow_pairs, size_t chunk_bytes, char *err,
+                     size_t err_len)
+{
+    hog_reader *rd;
+    int rc = hog_reader_open(path, chunk_bytes, 0, &rd, err, err_len);
+    if (rc < 0)
+        return rc;
+    ratings_text c = {.r = r, .path = path, .err = err, .err_len = err_len, .allow_pairs = allow_pairs,
+                      .shape = -1, .header_open = 1};
+    carry_line carry = {0};
+    const char *data;
+    size_t len;
+    uint64_t chunks = 0;
+    int got;
+    while ((got = hog_reader_next(rd, &data, &len)) == 1) {
+        if (chunks++ == 0 && len >= 8 && memcmp(data, HOG_HGR_MAGIC, 8) == 0)
+            rc = hog_fail(-EINVAL, err, err_len,
+                          "%s: a binary ratings file (.hgr) is mapped, so it must be a plain file (not compressed, "
+                          "not a pipe)", path);
+        else
+            rc = parse_chunk(&c, &carry, data, len);
+        hog_reader_release(rd, data);
+        if (rc < 0)
+            break;
+    }
+    if (got < 0)
+        rc = got; /* the reader wrote err: a read error, a corrupt compressed stream */
+    if (rc == 0 && carry.len) /* a last line without a newline */
+        rc = parse_line(&c, carry.p, carry.p + carry.len);
+    /* What the input held: the file's size, or what came down the pipe. */
+    r->info.file_bytes = hog_reader_position(rd);
+    hog_free(carry.p);
+    hog_reader_close(rd);
+    if (rc < 0)
+        return rc;
+    r->t = r->own;
+    r->info.ratings = c.n;
+    r->info.has_ratings = c.shape != 0;
+    if (c.n == 0)
+        return hog_fail(HOG_EEMPTY, err, err_len, "%s: no ratings", path);
+    return 0;
+}
+
+/* ===================================================================== *
+ *  Opening
+ * ===================================================================== */
+
+/* A descriptor open on path when it is a binary ratings file (a regular
+ * file with the .hgr magic), its size in *size; else -1. Anything else is
+ * the text reader's to open and to report on (missing, a folder): a stream
+ * is not opened here, as a named pipe's writer would see a reader go. */
+static int open_binary(const char *path, uint64_t *size)
+{
+    struct stat st;
+    if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+        return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char magic[8];
+    if (fstat(fd, &st) == 0 && pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
+        memcmp(magic, HOG_HGR_MAGIC, sizeof(magic)) == 0) {
+        *size = (uint64_t)st.st_size;
+        return fd;
+    }
+    close(fd);
+    return -1;
+}
+
+int hog_ratings_open_in_chunks(const char *path, int allow_pairs, size_t chunk_bytes, hog_ratings **out,
+                               char *err, size_t err_len)
+{
+    *out = NULL;
+    hog_ratings *r = hog_calloc(1, sizeof(*r));
+    if (!r)
+        return hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
+    uint64_t size = 0;
+    int fd = open_binary(path, &size), rc;
+    if (fd >= 0) {
+        r->info.file_bytes = size;
+        rc = hog_hgr_open(r, path, fd, size, err, err_len);
+        close(fd);
+    } else {
+        rc = read_text(r, path, allow_pairs, chunk_bytes, err, err_len);
+    }
+    if (rc < 0) {
+        hog_ratings_close(r);
+        return rc;
+    }
+    ratings_summary(r);
+    if (!r->info.binary)
+        r->info.fingerprint = hog_ratings_fingerprint(r);
+    *out = r;
+    return 0;
+}
+
+int hog_ratings_open(const char *path, int allow_pairs, hog_ratings **out, char *err, size_t err_len)
+{
+    *out = NULL;
+    if (hog_cpu_check(err, err_len) < 0)
+        return HOG_ECPU;
+    return hog_ratings_open_in_chunks(path, allow_pairs, 0, out, err, err_len);
+}
