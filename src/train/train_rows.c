@@ -1,10 +1,12 @@
 /* train_rows.c: one segment's rows: the optimisers' per-example update kernels and the row loops specialised for each combination of them. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <math.h>
-#include <string.h>
 
 #include "train_run.h"
 
+/* ===================================================================== *
+ *  The per-example kernels
+ * ===================================================================== */
 float hog_segment_step(const epoch_job *job, uint32_t pos)
 {
     const hog_train_params *p = job->p;
@@ -302,6 +304,9 @@ KERNEL float update_softmax(const epoch_job *job, worker_state *ws, const hog_ro
     return loss;
 }
 
+/* ===================================================================== *
+ *  The row loops
+ * ===================================================================== */
 /* A segment's rows, in the order perm gives, and what they add up to. */
 typedef struct seg_rows {
     const hog_block *blk;
