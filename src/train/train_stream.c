@@ -41,7 +41,7 @@ static const char *stream_refusal(const hog_train_params *p)
     if (p->replicas != HOG_REPLICAS_MACHINE)
         return p->replicas == HOG_REPLICAS_NODE ? "hog_train_params.replicas node" : "hog_train_params.replicas core";
     if (p->path == HOG_PATH_DENSE)
-        return "hog_train_params.path dense";
+        return "the dense path";
     if (p->average == p->epochs)
         return "averaging over every epoch";
     return NULL;
