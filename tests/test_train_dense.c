@@ -493,7 +493,7 @@ Test(dense, a_model_too_large_for_the_dense_buffers_is_refused_with_a_message)
 Test(dense, sparse_only_options_choose_or_demand_the_sparse_path)
 {
     hog_dataset *ds = make_dense("so.csv", 600, 16, 'b', 0.0, 3);
-    const char *what[] = {"--schedule adagrad", "--normalized", "--l1"};
+    const char *what[] = {"hog_train_params.schedule adagrad", "hog_train_params.normalized", "hog_train_params.l1"};
     for (int k = 0; k < 3; k++) {
         hog_train_params p = hog_train_params_default();
         p.threads = 1;

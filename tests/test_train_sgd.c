@@ -446,7 +446,7 @@ Test(sgd, replicas_are_sparse_path_only)
     char err[256] = "";
     cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(hog_trainer_run(t, tr, NULL, &m, err, sizeof(err)), HOG_EPARAM);
-    cr_assert(strstr(err, "--replicas core") != NULL, "%s", err);
+    cr_assert(strstr(err, "hog_train_params.replicas core") != NULL, "%s", err);
     hog_trainer_free(t);
     hog_dataset_close(tr);
 }

@@ -538,4 +538,39 @@ int hog_ratings_open_in_chunks(const char *path, int allow_pairs, size_t chunk_b
  * HOG_EEMPTY, -errno (mmap), -ENOMEM; err names the file. */
 int hog_hgr_open(hog_ratings *r, const char *path, int fd, uint64_t size, char *err, size_t err_len);
 
+/* ===================================================================== *
+ *  Choosing how a file to train on is read (etl_input.c)
+ *
+ *  The data layer decides how hog_trainer_run_file's input is read and
+ *  hands the trainer either a data set, whole, or a feed of text blocks to
+ *  train on as they are built: a binary data set is opened (copied to the
+ *  cache first when one is asked for), a cache newer than the input is
+ *  opened instead of it, and text goes to a feed (written to the cache on
+ *  the way when one is asked for).
+ * ===================================================================== */
+typedef struct hog_input {
+    hog_read_params read; /* how it is read: rp or the defaults, rows_per_block settled */
+    hog_dataset *ds;      /* the data set opened whole, or NULL when feed is set */
+    hog_feed *feed;       /* text being read, or NULL */
+    int cache_used;       /* 1: ds is the cache, newer than the input */
+    const char *unsized;  /* text of unknown length (a pipe): why the feed's positions are no fraction of
+                             the whole, as a note; NULL otherwise */
+} hog_input;
+
+/* Opens path (rp: as for hog_dataset_open, NULL for the defaults) for
+ * training, with cache_path (or NULL) as the cache; depth: the most blocks
+ * a feed hands out and has not had back. On success the caller owns in->ds
+ * or in->feed (hog_dataset_close, hog_feed_free). Errors: those of
+ * hog_resolve_format, hog_dataset_convert, hog_hgd_open and
+ * hog_feed_start; err says which. */
+int hog_input_open(const char *path, const hog_read_params *rp, const char *cache_path, unsigned depth,
+                   hog_input *in, char *err, size_t err_len);
+
+/* Opens the test set at test_path (NULL: none, *test NULL) as the training
+ * data was read: with r, and with train_base, the training data's libsvm
+ * index base, when r leaves it to detection. Errors: those of
+ * hog_dataset_open. */
+int hog_input_open_test(const char *test_path, const hog_read_params *r, int train_base, hog_dataset **test,
+                        char *err, size_t err_len);
+
 #endif /* HOG_ETL_H */

@@ -250,7 +250,7 @@ void hog_dense_segment(hog_dense *d, hog_model *m, const hog_train_params *p, co
 /*
  * How many segments ran beside a worker's. A worker's changes to the hot
  * weights and the bias are shared out among the segments that overlapped
- * its own (see run_unit in train_sgd.c); counting those that published
+ * its own (hog_segment_run in train_rows.c); counting those that published
  * during it misses those that end after it, so when all workers start
  * together (every epoch, and all of a small one) the first to finish took
  * its whole change, the next half of its own, and so on: the changes summed

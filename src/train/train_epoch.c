@@ -1,0 +1,338 @@
+/* train_epoch.c: a run's epochs: the workers' pass over shuffled segments, out-of-core read-ahead, averaging samples, progress, and each epoch's evaluation and early stopping. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <math.h>
+#include <string.h>
+
+#include "train_run.h"
+
+/* Samples per averaged epoch (hog_train_params.average). */
+#define AVERAGE_POINTS 64u
+
+/* ===================================================================== *
+ *  A pass of the workers
+ * ===================================================================== */
+
+/* Averaging: adds the shared weights to the sums, one sample. The workers
+ * go on writing meanwhile; the sample is as racy as any HOGWILD! read. */
+static void average_sample(const epoch_job *job)
+{
+    avg_state *a = job->avg;
+    const hog_model *m = job->m;
+    const replica_set *rp = job->rep;
+    uint64_t n = m->dim * m->outputs;
+    pthread_mutex_lock(&a->lock);
+    if (rp->n == 0) {
+        for (uint64_t i = 0; i < n; i++)
+            a->sum[i] += (double)hog_w_load(&m->w[i]);
+        for (uint32_t k = 0; k < m->outputs; k++)
+            a->sum[n + k] += (double)hog_w_load(&m->bias[k]);
+    } else { /* the model is the replicas' mean */
+        double inv = 1.0 / rp->n;
+        for (unsigned r = 0; r < rp->n; r++) {
+            for (uint64_t i = 0; i < n; i++)
+                a->sum[i] += inv * (double)hog_w_load(&rp->w[r][i]);
+            for (uint32_t k = 0; k < m->outputs; k++)
+                a->sum[n + k] += inv * (double)hog_w_load(&rp->bias[r][k]);
+        }
+    }
+    a->count++;
+    pthread_mutex_unlock(&a->lock);
+}
+
+/* Whether the segment at pos ends one of the epoch's AVERAGE_POINTS evenly
+ * spaced sampling points (all segments when there are fewer). */
+static int average_point(const epoch_job *job, uint32_t pos)
+{
+    uint64_t pts = AVERAGE_POINTS;
+    return (uint64_t)(pos + 1) * pts / job->nsegments != (uint64_t)pos * pts / job->nsegments;
+}
+
+/* Reports progress from worker 0 at most five times a second. */
+static void maybe_report(epoch_job *job, uint32_t pos, double *last)
+{
+    const hog_train_params *p = job->p;
+    double now = hog_now();
+    if (!p->progress || now - *last < 0.2)
+        return;
+    *last = now;
+    hog_epoch_stats st = *job->stats;
+    st.progress = job->frac0 + (job->frac1 - job->frac0) * (pos + 1) / job->nsegments;
+    st.seconds = job->done_seconds + (now - job->t0);
+    p->progress(p->progress_ctx, &st, 0);
+}
+
+/* Out of core, segments come block by block (see order_segments): when the
+ * segment `ahead` places on starts a new block, start reading that block;
+ * when the last segment of a block is done, drop it. */
+static void ooc_before(const epoch_job *job, uint32_t pos)
+{
+    uint32_t q = pos + job->ahead, spb = job->per_block;
+    if (q < job->nsegments && job->segments[q] / spb != job->segments[q - 1] / spb)
+        hog_dataset_willneed(job->ds, job->segments[q] / spb);
+}
+
+static void ooc_after(const epoch_job *job, uint32_t pos)
+{
+    uint32_t b = job->segments[pos] / job->per_block;
+    if (atomic_fetch_sub_explicit(&job->left[b], 1, memory_order_acq_rel) == 1)
+        hog_dataset_drop(job->ds, b, 1);
+}
+
+static void epoch_worker(void *arg, unsigned ith, unsigned nth)
+{
+    (void)nth;
+    epoch_job *job = arg;
+    worker_state *ws = &job->ws[ith];
+    double last = hog_now();
+    int fresh = 0;
+    for (;;) {
+        uint32_t pos = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
+        if (pos >= job->nsegments)
+            break;
+        if (job->ooc)
+            ooc_before(job, pos);
+        hog_segment_run(job, ws, pos, fresh);
+        fresh = 1;
+        if (job->avg && average_point(job, pos))
+            average_sample(job);
+        if (job->ooc)
+            ooc_after(job, pos);
+        if (ith == 0)
+            maybe_report(job, pos, &last);
+    }
+}
+
+epoch_job hog_epoch_job(run_state *rs, unsigned e)
+{
+    const hog_train_params *p = rs->p;
+    epoch_job job = {
+        .p = p, .m = rs->m, .tab = rs->tab, .optim = rs->optim, .nth = rs->nth, .frac1 = 1.0, .epoch = e,
+        .ws = rs->ws, .done_seconds = rs->seconds, .stats = &rs->st,
+    };
+    job.mid = rs->classes == 2 ? (float)(0.5 * (rs->classes_of[0] + rs->classes_of[1])) : 0.0f;
+    job.tau = (float)p->quantile;
+    job.avg = rs->avg.sum && e >= rs->avg.from_epoch ? &rs->avg : NULL;
+    job.rep = &rs->rep;
+    atomic_init(&job.next, 0);
+    job.clock = &rs->clock;
+    return job;
+}
+
+void hog_epoch_pass(run_state *rs, epoch_job *job)
+{
+    if (rs->p->replicas == HOG_REPLICAS_NODE)
+        hog_replicas_background_start(&rs->rep);
+    hog_pool_run(rs->pool, epoch_worker, job);
+    hog_replicas_background_stop(&rs->rep);
+}
+
+/* ===================================================================== *
+ *  An epoch over the whole data set
+ * ===================================================================== */
+/* This epoch's order of segments, into seg->order. In memory: all segments
+ * shuffled. Out of core: blocks shuffled, and each block's segments
+ * shuffled and kept together, so that only the few blocks being worked on
+ * are resident. */
+static void order_segments(segment_plan *seg, int ooc, hog_rng *rng)
+{
+    const uint32_t nblocks = seg->nblocks, *first = seg->first;
+    if (!ooc) {
+        memcpy(seg->order, seg->base, seg->nsegments * sizeof(uint32_t));
+        hog_shuffle_u32(seg->order, seg->nsegments, rng);
+        return;
+    }
+    for (uint32_t b = 0; b < nblocks; b++)
+        seg->blocks[b] = b;
+    hog_shuffle_u32(seg->blocks, nblocks, rng);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < nblocks; i++) {
+        uint32_t b = seg->blocks[i], n = first[b + 1] - first[b];
+        memcpy(seg->order + k, seg->base + first[b], n * sizeof(uint32_t));
+        hog_shuffle_u32(seg->order + k, n, rng);
+        k += n;
+    }
+}
+
+/* Epoch e over the whole of train. */
+static void run_epoch(run_state *rs, const hog_dataset *train, unsigned e)
+{
+    epoch_job job = hog_epoch_job(rs, e);
+    job.ds = train;
+    job.segments = rs->seg.order;
+    job.nsegments = rs->seg.nsegments;
+    job.per_block = rs->seg.per_block;
+    job.ooc = rs->ooc;
+    job.left = rs->seg.left;
+    job.ahead = HOG_MIN(rs->seg.nsegments - 1, 2 * rs->nth * rs->seg.per_block);
+    hog_rng rng = {hog_mix64(rs->p->seed ^ 0x5eed0000ull) + e};
+    order_segments(&rs->seg, rs->ooc, &rng);
+    if (rs->ooc) {
+        uint32_t spb = rs->seg.per_block;
+        for (uint32_t b = 0; b < rs->seg.nblocks; b++)
+            atomic_init(&rs->seg.left[b], rs->seg.first[b + 1] - rs->seg.first[b]);
+        for (uint32_t q = 0; q <= job.ahead; q++) /* the first blocks, before the workers ask */
+            if (q == 0 || rs->seg.order[q] / spb != rs->seg.order[q - 1] / spb)
+                hog_dataset_willneed(train, rs->seg.order[q] / spb);
+    }
+    rs->st.step = hog_segment_step(&job, 0);
+    job.t0 = hog_now();
+    hog_epoch_pass(rs, &job);
+    if (rs->rep.n)
+        hog_replicas_average(&rs->rep, rs->pool, rs->m);
+    rs->seconds += hog_now() - job.t0;
+}
+
+/* ===================================================================== *
+ *  After an epoch
+ * ===================================================================== */
+/* The weights and then the biases of m, into or out of buf (dim * outputs
+ * + outputs floats). */
+static void weights_save(const hog_model *m, float *buf)
+{
+    uint64_t n = m->dim * m->outputs;
+    for (uint64_t i = 0; i < n; i++)
+        buf[i] = hog_w_load(&m->w[i]);
+    for (uint32_t k = 0; k < m->outputs; k++)
+        buf[n + k] = hog_w_load(&m->bias[k]);
+}
+
+static void weights_restore(hog_model *m, const float *buf)
+{
+    uint64_t n = m->dim * m->outputs;
+    for (uint64_t i = 0; i < n; i++)
+        hog_w_store(&m->w[i], buf[i]);
+    for (uint32_t k = 0; k < m->outputs; k++)
+        hog_w_store(&m->bias[k], buf[n + k]);
+}
+
+/* Sets m's weights to the average of the samples so far. */
+static void average_into(hog_model *m, const avg_state *a)
+{
+    uint64_t n = m->dim * m->outputs;
+    double inv = 1.0 / (double)a->count;
+    for (uint64_t i = 0; i < n; i++)
+        hog_w_store(&m->w[i], (float)(a->sum[i] * inv));
+    for (uint32_t k = 0; k < m->outputs; k++)
+        hog_w_store(&m->bias[k], (float)(a->sum[n + k] * inv));
+}
+
+static uint64_t count_nonzero(const hog_model *m)
+{
+    uint64_t n = m->dim * m->outputs, nz = 0;
+    for (uint64_t i = 0; i < n; i++)
+        nz += hog_w_load(&m->w[i]) != 0.0f;
+    return nz;
+}
+
+/* The sum of the workers' training losses so far. */
+static double workers_loss(const run_state *rs)
+{
+    double loss = 0;
+    for (unsigned i = 0; i < rs->nth; i++)
+        loss += rs->ws[i].loss;
+    return loss;
+}
+
+/* After epoch e (examples ex0 and loss loss0 before it): the epoch's
+ * statistics, evaluation, early stopping and the progress report. Sets
+ * *stop when early stopping ends the run. Returns 0 or an evaluation error. */
+static int run_epoch_end(run_state *rs, unsigned e, uint64_t ex0, double loss0, const hog_dataset *eval_ds,
+                         const hog_rowsel *eval_sel, int *stop)
+{
+    const hog_train_params *p = rs->p;
+    hog_epoch_stats *st = &rs->st;
+    double loss = workers_loss(rs);
+    st->examples = st->nnz = 0;
+    for (unsigned i = 0; i < rs->nth; i++) {
+        st->examples += rs->ws[i].examples;
+        st->nnz += rs->ws[i].nnz;
+    }
+    st->progress = 1;
+    st->seconds = rs->seconds;
+    st->train_loss = st->examples > ex0 ? (loss - loss0) / (double)(st->examples - ex0) : (double)NAN;
+    if (!isfinite(st->train_loss) && st->examples > ex0)
+        hog_log(HOG_LOG_WARN, "epoch %u: the training loss is not finite: lower hog_train_params.step", e + 1);
+    rs->epochs_run = e + 1;
+    /* Within the averaging window the average is the model. */
+    const hog_model *now_m = rs->m;
+    if (rs->avg.sum && e >= rs->avg.from_epoch && rs->avg.count) {
+        average_into(rs->avg.m, &rs->avg);
+        now_m = rs->avg.m;
+    }
+    if (eval_ds) {
+        int rc = hog_evaluate(now_m, eval_ds, eval_sel, hog_dataset_bytes(eval_ds) > rs->limit, rs->pool, &st->test);
+        if (rc < 0)
+            return rc;
+    }
+    *stop = 0;
+    if (p->early_stop) {
+        if (st->test.loss < rs->best.loss) {
+            rs->best.loss = st->test.loss;
+            rs->best.test = st->test;
+            rs->best.epoch = e + 1;
+            rs->best.since = 0;
+            weights_save(now_m, rs->best.weights);
+        } else {
+            *stop = ++rs->best.since >= p->early_stop;
+        }
+    }
+    if (p->progress)
+        p->progress(p->progress_ctx, st, 1);
+    if (*stop)
+        hog_log(HOG_LOG_INFO, "early stop after epoch %u: no lower test loss for %u epochs; keeping epoch %u", e + 1,
+                p->early_stop, rs->best.epoch);
+    return 0;
+}
+
+/* ===================================================================== *
+ *  The epochs
+ * ===================================================================== */
+int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *test, unsigned from, hog_model **out,
+                   char *err, size_t err_len)
+{
+    const hog_train_params *p = rs->p;
+    const hog_dataset *eval_ds = test ? test : (p->holdout > 0 ? train : NULL);
+    const hog_rowsel eval_sel = {test ? 0.0 : p->holdout, p->seed, 1};
+    const hog_rowsel train_sel = {p->holdout, p->seed, 0};
+    int rc = 0, stop = 0;
+    if (from > 0) { /* the first epoch ran while train was read: evaluate it now */
+        rc = run_epoch_end(rs, from - 1, 0, 0, eval_ds, &eval_sel, &stop);
+        if (rc < 0)
+            return rc;
+    }
+    for (unsigned e = from; e < p->epochs && !stop; e++) {
+        uint64_t ex0 = rs->st.examples;
+        double loss0 = workers_loss(rs);
+        rs->st.epoch = e + 1;
+        rs->st.progress = 0;
+        run_epoch(rs, train, e);
+        rc = run_epoch_end(rs, e, ex0, loss0, eval_ds, &eval_sel, &stop);
+        if (rc < 0)
+            return rc;
+    }
+    if (rs->st.examples == 0)
+        return hog_fail(HOG_EEMPTY, err, err_len, "every training row is held out: lower hog_train_params.holdout");
+    hog_model *m = rs->m;
+    m->info.epochs_run = rs->epochs_run;
+    m->info.best_epoch = rs->epochs_run;
+    if (rs->best.epoch) {
+        weights_restore(m, rs->best.weights);
+        rs->st.test = rs->best.test;
+        m->info.best_epoch = rs->best.epoch;
+    } else if (rs->avg.sum && rs->avg.count) {
+        average_into(m, &rs->avg);
+    }
+    m->info.nonzero = count_nonzero(m);
+    hog_log(HOG_LOG_DEBUG, "model: %llu of %llu weights non-zero", (unsigned long long)m->info.nonzero,
+            (unsigned long long)(rs->dim * rs->outputs));
+    rc = hog_evaluate(m, train, &train_sel, rs->ooc, rs->pool, &m->info.train);
+    if (rc < 0)
+        return rc;
+    m->info.train_rows = m->info.train.rows;
+    m->info.test = rs->st.test;
+    m->info.seconds = rs->seconds;
+    rs->m = NULL;
+    *out = m;
+    return 0;
+}
+

@@ -1,0 +1,177 @@
+/* train_hot.c: the workers' private copies of the hot weights: which features get them, and how a segment's change to them merges back into the shared weights. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "train_run.h"
+
+/*
+ * Hot features and the intercept.
+ *
+ * HOGWILD! assumes that two examples rarely touch the same weight. Real
+ * sparse data has a head of features (frequent words, the intercept) that
+ * nearly every example touches; if every worker wrote those to the shared
+ * model, their cache lines would bounce between cores on every example and
+ * more threads would run slower than one. So each worker keeps a private
+ * copy of the hot weights: it reads them from the shared model before its
+ * first segment (hog_hot_begin), steps its copy through the segment's examples,
+ * and at the end adds its change to the shared model and takes the result
+ * as the next segment's start (hog_hot_sync) - a delayed update whose delay is
+ * one segment, within HOGWILD!'s bounded-staleness analysis. Workers running
+ * side by side correct the same hot weights towards the same targets, so
+ * the changes are averaged over the segments that ran beside it (see
+ * hog_overlap in train.h), not summed; a hot weight's change is a segment's
+ * worth of steps, too much to lose to a racing writer, so it is added with
+ * a compare-and-swap (hog_w_add), once per weight per segment. Warm
+ * features, touched by 0.1% to 1% of rows, get a step or two per segment:
+ * they are kept private only to keep their cache lines still, and their
+ * changes are summed with HOGWILD!'s plain racy update. Cold weights
+ * are read and written in the shared model directly. With one worker there
+ * are no hot features: nothing to contend with. AdaGrad's sums of squared
+ * gradients get the same private copies, but their changes are always
+ * summed: each worker's gradients are gradients the model has seen.
+ */
+
+/* ===================================================================== *
+ *  Which features
+ * ===================================================================== */
+/* Features kept in private copies: touched by at least 1 row in LOCAL_SHARE,
+ * at most LOCAL_WEIGHTS weights in all (a worker's copy stays within its L2
+ * cache). Those touched by at least 1 row in HOT_SHARE are hot: their
+ * changes are averaged; the others' are summed. */
+#define LOCAL_SHARE 1000u
+#define HOT_SHARE 100u
+#define LOCAL_WEIGHTS 16384u
+/* Private copies delay the hot weights' updates by a segment and share
+ * them out among the segments that ran beside it, so k workers together
+ * move a hot weight about as far as one segment would. On a data set of
+ * few segments per worker that delay is much of an epoch and the sharing
+ * much of its progress, while the contention the copies avoid costs little
+ * on a set that small: below COPY_MIN_SEGMENTS segments per worker, no
+ * copies - unless there are more workers than CPUs. Then a worker is
+ * descheduled for a whole time slice between loading a hot weight and
+ * storing its update, and that store throws away every update the others
+ * made meanwhile; a private copy's change is merged as a difference, so
+ * its delay costs nothing. */
+#define COPY_MIN_SEGMENTS 8u
+_Static_assert(LOCAL_WEIGHTS <= INT16_MAX, "private copy slots are int16_t");
+
+uint32_t hog_hot_max(uint32_t outputs)
+{
+    return HOG_MAX(LOCAL_WEIGHTS / outputs, 1u);
+}
+
+typedef struct hot_cand {
+    uint32_t feature;
+    uint32_t degree;
+} hot_cand;
+
+static int hot_cmp(const void *a, const void *b)
+{
+    const hot_cand *x = a, *y = b;
+    if (x->degree != y->degree)
+        return x->degree < y->degree ? 1 : -1;
+    return (x->feature > y->feature) - (x->feature < y->feature);
+}
+
+int hog_hot_choose(const uint32_t *deg, uint64_t rows, uint64_t dim, uint32_t outputs, unsigned nth, int16_t **slot_out,
+                   uint32_t **hot_ids, uint32_t *nlocal, uint32_t *nhot)
+{
+    int16_t *slot = hog_malloc(dim * sizeof(int16_t));
+    uint64_t segments = (rows + SEGMENT_ROWS - 1) / SEGMENT_ROWS;
+    int copies = nth > 1 && (segments >= (uint64_t)COPY_MIN_SEGMENTS * nth || nth > hog_cpus());
+    uint32_t max_hot = copies ? hog_hot_max(outputs) : 0;
+    uint32_t ncand = 0;
+    for (uint64_t j = 0; slot && j < dim; j++) {
+        slot[j] = -1;
+        ncand += max_hot && (uint64_t)deg[j] * LOCAL_SHARE >= rows && deg[j] > 0;
+    }
+    hot_cand *cand = hog_malloc((ncand ? ncand : 1) * sizeof(hot_cand));
+    uint32_t *ids = hog_malloc((ncand ? ncand : 1) * sizeof(uint32_t));
+    if (!slot || !cand || !ids) {
+        hog_free(cand);
+        hog_free(ids);
+        hog_free(slot);
+        return -ENOMEM;
+    }
+    uint32_t c = 0;
+    for (uint64_t j = 0; j < dim && c < ncand; j++)
+        if ((uint64_t)deg[j] * LOCAL_SHARE >= rows && deg[j] > 0)
+            cand[c++] = (hot_cand){(uint32_t)j, deg[j]};
+    qsort(cand, ncand, sizeof(hot_cand), hot_cmp);
+    uint32_t n = HOG_MIN(ncand, max_hot), hot = 0;
+    for (uint32_t h = 0; h < n; h++) {
+        ids[h] = cand[h].feature;
+        slot[ids[h]] = (int16_t)h;
+        hot += (uint64_t)cand[h].degree * HOT_SHARE >= rows;
+    }
+    hog_free(cand);
+    *slot_out = slot;
+    *hot_ids = ids;
+    *nlocal = n;
+    *nhot = hot;
+    return 0;
+}
+
+/* ===================================================================== *
+ *  A segment's private copies
+ * ===================================================================== */
+void hog_hot_begin(const epoch_job *job, worker_state *ws)
+{
+    const uint32_t K = job->m->outputs;
+    for (uint32_t h = 0; h < job->tab.nlocal; h++) {
+        const hog_weight *w = ws->w + (size_t)job->tab.hot_ids[h] * K;
+        for (uint32_t k = 0; k < K; k++) {
+            float v = hog_w_load(&w[k]);
+            hog_w_store(&ws->hot[h * K + k], v);
+            ws->hot0[h * K + k] = v;
+        }
+    }
+    if (job->optim.acc)
+        for (uint32_t h = 0; h < job->tab.nlocal; h++) {
+            const hog_weight *a = job->optim.acc + (size_t)job->tab.hot_ids[h] * K;
+            for (uint32_t k = 0; k < K; k++) {
+                float v = hog_w_load(&a[k]);
+                hog_w_store(&ws->hotacc[h * K + k], v);
+                ws->hotacc0[h * K + k] = v;
+            }
+        }
+}
+
+/* One private copy at the end of a segment: publishes its change to the
+ * shared weight (a hot one's scaled by share, with a compare-and-swap; a
+ * warm one's, a step or two, with HOGWILD!'s racy update) and starts the
+ * next segment from what the shared weight now holds. */
+static inline void sync_weight(hog_weight *shared, hog_weight *mine, float *mine0, int hot, float share)
+{
+    float delta = hog_w_load(mine) - *mine0, v;
+    if (delta == 0.0f)
+        v = hog_w_load(shared);
+    else if (hot)
+        v = hog_w_add(shared, share * delta);
+    else {
+        v = hog_w_load(shared) + delta;
+        hog_w_store(shared, v);
+    }
+    hog_w_store(mine, v);
+    *mine0 = v;
+}
+
+/* The end of one segment and the hog_hot_begin of the next in one pass, so
+ * that each shared cache line is fetched once per segment, not twice. The
+ * AdaGrad sums' changes are summed, not shared out. */
+void hog_hot_sync(const epoch_job *job, worker_state *ws, float share)
+{
+    const uint32_t K = job->m->outputs;
+    for (uint32_t h = 0; h < job->tab.nlocal; h++) {
+        hog_weight *w = ws->w + (size_t)job->tab.hot_ids[h] * K;
+        for (uint32_t k = 0; k < K; k++)
+            sync_weight(&w[k], &ws->hot[h * K + k], &ws->hot0[h * K + k], h < job->tab.nhot, share);
+    }
+    if (job->optim.acc)
+        for (uint32_t h = 0; h < job->tab.nlocal; h++) {
+            hog_weight *a = job->optim.acc + (size_t)job->tab.hot_ids[h] * K;
+            for (uint32_t k = 0; k < K; k++)
+                sync_weight(&a[k], &ws->hotacc[h * K + k], &ws->hotacc0[h * K + k], h < job->tab.nhot, 1.0f);
+        }
+}

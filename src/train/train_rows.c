@@ -1,0 +1,644 @@
+/* train_rows.c: one segment's rows: the optimisers' per-example update kernels and the row loops specialised for each combination of them. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <math.h>
+
+#include "train_run.h"
+
+/* ===================================================================== *
+ *  The per-example kernels
+ * ===================================================================== */
+float hog_segment_step(const epoch_job *job, uint32_t pos)
+{
+    const hog_train_params *p = job->p;
+    if (p->schedule == HOG_SCHEDULE_INVSCALING) {
+        double t = job->epoch + job->frac0 + (job->frac1 - job->frac0) * pos / job->nsegments;
+        return (float)(p->step / pow(1.0 + t, p->power));
+    }
+    /* adagrad's decay is per coordinate, in the update itself */
+    if (p->schedule == HOG_SCHEDULE_CONSTANT || p->schedule == HOG_SCHEDULE_ADAGRAD)
+        return (float)p->step;
+    return (float)(p->step * pow(p->decay, job->epoch));
+}
+
+/* The K weights of feature j: the worker's private copy if j is hot, else
+ * the shared model. */
+static inline hog_weight *weights_of(const epoch_job *job, const worker_state *ws, uint32_t j)
+{
+    const uint32_t K = job->m->outputs;
+    int32_t h = job->tab.slot[j];
+    return h >= 0 ? ws->hot + (size_t)h * K : ws->w + (size_t)j * K;
+}
+
+/* The same for the AdaGrad sums of feature j. */
+static inline hog_weight *acc_of(const epoch_job *job, const worker_state *ws, uint32_t j)
+{
+    const uint32_t K = job->m->outputs;
+    int32_t h = job->tab.slot[j];
+    return h >= 0 ? ws->hotacc + (size_t)h * K : job->optim.acc + (size_t)j * K;
+}
+
+/*
+ * Optimisers and regularisers, and how they combine.
+ *
+ * The per-non-zero loop is the whole cost of training, so each combination
+ * of the options below gets its own copy of the loop (see ROWS_FN), chosen
+ * once per segment; the plain one (OPT 0: constant, decay or invscaling
+ * steps with the sparse L2) is the loop as it was before any of them, with
+ * no added test per non-zero. For the coordinate j of an example touching
+ * it, with g = dloss/dmargin, the L2 scale c_j = rows / rows touching j
+ * (HOGWILD!'s sparse penalty, see hog_scan_l2_scales) and eta the schedule's step:
+ *
+ *   gradient   G_j = g x_j + l2 c_j w_j
+ *   rate       r_j = eta                                     plain
+ *                    eta / sqrt(A_j),  A_j += G_j^2           adagrad
+ *                    eta (t/N) / s_j^2                        normalized
+ *                    eta sqrt(t/N) / (s_j sqrt(A_j))          adagrad + normalized
+ *   step       w_j <- w_j (1 - r_j l2 c_j) - r_j g x_j       (adagrad: w_j - r_j G_j,
+ *                                                             a step of at most eta)
+ *   L1         u_j += r_j l1 c_j                              (the penalty owed)
+ *              w_j <- max(0, w_j - (u_j + q_j)) if w_j > 0,
+ *                     min(0, w_j + (u_j - q_j)) if w_j < 0
+ *              q_j += the change                              (the penalty applied)
+ *
+ * s_j is the largest |x_j| seen so far and N the running sum over examples
+ * of sum_j (x_j / s_j)^2 (t examples): the NG algorithm of Ross, Mineiro
+ * and Langford (2013), which makes the model invariant to the scale of each
+ * feature; when s_j grows, w_j is scaled by (s_j_old / s_j)^2 as NG does.
+ * VW's default is adagrad + normalized. s_j, the AdaGrad sums A_j and the
+ * weights are all shared without locks (relaxed loads and stores); t and N
+ * are counted per worker, an estimate of the same ratio.
+ *
+ * L1 is the truncated gradient (Langford, Li and Zhang, 2009) with the
+ * cumulative penalty of Tsuruoka, Tsujii and Ananiadou (2009): applied like
+ * the L2 to the coordinates an example touches and scaled by c_j, so over
+ * an epoch each weight is owed the pull towards zero that the full
+ * objective's l1 asks for; a weight whose step would carry it across zero
+ * stops at exactly zero. Plain truncation (clip by r_j l1 c_j at each
+ * touch) leaves most weights that belong at zero jittering around it, one
+ * noisy gradient away; the cumulative form banks the penalty a weight
+ * sitting at zero could not take (u_j - |q_j| grows) and spends it on the
+ * next kicks, so those weights stay exactly zero - measured on the test
+ * data, about the optimum's non-zero count instead of nearly all weights.
+ * Chosen over FTRL-proximal because its state (u_j, q_j, side by side in
+ * one array) is only read and written with the weight it belongs to, so it
+ * works unchanged with every schedule above (FTRL is a schedule of its own,
+ * AdaGrad-like, and computes each weight from its state on every read), with
+ * the workers' private copies of hot weights and with averaging. With l2 as
+ * well it is the elastic net (the shrink, then the clip: the proximal step
+ * of both penalties). u_j and q_j of hot weights are shared, not copied:
+ * racy, as HOGWILD! allows. The flags OPT_* (train_run.h) name the
+ * options a segment runs.
+ */
+/* The per-example functions below take opt as a constant and must be
+ * inlined into each copy of the row loop for the copies to specialise. */
+#define KERNEL static inline __attribute__((always_inline))
+#define ADAGRAD_EPS 1e-12f
+
+/* The L2 shrink factor max(0, 1 - rc), a compare and not a call: without
+ * -ffinite-math-only GCC calls libm for fmaxf. Same result: 1 - rc is never
+ * -0, and a NaN gives 0 both ways. */
+KERNEL float l2_shrink(float rc)
+{
+    float s = 1.0f - rc;
+    return s > 0.0f ? s : 0.0f;
+}
+
+/* The cumulative L1 clip of one weight wv; uq points at its (u, q). */
+KERNEL float clip_l1(float wv, hog_weight *uq, float owe)
+{
+    float u = hog_w_load(&uq[0]) + owe, q = hog_w_load(&uq[1]);
+    float z = wv;
+    if (wv > 0.0f)
+        wv = fmaxf(0.0f, wv - (u + q));
+    else if (wv < 0.0f)
+        wv = fminf(0.0f, wv + (u - q));
+    hog_w_store(&uq[0], u);
+    hog_w_store(&uq[1], q + (wv - z));
+    return wv;
+}
+
+/* normalized: brings each feature's largest |x| up to date (rescaling its
+ * weights as NG does when it grows) and returns sum (x / s)^2 of the row. */
+KERNEL float normalize_row(const epoch_job *job, const worker_state *ws, const hog_row *row)
+{
+    const uint32_t K = job->m->outputs;
+    float nsum = 0.0f;
+    for (uint32_t i = 0; i < row->nnz; i++) {
+        uint32_t j = row->index[i];
+        float ax = fabsf(row->value[i]);
+        float s = hog_w_load(&job->optim.xmax[j]);
+        if (ax > s) {
+            if (s > 0.0f) {
+                float shrink = (s / ax) * (s / ax);
+                hog_weight *w = weights_of(job, ws, j);
+                for (uint32_t k = 0; k < K; k++)
+                    hog_w_store(&w[k], hog_w_load(&w[k]) * shrink);
+            }
+            hog_w_store(&job->optim.xmax[j], ax);
+            s = ax;
+        }
+        if (s > 0.0f)
+            nsum += (row->value[i] / s) * (row->value[i] / s);
+    }
+    return nsum;
+}
+
+/* The rate multiplier of the normalized update for this example (t/N, or
+ * its square root with adagrad), after counting the example in. */
+KERNEL float normalized_rate(const epoch_job *job, worker_state *ws, float nsum, const unsigned opt)
+{
+    ws->norm_t += 1.0;
+    ws->norm_n += (double)nsum + (job->p->bias ? 1.0 : 0.0);
+    double ratio = ws->norm_n > 0 ? ws->norm_t / ws->norm_n : 1.0;
+    return (float)((opt & OPT_ADAGRAD) ? sqrt(ratio) : ratio);
+}
+
+/* One coordinate's update under opt (see the comment above): w is the
+ * weight, a its AdaGrad sum (adagrad only), gx = g x_j, s = s_j. */
+KERNEL void update_coord(hog_weight *w, hog_weight *a, hog_weight *uq, float gx, float rate, float l2c,
+                                float l1c, float s, const unsigned opt)
+{
+    float wv = hog_w_load(w);
+    float r = rate;
+    if (opt & OPT_ADAGRAD) {
+        float grad = gx + l2c * wv;
+        float sum = hog_w_load(a) + grad * grad;
+        hog_w_store(a, sum);
+        r /= sqrtf(sum + ADAGRAD_EPS);
+        if (opt & OPT_NORMALIZED)
+            r /= s;
+        wv -= r * grad;
+    } else {
+        if (opt & OPT_NORMALIZED)
+            r /= s * s;
+        wv = wv * l2_shrink(r * l2c) - r * gx;
+    }
+    if (opt & OPT_L1)
+        wv = clip_l1(wv, uq, r * l1c);
+    hog_w_store(w, wv);
+}
+
+/* The bias's update: no penalty, x = 1 (s = 1). */
+KERNEL void update_bias(float *bias, float *bacc, float g, float rate, const unsigned opt)
+{
+    float r = rate;
+    if (opt & OPT_ADAGRAD) {
+        *bacc += g * g;
+        r /= sqrtf(*bacc + ADAGRAD_EPS);
+    }
+    *bias -= r * g;
+}
+
+/* One example of a binary or regression loss. Returns the example's loss. */
+KERNEL float update_binary(const epoch_job *job, worker_state *ws, const hog_row *row,
+                                  float y, float step, float reg, float *bias, float *bacc,
+                                  const unsigned opt)
+{
+    const uint32_t *idx = row->index;
+    const float *val = row->value;
+    float nsum = 0.0f;
+    if (opt & OPT_NORMALIZED)
+        nsum = normalize_row(job, ws, row);
+    float margin = *bias;
+    for (uint32_t i = 0; i < row->nnz; i++)
+        margin += hog_w_load(weights_of(job, ws, idx[i])) * val[i];
+    float loss;
+    /* An importance weight counts the example that many times: it scales
+     * the loss's gradient (so AdaGrad's sums see the weighted gradient too),
+     * never the L2 or L1 penalty, which is per occurrence. */
+    float gl = row->weight * hog_loss_grad_tau(job->m->info.loss, margin, y, job->tau, &loss);
+    if (opt == 0) {
+        /* The plain loop, as fast as it was before the options. */
+        float sg = step * gl;
+        if (reg > 0 || sg != 0)
+            for (uint32_t i = 0; i < row->nnz; i++) {
+                uint32_t j = idx[i];
+                hog_weight *w = weights_of(job, ws, j);
+                float shrink = l2_shrink(reg * job->tab.l2_scale[j]);
+                hog_w_store(w, hog_w_load(w) * shrink - sg * val[i]);
+            }
+        if (job->p->bias)
+            *bias -= sg;
+        return loss;
+    }
+    float rate = step;
+    if (opt & OPT_NORMALIZED)
+        rate *= normalized_rate(job, ws, nsum, opt);
+    const float l2 = (float)job->p->l2, l1 = (float)job->p->l1;
+    for (uint32_t i = 0; i < row->nnz; i++) {
+        uint32_t j = idx[i];
+        float c = job->tab.l2_scale[j];
+        float s = 1.0f;
+        if (opt & OPT_NORMALIZED) {
+            s = hog_w_load(&job->optim.xmax[j]);
+            if (s == 0.0f) /* only zeros seen: x_j = 0, nothing to learn */
+                continue;
+        }
+        update_coord(weights_of(job, ws, j), (opt & OPT_ADAGRAD) ? acc_of(job, ws, j) : NULL,
+                     (opt & OPT_L1) ? job->optim.l1s + 2 * (size_t)j : NULL, gl * val[i], rate, l2 * c, l1 * c, s, opt);
+    }
+    if (job->p->bias)
+        update_bias(bias, bacc, gl, rate, opt);
+    return loss;
+}
+
+/* One example of softmax regression over K classes. */
+KERNEL float update_softmax(const epoch_job *job, worker_state *ws, const hog_row *row,
+                                   int y, float step, float reg, float *bias, float *bacc, float *s, float *g,
+                                   const unsigned opt)
+{
+    const uint32_t K = job->m->outputs;
+    float nsum = 0.0f;
+    if (opt & OPT_NORMALIZED)
+        nsum = normalize_row(job, ws, row);
+    for (uint32_t k = 0; k < K; k++)
+        s[k] = bias[k];
+    for (uint32_t i = 0; i < row->nnz; i++) {
+        const hog_weight *wj = weights_of(job, ws, row->index[i]);
+        float x = row->value[i];
+        for (uint32_t k = 0; k < K; k++)
+            s[k] += hog_w_load(&wj[k]) * x;
+    }
+    float score_y = s[y];
+    float loss = hog_softmax(s, K) - score_y;
+    if (opt == 0) {
+        for (uint32_t k = 0; k < K; k++) {
+            g[k] = step * row->weight * (s[k] - (k == (uint32_t)y ? 1.0f : 0.0f));
+            if (job->p->bias)
+                bias[k] -= g[k];
+        }
+        for (uint32_t i = 0; i < row->nnz; i++) {
+            uint32_t j = row->index[i];
+            hog_weight *wj = weights_of(job, ws, j);
+            float x = row->value[i];
+            float shrink = l2_shrink(reg * job->tab.l2_scale[j]);
+            for (uint32_t k = 0; k < K; k++)
+                hog_w_store(&wj[k], hog_w_load(&wj[k]) * shrink - g[k] * x);
+        }
+        return loss;
+    }
+    float rate = step;
+    if (opt & OPT_NORMALIZED)
+        rate *= normalized_rate(job, ws, nsum, opt);
+    for (uint32_t k = 0; k < K; k++) {
+        g[k] = row->weight * (s[k] - (k == (uint32_t)y ? 1.0f : 0.0f));
+        if (job->p->bias)
+            update_bias(&bias[k], &bacc[k], g[k], rate, opt);
+    }
+    const float l2 = (float)job->p->l2, l1 = (float)job->p->l1;
+    for (uint32_t i = 0; i < row->nnz; i++) {
+        uint32_t j = row->index[i];
+        float c = job->tab.l2_scale[j], sj = 1.0f;
+        if (opt & OPT_NORMALIZED) {
+            sj = hog_w_load(&job->optim.xmax[j]);
+            if (sj == 0.0f)
+                continue;
+        }
+        hog_weight *wj = weights_of(job, ws, j);
+        hog_weight *aj = (opt & OPT_ADAGRAD) ? acc_of(job, ws, j) : NULL;
+        hog_weight *uq = (opt & OPT_L1) ? job->optim.l1s + 2 * (size_t)j * K : NULL;
+        float x = row->value[i];
+        for (uint32_t k = 0; k < K; k++)
+            update_coord(&wj[k], aj ? &aj[k] : NULL, uq ? &uq[2 * k] : NULL, g[k] * x, rate, l2 * c, l1 * c, sj, opt);
+    }
+    return loss;
+}
+
+/* ===================================================================== *
+ *  The row loops
+ * ===================================================================== */
+/* A segment's rows, in the order perm gives, and what they add up to. */
+typedef struct seg_rows {
+    const hog_block *blk;
+    uint32_t start, n;
+    uint64_t first;      /* the row number of the segment's first row */
+    float step, reg;
+    float *s, *g, *bias, *bacc;
+    double loss;
+    uint64_t examples, nnz;
+} seg_rows;
+
+KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
+                                                           const unsigned opt)
+{
+    const hog_train_params *p = job->p;
+    const hog_model *m = job->m;
+    const hog_block *blk = c->blk;
+    const int regression = hog_loss_is_regression(m->info.loss);
+    /* In locals: a store through a weight pointer may not alias them. */
+    const uint32_t start = c->start, n = c->n;
+    const uint64_t first = c->first;
+    const float step = c->step, reg = c->reg;
+    float *const s = c->s, *const g = c->g, *const bias = c->bias, *const bacc = c->bacc;
+    double loss = 0;
+    uint64_t examples = 0, nnz = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t r = start + ws->perm[i];
+        if (p->holdout > 0 && hog_row_held_out(first + ws->perm[i], p->holdout, p->seed))
+            continue;
+        const uint32_t *ptr = blk->ptr;
+        hog_row row = {blk->index + ptr[r], blk->value + ptr[r], ptr[r + 1] - ptr[r], blk->label[r],
+                       blk->weight ? blk->weight[r] : 1.0f};
+        float l;
+        if (m->info.loss == HOG_LOSS_SOFTMAX) {
+            int y = hog_model_class_of(m, row.label);
+            l = update_softmax(job, ws, &row, y, step, reg, bias, bacc, s, g, opt);
+        } else {
+            float y = regression ? row.label : (row.label > job->mid ? 1.0f : -1.0f);
+            l = update_binary(job, ws, &row, y, step, reg, bias, bacc, opt);
+        }
+        loss += (double)row.weight * (double)l;
+        examples++;
+        nnz += row.nnz;
+    }
+    c->loss = loss;
+    c->examples = examples;
+    c->nnz = nnz;
+}
+
+/*
+ * The plain loop of binary and regression losses, tuned.
+ *
+ * With no option set and one output this loop is all the trainer does,
+ * so it gets its own code (rows_0 picks it once per segment). What it does
+ * per example is exactly update_binary's opt == 0 branch; what differs is
+ * how the compiler and the caches see it:
+ *  - Everything the loop reads that is not a weight lives in a local. The
+ *    weights are _Atomic: GCC orders other memory around each access, so
+ *    through the job and worker pointers it reloaded job->m, m->w,
+ *    m->outputs, job->feat and the step on every non-zero. Locals cannot be
+ *    reached through a weight pointer; one output is a constant, not a
+ *    multiply.
+ *  - Two copies, chosen by nlocal: with no private copies (one thread, or
+ *    no feature hot enough) a weight is w[j], with no test of slot[j].
+ *  - The dot product keeps four partial sums: a single chain of adds waits
+ *    4 cycles per non-zero for the previous add. This reassociates the sum,
+ *    so margins differ from update_binary's in the last bits; the order is
+ *    fixed by the row, so one thread still replays bit for bit. Everything
+ *    else (the loss, the L2 shrink, the step) is computed with the same
+ *    operations in the same order as before.
+ *  - The L2 shrink max(0, 1 - reg c_j) of every feature is computed once
+ *    per epoch into a packed per-worker table (see plain_shrink): the update
+ *    then gathers one float per non-zero from a table half the size of the
+ *    feature table, and skips a multiply, a subtract and a compare. It is
+ *    the same float expression, so the same bits. Under the invscaling
+ *    schedule reg changes with every segment and the shrink is computed in
+ *    the loop (l2_shrink: a compare, not a call to fmaxf).
+ *  - The rows of a segment are visited in shuffled order, so the hardware
+ *    prefetcher cannot guess where the next row's indices and values are:
+ *    they are prefetched PLAIN_AHEAD rows ahead. (Prefetching the next
+ *    row's weights as well was measured: no gain, so it is not done.)
+ */
+#define PLAIN_AHEAD 2u
+
+/* Asks for the cache lines of n 4-byte elements at a. */
+KERNEL void prefetch_span(const void *a, uint32_t n)
+{
+    uintptr_t q = (uintptr_t)a & ~(uintptr_t)(HOG_CACHELINE - 1), e = (uintptr_t)a + (uintptr_t)n * 4;
+    for (; q < e; q += HOG_CACHELINE)
+        __builtin_prefetch((const void *)q, 0, 3);
+}
+
+/* The weight of feature j: the private copy if local and j has one. The
+ * slot table is two bytes a feature, apart from the L2 scales, so that the
+ * lookup on every non-zero stays in the caches: with both in one 8-byte
+ * record the two-thread loop ran 12% slower (bench-rcv1.sh). */
+KERNEL hog_weight *plain_w(hog_weight *w, hog_weight *hot, const int16_t *slot, uint32_t j, const int local)
+{
+    if (local) {
+        int32_t h = slot[j];
+        return h >= 0 ? hot + h : w + j;
+    }
+    return w + j;
+}
+
+/* The worker's table of l2_shrink(reg * c_j) for every feature, brought up
+ * to date for reg, or NULL where the loop computes it itself: under
+ * invscaling (reg changes with every segment, and recomputing dim entries
+ * per segment costs more than it saves on large models), in a streamed
+ * first epoch (c_j changes with every window), on models of more
+ * than SHRINK_MAX_FEATURES features (a table per worker, outside the memory
+ * limit, whose gathers miss the caches anyway), or when the table cannot be
+ * allocated. Made by the worker itself, so on its NUMA node. */
+#define SHRINK_MAX_FEATURES (1u << 24)
+
+static const float *plain_shrink(const epoch_job *job, worker_state *ws, float reg)
+{
+    const uint64_t dim = job->m->dim;
+    if (job->p->schedule == HOG_SCHEDULE_INVSCALING || job->window || dim > SHRINK_MAX_FEATURES)
+        return NULL;
+    if (!ws->shrink && !(ws->shrink = hog_malloc(dim * sizeof(float))))
+        return NULL;
+    if (ws->shrink_ok && ws->shrink_reg == reg)
+        return ws->shrink;
+    const float *l2_scale = job->tab.l2_scale;
+    for (uint64_t j = 0; j < dim; j++)
+        ws->shrink[j] = l2_shrink(reg * l2_scale[j]);
+    ws->shrink_reg = reg;
+    ws->shrink_ok = 1;
+    return ws->shrink;
+}
+
+/* The plain loop's unweighted logistic loss is log1pf(e) + max(-z, 0)
+ * (hog_logistic_slope); it sums the log1pf(e) terms as the logarithm of a
+ * product, one log per LOGISTIC_PRODUCT_ROWS rows instead of a log1pf per
+ * row: each factor lies in [1, 2], so the product cannot overflow a double,
+ * and the sum is as exact as summing the log1pf values. */
+#define LOGISTIC_PRODUCT_ROWS 512u
+
+KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, const int local)
+{
+    const hog_train_params *p = job->p;
+    const hog_block *blk = c->blk;
+    const uint32_t *const ptr = blk->ptr, *const index = blk->index, *const perm = ws->perm;
+    const float *const value = blk->value, *const label = blk->label, *const rweight = blk->weight;
+    const int16_t *const slot = job->tab.slot;
+    const float *const l2_scale = job->tab.l2_scale;
+    hog_weight *const w = ws->w, *const hot = ws->hot; /* the model, or this worker's replica */
+    const hog_loss lossf = job->m->info.loss;
+    const int regression = hog_loss_is_regression(lossf), has_bias = p->bias;
+    const double holdout = p->holdout;
+    const uint64_t seed = p->seed, first = c->first;
+    const float mid = job->mid, tau = job->tau, step = c->step, reg = c->reg;
+    const uint32_t start = c->start, n = c->n;
+    const float *const shrink = plain_shrink(job, ws, reg);
+    float bias = c->bias[0];
+    double loss = 0;
+    /* Unweighted logistic loss: see LOGISTIC_PRODUCT_ROWS. */
+    const int logistic = lossf == HOG_LOSS_LOGISTIC && !rweight;
+    double prod = 1.0;
+    uint32_t nprod = 0;
+    uint64_t examples = 0, nnz = 0;
+    for (uint32_t i = 0; i < PLAIN_AHEAD && i < n; i++) {
+        uint32_t q = start + perm[i];
+        prefetch_span(index + ptr[q], ptr[q + 1] - ptr[q]);
+        prefetch_span(value + ptr[q], ptr[q + 1] - ptr[q]);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (i + PLAIN_AHEAD < n) {
+            uint32_t q = start + perm[i + PLAIN_AHEAD];
+            prefetch_span(index + ptr[q], ptr[q + 1] - ptr[q]);
+            prefetch_span(value + ptr[q], ptr[q + 1] - ptr[q]);
+        }
+        if (holdout > 0 && hog_row_held_out(first + perm[i], holdout, seed))
+            continue;
+        const uint32_t r = start + perm[i], k = ptr[r + 1] - ptr[r];
+        const uint32_t *const idx = index + ptr[r];
+        const float *const val = value + ptr[r];
+        /* Named scalars, not an array: GCC keeps an array of partial sums
+         * in memory across the atomic loads. */
+        float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+        uint32_t t = 0;
+        for (; t + 4 <= k; t += 4) {
+            a0 += hog_w_load(plain_w(w, hot, slot, idx[t], local)) * val[t];
+            a1 += hog_w_load(plain_w(w, hot, slot, idx[t + 1], local)) * val[t + 1];
+            a2 += hog_w_load(plain_w(w, hot, slot, idx[t + 2], local)) * val[t + 2];
+            a3 += hog_w_load(plain_w(w, hot, slot, idx[t + 3], local)) * val[t + 3];
+        }
+        for (; t < k; t++)
+            a0 += hog_w_load(plain_w(w, hot, slot, idx[t], local)) * val[t];
+        /* The bias joins last, so the sums do not wait for the previous
+         * row's update of it. */
+        const float margin = bias + ((a0 + a1) + (a2 + a3));
+        const float rw = rweight ? rweight[r] : 1.0f;
+        const float y = regression ? label[r] : (label[r] > mid ? 1.0f : -1.0f);
+        float sg;
+        if (logistic) {
+            const float z = y * margin;
+            float e;
+            sg = step * hog_logistic_slope(z, y, &e);
+            loss += (double)fmaxf(-z, 0.0f);
+            prod *= 1.0 + (double)e;
+            if (++nprod == LOGISTIC_PRODUCT_ROWS) {
+                loss += log(prod);
+                prod = 1.0;
+                nprod = 0;
+            }
+        } else {
+            float l;
+            sg = step * (rw * hog_loss_grad_tau(lossf, margin, y, tau, &l));
+            loss += (double)rw * (double)l;
+        }
+        if (shrink && (reg > 0 || sg != 0))
+            for (t = 0; t < k; t++) {
+                hog_weight *const wj = plain_w(w, hot, slot, idx[t], local);
+                hog_w_store(wj, hog_w_load(wj) * shrink[idx[t]] - sg * val[t]);
+            }
+        else if (reg > 0 || sg != 0)
+            for (t = 0; t < k; t++) {
+                const uint32_t j = idx[t];
+                hog_weight *const wj = plain_w(w, hot, slot, j, local);
+                hog_w_store(wj, hog_w_load(wj) * l2_shrink(reg * l2_scale[j]) - sg * val[t]);
+            }
+        if (has_bias)
+            bias -= sg;
+        examples++;
+        nnz += k;
+    }
+    c->bias[0] = bias;
+    c->loss = loss + log(prod);
+    c->examples = examples;
+    c->nnz = nnz;
+}
+
+static void rows_plain_shared(const epoch_job *job, worker_state *ws, seg_rows *c)
+{
+    rows_plain(job, ws, c, 0);
+}
+
+static void rows_plain_local(const epoch_job *job, worker_state *ws, seg_rows *c)
+{
+    rows_plain(job, ws, c, 1);
+}
+
+/* No option: the tuned loop for one output, else the general one. */
+static void rows_0(const epoch_job *job, worker_state *ws, seg_rows *c)
+{
+    if (job->m->info.loss == HOG_LOSS_SOFTMAX)
+        rows_run(job, ws, c, 0);
+    else if (job->tab.nlocal)
+        rows_plain_local(job, ws, c);
+    else
+        rows_plain_shared(job, ws, c);
+}
+
+/* One copy of the row loop per combination of options, so that the choice
+ * is made once per segment, never per non-zero. */
+#define ROWS_FN(o)                                                                   \
+    static void rows_##o(const epoch_job *job, worker_state *ws, seg_rows *c)        \
+    {                                                                                \
+        rows_run(job, ws, c, o);                                                     \
+    }
+ROWS_FN(1)
+ROWS_FN(2)
+ROWS_FN(3)
+ROWS_FN(4)
+ROWS_FN(5)
+ROWS_FN(6)
+ROWS_FN(7)
+#undef ROWS_FN
+
+static void (*const rows_by_opt[OPT_COUNT])(const epoch_job *, worker_state *, seg_rows *) = {
+    rows_0, rows_1, rows_2, rows_3, rows_4, rows_5, rows_6, rows_7,
+};
+
+/* ===================================================================== *
+ *  A segment
+ * ===================================================================== */
+void hog_segment_run(epoch_job *job, worker_state *ws, uint32_t pos, int fresh)
+{
+    const hog_dataset *ds = job->ds;
+    const hog_train_params *p = job->p;
+    hog_model *m = job->m;
+    const uint32_t K = m->outputs;
+    uint32_t seg = job->segments[pos];
+    uint32_t b = seg / job->per_block;
+    uint32_t start = (seg % job->per_block) * SEGMENT_ROWS;
+    const hog_block *blk = &ds->blocks[b];
+    uint32_t n = HOG_MIN(SEGMENT_ROWS, blk->rows - start);
+    uint64_t first = job->row0 + (uint64_t)b * ds->info.rows_per_block + start;
+
+    /* The segment's rows in an order that depends only on (seed, epoch,
+     * segment), so one thread replays bit for bit. */
+    hog_rng rng = {hog_mix64(p->seed) ^ hog_mix64(((uint64_t)job->epoch << 32) | seg)};
+    for (uint32_t i = 0; i < n; i++)
+        ws->perm[i] = i;
+    hog_shuffle_u32(ws->perm, n, &rng);
+
+    float step = hog_segment_step(job, pos);
+    if (ws->dense) {
+        hog_dense_segment(ws->dense, m, p, blk, start, ws->perm, n, first, step, job->mid, &ws->loss,
+                          &ws->examples, &ws->nnz);
+        return;
+    }
+    float *s = ws->scratch, *g = s + K, *bias = g + K, *bias0 = bias + K, *bacc = bias0 + K, *bacc0 = bacc + K;
+    for (uint32_t k = 0; k < K; k++) {
+        bias[k] = bias0[k] = hog_w_load(&ws->bias[k]);
+        bacc[k] = bacc0[k] = job->optim.bias_acc ? hog_w_load(&job->optim.bias_acc[k]) : 0.0f;
+    }
+    if (!fresh)
+        hog_hot_begin(job, ws);
+    /* Workers of one replica share its clock; with the model shared, all do. */
+    hog_overlap *clock = job->rep->n ? &job->rep->clocks[ws->replica] : job->clock;
+    unsigned members = job->rep->n ? job->rep->members[ws->replica] : job->nth;
+    double t0, a0 = hog_overlap_enter(clock, &t0);
+    seg_rows c = {blk, start, n, first, step, step * (float)p->l2, s, g, bias, bacc, 0, 0, 0};
+    rows_by_opt[job->optim.flags](job, ws, &c);
+    /* Workers that ran beside this one each corrected the same hot weights
+     * towards the same targets; summing their changes would overshoot, so
+     * each adds its change divided by how many segments ran beside it,
+     * itself included (see hog_overlap): the average when all run at
+     * once, the full change when it ran alone. */
+    float share = hog_overlap_share(clock, t0, a0, members);
+    hog_hot_sync(job, ws, share);
+    /* The intercept is the hottest weight of all: the same delayed update. */
+    if (p->bias)
+        for (uint32_t k = 0; k < K; k++) {
+            hog_w_add(&ws->bias[k], share * (bias[k] - bias0[k]));
+            if (job->optim.bias_acc)
+                hog_w_add(&job->optim.bias_acc[k], bacc[k] - bacc0[k]);
+        }
+    ws->loss += c.loss;
+    ws->examples += c.examples;
+    ws->nnz += c.nnz;
+}

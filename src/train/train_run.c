@@ -1,0 +1,363 @@
+/* train_run.c: the trainer's public lifecycle and a run's set-up: labels, kernel, model, workers' buffers and segments, then hog_trainer_run. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "train_run.h"
+
+int hog_trainer_create(const hog_train_params *p, hog_trainer **out, char *err, size_t err_len)
+{
+    *out = NULL;
+    if (hog_cpu_check(err, err_len) < 0)
+        return HOG_ECPU;
+    const char *field;
+    if (hog_train_params_check(p, &field) < 0)
+        return hog_fail(HOG_EPARAM, err, err_len, "invalid training parameter: %s", field);
+    hog_trainer *t = hog_calloc(1, sizeof(*t));
+    if (!t)
+        return -ENOMEM;
+    t->p = *p;
+    int rc = hog_pool_create(p->threads, p->bind, &t->pool, err, err_len);
+    if (rc < 0) {
+        hog_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+void hog_trainer_free(hog_trainer *t)
+{
+    if (!t)
+        return;
+    hog_pool_free(t->pool);
+    hog_free(t);
+}
+
+unsigned hog_trainer_threads(const hog_trainer *t)
+{
+    return hog_pool_threads(t->pool);
+}
+
+/* ===================================================================== *
+ *  A run's state
+ * ===================================================================== */
+void hog_run_init(run_state *rs, hog_trainer *t)
+{
+    memset(rs, 0, sizeof(*rs));
+    rs->p = &t->p;
+    rs->nth = hog_pool_threads(t->pool);
+    hog_overlap_init(&rs->clock, hog_now);
+    rs->pool = t->pool;
+    rs->limit = hog_mem_limit(&t->p);
+    rs->st.epochs = t->p.epochs;
+    rs->st.test = hog_metrics_none();
+    rs->best.loss = INFINITY;
+    rs->best.test = hog_metrics_none();
+}
+
+void hog_run_free(run_state *rs)
+{
+    if (rs->ws)
+        for (unsigned i = 0; i < rs->nth; i++) {
+            worker_state *ws = &rs->ws[i];
+            void *local[] = {ws->scratch, ws->perm, (void *)ws->hot, ws->hot0, (void *)ws->hotacc, ws->hotacc0};
+            for (unsigned k = 0; k < HOG_ARRAY_LEN(local); k++)
+                hog_pool_free_local(rs->pool, local[k]);
+            hog_dense_free(ws->dense);
+            hog_free(ws->shrink);
+        }
+    hog_free(rs->ws);
+    hog_free(rs->seg.order);
+    hog_free(rs->seg.base);
+    hog_free(rs->seg.first);
+    hog_free(rs->seg.blocks);
+    hog_free((void *)rs->seg.left);
+    hog_free(rs->deg);
+    hog_free(rs->tab.l2_scale);
+    hog_free(rs->tab.slot);
+    hog_free(rs->tab.hot_ids);
+    hog_free(rs->classes_of);
+    hog_free((void *)rs->optim.acc);
+    hog_free((void *)rs->optim.bias_acc);
+    hog_free((void *)rs->optim.xmax);
+    hog_free((void *)rs->optim.l1s);
+    hog_free(rs->avg.sum);
+    if (rs->avg.lock_made)
+        pthread_mutex_destroy(&rs->avg.lock);
+    hog_overlap_destroy(&rs->clock);
+    hog_model_free(rs->avg.m);
+    hog_free(rs->best.weights);
+    hog_replicas_background_stop(&rs->rep);
+    if (rs->pool)
+        hog_replicas_free(&rs->rep, rs->pool);
+    hog_model_free(rs->m);
+    memset(rs, 0, sizeof(*rs));
+}
+
+/* ===================================================================== *
+ *  Setting a run up
+ * ===================================================================== */
+int hog_run_outputs(run_state *rs, char *err, size_t err_len)
+{
+    const hog_train_params *p = rs->p;
+    uint32_t classes = rs->classes;
+    rs->outputs = 1;
+    if (hog_loss_is_regression(p->loss))
+        return 0;
+    if (p->loss != HOG_LOSS_SOFTMAX && classes != 2)
+        return hog_fail(HOG_ELABEL, err, err_len, "%s loss needs exactly two label values, the training set has %u%s",
+                        hog_loss_name(p->loss), classes, classes > 2 ? " (use hog_train_params.loss softmax for multiclass)" : "");
+    if (p->loss == HOG_LOSS_SOFTMAX && classes < 2)
+        return hog_fail(HOG_ELABEL, err, err_len, "softmax needs at least two classes, the training set has %u",
+                        classes);
+    if (p->loss == HOG_LOSS_SOFTMAX)
+        rs->outputs = classes;
+    return 0;
+}
+
+/* The setting that runs on the sparse kernel only, with its value, or NULL:
+ * the dense kernel steps plain mini-batch SGD. */
+static const char *sparse_only(const hog_train_params *p)
+{
+    return p->schedule == HOG_SCHEDULE_ADAGRAD ? "hog_train_params.schedule adagrad"
+           : p->normalized                    ? "hog_train_params.normalized"
+           : p->l1 > 0                        ? "hog_train_params.l1"
+           : p->loss == HOG_LOSS_QUANTILE     ? "hog_train_params.loss quantile"
+           : p->replicas == HOG_REPLICAS_NODE ? "hog_train_params.replicas node"
+           : p->replicas == HOG_REPLICAS_CORE ? "hog_train_params.replicas core"
+                                              : NULL;
+}
+
+int hog_run_kernel(run_state *rs, uint64_t rows, uint64_t features, uint64_t nnz, const char **forced, char *err,
+                   size_t err_len)
+{
+    const hog_train_params *p = rs->p;
+    hog_path kernel = hog_path_pick(p->path, rows, features, nnz, rs->outputs);
+    const char *sparse = sparse_only(p);
+    *forced = NULL;
+    if (kernel == HOG_PATH_DENSE && sparse) {
+        if (p->path == HOG_PATH_DENSE)
+            return hog_fail(HOG_EPARAM, err, err_len,
+                            "hog_train_params.path dense does not support %s; use hog_train_params.path sparse",
+                            sparse);
+        *forced = sparse;
+        kernel = HOG_PATH_SPARSE;
+    }
+    rs->kernel = kernel;
+    return 0;
+}
+
+/* The log says "path", the word of hog_train_params.path. */
+void hog_run_log_kernel(const run_state *rs, const char *forced, uint64_t rows, uint64_t features, uint64_t nnz)
+{
+    const hog_train_params *p = rs->p;
+    if (forced)
+        hog_log(HOG_LOG_INFO, "sparse path: %s runs on the sparse path only", forced);
+    hog_log(HOG_LOG_INFO, "%s path%s: density %.3g, %llu features, %u outputs%s", hog_path_name(rs->kernel),
+            p->path == HOG_PATH_AUTO ? " (auto)" : "",
+            (double)nnz / ((double)rows * (double)HOG_MAX(features, 1)), (unsigned long long)features, rs->outputs,
+            rs->kernel == HOG_PATH_DENSE ? ", OpenBLAS mini-batches" : "");
+}
+
+/* Private copies per worker: none on the dense kernel (each batch's update
+ * is already one write per weight), none for replicas of one worker each. */
+static unsigned copy_workers(const run_state *rs)
+{
+    return rs->kernel == HOG_PATH_DENSE || rs->p->replicas == HOG_REPLICAS_CORE ? 1 : rs->nth;
+}
+
+int hog_run_tables(run_state *rs)
+{
+    feature_tables *tab = &rs->tab;
+    hog_free(tab->l2_scale);
+    hog_free(tab->slot);
+    hog_free(tab->hot_ids);
+    memset(tab, 0, sizeof(*tab));
+    if (!(tab->l2_scale = hog_malloc(rs->dim * sizeof(float))))
+        return -ENOMEM;
+    hog_scan_l2_scales(rs->deg, rs->deg_rows, rs->dim, tab->l2_scale);
+    return hog_hot_choose(rs->deg, rs->deg_rows, rs->dim, rs->outputs, copy_workers(rs), &tab->slot, &tab->hot_ids,
+                          &tab->nlocal, &tab->nhot);
+}
+
+int hog_run_alloc(run_state *rs, char *err, size_t err_len)
+{
+    const hog_train_params *p = rs->p;
+    const uint64_t dim = rs->dim;
+    const uint32_t outputs = rs->outputs;
+    rs->m = hog_model_new(p->loss, dim, outputs, rs->classes);
+    rs->ws = hog_aligned_alloc(HOG_CACHELINE, rs->nth * sizeof(worker_state));
+    if (!rs->m || !rs->ws)
+        return -ENOMEM;
+    memset(rs->ws, 0, rs->nth * sizeof(worker_state));
+    if (rs->classes)
+        memcpy(rs->m->class_labels, rs->classes_of, rs->classes * sizeof(double));
+    if (rs->kernel == HOG_PATH_DENSE) {
+        /* The buffers are touched as they are made: a model too large for
+         * them would meet the OOM killer, not -ENOMEM, so it is refused
+         * here (auto never picks one; a forced dense kernel on a huge
+         * model can). */
+        uint64_t need = (uint64_t)rs->nth * hog_dense_bytes(dim, outputs, p->batch);
+        if (need > rs->limit)
+            return hog_fail(HOG_EPARAM, err, err_len,
+                            "the dense path needs %llu bytes of buffers for %llu features x %u outputs, more than "
+                            "the memory limit (%llu): use the sparse path", (unsigned long long)need,
+                            (unsigned long long)dim, outputs, (unsigned long long)rs->limit);
+        hog_dense **dense = hog_calloc(rs->nth, sizeof(hog_dense *));
+        int rc = dense ? hog_dense_create_all(rs->pool, dim, outputs, p->batch, dense) : -ENOMEM;
+        atomic_init(&rs->dense_published, 0);
+        for (unsigned i = 0; dense && i < rs->nth; i++) {
+            rs->ws[i].dense = dense[i];
+            if (dense[i])
+                hog_dense_share(dense[i], &rs->dense_published, rs->nth);
+        }
+        hog_free(dense);
+        if (rc < 0)
+            return rc;
+    }
+    /* Room for as many private copies as hog_hot_choose can choose, so the
+     * tables can be rebuilt between epochs. */
+    size_t nhot = (size_t)(copy_workers(rs) > 1 ? hog_hot_max(outputs) : 0) * outputs + 1;
+    for (unsigned i = 0; i < rs->nth; i++) {
+        worker_state *ws = &rs->ws[i];
+        /* In the memory of the worker's NUMA node (zeroed, cache-line aligned). */
+        ws->scratch = hog_pool_alloc_local(rs->pool, i, 6 * outputs * sizeof(float));
+        ws->perm = hog_pool_alloc_local(rs->pool, i, SEGMENT_ROWS * sizeof(uint32_t));
+        ws->hot = hog_pool_alloc_local(rs->pool, i, nhot * sizeof(hog_weight));
+        ws->hot0 = hog_pool_alloc_local(rs->pool, i, nhot * sizeof(float));
+        if (!ws->scratch || !ws->perm || !ws->hot || !ws->hot0)
+            return -ENOMEM;
+        if (p->schedule == HOG_SCHEDULE_ADAGRAD) {
+            ws->hotacc = hog_pool_alloc_local(rs->pool, i, nhot * sizeof(hog_weight));
+            ws->hotacc0 = hog_pool_alloc_local(rs->pool, i, nhot * sizeof(float));
+            if (!ws->hotacc || !ws->hotacc0)
+                return -ENOMEM;
+        }
+    }
+    int rc = hog_replicas_make(&rs->rep, rs->kernel == HOG_PATH_SPARSE ? p->replicas : HOG_REPLICAS_MACHINE,
+                               rs->pool, rs->m, rs->ws, rs->nth);
+    if (rc < 0)
+        return rc;
+    if (rs->rep.n)
+        hog_log(HOG_LOG_INFO, "%s replicas: %u, averaged into the model after every epoch%s",
+                hog_replicas_name(p->replicas), rs->rep.n,
+                p->replicas == HOG_REPLICAS_NODE && rs->rep.n > 1 ? " and by a background thread meanwhile" : "");
+    rs->optim.flags = (p->schedule == HOG_SCHEDULE_ADAGRAD ? OPT_ADAGRAD : 0) |
+                      (p->normalized ? OPT_NORMALIZED : 0) | (p->l1 > 0 ? OPT_L1 : 0);
+    if (rs->optim.flags & OPT_ADAGRAD) {
+        rs->optim.acc = hog_calloc(dim * outputs, sizeof(hog_weight));
+        rs->optim.bias_acc = hog_calloc(outputs, sizeof(hog_weight));
+        if (!rs->optim.acc || !rs->optim.bias_acc)
+            return -ENOMEM;
+    }
+    if ((rs->optim.flags & OPT_L1) && !(rs->optim.l1s = hog_calloc(2 * dim * outputs, sizeof(hog_weight))))
+        return -ENOMEM;
+    if ((rs->optim.flags & OPT_NORMALIZED) && !(rs->optim.xmax = hog_calloc(dim, sizeof(hog_weight))))
+        return -ENOMEM;
+    return 0;
+}
+
+int hog_run_alloc_final(run_state *rs)
+{
+    const hog_train_params *p = rs->p;
+    size_t nweights = (size_t)rs->dim * rs->outputs + rs->outputs;
+    if (p->average) {
+        rs->avg.sum = hog_calloc(nweights, sizeof(double));
+        rs->avg.m = hog_model_new(p->loss, rs->dim, rs->outputs, rs->classes);
+        if (!rs->avg.sum || !rs->avg.m)
+            return -ENOMEM;
+        rs->avg.from_epoch = p->epochs - p->average;
+        pthread_mutex_init(&rs->avg.lock, NULL);
+        rs->avg.lock_made = 1;
+    }
+    if (p->early_stop && !(rs->best.weights = hog_malloc(nweights * sizeof(float))))
+        return -ENOMEM;
+    if (rs->tab.nlocal)
+        hog_log(HOG_LOG_DEBUG, "%u features kept per worker, %u of them hot", rs->tab.nlocal, rs->tab.nhot);
+    return 0;
+}
+
+int hog_run_segments(run_state *rs, const hog_dataset *train)
+{
+    uint32_t nblocks = train->info.blocks, spb = segments_per_block(train->info.rows_per_block);
+    rs->seg.order = hog_malloc((size_t)nblocks * spb * sizeof(uint32_t));
+    rs->seg.base = hog_malloc((size_t)nblocks * spb * sizeof(uint32_t));
+    rs->seg.first = hog_malloc(((size_t)nblocks + 1) * sizeof(uint32_t));
+    rs->seg.blocks = hog_malloc(((size_t)nblocks + 1) * sizeof(uint32_t));
+    rs->seg.left = hog_malloc(((size_t)nblocks + 1) * sizeof(atomic_uint));
+    if (!rs->seg.order || !rs->seg.base || !rs->seg.first || !rs->seg.blocks || !rs->seg.left)
+        return -ENOMEM;
+    uint32_t nsegments = 0;
+    for (uint32_t b = 0; b < nblocks; b++) {
+        rs->seg.first[b] = nsegments;
+        for (uint32_t s = 0; s * SEGMENT_ROWS < train->blocks[b].rows; s++)
+            rs->seg.base[nsegments++] = b * spb + s;
+    }
+    rs->seg.first[nblocks] = nsegments;
+    rs->seg.nblocks = nblocks;
+    rs->seg.nsegments = nsegments;
+    rs->seg.per_block = spb;
+
+    hog_model *m = rs->m;
+    m->info.params = *rs->p;
+    m->info.params.threads = rs->nth;
+    m->info.params.path = rs->kernel;
+    m->info.params.progress = NULL;
+    m->info.params.progress_ctx = NULL;
+    m->info.data_fingerprint = train->info.fingerprint;
+    m->info.data_skipped = train->info.skipped;
+    m->info.data_index_base = train->info.index_base;
+    if (rs->avg.m) {
+        rs->avg.m->info = m->info;
+        memcpy(rs->avg.m->class_labels, m->class_labels, (rs->classes ? rs->classes : 1) * sizeof(double));
+    }
+    return 0;
+
+}
+
+/* ===================================================================== *
+ *  Training on a data set
+ * ===================================================================== */
+int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset *test,
+                    hog_model **out, char *err, size_t err_len)
+{
+    *out = NULL;
+    const hog_train_params *p = &t->p;
+    if (train->info.rows == 0)
+        return hog_fail(HOG_EEMPTY, err, err_len, "the training set has no rows");
+    if (p->early_stop && !test && p->holdout <= 0)
+        return hog_fail(HOG_EPARAM, err, err_len,
+                        "hog_train_params.early_stop needs a test set or hog_train_params.holdout to measure "
+                        "improvement on");
+    run_state rs;
+    hog_run_init(&rs, t);
+    rs.ooc = hog_dataset_bytes(train) > rs.limit;
+    if (rs.ooc)
+        hog_log(HOG_LOG_INFO, "training out of core: %llu bytes of data, a limit of %llu",
+                (unsigned long long)hog_dataset_bytes(train), (unsigned long long)rs.limit);
+    rs.dim = HOG_MAX(train->info.features, 1);
+    int rc = hog_scan_training_set(train, p, rs.dim, rs.ooc, &rs.classes_of, &rs.classes, &rs.deg, &rs.deg_rows,
+                                   err, err_len);
+    if (rc == 0)
+        rc = hog_run_outputs(&rs, err, err_len);
+    const char *forced = NULL;
+    if (rc == 0 && (rc = hog_run_kernel(&rs, train->info.rows, train->info.features, train->info.nnz, &forced,
+                                        err, err_len)) == 0)
+        hog_run_log_kernel(&rs, forced, train->info.rows, train->info.features, train->info.nnz);
+    if (rc == 0)
+        rc = hog_run_alloc(&rs, err, err_len);
+    if (rc == 0)
+        rc = hog_run_tables(&rs);
+    if (rc == 0)
+        rc = hog_run_alloc_final(&rs);
+    if (rc == 0)
+        rc = hog_run_segments(&rs, train);
+    if (rc == 0)
+        rc = hog_epochs_run(&rs, train, test, 0, out, err, err_len);
+    if (rc == -ENOMEM)
+        hog_fail(rc, err, err_len, "out of memory");
+    hog_run_free(&rs);
+    return rc;
+}

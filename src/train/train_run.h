@@ -1,0 +1,368 @@
+/* train_run.h: the private interface between the pieces of the HOGWILD! trainer: a run, its epochs, its segments and the state they share. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef HOG_TRAIN_RUN_H
+#define HOG_TRAIN_RUN_H
+
+#include "train.h"
+
+/*
+ * The trainer in pieces:
+ *   train_run.c       the public lifecycle, a run's set-up and hog_trainer_run
+ *   train_epoch.c     one epoch: the workers' loop over segments, their
+ *                     order, read-ahead out of core, averaging samples, and
+ *                     what follows an epoch (evaluation, early stopping)
+ *   train_rows.c      one segment: the optimisers' per-example kernels and
+ *                     the row loops specialised for each combination of them
+ *   train_scan.c      what training must know of its data first: the label
+ *                     values and each feature's degree and L2 scale
+ *   train_hot.c       the workers' private copies of the hot weights
+ *   train_replicas.c  model replicas and their background averaging thread
+ *   train_stream.c    the first epoch trained while the text is read, and
+ *                     hog_trainer_run_file
+ */
+
+/* Rows are handed out in segments of this many rows of one block: large
+ * enough that claiming one (an atomic add) and publishing the private copies
+ * of the hot weights (see hog_hot_begin) cost little per row, small enough
+ * that the copies are not too stale and the segments balance the workers. */
+#define SEGMENT_ROWS 1024u
+/* The most distinct label values a run takes. */
+#define MAX_CLASSES 65536u
+
+/* Segments per block of rows_per_block rows: segment b * per_block + s is
+ * the s-th SEGMENT_ROWS rows of block b. */
+static inline uint32_t segments_per_block(uint32_t rows_per_block)
+{
+    return (rows_per_block + SEGMENT_ROWS - 1) / SEGMENT_ROWS;
+}
+
+struct hog_trainer {
+    hog_train_params p;
+    hog_pool *pool;
+};
+
+/* The OPT_* flags: which optimisers and regularisers the segments run (see
+ * train_rows.c for what each does and how they combine). */
+#define OPT_ADAGRAD 1u
+#define OPT_NORMALIZED 2u
+#define OPT_L1 4u
+#define OPT_COUNT 8u
+
+/* One worker's state: its totals, its buffers and its private copies. */
+typedef struct worker_state {
+    _Alignas(HOG_CACHELINE) double loss;
+    uint64_t examples;
+    uint64_t nnz;
+    float *scratch;   /* 6 * outputs floats: scores, gradient, local bias, its start,
+                         the bias's AdaGrad sum and its start */
+    uint32_t *perm;   /* SEGMENT_ROWS */
+    hog_weight *hot;  /* nlocal * outputs: this worker's copy of the hot weights */
+    float *hot0;      /* their values at the start of the segment */
+    hog_dense *dense; /* the dense kernel's buffers, or NULL on the sparse kernel */
+    hog_weight *w;    /* the weights this worker reads and writes: the model's, or its replica's */
+    hog_weight *bias; /* the same for the biases */
+    unsigned replica; /* which replica (0 when the model is shared) */
+    hog_weight *hotacc; /* adagrad: the same for the hot weights' squared-gradient sums */
+    float *hotacc0;
+    float *shrink;    /* the plain loop's L2 shrink per feature (see plain_shrink), or NULL */
+    float shrink_reg; /* the reg it was computed for, if shrink_ok */
+    int shrink_ok;
+    double norm_t;    /* normalized: examples this worker has seen, all epochs */
+    double norm_n;    /* normalized: their sum of |x / xmax|^2 (NG's N) */
+} worker_state;
+
+/* The per-feature tables the segments step with, made from the features'
+ * degrees (hog_scan_l2_scales, hog_hot_choose). */
+typedef struct feature_tables {
+    float *l2_scale;   /* per feature: rows / rows touching it, for HOGWILD!'s sparse L2 */
+    int16_t *slot;     /* per feature: its slot in each worker's private copies, or -1 */
+    uint32_t *hot_ids; /* the features kept in private copies, by slot, hot first */
+    uint32_t nlocal;   /* features kept in private copies */
+    uint32_t nhot;     /* the first nhot of them are hot */
+} feature_tables;
+
+/* The optimisers' per-weight state, shared by every worker. */
+typedef struct optim_state {
+    unsigned flags;       /* OPT_* */
+    hog_weight *acc;      /* adagrad: dim * outputs sums of squared gradients */
+    hog_weight *bias_acc; /* adagrad: outputs */
+    hog_weight *xmax;     /* normalized: per feature, the largest |x| seen */
+    hog_weight *l1s;      /* l1: per weight, the penalty owed and applied (u, q): 2 * dim * outputs */
+} optim_state;
+
+/*
+ * Model replicas (DimmWitted's design space, hog_train_params.replicas).
+ * With `machine` every worker writes the model itself. With `node` the
+ * workers of a NUMA node share a replica in that node's memory, and a
+ * background thread keeps averaging the replicas into one another while the
+ * epoch runs; with `core` each worker has a replica of its own, written by
+ * it alone. Either way, after every epoch the replicas are averaged into
+ * the model (which is what is evaluated and saved) and start the next epoch
+ * from it. Per-worker copies of hot features would divide a change among
+ * workers that never wrote the same weights, so they are kept only among
+ * the workers of one replica: none with `core`.
+ */
+typedef struct replica_set {
+    unsigned n;            /* replicas; 0: the model is shared (machine) */
+    hog_weight **w;        /* n arrays of dim * outputs weights */
+    hog_weight **bias;     /* n arrays of outputs biases */
+    unsigned *members;     /* n: workers writing each replica */
+    hog_overlap *clocks;   /* n, one per cache line: segments in flight on each replica */
+    uint64_t nweights;     /* dim * outputs */
+    uint32_t outputs;
+    pthread_t thread;      /* node replicas, n > 1: the averaging thread of the running epoch */
+    int running;
+    atomic_int stop;
+    atomic_ullong passes;  /* background averaging passes completed (for the log) */
+} replica_set;
+
+/* Polyak-Ruppert averaging: sums of the shared weights sampled at evenly
+ * spaced points of each averaged epoch. */
+typedef struct avg_state {
+    double *sum;          /* dim * outputs weights, then outputs biases; NULL when off */
+    uint64_t count;       /* samples summed */
+    unsigned from_epoch;  /* 0-based: the first epoch averaged */
+    pthread_mutex_t lock; /* one sample at a time (a few per epoch, never per example) */
+    int lock_made;        /* 1: lock was initialised */
+    hog_model *m;         /* the average, for evaluation */
+} avg_state;
+
+/* Early stopping: the best epoch so far. */
+typedef struct best_state {
+    float *weights;       /* its weights, then biases; NULL when off */
+    double loss;          /* its test loss */
+    hog_metrics test;
+    unsigned epoch;       /* 1-based; 0: none yet */
+    unsigned since;       /* epochs since it */
+} best_state;
+
+/* How a data set is cut into segments, and their order in an epoch. */
+typedef struct segment_plan {
+    uint32_t *order;      /* this epoch's order of segments */
+    uint32_t *base;       /* every segment, in block order */
+    uint32_t *first;      /* blocks + 1: where each block's segments start in base */
+    uint32_t *blocks;     /* blocks: scratch for the block order */
+    atomic_uint *left;    /* blocks: segments of each block not yet done (out of core) */
+    uint32_t nblocks, nsegments, per_block;
+} segment_plan;
+
+/* One run of the trainer over one data set: hog_trainer_run, or the
+ * streamed first epoch and then the rest (hog_trainer_run_file). */
+typedef struct run_state {
+    const hog_train_params *p;
+    hog_pool *pool;       /* the trainer's: the replicas' memory came from it */
+    unsigned nth;         /* workers */
+    uint64_t limit;       /* hog_mem_limit */
+    hog_model *m;
+    worker_state *ws;     /* nth */
+    uint64_t dim;         /* features the per-feature arrays hold: the model's */
+    uint32_t outputs;
+    uint32_t classes;
+    double *classes_of;   /* the label values, ascending */
+    hog_path kernel;      /* the sparse or the dense kernel, settled (hog_run_kernel) */
+    int ooc;              /* out of core: read blocks ahead, drop them when done */
+    segment_plan seg;
+    uint32_t *deg;        /* per feature: training rows that touch it */
+    uint64_t deg_rows;    /* training rows (holdout excluded) counted in deg */
+    feature_tables tab;
+    optim_state optim;
+    avg_state avg;
+    best_state best;
+    replica_set rep;      /* replicas node|core (rep.n == 0: none) */
+
+    /* the epochs so far */
+    hog_epoch_stats st;
+    double seconds;       /* training seconds */
+    unsigned epochs_run;
+    _Alignas(HOG_CACHELINE) atomic_uint dense_published; /* the dense kernel's batches (hog_dense_share) */
+    hog_overlap clock;    /* segments in flight on the shared model (hog_run_init makes it) */
+} run_state;
+
+/* One pass of the workers over a list of segments: an epoch, or a window
+ * of the streamed first epoch. */
+typedef struct epoch_job {
+    const hog_train_params *p;
+    hog_model *m;
+    const hog_dataset *ds;
+    feature_tables tab;       /* the run's, as they are for this pass */
+    unsigned nth;             /* workers */
+    const uint32_t *segments; /* segment ids in this pass's order */
+    uint32_t nsegments;
+    uint32_t per_block;       /* segments per block */
+    uint64_t row0;            /* the row number of ds's first row (a window of a streamed epoch) */
+    double frac0, frac1;      /* the part of the epoch these segments are: 0 and 1, or a window's */
+    int window;               /* 1: a window of the streamed first epoch (train_stream.c) */
+    int ooc;                  /* out of core: read blocks ahead, drop them when done */
+    uint32_t ahead;           /* out of core: how many segments ahead to start reading */
+    atomic_uint *left;        /* out of core: segments of each block not yet done */
+    unsigned epoch;           /* 0-based */
+    float mid;                /* binary: labels above this are positive */
+    float tau;                /* quantile loss */
+    optim_state optim;
+    avg_state *avg;           /* averaging, or NULL */
+    const replica_set *rep;   /* replicas (rep->n == 0: none) */
+    worker_state *ws;
+    double t0;                /* when the pass started, for progress reports */
+    double done_seconds;      /* training seconds before this pass */
+    hog_epoch_stats *stats;   /* the epoch's stats so far, for progress reports */
+    _Alignas(HOG_CACHELINE) atomic_uint next;
+    hog_overlap *clock;       /* segments in flight on the shared model (see replica_set's clocks) */
+} epoch_job;
+
+/* ===================================================================== *
+ *  A run (train_run.c)
+ * ===================================================================== */
+/* A run's state before its first epoch. */
+void hog_run_init(run_state *rs, hog_trainer *t);
+
+/* Frees everything rs holds, the model included, and zeroes it. */
+void hog_run_free(run_state *rs);
+
+/* Sets rs->outputs for rs->classes label values: binary losses need
+ * exactly two, softmax at least two (one output each). Returns 0 or
+ * HOG_ELABEL with a message. */
+int hog_run_outputs(run_state *rs, char *err, size_t err_len);
+
+/* Settles rs->kernel for data of rows, features and nnz: by density for
+ * auto; options the dense kernel lacks send auto to the sparse one (*forced
+ * then names the option, else it is NULL) and refuse a forced dense one
+ * (HOG_EPARAM). */
+int hog_run_kernel(run_state *rs, uint64_t rows, uint64_t features, uint64_t nnz, const char **forced, char *err,
+                   size_t err_len);
+
+/* Logs the kernel hog_run_kernel settled, and why when an option forced it. */
+void hog_run_log_kernel(const run_state *rs, const char *forced, uint64_t rows, uint64_t features, uint64_t nnz);
+
+/* Makes the model (rs->dim features, rs->outputs outputs) and everything
+ * the epochs share that does not depend on how the data is cut into blocks:
+ * the workers' buffers, replicas and the optimisers' per-weight state.
+ * rs->deg and the feature tables are the caller's. Returns 0, -ENOMEM or
+ * HOG_EPARAM (dense buffers over the memory limit; err says so). */
+int hog_run_alloc(run_state *rs, char *err, size_t err_len);
+
+/* (Re)builds the feature tables from rs->deg. Returns 0 or -ENOMEM. */
+int hog_run_tables(run_state *rs);
+
+/* What needs the model's final size: averaging and early stopping.
+ * Returns 0 or -ENOMEM. */
+int hog_run_alloc_final(run_state *rs);
+
+/* The segments of train's blocks, and the model's record of its data.
+ * Returns 0 or -ENOMEM. */
+int hog_run_segments(run_state *rs, const hog_dataset *train);
+
+/* ===================================================================== *
+ *  Epochs (train_epoch.c)
+ * ===================================================================== */
+/* A job for epoch e over rs's model and tables; the caller sets the
+ * segments. */
+epoch_job hog_epoch_job(run_state *rs, unsigned e);
+
+/* Runs the pool over job's segments: one pass of the workers. */
+void hog_epoch_pass(run_state *rs, epoch_job *job);
+
+/* Epochs from..epochs-1 over train (from 1: the first ran while train was
+ * read, and is evaluated first), then the model kept (the best epoch's,
+ * else the average, else the last) and its training metrics: *out, taken
+ * from rs. Returns 0, HOG_EEMPTY (every row held out) or an evaluation
+ * error. */
+int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *test, unsigned from, hog_model **out,
+                   char *err, size_t err_len);
+
+/* ===================================================================== *
+ *  A segment (train_rows.c)
+ * ===================================================================== */
+/* The step size of the segment at pos of job's pass. */
+float hog_segment_step(const epoch_job *job, uint32_t pos);
+
+/* Trains the segment at pos of job's pass on worker ws; fresh: the private
+ * copies hold what the shared weights held at the end of this worker's
+ * previous segment of the job (see hog_hot_sync). */
+void hog_segment_run(epoch_job *job, worker_state *ws, uint32_t pos, int fresh);
+
+/* ===================================================================== *
+ *  Labels and degrees (train_scan.c)
+ * ===================================================================== */
+/* Adds y to the ascending set c[0..*n) unless it is there.
+ * Returns 0, or HOG_ELABEL when the set is full (MAX_CLASSES). */
+int hog_class_insert(double *c, uint32_t *n, double y);
+
+/* What training needs to know of its data before the first step, in one
+ * pass (out of core, one read of the file): the distinct label values of
+ * every row, ascending (not for regression), and for each feature the
+ * number of training rows (holdout excluded) that touch it. On success
+ * *classes, *nclasses, *deg and *rows are set; the caller frees the arrays.
+ * Errors: HOG_ELABEL (with a message), -ENOMEM. */
+int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint64_t dim, int ooc, double **classes,
+                          uint32_t *nclasses, uint32_t **deg, uint64_t *rows, char *err, size_t err_len);
+
+/* Each feature's L2 scale from the degrees deg[0..dim) of rows training
+ * rows, into l2_scale[0..dim): rows / degree, 0 for a feature no row
+ * touches (HOGWILD!'s sparse L2, see train_scan.c). */
+void hog_scan_l2_scales(const uint32_t *deg, uint64_t rows, uint64_t dim, float *l2_scale);
+
+/* The degrees of a window of the streamed first epoch (train_stream.c),
+ * counted one window ahead of training by a thread of its own, which owns
+ * deg while it runs. */
+typedef struct window_count {
+    const hog_train_params *p;
+    const double *classes;  /* the label values the run has (classes of them) */
+    uint32_t nclasses;
+    const hog_block *blks;  /* the window to count */
+    uint32_t n;
+    uint64_t row0;          /* its first row's number */
+    uint32_t rpb;
+    uint32_t *deg;          /* per feature, deg_cap of them */
+    size_t deg_cap;
+    uint64_t deg_rows;      /* training rows counted */
+    uint64_t top;           /* the window's largest index + 1 */
+    int rc;                 /* 0, -ENOMEM, or 1: a label the run does not have */
+    char why[96];
+} window_count;
+
+/* Counts c's window into c->deg (grown to its largest index), c->deg_rows
+ * and c->top; sets c->rc. A pthread start routine; returns NULL. */
+void *hog_window_count(void *arg);
+
+/* ===================================================================== *
+ *  Private copies of the hot weights (train_hot.c)
+ * ===================================================================== */
+/* The most features a worker keeps private copies of, for outputs weights
+ * each. */
+uint32_t hog_hot_max(uint32_t outputs);
+
+/* Chooses the features kept in private copies from the training rows'
+ * feature degrees, for nth workers sharing copies: *slot (dim entries) gets
+ * slots 0..*nlocal-1 in *hot_ids order, the others -1; the first *nhot of
+ * them are hot. Returns 0 or -ENOMEM (nothing allocated then). */
+int hog_hot_choose(const uint32_t *deg, uint64_t rows, uint64_t dim, uint32_t outputs, unsigned nth, int16_t **slot,
+                   uint32_t **hot_ids, uint32_t *nlocal, uint32_t *nhot);
+
+/* Loads the private copies of ws from the shared weights (the first
+ * segment of a pass). */
+void hog_hot_begin(const epoch_job *job, worker_state *ws);
+
+/* Publishes the change of ws's private copies over a segment, hot weights'
+ * scaled by share, and starts the next segment from the result. */
+void hog_hot_sync(const epoch_job *job, worker_state *ws, float share);
+
+/* ===================================================================== *
+ *  Replicas (train_replicas.c)
+ * ===================================================================== */
+/* Makes the replicas of `kind` for the pool's workers, each in the memory
+ * of the node of the first worker writing it, and points every worker at
+ * its replica (or at the model). Returns 0 or -ENOMEM (then
+ * hog_replicas_free frees what was made). */
+int hog_replicas_make(replica_set *r, hog_replicas kind, hog_pool *pool, hog_model *m, worker_state *ws,
+                      unsigned nth);
+void hog_replicas_free(replica_set *r, hog_pool *pool);
+
+/* After an epoch: the model and every replica become the replicas' mean. */
+void hog_replicas_average(const replica_set *r, hog_pool *pool, hog_model *m);
+
+/* Node replicas: starts and stops the thread that averages the replicas
+ * while an epoch runs (nothing with fewer than two). */
+void hog_replicas_background_start(replica_set *r);
+void hog_replicas_background_stop(replica_set *r);
+
+#endif /* HOG_TRAIN_RUN_H */

@@ -1,0 +1,424 @@
+/* train_stream.c: the first epoch trained on a text file's blocks while the file is read, and hog_trainer_run_file, which runs it or trains on the whole data set. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "train_run.h"
+
+/* ===================================================================== *
+ *  The first epoch while the text is read
+ *
+ *  The first STREAM_HEAD blocks settle what training needs up front: the
+ *  label values, the kernel (by density) and first feature degrees. Then
+ *  every window of blocks the feed hands over is one pass of the workers,
+ *  the window's segments shuffled among themselves, while the feed parses
+ *  the next ones. Between windows the degrees (and so the L2 scales) grow
+ *  with the rows seen, and the per-feature arrays with the largest index
+ *  seen. The rows arrive in file order, shuffled only within a window: a
+ *  file sorted by label should be shuffled first, or read whole first
+ *  (stream 0). When the rest of the file breaks what the head settled (a
+ *  label value the head did not have), the run starts over on the whole
+ *  data set, which the feed goes on building meanwhile.
+ * ===================================================================== */
+#define STREAM_HEAD 4u
+
+/* Blocks per window: enough segments that the workers' shares balance
+ * (two blocks, eight segments, a worker), at most 16 (the feed holds three
+ * windows: 48 blocks, 120 MB of RCV1-shaped rows). */
+static uint32_t stream_window(unsigned nth)
+{
+    return HOG_MIN(HOG_MAX(4u, 2u * nth), 16u);
+}
+
+/* Why a run cannot stream the first epoch, or NULL. */
+static const char *stream_refusal(const hog_train_params *p)
+{
+    if (!p->stream)
+        return "streaming is off";
+    if (p->replicas != HOG_REPLICAS_MACHINE)
+        return p->replicas == HOG_REPLICAS_NODE ? "hog_train_params.replicas node" : "hog_train_params.replicas core";
+    if (p->path == HOG_PATH_DENSE)
+        return "the dense path";
+    if (p->average == p->epochs)
+        return "averaging over every epoch";
+    return NULL;
+}
+
+/* Sets the model's size: the per-feature arrays hold at least dim features. */
+static void run_settle_dim(run_state *rs, uint64_t dim)
+{
+    rs->dim = dim;
+    rs->m->dim = dim;
+    rs->m->info.features = dim;
+}
+
+/* Grows every per-feature array to dim features, the new ones zero (slots
+ * -1). Returns 0 or -ENOMEM (the arrays grown so far stay valid). */
+static int run_grow(run_state *rs, uint64_t dim)
+{
+    const uint64_t old = rs->dim, K = rs->outputs;
+    if (dim <= old)
+        return 0;
+    hog_model *m = rs->m;
+    hog_weight *w = hog_aligned_alloc(HOG_CACHELINE, dim * K * sizeof(hog_weight));
+    if (!w)
+        return -ENOMEM;
+    memcpy((void *)w, (const void *)m->w, old * K * sizeof(hog_weight));
+    memset((void *)(w + old * K), 0, (dim - old) * K * sizeof(hog_weight));
+    hog_free((void *)m->w);
+    m->w = w;
+    for (unsigned i = 0; i < rs->nth; i++)
+        rs->ws[i].w = w;
+    struct { void **p; size_t size; } grow[] = {
+        {(void **)&rs->deg, sizeof(uint32_t)}, /* NULL while a window_count owns it */
+        {(void **)&rs->tab.l2_scale, sizeof(float)},
+        {(void **)&rs->tab.slot, sizeof(int16_t)},
+        {(void **)&rs->optim.acc, K * sizeof(hog_weight)},
+        {(void **)&rs->optim.xmax, sizeof(hog_weight)},
+        {(void **)&rs->optim.l1s, 2 * K * sizeof(hog_weight)},
+    };
+    for (unsigned i = 0; i < HOG_ARRAY_LEN(grow); i++) {
+        if (!*grow[i].p)
+            continue;
+        char *q = hog_realloc(*grow[i].p, dim * grow[i].size);
+        if (!q)
+            return -ENOMEM;
+        memset(q + old * grow[i].size, 0, (dim - old) * grow[i].size);
+        *grow[i].p = q;
+    }
+    for (uint64_t j = old; j < dim; j++)
+        rs->tab.slot[j] = -1;
+    run_settle_dim(rs, dim);
+    return 0;
+}
+
+/* The L2 scales of a streamed epoch, rows / degree from the rows counted
+ * so far: set again whenever the rows have doubled since the last time, so
+ * the estimates follow the data at the cost of one pass over the features
+ * per doubling. A feature not counted yet gets the scale of one row in
+ * all, which is what it will have when it first shows. */
+static void stream_scales(run_state *rs, const window_count *c)
+{
+    const double rows = (double)c->deg_rows;
+    for (uint64_t j = 0; j < rs->dim; j++) {
+        uint32_t d = j < c->deg_cap ? c->deg[j] : 0;
+        rs->tab.l2_scale[j] = (float)(d ? rows / d : rows);
+    }
+}
+
+/* Settles the run's shape from the head (n blocks): label values, kernel,
+ * features, degrees and tables, and makes the model. Returns 0, -ENOMEM,
+ * or 1 when the head cannot settle it (*why says why). */
+static int stream_head(run_state *rs, const hog_block *head, uint32_t n, uint32_t rpb, char *why, size_t why_len)
+{
+    const hog_train_params *p = rs->p;
+    uint64_t rows = 0, nnz = 0, top = 0;
+    int want_classes = !hog_loss_is_regression(p->loss);
+    if (want_classes && !(rs->classes_of = hog_malloc(MAX_CLASSES * sizeof(double))))
+        return -ENOMEM;
+    for (uint32_t b = 0; b < n; b++) {
+        const hog_block *blk = &head[b];
+        rows += blk->rows;
+        nnz += blk->nnz;
+        for (uint32_t r = 0; r < blk->rows; r++) {
+            double y = blk->label[r];
+            if (want_classes && ((p->loss == HOG_LOSS_SOFTMAX && y != floor(y)) ||
+                                 hog_class_insert(rs->classes_of, &rs->classes, y) < 0)) {
+                snprintf(why, why_len, "the labels do not fit the loss");
+                return 1;
+            }
+            if (blk->ptr[r + 1] > blk->ptr[r])
+                top = HOG_MAX(top, (uint64_t)blk->index[blk->ptr[r + 1] - 1] + 1);
+        }
+    }
+    char detail[160];
+    if (hog_run_outputs(rs, detail, sizeof(detail)) < 0) {
+        snprintf(why, why_len, "its first %llu rows have %u label values", (unsigned long long)rows, rs->classes);
+        return 1;
+    }
+    const char *forced;
+    if (hog_run_kernel(rs, rows, top, nnz, &forced, detail, sizeof(detail)) < 0 || rs->kernel == HOG_PATH_DENSE) {
+        snprintf(why, why_len, "dense data (the dense path)");
+        return 1;
+    }
+    hog_run_log_kernel(rs, forced, rows, top, nnz);
+    rs->dim = HOG_MAX(top, 1);
+    if (!(rs->deg = hog_calloc(rs->dim, sizeof(uint32_t))))
+        return -ENOMEM;
+    int rc = hog_run_alloc(rs, NULL, 0);
+    if (rc < 0)
+        return rc;
+    /* The head's degrees, as every later window's are counted (its labels
+     * are the classes, and deg has room for its indices). */
+    window_count c = {.p = rs->p, .classes = rs->classes_of, .nclasses = rs->classes, .blks = head, .n = n,
+                      .row0 = 0, .rpb = rpb, .deg = rs->deg, .deg_cap = rs->dim};
+    hog_window_count(&c);
+    rs->deg_rows = c.deg_rows;
+    return hog_run_tables(rs);
+}
+
+/* Trains one window: a pass of the workers over its blocks' segments. */
+static void stream_pass(run_state *rs, const hog_block *blks, uint32_t n, uint64_t row0, uint32_t rpb,
+                        double frac0, double frac1, uint32_t *segments, uint32_t window_index, double t_start)
+{
+    uint32_t spb = segments_per_block(rpb), nsegments = 0;
+    for (uint32_t b = 0; b < n; b++)
+        for (uint32_t s = 0; s * SEGMENT_ROWS < blks[b].rows; s++)
+            segments[nsegments++] = b * spb + s;
+    hog_dataset win;
+    memset(&win, 0, sizeof(win));
+    win.blocks = (hog_block *)blks;
+    win.info.blocks = n;
+    win.info.rows_per_block = rpb;
+    win.fd = -1;
+    epoch_job job = hog_epoch_job(rs, 0);
+    job.ds = &win;
+    job.segments = segments;
+    job.nsegments = nsegments;
+    job.per_block = spb;
+    job.row0 = row0;
+    job.frac0 = frac0;
+    job.frac1 = frac1;
+    job.window = 1;
+    /* A segment's rows are shuffled by (seed, epoch, its number in the
+     * window): numbers repeat across windows, so the window's index goes
+     * into the order of the segments, and the rows differ by block. */
+    hog_rng rng = {hog_mix64(rs->p->seed ^ 0x57ea0000ull) + window_index};
+    hog_shuffle_u32(segments, nsegments, &rng);
+    rs->st.step = hog_segment_step(&job, 0);
+    job.t0 = hog_now();
+    job.done_seconds = job.t0 - t_start;
+    hog_epoch_pass(rs, &job);
+}
+
+/* Trains the first epoch on the feed's blocks as they come, the head (n
+ * blocks in held, which has room for two windows) first: each window is
+ * one pass of the workers while a counting thread takes the next.
+ * Returns 0 (rs->deg holds every training row's degrees, rs->seconds the
+ * epoch's time), 1 when a label the head lacked showed (why says which),
+ * or a negative error. *held_n: the blocks still held, to give back. */
+static int stream_epoch(run_state *rs, hog_feed *feed, hog_block *held, uint32_t n, double pos, uint32_t window,
+                        uint32_t rpb, uint32_t *segments, uint32_t *held_n, char *why, size_t why_len, char *err,
+                        size_t err_len)
+{
+    int rc = 0;
+    rs->st.epoch = 1;
+    const double t_start = hog_now();
+    /* The window being trained (cur) and the next (nxt), counted meanwhile. */
+    window_count sc = {.p = rs->p, .classes = rs->classes_of, .nclasses = rs->classes, .rpb = rpb, .deg = rs->deg,
+                       .deg_cap = rs->dim, .deg_rows = rs->deg_rows};
+    rs->deg = NULL;
+    stream_scales(rs, &sc);
+    hog_block *cur = held, *nxt = held + window;
+    uint32_t ncur = n, nnxt = 0;
+    uint64_t row0 = 0, scaled = sc.deg_rows;
+    double frac0 = 0, pos_cur = pos;
+    for (uint32_t w = 0; ncur > 0 && rc == 0; w++) {
+        double pos_nxt = pos_cur;
+        while (nnxt < window && (rc = hog_feed_next(feed, &nxt[nnxt], &pos_nxt, err, err_len)) == 1)
+            nnxt++;
+        if (rc < 0)
+            break;
+        rc = 0;
+        uint64_t row_nxt = row0;
+        for (uint32_t b = 0; b < ncur; b++)
+            row_nxt += cur[b].rows;
+        pthread_t counter;
+        int counting = 0;
+        sc.rc = 0;
+        if (nnxt) {
+            sc.blks = nxt;
+            sc.n = nnxt;
+            sc.row0 = row_nxt;
+            counting = pthread_create(&counter, NULL, hog_window_count, &sc) == 0;
+            if (!counting) /* no thread to spare: count first */
+                hog_window_count(&sc);
+        }
+        stream_pass(rs, cur, ncur, row0, rpb, frac0, pos_cur, segments, w, t_start);
+        if (counting)
+            pthread_join(counter, NULL);
+        for (uint32_t b = 0; b < ncur; b++)
+            hog_feed_release(feed);
+        hog_block *tmp = cur;
+        cur = nxt;
+        nxt = tmp;
+        ncur = nnxt;
+        nnxt = 0;
+        row0 = row_nxt;
+        frac0 = pos_cur;
+        pos_cur = pos_nxt;
+        if (sc.rc != 0) {
+            rc = sc.rc < 0 ? hog_fail(sc.rc, err, err_len, "out of memory") : 1;
+            if (rc == 1)
+                snprintf(why, why_len, "%s", sc.why);
+        } else if (sc.top > rs->dim) { /* features the model has no room for yet */
+            uint64_t old = rs->dim;
+            if ((rc = run_grow(rs, HOG_MAX(sc.top, 2 * rs->dim))) < 0)
+                hog_fail(rc, err, err_len, "out of memory");
+            for (uint64_t j = old; rc == 0 && j < rs->dim; j++)
+                rs->tab.l2_scale[j] = (float)sc.deg_rows;
+        }
+        if (rc == 0 && sc.deg_rows >= 2 * scaled) {
+            stream_scales(rs, &sc);
+            scaled = sc.deg_rows;
+        }
+    }
+    rs->seconds = hog_now() - t_start;
+    /* The degrees are the run's again, with room for every feature. */
+    rs->deg = sc.deg;
+    rs->deg_rows = sc.deg_rows;
+    *held_n = ncur + nnxt;
+    if (rc == 0 && sc.deg_cap < rs->dim) {
+        uint32_t *d = hog_realloc(rs->deg, rs->dim * sizeof(uint32_t));
+        if (!d)
+            return hog_fail(-ENOMEM, err, err_len, "out of memory");
+        memset(d + sc.deg_cap, 0, (rs->dim - sc.deg_cap) * sizeof(uint32_t));
+        rs->deg = d;
+    }
+    return rc;
+}
+
+/* ===================================================================== *
+ *  Training on a file
+ * ===================================================================== */
+/* Trains on in's feed: the first epoch on its blocks as they come, the
+ * rest on the data set it builds meanwhile (*ds). *test: the test set,
+ * opened once the head shows the text's index base. Returns 0 (the model
+ * in *out), 1 when the text must be read whole first (fr->note says why;
+ * every block handed out is back), or a negative error. */
+static int stream_file(hog_trainer *t, const char *path, const hog_input *in, uint32_t window, const char *test_path,
+                       double t0, hog_dataset **test, hog_dataset **ds, hog_model **out, hog_file_run *fr, char *err,
+                       size_t err_len)
+{
+    const uint32_t rpb = in->read.rows_per_block;
+    hog_feed *feed = in->feed;
+    run_state rs;
+    hog_run_init(&rs, t);
+    hog_block *held = hog_malloc(2 * window * sizeof(hog_block));
+    uint32_t *segments = hog_malloc((size_t)window * segments_per_block(rpb) * sizeof(uint32_t));
+    uint32_t n = 0;
+    double pos = 0;
+    int rc = 0;
+    if (!held || !segments) {
+        rc = hog_fail(-ENOMEM, err, err_len, "out of memory");
+        goto out;
+    }
+    while (n < STREAM_HEAD && (rc = hog_feed_next(feed, &held[n], &pos, err, err_len)) == 1)
+        n++;
+    if (rc < 0)
+        goto out;
+    /* The test set now, read as the training text is, so that a bad one
+     * fails the run before the first epoch, not after it. */
+    if (n && (rc = hog_input_open_test(test_path, &in->read, hog_feed_index_base(feed), test, err, err_len)) < 0)
+        goto out;
+    rc = n ? stream_head(&rs, held, n, rpb, fr->note, sizeof(fr->note)) : 1;
+    if (rc == 1)
+        hog_log(HOG_LOG_INFO, "reading %s whole before training: %s", path, fr->note);
+    if (rc != 0)
+        goto out;
+
+    hog_log(HOG_LOG_INFO, "training while reading %s: the first epoch takes its rows in file order, in windows of "
+            "%u blocks", path, window);
+    rc = stream_epoch(&rs, feed, held, n, pos, window, rpb, segments, &n, fr->note, sizeof(fr->note), err, err_len);
+    if (rc == 1) {
+        hog_log(HOG_LOG_INFO, "%s: %s: training again from the start on the whole file", path, fr->note);
+        snprintf(fr->note + strlen(fr->note), sizeof(fr->note) - strlen(fr->note), "; started over");
+    }
+    if (rc != 0)
+        goto out;
+    fr->streamed = 1;
+    rc = hog_feed_finish(feed, ds, err, err_len);
+    if (rc < 0)
+        goto out;
+    fr->read_seconds = hog_now() - t0;
+    /* The whole data set: its size, and the tables from every row's degrees. */
+    uint64_t dim = HOG_MAX((*ds)->info.features, 1);
+    if ((rc = run_grow(&rs, dim)) == 0) {
+        run_settle_dim(&rs, dim);
+        rs.ooc = hog_dataset_bytes(*ds) > rs.limit;
+        rc = hog_run_tables(&rs);
+    }
+    if (rc == 0)
+        rc = hog_run_alloc_final(&rs);
+    if (rc == 0)
+        rc = hog_run_segments(&rs, *ds);
+    if (rc == 0)
+        rc = hog_epochs_run(&rs, *ds, *test, 1, out, err, err_len);
+    if (rc == -ENOMEM)
+        hog_fail(rc, err, err_len, "out of memory");
+out:
+    for (uint32_t b = 0; b < n; b++)
+        hog_feed_release(feed);
+    hog_run_free(&rs);
+    hog_free(held);
+    hog_free(segments);
+    return rc;
+}
+
+int hog_trainer_run_file(hog_trainer *t, const char *path, const hog_read_params *rp, const char *cache_path,
+                         const char *test_path, hog_model **out, hog_file_run *run, char *err, size_t err_len)
+{
+    *out = NULL;
+    const hog_train_params *p = &t->p;
+    hog_file_run fr;
+    memset(&fr, 0, sizeof(fr));
+    *run = fr;
+    if (p->early_stop && !test_path && p->holdout <= 0)
+        return hog_fail(HOG_EPARAM, err, err_len,
+                        "hog_train_params.early_stop needs a test set or hog_train_params.holdout to measure "
+                        "improvement on");
+    const double t0 = hog_now();
+    /* The feed may hold a window being trained, the next being counted and
+     * one being parsed. */
+    const uint32_t window = stream_window(hog_pool_threads(t->pool));
+    _Static_assert(STREAM_HEAD <= 4, "the head is a window: stream_window is at least 4");
+    hog_input in;
+    int rc = hog_input_open(path, rp, cache_path, 3 * window, &in, err, err_len);
+    if (rc < 0)
+        return rc;
+    hog_dataset *ds = in.ds, *test = NULL;
+    fr.cache_used = in.cache_used;
+    rc = 1; /* 1: train on the whole data set */
+    if (in.feed) {
+        /* The first epoch's steps follow its position in the file, which a
+         * pipe's unknown length leaves unknown: its text is read whole
+         * first (into memory or the cache, as a streamed run would keep it
+         * anyway). */
+        const char *refusal = stream_refusal(p);
+        if (!refusal)
+            refusal = in.unsized;
+        if (refusal) {
+            snprintf(fr.note, sizeof(fr.note), "%s", refusal);
+            if (p->stream)
+                hog_log(HOG_LOG_INFO, "reading %s whole before training: %s", path, fr.note);
+        } else {
+            rc = stream_file(t, path, &in, window, test_path, t0, &test, &ds, out, &fr, err, err_len);
+        }
+        if (rc == 1) { /* the feed only builds the data set */
+            hog_feed_drain(in.feed);
+            if ((rc = hog_feed_finish(in.feed, &ds, err, err_len)) == 0)
+                rc = 1;
+        }
+    }
+    if (rc == 1) {
+        fr.read_seconds = hog_now() - t0;
+        rc = test ? 0 : hog_input_open_test(test_path, &in.read, ds->info.index_base, &test, err, err_len);
+        if (rc == 0)
+            rc = hog_trainer_run(t, ds, test, out, err, err_len);
+    }
+    hog_feed_free(in.feed);
+    if (rc < 0) {
+        hog_model_free(*out);
+        *out = NULL;
+        hog_dataset_close(test);
+        hog_dataset_close(ds);
+        return rc;
+    }
+    fr.train = ds;
+    fr.test = test;
+    *run = fr;
+    return 0;
+}
