@@ -48,11 +48,9 @@ check() {
         # shellcheck disable=SC2086 # the flags are words
         (cd "$tree" && $cc -std=c11 $flags -c -o "$o" "$c") || out="build failed"
     done
-    allow=$tree/allow
-    [ -f "$allow" ] || allow=$tree/no-allow-file
     [ -n "${REMOVE:-}" ] && rm -f "$tree/$REMOVE"
     if [ -z "$out" ]; then
-        out=$("$py" "$top/tools/check-layers.py" --root "$tree" --build build --cflags "$flags" --allow "$allow" 2>&1)
+        out=$("$py" "$top/tools/check-layers.py" --root "$tree" --build build --cflags "$flags" 2>&1)
         rc=$?
     else
         rc=-1
@@ -112,15 +110,6 @@ case_tree cycle
 put src/etl/etl_more.c '#include "etl.h"' 'int hog_etl_more(void) { static int d; return d++ ? 2 : hog_etl_read(); }'
 check "two files calling each other fail" 1 \
     '^check-layers: call cycle among 2 files: src/etl/etl_more.c src/etl/etl_read.c'
-
-case_tree cycle-allowed
-put src/etl/etl_more.c '#include "etl.h"' 'int hog_etl_more(void) { static int d; return d++ ? 2 : hog_etl_read(); }'
-put allow '# known' 'cycle src/etl/etl_more.c src/etl/etl_read.c src/etl/etl_other.c'
-check "a cycle on the allow list passes" 0 'accepted for now .*call cycle src/etl/etl_more.c src/etl/etl_read.c'
-
-case_tree allow-stale
-put allow 'cycle src/etl/etl_more.c src/etl/etl_read.c'
-check "an allow line no cycle needs is reported and passes" 0 'allow:1 is no longer needed'
 
 case_tree cycle-three
 put src/train/train.h '#include "../etl/etl.h"' '#include "../pool/pool.h"' 'int hog_train_step(void);' 'int hog_train_b(int);' 'int hog_train_c(int);'

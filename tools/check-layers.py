@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Checks the layers of src/ (stdlib only; `make check-layers` runs it).
 
-usage: check-layers.py [--root DIR] [--build DIR] [--allow FILE] [--cflags FLAGS]
+usage: check-layers.py [--root DIR] [--build DIR] [--cflags FLAGS]
 
 The rules are read from the ```layers block of ROOT/CONTRIBUTING.md: one line
 per folder of src/, `folder: what it may use` besides itself and the public
@@ -23,9 +23,6 @@ Three checks, each violation printed with the files involved:
   cycles    no source files call each other in a loop (the strongly connected
             components of the file call graph), and no headers include each
             other in a loop.
-A call cycle whose files all appear on one `cycle FILE...` line of the allow
-file is accepted (and reported as such); an allow line that no cycle needs
-any more is reported too, without failing.
 
 Exit status: 0 clean, 1 violations, 2 the check could not run (no rules,
 a missing object: run make first).
@@ -297,26 +294,10 @@ def cycle_text(tree, kind, comp, graph):
     return "\n".join(lines)
 
 
-def read_allow(path):
-    if not path or not os.path.exists(path):
-        return []
-    allow = []
-    with open(path, encoding="utf-8") as f:
-        for no, line in enumerate(f, 1):
-            words = line.split("#", 1)[0].split()
-            if not words:
-                continue
-            if words[0] != "cycle" or len(words) < 3:
-                die("%s:%d: expected `cycle FILE FILE...`" % (path, no))
-            allow.append((no, set(words[1:])))
-    return allow
-
-
 def main():
     ap = argparse.ArgumentParser(description="Checks the layers of src/ against CONTRIBUTING.md.")
     ap.add_argument("--root", default=".", help="the source tree (default .)")
     ap.add_argument("--build", default="build", help="the build folder holding src/*/*.o (default build)")
-    ap.add_argument("--allow", help="call cycles accepted for now, one `cycle FILE...` per line")
     ap.add_argument("--cflags", default="", help="the flags src/ is compiled with (for -I)")
     args = ap.parse_args()
 
@@ -334,32 +315,17 @@ def main():
     for comp in components(includes):
         problems.append(cycle_text(tree, "include", comp, includes))
 
-    allow = read_allow(args.allow)
-    used_allow, accepted = set(), []
     for comp in components(calls):
-        names = {tree.rel(p) for p in comp}
-        hit = next((no for no, files in allow if names <= files), None)
-        if hit is None:
-            problems.append(cycle_text(tree, "call", comp, calls))
-        else:
-            used_allow.add(hit)
-            accepted.append(" ".join(sorted(names)))
+        problems.append(cycle_text(tree, "call", comp, calls))
 
     for p in problems:
         print("check-layers: " + p)
-    for a in accepted:
-        print("check-layers: accepted for now (%s): call cycle %s" % (os.path.relpath(args.allow), a))
-    for no, files in allow:
-        if no not in used_allow:
-            print("check-layers: %s:%d is no longer needed: %s" % (os.path.relpath(args.allow), no,
-                                                                    " ".join(sorted(files))))
     nfiles = len(tree.files)
     if problems:
         print("check-layers: %d violation%s in %d files of src/" % (len(problems), "" if len(problems) == 1 else "s",
                                                                   nfiles))
         return 1
-    print("check-layers: %d files of src/ keep the layers of CONTRIBUTING.md%s" % (
-        nfiles, ", with %d call cycle%s accepted for now" % (len(accepted), "" if len(accepted) == 1 else "s") if accepted else ", without a cycle"))
+    print("check-layers: %d files of src/ keep the layers of CONTRIBUTING.md, without a cycle" % nfiles)
     return 0
 
 
