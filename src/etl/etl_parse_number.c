@@ -1,23 +1,10 @@
 /* etl_parse_number.c: the exact decimal number parser: every number as strtod reads it in the C locale, by Clinger's fast path where it can. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <locale.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "etl_parse.h"
-
-/* strtod_l needs a C locale so '.' is the decimal point whatever the
- * program's locale; it is made once for the process. If it cannot be made,
- * strtod under the process locale is the fallback (the C locale unless the
- * program called setlocale). */
-static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
-static locale_t c_locale;
-
-static void c_locale_make(void)
-{
-    c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-}
 
 /* The rare forms: many digits, large exponents, subnormals. [s, p) has
  * already been checked against the grammar, so strtod must take all of it. */
@@ -30,9 +17,13 @@ static const char *number_slow(const char *s, const char *p, double *out)
         return NULL;
     memcpy(buf, s, n);
     buf[n] = '\0';
-    pthread_once(&c_locale_once, c_locale_make);
+    /* strtod_l in the process's one C locale (util_number.c), so '.' is the
+     * decimal point whatever the program's locale; if it could not be made,
+     * strtod under the process locale is the fallback (the C locale unless
+     * the program called setlocale). */
+    locale_t c = hog_c_locale();
     char *e;
-    double d = c_locale != (locale_t)0 ? strtod_l(buf, &e, c_locale) : strtod(buf, &e);
+    double d = c != (locale_t)0 ? strtod_l(buf, &e, c) : strtod(buf, &e);
     const char *r = e == buf + n ? p : NULL;
     if (buf != small)
         hog_free(buf);
