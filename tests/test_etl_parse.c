@@ -840,12 +840,12 @@ Test(etl_parse, csv_parameter_errors)
                "t.txt: label column 3 is out of range: the first line has 3 fields");
     p = params(HOG_FORMAT_CSV);
     p.hash_bits = 32;
-    plan_fails(&p, "1,2\n", HOG_EPARAM, "hash_bits: 32 is not between 0 and 31");
+    plan_fails(&p, "1,2\n", HOG_EPARAM, "hog_read_params.hash_bits: 32 is not between 0 and 31");
     p = params(HOG_FORMAT_BINARY);
-    plan_fails(&p, "1,2\n", HOG_EPARAM, "format: a binary dataset is not text");
+    plan_fails(&p, "1,2\n", HOG_EPARAM, "hog_read_params.format: a binary dataset is not text");
     p = params(HOG_FORMAT_CSV);
     p.delimiter = '.';
-    plan_fails(&p, "1,2\n", HOG_EPARAM, "delimiter: '.' cannot separate numbers");
+    plan_fails(&p, "1,2\n", HOG_EPARAM, "hog_read_params.delimiter: '.' cannot separate numbers");
 
     /* only a header, or nothing: fine here (the pipeline reports no rows) */
     p = params(HOG_FORMAT_CSV);

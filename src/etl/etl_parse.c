@@ -160,28 +160,28 @@ static hog_format detect_format(const char *head, size_t len)
 static int check_params(const hog_read_params *p, char *err, size_t len)
 {
     if (p->format < HOG_FORMAT_AUTO || p->format > HOG_FORMAT_VW)
-        return hog_fail(HOG_EPARAM, err, len, "format: %d is not a hog_format", (int)p->format);
+        return hog_fail(HOG_EPARAM, err, len, "hog_read_params.format: %d is not a hog_format", (int)p->format);
     if (p->format == HOG_FORMAT_BINARY)
-        return hog_fail(HOG_EPARAM, err, len, "format: a binary dataset is not text");
+        return hog_fail(HOG_EPARAM, err, len, "hog_read_params.format: a binary dataset is not text");
     if (p->hash_bits > 31)
-        return hog_fail(HOG_EPARAM, err, len, "hash_bits: %u is not between 0 and 31",
+        return hog_fail(HOG_EPARAM, err, len, "hog_read_params.hash_bits: %u is not between 0 and 31",
                         p->hash_bits);
     if (p->index_base < -1 || p->index_base > 1)
-        return hog_fail(HOG_EPARAM, err, len, "index_base: %d is not -1 (detect), 0 or 1",
+        return hog_fail(HOG_EPARAM, err, len, "hog_read_params.index_base: %d is not -1 (detect), 0 or 1",
                         p->index_base);
     if (p->on_error != HOG_ON_ERROR_STOP && p->on_error != HOG_ON_ERROR_SKIP)
-        return hog_fail(HOG_EPARAM, err, len, "on_error: %d is not stop or skip",
+        return hog_fail(HOG_EPARAM, err, len, "hog_read_params.on_error: %d is not stop or skip",
                         (int)p->on_error);
     char d = p->delimiter;
     if (d != 0 && (d == '\n' || d == '\r' || d == '"' || d == '.' || d == '+' || d == '-' ||
                    d == 'e' || d == 'E' || is_digit(d)))
-        return hog_fail(HOG_EPARAM, err, len, "delimiter: '%c' cannot separate numbers", d);
+        return hog_fail(HOG_EPARAM, err, len, "hog_read_params.delimiter: '%c' cannot separate numbers", d);
     if (p->header < -1 || p->header > 1)
-        return hog_fail(HOG_EPARAM, err, len, "header: %d is not 1, 0 or -1", p->header);
+        return hog_fail(HOG_EPARAM, err, len, "hog_read_params.header: %d is not 1, 0 or -1", p->header);
     if (p->label_name && p->header == 0)
-        return hog_fail(HOG_EPARAM, err, len, "label_name: needs a header, but header is 0");
+        return hog_fail(HOG_EPARAM, err, len, "hog_read_params.label_name: needs a header, but header is 0");
     if (!p->label_name && p->label_index < 0)
-        return hog_fail(HOG_EPARAM, err, len, "label_index: %ld is negative", p->label_index);
+        return hog_fail(HOG_EPARAM, err, len, "hog_read_params.label_index: %ld is negative", p->label_index);
     return 0;
 }
 

@@ -13,7 +13,7 @@ int hog_trainer_create(const hog_train_params *p, hog_trainer **out, char *err, 
         return HOG_ECPU;
     const char *field;
     if (hog_train_params_check(p, &field) < 0)
-        return hog_fail(HOG_EPARAM, err, err_len, "invalid training parameter: %s", field);
+        return hog_fail(HOG_EPARAM, err, err_len, "invalid training parameter: hog_train_params.%s", field);
     hog_trainer *t = hog_calloc(1, sizeof(*t));
     if (!t)
         return -ENOMEM;

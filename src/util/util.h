@@ -57,7 +57,7 @@ void hog_log(hog_log_level level, const char *fmt, ...) HOG_PRINTF(2, 3);
  * CPU is asked once per process. */
 int hog_cpu_check(char *err, size_t len);
 
-/* ---- checksums ---- */
+/* ---- checksums (util_hash.c) ---- */
 /* CRC-32 (zlib's polynomial): model files and version-1 binary datasets. */
 uint32_t hog_crc32(uint32_t crc, const void *data, size_t len);
 /* XXH3-64 with a seed: binary datasets from version 2 on. Several GB/s per
@@ -153,9 +153,17 @@ static inline uint32_t hog_rng_below(hog_rng *r, uint32_t n)
 }
 
 /* Fisher-Yates shuffle of a[0..n). */
-void hog_shuffle_u32(uint32_t *a, uint32_t n, hog_rng *r);
+static inline void hog_shuffle_u32(uint32_t *a, uint32_t n, hog_rng *r)
+{
+    for (uint32_t i = n; i > 1; i--) {
+        uint32_t j = hog_rng_below(r, i);
+        uint32_t t = a[i - 1];
+        a[i - 1] = a[j];
+        a[j] = t;
+    }
+}
 
-/* ---- memory ---- */
+/* ---- the machine (util_machine.c) ---- */
 /* Memory the kernel says is available for new work (MemAvailable), in bytes;
  * sysconf's free pages where /proc/meminfo is missing. hwloc's NUMA memory
  * figures are not used: with lazy page initialisation they are wrong. */
@@ -163,6 +171,8 @@ uint64_t hog_mem_available(void);
 
 /* The CPUs this process may run on (its affinity mask), at least 1. */
 unsigned hog_cpus(void);
+
+double hog_now(void); /* seconds, CLOCK_MONOTONIC */
 
 /* ---- vector register state ---- */
 /* Code built for plain x86-64 (legacy SSE) runs far slower on a thread whose
@@ -222,10 +232,7 @@ int hog_number_format(char *buf, size_t len, double v);
  * success. Thread-safe. */
 int hog_number_parse(const char *s, double *out);
 
-/* ---- time ---- */
-double hog_now(void); /* seconds, CLOCK_MONOTONIC */
-
-/* ---- atomic file output: temporary file, fsync, rename, fsync of the folder ---- */
+/* ---- atomic file output: temporary file, fsync, rename, fsync of the folder (util_file.c) ---- */
 typedef struct hog_atomic_file {
     int fd;
     char *path;     /* final path */

@@ -1,4 +1,4 @@
-/* util_alloc.c: the one allocation wrapper (jemalloc in normal builds, libc's allocator under sanitizers). */
+/* util_alloc.c: the one allocation wrapper, over the process's own malloc (jemalloc in the hogtrain command, libc's under sanitizers), and array growth. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <stdint.h>

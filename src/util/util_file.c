@@ -1,74 +1,15 @@
-/* util_file.c: atomic file output (hog_output for programs), whole-file reads, CRC-32, shuffling, available memory and the clock. */
+/* util_file.c: files written whole or not at all (temporary file, fsync, rename; hog_output for programs), and whole files read. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "util.h"
-
-uint32_t hog_crc32(uint32_t crc, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    /* zlib takes a uInt length; feed it in pieces that fit. */
-    while (len > 0) {
-        uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
-        crc = (uint32_t)crc32(crc, p, n);
-        p += n;
-        len -= n;
-    }
-    return crc;
-}
-
-void hog_shuffle_u32(uint32_t *a, uint32_t n, hog_rng *r)
-{
-    for (uint32_t i = n; i > 1; i--) {
-        uint32_t j = hog_rng_below(r, i);
-        uint32_t t = a[i - 1];
-        a[i - 1] = a[j];
-        a[j] = t;
-    }
-}
-
-uint64_t hog_mem_available(void)
-{
-    FILE *f = fopen("/proc/meminfo", "re");
-    if (f) {
-        char line[256];
-        unsigned long long kb;
-        while (fgets(line, sizeof(line), f))
-            if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
-                fclose(f);
-                return (uint64_t)kb * 1024;
-            }
-        fclose(f);
-    }
-    long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-    return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
-}
-
-unsigned hog_cpus(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-        return (unsigned)CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (unsigned)n : 1;
-}
-
-double hog_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 int hog_atomic_open(hog_atomic_file *f, const char *path)
 {

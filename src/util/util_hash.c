@@ -1,4 +1,4 @@
-/* util_hash.c: the 64-bit checksum of binary datasets (XXH3), with an AVX2 build chosen at run time where the CPU has it; the vector register state that AVX code leaves behind. */
+/* util_hash.c: the checksums of the file formats: CRC-32 (zlib's) and XXH3, with an AVX2 build of XXH3 chosen at run time where the CPU has it, and the vector register state that AVX code leaves behind. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdatomic.h>
 #if defined(__x86_64__)
@@ -7,8 +7,22 @@
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
+#include <zlib.h>
 
 #include "util.h"
+
+uint32_t hog_crc32(uint32_t crc, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    /* zlib takes a uInt length; feed it in pieces that fit. */
+    while (len > 0) {
+        uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
+        crc = (uint32_t)crc32(crc, p, n);
+        p += n;
+        len -= n;
+    }
+    return crc;
+}
 
 /* util_hash_avx2.c compiles the same function for AVX2. The choice is made
  * once; both give the same value for the same bytes (XXH3 is specified
