@@ -69,14 +69,6 @@ static size_t mf_fields(hog_mf_info *in, hog_meta_field *f)
     return n;
 }
 
-static int write_crc(hog_atomic_file *f, uint32_t *crc, const void *buf, size_t len)
-{
-    if (!len)
-        return 0;
-    *crc = hog_crc32(*crc, buf, len);
-    return hog_atomic_write(f, buf, len);
-}
-
 /* Writes n rows of k floats from shared rows of `stride` (or n floats when
  * stride is 0 ... k is 1), through the relaxed loads, in chunks. */
 static int write_rows(hog_atomic_file *f, uint32_t *crc, const hog_weight *w, uint64_t n, uint32_t k,
@@ -89,21 +81,21 @@ static int write_rows(hog_atomic_file *f, uint32_t *crc, const hog_weight *w, ui
         for (uint32_t c = 0; c < k && rc == 0; c++) {
             chunk[used++] = hog_w_load(&w[r * stride + c]);
             if (used == HOG_ARRAY_LEN(chunk)) {
-                rc = write_crc(f, crc, chunk, used * sizeof(float));
+                rc = hog_atomic_write_crc(f, crc, chunk, used * sizeof(float));
                 used = 0;
             }
         }
     if (rc == 0 && used)
-        rc = write_crc(f, crc, chunk, used * sizeof(float));
+        rc = hog_atomic_write_crc(f, crc, chunk, used * sizeof(float));
     return rc;
 }
 
 static int write_names(hog_atomic_file *f, uint32_t *crc, const hog_idmap *m)
 {
     uint32_t zero = 0;
-    int rc = write_crc(f, crc, m->n ? m->off : &zero, 4ull * (m->n + 1));
+    int rc = hog_atomic_write_crc(f, crc, m->n ? m->off : &zero, 4ull * (m->n + 1));
     if (rc == 0)
-        rc = write_crc(f, crc, m->names, m->names_len);
+        rc = hog_atomic_write_crc(f, crc, m->names, m->names_len);
     return rc;
 }
 
@@ -132,9 +124,9 @@ int hog_mf_save(const hog_mf_model *m, const char *path)
         return rc;
     }
     uint32_t crc = 0;
-    rc = write_crc(&f, &crc, h, sizeof(h));
+    rc = hog_atomic_write_crc(&f, &crc, h, sizeof(h));
     if (rc == 0)
-        rc = write_crc(&f, &crc, meta, meta_len);
+        rc = hog_atomic_write_crc(&f, &crc, meta, meta_len);
     if (rc == 0)
         rc = write_names(&f, &crc, &m->users);
     if (rc == 0)

@@ -114,12 +114,6 @@ static size_t model_fields(hog_model_info *in, hog_meta_field *f)
  *  Save and load
  * ===================================================================== */
 
-static int write_crc(hog_atomic_file *f, uint32_t *crc, const void *buf, size_t len)
-{
-    *crc = hog_crc32(*crc, buf, len);
-    return hog_atomic_write(f, buf, len);
-}
-
 int hog_model_save(const hog_model *m, const char *path)
 {
     hog_model_info info = m->info;
@@ -146,11 +140,11 @@ int hog_model_save(const hog_model *m, const char *path)
     }
     uint32_t crc = 0;
     float chunk[4096];
-    rc = write_crc(&f, &crc, head, sizeof(head));
+    rc = hog_atomic_write_crc(&f, &crc, head, sizeof(head));
     if (rc == 0)
-        rc = write_crc(&f, &crc, meta, meta_len);
+        rc = hog_atomic_write_crc(&f, &crc, meta, meta_len);
     if (rc == 0)
-        rc = write_crc(&f, &crc, m->class_labels, m->info.classes * sizeof(double));
+        rc = hog_atomic_write_crc(&f, &crc, m->class_labels, m->info.classes * sizeof(double));
     /* Weights are copied out through the relaxed loads, then written in chunks. */
     const struct { const hog_weight *w; uint64_t n; } parts[] = {
         {m->bias, m->outputs}, {m->w, m->dim * m->outputs},
@@ -160,7 +154,7 @@ int hog_model_save(const hog_model *m, const char *path)
             uint64_t n = HOG_MIN(HOG_ARRAY_LEN(chunk), parts[part].n - i);
             for (uint64_t k = 0; k < n; k++)
                 chunk[k] = hog_w_load(&parts[part].w[i + k]);
-            rc = write_crc(&f, &crc, chunk, n * sizeof(float));
+            rc = hog_atomic_write_crc(&f, &crc, chunk, n * sizeof(float));
         }
     if (rc == 0)
         rc = hog_atomic_write(&f, &crc, 4);

@@ -246,6 +246,9 @@ typedef struct hog_atomic_file {
 int hog_atomic_open(hog_atomic_file *f, const char *path);
 /* Appends all of buf after the furthest byte written so far. Returns 0 or -errno. */
 int hog_atomic_write(hog_atomic_file *f, const void *buf, size_t len);
+/* hog_atomic_write that also runs the CRC-32 *crc over buf, for the file
+ * formats that end in a checksum of what came before. */
+int hog_atomic_write_crc(hog_atomic_file *f, uint32_t *crc, const void *buf, size_t len);
 /* Writes all of buf at offset off. Returns 0 or -errno. Each time another
  * HOG_WRITEBACK_BYTES lie past what was last handed to the kernel, their
  * writeback is started (sync_file_range, which does not wait), so that a

@@ -43,6 +43,14 @@ int hog_atomic_write(hog_atomic_file *f, const void *buf, size_t len)
     return hog_atomic_pwrite(f, buf, len, f->end);
 }
 
+int hog_atomic_write_crc(hog_atomic_file *f, uint32_t *crc, const void *buf, size_t len)
+{
+    if (len == 0)
+        return 0;
+    *crc = hog_crc32(*crc, buf, len);
+    return hog_atomic_write(f, buf, len);
+}
+
 int hog_atomic_direct(hog_atomic_file *f, int on)
 {
     int fl = fcntl(f->fd, F_GETFL);
