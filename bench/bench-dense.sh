@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench-dense.sh: the dense (OpenBLAS mini-batch) path against the sparse path on Fashion-MNIST softmax: examples/s, their ratio and test accuracy.
+# bench-dense.sh: the dense (OpenBLAS mini-batch) kernel against the sparse kernel on Fashion-MNIST softmax: examples/s, their ratio and test accuracy.
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # Usage: sh bench/bench-dense.sh BUILD_DIR
@@ -8,21 +8,21 @@
 # rows, 10,000 test rows, 784 features, half of them non-zero) in .hgd form.
 # Runs: `hogtrain train train.hgd --test test.hgd --loss softmax` with the
 # demo's settings (--step 0.01 --decay 0.7 --l2 1e-4), $EPOCHS epochs,
-# $THREADS threads, once with --path sparse and once with --path auto (which
-# must choose the dense path: the script checks the report), one warm-up
-# each, then $REPS repetitions, the two paths interleaved and their order
+# $THREADS threads, once with --kernel sparse and once with --kernel auto (which
+# must choose the dense kernel: the script checks the report), one warm-up
+# each, then $REPS repetitions, the two kernels interleaved and their order
 # alternated, so that a noisy spell on a shared machine falls on both. Every
 # run goes to results/bench-dense-YYYYmmdd-HHMMSS.csv; the summary gives the
-# medians of examples/s (training time only) and of test accuracy per path,
+# medians of examples/s (training time only) and of test accuracy per kernel,
 # the ratio of the medians and the median of the per-repetition ratios, and
 # the targets: dense at least 2x sparse, test accuracy at least 0.84.
 #
 # Environment (all optional):
-#   REPS     repetitions per path (default 5)
+#   REPS     repetitions per kernel (default 5)
 #   EPOCHS   epochs per run (default 10)
 #   THREADS  worker threads (default: one per core)
 #   BATCH    --batch for the dense run (default: hogtrain's)
-#   EXTRA    more options for both paths' runs, e.g. "--seed 2"
+#   EXTRA    more options for both kernels' runs, e.g. "--seed 2"
 set -eu
 
 if [ $# -ne 1 ]; then
@@ -58,18 +58,18 @@ trap 'exit 143' TERM
 mkdir -p "$root/results"
 stamp=$(date +%Y%m%d-%H%M%S)
 csv="$root/results/bench-dense-$stamp.csv"
-echo "path,path_used,rep,threads,train_seconds,examples_per_s,test_accuracy,test_logloss" >"$csv"
+echo "kernel,kernel_used,rep,threads,train_seconds,examples_per_s,test_accuracy,test_logloss" >"$csv"
 
-# run PATH REP: one training run on PATH (sparse or auto); REP 0 is the warm-up.
+# run KERNEL REP: one training run on KERNEL (sparse or auto); REP 0 is the warm-up.
 run() {
     rm -f "$scratch/report.json"
-    opts="--path $1"
+    opts="--kernel $1"
     [ "$1" = auto ] && opts="$opts $batch"
     # shellcheck disable=SC2086 # options are words
     if ! "$hogtrain" train "$data/train.hgd" --test "$data/test.hgd" -o "$scratch/model.hog" \
         --loss softmax --epochs "$epochs" --step 0.01 --decay 0.7 --l2 1e-4 --threads "$threads" \
         $opts $extra --report "$scratch/report.json" -q; then
-        echo "bench-dense.sh: hogtrain train --path $1 failed" >&2
+        echo "bench-dense.sh: hogtrain train --kernel $1 failed" >&2
         exit 1
     fi
     [ "$2" -eq 0 ] && return 0
@@ -78,9 +78,9 @@ import json, sys
 path, want, rep = sys.argv[1:4]
 with open(path) as f:
     r = json.load(f)
-if want == "auto" and r["path"] != "dense":
-    sys.exit("bench-dense.sh: --path auto chose %s on Fashion-MNIST, not dense" % r["path"])
-print("%s,%s,%s,%d,%.6f,%.1f,%.6f,%.6f" % (want, r["path"], rep, r["threads"], r["train_seconds"],
+if want == "auto" and r["kernel"] != "dense":
+    sys.exit("bench-dense.sh: --kernel auto chose %s on Fashion-MNIST, not dense" % r["kernel"])
+print("%s,%s,%s,%d,%.6f,%.1f,%.6f,%.6f" % (want, r["kernel"], rep, r["threads"], r["train_seconds"],
       r["examples_per_s"], r["test"]["accuracy"], r["test"]["logloss"]))
 PY
     tail -n 1 "$csv" | awk -F, '{ printf "run %s, %s (%s): %.3g examples/s, test accuracy %.4f\n", $3, $1, $2, $6, $7 }' >&2
@@ -111,11 +111,11 @@ import csv, statistics, sys
 runs = {}
 with open(sys.argv[1]) as f:
     for row in csv.DictReader(f):
-        runs.setdefault(row["path"], {})[row["rep"]] = row
+        runs.setdefault(row["kernel"], {})[row["rep"]] = row
 sp, dn = runs["sparse"], runs["auto"]
 def med(rs, key):
     return statistics.median(float(r[key]) for r in rs.values())
-print("| path | median examples/s | min | max | median test accuracy | min test accuracy |")
+print("| kernel | median examples/s | min | max | median test accuracy | min test accuracy |")
 print("|---|---:|---:|---:|---:|---:|")
 for name, rs in (("sparse", sp), ("auto (dense)", dn)):
     ex = [float(r["examples_per_s"]) for r in rs.values()]

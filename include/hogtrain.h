@@ -253,12 +253,12 @@ typedef enum hog_schedule {
     HOG_SCHEDULE_ADAGRAD,   /* step / sqrt(sum of the coordinate's squared gradients) */
 } hog_schedule;
 
-/* How the trainer steps through the data. */
-typedef enum hog_path {
-    HOG_PATH_AUTO = 0, /* dense when the data is dense enough and small enough (see hog_path_pick) */
-    HOG_PATH_SPARSE,   /* one example at a time over its non-zeros (CSR), HOGWILD! */
-    HOG_PATH_DENSE,    /* mini-batches made dense, scored and stepped with OpenBLAS GEMM, HOGWILD! */
-} hog_path;
+/* The training kernel: how the trainer steps through the data. */
+typedef enum hog_kernel {
+    HOG_KERNEL_AUTO = 0, /* dense when the data is dense enough and small enough (see hog_kernel_pick) */
+    HOG_KERNEL_SPARSE,   /* one example at a time over its non-zeros (CSR), HOGWILD! */
+    HOG_KERNEL_DENSE,    /* mini-batches made dense, scored and stepped with OpenBLAS GEMM, HOGWILD! */
+} hog_kernel;
 
 /* Where the model lives (DimmWitted's design space). */
 typedef enum hog_replicas {
@@ -293,12 +293,12 @@ typedef struct hog_train_params {
                             read ahead and dropped when done. 0: half of MemAvailable */
     hog_progress_fn progress;
     void *progress_ctx;
-    hog_path path;       /* HOG_PATH_AUTO: chosen by the data's density; a trained model's
-                            info records the path that ran (SPARSE or DENSE), and its
-                            evaluations take the same path. The dense path sets OpenBLAS
+    hog_kernel kernel;   /* HOG_KERNEL_AUTO: chosen by the data's density; a trained model's
+                            info records the kernel that ran (SPARSE or DENSE), and its
+                            evaluations take the same kernel. The dense kernel sets OpenBLAS
                             to one thread per call, process-wide (openblas_set_num_threads),
                             since the trainer's workers already fill the cores */
-    unsigned batch;      /* dense path: rows per mini-batch, 1..1024 (a batch never spans
+    unsigned batch;      /* dense kernel: rows per mini-batch, 1..1024 (a batch never spans
                             two of the trainer's 1024-row segments) */
     int normalized;      /* 1: normalised, scale-invariant update (Ross, Mineiro, Langford
                             2013, Vowpal Wabbit's default): each feature's step is divided by
@@ -315,7 +315,7 @@ typedef struct hog_train_params {
     hog_replicas replicas; /* the model shared by all, per NUMA node, or per worker; every epoch
                               ends with the replicas averaged into the model, which is what is
                               evaluated and saved. AdaGrad sums, L1 state and feature scales stay
-                              shared. Sparse path only (auto picks it) */
+                              shared. Sparse kernel only (auto picks it) */
     int stream;          /* hog_trainer_run_file on text: 1 trains the first epoch on the blocks
                             as the parsers build them, while the file is still being read; 0
                             reads the whole file first (see hog_trainer_run_file) */
@@ -325,7 +325,7 @@ typedef struct hog_train_params {
 /* The defaults: logistic, one thread per core, 10 epochs, step 0.1, decay 0.9,
  * invscaling power 0.5, decay schedule, l2 1e-6, no holdout, seed 1, bias,
  * binding on, memory limit 0 (half of what is available), no progress callback,
- * path auto, batches of 32 rows, plain (not normalised) updates, l1 0, no
+ * kernel auto, batches of 32 rows, plain (not normalised) updates, l1 0, no
  * early stopping, no averaging, quantile 0.5, replicas machine, streaming on. */
 hog_train_params hog_train_params_default(void);
 
@@ -341,13 +341,13 @@ int hog_loss_parse(const char *name, hog_loss *out);
 const char *hog_schedule_name(hog_schedule s);
 int hog_schedule_parse(const char *name, hog_schedule *out);
 /* "auto", "sparse", "dense". */
-const char *hog_path_name(hog_path path);
-int hog_path_parse(const char *name, hog_path *out);
+const char *hog_kernel_name(hog_kernel kernel);
+int hog_kernel_parse(const char *name, hog_kernel *out);
 /* "machine", "node", "core". */
 const char *hog_replicas_name(hog_replicas r);
 int hog_replicas_parse(const char *name, hog_replicas *out);
 
-/* The path a run with `path` takes on data of `rows` rows, `features`
+/* The kernel a run with `kernel` takes on data of `rows` rows, `features`
  * features and `nnz` non-zeros, for a model of `outputs` outputs: SPARSE or
  * DENSE as asked; for AUTO, DENSE when the density nnz / (rows * features)
  * is at least HOG_DENSE_MIN_DENSITY and the model has at most
@@ -356,7 +356,7 @@ int hog_replicas_parse(const char *name, hog_replicas *out);
 #define HOG_DENSE_MIN_DENSITY 0.2
 #define HOG_DENSE_MAX_FEATURES 65536u
 #define HOG_DENSE_MAX_WEIGHTS (1u << 22)
-hog_path hog_path_pick(hog_path path, uint64_t rows, uint64_t features, uint64_t nnz, uint32_t outputs);
+hog_kernel hog_kernel_pick(hog_kernel kernel, uint64_t rows, uint64_t features, uint64_t nnz, uint32_t outputs);
 
 /* ===================================================================== *
  *  Metrics
@@ -497,7 +497,7 @@ typedef struct hog_file_run {
                             synced and validated): overlapped with the first epoch when
                             streamed */
     char note[160];      /* when text was not streamed: why ("streaming is off", "dense
-                            data (the dense path)", "label 3 first appears in row 70001"...) */
+                            data (the dense kernel)", "label 3 first appears in row 70001"...) */
 } hog_file_run;
 
 /*
@@ -509,12 +509,12 @@ typedef struct hog_file_run {
  * memory or, with cache_path, in that binary file (written atomically,
  * then memory-mapped; it bounds memory for data larger than RAM).
  *
- * The first blocks (4 of them) settle the labels, the path and the first
+ * The first blocks (4 of them) settle the labels, the kernel and the first
  * feature degrees. The first epoch takes the rows in file order, shuffled
  * within windows of 2 * threads blocks (4 to 16); later epochs shuffle all.
  * A file sorted by label trains badly that way: shuffle it, or set
  * params.stream to 0. Text is read whole first (run->note says why) when
- * streaming is off, with node or core replicas, the dense path, averaging
+ * streaming is off, with node or core replicas, the dense kernel, averaging
  * over every epoch, or when the first blocks do not show what the model
  * needs (two label values for a binary loss, dense data); when a later
  * row has a label value the first blocks lacked, the run starts over on the

@@ -1,4 +1,4 @@
-/* race_hogwild.c: a plain-C stress run of the multi-threaded paths (pool, HOGWILD! updates on the sparse and dense paths, matrix factorisation, evaluation, save, the text pipeline) for ThreadSanitizer, which Criterion's runner cannot host. */
+/* race_hogwild.c: a plain-C stress run of the multi-threaded paths (pool, HOGWILD! updates on the sparse and dense kernels, matrix factorisation, evaluation, save, the text pipeline) for ThreadSanitizer, which Criterion's runner cannot host. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <math.h>
 #include <stdio.h>
@@ -49,7 +49,7 @@ static void write_data(const char *path, int rows, int classes, unsigned seed)
     fclose(f);
 }
 
-static void run(const char *data, hog_loss loss, hog_path path, hog_replicas replicas, unsigned threads,
+static void run(const char *data, hog_loss loss, hog_kernel kernel, hog_replicas replicas, unsigned threads,
                 double holdout, double min_acc, const char *model_path)
 {
     hog_dataset *ds;
@@ -64,7 +64,7 @@ static void run(const char *data, hog_loss loss, hog_path path, hog_replicas rep
     p.epochs = 5;
     p.step = 0.3;
     p.holdout = holdout;
-    p.path = path;
+    p.kernel = kernel;
     p.replicas = replicas;
     hog_trainer *t;
     hog_model *m = NULL;
@@ -245,15 +245,15 @@ int main(int argc, char **argv)
     write_data(bin, 20000, 2, 1);
     write_data(multi, 20000, 3, 2);
     if (two_nodes) { /* node replicas with the background averaging thread */
-        run(bin, HOG_LOSS_LOGISTIC, HOG_PATH_SPARSE, HOG_REPLICAS_NODE, 4, 0.2, 0.9, model);
-        run(multi, HOG_LOSS_SOFTMAX, HOG_PATH_SPARSE, HOG_REPLICAS_NODE, 4, 0.2, 0.8, model);
+        run(bin, HOG_LOSS_LOGISTIC, HOG_KERNEL_SPARSE, HOG_REPLICAS_NODE, 4, 0.2, 0.9, model);
+        run(multi, HOG_LOSS_SOFTMAX, HOG_KERNEL_SPARSE, HOG_REPLICAS_NODE, 4, 0.2, 0.8, model);
     } else {
-        run(bin, HOG_LOSS_LOGISTIC, HOG_PATH_SPARSE, HOG_REPLICAS_MACHINE, 4, 0.2, 0.9, model);
-        run(bin, HOG_LOSS_HINGE, HOG_PATH_SPARSE, HOG_REPLICAS_MACHINE, 3, 0.2, 0.9, model);
-        run(multi, HOG_LOSS_SOFTMAX, HOG_PATH_SPARSE, HOG_REPLICAS_MACHINE, 4, 0.2, 0.8, model);
-        run(bin, HOG_LOSS_LOGISTIC, HOG_PATH_SPARSE, HOG_REPLICAS_CORE, 3, 0.2, 0.9, model);
-        run(bin, HOG_LOSS_LOGISTIC, HOG_PATH_DENSE, HOG_REPLICAS_MACHINE, 4, 0.2, 0.9, model);
-        run(multi, HOG_LOSS_SOFTMAX, HOG_PATH_DENSE, HOG_REPLICAS_MACHINE, 3, 0.2, 0.8, model);
+        run(bin, HOG_LOSS_LOGISTIC, HOG_KERNEL_SPARSE, HOG_REPLICAS_MACHINE, 4, 0.2, 0.9, model);
+        run(bin, HOG_LOSS_HINGE, HOG_KERNEL_SPARSE, HOG_REPLICAS_MACHINE, 3, 0.2, 0.9, model);
+        run(multi, HOG_LOSS_SOFTMAX, HOG_KERNEL_SPARSE, HOG_REPLICAS_MACHINE, 4, 0.2, 0.8, model);
+        run(bin, HOG_LOSS_LOGISTIC, HOG_KERNEL_SPARSE, HOG_REPLICAS_CORE, 3, 0.2, 0.9, model);
+        run(bin, HOG_LOSS_LOGISTIC, HOG_KERNEL_DENSE, HOG_REPLICAS_MACHINE, 4, 0.2, 0.9, model);
+        run(multi, HOG_LOSS_SOFTMAX, HOG_KERNEL_DENSE, HOG_REPLICAS_MACHINE, 3, 0.2, 0.8, model);
         factorise(dir);
         convert_many_chunks(dir);
         stream_text(dir, bin, HOG_LOSS_LOGISTIC, 0);

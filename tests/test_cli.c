@@ -226,7 +226,7 @@ Test(cli, standard_input_is_read_as_a_pipe)
      * and never takes an older cache for a pipe's text. */
     for (int run = 0; run < 2; run++) {
         cr_assert_eq(hog_env("cat t.svm | env -u HOG_TOPOLOGY",
-                             "train - -o m.hog --path sparse --epochs 3 --cache t.hgd --report r.json"),
+                             "train - -o m.hog --kernel sparse --epochs 3 --cache t.hgd --report r.json"),
                      0, "%s", out);
         cr_assert(strstr(out, "the input is a pipe") && strstr(out, "cached 3000 rows"), "run %d: %s", run, out);
         char *r = slurp("r.json");
@@ -266,12 +266,12 @@ Test(cli, cache_is_written_once_and_reused_while_newer_than_the_input)
 Test(cli, text_trains_while_it_is_read_unless_stream_is_0)
 {
     write_separable("t.svm", 30000, 12, 0);
-    /* Four dense features: the sparse path is asked for, the dense one would read the file whole. */
-    cr_assert_eq(hog("train t.svm -o m.hog --path sparse --epochs 2 --holdout 0.1 --report r1.json"), 0, "%s", out);
+    /* Four dense features: the sparse kernel is asked for, the dense one would read the file whole. */
+    cr_assert_eq(hog("train t.svm -o m.hog --kernel sparse --epochs 2 --holdout 0.1 --report r1.json"), 0, "%s", out);
     cr_assert(strstr(out, "training while reading"), "%s", out);
     char *r1 = slurp("r1.json");
     cr_assert(strstr(r1, "\"streamed\": true") && strstr(r1, "\"rows\": 30000"), "%s", r1);
-    cr_assert_eq(hog("train t.svm -o m.hog --path sparse --epochs 2 --holdout 0.1 --stream 0 --report r2.json"), 0,
+    cr_assert_eq(hog("train t.svm -o m.hog --kernel sparse --epochs 2 --holdout 0.1 --stream 0 --report r2.json"), 0,
                  "%s", out);
     cr_assert(!strstr(out, "training while reading"), "%s", out);
     char *r2 = slurp("r2.json");
@@ -285,11 +285,11 @@ Test(cli, text_trains_while_it_is_read_unless_stream_is_0)
     char cmd[256];
     snprintf(cmd, sizeof(cmd), "cd %s && cp t.svm bad.svm && echo '1 3:0.5 x:1' >> bad.svm", dir);
     cr_assert_eq(system(cmd), 0);
-    cr_assert_eq(hog("train bad.svm -o bad.hog --cache bad.hgd --path sparse -q"), 1, "%s", out);
+    cr_assert_eq(hog("train bad.svm -o bad.hog --cache bad.hgd --kernel sparse -q"), 1, "%s", out);
     cr_assert(strstr(out, "bad.svm:30001:"), "%s", out);
     cr_assert(!exists("bad.hog") && !exists("bad.hgd"), "nothing half-written is left");
     /* A bad test set is found when training starts, and named. */
-    cr_assert_eq(hog("train t.svm -o m2.hog --path sparse --test bad.svm --epochs 1"), 1, "%s", out);
+    cr_assert_eq(hog("train t.svm -o m2.hog --kernel sparse --test bad.svm --epochs 1"), 1, "%s", out);
     cr_assert(strstr(out, "bad.svm:30001:") && !strstr(out, "epoch 1/1"), "%s", out);
     cr_assert(!exists("m2.hog"));
 }

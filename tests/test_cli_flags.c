@@ -35,19 +35,22 @@ Test(cli_flags, a_value_follows_its_option_as_the_command_spells_it)
 {
     rewrites("(use hog_train_params.loss = HOG_LOSS_SOFTMAX for multiclass)", "(use --loss softmax for multiclass)");
     rewrites("hog_train_params.loss HOG_LOSS_MODIFIED_HUBER", "--loss modified_huber");
-    rewrites("does not support hog_train_params.schedule = HOG_SCHEDULE_ADAGRAD; use the sparse path",
-             "does not support --schedule adagrad; use the sparse path");
+    rewrites("does not support hog_train_params.schedule = HOG_SCHEDULE_ADAGRAD; use the sparse kernel",
+             "does not support --schedule adagrad; use the sparse kernel");
     rewrites("reading t.svm whole first: hog_train_params.replicas=HOG_REPLICAS_NODE",
              "reading t.svm whole first: --replicas node");
     rewrites("1-based; hog_read_params.index_base = 0 reads as written)", "1-based; --index-base 0 reads as written)");
     rewrites("hog_read_params.on_error = HOG_ON_ERROR_SKIP", "--on-error skip");
-    rewrites("hog_train_params.normalized = 1 runs on the sparse path only", "--normalized runs on the sparse path only");
+    rewrites("hog_train_params.normalized = 1 runs on the sparse kernel only",
+             "--normalized runs on the sparse kernel only");
+    rewrites("hog_train_params.kernel dense does not support hog_train_params.l1; use hog_train_params.kernel sparse",
+             "--kernel dense does not support --l1; use --kernel sparse");
     rewrites("hog_read_params.header = 1.", "--header.");
     rewrites("hog_train_params.average = 3", "--average=3");
     rewrites("hog_train_params.quantile = 0.5.", "--quantile 0.5.");
     rewrites("hog_train_params.l1 = -1e-3", "--l1 -1e-3");
     /* A constant of another enum is no value of this option: left as written. */
-    rewrites("hog_train_params.loss HOG_PATH_DENSE", "--loss HOG_PATH_DENSE");
+    rewrites("hog_train_params.loss HOG_KERNEL_DENSE", "--loss HOG_KERNEL_DENSE");
 }
 
 Test(cli_flags, what_no_option_sets_is_left_as_it_is)
@@ -146,11 +149,11 @@ Test(cli_flags_command, library_messages_name_options)
     cr_assert(strstr(out, "(use --loss softmax for multiclass)"), "%s", out);
 
     write_rows("t.svm", 300, NULL);
-    cr_assert_eq(hog("train t.svm -o m.hog --path dense --schedule adagrad"), 1, "%s", out);
-    cr_assert(strstr(out, "does not support --schedule adagrad"), "%s", out);
-    /* dense data: auto would take the dense path, which normalised updates keep off */
+    cr_assert_eq(hog("train t.svm -o m.hog --kernel dense --schedule adagrad"), 1, "%s", out);
+    cr_assert(strstr(out, "--kernel dense does not support --schedule adagrad; use --kernel sparse"), "%s", out);
+    /* dense data: auto would take the dense kernel, which normalised updates keep off */
     cr_assert_eq(hog("train t.svm -o m.hog --normalized --epochs 1"), 0, "%s", out);
-    cr_assert(strstr(out, "hogtrain: sparse path: --normalized runs on the sparse path only\n"), "%s", out);
+    cr_assert(strstr(out, "hogtrain: sparse kernel: --normalized runs on the sparse kernel only\n"), "%s", out);
     cr_assert_eq(hog("train t.svm -o m.hog --replicas node --epochs 1"), 0, "%s", out);
     cr_assert(strstr(out, "whole before training: --replicas node\n"), "%s", out);
     cr_assert_eq(hog("train t.svm -o m.hog --loss squared --step 1e30 --epochs 1 --threads 1"), 0, "%s", out);

@@ -1,4 +1,4 @@
-/* test_train_dense.c: the dense (OpenBLAS mini-batch) path: the batch step against per-example sums, the same optimum as the sparse path, determinism, path choice, GEMM evaluation. */
+/* test_train_dense.c: the dense (OpenBLAS mini-batch) kernel: the batch step against per-example sums, the same optimum as the sparse kernel, determinism, kernel choice, GEMM evaluation. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -215,7 +215,7 @@ static double objective(const hog_model *m, const hog_dataset *ds, double l2)
     return mt.loss + 0.5 * l2 * reg;
 }
 
-/* Tolerance: both paths run SGD to near the same regularised optimum; the
+/* Tolerance: both kernels run SGD to near the same regularised optimum; the
  * objectives they reach agree within 0.5% (measured: the first 6 digits). */
 static void same_optimum(hog_loss loss, char kind, double step)
 {
@@ -228,15 +228,15 @@ static void same_optimum(hog_loss loss, char kind, double step)
     p.decay = 0.9;
     p.l2 = 1e-3;
     p.batch = 16;
-    p.path = HOG_PATH_SPARSE;
+    p.kernel = HOG_KERNEL_SPARSE;
     hog_model *sp = train(tr, NULL, p);
-    p.path = HOG_PATH_DENSE;
+    p.kernel = HOG_KERNEL_DENSE;
     hog_model *dn = train(tr, NULL, p);
-    cr_assert_eq(sp->info.params.path, HOG_PATH_SPARSE);
-    cr_assert_eq(dn->info.params.path, HOG_PATH_DENSE);
+    cr_assert_eq(sp->info.params.kernel, HOG_KERNEL_SPARSE);
+    cr_assert_eq(dn->info.params.kernel, HOG_KERNEL_DENSE);
     double a = objective(sp, tr, p.l2), b = objective(dn, tr, p.l2);
     cr_assert(isfinite(a) && isfinite(b));
-    cr_assert_lt(fabs(a - b), 0.005 * a, "%s: sparse path objective %g, dense %g", hog_loss_name(loss), a, b);
+    cr_assert_lt(fabs(a - b), 0.005 * a, "%s: sparse kernel objective %g, dense %g", hog_loss_name(loss), a, b);
     /* And it is a real optimum, not two equal failures: well below the
      * loss of the zero model (log 2 for logistic, log 3 for softmax). */
     cr_assert_lt(b, loss == HOG_LOSS_SOFTMAX ? 0.7 * log(3.0) : 0.7 * log(2.0), "dense objective %g", b);
@@ -245,12 +245,12 @@ static void same_optimum(hog_loss loss, char kind, double step)
     hog_dataset_close(tr);
 }
 
-Test(dense, logistic_reaches_the_sparse_paths_objective)
+Test(dense, logistic_reaches_the_sparse_kernels_objective)
 {
     same_optimum(HOG_LOSS_LOGISTIC, 'b', 0.05);
 }
 
-Test(dense, softmax_reaches_the_sparse_paths_objective)
+Test(dense, softmax_reaches_the_sparse_kernels_objective)
 {
     same_optimum(HOG_LOSS_SOFTMAX, 'c', 0.05);
 }
@@ -264,7 +264,7 @@ Test(dense, hinge_and_squared_learn_with_two_threads_and_a_holdout)
     p.epochs = 10;
     p.step = 0.02;
     p.holdout = 0.2;
-    p.path = HOG_PATH_DENSE;
+    p.kernel = HOG_KERNEL_DENSE;
     p.batch = 32;
     hog_model *m = train(tr, NULL, p);
     /* The holdout is evaluated, and only it: about 800 rows. */
@@ -295,7 +295,7 @@ Test(dense, one_thread_is_reproducible_bit_for_bit)
     p.threads = 1;
     p.epochs = 3;
     p.seed = 42;
-    p.path = HOG_PATH_DENSE;
+    p.kernel = HOG_KERNEL_DENSE;
     p.batch = 50;
     hog_model *a = train(tr, NULL, p);
     hog_model *b = train(tr, NULL, p);
@@ -310,24 +310,24 @@ Test(dense, one_thread_is_reproducible_bit_for_bit)
 }
 
 /* ===================================================================== *
- *  Choosing the path
+ *  Choosing the kernel
  * ===================================================================== */
 Test(dense, auto_picks_dense_for_dense_data_and_sparse_otherwise)
 {
     /* Fashion-MNIST's shape: 60,000 rows, 784 features, half non-zero. */
-    cr_assert_eq(hog_path_pick(HOG_PATH_AUTO, 60000, 784, 23423502, 10), HOG_PATH_DENSE);
+    cr_assert_eq(hog_kernel_pick(HOG_KERNEL_AUTO, 60000, 784, 23423502, 10), HOG_KERNEL_DENSE);
     /* Just below and at the threshold. */
-    cr_assert_eq(hog_path_pick(HOG_PATH_AUTO, 1000, 100, 19999, 1), HOG_PATH_SPARSE);
-    cr_assert_eq(hog_path_pick(HOG_PATH_AUTO, 1000, 100, 20000, 1), HOG_PATH_DENSE);
+    cr_assert_eq(hog_kernel_pick(HOG_KERNEL_AUTO, 1000, 100, 19999, 1), HOG_KERNEL_SPARSE);
+    cr_assert_eq(hog_kernel_pick(HOG_KERNEL_AUTO, 1000, 100, 20000, 1), HOG_KERNEL_DENSE);
     /* Dense but too wide, or too many weights. */
-    cr_assert_eq(hog_path_pick(HOG_PATH_AUTO, 1000, HOG_DENSE_MAX_FEATURES + 1ull, 1000ull * 40000, 1),
-                 HOG_PATH_SPARSE);
-    cr_assert_eq(hog_path_pick(HOG_PATH_AUTO, 1000, 10000, 1000ull * 5000, 1000), HOG_PATH_SPARSE);
+    cr_assert_eq(hog_kernel_pick(HOG_KERNEL_AUTO, 1000, HOG_DENSE_MAX_FEATURES + 1ull, 1000ull * 40000, 1),
+                 HOG_KERNEL_SPARSE);
+    cr_assert_eq(hog_kernel_pick(HOG_KERNEL_AUTO, 1000, 10000, 1000ull * 5000, 1000), HOG_KERNEL_SPARSE);
     /* RCV1-like: sparse. */
-    cr_assert_eq(hog_path_pick(HOG_PATH_AUTO, 1000000, 1u << 20, 75000000, 1), HOG_PATH_SPARSE);
+    cr_assert_eq(hog_kernel_pick(HOG_KERNEL_AUTO, 1000000, 1u << 20, 75000000, 1), HOG_KERNEL_SPARSE);
     /* Asked for explicitly: as asked, whatever the data. */
-    cr_assert_eq(hog_path_pick(HOG_PATH_DENSE, 1000000, 1u << 20, 75000000, 1), HOG_PATH_DENSE);
-    cr_assert_eq(hog_path_pick(HOG_PATH_SPARSE, 60000, 784, 23423502, 10), HOG_PATH_SPARSE);
+    cr_assert_eq(hog_kernel_pick(HOG_KERNEL_DENSE, 1000000, 1u << 20, 75000000, 1), HOG_KERNEL_DENSE);
+    cr_assert_eq(hog_kernel_pick(HOG_KERNEL_SPARSE, 60000, 784, 23423502, 10), HOG_KERNEL_SPARSE);
 
     /* A run records what it chose, and the model file keeps it. */
     hog_dataset *dense = make_dense("d.svm", 500, 10, 'b', 0, 1);
@@ -344,13 +344,13 @@ Test(dense, auto_picks_dense_for_dense_data_and_sparse_otherwise)
     p.epochs = 2;
     p.threads = 1;
     hog_model *a = train(dense, NULL, p), *b = train(sparse, NULL, p);
-    cr_assert_eq(a->info.params.path, HOG_PATH_DENSE);
-    cr_assert_eq(b->info.params.path, HOG_PATH_SPARSE);
+    cr_assert_eq(a->info.params.kernel, HOG_KERNEL_DENSE);
+    cr_assert_eq(b->info.params.kernel, HOG_KERNEL_SPARSE);
     snprintf(path, sizeof(path), "%s/a.hog", dir);
     cr_assert_eq(hog_model_save(a, path), 0);
     hog_model *loaded;
     cr_assert_eq(hog_model_load(path, &loaded, err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(loaded->info.params.path, HOG_PATH_DENSE);
+    cr_assert_eq(loaded->info.params.kernel, HOG_KERNEL_DENSE);
     cr_assert_eq(loaded->info.params.batch, p.batch);
     hog_model_free(loaded);
     hog_model_free(a);
@@ -359,7 +359,7 @@ Test(dense, auto_picks_dense_for_dense_data_and_sparse_otherwise)
     hog_dataset_close(sparse);
 }
 
-Test(dense, bad_path_and_batch_are_refused_with_the_field)
+Test(dense, bad_kernel_and_batch_are_refused_with_the_field)
 {
     const char *field = NULL;
     hog_train_params p = hog_train_params_default();
@@ -370,14 +370,14 @@ Test(dense, bad_path_and_batch_are_refused_with_the_field)
     cr_assert_eq(hog_train_params_check(&p, &field), HOG_EPARAM);
     cr_assert_str_eq(field, "batch");
     p = hog_train_params_default();
-    p.path = (hog_path)3;
+    p.kernel = (hog_kernel)3;
     cr_assert_eq(hog_train_params_check(&p, &field), HOG_EPARAM);
-    cr_assert_str_eq(field, "path");
-    hog_path parsed;
-    cr_assert_eq(hog_path_parse("dense", &parsed), 0);
-    cr_assert_eq(parsed, HOG_PATH_DENSE);
-    cr_assert_eq(hog_path_parse("Dense", &parsed), HOG_EPARAM);
-    cr_assert_str_eq(hog_path_name(HOG_PATH_SPARSE), "sparse");
+    cr_assert_str_eq(field, "kernel");
+    hog_kernel parsed;
+    cr_assert_eq(hog_kernel_parse("dense", &parsed), 0);
+    cr_assert_eq(parsed, HOG_KERNEL_DENSE);
+    cr_assert_eq(hog_kernel_parse("Dense", &parsed), HOG_EPARAM);
+    cr_assert_str_eq(hog_kernel_name(HOG_KERNEL_SPARSE), "sparse");
 }
 
 /* ===================================================================== *
@@ -390,7 +390,7 @@ Test(dense, gemm_evaluation_gives_the_row_by_row_metrics)
     hog_train_params p = hog_train_params_default();
     p.loss = HOG_LOSS_SOFTMAX;
     p.epochs = 3;
-    p.path = HOG_PATH_DENSE;
+    p.kernel = HOG_KERNEL_DENSE;
     hog_model *m = train(tr, NULL, p);
     hog_pool *pool;
     cr_assert_eq(hog_pool_create(2, 0, &pool, NULL, 0), 0);
@@ -398,7 +398,7 @@ Test(dense, gemm_evaluation_gives_the_row_by_row_metrics)
     hog_metrics dense_all, dense_sel, sparse_all, sparse_sel;
     cr_assert_eq(hog_evaluate(m, tr, NULL, 0, pool, &dense_all), 0);
     cr_assert_eq(hog_evaluate(m, tr, &sel, 0, pool, &dense_sel), 0);
-    m->info.params.path = HOG_PATH_SPARSE;
+    m->info.params.kernel = HOG_KERNEL_SPARSE;
     cr_assert_eq(hog_evaluate(m, tr, NULL, 0, pool, &sparse_all), 0);
     cr_assert_eq(hog_evaluate(m, tr, &sel, 0, pool, &sparse_sel), 0);
     cr_assert_eq(dense_all.rows, 5000);
@@ -416,9 +416,9 @@ Test(dense, gemm_evaluation_gives_the_row_by_row_metrics)
     tr = make_dense("b.svm", 3000, 20, 'b', 0.1, 22);
     p.loss = HOG_LOSS_LOGISTIC;
     m = train(tr, NULL, p);
-    cr_assert_eq(m->info.params.path, HOG_PATH_DENSE);
+    cr_assert_eq(m->info.params.kernel, HOG_KERNEL_DENSE);
     cr_assert_eq(hog_evaluate(m, tr, NULL, 0, pool, &dense_all), 0);
-    m->info.params.path = HOG_PATH_SPARSE;
+    m->info.params.kernel = HOG_KERNEL_SPARSE;
     cr_assert_eq(hog_evaluate(m, tr, NULL, 0, pool, &sparse_all), 0);
     cr_assert_float_eq(dense_all.auc, sparse_all.auc, 1e-4);
     cr_assert_float_eq(dense_all.logloss, sparse_all.logloss, 1e-5);
@@ -432,19 +432,22 @@ Test(dense, gemm_evaluation_gives_the_row_by_row_metrics)
 /* ===================================================================== *
  *  The command
  * ===================================================================== */
-Test(dense, the_command_takes_path_and_batch_logs_and_reports_the_path)
+Test(dense, the_command_takes_kernel_and_batch_logs_and_reports_the_kernel)
 {
     hog_dataset *ds = make_dense("c.svm", 600, 12, 'c', 0, 4);
     hog_dataset_close(ds);
     cr_assert_eq(hog("train c.svm -o m.hog --loss softmax --epochs 2 --report r.json"), 0, "%s", out);
-    cr_assert_not_null(strstr(out, "dense path (auto): density 1"), "%s", out);
-    cr_assert_eq(hog("train c.svm -o m.hog --loss softmax --epochs 2 --path sparse --report r.json"),
+    cr_assert_not_null(strstr(out, "dense kernel (auto): density 1"), "%s", out);
+    cr_assert_eq(hog("train c.svm -o m.hog --loss softmax --epochs 2 --kernel sparse --report r.json"),
                  0, "%s", out);
-    cr_assert_not_null(strstr(out, "sparse path: density 1"), "%s", out);
+    cr_assert_not_null(strstr(out, "sparse kernel: density 1"), "%s", out);
+    /* --path, the option's first name, still sets it. */
     cr_assert_eq(hog("train c.svm -o m.hog --loss softmax --epochs 2 --path dense --batch 7 "
                                        "--report r.json -q && cat r.json"), 0, "%s", out);
-    cr_assert_not_null(strstr(out, "\"path\": \"dense\""), "%s", out);
+    cr_assert_not_null(strstr(out, "\"kernel\": \"dense\""), "%s", out);
     cr_assert_not_null(strstr(out, "\"batch\": 7,"), "%s", out);
+    cr_assert_eq(hog("train c.svm -o m.hog --kernel fast"), 2);
+    cr_assert_not_null(strstr(out, "--kernel: expected auto, sparse or dense, found 'fast'"), "%s", out);
     cr_assert_eq(hog("train c.svm -o m.hog --path fast"), 2);
     cr_assert_not_null(strstr(out, "--path: expected auto, sparse or dense, found 'fast'"), "%s", out);
     cr_assert_eq(hog("train c.svm -o m.hog --batch 0"), 2);
@@ -466,7 +469,7 @@ Test(dense, a_model_too_large_for_the_dense_buffers_is_refused_with_a_message)
     char err[256] = "";
     cr_assert_eq(hog_dataset_open(path, NULL, &ds, err, sizeof(err)), 0, "%s", err);
     hog_train_params p = hog_train_params_default();
-    p.path = HOG_PATH_DENSE;
+    p.kernel = HOG_KERNEL_DENSE;
     p.threads = 1;
     p.mem_limit = 64u << 20;
     hog_trainer *t;
@@ -474,23 +477,23 @@ Test(dense, a_model_too_large_for_the_dense_buffers_is_refused_with_a_message)
     cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(hog_trainer_run(t, ds, NULL, &m, err, sizeof(err)), HOG_EPARAM);
     cr_assert_null(m);
-    cr_assert_not_null(strstr(err, "the dense path needs"), "%s", err);
+    cr_assert_not_null(strstr(err, "the dense kernel needs"), "%s", err);
     cr_assert_not_null(strstr(err, "5000000 features x 1 outputs"), "%s", err);
-    cr_assert_not_null(strstr(err, "use the sparse path"), "%s", err);
-    /* Auto takes the sparse path on the same data and trains. */
+    cr_assert_not_null(strstr(err, "use the sparse kernel"), "%s", err);
+    /* Auto takes the sparse kernel on the same data and trains. */
     hog_trainer_free(t);
-    p.path = HOG_PATH_AUTO;
+    p.kernel = HOG_KERNEL_AUTO;
     cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(hog_trainer_run(t, ds, NULL, &m, err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(m->info.params.path, HOG_PATH_SPARSE);
+    cr_assert_eq(m->info.params.kernel, HOG_KERNEL_SPARSE);
     hog_model_free(m);
     hog_trainer_free(t);
     hog_dataset_close(ds);
 }
 
 /* Options the mini-batch step does not implement send auto to the sparse
- * path, and make a forced dense run fail with the option named. */
-Test(dense, sparse_only_options_choose_or_demand_the_sparse_path)
+ * kernel, and make a forced dense run fail with the option named. */
+Test(dense, sparse_only_options_choose_or_demand_the_sparse_kernel)
 {
     hog_dataset *ds = make_dense("so.csv", 600, 16, 'b', 0.0, 3);
     const char *what[] = {"hog_train_params.schedule adagrad", "hog_train_params.normalized", "hog_train_params.l1"};
@@ -507,10 +510,10 @@ Test(dense, sparse_only_options_choose_or_demand_the_sparse_path)
         hog_model *m = train(ds, NULL, p);
         hog_model_info in;
         hog_model_get_info(m, &in);
-        cr_assert_eq(in.params.path, HOG_PATH_SPARSE, "auto with %s", what[k]);
+        cr_assert_eq(in.params.kernel, HOG_KERNEL_SPARSE, "auto with %s", what[k]);
         hog_model_free(m);
 
-        p.path = HOG_PATH_DENSE;
+        p.kernel = HOG_KERNEL_DENSE;
         hog_trainer *t;
         char err[256] = "";
         cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);

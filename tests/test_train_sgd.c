@@ -355,18 +355,18 @@ Test(sgd, importance_weights_scale_each_example)
     hog_dataset *ds;
     char err[256];
     cr_assert_eq(hog_dataset_open(path, NULL, &ds, err, sizeof(err)), 0, "%s", err);
-    for (hog_path path_kind = HOG_PATH_SPARSE; path_kind <= HOG_PATH_DENSE; path_kind++) {
+    for (hog_kernel kernel = HOG_KERNEL_SPARSE; kernel <= HOG_KERNEL_DENSE; kernel++) {
         hog_train_params p = hog_train_params_default();
         p.threads = 1;
         p.epochs = 30;
         p.step = 0.05;
         p.l2 = 0;
-        p.path = path_kind;
+        p.kernel = kernel;
         p.batch = 1;
         hog_model *m = train(ds, NULL, p);
         hog_row row = hog_dataset_row(ds, 0);
         double prob = hog_model_predict(m, &row, NULL, NULL);
-        cr_assert(fabs(prob - 0.75) < 0.02, "path %d: P(+1) = %g, want 0.75", (int)path_kind, prob);
+        cr_assert(fabs(prob - 0.75) < 0.02, "kernel %d: P(+1) = %g, want 0.75", (int)kernel, prob);
         hog_model_free(m);
     }
     hog_dataset_close(ds);
@@ -439,9 +439,9 @@ Test(sgd, replicas_are_sparse_path_only)
     hog_model *m = train(tr, NULL, p);
     hog_model_info in;
     hog_model_get_info(m, &in);
-    cr_assert_eq(in.params.path, HOG_PATH_SPARSE, "auto with replicas takes the sparse path");
+    cr_assert_eq(in.params.kernel, HOG_KERNEL_SPARSE, "auto with replicas takes the sparse kernel");
     hog_model_free(m);
-    p.path = HOG_PATH_DENSE;
+    p.kernel = HOG_KERNEL_DENSE;
     hog_trainer *t;
     char err[256] = "";
     cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
@@ -612,7 +612,7 @@ Test(sgd, what_the_head_cannot_settle_is_read_whole_or_started_over)
     hog_model_free(m);
     close_run(&fr);
 
-    /* Dense rows: the dense path, which trains on the whole data set. */
+    /* Dense rows: the dense kernel, which trains on the whole data set. */
     f = create("dense.svm", path);
     for (int i = 0; i < 2000; i++)
         fprintf(f, "%d 1:%d 2:0.5 3:%g\n", i % 2 ? 1 : -1, i % 2, (i % 5) / 5.0);

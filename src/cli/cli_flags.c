@@ -41,7 +41,7 @@ static const struct flag {
     {"hog_train_params", "bias", "--bias", TAKES_VALUE, NULL},
     {"hog_train_params", "bind", "--bind", TAKES_VALUE, NULL},
     {"hog_train_params", "mem_limit", "--mem-limit", TAKES_VALUE, NULL},
-    {"hog_train_params", "path", "--path", TAKES_VALUE, "HOG_PATH_"},
+    {"hog_train_params", "kernel", "--kernel", TAKES_VALUE, "HOG_KERNEL_"},
     {"hog_train_params", "batch", "--batch", TAKES_VALUE, NULL},
     {"hog_train_params", "normalized", "--normalized", ALONE, NULL},
     {"hog_train_params", "l1", "--l1", TAKES_VALUE, NULL},

@@ -71,8 +71,8 @@ static int info_model(const char *path)
     if (in.loss == HOG_LOSS_QUANTILE)
         printf(", quantile %g", p->quantile);
     printf("\n");
-    printf("%-18s %s", "path", hog_path_name(p->path));
-    if (p->path == HOG_PATH_DENSE)
+    printf("%-18s %s", "kernel", hog_kernel_name(p->kernel));
+    if (p->kernel == HOG_KERNEL_DENSE)
         printf(" (mini-batches of %u)", p->batch);
     printf(", replicas %s\n", hog_replicas_name(p->replicas));
     if (in.epochs_run) /* models from before these keys have none */

@@ -40,11 +40,12 @@ static const char train_usage[] =
     "  --seed N                shuffling and holdout seed (default 1)\n"
     "  --bias 0|1              learn an intercept (default 1)\n"
     "  --bind 0|1              pin workers to cores (default 1)\n"
-    "  --path auto|sparse|dense\n"
-    "                          one example at a time over its non-zeros, or dense\n"
-    "                          mini-batches with OpenBLAS; auto: dense when at least\n"
-    "                          20% of the entries are non-zero (default auto)\n"
-    "  --batch N               dense path: rows per mini-batch, 1..1024 (default 32)\n"
+    "  --kernel auto|sparse|dense\n"
+    "                          the training kernel: one example at a time over its\n"
+    "                          non-zeros, or dense mini-batches with OpenBLAS; auto:\n"
+    "                          dense when at least 20% of the entries are non-zero\n"
+    "                          (default auto); --path is another name for it\n"
+    "  --batch N               dense kernel: rows per mini-batch, 1..1024 (default 32)\n"
     "  --replicas machine|node|core\n"
     "                          one model shared by all workers (default), one per\n"
     "                          NUMA node averaged by a background thread, or one per\n"
@@ -131,7 +132,7 @@ static int write_report(const char *path, const char *input, const char *model_p
     cli_json_string(f, model_path);
     fprintf(f, ",\n  \"loss\": \"%s\",\n  \"threads\": %u,\n  \"epochs\": %u,\n", hog_loss_name(mi->loss),
             mi->params.threads, mi->params.epochs);
-    fprintf(f, "  \"path\": \"%s\",\n  \"batch\": %u,\n", hog_path_name(mi->params.path), mi->params.batch);
+    fprintf(f, "  \"kernel\": \"%s\",\n  \"batch\": %u,\n", hog_kernel_name(mi->params.kernel), mi->params.batch);
     fprintf(f, "  \"replicas\": \"%s\",\n", hog_replicas_name(mi->params.replicas));
     fprintf(f, "  \"rows\": %llu,\n  \"features\": %llu,\n  \"nnz\": %llu,\n", (unsigned long long)di->rows,
             (unsigned long long)di->features, (unsigned long long)di->nnz);
@@ -235,10 +236,10 @@ static int train_option(const char *name, const char *val, hog_train_params *p)
         cli_error("--replicas: expected machine, node or core, found '%s'", val);
         return -1;
     }
-    if (strcmp(name, "path") == 0) {
-        if (hog_path_parse(val, &p->path) == 0)
+    if (strcmp(name, "kernel") == 0 || strcmp(name, "path") == 0) { /* --path: its first name */
+        if (hog_kernel_parse(val, &p->kernel) == 0)
             return 0;
-        cli_error("--path: expected auto, sparse or dense, found '%s'", val);
+        cli_error("%s: expected auto, sparse or dense, found '%s'", opt, val);
         return -1;
     }
     if (strcmp(name, "batch") == 0) {
@@ -278,11 +279,12 @@ int cli_train(int argc, char **argv)
         {"power", required_argument, 0, 0}, {"l2", required_argument, 0, 0},
         {"holdout", required_argument, 0, 0}, {"seed", required_argument, 0, 0},
         {"bias", required_argument, 0, 0}, {"bind", required_argument, 0, 0},
-        {"mem-limit", required_argument, 0, 0}, {"path", required_argument, 0, 0},
+        {"mem-limit", required_argument, 0, 0}, {"kernel", required_argument, 0, 0},
         {"replicas", required_argument, 0, 0}, {"stream", required_argument, 0, 0},
         {"batch", required_argument, 0, 0}, {"normalized", no_argument, 0, 0},
         {"l1", required_argument, 0, 0}, {"early-stop", required_argument, 0, 0},
-        {"average", optional_argument, 0, 0}, {"quantile", required_argument, 0, 0}, {0, 0, 0, 0},
+        {"average", optional_argument, 0, 0}, {"quantile", required_argument, 0, 0},
+        {"path", required_argument, 0, 0}, {0, 0, 0, 0},
     };
     if (cli_mf_wanted(argc, argv))
         return cli_mf_train(argc, argv);

@@ -196,7 +196,7 @@ float hog_softmax(float *scores, uint32_t k);
  * skipping indices >= m->dim. */
 void hog_model_scores(const hog_model *m, const hog_row *row, float *out);
 
-/* ---- the dense path (train_dense.c) ---- */
+/* ---- the dense kernel (train_dense.c) ---- */
 /* One worker's buffers for mini-batches: a batch of rows made dense
  * (row-major, rows 64-byte aligned), a snapshot of the weights, the scores
  * and the weight gradient. Owned by one thread at a time. */

@@ -1,4 +1,4 @@
-/* train_dense.c: the dense path: mini-batches made dense and stepped with OpenBLAS GEMM, each worker writing the shared model HOGWILD!-style. */
+/* train_dense.c: the dense kernel: mini-batches made dense and stepped with OpenBLAS GEMM, each worker writing the shared model HOGWILD!-style. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <cblas.h>
 #include <errno.h>
@@ -20,7 +20,7 @@
  *
  * The step is the sum over the batch, as n plain SGD steps taken from the
  * same weights would be, so hog_train_params.step means the same on both
- * paths; L2 is the full-gradient term, n examples' worth of the penalty mean
+ * kernels; L2 is the full-gradient term, n examples' worth of the penalty mean
  * loss + l2/2 |w|^2 per batch.
  *
  * The GEMMs read a worker-local snapshot of W, not the shared model in
@@ -274,7 +274,7 @@ void hog_dense_share(hog_dense *d, atomic_uint *published, unsigned members)
  * every one of those gradients is dense: applied in full, k workers would
  * step k times as far as one, and past a few workers the model diverges
  * (Fashion-MNIST softmax on 16 cores: test logloss 2.4 against 0.48 on one).
- * So, as the sparse path does with its hot weights, each batch's step is
+ * So, as the sparse kernel does with its hot weights, each batch's step is
  * divided by the number of batches published since its snapshot was read,
  * its own included: 1/k when k workers run at once, the whole step when the
  * others are descheduled. Together they take one step of k batches. */

@@ -7,7 +7,7 @@
 
 #include "train.h"
 
-/* Rows per GEMM when evaluating on the dense path. */
+/* Rows per GEMM when evaluating on the dense kernel. */
 #define EVAL_BATCH 256u
 
 typedef struct eval_part {
@@ -25,7 +25,7 @@ typedef struct eval_job {
     const hog_dataset *ds;
     const hog_rowsel *sel;
     int drop;
-    int dense;      /* score batches of rows with GEMM (the model was trained on the dense path) */
+    int dense;      /* score batches of rows with GEMM (the model was trained on the dense kernel) */
     atomic_uint next_block;
     eval_part *parts;
     float *score;   /* binary: one score per row, NaN where not selected */
@@ -197,7 +197,7 @@ int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *se
     unsigned nth = hog_pool_threads(pool);
     uint64_t n = ds->info.rows;
     int binary = hog_loss_is_binary(m->info.loss);
-    eval_job job = {.m = m, .ds = ds, .sel = sel, .drop = drop, .dense = m->info.params.path == HOG_PATH_DENSE};
+    eval_job job = {.m = m, .ds = ds, .sel = sel, .drop = drop, .dense = m->info.params.kernel == HOG_KERNEL_DENSE};
     if (job.dense)
         hog_dense_blas_init();
     atomic_init(&job.next_block, 0);

@@ -40,9 +40,9 @@ static int parse_schedule(const char *text, void *at)
     return hog_schedule_parse(text, at);
 }
 
-static int parse_path(const char *text, void *at)
+static int parse_kernel(const char *text, void *at)
 {
-    return hog_path_parse(text, at);
+    return hog_kernel_parse(text, at);
 }
 
 static int parse_replicas(const char *text, void *at)
@@ -93,7 +93,9 @@ static size_t model_fields(hog_model_info *in, hog_meta_field *f)
     f[n++] = HOG_META_NUM("seed", &p->seed);
     f[n++] = HOG_META_NUM("bias", &p->bias);
     f[n++] = HOG_META_NUM("bind", &p->bind);
-    f[n++] = (hog_meta_field){"path", HOG_META_WORD, &p->path, hog_path_name(p->path), parse_path};
+    /* hog_train_params.kernel keeps its first name, "path", on disk: model
+     * files stay byte-identical across versions and old ones still load. */
+    f[n++] = (hog_meta_field){"path", HOG_META_WORD, &p->kernel, hog_kernel_name(p->kernel), parse_kernel};
     f[n++] = HOG_META_NUM("batch", &p->batch);
     f[n++] = HOG_META_NUM("normalized", &p->normalized);
     f[n++] = HOG_META_NUM("l1", &p->l1);

@@ -21,7 +21,7 @@ hog_train_params hog_train_params_default(void)
     p.seed = 1;
     p.bias = 1;
     p.bind = 1;
-    p.path = HOG_PATH_AUTO;
+    p.kernel = HOG_KERNEL_AUTO;
     p.batch = 32;
     p.normalized = 0;
     p.l1 = 0.0;
@@ -63,8 +63,8 @@ int hog_train_params_check(const hog_train_params *p, const char **field)
         bad = "bias";
     else if (p->bind != 0 && p->bind != 1)
         bad = "bind";
-    else if ((unsigned)p->path > HOG_PATH_DENSE)
-        bad = "path";
+    else if ((unsigned)p->kernel > HOG_KERNEL_DENSE)
+        bad = "kernel";
     else if (p->batch < 1 || p->batch > 1024)
         bad = "batch";
     else if (p->normalized != 0 && p->normalized != 1)
@@ -89,7 +89,7 @@ int hog_train_params_check(const hog_train_params *p, const char **field)
 static const char *const loss_names[] = {"logistic", "hinge", "squared", "softmax", "modified_huber",
                                           "quantile"};
 static const char *const schedule_names[] = {"decay", "invscaling", "constant", "adagrad"};
-static const char *const path_names[] = {"auto", "sparse", "dense"};
+static const char *const kernel_names[] = {"auto", "sparse", "dense"};
 static const char *const replicas_names[] = {"machine", "node", "core"};
 
 const char *hog_loss_name(hog_loss loss)
@@ -122,9 +122,9 @@ int hog_schedule_parse(const char *name, hog_schedule *out)
     return HOG_EPARAM;
 }
 
-const char *hog_path_name(hog_path path)
+const char *hog_kernel_name(hog_kernel kernel)
 {
-    return (unsigned)path < HOG_ARRAY_LEN(path_names) ? path_names[path] : "unknown";
+    return (unsigned)kernel < HOG_ARRAY_LEN(kernel_names) ? kernel_names[kernel] : "unknown";
 }
 
 const char *hog_replicas_name(hog_replicas r)
@@ -142,18 +142,18 @@ int hog_replicas_parse(const char *name, hog_replicas *out)
     return HOG_EPARAM;
 }
 
-int hog_path_parse(const char *name, hog_path *out)
+int hog_kernel_parse(const char *name, hog_kernel *out)
 {
-    for (unsigned i = 0; i < HOG_ARRAY_LEN(path_names); i++)
-        if (strcmp(name, path_names[i]) == 0) {
-            *out = (hog_path)i;
+    for (unsigned i = 0; i < HOG_ARRAY_LEN(kernel_names); i++)
+        if (strcmp(name, kernel_names[i]) == 0) {
+            *out = (hog_kernel)i;
             return 0;
         }
     return HOG_EPARAM;
 }
 
-/* Why these thresholds: the dense path does features * outputs multiply-adds
- * per row in GEMM (vectorised, cache-blocked) where the sparse path does
+/* Why these thresholds: the dense kernel does features * outputs multiply-adds
+ * per row in GEMM (vectorised, cache-blocked) where the sparse kernel does
  * nnz * outputs scalar ones through the shared model, so it wins once a
  * good share of the entries are non-zero. Measured on one thread with 784
  * features, random rows (dense examples/s over sparse): softmax, 10
@@ -161,19 +161,19 @@ int hog_path_parse(const char *name, hog_path *out)
  * one output (squared loss): 1.3x, 1.5x, 2.3x, 1.7x. The threshold sits
  * at 0.2, above the crossover (about 0.07), because a mini-batch step
  * converges no faster per epoch than as many single-example steps: the
- * dense path should be clearly faster before it is chosen. Fashion-MNIST
+ * dense kernel should be clearly faster before it is chosen. Fashion-MNIST
  * (density 0.5): bench/bench-dense.sh.
  * Its per-worker buffers (a batch of dense rows, a snapshot of the weights
  * and their gradient) grow with features and features * outputs, hence the
  * caps: with the defaults at most 32 MiB of rows and 16 MiB per weight
  * buffer per worker. */
-hog_path hog_path_pick(hog_path path, uint64_t rows, uint64_t features, uint64_t nnz, uint32_t outputs)
+hog_kernel hog_kernel_pick(hog_kernel kernel, uint64_t rows, uint64_t features, uint64_t nnz, uint32_t outputs)
 {
-    if (path != HOG_PATH_AUTO)
-        return path;
+    if (kernel != HOG_KERNEL_AUTO)
+        return kernel;
     if (rows == 0 || features == 0 || features > HOG_DENSE_MAX_FEATURES ||
         features * outputs > HOG_DENSE_MAX_WEIGHTS)
-        return HOG_PATH_SPARSE;
+        return HOG_KERNEL_SPARSE;
     double density = (double)nnz / ((double)rows * (double)features);
-    return density >= HOG_DENSE_MIN_DENSITY ? HOG_PATH_DENSE : HOG_PATH_SPARSE;
+    return density >= HOG_DENSE_MIN_DENSITY ? HOG_KERNEL_DENSE : HOG_KERNEL_SPARSE;
 }

@@ -134,38 +134,38 @@ int hog_run_kernel(run_state *rs, uint64_t rows, uint64_t features, uint64_t nnz
                    size_t err_len)
 {
     const hog_train_params *p = rs->p;
-    hog_path kernel = hog_path_pick(p->path, rows, features, nnz, rs->outputs);
+    hog_kernel kernel = hog_kernel_pick(p->kernel, rows, features, nnz, rs->outputs);
     const char *sparse = sparse_only(p);
     *forced = NULL;
-    if (kernel == HOG_PATH_DENSE && sparse) {
-        if (p->path == HOG_PATH_DENSE)
+    if (kernel == HOG_KERNEL_DENSE && sparse) {
+        if (p->kernel == HOG_KERNEL_DENSE)
             return hog_fail(HOG_EPARAM, err, err_len,
-                            "hog_train_params.path dense does not support %s; use hog_train_params.path sparse",
+                            "hog_train_params.kernel dense does not support %s; use hog_train_params.kernel sparse",
                             sparse);
         *forced = sparse;
-        kernel = HOG_PATH_SPARSE;
+        kernel = HOG_KERNEL_SPARSE;
     }
     rs->kernel = kernel;
     return 0;
 }
 
-/* The log says "path", the word of hog_train_params.path. */
+/* The log says "kernel", the word of hog_train_params.kernel. */
 void hog_run_log_kernel(const run_state *rs, const char *forced, uint64_t rows, uint64_t features, uint64_t nnz)
 {
     const hog_train_params *p = rs->p;
     if (forced)
-        hog_log(HOG_LOG_INFO, "sparse path: %s runs on the sparse path only", forced);
-    hog_log(HOG_LOG_INFO, "%s path%s: density %.3g, %llu features, %u outputs%s", hog_path_name(rs->kernel),
-            p->path == HOG_PATH_AUTO ? " (auto)" : "",
+        hog_log(HOG_LOG_INFO, "sparse kernel: %s runs on the sparse kernel only", forced);
+    hog_log(HOG_LOG_INFO, "%s kernel%s: density %.3g, %llu features, %u outputs%s", hog_kernel_name(rs->kernel),
+            p->kernel == HOG_KERNEL_AUTO ? " (auto)" : "",
             (double)nnz / ((double)rows * (double)HOG_MAX(features, 1)), (unsigned long long)features, rs->outputs,
-            rs->kernel == HOG_PATH_DENSE ? ", OpenBLAS mini-batches" : "");
+            rs->kernel == HOG_KERNEL_DENSE ? ", OpenBLAS mini-batches" : "");
 }
 
 /* Private copies per worker: none on the dense kernel (each batch's update
  * is already one write per weight), none for replicas of one worker each. */
 static unsigned copy_workers(const run_state *rs)
 {
-    return rs->kernel == HOG_PATH_DENSE || rs->p->replicas == HOG_REPLICAS_CORE ? 1 : rs->nth;
+    return rs->kernel == HOG_KERNEL_DENSE || rs->p->replicas == HOG_REPLICAS_CORE ? 1 : rs->nth;
 }
 
 int hog_run_tables(run_state *rs)
@@ -194,7 +194,7 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len)
     memset(rs->ws, 0, rs->nth * sizeof(worker_state));
     if (rs->classes)
         memcpy(rs->m->class_labels, rs->classes_of, rs->classes * sizeof(double));
-    if (rs->kernel == HOG_PATH_DENSE) {
+    if (rs->kernel == HOG_KERNEL_DENSE) {
         /* The buffers are touched as they are made: a model too large for
          * them would meet the OOM killer, not -ENOMEM, so it is refused
          * here (auto never picks one; a forced dense kernel on a huge
@@ -202,8 +202,8 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len)
         uint64_t need = (uint64_t)rs->nth * hog_dense_bytes(dim, outputs, p->batch);
         if (need > rs->limit)
             return hog_fail(HOG_EPARAM, err, err_len,
-                            "the dense path needs %llu bytes of buffers for %llu features x %u outputs, more than "
-                            "the memory limit (%llu): use the sparse path", (unsigned long long)need,
+                            "the dense kernel needs %llu bytes of buffers for %llu features x %u outputs, more than "
+                            "the memory limit (%llu): use the sparse kernel", (unsigned long long)need,
                             (unsigned long long)dim, outputs, (unsigned long long)rs->limit);
         hog_dense **dense = hog_calloc(rs->nth, sizeof(hog_dense *));
         int rc = dense ? hog_dense_create_all(rs->pool, dim, outputs, p->batch, dense) : -ENOMEM;
@@ -236,7 +236,7 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len)
                 return -ENOMEM;
         }
     }
-    int rc = hog_replicas_make(&rs->rep, rs->kernel == HOG_PATH_SPARSE ? p->replicas : HOG_REPLICAS_MACHINE,
+    int rc = hog_replicas_make(&rs->rep, rs->kernel == HOG_KERNEL_SPARSE ? p->replicas : HOG_REPLICAS_MACHINE,
                                rs->pool, rs->m, rs->ws, rs->nth);
     if (rc < 0)
         return rc;
@@ -303,7 +303,7 @@ int hog_run_segments(run_state *rs, const hog_dataset *train)
     hog_model *m = rs->m;
     m->info.params = *rs->p;
     m->info.params.threads = rs->nth;
-    m->info.params.path = rs->kernel;
+    m->info.params.kernel = rs->kernel;
     m->info.params.progress = NULL;
     m->info.params.progress_ctx = NULL;
     m->info.data_fingerprint = train->info.fingerprint;

@@ -159,7 +159,7 @@ typedef struct run_state {
     uint32_t outputs;
     uint32_t classes;
     double *classes_of;   /* the label values, ascending */
-    hog_path kernel;      /* the sparse or the dense kernel, settled (hog_run_kernel) */
+    hog_kernel kernel;    /* the sparse or the dense kernel, settled (hog_run_kernel) */
     int ooc;              /* out of core: read blocks ahead, drop them when done */
     segment_plan seg;
     uint32_t *deg;        /* per feature: training rows that touch it */

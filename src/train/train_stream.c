@@ -40,8 +40,8 @@ static const char *stream_refusal(const hog_train_params *p)
         return "streaming is off";
     if (p->replicas != HOG_REPLICAS_MACHINE)
         return p->replicas == HOG_REPLICAS_NODE ? "hog_train_params.replicas node" : "hog_train_params.replicas core";
-    if (p->path == HOG_PATH_DENSE)
-        return "the dense path";
+    if (p->kernel == HOG_KERNEL_DENSE)
+        return "the dense kernel";
     if (p->average == p->epochs)
         return "averaging over every epoch";
     return NULL;
@@ -140,8 +140,8 @@ static int stream_head(run_state *rs, const hog_block *head, uint32_t n, uint32_
         return 1;
     }
     const char *forced;
-    if (hog_run_kernel(rs, rows, top, nnz, &forced, detail, sizeof(detail)) < 0 || rs->kernel == HOG_PATH_DENSE) {
-        snprintf(why, why_len, "dense data (the dense path)");
+    if (hog_run_kernel(rs, rows, top, nnz, &forced, detail, sizeof(detail)) < 0 || rs->kernel == HOG_KERNEL_DENSE) {
+        snprintf(why, why_len, "dense data (the dense kernel)");
         return 1;
     }
     hog_run_log_kernel(rs, forced, rows, top, nnz);

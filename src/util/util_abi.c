@@ -140,7 +140,7 @@ AT(hog_train_params, bind, 76);
 AT(hog_train_params, mem_limit, 80);
 AT(hog_train_params, progress, 88);
 AT(hog_train_params, progress_ctx, 96);
-AT(hog_train_params, path, 104);
+AT(hog_train_params, kernel, 104);
 AT(hog_train_params, batch, 108);
 AT(hog_train_params, normalized, 112);
 AT(hog_train_params, l1, 120);
