@@ -27,7 +27,9 @@
 static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
 static char cpu_missing[96]; /* "SSE4.2, POPCNT": the sets this CPU lacks; "" when none */
 
-BASELINE static void missing(const char *name)
+/* Unused in a build for the plain baseline (make ARCH=), which needs no
+ * instruction set beyond what every x86-64 CPU has. */
+BASELINE __attribute__((unused)) static void missing(const char *name)
 {
     size_t used = strlen(cpu_missing);
     snprintf(cpu_missing + used, sizeof(cpu_missing) - used, "%s%s", used ? ", " : "", name);
