@@ -1,144 +1,28 @@
-/* test_etl_format.c: the builder, the .hgd round trip, detection of every kind of corrupt file, and atomic save/convert. */
+/* test_etl_hgd.c: the .hgd format: the round trip through save and convert, its O_DIRECT writer, weights, version 1 files, and detection of every kind of corrupt file. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "etl/etl.h"
 
-#include "test_scratch.h"
-
-/* ---- a scratch folder per test (Criterion runs each test in its own process) ---- */
+#include "test_etl_files.h"
 
 static void setup(void)
 {
-    scratch_make("etl-format");
+    scratch_make("etl-hgd");
 }
 
-TestSuite(etl_format, .init = setup, .fini = scratch_remove);
-
-static const char *path_of(char *out, const char *name)
-{
-    snprintf(out, 256, "%s/%s", dir, name);
-    return out;
-}
-
-static void write_bytes(const char *path, const void *buf, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f);
-    cr_assert_eq(fwrite(buf, 1, len, f), len);
-    cr_assert_eq(fclose(f), 0);
-}
-
-static uint8_t *read_bytes(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc((size_t)n + 1);
-    cr_assert_not_null(buf);
-    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
-
-/* Files in the scratch folder, to prove no temporary was left behind. */
-static int count_files(void)
-{
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    return n;
-}
-
-/* A reproducible libsvm file: rows with 0..12 increasing indices below 500, some empty. */
-static void make_libsvm(const char *path, uint32_t rows)
-{
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    hog_rng rng = {42};
-    for (uint32_t r = 0; r < rows; r++) {
-        fprintf(f, "%d", (int)hog_rng_below(&rng, 3) - 1);
-        uint32_t idx = 0, n = hog_rng_below(&rng, 13);
-        for (uint32_t k = 0; k < n; k++) {
-            idx += 1 + hog_rng_below(&rng, 40);
-            fprintf(f, " %u:%.6g", idx, (double)hog_rng_below(&rng, 2000) / 100.0 - 10.0);
-        }
-        fputc('\n', f);
-    }
-    cr_assert_eq(fclose(f), 0);
-}
-
-/* Same rows, labels, weights, indices and values, and the same shape. */
-static void assert_same_content(const hog_dataset *a, const hog_dataset *b)
-{
-    hog_dataset_info ia, ib;
-    hog_dataset_get_info(a, &ia);
-    hog_dataset_get_info(b, &ib);
-    cr_assert_eq(ia.rows, ib.rows);
-    cr_assert_eq(ia.features, ib.features);
-    cr_assert_eq(ia.nnz, ib.nnz);
-    cr_assert_eq(ia.blocks, ib.blocks);
-    cr_assert_eq(ia.rows_per_block, ib.rows_per_block);
-    cr_assert_eq(ia.weighted, ib.weighted);
-    for (uint64_t i = 0; i < ia.rows; i++) {
-        hog_row x = hog_dataset_row(a, i), y = hog_dataset_row(b, i);
-        cr_assert_eq(x.nnz, y.nnz, "row %lu", (unsigned long)i);
-        cr_assert_eq(memcmp(&x.label, &y.label, sizeof(float)), 0, "row %lu", (unsigned long)i);
-        cr_assert_eq(memcmp(&x.weight, &y.weight, sizeof(float)), 0, "row %lu", (unsigned long)i);
-        cr_assert_eq(memcmp(x.index, y.index, x.nnz * sizeof(uint32_t)), 0);
-        cr_assert_eq(memcmp(x.value, y.value, x.nnz * sizeof(float)), 0);
-    }
-}
-
-/* ... and the same fingerprint (version 1 files keep their CRC-based one). */
-static void assert_same_rows(const hog_dataset *a, const hog_dataset *b)
-{
-    hog_dataset_info ia, ib;
-    hog_dataset_get_info(a, &ia);
-    hog_dataset_get_info(b, &ib);
-    cr_assert_eq(ia.fingerprint, ib.fingerprint);
-    assert_same_content(a, b);
-}
-
-/* The two files hold the same bytes. */
-static void assert_same_bytes(const char *path_a, const char *path_b)
-{
-    size_t la, lb;
-    uint8_t *a = read_bytes(path_a, &la), *b = read_bytes(path_b, &lb);
-    cr_assert_eq(la, lb, "%s: %zu bytes, %s: %zu", path_a, la, path_b, lb);
-    cr_assert_eq(memcmp(a, b, la), 0, "%s and %s differ", path_a, path_b);
-    free(a);
-    free(b);
-}
-
-static hog_dataset *open_ok(const char *path, const hog_read_params *p)
-{
-    char err[512] = "";
-    hog_dataset *ds = NULL;
-    int rc = hog_dataset_open(path, p, &ds, err, sizeof(err));
-    cr_assert_eq(rc, 0, "%s: %s (%s)", path, hog_strerror(rc), err);
-    return ds;
-}
+TestSuite(etl_hgd, .init = setup, .fini = scratch_remove);
 
 /* ===================================================================== *
  *  Round trip
  * ===================================================================== */
 
-Test(etl_format, round_trip_text_memory_hgd)
+Test(etl_hgd, round_trip_text_memory_hgd)
 {
     char txt[256], hgd[256], hgd2[256];
     path_of(txt, "data.svm");
@@ -195,7 +79,7 @@ Test(etl_format, round_trip_text_memory_hgd)
  * with its padding and keeps several writes in flight: the file is the very
  * same bytes. 16 blocks, so every stage is used again. Where the file
  * system has no O_DIRECT the writer writes buffered and the check holds. */
-Test(etl_format, direct_writes_give_the_same_bytes)
+Test(etl_hgd, direct_writes_give_the_same_bytes)
 {
     char txt[256], hgd[256], direct[256];
     make_libsvm(path_of(txt, "data.svm"), 1000);
@@ -215,122 +99,6 @@ Test(etl_format, direct_writes_give_the_same_bytes)
     assert_same_bytes(hgd, direct);
     hog_dataset_close(text);
     cr_assert_eq(count_files(), 3); /* no temporaries left */
-}
-
-/* Writes text's rows through a file builder, its blocks 64 rows, turning
- * O_DIRECT on from output offset direct_from (0: never); returns whether
- * O_DIRECT was on after the first block and after the second. */
-static void build_rows(const hog_dataset *text, const char *path, uint64_t direct_from, int direct[2])
-{
-    hog_atomic_file f;
-    cr_assert_eq(hog_atomic_open(&f, path), 0);
-    hog_builder *b;
-    cr_assert_eq(hog_builder_create(64, &f, &b), 0);
-    hog_builder_direct_from(b, direct_from);
-    hog_dataset_info ti;
-    hog_dataset_get_info(text, &ti);
-    for (uint64_t i = 0; i < ti.rows; i++) {
-        hog_row r = hog_dataset_row(text, i);
-        cr_assert_eq(hog_builder_add(b, r.label, r.index, r.value, r.nnz), 0);
-        if (i == 63 || i == 127) /* a block was just written */
-            direct[i == 127] = f.direct;
-    }
-    hog_dataset_info mi;
-    cr_assert_eq(hog_builder_finish_file(b, &mi), 0);
-    cr_assert_eq(hog_atomic_commit(&f), 0);
-    cr_assert_eq(mi.rows, ti.rows);
-}
-
-/* A pipe's size is unknown at the start: its convert turns O_DIRECT on once
- * the output passes a threshold (hog_builder_direct_from). Blocks written
- * buffered before and direct after make the very same file as all
- * buffered. */
-Test(etl_format, turning_direct_on_part_way_gives_the_same_bytes)
-{
-    char txt[256], plain[256], mixed[256], probe[256];
-    make_libsvm(path_of(txt, "data.svm"), 1000);
-    hog_read_params p = hog_read_params_default();
-    p.rows_per_block = 64;
-    hog_dataset *text = open_ok(txt, &p);
-    hog_atomic_file t; /* whether this file system takes O_DIRECT at all */
-    cr_assert_eq(hog_atomic_open(&t, path_of(probe, "probe")), 0);
-    const int can = hog_atomic_direct(&t, 1) == 0;
-    hog_atomic_abort(&t);
-
-    int d[2];
-    build_rows(text, path_of(plain, "plain.hgd"), 0, d);
-    cr_assert(d[0] == 0 && d[1] == 0, "never asked for O_DIRECT: %d %d", d[0], d[1]);
-    build_rows(text, path_of(mixed, "mixed.hgd"), HOG_HGD_HEADER_BYTES + 1, d);
-    cr_assert(d[0] == 0 && d[1] == can, "O_DIRECT from the second block (file system takes it: %d): %d %d", can,
-              d[0], d[1]);
-    assert_same_bytes(plain, mixed);
-    hog_dataset_close(text);
-    cr_assert_eq(count_files(), 3); /* no temporaries left */
-}
-
-Test(etl_format, csv_and_libsvm_of_same_rows_share_a_fingerprint)
-{
-    char a[256], b[256];
-    write_bytes(path_of(a, "a.svm"), "1 0:2 2:3\n0 1:4\n", 16);
-    write_bytes(path_of(b, "b.csv"), "y,p,q,r\n1,2,0,3\n0,0,4,0\n", 24);
-    hog_dataset *x = open_ok(a, NULL), *y = open_ok(b, NULL);
-    assert_same_rows(x, y);
-    hog_dataset_close(x);
-    hog_dataset_close(y);
-}
-
-Test(etl_format, builder_in_memory_and_limits)
-{
-    hog_builder *b;
-    cr_assert_eq(hog_builder_create(2, NULL, &b), 0);
-    hog_dataset *ds;
-    cr_assert_eq(hog_builder_finish(b, HOG_FORMAT_LIBSVM, &ds), HOG_EEMPTY);
-    cr_assert_null(ds);
-
-    cr_assert_eq(hog_builder_create(2, NULL, &b), 0);
-    uint32_t idx[] = {3, 9};
-    float val[] = {1.5f, -2};
-    for (int i = 0; i < 5; i++)
-        cr_assert_eq(hog_builder_add(b, (float)i, idx, val, (uint32_t)(i % 3)), 0);
-    cr_assert_eq(hog_builder_rows(b), 5);
-    cr_assert_eq(hog_builder_finish(b, HOG_FORMAT_CSV, &ds), 0);
-    hog_dataset_info info;
-    hog_dataset_get_info(ds, &info);
-    cr_assert_eq(info.rows, 5);
-    cr_assert_eq(info.blocks, 3);
-    cr_assert_eq(info.nnz, 0 + 1 + 2 + 0 + 1);
-    cr_assert_eq(info.features, 10);
-    cr_assert_eq(info.format, HOG_FORMAT_CSV);
-    hog_row r = hog_dataset_row(ds, 4);
-    cr_assert_eq(r.nnz, 1);
-    cr_assert_eq(r.index[0], 3);
-    cr_assert_eq(r.label, 4.0f);
-    /* Blocks are contiguous in file order: index follows ptr, label follows value. */
-    const hog_block *blk = &ds->blocks[1];
-    cr_assert_eq((const void *)blk->index, (const void *)(blk->ptr + blk->rows + 1));
-    cr_assert_eq((const void *)blk->label, (const void *)(blk->value + blk->nnz));
-    cr_assert_null(blk->weight);
-    /* The sum chains XXH3 over the arrays in file order, seeded by the previous one. */
-    uint64_t sum = hog_hash64(blk->ptr, 4 * (blk->rows + 1), 0);
-    sum = hog_hash64(blk->index, 4 * blk->nnz, sum);
-    sum = hog_hash64(blk->value, 4 * blk->nnz, sum);
-    sum = hog_hash64(blk->label, 4 * blk->rows, sum);
-    cr_assert_eq(blk->sum, sum);
-    cr_assert_eq(hog_block_sum(blk), sum);
-    hog_dataset_close(ds);
-    hog_dataset_close(NULL);
-    hog_builder_free(NULL);
-}
-
-Test(etl_format, read_params_default)
-{
-    hog_read_params p = hog_read_params_default();
-    cr_assert_eq(p.format, HOG_FORMAT_AUTO);
-    cr_assert_eq(p.delimiter, 0);
-    cr_assert_eq(p.header, -1);
-    cr_assert_eq(p.label_index, 0);
-    cr_assert_null(p.label_name);
-    cr_assert_eq(p.rows_per_block, 0);
 }
 
 /* ===================================================================== *
@@ -459,7 +227,7 @@ static uint8_t *copy_good(void)
     return c;
 }
 
-Test(etl_format, corrupt_block_byte)
+Test(etl_hgd, corrupt_block_byte)
 {
     make_good();
     uint8_t *c = copy_good();
@@ -468,7 +236,7 @@ Test(etl_format, corrupt_block_byte)
     free(c);
 }
 
-Test(etl_format, of_several_bad_blocks_the_first_is_named)
+Test(etl_hgd, of_several_bad_blocks_the_first_is_named)
 {
     /* Blocks are checked by several threads; the verdict must not depend on
      * which finishes first. */
@@ -482,7 +250,7 @@ Test(etl_format, of_several_bad_blocks_the_first_is_named)
     }
 }
 
-Test(etl_format, corrupt_table_byte)
+Test(etl_hgd, corrupt_table_byte)
 {
     make_good();
     uint8_t *c = copy_good();
@@ -491,7 +259,7 @@ Test(etl_format, corrupt_table_byte)
     free(c);
 }
 
-Test(etl_format, corrupt_header_byte)
+Test(etl_hgd, corrupt_header_byte)
 {
     make_good();
     uint8_t *c = copy_good();
@@ -500,7 +268,7 @@ Test(etl_format, corrupt_header_byte)
     free(c);
 }
 
-Test(etl_format, truncated)
+Test(etl_hgd, truncated)
 {
     make_good();
     char msg[128];
@@ -512,7 +280,7 @@ Test(etl_format, truncated)
     expect_open(good, 10, HOG_ETRUNCATED, ": truncated: file has 10 bytes");
 }
 
-Test(etl_format, wrong_magic_and_empty)
+Test(etl_hgd, wrong_magic_and_empty)
 {
     make_good();
     uint8_t *c = copy_good();
@@ -533,7 +301,7 @@ Test(etl_format, wrong_magic_and_empty)
     cr_assert_eq(hog_dataset_open(path, &p, &ds, err, sizeof(err)), HOG_EMAGIC);
 }
 
-Test(etl_format, wrong_version)
+Test(etl_hgd, wrong_version)
 {
     make_good();
     uint8_t *c = copy_good();
@@ -548,7 +316,7 @@ Test(etl_format, wrong_version)
 
 /* Version 1 files (CRC-32 checksums) still open, with the same rows; a
  * version 1 file cannot claim weights; rewritten, they become version 2. */
-Test(etl_format, version_1_is_read)
+Test(etl_hgd, version_1_is_read)
 {
     make_good();
     uint8_t *c = copy_good();
@@ -582,7 +350,7 @@ Test(etl_format, version_1_is_read)
 
 /* Vowpal Wabbit importance weights travel into the blocks, through the
  * binary format and back, and a bad weight in a file is caught. */
-Test(etl_format, weights_round_trip)
+Test(etl_hgd, weights_round_trip)
 {
     char txt[256], hgd[256], err[512] = "";
     static const char text[] = "1 2.5 |a x y\n-1 |a z\n1 0 't|b x:2\n-1 0.25 |a y\n";
@@ -629,7 +397,7 @@ static uint8_t *block_at(uint8_t *f, uint32_t b)
     return f + rd64(f + rd64(f + 56) + 32 * b);
 }
 
-Test(etl_format, index_out_of_range_caught_by_range_check)
+Test(etl_hgd, index_out_of_range_caught_by_range_check)
 {
     make_good();
     uint8_t *c = copy_good();
@@ -647,7 +415,7 @@ Test(etl_format, index_out_of_range_caught_by_range_check)
     free(c);
 }
 
-Test(etl_format, structural_corruptions)
+Test(etl_hgd, structural_corruptions)
 {
     make_good();
     uint8_t *c = copy_good();
@@ -728,101 +496,11 @@ Test(etl_format, structural_corruptions)
     free(c);
 }
 
-/* ===================================================================== *
- *  Atomic output
- * ===================================================================== */
-
-Test(etl_format, convert_leaves_no_file_on_parse_error)
-{
-    char in[256], out[256], err[512] = "";
-    write_bytes(path_of(in, "bad.svm"), "1 1:1\n1 2:x\n", 12);
-    path_of(out, "out.hgd");
-    hog_dataset_info info;
-    cr_assert_eq(hog_dataset_convert(in, NULL, out, &info, err, sizeof(err)), HOG_EFORMAT);
-    char expect[512];
-    snprintf(expect, sizeof(expect), "%s:2:5: expected a number, found 'x'", in);
-    cr_assert_str_eq(err, expect);
-    cr_assert_eq(access(out, F_OK), -1);
-    cr_assert_eq(count_files(), 1);
-
-    /* an empty input: nothing written either */
-    write_bytes(in, "", 0);
-    cr_assert_eq(hog_dataset_convert(in, NULL, out, NULL, err, sizeof(err)), HOG_EEMPTY);
-    cr_assert_eq(access(out, F_OK), -1);
-    cr_assert_eq(count_files(), 1);
-}
-
-Test(etl_format, convert_keeps_older_file_on_error)
-{
-    char in[256], out[256], err[512] = "";
-    path_of(out, "out.hgd");
-    write_bytes(out, "older contents", 14);
-    write_bytes(path_of(in, "bad.csv"), "1,2\n3,4,5\n", 10);
-    cr_assert_eq(hog_dataset_convert(in, NULL, out, NULL, err, sizeof(err)), HOG_EFORMAT);
-    size_t len;
-    uint8_t *got = read_bytes(out, &len);
-    cr_assert_eq(len, 14);
-    cr_assert_eq(memcmp(got, "older contents", 14), 0);
-    free(got);
-    cr_assert_eq(count_files(), 2);
-
-    /* a good input replaces it */
-    write_bytes(in, "1,2\n3,4\n", 8);
-    hog_dataset_info info;
-    cr_assert_eq(hog_dataset_convert(in, NULL, out, &info, err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(info.rows, 2);
-    hog_dataset *ds = open_ok(out, NULL);
-    hog_row r = hog_dataset_row(ds, 1);
-    cr_assert_eq(r.label, 3.0f);
-    cr_assert_eq(r.nnz, 1);
-    cr_assert_eq(r.value[0], 4.0f);
-    hog_dataset_close(ds);
-
-    /* binary to binary: validated and rewritten */
-    char out2[256];
-    cr_assert_eq(hog_dataset_convert(out, NULL, path_of(out2, "copy.hgd"), &info, err,
-                                     sizeof(err)), 0, "%s", err);
-    cr_assert_eq(info.rows, 2);
-    cr_assert_eq(count_files(), 3);
-}
-
-Test(etl_format, save_into_missing_folder_fails_cleanly)
-{
-    char txt[256], out[256];
-    write_bytes(path_of(txt, "a.svm"), "1 1:1\n", 6);
-    hog_dataset *ds = open_ok(txt, NULL);
-    cr_assert_eq(hog_dataset_save(ds, path_of(out, "no/such/dir/a.hgd")), -ENOENT);
-    hog_dataset_close(ds);
-    cr_assert_eq(count_files(), 1);
-}
-
-Test(etl_format, missing_binary_file)
+Test(etl_hgd, missing_binary_file)
 {
     char path[256], err[512], expect[512];
     hog_dataset *ds;
     cr_assert_eq(hog_hgd_open(path_of(path, "none.hgd"), &ds, err, sizeof(err)), -ENOENT);
     snprintf(expect, sizeof(expect), "%s: %s", path, strerror(ENOENT));
     cr_assert_str_eq(err, expect);
-}
-
-/* AVX code must not leave the vector registers' upper halves in use: the
- * scalar SSE loops that run afterwards (on this thread, and on the threads
- * it creates) would slow down by almost half. Checked with the CPU's own
- * XINUSE bitmap after hashing an input long enough for XXH3's vector path. */
-Test(etl_format, hashing_leaves_the_vector_registers_clean)
-{
-    hog_vector_state_clear();
-    int before = hog_vector_state_dirty();
-    if (before < 0)
-        cr_skip_test("this CPU cannot report which register state is in use (no XGETBV with ECX=1)");
-    cr_assert_eq(before, 0, "vzeroupper left the upper halves in use");
-    size_t len = 1 << 20;
-    uint8_t *buf = malloc(len);
-    cr_assert_not_null(buf);
-    for (size_t i = 0; i < len; i++)
-        buf[i] = (uint8_t)(i * 131 + 7);
-    uint64_t h = hog_hash64(buf, len, 42);
-    cr_assert_eq(hog_vector_state_dirty(), 0, "hog_hash64 returned with the AVX upper halves in use");
-    cr_assert_eq(hog_hash64(buf, len, 42), h);
-    free(buf);
 }

@@ -1,0 +1,285 @@
+/* test_train_run.c: the HOGWILD! trainer: convergence per loss, L2 against a full-batch reference, determinism, importance weights, label and parameter errors. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train/train.h"
+
+#include "test_scratch.h"
+#include "test_train.h"
+#include "test_train_data.h"
+
+static void setup(void)
+{
+    scratch_make("train-run");
+}
+
+TestSuite(train_run, .init = setup, .fini = scratch_remove);
+
+Test(train_run, logistic_learns_a_separable_problem_on_every_thread_count)
+{
+    hog_dataset *tr = make_data("tr.svm", 4000, 200, 20, 'b', 1);
+    hog_dataset *te = make_data("te.svm", 1000, 200, 20, 'b', 2);
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        hog_train_params p = hog_train_params_default();
+        p.threads = threads;
+        p.epochs = 15;
+        p.step = 0.5;
+        hog_model *m = train(tr, te, p);
+        hog_model_info in;
+        hog_model_get_info(m, &in);
+        cr_assert_gt(in.test.accuracy, 0.93, "threads %u: accuracy %g", threads, in.test.accuracy);
+        cr_assert_gt(in.test.auc, 0.98, "threads %u: auc %g", threads, in.test.auc);
+        cr_assert_eq(in.test.rows, 1000);
+        cr_assert_eq(in.train_rows, 4000);
+        cr_assert_eq(in.classes, 2u);
+        cr_assert_eq(hog_model_class_label(m, 0), -1.0);
+        cr_assert_eq(hog_model_class_label(m, 1), 1.0);
+        hog_model_free(m);
+    }
+    hog_dataset_close(tr);
+    hog_dataset_close(te);
+}
+
+Test(train_run, hinge_learns_a_separable_problem)
+{
+    hog_dataset *tr = make_data("tr.svm", 4000, 200, 20, 'b', 3);
+    hog_train_params p = hog_train_params_default();
+    p.loss = HOG_LOSS_HINGE;
+    p.holdout = 0.2;
+    p.step = 0.1;
+    hog_model *m = train(tr, NULL, p);
+    hog_model_info in;
+    hog_model_get_info(m, &in);
+    cr_assert_gt(in.test.accuracy, 0.93, "accuracy %g", in.test.accuracy);
+    /* The holdout is about 20% of the rows, and training used the rest. */
+    cr_assert(in.test.rows > 700 && in.test.rows < 900, "holdout rows %llu", (unsigned long long)in.test.rows);
+    cr_assert_eq(in.train_rows + in.test.rows, 4000);
+    cr_assert(isnan(in.test.logloss));
+    hog_model_free(m);
+    hog_dataset_close(tr);
+}
+
+Test(train_run, softmax_learns_three_classes)
+{
+    hog_dataset *tr = make_data("tr.svm", 6000, 200, 20, 'c', 4);
+    hog_dataset *te = make_data("te.svm", 1500, 200, 20, 'c', 5);
+    hog_train_params p = hog_train_params_default();
+    p.loss = HOG_LOSS_SOFTMAX;
+    p.epochs = 15;
+    p.step = 0.5;
+    hog_model *m = train(tr, te, p);
+    hog_model_info in;
+    hog_model_get_info(m, &in);
+    cr_assert_eq(in.classes, 3u);
+    cr_assert_eq(in.outputs, 3u);
+    cr_assert_gt(in.test.accuracy, 0.88, "accuracy %g", in.test.accuracy);
+    cr_assert_lt(in.test.logloss, 0.4, "logloss %g", in.test.logloss);
+    hog_row row = hog_dataset_row(te, 0);
+    float probs[3];
+    uint32_t cls = 9;
+    hog_model_predict(m, &row, &cls, probs);
+    cr_assert_lt(cls, 3u);
+    cr_assert(fabsf(probs[0] + probs[1] + probs[2] - 1.0f) < 1e-5f);
+    hog_model_free(m);
+    hog_dataset_close(tr);
+    hog_dataset_close(te);
+}
+
+Test(train_run, squared_loss_fits_a_linear_target)
+{
+    hog_dataset *tr = make_data("tr.svm", 4000, 100, 10, 'r', 6);
+    hog_dataset *te = make_data("te.svm", 1000, 100, 10, 'r', 7);
+    hog_train_params p = hog_train_params_default();
+    p.loss = HOG_LOSS_SQUARED;
+    p.epochs = 20;
+    p.step = 0.05;
+    p.l2 = 0;
+    hog_model *m = train(tr, te, p);
+    hog_model_info in;
+    hog_model_get_info(m, &in);
+    cr_assert_lt(in.test.rmse, 0.1, "rmse %g", in.test.rmse);
+    cr_assert(fabsf(hog_w_load(&m->bias[0]) - 0.5f) < 0.05f, "bias %g", (double)hog_w_load(&m->bias[0]));
+    hog_model_free(m);
+    hog_dataset_close(tr);
+    hog_dataset_close(te);
+}
+
+Test(train_run, one_thread_is_reproducible_bit_for_bit)
+{
+    hog_dataset *tr = make_data("tr.svm", 3000, 100, 10, 'c', 8);
+    hog_train_params p = hog_train_params_default();
+    p.loss = HOG_LOSS_SOFTMAX;
+    p.threads = 1;
+    p.epochs = 3;
+    p.seed = 42;
+    hog_model *a = train(tr, NULL, p);
+    hog_model *b = train(tr, NULL, p);
+    cr_assert(same_weights(a, b), "two one-thread runs with one seed differ");
+    p.seed = 43;
+    hog_model *c = train(tr, NULL, p);
+    cr_assert(!same_weights(a, c), "another seed gave the very same model: the order is not shuffled");
+    hog_model_free(a);
+    hog_model_free(b);
+    hog_model_free(c);
+    hog_dataset_close(tr);
+}
+
+/* Full-batch objective: mean logistic loss + l2/2 |w|^2 (bias unpenalised). */
+static double objective(const hog_dataset *ds, const double *w, double b, double l2, uint64_t d)
+{
+    double sum = 0;
+    for (uint64_t i = 0; i < ds->info.rows; i++) {
+        hog_row r = hog_dataset_row(ds, i);
+        double m = b;
+        for (uint32_t k = 0; k < r.nnz; k++)
+            m += w[r.index[k]] * (double)r.value[k];
+        double y = r.label > 0 ? 1 : -1;
+        sum += log1p(exp(-y * m));
+    }
+    double reg = 0;
+    for (uint64_t j = 0; j < d; j++)
+        reg += w[j] * w[j];
+    return sum / (double)ds->info.rows + 0.5 * l2 * reg;
+}
+
+Test(train_run, sparse_l2_reaches_the_full_batch_optimum)
+{
+    /* Noisy labels so the penalty matters; the reference is plain gradient
+     * descent on the full objective, slow but exact. */
+    hog_dataset *tr = make_data("tr.svm", 1000, 60, 6, 'b', 9);
+    const double l2 = 0.01;
+    uint64_t d = tr->info.features;
+    double *w = calloc(d, sizeof(double)), *g = calloc(d, sizeof(double));
+    double b = 0;
+    for (int it = 0; it < 3000; it++) {
+        memset(g, 0, d * sizeof(double));
+        double gb = 0;
+        for (uint64_t i = 0; i < tr->info.rows; i++) {
+            hog_row r = hog_dataset_row(tr, i);
+            double m = b;
+            for (uint32_t k = 0; k < r.nnz; k++)
+                m += w[r.index[k]] * (double)r.value[k];
+            double y = r.label > 0 ? 1 : -1;
+            double s = -y / (1 + exp(y * m));
+            for (uint32_t k = 0; k < r.nnz; k++)
+                g[r.index[k]] += s * (double)r.value[k];
+            gb += s;
+        }
+        for (uint64_t j = 0; j < d; j++)
+            w[j] -= 2.0 * (g[j] / (double)tr->info.rows + l2 * w[j]);
+        b -= 2.0 * gb / (double)tr->info.rows;
+    }
+    double ref = objective(tr, w, b, l2, d);
+
+    hog_train_params p = hog_train_params_default();
+    p.l2 = l2;
+    p.threads = 1;
+    p.epochs = 40;
+    p.step = 0.2;
+    p.decay = 0.93;
+    hog_model *m = train(tr, NULL, p);
+    for (uint64_t j = 0; j < d; j++)
+        w[j] = (double)hog_w_load(&m->w[j]);
+    double got = objective(tr, w, (double)hog_w_load(&m->bias[0]), l2, d);
+    cr_assert(got >= ref - 1e-6, "SGD beat the optimum? %g < %g", got, ref);
+    cr_assert_lt(got - ref, 0.01 * ref, "objective %g, the optimum %g", got, ref);
+
+    /* Without the penalty the objective at the penalised optimum is worse. */
+    p.l2 = 0;
+    hog_model *free_m = train(tr, NULL, p);
+    for (uint64_t j = 0; j < d; j++)
+        w[j] = (double)hog_w_load(&free_m->w[j]);
+    double unpenalised = objective(tr, w, (double)hog_w_load(&free_m->bias[0]), l2, d);
+    cr_assert_gt(unpenalised, got, "l2 made no difference: %g vs %g", unpenalised, got);
+    hog_model_free(m);
+    hog_model_free(free_m);
+    free(w);
+    free(g);
+    hog_dataset_close(tr);
+}
+
+Test(train_run, invscaling_schedule_converges)
+{
+    hog_dataset *tr = make_data("tr.svm", 4000, 200, 20, 'b', 10);
+    hog_train_params p = hog_train_params_default();
+    p.schedule = HOG_SCHEDULE_INVSCALING;
+    p.step = 1.0;
+    p.power = 0.5;
+    p.holdout = 0.25;
+    hog_model *m = train(tr, NULL, p);
+    hog_model_info in;
+    hog_model_get_info(m, &in);
+    cr_assert_gt(in.test.accuracy, 0.9, "accuracy %g", in.test.accuracy);
+    hog_model_free(m);
+    hog_dataset_close(tr);
+}
+
+Test(train_run, labels_that_do_not_fit_the_loss_are_refused)
+{
+    hog_dataset *multi = make_data("m.svm", 300, 50, 5, 'c', 11);
+    hog_train_params p = hog_train_params_default();
+    hog_trainer *t;
+    hog_model *m = (hog_model *)1;
+    char err[256] = "";
+    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0);
+    cr_assert_eq(hog_trainer_run(t, multi, NULL, &m, err, sizeof(err)), HOG_ELABEL);
+    cr_assert_null(m);
+    cr_assert(strstr(err, "3") && strstr(err, "softmax"), "message: %s", err);
+    hog_trainer_free(t);
+
+    hog_dataset *reals = make_data("r.svm", 300, 50, 5, 'r', 12);
+    p.loss = HOG_LOSS_SOFTMAX;
+    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0);
+    cr_assert_eq(hog_trainer_run(t, reals, NULL, &m, err, sizeof(err)), HOG_ELABEL);
+    cr_assert(strstr(err, "not an integer"), "message: %s", err);
+    hog_trainer_free(t);
+    hog_dataset_close(multi);
+    hog_dataset_close(reals);
+}
+
+Test(train_run, bad_parameters_are_refused_with_the_field)
+{
+    hog_train_params p = hog_train_params_default();
+    p.decay = 1.5;
+    hog_trainer *t = (hog_trainer *)1;
+    char err[256] = "";
+    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), HOG_EPARAM);
+    cr_assert_null(t);
+    cr_assert(strstr(err, "decay"), "message: %s", err);
+}
+
+/* Importance weights count an example w times: one feature-less point seen
+ * as +1 with weight 3 and as -1 with weight 1 has logistic optimum
+ * sigmoid(b) = 3/4, where ignoring the weights gives 1/2. */
+Test(train_run, importance_weights_scale_each_example)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "%s/w.vw", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 2000; i++)
+        fprintf(f, i % 2 ? "1 3 |a x\n" : "-1 1 |a x\n");
+    fclose(f);
+    hog_dataset *ds;
+    char err[256];
+    cr_assert_eq(hog_dataset_open(path, NULL, &ds, err, sizeof(err)), 0, "%s", err);
+    for (hog_kernel kernel = HOG_KERNEL_SPARSE; kernel <= HOG_KERNEL_DENSE; kernel++) {
+        hog_train_params p = hog_train_params_default();
+        p.threads = 1;
+        p.epochs = 30;
+        p.step = 0.05;
+        p.l2 = 0;
+        p.kernel = kernel;
+        p.batch = 1;
+        hog_model *m = train(ds, NULL, p);
+        hog_row row = hog_dataset_row(ds, 0);
+        double prob = hog_model_predict(m, &row, NULL, NULL);
+        cr_assert(fabs(prob - 0.75) < 0.02, "kernel %d: P(+1) = %g, want 0.75", (int)kernel, prob);
+        hog_model_free(m);
+    }
+    hog_dataset_close(ds);
+}

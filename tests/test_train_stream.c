@@ -1,0 +1,217 @@
+/* test_train_stream.c: the first epoch trained while the text is read (hog_trainer_run_file): as good as reading whole, reproducible, what falls back, and a malformed line. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "train/train.h"
+
+#include "test_scratch.h"
+#include "test_train.h"
+#include "test_train_data.h"
+
+static void setup(void)
+{
+    scratch_make("train-stream");
+}
+
+TestSuite(train_stream, .init = setup, .fini = scratch_remove);
+
+/* Trains on path with p (blocks of 200 rows: a head of 4, windows of 4 or
+ * more); the run must succeed. */
+static hog_model *train_file(const char *path, const char *cache, const char *test, hog_train_params p,
+                             hog_file_run *fr)
+{
+    hog_trainer *t;
+    hog_model *m;
+    char err[512] = "";
+    hog_read_params rp = hog_read_params_default();
+    rp.rows_per_block = 200;
+    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_trainer_run_file(t, path, &rp, cache, test, &m, fr, err, sizeof(err)), 0, "%s", err);
+    hog_trainer_free(t);
+    return m;
+}
+
+static void close_run(hog_file_run *fr)
+{
+    hog_dataset_close(fr->train);
+    hog_dataset_close(fr->test);
+}
+
+Test(train_stream, streamed_first_epoch_learns_as_well_as_reading_whole)
+{
+    char tr[160], te[160], cache[160];
+    snprintf(tr, sizeof(tr), "%s", write_data("tr.svm", 6000, 300, 20, 'b', 11));
+    snprintf(te, sizeof(te), "%s", write_data("te.svm", 1000, 300, 20, 'b', 12));
+    snprintf(cache, sizeof(cache), "%s/tr.hgd", dir);
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        hog_train_params p = hog_train_params_default();
+        p.threads = threads;
+        p.epochs = 6;
+        p.step = 0.5;
+        hog_file_run a, b;
+        p.stream = 1;
+        unlink(cache);
+        hog_model *ms = train_file(tr, cache, te, p, &a);
+        p.stream = 0;
+        hog_model *mw = train_file(tr, NULL, te, p, &b);
+        cr_assert(a.streamed && !a.cache_used && !b.streamed, "%d %d %d", a.streamed, a.cache_used, b.streamed);
+        cr_assert_str_eq(b.note, "streaming is off");
+        cr_assert_eq(a.train->info.fingerprint, b.train->info.fingerprint, "the cache holds the same rows");
+        hog_model_info is, iw;
+        hog_model_get_info(ms, &is);
+        hog_model_get_info(mw, &iw);
+        cr_assert_eq(is.train_rows, 6000);
+        cr_assert_eq(is.test.rows, 1000);
+        cr_assert_eq(is.features, iw.features);
+        cr_assert_eq(is.data_fingerprint, iw.data_fingerprint);
+        cr_assert_gt(is.test.accuracy, 0.93, "threads %u: streamed accuracy %g", threads, is.test.accuracy);
+        cr_assert_lt(fabs(is.test.logloss - iw.test.logloss), 0.03, "threads %u: test logloss %g streamed, %g whole",
+                     threads, is.test.logloss, iw.test.logloss);
+        hog_model_free(ms);
+        hog_model_free(mw);
+        close_run(&a);
+        close_run(&b);
+        /* The cache is newer than the text now: the next run reads it. */
+        p.stream = 1;
+        hog_model *mc = train_file(tr, cache, te, p, &a);
+        cr_assert(a.cache_used && !a.streamed);
+        hog_model_free(mc);
+        close_run(&a);
+    }
+}
+
+Test(train_stream, streamed_run_on_one_thread_is_reproducible_and_grows_the_model)
+{
+    /* Rows past the head touch features the head never saw (up to 900). */
+    char path[160];
+    FILE *f = create("grow.svm", path);
+    hog_rng r = {5};
+    for (int i = 0; i < 5000; i++) {
+        int top = i < 1000 ? 100 : 900, a = 1 + (int)hog_rng_below(&r, (uint32_t)top / 2);
+        int b = a + 1 + (int)hog_rng_below(&r, (uint32_t)top / 2);
+        fprintf(f, "%d %d:1 %d:1\n", (a + b) % 2 ? 1 : -1, a, b);
+    }
+    fprintf(f, "1 900:1\n");
+    cr_assert_eq(fclose(f), 0);
+    hog_train_params p = hog_train_params_default();
+    p.threads = 1;
+    p.epochs = 2;
+    p.holdout = 0.2;
+    hog_file_run a, b;
+    hog_model *m1 = train_file(path, NULL, NULL, p, &a);
+    hog_model *m2 = train_file(path, NULL, NULL, p, &b);
+    cr_assert(a.streamed && b.streamed);
+    cr_assert(same_weights(m1, m2), "one thread replays bit for bit");
+    hog_model_info in;
+    hog_model_get_info(m1, &in);
+    cr_assert_eq(in.features, 900, "1-based indices up to 900");
+    cr_assert_neq(hog_w_load(&m1->w[899]), 0.0f, "a feature first seen late is trained");
+    /* The holdout is the same rows as when the file is read whole. */
+    p.stream = 0;
+    hog_file_run c;
+    hog_model *m3 = train_file(path, NULL, NULL, p, &c);
+    hog_model_info iw;
+    hog_model_get_info(m3, &iw);
+    cr_assert_eq(in.train_rows, iw.train_rows);
+    cr_assert_eq(in.test.rows, iw.test.rows);
+    cr_assert_gt(in.test.rows, 800);
+    hog_model_free(m1);
+    hog_model_free(m2);
+    hog_model_free(m3);
+    close_run(&a);
+    close_run(&b);
+    close_run(&c);
+    /* The optimisers' per-feature state grows with the model too, on 2
+     * threads and with 3 classes (the sanitizer build checks the bounds). */
+    p.stream = 1;
+    p.threads = 2;
+    p.schedule = HOG_SCHEDULE_ADAGRAD;
+    p.normalized = 1;
+    p.l1 = 1e-5;
+    m1 = train_file(path, NULL, NULL, p, &a);
+    hog_model_get_info(m1, &in);
+    cr_assert(a.streamed);
+    cr_assert_eq(in.features, 900);
+    cr_assert_neq(hog_w_load(&m1->w[899]), 0.0f);
+    hog_model_free(m1);
+    close_run(&a);
+}
+
+Test(train_stream, what_the_head_cannot_settle_is_read_whole_or_started_over)
+{
+    hog_train_params p = hog_train_params_default();
+    p.epochs = 3;
+    hog_file_run fr;
+    /* Sorted by label: the first blocks have one label value. */
+    char path[160];
+    FILE *f = create("sorted.svm", path);
+    for (int i = 0; i < 3000; i++)
+        fprintf(f, "%d %d:1 %d:0.5\n", i < 2000 ? -1 : 1, 1 + i % 97, 200 + (i < 2000 ? 0 : 1));
+    cr_assert_eq(fclose(f), 0);
+    hog_model *m = train_file(path, NULL, NULL, p, &fr);
+    cr_assert(!fr.streamed);
+    cr_assert(strstr(fr.note, "have 1 label values"), "%s", fr.note);
+    hog_model_info in;
+    hog_model_get_info(m, &in);
+    cr_assert_gt(in.train.accuracy, 0.99, "%g", in.train.accuracy);
+    hog_model_free(m);
+    close_run(&fr);
+
+    /* Softmax whose third class first shows after the head: started over. */
+    f = create("late.svm", path);
+    for (int i = 0; i < 3000; i++) {
+        int c = i < 1500 ? 1 + i % 2 : 1 + i % 3;
+        fprintf(f, "%d %d:1 %d:1\n", c, c, 10 + i % 89);
+    }
+    cr_assert_eq(fclose(f), 0);
+    p.loss = HOG_LOSS_SOFTMAX;
+    m = train_file(path, NULL, NULL, p, &fr);
+    cr_assert(!fr.streamed);
+    cr_assert(strstr(fr.note, "label 3 first appears in row 1503; started over"), "%s", fr.note);
+    hog_model_get_info(m, &in);
+    cr_assert_eq(in.classes, 3u);
+    cr_assert_gt(in.train.accuracy, 0.99, "%g", in.train.accuracy);
+    hog_model_free(m);
+    close_run(&fr);
+
+    /* Dense rows: the dense kernel, which trains on the whole data set. */
+    f = create("dense.svm", path);
+    for (int i = 0; i < 2000; i++)
+        fprintf(f, "%d 1:%d 2:0.5 3:%g\n", i % 2 ? 1 : -1, i % 2, (i % 5) / 5.0);
+    cr_assert_eq(fclose(f), 0);
+    p.loss = HOG_LOSS_LOGISTIC;
+    m = train_file(path, NULL, NULL, p, &fr);
+    cr_assert(!fr.streamed);
+    cr_assert(strstr(fr.note, "dense"), "%s", fr.note);
+    hog_model_free(m);
+    close_run(&fr);
+}
+
+Test(train_stream, a_malformed_line_stops_a_streamed_run_with_no_model_and_no_cache)
+{
+    char path[160], cache[160], err[512] = "";
+    snprintf(path, sizeof(path), "%s", write_data("bad.svm", 3000, 100, 10, 'b', 3));
+    snprintf(cache, sizeof(cache), "%s/bad.hgd", dir);
+    FILE *f = fopen(path, "a");
+    cr_assert_not_null(f);
+    fprintf(f, "1 5:0.5 3:1\n"); /* indices not increasing */
+    cr_assert_eq(fclose(f), 0);
+    hog_train_params p = hog_train_params_default();
+    hog_trainer *t;
+    hog_model *m = NULL;
+    hog_file_run fr;
+    hog_read_params rp = hog_read_params_default();
+    rp.rows_per_block = 200;
+    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+    int rc = hog_trainer_run_file(t, path, &rp, cache, NULL, &m, &fr, err, sizeof(err));
+    cr_assert_eq(rc, HOG_EFORMAT, "rc %d: %s", rc, err);
+    cr_assert(strstr(err, "bad.svm:3001:"), "%s", err);
+    cr_assert_null(m);
+    cr_assert_null(fr.train);
+    cr_assert_neq(access(cache, F_OK), 0, "no cache is left");
+    hog_trainer_free(t);
+}
