@@ -67,6 +67,7 @@ enum hog_error {
     HOG_ETOPOLOGY = -10010, /* hwloc could not describe or bind the machine */
     /* -10011 is retired: it was never returned */
     HOG_ECPU = -10012,      /* this CPU lacks instructions the library was built for (hog_init) */
+    HOG_ENOTFILE = -10013,  /* an output path names a device, FIFO or socket, which is never replaced */
 };
 
 /* A static, human-readable name for any return code of this library
@@ -220,8 +221,10 @@ hog_row hog_dataset_row(const hog_dataset *ds, uint64_t i);
 
 /* Writes ds as a binary dataset at path atomically: a temporary file in the
  * same folder, fsync, rename, fsync of the folder. On failure nothing is left
- * at path (an older file there is untouched).
- * Errors: -errno from the file system, -ENOMEM. */
+ * at path (an older file there is untouched; a replaced file keeps its
+ * permissions, and a symbolic link at path is replaced, not followed).
+ * Errors: -errno from the file system (-EISDIR: path is a folder),
+ * HOG_ENOTFILE (a device, FIFO or socket), -ENOMEM. */
 int hog_dataset_save(const hog_dataset *ds, const char *path);
 
 /* Streams a text file straight into a binary dataset with bounded memory
@@ -229,7 +232,8 @@ int hog_dataset_save(const hog_dataset *ds, const char *path);
  * If info is not NULL it receives the summary of what was written; when
  * lines were skipped (on_error SKIP), err_detail receives their first
  * locations as hog_dataset_skipped writes them, and 0 is still returned.
- * Errors: as hog_dataset_open for text, plus those of hog_dataset_save. */
+ * Errors: as hog_dataset_open for text, plus those of hog_dataset_save;
+ * HOG_EPARAM when out_path is the input file itself (under any name). */
 int hog_dataset_convert(const char *in_path, const hog_read_params *params,
                         const char *out_path, hog_dataset_info *info,
                         char *err_detail, size_t err_len);
@@ -741,15 +745,18 @@ const char *hog_file_kind_name(hog_file_kind kind);
  * own: the bytes go to a temporary file beside path, which
  * hog_output_commit syncs to disk and renames over path (then syncs the
  * folder), so a reader of path sees the old file or the whole new one,
- * and a failed or abandoned output leaves path as it was. The file gets
- * the permissions a new file gets (0666 less the umask). One thread at a
- * time per output. */
+ * and a failed or abandoned output leaves path as it was. A file that is
+ * replaced keeps its permissions (and its owner and group, where the
+ * process may set them); a new file gets 0666 less the umask. A symbolic
+ * link at path is replaced by the new file; the file it pointed to is left
+ * as it was. One thread at a time per output. */
 typedef struct hog_output hog_output;
 
 /* Creates the temporary file beside path. On success *out owns the output
  * (end it with hog_output_commit or hog_output_abort) and 0 is returned.
- * Errors: -errno from the file system (-ENOENT: no such folder, -EACCES),
- * -ENOMEM, HOG_ECPU. */
+ * Errors: -errno from the file system (-ENOENT: no such folder, -EACCES,
+ * -EISDIR: path is a folder), HOG_ENOTFILE (path is a device, a FIFO or a
+ * socket), -ENOMEM, HOG_ECPU. */
 int hog_output_open(const char *path, hog_output **out);
 
 /* Appends all of buf. Errors: -errno from write (-ENOSPC, -EIO, ...); the

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -389,4 +390,44 @@ Test(cli, unreadable_inputs_and_outputs_are_reported)
     char cmd[256];
     snprintf(cmd, sizeof(cmd), "test $(ls -A %s | grep -c tmp) -eq 0", dir);
     cr_assert_eq(system(cmd), 0, "a temporary file was left behind");
+}
+
+/* An output is never an input, nor another output; a device is never
+ * replaced; /dev/stdout is a stream; a replaced model keeps its mode. */
+Test(cli, outputs_never_destroy_inputs_or_devices)
+{
+    write_separable("t.svm", 200, 9, 0);
+    char *before = strdup(slurp("t.svm"));
+    cr_assert_eq(hog("convert t.svm -o t.svm"), 1, "%s", out);
+    cr_assert(strstr(out, "hogtrain: t.svm is the input t.svm: refusing to write over what is read"), "%s", out);
+    cr_assert_str_eq(slurp("t.svm"), before);
+    free(before);
+    cr_assert_eq(hog("convert t.svm -o d.hgd -q"), 0, "%s", out);
+    cr_assert_eq(hog("train d.hgd -o d.hgd -q"), 1, "%s", out);
+    cr_assert(strstr(out, "hogtrain: d.hgd is the input d.hgd"), "%s", out);
+    cr_assert_eq(hog("info d.hgd"), 0, "the data set was damaged: %s", out);
+    cr_assert_eq(hog("train d.hgd -o m.hog -q --report m.hog"), 1, "%s", out);
+    cr_assert(strstr(out, "hogtrain: m.hog is given as two outputs"), "%s", out);
+
+    cr_assert_eq(hog("train d.hgd -o m.hog -q"), 0, "%s", out);
+    char path[512];
+    snprintf(path, sizeof(path), "%s/m.hog", dir);
+    cr_assert_eq(chmod(path, 0600), 0);
+    cr_assert_eq(hog("train d.hgd -o m.hog -q"), 0, "%s", out);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 07777, 0600, "mode %o", st.st_mode & 07777);
+    cr_assert_eq(hog("predict m.hog d.hgd -q -o m.hog"), 1, "%s", out);
+    cr_assert(strstr(out, "hogtrain: m.hog is the input m.hog"), "%s", out);
+
+    cr_assert_eq(hog("convert t.svm -o /dev/null"), 1, "%s", out);
+    cr_assert(strstr(out, "hogtrain: /dev/null: not a regular file"), "%s", out);
+    cr_assert_eq(stat("/dev/null", &st), 0);
+    cr_assert(S_ISCHR(st.st_mode), "/dev/null was replaced");
+
+    cr_assert_eq(hog("predict m.hog d.hgd -q -o /dev/stdout"), 0, "%s", out);
+    int lines = 0;
+    for (const char *p = out; *p; p++)
+        lines += *p == '\n';
+    cr_assert_eq(lines, 200, "%s", out);
 }

@@ -98,6 +98,25 @@ Test(etl_dataset, convert_keeps_older_file_on_error)
     cr_assert_eq(count_files(), 3);
 }
 
+/* The input under its own name or another (a hard link) is never the
+ * output: converting would write over what is being read. */
+Test(etl_dataset, convert_refuses_its_own_input_as_output)
+{
+    char in[256], other[256], err[512] = "";
+    write_bytes(path_of(in, "a.svm"), "1 1:0.5\n-1 2:1\n", 16);
+    path_of(other, "b.svm");
+    cr_assert_eq(link(in, other), 0);
+    cr_assert_eq(hog_dataset_convert(in, NULL, in, NULL, err, sizeof(err)), HOG_EPARAM);
+    cr_assert(strstr(err, "is the input"), "%s", err);
+    cr_assert_eq(hog_dataset_convert(in, NULL, other, NULL, err, sizeof(err)), HOG_EPARAM);
+    size_t len;
+    uint8_t *got = read_bytes(in, &len);
+    cr_assert_eq(len, 16);
+    cr_assert_eq(memcmp(got, "1 1:0.5\n-1 2:1\n", 16), 0);
+    free(got);
+    cr_assert_eq(count_files(), 2);
+}
+
 Test(etl_dataset, save_into_missing_folder_fails_cleanly)
 {
     char txt[256], out[256];

@@ -213,6 +213,73 @@ Test(util, output_in_a_missing_folder_fails_cleanly)
     cr_assert_null(o);
 }
 
+/* A replaced file keeps its mode; a new one gets 0666 less the umask,
+ * which the library reads without setting it. */
+Test(util, output_keeps_the_mode_of_the_file_it_replaces)
+{
+    char dir[] = "/tmp/hog-util-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[128], fresh[128];
+    snprintf(path, sizeof(path), "%s/model.hog", dir);
+    snprintf(fresh, sizeof(fresh), "%s/new.hog", dir);
+    cr_assert_eq(hog_write_file_atomic(path, "old", 3), 0);
+    cr_assert_eq(chmod(path, 0600), 0);
+    cr_assert_eq(hog_write_file_atomic(path, "new", 3), 0);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 07777, 0600, "mode %o", st.st_mode & 07777);
+
+    mode_t mask = umask(027);
+    int rc = hog_write_file_atomic(fresh, "x", 1);
+    umask(mask);
+    cr_assert_eq(rc, 0);
+    cr_assert_eq(stat(fresh, &st), 0);
+    cr_assert_eq(st.st_mode & 07777, 0640, "mode %o", st.st_mode & 07777);
+    unlink(path);
+    unlink(fresh);
+    rmdir(dir);
+}
+
+/* A device, FIFO or socket at the output path is refused and left as it
+ * is; a folder gets -EISDIR; a symbolic link is replaced by the new file
+ * and what it pointed to is untouched. */
+Test(util, output_refuses_what_is_not_a_file_and_replaces_a_symlink)
+{
+    char dir[] = "/tmp/hog-util-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char fifo[128], sub[128], target[128], link[128];
+    snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+    snprintf(sub, sizeof(sub), "%s/sub", dir);
+    snprintf(target, sizeof(target), "%s/target", dir);
+    snprintf(link, sizeof(link), "%s/link", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    cr_assert_eq(hog_write_file_atomic(fifo, "x", 1), HOG_ENOTFILE);
+    struct stat st;
+    cr_assert_eq(lstat(fifo, &st), 0);
+    cr_assert(S_ISFIFO(st.st_mode), "the FIFO was replaced");
+    hog_output *o = NULL;
+    cr_assert_eq(hog_output_open("/dev/null", &o), HOG_ENOTFILE);
+    cr_assert_null(o);
+    cr_assert_eq(stat("/dev/null", &st), 0);
+    cr_assert(S_ISCHR(st.st_mode));
+
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    cr_assert_eq(hog_write_file_atomic(sub, "x", 1), -EISDIR);
+
+    cr_assert_eq(hog_write_file_atomic(target, "kept", 4), 0);
+    cr_assert_eq(symlink("target", link), 0);
+    cr_assert_eq(hog_write_file_atomic(link, "new", 3), 0);
+    cr_assert_eq(lstat(link, &st), 0);
+    cr_assert(S_ISREG(st.st_mode), "the link was followed, not replaced");
+    cr_assert_eq(st.st_size, 3);
+    cr_assert_eq(stat(target, &st), 0);
+    cr_assert_eq(st.st_size, 4, "the link's target was changed");
+
+    char cmd[160];
+    snprintf(cmd, sizeof(cmd), "test $(ls -A %s | grep -c tmp) -eq 0 && rm -rf %s", dir, dir);
+    cr_assert_eq(system(cmd), 0, "a temporary file was left behind");
+}
+
 Test(util, shuffle_is_a_seeded_permutation)
 {
     uint32_t a[1000], b[1000];

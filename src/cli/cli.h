@@ -73,6 +73,15 @@ void cli_report_skipped(const char *path, uint64_t skipped, const char *location
 int cli_open(const char *path, const hog_read_params *p, hog_dataset **out);
 /* An input argument as a path: "-" is standard input. */
 const char *cli_input(const char *arg);
+/* Checks, before any work, that no output (NULL entries skipped) is the
+ * same file as an input (device and inode compared, so another name or a
+ * hard link of it is caught too) or as another output: writing it would
+ * destroy what is read, or one output would replace another. Standard
+ * output ("-", /dev/stdout) is a stream and never clashes. Returns 0, or
+ * -1 with the clash reported. */
+/* Whether an output path means standard output: "-" or /dev/stdout. */
+int cli_is_stdout(const char *path);
+int cli_outputs_apart(const char *const *inputs, size_t n_in, const char *const *outputs, size_t n_out);
 
 /* Seconds on the monotonic clock, for the reports' timings. */
 double cli_now(void);

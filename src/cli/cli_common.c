@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <sys/stat.h>
+
 #include "cli.h"
 
 int cli_quiet;
@@ -179,6 +181,39 @@ void cli_report_skipped(const char *path, uint64_t skipped, const char *location
 const char *cli_input(const char *arg)
 {
     return strcmp(arg, "-") == 0 ? "/dev/stdin" : arg;
+}
+
+int cli_is_stdout(const char *path)
+{
+    return strcmp(path, "-") == 0 || strcmp(path, "/dev/stdout") == 0;
+}
+
+/* Whether a and b name one existing file. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int cli_outputs_apart(const char *const *inputs, size_t n_in, const char *const *outputs, size_t n_out)
+{
+    for (size_t i = 0; i < n_out; i++) {
+        const char *o = outputs[i];
+        if (!o || cli_is_stdout(o))
+            continue;
+        for (size_t j = 0; j < n_in; j++)
+            if (inputs[j] && same_file(o, inputs[j])) {
+                cli_error("%s is the input %s: refusing to write over what is read", o, inputs[j]);
+                return -1;
+            }
+        for (size_t j = 0; j < i; j++)
+            if (outputs[j] && !cli_is_stdout(outputs[j]) &&
+                (strcmp(o, outputs[j]) == 0 || same_file(o, outputs[j]))) {
+                cli_error("%s is given as two outputs: one would replace the other", o);
+                return -1;
+            }
+    }
+    return 0;
 }
 
 int cli_open(const char *path, const hog_read_params *p, hog_dataset **out)

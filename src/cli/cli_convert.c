@@ -67,6 +67,8 @@ int cli_convert(int argc, char **argv)
         return 2;
     }
     const char *in = cli_input(argv[optind]);
+    if (cli_outputs_apart(&in, 1, &out, 1) < 0)
+        return 1;
     char err[CLI_ERR_LEN] = "";
     if (ratings)
         return convert_ratings(in, out);

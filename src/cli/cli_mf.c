@@ -202,6 +202,9 @@ int cli_mf_train(int argc, char **argv)
     }
     hog_log_set(cli_log, NULL, cli_quiet ? HOG_LOG_ERROR : HOG_LOG_INFO);
     const char *input = cli_input(argv[optind]);
+    const char *ins[] = {input, test_path}, *outs[] = {out, report, save};
+    if (cli_outputs_apart(ins, 2, outs, 3) < 0)
+        return 1;
     mf_progress ps = {isatty(2), p.epochs, calloc(p.epochs, sizeof(double)), {0}};
     p.progress = on_progress;
     p.progress_ctx = &ps;

@@ -24,7 +24,7 @@ static ssize_t out_write(void *cookie, const char *buf, size_t len)
 int cli_out_open(cli_out *o, const char *path)
 {
     memset(o, 0, sizeof(*o));
-    if (!path || strcmp(path, "-") == 0) {
+    if (!path || cli_is_stdout(path)) {
         o->f = stdout;
         return 0;
     }

@@ -61,6 +61,9 @@ int cli_predict(int argc, char **argv)
         return 2;
     }
     const char *model_path = argv[optind], *input = cli_input(argv[optind + 1]);
+    const char *ins[] = {model_path, input}, *outs[] = {out, report};
+    if (cli_outputs_apart(ins, 2, outs, 2) < 0)
+        return 1;
     char err[CLI_ERR_LEN] = "";
     hog_file_kind kind;
     if (hog_file_probe(model_path, &kind, err, sizeof(err)) < 0) {

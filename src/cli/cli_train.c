@@ -339,6 +339,9 @@ int cli_train(int argc, char **argv)
     }
     hog_log_set(cli_log, NULL, cli_quiet ? HOG_LOG_ERROR : HOG_LOG_INFO);
     const char *input = cli_input(argv[optind]);
+    const char *ins[] = {input, test_path}, *outs[] = {out, report, cache};
+    if (cli_outputs_apart(ins, 2, outs, 3) < 0)
+        return 1;
 
     progress_state ps = {isatty(2), p.loss, {0}, calloc(p.epochs, sizeof(double))};
     p.progress = on_progress;

@@ -133,6 +133,13 @@ int hog_dataset_convert(const char *in_path, const hog_read_params *params, cons
         return hog_fail(HOG_EPARAM, err_detail, err_len, "in_path and out_path must not be NULL");
     if (hog_cpu_check(err_detail, err_len) < 0)
         return HOG_ECPU;
+    /* Another name for the input (a hard link, a path through a symlinked
+     * folder) is the input all the same: replacing it destroys it. */
+    struct stat in_id, out_id;
+    if (stat(in_path, &in_id) == 0 && stat(out_path, &out_id) == 0 && in_id.st_dev == out_id.st_dev &&
+        in_id.st_ino == out_id.st_ino)
+        return hog_fail(HOG_EPARAM, err_detail, err_len, "%s is the input %s: it would be written over as it is read",
+                        out_path, in_path);
     hog_read_params p = params ? *params : hog_read_params_default();
     hog_format fmt;
     int rc = hog_resolve_format(in_path, &p, &fmt, err_detail, err_len);

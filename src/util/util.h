@@ -242,7 +242,11 @@ typedef struct hog_atomic_file {
     int direct;     /* O_DIRECT is on (hog_atomic_direct) */
 } hog_atomic_file;
 
-/* Creates a temporary file beside path. Returns 0 or -errno. */
+/* Creates a temporary file beside path, with the permissions (and, where
+ * allowed, the owner) of the file it will replace, or 0666 less the umask
+ * for a new one. A symbolic link at path is replaced, not followed. Returns
+ * 0, -EISDIR (path is a folder), HOG_ENOTFILE (a device, FIFO or socket,
+ * which is never replaced), or -errno. */
 int hog_atomic_open(hog_atomic_file *f, const char *path);
 /* Appends all of buf after the furthest byte written so far. Returns 0 or -errno. */
 int hog_atomic_write(hog_atomic_file *f, const void *buf, size_t len);

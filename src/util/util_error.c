@@ -32,6 +32,7 @@ const char *hog_strerror(int rc)
     case HOG_EEMPTY: return "data set has no rows";
     case HOG_ETOPOLOGY: return "cannot read or bind the machine topology";
     case HOG_ECPU: return "this CPU lacks instructions the library was built to use";
+    case HOG_ENOTFILE: return "not a regular file: a device, FIFO or socket is never replaced";
     default: break;
     }
     if (rc < 0 && rc > -4096)

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -11,10 +12,36 @@
 
 #include "util.h"
 
+/* Creates path's temporary file: PATH.tmp.XXXXXX with a fresh suffix, by
+ * open(O_EXCL) with mode 0666 so that the kernel applies the umask (mkstemp
+ * makes 0600, and reading the umask means setting it, which races with
+ * every other thread of the process). */
+static int temp_create(char *tmp, size_t suffix_at)
+{
+    static _Atomic uint64_t counter;
+    static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    uint64_t seed = hog_mix64((uint64_t)getpid() << 32 ^ (uint64_t)(hog_now() * 1e9));
+    for (int attempt = 0; attempt < 100; attempt++) {
+        uint64_t x = hog_mix64(seed + atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed));
+        for (size_t i = 0; i < 6; i++, x /= 62)
+            tmp[suffix_at + i] = digits[x % 62];
+        int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != EEXIST)
+            return fd >= 0 ? fd : -errno;
+    }
+    return -EEXIST;
+}
+
 int hog_atomic_open(hog_atomic_file *f, const char *path)
 {
     memset(f, 0, sizeof(*f));
     f->fd = -1;
+    struct stat old;
+    int replacing = lstat(path, &old) == 0;
+    if (replacing && S_ISDIR(old.st_mode))
+        return -EISDIR;
+    if (replacing && !S_ISREG(old.st_mode) && !S_ISLNK(old.st_mode))
+        return HOG_ENOTFILE;
     size_t n = strlen(path);
     f->path = hog_strdup(path);
     f->tmp_path = hog_malloc(n + 16);
@@ -23,18 +50,21 @@ int hog_atomic_open(hog_atomic_file *f, const char *path)
         return -ENOMEM;
     }
     snprintf(f->tmp_path, n + 16, "%s.tmp.XXXXXX", path);
-    f->fd = mkostemp(f->tmp_path, O_CLOEXEC);
+    f->fd = temp_create(f->tmp_path, n + 5);
     if (f->fd < 0) {
-        int rc = -errno;
+        int rc = f->fd;
         hog_free(f->tmp_path);
         f->tmp_path = NULL; /* nothing was created: nothing to remove */
         hog_atomic_abort(f);
         return rc;
     }
-    /* mkostemp makes 0600; a data set or model is an ordinary file. */
-    mode_t mask = umask(0);
-    umask(mask);
-    (void)fchmod(f->fd, 0666 & ~mask);
+    /* A replaced file keeps its mode, and its owner where this process may
+     * give it (root; or a group the user is in): a 0600 model stays 0600. */
+    if (replacing && S_ISREG(old.st_mode)) {
+        (void)fchmod(f->fd, old.st_mode & 07777);
+        if (fchown(f->fd, old.st_uid, old.st_gid) < 0)
+            (void)fchown(f->fd, (uid_t)-1, old.st_gid);
+    }
     return 0;
 }
 
