@@ -68,6 +68,7 @@ enum hog_error {
     /* -10011 is retired: it was never returned */
     HOG_ECPU = -10012,      /* this CPU lacks instructions the library was built for (hog_init) */
     HOG_ENOTFILE = -10013,  /* an output path names a device, FIFO or socket, which is never replaced */
+    HOG_ENONFINITE = -10014,/* a model holds NaN or infinite weights (the training diverged) */
 };
 
 /* A static, human-readable name for any return code of this library
@@ -154,7 +155,7 @@ typedef struct hog_read_params {
     const char *ignore;    /* CSV: comma-separated columns (names or 0-based indices) to drop */
     const char *categorical; /* CSV: comma-separated columns whose values are hashed into features */
     /* text formats */
-    uint32_t rows_per_block; /* rows in each block; 0: the default (4096) */
+    uint32_t rows_per_block; /* rows in each block, at most 2^24; 0: the default (4096) */
     unsigned hash_bits;    /* 0: numeric indices as written; 1..31: every feature hashed into 2^bits
                               (string features, VW and categorical, are always hashed: 18 bits if 0) */
     int index_base;        /* libsvm: -1 (default) detects it: 0-based if an index 0 appears in the
@@ -447,13 +448,17 @@ int hog_model_evaluate(const hog_model *m, const hog_dataset *ds,
 
 /* Saves a model atomically (temporary file, fsync, rename). The file holds a
  * magic, a version, the training parameters, the data fingerprint, the
- * final metrics and the weights, covered by a CRC-32.
- * Errors: -errno from the file system. */
+ * final metrics and the weights, covered by a CRC-32. A model with a NaN or
+ * infinite weight or bias is never written: nothing it predicts would mean
+ * anything. Errors: -errno from the file system (-EISDIR), HOG_ENOTFILE,
+ * HOG_ENONFINITE (nothing is written). */
 int hog_model_save(const hog_model *m, const char *path);
 
-/* Loads a model saved by hog_model_save. Errors: -errno, -ENOMEM,
- * HOG_EMAGIC, HOG_EVERSION, HOG_ETRUNCATED, HOG_ECHECKSUM, HOG_ECORRUPT,
- * HOG_ECPU; a message in err_detail as for hog_dataset_open. */
+/* Loads a model saved by hog_model_save. Class labels must be finite and
+ * ascending, and weights and biases finite, even under a valid checksum.
+ * Errors: -errno, -ENOMEM, HOG_EMAGIC, HOG_EVERSION, HOG_ETRUNCATED,
+ * HOG_ECHECKSUM, HOG_ECORRUPT, HOG_ECPU; a message in err_detail as for
+ * hog_dataset_open. */
 int hog_model_load(const char *path, hog_model **out, char *err_detail,
                    size_t err_len);
 

@@ -461,6 +461,13 @@ Test(etl_hgd, structural_corruptions)
     expect_open(c, good_len, HOG_ECORRUPT, ": 4 blocks cannot hold 13 rows of 3 per block");
     memcpy(c, good, good_len);
 
+    /* a rows_per_block whose segment count would wrap to 0 in the trainer
+     * (a division by zero there before it was bounded) */
+    wr32(c + 44, 0xffffffffu);
+    reseal(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": rows_per_block is 4294967295, not between 1 and 16777216");
+    memcpy(c, good, good_len);
+
     /* a block offset that is not aligned */
     uint8_t *table = c + rd64(c + 56);
     wr64(table + 32, rd64(table + 32) + 8);

@@ -179,6 +179,9 @@ Test(etl_parse_csv, csv_parameter_errors)
     p = params(HOG_FORMAT_CSV);
     p.hash_bits = 32;
     plan_fails(&p, "1,2\n", HOG_EPARAM, "hog_read_params.hash_bits: 32 is not between 0 and 31");
+    p = params(HOG_FORMAT_CSV);
+    p.rows_per_block = (1u << 24) + 1;
+    plan_fails(&p, "1,2\n", HOG_EPARAM, "hog_read_params.rows_per_block: 16777217 is more than 16777216");
     p = params(HOG_FORMAT_BINARY);
     plan_fails(&p, "1,2\n", HOG_EPARAM, "hog_read_params.format: a binary dataset is not text");
     p = params(HOG_FORMAT_CSV);

@@ -118,6 +118,58 @@ Test(model, damaged_files_are_refused)
     hog_model_free(m);
 }
 
+/* Writes `bytes` at offset off from the end of the model file (the CRC is
+ * the last 4 bytes) and reseals the CRC, as a crafted file would be. */
+static void patch_and_reseal(long off, const void *bytes, size_t n)
+{
+    FILE *f = fopen(path, "r+b");
+    cr_assert_not_null(f);
+    fseek(f, off, SEEK_END);
+    cr_assert_eq(fwrite(bytes, 1, n, f), n);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    unsigned char *buf = malloc((size_t)len);
+    fseek(f, 0, SEEK_SET);
+    cr_assert_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
+    unsigned char crc[4];
+    hog_put_u32(crc, hog_crc32(0, buf, (size_t)len - 4));
+    fseek(f, -4, SEEK_END);
+    cr_assert_eq(fwrite(crc, 1, 4, f), 4u);
+    fclose(f);
+    free(buf);
+}
+
+/* NaN or infinite numbers under a valid checksum are refused at load, and a
+ * model holding them is never saved. */
+Test(model, non_finite_numbers_are_never_saved_or_loaded)
+{
+    hog_model *m = sample_model();
+    char err[256];
+    float nan_f = NAN, inf_f = INFINITY;
+    double nan_d = NAN;
+
+    cr_assert_eq(hog_model_save(m, path), 0);
+    patch_and_reseal(-8, &nan_f, 4); /* the last weight: feature 49, output 2 */
+    cr_assert_eq(load_error(err, sizeof(err)), HOG_ECORRUPT);
+    cr_assert(strstr(err, "the weight of feature 49, output 2, is not finite"), "%s", err);
+
+    cr_assert_eq(hog_model_save(m, path), 0);
+    patch_and_reseal(-4 - 4 * 150 - 4, &inf_f, 4); /* the last bias */
+    cr_assert_eq(load_error(err, sizeof(err)), HOG_ECORRUPT);
+    cr_assert(strstr(err, "bias 2 is not finite"), "%s", err);
+
+    cr_assert_eq(hog_model_save(m, path), 0);
+    patch_and_reseal(-4 - 4 * 150 - 4 * 3 - 8, &nan_d, 8); /* the last class label */
+    cr_assert_eq(load_error(err, sizeof(err)), HOG_ECORRUPT);
+    cr_assert(strstr(err, "class label 2 is nan"), "%s", err);
+
+    unlink(path);
+    hog_w_store(&m->w[7], NAN);
+    cr_assert_eq(hog_model_save(m, path), HOG_ENONFINITE);
+    cr_assert_eq(access(path, F_OK), -1, "a model with NaN weights was written");
+    hog_model_free(m);
+}
+
 Test(model, a_failed_save_leaves_the_old_file)
 {
     hog_model *m = sample_model();

@@ -61,6 +61,11 @@
 #define HOG_HGD_ALIGN 4096u
 #define HOG_HGD_TABLE_ENTRY 32u
 #define HOG_DEFAULT_ROWS_PER_BLOCK 4096u
+/* The most rows a block may hold, from a file or a caller: the trainer cuts
+ * blocks into segments of 1024 rows with 32-bit counts, and a block's row
+ * offsets are 32-bit. 2^24 is far above any useful size (a block is the
+ * unit of shuffling and of read-ahead). */
+#define HOG_MAX_ROWS_PER_BLOCK (1u << 24)
 
 /* One block of rows in CSR form: a view into a mapping or into heap memory. */
 typedef struct hog_block {

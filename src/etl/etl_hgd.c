@@ -480,8 +480,9 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
 
     uint64_t rows = hog_get_u64(h + H_ROWS), features = hog_get_u64(h + H_FEATURES);
     uint32_t blocks = hog_get_u32(h + H_BLOCKS), rpb = hog_get_u32(h + H_ROWS_PER_BLOCK);
-    if (rpb == 0)
-        return hog_fail(HOG_ECORRUPT, err, len, "%s: rows_per_block is 0", path);
+    if (rpb == 0 || rpb > HOG_MAX_ROWS_PER_BLOCK)
+        return hog_fail(HOG_ECORRUPT, err, len, "%s: rows_per_block is %u, not between 1 and %u", path, rpb,
+                        HOG_MAX_ROWS_PER_BLOCK);
     if (rows > (uint64_t)UINT32_MAX * rpb || (rows + rpb - 1) / rpb != blocks)
         return hog_fail(HOG_ECORRUPT, err, len,
                         "%s: %u blocks cannot hold %llu rows of %u per block", path, blocks,

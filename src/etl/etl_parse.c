@@ -163,6 +163,9 @@ static int check_params(const hog_read_params *p, char *err, size_t len)
         return hog_fail(HOG_EPARAM, err, len, "hog_read_params.format: %d is not a hog_format", (int)p->format);
     if (p->format == HOG_FORMAT_BINARY)
         return hog_fail(HOG_EPARAM, err, len, "hog_read_params.format: a binary dataset is not text");
+    if (p->rows_per_block > HOG_MAX_ROWS_PER_BLOCK)
+        return hog_fail(HOG_EPARAM, err, len, "hog_read_params.rows_per_block: %u is more than %u",
+                        p->rows_per_block, HOG_MAX_ROWS_PER_BLOCK);
     if (p->hash_bits > 31)
         return hog_fail(HOG_EPARAM, err, len, "hog_read_params.hash_bits: %u is not between 0 and 31",
                         p->hash_bits);

@@ -1,6 +1,7 @@
 /* train_model_file.c: the linear model's file: versioned, checksummed, its parameters and metrics in a text header. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include "train.h"
@@ -116,8 +117,34 @@ static size_t model_fields(hog_model_info *in, hog_meta_field *f)
  *  Save and load
  * ===================================================================== */
 
+/* Whether every weight and bias of m is a finite number. */
+static int model_finite(const hog_model *m)
+{
+    for (uint32_t k = 0; k < m->outputs; k++)
+        if (!isfinite(hog_w_load(&m->bias[k])))
+            return 0;
+    for (uint64_t i = 0, n = m->dim * m->outputs; i < n; i++)
+        if (!isfinite(hog_w_load(&m->w[i])))
+            return 0;
+    return 1;
+}
+
+/* Where the first non-finite f32 of n at p is, or n when there is none. */
+static uint64_t first_nonfinite_f32(const unsigned char *p, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        float v;
+        memcpy(&v, p + 4 * i, 4);
+        if (!isfinite(v))
+            return i;
+    }
+    return n;
+}
+
 int hog_model_save(const hog_model *m, const char *path)
 {
+    if (!model_finite(m))
+        return HOG_ENONFINITE;
     hog_model_info info = m->info;
     hog_meta_field fields[MODEL_FIELDS];
     size_t nfields = model_fields(&info, fields);
@@ -238,6 +265,30 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
         (info.loss == HOG_LOSS_SOFTMAX && classes != outputs)) {
         rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: loss %s does not fit %u outputs and %u classes",
                       path, hog_loss_name(info.loss), outputs, classes);
+        goto out;
+    }
+    const unsigned char *labels = buf + MODEL_HEAD + meta_len, *biases = labels + 8ull * classes,
+                        *weights = biases + 4ull * outputs;
+    for (uint32_t k = 0; k < classes; k++) {
+        double y, prev;
+        memcpy(&y, labels + 8ull * k, 8);
+        if (k > 0)
+            memcpy(&prev, labels + 8ull * (k - 1), 8);
+        if (!isfinite(y) || (k > 0 && !(y > prev))) {
+            rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: class label %u is %g: labels are finite and ascending",
+                          path, k, y);
+            goto out;
+        }
+    }
+    uint64_t bad = first_nonfinite_f32(biases, outputs);
+    if (bad < outputs) {
+        rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: bias %llu is not finite", path, (unsigned long long)bad);
+        goto out;
+    }
+    bad = first_nonfinite_f32(weights, dim * outputs);
+    if (bad < dim * outputs) {
+        rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: the weight of feature %llu, output %llu, is not finite",
+                      path, (unsigned long long)(bad / outputs), (unsigned long long)(bad % outputs));
         goto out;
     }
     hog_model *m = hog_model_new(info.loss, dim, outputs, classes);

@@ -33,6 +33,7 @@ const char *hog_strerror(int rc)
     case HOG_ETOPOLOGY: return "cannot read or bind the machine topology";
     case HOG_ECPU: return "this CPU lacks instructions the library was built to use";
     case HOG_ENOTFILE: return "not a regular file: a device, FIFO or socket is never replaced";
+    case HOG_ENONFINITE: return "the model holds NaN or infinite weights: the training diverged";
     default: break;
     }
     if (rc < 0 && rc > -4096)
