@@ -710,13 +710,15 @@ int hog_mf_predict_ratings(const hog_mf_model *m, const hog_ratings *r, float *o
 
 /* Saves a model atomically. The file (version 1) holds a magic, the
  * parameters, the mean, the training and test metrics, the user and item
- * names, the biases and the factors, covered by a CRC-32.
- * Errors: -errno from the file system, -ENOMEM. */
+ * names, the biases and the factors, covered by a CRC-32. A model with a
+ * NaN or infinite bias or factor is never written. Errors: -errno from the
+ * file system, -ENOMEM, HOG_ENOTFILE, HOG_ENONFINITE (nothing is written). */
 int hog_mf_save(const hog_mf_model *m, const char *path);
 
-/* Loads a model saved by hog_mf_save. Errors: -errno, -ENOMEM, HOG_EMAGIC,
- * HOG_EVERSION, HOG_ETRUNCATED, HOG_ECHECKSUM, HOG_ECORRUPT, HOG_ECPU; a
- * message in err_detail. */
+/* Loads a model saved by hog_mf_save; a bias or factor that is not finite
+ * is refused even under a valid checksum. Errors: -errno, -ENOMEM,
+ * HOG_EMAGIC, HOG_EVERSION, HOG_ETRUNCATED, HOG_ECHECKSUM, HOG_ECORRUPT,
+ * HOG_ECPU; a message in err_detail. */
 int hog_mf_load(const char *path, hog_mf_model **out, char *err_detail, size_t err_len);
 
 /* ===================================================================== *

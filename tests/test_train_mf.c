@@ -279,6 +279,45 @@ Test(mf, model_round_trips_and_damage_is_refused)
     hog_ratings_close(r);
 }
 
+/* A NaN under a valid checksum is refused at load; a model holding one is
+ * never saved. */
+Test(mf, non_finite_factors_are_never_saved_or_loaded)
+{
+    write_low_rank("nf.csv", 20, 12, 2, 300, 0.2, 5);
+    hog_ratings *r = open_ok("nf.csv", 0);
+    hog_mf_model *m = train_small(r, 1, 4);
+    const char *path = path_of("nf.mf");
+    cr_assert_eq(hog_mf_save(m, path), 0);
+
+    /* the last item factor (4 bytes before the CRC), resealed */
+    FILE *f = fopen(path, "r+b");
+    cr_assert_not_null(f);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    unsigned char *buf = malloc((size_t)len);
+    fseek(f, 0, SEEK_SET);
+    cr_assert_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
+    float nan_f = NAN;
+    memcpy(buf + len - 8, &nan_f, 4);
+    hog_put_u32(buf + len - 4, hog_crc32(0, buf, (size_t)len - 4));
+    fseek(f, 0, SEEK_SET);
+    cr_assert_eq(fwrite(buf, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    free(buf);
+    hog_mf_model *l = NULL;
+    char err[512] = "";
+    cr_assert_eq(hog_mf_load(path, &l, err, sizeof(err)), HOG_ECORRUPT);
+    cr_assert(strstr(err, "an item factor is not finite"), "%s", err);
+    cr_assert_null(l);
+
+    unlink(path);
+    hog_w_store(&m->bu[0], INFINITY);
+    cr_assert_eq(hog_mf_save(m, path), HOG_ENONFINITE);
+    cr_assert_eq(access(path, F_OK), -1, "a model with an infinite bias was written");
+    hog_mf_free(m);
+    hog_ratings_close(r);
+}
+
 Test(mf, pairs_files_are_predicted_in_order)
 {
     write_low_rank("pp.csv", 30, 20, 2, 1000, 0.1, 4);

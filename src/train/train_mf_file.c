@@ -99,8 +99,22 @@ static int write_names(hog_atomic_file *f, uint32_t *crc, const hog_idmap *m)
     return rc;
 }
 
+/* Whether rows [0, n) of w (k floats each, stride apart) are all finite. */
+static int rows_finite(const hog_weight *w, uint64_t n, uint32_t k, uint32_t stride)
+{
+    for (uint64_t r = 0; r < n; r++)
+        for (uint32_t c = 0; c < k; c++)
+            if (!isfinite(hog_w_load(&w[r * stride + c])))
+                return 0;
+    return 1;
+}
+
 int hog_mf_save(const hog_mf_model *m, const char *path)
 {
+    const uint32_t users = m->info.users, items = m->info.items, rank = m->info.rank;
+    if (!rows_finite(m->bu, users, 1, 1) || !rows_finite(m->bi, items, 1, 1) ||
+        !rows_finite(m->p, users, rank, m->stride) || !rows_finite(m->q, items, rank, m->stride))
+        return HOG_ENONFINITE;
     hog_mf_info info = m->info;
     hog_meta_field fields[MF_FIELDS];
     size_t nfields = mf_fields(&info, fields);
@@ -168,15 +182,20 @@ static int load_names(hog_idmap *m, const unsigned char **p, uint32_t n, uint64_
     return hog_idmap_check(m);
 }
 
-static void load_rows(hog_weight *w, const unsigned char **p, uint64_t n, uint32_t k, uint32_t stride)
+/* Reads n rows of k floats into w (stride apart). Returns 0, or -1 at the
+ * first number that is not finite, which a checksum does not rule out. */
+static int load_rows(hog_weight *w, const unsigned char **p, uint64_t n, uint32_t k, uint32_t stride)
 {
     for (uint64_t r = 0; r < n; r++)
         for (uint32_t c = 0; c < k; c++) {
             float v;
             memcpy(&v, *p, 4);
             *p += 4;
+            if (!isfinite(v))
+                return -1;
             hog_w_store(&w[r * stride + c], v);
         }
+    return 0;
 }
 
 int hog_mf_load(const char *path, hog_mf_model **out, char *err, size_t err_len)
@@ -254,10 +273,15 @@ int hog_mf_load(const char *path, hog_mf_model **out, char *err, size_t err_len)
                       rc == -ENOMEM ? "out of memory" : "a name table is malformed");
         goto out;
     }
-    load_rows(m->bu, &p, users, 1, 1);
-    load_rows(m->bi, &p, items, 1, 1);
-    load_rows(m->p, &p, users, rank, m->stride);
-    load_rows(m->q, &p, items, rank, m->stride);
+    const char *bad = load_rows(m->bu, &p, users, 1, 1) < 0       ? "a user bias"
+                      : load_rows(m->bi, &p, items, 1, 1) < 0     ? "an item bias"
+                      : load_rows(m->p, &p, users, rank, m->stride) < 0 ? "a user factor"
+                      : load_rows(m->q, &p, items, rank, m->stride) < 0 ? "an item factor"
+                                                                       : NULL;
+    if (bad) {
+        rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: %s is not finite", path, bad);
+        goto out;
+    }
     m->info.params.progress = NULL;
     m->info.params.progress_ctx = NULL;
     *out = m;
