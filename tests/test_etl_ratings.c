@@ -11,11 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <zlib.h>
-#include <zstd.h>
 
 #include "etl/etl.h"
 
+#include "test_compress.h"
 #include "test_scratch.h"
 
 static void setup(void)
@@ -50,33 +49,6 @@ static void write_bytes(const char *name, const void *data, size_t n)
 static void write_text(const char *name, const char *text)
 {
     write_bytes(name, text, strlen(text));
-}
-
-static unsigned char *gzip_bytes(const void *d, size_t n, size_t *out_len)
-{
-    z_stream zs;
-    memset(&zs, 0, sizeof zs);
-    cr_assert_eq(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-    size_t cap = deflateBound(&zs, n) + 64;
-    unsigned char *c = malloc(cap);
-    zs.next_in = (unsigned char *)(uintptr_t)d;
-    zs.avail_in = (uInt)n;
-    zs.next_out = c;
-    zs.avail_out = (uInt)cap;
-    cr_assert_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
-    *out_len = zs.total_out;
-    deflateEnd(&zs);
-    return c;
-}
-
-static unsigned char *zstd_bytes(const void *d, size_t n, size_t *out_len)
-{
-    size_t cap = ZSTD_compressBound(n);
-    unsigned char *c = malloc(cap);
-    size_t z = ZSTD_compress(c, cap, d, n, 3);
-    cr_assert(!ZSTD_isError(z), "%s", ZSTD_getErrorName(z));
-    *out_len = z;
-    return c;
 }
 
 /* Writes text compressed with gzip (zstd set: zstd) to name. */
@@ -445,21 +417,6 @@ Test(etl_ratings, a_damaged_compressed_file_is_refused_by_name)
 }
 
 /* ---- the binary ratings file ---- */
-
-static void flip_byte(const char *path, long off)
-{
-    int fd = open(path, O_RDWR);
-    cr_assert_geq(fd, 0);
-    struct stat st;
-    fstat(fd, &st);
-    if (off < 0)
-        off += st.st_size;
-    unsigned char c;
-    cr_assert_eq(pread(fd, &c, 1, off), 1);
-    c ^= 0x10;
-    cr_assert_eq(pwrite(fd, &c, 1, off), 1);
-    close(fd);
-}
 
 Test(etl_ratings, binary_ratings_round_trip_and_damage_is_refused)
 {

@@ -16,12 +16,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <zlib.h>
-#include <zstd.h>
 
 #include "etl/etl.h"
 
 #include "deny_io.h"
+#include "test_compress.h"
 
 /* Small chunks keep the files small while still crossing every boundary. */
 #define CHUNK ((size_t)65536)
@@ -293,37 +292,6 @@ Test(etl_uring, releasing_out_of_order_keeps_file_order)
 }
 
 /* ---- compressed files ---- */
-
-static unsigned char *gzip_bytes(const unsigned char *d, size_t n, size_t *out_len)
-{
-    z_stream zs;
-    memset(&zs, 0, sizeof zs);
-    cr_assert_eq(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-    size_t cap = deflateBound(&zs, n) + 64;
-    unsigned char *c = malloc(cap);
-    zs.next_in = (unsigned char *)(uintptr_t)d;
-    zs.avail_in = (uInt)n;
-    zs.next_out = c;
-    zs.avail_out = (uInt)cap;
-    cr_assert_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
-    *out_len = zs.total_out;
-    deflateEnd(&zs);
-    return c;
-}
-
-static unsigned char *zstd_bytes(const unsigned char *d, size_t n, size_t *out_len)
-{
-    ZSTD_CCtx *cc = ZSTD_createCCtx();
-    /* The checksum makes any corruption detectable, as the zstd command does. */
-    ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
-    size_t cap = ZSTD_compressBound(n);
-    unsigned char *c = malloc(cap);
-    size_t z = ZSTD_compress2(cc, c, cap, d, n);
-    cr_assert(!ZSTD_isError(z), "%s", ZSTD_getErrorName(z));
-    ZSTD_freeCCtx(cc);
-    *out_len = z;
-    return c;
-}
 
 /* Writes two members (frames) back to back, as pigz or `cat a.gz b.gz` do,
  * and checks the reader returns both parts. */

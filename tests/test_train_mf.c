@@ -218,21 +218,6 @@ Test(mf, one_thread_is_deterministic)
     hog_ratings_close(r);
 }
 
-static void flip_byte(const char *path, long off)
-{
-    int fd = open(path, O_RDWR);
-    cr_assert_geq(fd, 0);
-    struct stat st;
-    fstat(fd, &st);
-    if (off < 0)
-        off += st.st_size;
-    unsigned char c;
-    cr_assert_eq(pread(fd, &c, 1, off), 1);
-    c ^= 0x10;
-    cr_assert_eq(pwrite(fd, &c, 1, off), 1);
-    close(fd);
-}
-
 Test(mf, model_round_trips_and_damage_is_refused)
 {
     write_low_rank("rt.csv", 50, 30, 3, 2000, 0.2, 9);
