@@ -87,6 +87,18 @@ static inline float hog_w_add(hog_weight *w, float delta)
     return old + delta;
 }
 
+/* Whether rows [0, n) of w, k weights each and stride apart, are all
+ * finite: a model file never holds NaN or infinity (train_model_file.c,
+ * train_mf_file.c). */
+static inline int hog_w_finite(const hog_weight *w, uint64_t n, uint32_t k, uint32_t stride)
+{
+    for (uint64_t r = 0; r < n; r++)
+        for (uint32_t c = 0; c < k; c++)
+            if (!isfinite(hog_w_load(&w[r * stride + c])))
+                return 0;
+    return 1;
+}
+
 /* ---- the model (train_model.c; its file: train_model_file.c) ---- */
 struct hog_model {
     hog_model_info info;

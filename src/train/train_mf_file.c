@@ -99,21 +99,11 @@ static int write_names(hog_atomic_file *f, uint32_t *crc, const hog_idmap *m)
     return rc;
 }
 
-/* Whether rows [0, n) of w (k floats each, stride apart) are all finite. */
-static int rows_finite(const hog_weight *w, uint64_t n, uint32_t k, uint32_t stride)
-{
-    for (uint64_t r = 0; r < n; r++)
-        for (uint32_t c = 0; c < k; c++)
-            if (!isfinite(hog_w_load(&w[r * stride + c])))
-                return 0;
-    return 1;
-}
-
 int hog_mf_save(const hog_mf_model *m, const char *path)
 {
     const uint32_t users = m->info.users, items = m->info.items, rank = m->info.rank;
-    if (!rows_finite(m->bu, users, 1, 1) || !rows_finite(m->bi, items, 1, 1) ||
-        !rows_finite(m->p, users, rank, m->stride) || !rows_finite(m->q, items, rank, m->stride))
+    if (!hog_w_finite(m->bu, users, 1, 1) || !hog_w_finite(m->bi, items, 1, 1) ||
+        !hog_w_finite(m->p, users, rank, m->stride) || !hog_w_finite(m->q, items, rank, m->stride))
         return HOG_ENONFINITE;
     hog_mf_info info = m->info;
     hog_meta_field fields[MF_FIELDS];

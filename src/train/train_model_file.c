@@ -117,18 +117,6 @@ static size_t model_fields(hog_model_info *in, hog_meta_field *f)
  *  Save and load
  * ===================================================================== */
 
-/* Whether every weight and bias of m is a finite number. */
-static int model_finite(const hog_model *m)
-{
-    for (uint32_t k = 0; k < m->outputs; k++)
-        if (!isfinite(hog_w_load(&m->bias[k])))
-            return 0;
-    for (uint64_t i = 0, n = m->dim * m->outputs; i < n; i++)
-        if (!isfinite(hog_w_load(&m->w[i])))
-            return 0;
-    return 1;
-}
-
 /* Where the first non-finite f32 of n at p is, or n when there is none. */
 static uint64_t first_nonfinite_f32(const unsigned char *p, uint64_t n)
 {
@@ -143,7 +131,7 @@ static uint64_t first_nonfinite_f32(const unsigned char *p, uint64_t n)
 
 int hog_model_save(const hog_model *m, const char *path)
 {
-    if (!model_finite(m))
+    if (!hog_w_finite(m->bias, m->outputs, 1, 1) || !hog_w_finite(m->w, m->dim * m->outputs, 1, 1))
         return HOG_ENONFINITE;
     hog_model_info info = m->info;
     hog_meta_field fields[MODEL_FIELDS];
