@@ -35,7 +35,7 @@ override CFLAGS += $(ARCH) -std=c11 -D_GNU_SOURCE -pthread -Iinclude $(WARN) -MM
 # programs link besides: jemalloc replaces the allocator of the whole
 # process, a choice for the command to make, never for a program that links
 # the library.
-LDLIBS_DEPS := -lopenblas -lhwloc -luring -lzstd -lz -lm -pthread
+LDLIBS_DEPS := -lopenblas -lhwloc -luring -lzmq -lzstd -lz -lm -pthread
 ifeq ($(SANITIZE),)
 ALLOC_LIB := -ljemalloc
 else
@@ -45,7 +45,7 @@ ALLOC_LIB :=
 endif
 LDLIBS := $(LDLIBS_DEPS) $(ALLOC_LIB)
 
-LIB_SRC  := $(wildcard src/util/*.c src/etl/*.c src/pool/*.c src/train/*.c)
+LIB_SRC  := $(wildcard src/util/*.c src/etl/*.c src/pool/*.c src/net/*.c src/train/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
 TOOL_SRC := $(wildcard tools/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)

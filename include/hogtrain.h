@@ -29,9 +29,10 @@ const char *hog_version_string(void);
  *
  *  Within one major version, a program built against an older header runs
  *  with a newer library unchanged. The parameter structs a caller holds by
- *  value and passes in (hog_read_params, hog_train_params, hog_mf_params)
- *  have a fixed size (128, 256 and 128 bytes on 64-bit systems, which the
- *  library's build checks) and end in a reserved area:
+ *  value and passes in (hog_read_params, hog_train_params, hog_mf_params,
+ *  hog_link_params) have a fixed size (128, 256, 128 and 192 bytes on
+ *  64-bit systems, which the library's build checks) and end in a reserved
+ *  area:
  *  - Make them with their _default() function, which zeroes the reserved
  *    area; a program that fills one in itself zeroes it all first.
  *  - A minor version adds a field only by taking its bytes from the front
@@ -69,6 +70,8 @@ enum hog_error {
     HOG_ECPU = -10012,      /* this CPU lacks instructions the library was built for (hog_init) */
     HOG_ENOTFILE = -10013,  /* an output path names a device, FIFO or socket, which is never replaced */
     HOG_ENONFINITE = -10014,/* a model holds NaN or infinite weights (the training diverged) */
+    HOG_ENET = -10015,      /* a multi-node run failed: a peer refused or gone, the coordinator
+                               unreachable, the run aborted (the detail names the peer) */
 };
 
 /* A static, human-readable name for any return code of this library
@@ -543,6 +546,135 @@ int hog_trainer_run_file(hog_trainer *t, const char *path,
                          const hog_read_params *rp, const char *cache_path,
                          const char *test_path, hog_model **out,
                          hog_file_run *run, char *err_detail, size_t err_len);
+
+/* ===================================================================== *
+ *  Several machines (Dogwild!)
+ *
+ *  One run can span several processes on one or more machines, "ranks"
+ *  0..nodes-1. Each rank runs HOGWILD! with its own workers on its share
+ *  of the training data (block b of one shared data set goes to rank
+ *  b mod nodes; or each rank reads a file of its own), and a link thread
+ *  keeps the ranks' models in step asynchronously: the model is cut into
+ *  chunks, each rank masters a contiguous range of them and keeps sending
+ *  their values to the others, who answer with the change they made since
+ *  they last synced and adopt the master's values plus that change. No rank
+ *  waits for another; a lost or late message loses a little progress and
+ *  nothing else. Rank 0 is the rendezvous, evaluates, and ends up with the
+ *  final model. The sockets are ZeroMQ's, authenticated and encrypted with
+ *  CURVE from a shared secret file (hog_secret_keygen). The wire format is
+ *  written out in the README ("Several machines").
+ *
+ *  A rank that stops answering for timeout seconds is declared dead: the
+ *  others take over its chunks and, from their next epoch, its data; the
+ *  run completes and says so. When rank 0 is gone every other rank stops
+ *  with HOG_ENET within the timeout.
+ * ===================================================================== */
+typedef struct hog_link hog_link;
+
+typedef enum hog_sync {
+    HOG_SYNC_ASYNC = 0,   /* Dogwild!: chunks and changes exchanged all the time */
+    HOG_SYNC_AVERAGE = 1, /* the ranks' models averaged at every epoch's end (and every
+                             sync_seconds), as Vowpal Wabbit's AllReduce does */
+} hog_sync;
+
+typedef struct hog_link_params {
+    int rank;                /* this process's rank, 0..nodes-1; -1: unknown */
+    int nodes;               /* ranks in the run; 0: unknown (1: a run of one) */
+    const char *coordinator; /* rank 0's "HOST:PORT": rank 0 listens there (HOST may be * or
+                                an address of its own), the others connect */
+    const char *secret;      /* path of the secret file every rank shares (mode 0600) */
+    const char *bind_host;   /* the address this rank's inbox listens on and is reached at;
+                                NULL: the address this machine uses to reach the coordinator */
+    const char *run_id;      /* any string every rank of the run shares (a launcher's job
+                                id); NULL: none. Ranks of another run are refused */
+    double rate;             /* bytes per second of chunks each rank sends, at most */
+    double timeout;          /* seconds without a message before a peer is declared dead */
+    double join_timeout;     /* seconds rank 0 waits for every rank to join, and a rank for
+                                rank 0 to answer */
+    uint32_t chunk;          /* floats per chunk, 16..65536 */
+    hog_sync sync;
+    double sync_seconds;     /* HOG_SYNC_AVERAGE: also average every this many seconds; 0:
+                                at epoch ends only */
+    int shards;              /* 1: each rank trains on all of a file of its own (ranks may
+                                then differ in features; the model takes the most) */
+    double drop;             /* for tests: the fraction of chunk and change messages each rank
+                                drops instead of sending, 0..1 */
+    unsigned char reserved[96]; /* zero; the room for new fields (see Compatibility) */
+} hog_link_params;
+
+/* The defaults: rank -1, nodes 0, no coordinator, secret or run id, bind
+ * host NULL, rate 64 MiB/s, timeout 10 s, join timeout 120 s, chunks of
+ * 1024 floats, asynchronous, no periodic averaging, one shared data set,
+ * no drops. */
+hog_link_params hog_link_params_default(void);
+
+/* Fills what p leaves unknown from the environment of the launcher that
+ * started this process: rank and nodes from Open MPI's mpirun
+ * (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE), MPICH and Hydra (PMI_RANK,
+ * PMI_SIZE) or Slurm's srun (SLURM_PROCID, SLURM_NTASKS); the coordinator
+ * from HOGTRAIN_COORDINATOR, else under Slurm the first host of
+ * SLURM_STEP_NODELIST (or SLURM_JOB_NODELIST) at port HOGTRAIN_PORT (29517
+ * when unset); the run id from HOGTRAIN_RUN_ID, SLURM_JOB_ID and
+ * SLURM_STEP_ID, or Open MPI's OMPI_MCA_ess_base_jobid. The strings set
+ * point into the environment or into storage of the library's that lives
+ * until exit. A field already set is kept. Returns 1 when a launcher was
+ * found, 0 when none was, or HOG_EPARAM (a variable that is not a number,
+ * a rank outside 0..size-1; err names the variable). Not thread-safe
+ * against setenv. */
+int hog_link_params_from_env(hog_link_params *p, char *err_detail, size_t err_len);
+
+/* Checks every field (rank and nodes known, a coordinator and a secret
+ * when nodes > 1). Returns 0, or HOG_EPARAM with *field (if not NULL) the
+ * name of the first bad field. */
+int hog_link_params_check(const hog_link_params *p, const char **field);
+
+/* Makes a link: checks p, reads the secret file (hog_secret_load's
+ * errors: a file that group or others may read is refused). Opens no
+ * socket yet: the trainer does, when a run starts. Errors: HOG_EPARAM,
+ * HOG_EFORMAT, -errno, -ENOMEM. */
+int hog_link_create(const hog_link_params *p, hog_link **out, char *err_detail, size_t err_len);
+
+/* Closes the sockets and frees the link. NULL is accepted. */
+void hog_link_free(hog_link *l);
+
+/* Makes t's runs multi-node over l (NULL: back to one node). The link
+ * serves one run: hog_trainer_run or hog_trainer_run_file (which then
+ * reads text whole before training, not streamed). Multi-node runs take
+ * the sparse or dense kernel and every loss and schedule; they refuse
+ * early_stop, average and replicas other than machine (HOG_EPARAM).
+ * On rank 0 the run returns the final model; on the others, their own
+ * view of it at the end. Returns 0. */
+int hog_trainer_set_link(hog_trainer *t, hog_link *l);
+
+/* What a rank's link did. */
+typedef struct hog_link_stats {
+    uint32_t rank, nodes;
+    uint32_t live;            /* ranks alive at the end */
+    uint32_t dead_rank;       /* the first rank declared dead, if live < nodes */
+    uint64_t chunks_sent, chunks_received;
+    uint64_t deltas_sent, deltas_received;
+    uint64_t dropped;         /* messages not sent: a full queue (a slow or dead peer) or
+                                 hog_link_params.drop */
+    uint64_t bad;             /* frames received and refused (malformed, another run) */
+    uint64_t stale;           /* changes that came too late to apply */
+    uint64_t bytes_sent, bytes_received;
+    uint64_t examples;        /* examples this rank trained */
+    double seconds;           /* its training seconds */
+    double link_cpu;          /* the link thread's CPU seconds */
+    double staleness_mean;    /* over applied changes: how many sends of its chunk the master
+                                 made between the one answered and the change's arrival */
+    double staleness_max;
+    uint64_t refused_peers;   /* connections refused by CURVE authentication */
+} hog_link_stats;
+
+/* This rank's statistics, or (on rank 0, after a run) rank r's as it
+ * reported them at the end. Returns 0, or HOG_EPARAM for a rank without
+ * statistics. */
+int hog_link_stats_get(const hog_link *l, uint32_t rank, hog_link_stats *out);
+
+/* Writes a new secret file at path (mode 0600, atomically; an existing
+ * file is replaced). Errors: -errno, HOG_ENOTFILE. */
+int hog_secret_keygen(const char *path, char *err_detail, size_t err_len);
 
 /* ===================================================================== *
  *  Matrix factorisation (HOGWILD!'s Netflix experiment)

@@ -11,9 +11,11 @@ set -eu
 # data the tests and demo use (LIBLINEAR's heart_scale, Fashion-MNIST), and
 # Debian's python3 for the benchmark reports, clang for make fuzz (libFuzzer),
 # and for bench/run: gnuplot-nox (plots), python3-sklearn (a peer), hwloc (lstopo).
+# ZeroMQ (libzmq3-dev) carries the multi-node link; openmpi-bin and iproute2
+# let the tests launch ranks with mpirun and in network namespaces.
 packages="build-essential pkg-config libopenblas-dev libhwloc-dev liburing-dev \
-libjemalloc-dev libcriterion-dev zlib1g-dev libzstd-dev libxxhash-dev liblinear-tools \
-dataset-fashion-mnist python3 clang gnuplot-nox python3-sklearn hwloc"
+libjemalloc-dev libcriterion-dev zlib1g-dev libzstd-dev libxxhash-dev libzmq3-dev liblinear-tools \
+dataset-fashion-mnist python3 clang gnuplot-nox python3-sklearn hwloc openmpi-bin iproute2"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
     echo "install-deps.sh: dpkg-query not found: this script knows Debian only." >&2

@@ -169,4 +169,21 @@ AT(hog_mf_params, bind, 76);
 AT(hog_mf_params, progress, 80);
 AT(hog_mf_params, progress_ctx, 88);
 AT(hog_mf_params, reserved, 96);
+
+_Static_assert(sizeof(hog_link_params) == 192, "hog_link_params stays 192 bytes");
+AT(hog_link_params, rank, 0);
+AT(hog_link_params, nodes, 4);
+AT(hog_link_params, coordinator, 8);
+AT(hog_link_params, secret, 16);
+AT(hog_link_params, bind_host, 24);
+AT(hog_link_params, run_id, 32);
+AT(hog_link_params, rate, 40);
+AT(hog_link_params, timeout, 48);
+AT(hog_link_params, join_timeout, 56);
+AT(hog_link_params, chunk, 64);
+AT(hog_link_params, sync, 68);
+AT(hog_link_params, sync_seconds, 72);
+AT(hog_link_params, shards, 80);
+AT(hog_link_params, drop, 88);
+AT(hog_link_params, reserved, 96);
 #endif
