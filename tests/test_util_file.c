@@ -240,6 +240,37 @@ Test(util, output_keeps_the_mode_of_the_file_it_replaces)
     rmdir(dir);
 }
 
+/* A private file is 0600 whatever the umask (none here, and one that takes
+ * the owner's own bits) and whatever the mode of the file it replaces, and
+ * its temporary file is 0600 before a byte is written. */
+Test(util, private_file_is_0600_from_its_creation)
+{
+    char dir[] = "/tmp/hog-util-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof(path), "%s/key", dir);
+    cr_assert_eq(hog_write_file_atomic(path, "old", 3), 0);
+    cr_assert_eq(chmod(path, 0644), 0);
+    struct stat st;
+    const mode_t masks[] = {0, 0377};
+    for (unsigned i = 0; i < 2; i++) {
+        mode_t mask = umask(masks[i]);
+        hog_atomic_file f;
+        int rc = hog_atomic_open_private(&f, path);
+        umask(mask);
+        cr_assert_eq(rc, 0);
+        cr_assert_eq(fstat(f.fd, &st), 0);
+        cr_assert_eq(st.st_mode & 07777, 0600, "temporary file mode %o", st.st_mode & 07777);
+        cr_assert_eq(hog_atomic_write(&f, "new", 3), 0);
+        cr_assert_eq(hog_atomic_commit(&f), 0);
+        cr_assert_eq(stat(path, &st), 0);
+        cr_assert_eq(st.st_mode & 07777, 0600, "mode %o under umask %o", st.st_mode & 07777, masks[i]);
+        cr_assert_eq(st.st_size, 3);
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
 /* A device, FIFO or socket at the output path is refused and left as it
  * is; a folder gets -EISDIR; a symbolic link is replaced by the new file
  * and what it pointed to is untouched. */

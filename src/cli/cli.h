@@ -119,6 +119,7 @@ int cli_convert(int argc, char **argv);
 int cli_train(int argc, char **argv);
 int cli_predict(int argc, char **argv);
 int cli_info(int argc, char **argv);
+int cli_keygen(int argc, char **argv);
 
 /* Matrix factorisation (cli_mf.c): train is dispatched there when argv has
  * --model mf; predict and info when hog_file_probe finds an MF model or,

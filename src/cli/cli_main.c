@@ -17,6 +17,7 @@ static const char usage[] =
     "  predict MODEL INPUT [-o PREDICTIONS] [--report R.json]\n"
     "  info    FILE          a dataset (.hgd or text) or a model\n"
     "  info    --topology    NUMA nodes, cores and where workers would run\n"
+    "  keygen  FILE          a new secret key for multi-node runs (mode 0600)\n"
     "  version\n"
     "\n"
     "INPUT is CSV, libsvm/svmlight or Vowpal Wabbit text (plain, .gz or .zst) or a\n"
@@ -47,6 +48,8 @@ int main(int argc, char **argv)
         return cli_predict(argc - 1, argv + 1);
     if (strcmp(cmd, "info") == 0)
         return cli_info(argc - 1, argv + 1);
+    if (strcmp(cmd, "keygen") == 0)
+        return cli_keygen(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("hogtrain %s (built for %s)\n", hog_version_string(), CLI_BUILD_CPU);
         return 0;

@@ -247,11 +247,17 @@ void hog_zap_stop(hog_zap *z);
  *  over any environment
  * ===================================================================== */
 /* As hog_link_params_from_env, reading names from env (NULL-terminated
- * "NAME=value" strings, like environ). */
+ * "NAME=value" strings, like environ); a variable set empty counts as
+ * unset. The launcher found first (Open MPI, MPICH/Hydra, Slurm) gives
+ * rank and size, which it must both set, and the run id (Open MPI's or
+ * Slurm's job, none from MPICH) unless HOGTRAIN_RUN_ID does. p is left as
+ * it was on an error. The coordinator and run id it composes live in
+ * static storage that the next call rewrites: not thread-safe. */
 int hog_launch_detect(hog_link_params *p, char *const *env, char *err, size_t err_len);
 
 /* The first host of a Slurm node list ("node[07-09,12],gpu1" -> "node07")
- * into buf. Returns 0, or HOG_EFORMAT for a list it cannot read. */
+ * into buf. Returns 0, or HOG_EFORMAT for a list it cannot read (every item
+ * is read) or a first host longer than len - 1 bytes. */
 int hog_slurm_first_host(const char *list, char *buf, size_t len);
 
 /* ===================================================================== *

@@ -248,6 +248,11 @@ typedef struct hog_atomic_file {
  * 0, -EISDIR (path is a folder), HOG_ENOTFILE (a device, FIFO or socket,
  * which is never replaced), or -errno. */
 int hog_atomic_open(hog_atomic_file *f, const char *path);
+/* As hog_atomic_open, for a file only its owner may read (a secret key):
+ * the temporary file is made 0600 and stays 0600 whatever the umask and
+ * the mode and owner of the file it replaces, so that no other user can
+ * open it at any moment. */
+int hog_atomic_open_private(hog_atomic_file *f, const char *path);
 /* Appends all of buf after the furthest byte written so far. Returns 0 or -errno. */
 int hog_atomic_write(hog_atomic_file *f, const void *buf, size_t len);
 /* hog_atomic_write that also runs the CRC-32 *crc over buf, for the file

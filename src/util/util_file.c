@@ -13,10 +13,10 @@
 #include "util.h"
 
 /* Creates path's temporary file: PATH.tmp.XXXXXX with a fresh suffix, by
- * open(O_EXCL) with mode 0666 so that the kernel applies the umask (mkstemp
- * makes 0600, and reading the umask means setting it, which races with
- * every other thread of the process). */
-static int temp_create(char *tmp, size_t suffix_at)
+ * open(O_EXCL) with mode 0666 (0600 for a private file) so that the kernel
+ * applies the umask (mkstemp makes 0600, and reading the umask means
+ * setting it, which races with every other thread of the process). */
+static int temp_create(char *tmp, size_t suffix_at, mode_t mode)
 {
     static _Atomic uint64_t counter;
     static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -25,14 +25,14 @@ static int temp_create(char *tmp, size_t suffix_at)
         uint64_t x = hog_mix64(seed + atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed));
         for (size_t i = 0; i < 6; i++, x /= 62)
             tmp[suffix_at + i] = digits[x % 62];
-        int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
         if (fd >= 0 || errno != EEXIST)
             return fd >= 0 ? fd : -errno;
     }
     return -EEXIST;
 }
 
-int hog_atomic_open(hog_atomic_file *f, const char *path)
+static int atomic_open(hog_atomic_file *f, const char *path, int private_)
 {
     memset(f, 0, sizeof(*f));
     f->fd = -1;
@@ -50,7 +50,7 @@ int hog_atomic_open(hog_atomic_file *f, const char *path)
         return -ENOMEM;
     }
     snprintf(f->tmp_path, n + 16, "%s.tmp.XXXXXX", path);
-    f->fd = temp_create(f->tmp_path, n + 5);
+    f->fd = temp_create(f->tmp_path, n + 5, private_ ? 0600 : 0666);
     if (f->fd < 0) {
         int rc = f->fd;
         hog_free(f->tmp_path);
@@ -58,14 +58,32 @@ int hog_atomic_open(hog_atomic_file *f, const char *path)
         hog_atomic_abort(f);
         return rc;
     }
+    /* A private file was created 0600 less the umask, so no other user
+     * could open it even for a moment; the umask may have taken the
+     * owner's own bits, which come back here. */
+    if (private_ && fchmod(f->fd, 0600) < 0) {
+        int rc = -errno;
+        hog_atomic_abort(f);
+        return rc;
+    }
     /* A replaced file keeps its mode, and its owner where this process may
      * give it (root; or a group the user is in): a 0600 model stays 0600. */
-    if (replacing && S_ISREG(old.st_mode)) {
+    if (!private_ && replacing && S_ISREG(old.st_mode)) {
         (void)fchmod(f->fd, old.st_mode & 07777);
         if (fchown(f->fd, old.st_uid, old.st_gid) < 0)
             (void)fchown(f->fd, (uid_t)-1, old.st_gid);
     }
     return 0;
+}
+
+int hog_atomic_open(hog_atomic_file *f, const char *path)
+{
+    return atomic_open(f, path, 0);
+}
+
+int hog_atomic_open_private(hog_atomic_file *f, const char *path)
+{
+    return atomic_open(f, path, 1);
 }
 
 int hog_atomic_write(hog_atomic_file *f, const void *buf, size_t len)
