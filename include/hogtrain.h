@@ -646,6 +646,16 @@ void hog_link_free(hog_link *l);
  * view of it at the end. Returns 0. */
 int hog_trainer_set_link(hog_trainer *t, hog_link *l);
 
+/* Ends the run on every rank, as when rank 0 is gone: this rank tells
+ * the others and its run returns HOG_ENET ("interrupted"). Only sets a
+ * flag: async-signal-safe, for a SIGINT or SIGTERM handler. */
+void hog_link_interrupt(hog_link *l);
+
+/* The link's rank and its run's number of ranks (after
+ * hog_link_params_from_env and checking, what p said). */
+uint32_t hog_link_rank(const hog_link *l);
+uint32_t hog_link_nodes(const hog_link *l);
+
 /* What a rank's link did. */
 typedef struct hog_link_stats {
     uint32_t rank, nodes;
@@ -656,7 +666,7 @@ typedef struct hog_link_stats {
     uint64_t dropped;         /* messages not sent: a full queue (a slow or dead peer) or
                                  hog_link_params.drop */
     uint64_t bad;             /* frames received and refused (malformed, another run) */
-    uint64_t stale;           /* changes that came too late to apply */
+    uint64_t stale;           /* chunk values older than ones already adopted, dropped */
     uint64_t bytes_sent, bytes_received;
     uint64_t examples;        /* examples this rank trained */
     double seconds;           /* its training seconds */

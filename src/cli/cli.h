@@ -117,6 +117,48 @@ int cli_out_close(cli_out *o, int ok);
 /* ---- the subcommands, one file each ---- */
 int cli_convert(int argc, char **argv);
 int cli_train(int argc, char **argv);
+
+/* ---- cli_nodes.c: train on several machines ---- */
+#define CLI_LINK_OPTIONS                                                                              \
+    {"node-rank", required_argument, 0, 'N'}, {"nodes", required_argument, 0, 'N'},                   \
+    {"coordinator", required_argument, 0, 'N'}, {"secret", required_argument, 0, 'N'},              \
+    {"listen", required_argument, 0, 'N'}, {"run-id", required_argument, 0, 'N'},                   \
+    {"link-rate", required_argument, 0, 'N'}, {"link-timeout", required_argument, 0, 'N'},          \
+    {"join-timeout", required_argument, 0, 'N'}, {"chunk", required_argument, 0, 'N'},              \
+    {"sync", required_argument, 0, 'N'}, {"shard-per-node", no_argument, 0, 'N'},                   \
+    {"link-drop", required_argument, 0, 'N'}, {"rank-outputs", no_argument, 0, 'N'}
+#define CLI_LINK_USAGE                                                                                \
+    "  several machines (Dogwild!; rank and size also come from mpirun's or srun's environment):\n" \
+    "  --nodes N               ranks in the run (default 1: this machine alone)\n"                  \
+    "  --node-rank R           this process's rank, 0..N-1; rank 0 coordinates, evaluates\n"      \
+    "                          --test and writes the model\n"                                      \
+    "  --coordinator HOST:PORT rank 0's address (or HOGTRAIN_COORDINATOR)\n"                      \
+    "  --secret FILE           the key every rank shares (hogtrain keygen FILE; mode 0600)\n"      \
+    "  --listen HOST           the address this rank listens on (default: the one that\n"         \
+    "                          routes to the coordinator)\n"                                        \
+    "  --run-id ID             ranks of another run id are refused (default: the\n"               \
+    "                          launcher's job id, if any)\n"                                        \
+    "  --sync async|average[:SECONDS]\n"                                                           \
+    "                          exchange chunks all the time (async, default), or average\n"      \
+    "                          the models at each epoch's end and every SECONDS\n"               \
+    "  --shard-per-node        each rank trains on all of its own INPUT (default: rank R\n"      \
+    "                          trains blocks R, R+N, ... of one shared INPUT)\n"                  \
+    "  --link-rate BYTES       chunk bytes per second each rank sends (K/M/G; default 64M)\n"    \
+    "  --link-timeout S        seconds of silence before a rank is declared dead (default 10)\n"  \
+    "  --join-timeout S        seconds to wait for every rank to join (default 120)\n"           \
+    "  --chunk N               floats per chunk, 16..65536 (default 1024)\n"                     \
+    "  --rank-outputs          ranks other than 0 also write their view: MODEL.rankR\n"         \
+    "  --link-drop F           (for tests) drop a fraction F of chunk messages\n"
+/* Applies one link option to p (not --rank-outputs). Returns 0, or -1 (reported). */
+int cli_link_option(const char *name, const char *val, hog_link_params *p);
+/* Completes p from the launcher's environment and, for a run of several
+ * ranks, makes the link, attaches it to t and routes SIGINT and SIGTERM
+ * to it. *out stays NULL for a run of one. Returns 0 or -1 (reported). */
+int cli_link_open(hog_link_params *p, hog_trainer *t, hog_link **out);
+void cli_link_close(hog_link *l);
+/* The report's "nodes" member (after a comma), and the summary line. */
+void cli_link_report(FILE *f, const hog_link *l);
+void cli_link_summary(const hog_link *l);
 int cli_predict(int argc, char **argv);
 int cli_info(int argc, char **argv);
 int cli_keygen(int argc, char **argv);

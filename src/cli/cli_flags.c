@@ -63,6 +63,21 @@ static const struct flag {
     {"hog_mf_params", "seed", "--seed", TAKES_VALUE, NULL},
     {"hog_mf_params", "clamp", "--clamp", TAKES_VALUE, NULL},
     {"hog_mf_params", "bind", "--bind", TAKES_VALUE, NULL},
+
+    {"hog_link_params", "rank", "--node-rank", TAKES_VALUE, NULL},
+    {"hog_link_params", "nodes", "--nodes", TAKES_VALUE, NULL},
+    {"hog_link_params", "coordinator", "--coordinator", TAKES_VALUE, NULL},
+    {"hog_link_params", "secret", "--secret", TAKES_VALUE, NULL},
+    {"hog_link_params", "bind_host", "--listen", TAKES_VALUE, NULL},
+    {"hog_link_params", "run_id", "--run-id", TAKES_VALUE, NULL},
+    {"hog_link_params", "rate", "--link-rate", TAKES_VALUE, NULL},
+    {"hog_link_params", "timeout", "--link-timeout", TAKES_VALUE, NULL},
+    {"hog_link_params", "join_timeout", "--join-timeout", TAKES_VALUE, NULL},
+    {"hog_link_params", "chunk", "--chunk", TAKES_VALUE, NULL},
+    {"hog_link_params", "sync", "--sync", TAKES_VALUE, "HOG_SYNC_"},
+    {"hog_link_params", "sync_seconds", "--sync", TAKES_VALUE, NULL},
+    {"hog_link_params", "shards", "--shard-per-node", ALONE, NULL},
+    {"hog_link_params", "drop", "--link-drop", TAKES_VALUE, NULL},
 };
 
 static const struct flag *find(const char *params, size_t params_len, const char *field, size_t field_len)

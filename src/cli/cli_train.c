@@ -61,6 +61,7 @@ static const char train_usage[] =
     "                          label, say)\n"
     "  --report FILE           write a JSON report (atomically)\n"
     "  -q, --quiet             no progress output\n"
+    CLI_LINK_USAGE
     "  how to read text INPUT and --test:\n"
     CLI_READ_USAGE;
 
@@ -118,7 +119,7 @@ static void on_progress(void *ctx, const hog_epoch_stats *s, int done)
  * the first epoch when it was streamed), cache is --cache or NULL. */
 static int write_report(const char *path, const char *input, const char *model_path,
                         const hog_dataset_info *di, const hog_model_info *mi, const progress_state *ps,
-                        const hog_file_run *fr, const char *cache, double wall)
+                        const hog_file_run *fr, const char *cache, const hog_link *link, double wall)
 {
     const hog_epoch_stats *last = &ps->last;
     cli_out o;
@@ -177,6 +178,8 @@ static int write_report(const char *path, const char *input, const char *model_p
     cli_json_metrics(f, &mi->train);
     fprintf(f, ",\n  \"test\": ");
     cli_json_metrics(f, &mi->test);
+    if (link)
+        cli_link_report(f, link);
     fprintf(f, "\n}\n");
     return cli_out_close(&o, 1);
 }
@@ -284,15 +287,16 @@ int cli_train(int argc, char **argv)
         {"batch", required_argument, 0, 0}, {"normalized", no_argument, 0, 0},
         {"l1", required_argument, 0, 0}, {"early-stop", required_argument, 0, 0},
         {"average", optional_argument, 0, 0}, {"quantile", required_argument, 0, 0},
-        {"path", required_argument, 0, 0}, {0, 0, 0, 0},
+        {"path", required_argument, 0, 0}, CLI_LINK_OPTIONS, {0, 0, 0, 0},
     };
     if (cli_mf_wanted(argc, argv))
         return cli_mf_train(argc, argv);
     double t_start = cli_now();
     hog_train_params p = hog_train_params_default();
     hog_read_params rp = hog_read_params_default();
+    hog_link_params lp = hog_link_params_default();
     const char *out = NULL, *test_path = NULL, *report = NULL, *cache = NULL;
-    int c, li, holdout_set = 0;
+    int c, li, holdout_set = 0, rank_outputs = 0;
     while ((c = getopt_long(argc, argv, "o:qhb:", opts, &li)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
@@ -304,6 +308,12 @@ int cli_train(int argc, char **argv)
         case 'b':
         case CLI_READ_OPT:
             if (cli_read_option(c == 'b' ? "hash-bits" : opts[li].name, optarg, &rp) < 0)
+                return 2;
+            break;
+        case 'N':
+            if (strcmp(opts[li].name, "rank-outputs") == 0)
+                rank_outputs = 1;
+            else if (cli_link_option(opts[li].name, optarg, &lp) < 0)
                 return 2;
             break;
         case 0:
@@ -350,12 +360,30 @@ int cli_train(int argc, char **argv)
     memset(&fr, 0, sizeof(fr));
     hog_trainer *t = NULL;
     hog_model *m = NULL;
-    char err[CLI_ERR_LEN] = "";
+    hog_link *link = NULL;
+    char err[CLI_ERR_LEN] = "", rank_out[4096];
     int status = 1;
     int rc = hog_trainer_create(&p, &t, err, sizeof(err));
     if (rc < 0) {
         cli_error("%s", err[0] ? err : hog_strerror(rc));
         goto out;
+    }
+    if (cli_link_open(&lp, t, &link) < 0)
+        goto out;
+    if (link && hog_link_rank(link) != 0) {
+        /* Rank 0 evaluates and writes; the others write their own view
+         * only when asked, next to rank 0's file. */
+        test_path = NULL;
+        if (rank_outputs && snprintf(rank_out, sizeof(rank_out), "%s.rank%u", out, hog_link_rank(link)) <
+                                (int)sizeof(rank_out))
+            out = rank_out;
+        else
+            out = report = NULL;
+        if (report) {
+            static char rank_report[4096];
+            snprintf(rank_report, sizeof(rank_report), "%s.rank%u", report, hog_link_rank(link));
+            report = rank_report;
+        }
     }
     rc = hog_trainer_run_file(t, input, &rp, cache, test_path, &m, &fr, err, sizeof(err));
     if (rc < 0) {
@@ -370,6 +398,14 @@ int cli_train(int argc, char **argv)
     hog_dataset_get_info(fr.train, &di);
     if (cache && !fr.cache_used && !cli_quiet)
         fprintf(stderr, "hogtrain: %s: cached %llu rows of %s\n", cache, (unsigned long long)di.rows, input);
+    if (link)
+        cli_link_summary(link);
+    if (!out) {
+        if (!cli_quiet)
+            fprintf(stderr, "hogtrain: rank %u: done; rank 0 writes the model\n", hog_link_rank(link));
+        status = 0;
+        goto out;
+    }
     rc = hog_model_save(m, out);
     if (rc < 0) {
         cli_error("%s: cannot save the model: %s", out, hog_strerror(rc));
@@ -401,12 +437,13 @@ int cli_train(int argc, char **argv)
             fprintf(stderr, "\n");
         }
     }
-    if (report && write_report(report, input, out, &di, &mi, &ps, &fr, cache, cli_now() - t_start) < 0)
+    if (report && write_report(report, input, out, &di, &mi, &ps, &fr, cache, link, cli_now() - t_start) < 0)
         goto out;
     status = 0;
 out:
     hog_model_free(m);
     hog_trainer_free(t);
+    cli_link_close(link);
     hog_dataset_close(fr.test);
     hog_dataset_close(fr.train);
     free(ps.epoch_seconds);

@@ -63,7 +63,10 @@
  *               layout as CHUNK
  *    BEAT     any -> every peer, data: alive; seq: beats sent so far
  *               0 u32 epoch (1-based, 0 before the first)   4 u32 flags
- *               (HOG_BEAT_DONE: this rank has finished its epochs)
+ *               (HOG_BEAT_DONE: this rank has finished its epochs;
+ *               HOG_BEAT_FENCE: it sends no more chunks or changes, so
+ *               every change it sent this peer has arrived before this
+ *               beat: a ZeroMQ pipe keeps order)
  *               8 u64 examples trained so far
  *    DONE     rank -> coordinator, control: finished its epochs
  *               layout as BEAT
@@ -94,6 +97,7 @@
 #define HOG_FRAME_MAX_VALUES (1ull << 32) /* floats in one CHUNK, PART, SUM or MEAN */
 #define HOG_HELLO_SHARDS 1u   /* HELLO flags: each rank trains on a file of its own */
 #define HOG_BEAT_DONE 1u      /* BEAT and DONE flags: the rank has finished its epochs */
+#define HOG_BEAT_FENCE 2u     /* BEAT flags: the rank has stopped sending chunks and changes */
 
 typedef enum hog_frame_type {
     HOG_FRAME_HELLO = 1,
@@ -310,8 +314,13 @@ int hog_link_start(hog_link *l);
  * rank's blocks are dealt among the living. With shards: every block. */
 int hog_link_owns_block(const hog_link *l, uint32_t b);
 
-/* Progress for the heartbeats: epochs done, examples trained. Thread-safe. */
-void hog_link_progress(hog_link *l, unsigned epoch, uint64_t examples);
+/* Progress for the heartbeats and the statistics: epochs done, examples
+ * trained, training seconds. Thread-safe. */
+void hog_link_progress(hog_link *l, unsigned epoch, uint64_t examples, double seconds);
+
+/* Set when the run must stop (hog_link_failed says why): the workers read
+ * it once per segment. */
+const atomic_int *hog_link_stop_flag(const hog_link *l);
 
 /* After an epoch, synchronous averaging only: the models of all ranks are
  * averaged (a round through rank 0) and every span takes the mean.

@@ -87,7 +87,7 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
     int fresh = 0;
     for (;;) {
         uint32_t pos = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
-        if (pos >= job->nsegments)
+        if (pos >= job->nsegments || (job->stop && atomic_load_explicit(job->stop, memory_order_relaxed)))
             break;
         if (job->ooc)
             ooc_before(job, pos);
@@ -113,6 +113,7 @@ epoch_job hog_epoch_job(run_state *rs, unsigned e)
     job.tau = (float)p->quantile;
     job.avg = rs->avg.sum && e >= rs->avg.from_epoch ? &rs->avg : NULL;
     job.rep = &rs->rep;
+    job.stop = rs->link ? hog_link_stop_flag(rs->link) : NULL;
     atomic_init(&job.next, 0);
     job.clock = &rs->clock;
     return job;
@@ -129,28 +130,35 @@ void hog_epoch_pass(run_state *rs, epoch_job *job)
 /* ===================================================================== *
  *  An epoch over the whole data set
  * ===================================================================== */
-/* This epoch's order of segments, into seg->order. In memory: all segments
- * shuffled. Out of core: blocks shuffled, and each block's segments
- * shuffled and kept together, so that only the few blocks being worked on
- * are resident. */
-static void order_segments(segment_plan *seg, int ooc, hog_rng *rng)
+/* This epoch's order of segments, into seg->order; returns how many. In
+ * memory: all segments shuffled. Out of core: blocks shuffled, and each
+ * block's segments shuffled and kept together, so that only the few blocks
+ * being worked on are resident. A multi-node run takes only the blocks
+ * its link deals this rank now (NULL: every block). */
+static uint32_t order_segments(segment_plan *seg, int ooc, hog_rng *rng, const hog_link *link)
 {
-    const uint32_t nblocks = seg->nblocks, *first = seg->first;
+    const uint32_t *first = seg->first;
+    uint32_t nb = 0, k = 0;
+    for (uint32_t b = 0; b < seg->nblocks; b++)
+        if (!link || hog_link_owns_block(link, b))
+            seg->blocks[nb++] = b;
     if (!ooc) {
-        memcpy(seg->order, seg->base, seg->nsegments * sizeof(uint32_t));
-        hog_shuffle_u32(seg->order, seg->nsegments, rng);
-        return;
+        for (uint32_t i = 0; i < nb; i++) {
+            uint32_t b = seg->blocks[i], n = first[b + 1] - first[b];
+            memcpy(seg->order + k, seg->base + first[b], n * sizeof(uint32_t));
+            k += n;
+        }
+        hog_shuffle_u32(seg->order, k, rng);
+        return k;
     }
-    for (uint32_t b = 0; b < nblocks; b++)
-        seg->blocks[b] = b;
-    hog_shuffle_u32(seg->blocks, nblocks, rng);
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < nblocks; i++) {
+    hog_shuffle_u32(seg->blocks, nb, rng);
+    for (uint32_t i = 0; i < nb; i++) {
         uint32_t b = seg->blocks[i], n = first[b + 1] - first[b];
         memcpy(seg->order + k, seg->base + first[b], n * sizeof(uint32_t));
         hog_shuffle_u32(seg->order + k, n, rng);
         k += n;
     }
+    return k;
 }
 
 /* Epoch e over the whole of train. */
@@ -163,10 +171,10 @@ static void run_epoch(run_state *rs, const hog_dataset *train, unsigned e)
     job.per_block = rs->seg.per_block;
     job.ooc = rs->ooc;
     job.left = rs->seg.left;
-    job.ahead = HOG_MIN(rs->seg.nsegments - 1, 2 * rs->nth * rs->seg.per_block);
     hog_rng rng = {hog_mix64(rs->p->seed ^ 0x5eed0000ull) + e};
-    order_segments(&rs->seg, rs->ooc, &rng);
-    if (rs->ooc) {
+    job.nsegments = order_segments(&rs->seg, rs->ooc, &rng, rs->link);
+    job.ahead = job.nsegments ? HOG_MIN(job.nsegments - 1, 2 * rs->nth * rs->seg.per_block) : 0;
+    if (rs->ooc && job.nsegments) {
         uint32_t spb = rs->seg.per_block;
         for (uint32_t b = 0; b < rs->seg.nblocks; b++)
             atomic_init(&rs->seg.left[b], rs->seg.first[b + 1] - rs->seg.first[b]);
@@ -174,7 +182,8 @@ static void run_epoch(run_state *rs, const hog_dataset *train, unsigned e)
             if (q == 0 || rs->seg.order[q] / spb != rs->seg.order[q - 1] / spb)
                 hog_dataset_willneed(train, rs->seg.order[q] / spb);
     }
-    rs->st.step = hog_segment_step(&job, 0);
+    if (job.nsegments)
+        rs->st.step = hog_segment_step(&job, 0);
     job.t0 = hog_now();
     hog_epoch_pass(rs, &job);
     if (rs->rep.n)
@@ -306,11 +315,26 @@ int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *t
         rs->st.epoch = e + 1;
         rs->st.progress = 0;
         run_epoch(rs, train, e);
+        if (rs->link && (rc = hog_link_failed(rs->link, err, err_len)) < 0)
+            return rc;
         rc = run_epoch_end(rs, e, ex0, loss0, eval_ds, &eval_sel, &stop);
         if (rc < 0)
             return rc;
+        if (rs->link) {
+            hog_link_progress(rs->link, e + 1, rs->st.examples, rs->seconds);
+            if ((rc = hog_link_epoch_end(rs->link, e, err, err_len)) < 0)
+                return rc;
+        }
     }
-    if (rs->st.examples == 0)
+    if (rs->link) { /* rank 0 gathers the final model; the others keep their view */
+        if ((rc = hog_link_finish(rs->link, err, err_len)) < 0)
+            return rc;
+        if (hog_link_rank(rs->link) == 0 && eval_ds &&
+            (rc = hog_evaluate(rs->m, eval_ds, &eval_sel, hog_dataset_bytes(eval_ds) > rs->limit, rs->pool,
+                               &rs->st.test)) < 0)
+            return rc;
+    }
+    if (rs->st.examples == 0 && !rs->link)
         return hog_fail(HOG_EEMPTY, err, err_len, "every training row is held out: lower hog_train_params.holdout");
     hog_model *m = rs->m;
     m->info.epochs_run = rs->epochs_run;

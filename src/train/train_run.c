@@ -40,6 +40,12 @@ unsigned hog_trainer_threads(const hog_trainer *t)
     return hog_pool_threads(t->pool);
 }
 
+int hog_trainer_set_link(hog_trainer *t, hog_link *l)
+{
+    t->link = l;
+    return 0;
+}
+
 /* ===================================================================== *
  *  A run's state
  * ===================================================================== */
@@ -50,6 +56,7 @@ void hog_run_init(run_state *rs, hog_trainer *t)
     rs->nth = hog_pool_threads(t->pool);
     hog_overlap_init(&rs->clock, hog_now);
     rs->pool = t->pool;
+    rs->link = t->link;
     rs->limit = hog_mem_limit(&t->p);
     rs->st.epochs = t->p.epochs;
     rs->st.test = hog_metrics_none();
@@ -79,6 +86,7 @@ void hog_run_free(run_state *rs)
     hog_free(rs->tab.slot);
     hog_free(rs->tab.hot_ids);
     hog_free(rs->classes_of);
+    hog_free(rs->mine);
     hog_free((void *)rs->optim.acc);
     hog_free((void *)rs->optim.bias_acc);
     hog_free((void *)rs->optim.xmax);
@@ -331,6 +339,11 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         return hog_fail(HOG_EPARAM, err, err_len,
                         "hog_train_params.early_stop needs a test set or hog_train_params.holdout to measure "
                         "improvement on");
+    if (t->link) {
+        int rc = hog_link_run_check(p, err, err_len);
+        if (rc < 0)
+            return rc;
+    }
     run_state rs;
     hog_run_init(&rs, t);
     rs.ooc = hog_dataset_bytes(train) > rs.limit;
@@ -338,8 +351,12 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         hog_log(HOG_LOG_INFO, "training out of core: %llu bytes of data, a limit of %llu",
                 (unsigned long long)hog_dataset_bytes(train), (unsigned long long)rs.limit);
     rs.dim = HOG_MAX(train->info.features, 1);
-    int rc = hog_scan_training_set(train, p, rs.dim, rs.ooc, &rs.classes_of, &rs.classes, &rs.deg, &rs.deg_rows,
-                                   err, err_len);
+    int rc = rs.link ? hog_link_run_share(&rs, train) : 0;
+    if (rc == 0)
+        rc = hog_scan_training_set(train, p, rs.dim, rs.ooc, rs.mine, &rs.classes_of, &rs.classes, &rs.deg,
+                                   &rs.deg_rows, err, err_len);
+    if (rc == 0 && rs.link)
+        rc = hog_link_run_join(&rs, train, err, err_len);
     if (rc == 0)
         rc = hog_run_outputs(&rs, err, err_len);
     const char *forced = NULL;
@@ -354,6 +371,8 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         rc = hog_run_alloc_final(&rs);
     if (rc == 0)
         rc = hog_run_segments(&rs, train);
+    if (rc == 0 && rs.link)
+        rc = hog_link_run_start(&rs);
     if (rc == 0)
         rc = hog_epochs_run(&rs, train, test, 0, out, err, err_len);
     if (rc == -ENOMEM)

@@ -4,6 +4,7 @@
 #define HOG_TRAIN_RUN_H
 
 #include "train.h"
+#include "../net/net.h"
 
 /*
  * The trainer in pieces:
@@ -39,6 +40,7 @@ static inline uint32_t segments_per_block(uint32_t rows_per_block)
 struct hog_trainer {
     hog_train_params p;
     hog_pool *pool;
+    hog_link *link;       /* a multi-node run's, or NULL */
 };
 
 /* The OPT_* flags: which optimisers and regularisers the segments run (see
@@ -160,6 +162,8 @@ typedef struct run_state {
     uint32_t classes;
     double *classes_of;   /* the label values, ascending */
     hog_kernel kernel;    /* the sparse or the dense kernel, settled (hog_run_kernel) */
+    hog_link *link;       /* a multi-node run's link, or NULL */
+    unsigned char *mine;  /* multi-node: per block, 1 when this rank trains it (the scan's) */
     int ooc;              /* out of core: read blocks ahead, drop them when done */
     segment_plan seg;
     uint32_t *deg;        /* per feature: training rows that touch it */
@@ -205,6 +209,7 @@ typedef struct epoch_job {
     double t0;                /* when the pass started, for progress reports */
     double done_seconds;      /* training seconds before this pass */
     hog_epoch_stats *stats;   /* the epoch's stats so far, for progress reports */
+    const atomic_int *stop;   /* multi-node: set when the run must stop, or NULL */
     _Alignas(HOG_CACHELINE) atomic_uint next;
     hog_overlap *clock;       /* segments in flight on the shared model (see replica_set's clocks) */
 } epoch_job;
@@ -292,9 +297,11 @@ int hog_class_insert(double *c, uint32_t *n, double y);
  * every row, ascending (not for regression), and for each feature the
  * number of training rows (holdout excluded) that touch it. On success
  * *classes, *nclasses, *deg and *rows are set; the caller frees the arrays.
+ * mine (NULL: all) limits the scan to the blocks it marks (a rank's share). 
  * Errors: HOG_ELABEL (with a message), -ENOMEM. */
-int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint64_t dim, int ooc, double **classes,
-                          uint32_t *nclasses, uint32_t **deg, uint64_t *rows, char *err, size_t err_len);
+int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint64_t dim, int ooc,
+                          const unsigned char *mine, double **classes, uint32_t *nclasses, uint32_t **deg,
+                          uint64_t *rows, char *err, size_t err_len);
 
 /* Each feature's L2 scale from the degrees deg[0..dim) of rows training
  * rows, into l2_scale[0..dim): rows / degree, 0 for a feature no row
@@ -364,5 +371,23 @@ void hog_replicas_average(const replica_set *r, hog_pool *pool, hog_model *m);
  * while an epoch runs (nothing with fewer than two). */
 void hog_replicas_background_start(replica_set *r);
 void hog_replicas_background_stop(replica_set *r);
+
+/* ===================================================================== *
+ *  Several machines (train_link.c)
+ * ===================================================================== */
+/* Refuses the settings a multi-node run does not take. Returns 0 or
+ * HOG_EPARAM with a message. */
+int hog_link_run_check(const hog_train_params *p, char *err, size_t err_len);
+
+/* Before the scan: which blocks of train this rank trains (rs->mine). */
+int hog_link_run_share(run_state *rs, const hog_dataset *train);
+
+/* After the scan: meets the other ranks and takes the agreed labels and
+ * features. Returns 0, -ENOMEM or HOG_ENET. */
+int hog_link_run_join(run_state *rs, const hog_dataset *train, char *err, size_t err_len);
+
+/* After the model is made: hands the link the arrays kept in step and
+ * starts it. Returns 0, -ENOMEM or -errno. */
+int hog_link_run_start(run_state *rs);
 
 #endif /* HOG_TRAIN_RUN_H */

@@ -30,8 +30,9 @@ int hog_class_insert(double *c, uint32_t *n, double y)
     return 0;
 }
 
-int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint64_t dim, int ooc, double **classes,
-                          uint32_t *nclasses, uint32_t **deg, uint64_t *rows, char *err, size_t err_len)
+int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint64_t dim, int ooc,
+                          const unsigned char *mine, double **classes, uint32_t *nclasses, uint32_t **deg,
+                          uint64_t *rows, char *err, size_t err_len)
 {
     int want_classes = !hog_loss_is_regression(p->loss);
     double *c = want_classes ? hog_malloc(MAX_CLASSES * sizeof(double)) : NULL;
@@ -46,6 +47,8 @@ int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint
     int rc = 0;
     for (uint32_t b = 0; b < ds->info.blocks && rc == 0; b++) {
         const hog_block *blk = &ds->blocks[b];
+        if (mine && !mine[b])
+            continue;
         if (ooc)
             hog_dataset_willneed(ds, b + 1);
         for (uint32_t r = 0; r < blk->rows && rc == 0; r++) {

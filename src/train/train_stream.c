@@ -34,8 +34,11 @@ static uint32_t stream_window(unsigned nth)
 }
 
 /* Why a run cannot stream the first epoch, or NULL. */
-static const char *stream_refusal(const hog_train_params *p)
+static const char *stream_refusal(const hog_trainer *t)
 {
+    const hog_train_params *p = &t->p;
+    if (t->link)
+        return "a multi-node run";
     if (!p->stream)
         return "streaming is off";
     if (p->replicas != HOG_REPLICAS_MACHINE)
@@ -387,7 +390,7 @@ int hog_trainer_run_file(hog_trainer *t, const char *path, const hog_read_params
          * pipe's unknown length leaves unknown: its text is read whole
          * first (into memory or the cache, as a streamed run would keep it
          * anyway). */
-        const char *refusal = stream_refusal(p);
+        const char *refusal = stream_refusal(t);
         if (!refusal)
             refusal = in.unsized;
         if (refusal) {

@@ -1,0 +1,840 @@
+/* net_link_thread.c: the link thread: Dogwild!'s chunk exchange, heartbeats and failure detection, synchronous averaging rounds, and the final gather on rank 0. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <zmq.h>
+
+#include "net_link.h"
+
+/*
+ * Dogwild! (Noel & Osindero, 2014), per chunk c of the synced arrays:
+ *   - its master (hog_link_master: contiguous ranges over the living ranks)
+ *     keeps sending its current values V with a rising sequence number;
+ *   - a peer receiving them finds its own change since it last synced,
+ *     d = w - base, adopts w = V + d, base = w, and sends d back;
+ *   - the master adds d to its values.
+ * The workers go on writing w meanwhile: an adoption races with their
+ * writes exactly as HOGWILD!'s workers race with each other, and what a
+ * lost message carries (a V, a d) is lost progress, never inconsistency.
+ * Spans merged by maximum (feature scales) adopt max(V, w) and send w.
+ */
+
+/* The chunk at global index c: its span and its first element. */
+static void chunk_where(const hog_link *l, uint32_t c, unsigned *span, uint64_t *off, uint32_t *count,
+                        uint64_t *elem)
+{
+    unsigned i = 0;
+    while (c >= l->span_chunk0[i + 1])
+        i++;
+    uint64_t e = 0;
+    for (unsigned k = 0; k < i; k++)
+        e += l->spans[k].count;
+    *span = i;
+    *off = (uint64_t)(c - l->span_chunk0[i]) * l->p.chunk;
+    *count = (uint32_t)HOG_MIN((uint64_t)l->p.chunk, l->spans[i].count - *off);
+    *elem = e + *off;
+}
+
+static int drop_hook(hog_link *l)
+{
+    return l->p.drop > 0 && (double)(hog_rng_next(&l->rng) >> 11) * 0x1p-53 < l->p.drop;
+}
+
+static uint32_t live_count(const hog_link *l)
+{
+    uint32_t k = 0;
+    for (uint32_t r = 0; r < l->nodes; r++)
+        k += atomic_load_explicit(&l->live[r], memory_order_relaxed) != 0;
+    return k;
+}
+
+/* ===================================================================== *
+ *  Chunks and changes
+ * ===================================================================== */
+/* The master sends its next chunk to every living peer while the rate's
+ * budget allows. */
+static void send_chunks(hog_link *l, double now)
+{
+    unsigned char live[HOG_FRAME_MAX_NODES];
+    hog_link_live_copy(l, live);
+    uint32_t k = live_count(l), peers = k - 1, me = 0;
+    if (peers == 0 || l->nchunks == 0)
+        return;
+    for (uint32_t r = 0; r < l->rank; r++)
+        me += live[r] != 0;
+    /* my range: the chunks c with floor(c * k / nchunks) == me */
+    uint32_t lo = (uint32_t)(((uint64_t)me * l->nchunks + k - 1) / k);
+    uint32_t hi = (uint32_t)(((uint64_t)(me + 1) * l->nchunks + k - 1) / k);
+    if (lo >= hi)
+        return;
+    double bytes = (HOG_FRAME_HEADER + 8.0 + 4.0 * l->p.chunk) * peers;
+    l->tokens = HOG_MIN(l->tokens + l->p.rate * (now - l->last_refill), HOG_MAX(bytes, l->p.rate * 0.05));
+    l->last_refill = now;
+    for (uint32_t n = 0; n < hi - lo && l->tokens >= bytes; n++) {
+        if (l->next_chunk < lo || l->next_chunk >= hi)
+            l->next_chunk = lo;
+        uint32_t c = l->next_chunk++;
+        unsigned si;
+        uint64_t off, elem;
+        uint32_t cnt;
+        chunk_where(l, c, &si, &off, &cnt, &elem);
+        _Atomic float *w = l->spans[si].w + off;
+        for (uint32_t j = 0; j < cnt; j++)
+            l->buf[j] = atomic_load_explicit(&w[j], memory_order_relaxed);
+        hog_frame f = hog_link_frame(l, HOG_FRAME_CHUNK, ++l->seq[c]);
+        f.chunk = c;
+        f.count = cnt;
+        f.f32 = l->buf;
+        for (uint32_t r = 0; r < l->nodes; r++) {
+            if (!live[r] || r == l->rank)
+                continue;
+            if (drop_hook(l))
+                l->st.dropped++;
+            else if (hog_link_send_data(l, r, &f) == 0)
+                l->st.chunks_sent++;
+        }
+        l->tokens -= bytes;
+    }
+}
+
+/* A peer adopts a master's chunk and answers with its change. */
+static void on_chunk(hog_link *l, const hog_frame *f)
+{
+    uint32_t c = f->chunk;
+    unsigned si;
+    uint64_t off, elem;
+    uint32_t cnt;
+    chunk_where(l, c, &si, &off, &cnt, &elem);
+    if (f->count != cnt) {
+        l->st.bad++;
+        return;
+    }
+    if (l->phase >= LINK_QUIET) /* gathering: values are no longer adopted */
+        return;
+    if (l->seq_from[c] == f->rank && f->seq <= l->seq[c]) {
+        l->st.stale++;
+        return;
+    }
+    l->seq[c] = (uint32_t)f->seq;
+    l->seq_from[c] = f->rank;
+    l->st.chunks_received++;
+    _Atomic float *w = l->spans[si].w + off;
+    float *base = l->base + elem;
+    int any = 0;
+    if (l->spans[si].max) {
+        for (uint32_t j = 0; j < cnt; j++) {
+            float v = hog_frame_f32(f->values, j), cur = atomic_load_explicit(&w[j], memory_order_relaxed);
+            float nv = cur > v ? cur : v;
+            any |= cur > v;
+            atomic_store_explicit(&w[j], nv, memory_order_relaxed);
+            base[j] = nv;
+            l->buf[j] = cur;
+        }
+    } else {
+        for (uint32_t j = 0; j < cnt; j++) {
+            float v = hog_frame_f32(f->values, j), cur = atomic_load_explicit(&w[j], memory_order_relaxed);
+            float d = cur - base[j], nv = v + d;
+            any |= d != 0.0f;
+            atomic_store_explicit(&w[j], nv, memory_order_relaxed);
+            base[j] = nv;
+            l->buf[j] = d;
+        }
+    }
+    if (!any) /* nothing changed here since the last sync: nothing to say */
+        return;
+    hog_frame d = hog_link_frame(l, HOG_FRAME_DELTA, f->seq);
+    d.chunk = c;
+    d.count = cnt;
+    d.f32 = l->buf;
+    if (drop_hook(l)) { /* lost on the way, as a datagram may be: the change is gone */
+        l->st.dropped++;
+    } else if (hog_link_send_data(l, f->rank, &d) == 0) {
+        l->st.deltas_sent++;
+    } else if (!l->spans[si].max) { /* never left: the change stays pending for the next sync */
+        for (uint32_t j = 0; j < cnt; j++)
+            base[j] -= l->buf[j];
+    }
+}
+
+/* The master adds a peer's change (or takes the larger values). A change
+ * for a chunk this rank no longer masters is added all the same: it then
+ * travels to the new master as part of this rank's own change. */
+static void on_delta(hog_link *l, const hog_frame *f)
+{
+    uint32_t c = f->chunk;
+    unsigned si;
+    uint64_t off, elem;
+    uint32_t cnt;
+    chunk_where(l, c, &si, &off, &cnt, &elem);
+    if (f->count != cnt) {
+        l->st.bad++;
+        return;
+    }
+    _Atomic float *w = l->spans[si].w + off;
+    if (l->spans[si].max) {
+        for (uint32_t j = 0; j < cnt; j++) {
+            float v = hog_frame_f32(f->values, j);
+            if (v > atomic_load_explicit(&w[j], memory_order_relaxed))
+                atomic_store_explicit(&w[j], v, memory_order_relaxed);
+        }
+    } else {
+        for (uint32_t j = 0; j < cnt; j++)
+            atomic_store_explicit(&w[j], atomic_load_explicit(&w[j], memory_order_relaxed) +
+                                  hog_frame_f32(f->values, j), memory_order_relaxed);
+    }
+    l->st.deltas_received++;
+    double stale = f->seq <= l->seq[c] ? (double)(l->seq[c] - f->seq) : 0.0;
+    l->staleness_sum += stale;
+    l->staleness_n++;
+    if (stale > l->st.staleness_max)
+        l->st.staleness_max = stale;
+}
+
+/* ===================================================================== *
+ *  Liveness
+ * ===================================================================== */
+static void send_beats(hog_link *l)
+{
+    hog_frame b = hog_link_frame(l, HOG_FRAME_BEAT, l->st.chunks_sent);
+    b.epoch = atomic_load_explicit(&l->epoch, memory_order_relaxed);
+    b.examples = atomic_load_explicit(&l->examples, memory_order_relaxed);
+    b.flags = (l->phase >= LINK_DONE ? HOG_BEAT_DONE : 0) | (l->phase >= LINK_QUIET ? HOG_BEAT_FENCE : 0);
+    for (uint32_t r = 0; r < l->nodes; r++)
+        if (r != l->rank && atomic_load_explicit(&l->live[r], memory_order_relaxed))
+            hog_link_send_data(l, r, &b);
+}
+
+/* Declares dead the peers silent for longer than the timeout. Returns 1
+ * when the live set changed. */
+static int check_peers(hog_link *l, double now)
+{
+    int changed = 0;
+    for (uint32_t r = 0; r < l->nodes; r++) {
+        if (r == l->rank || !atomic_load_explicit(&l->live[r], memory_order_relaxed) ||
+            now - l->last_seen[r] <= l->p.timeout)
+            continue;
+        const char *ep = l->endpoints && l->endpoints[r] ? l->endpoints[r] : "?";
+        if (r == 0) {
+            hog_link_set_failed(l, "rank 0 (%s) sent nothing for %g s (hog_link_params.timeout): the run ends", ep,
+                                l->p.timeout);
+            continue;
+        }
+        atomic_store_explicit(&l->live[r], 0, memory_order_relaxed);
+        if (l->dead_first == l->nodes)
+            l->dead_first = r;
+        changed = 1;
+        hog_log(HOG_LOG_WARN, "rank %u: rank %u (%s) sent nothing for %g s: declared dead; the others take over its "
+                "chunks and its data", l->rank, r, ep, l->p.timeout);
+    }
+    return changed;
+}
+
+/* ===================================================================== *
+ *  Averaging rounds (synchronous mode)
+ * ===================================================================== */
+static void spans_read(const hog_link *l, float *out)
+{
+    uint64_t k = 0;
+    for (unsigned i = 0; i < l->nspans; i++)
+        for (uint64_t j = 0; j < l->spans[i].count; j++)
+            out[k++] = atomic_load_explicit(&l->spans[i].w[j], memory_order_relaxed);
+}
+
+/* The spans take the mean m; with a snapshot s, plus what changed since. */
+static void spans_adopt(hog_link *l, const unsigned char *m_bytes, const float *m, const float *s)
+{
+    uint64_t k = 0;
+    for (unsigned i = 0; i < l->nspans; i++)
+        for (uint64_t j = 0; j < l->spans[i].count; j++, k++) {
+            float v = m ? m[k] : hog_frame_f32(m_bytes, k);
+            if (s && !l->spans[i].max)
+                v += atomic_load_explicit(&l->spans[i].w[j], memory_order_relaxed) - s[k];
+            atomic_store_explicit(&l->spans[i].w[j], v, memory_order_relaxed);
+            l->base[k] = v;
+        }
+}
+
+static link_round *round_get(hog_link *l, uint64_t key)
+{
+    link_round *free_slot = NULL;
+    for (unsigned i = 0; i < LINK_ROUNDS; i++) {
+        if (l->rounds[i].key == key)
+            return &l->rounds[i];
+        if (!l->rounds[i].key && !free_slot)
+            free_slot = &l->rounds[i];
+    }
+    if (!free_slot)
+        return NULL;
+    if (!free_slot->sum && !(free_slot->sum = hog_malloc(HOG_MAX(l->nelems, 1) * sizeof(double))))
+        return NULL;
+    if (!free_slot->from && !(free_slot->from = hog_malloc(l->nodes)))
+        return NULL;
+    free_slot->key = key;
+    memset(free_slot->from, 0, l->nodes);
+    uint64_t k = 0;
+    for (unsigned i = 0; i < l->nspans; i++)
+        for (uint64_t j = 0; j < l->spans[i].count; j++)
+            free_slot->sum[k++] = l->spans[i].max ? -(double)INFINITY : 0.0;
+    return free_slot;
+}
+
+/* Rank 0 adds one rank's model to a round. */
+static void round_add(hog_link *l, uint64_t key, uint32_t from, const unsigned char *bytes, const float *vals)
+{
+    link_round *rd = round_get(l, key);
+    if (!rd) {
+        hog_link_set_failed(l, "rank 0: out of memory for an averaging round");
+        return;
+    }
+    if (rd->from[from])
+        return;
+    rd->from[from] = 1;
+    uint64_t k = 0;
+    for (unsigned i = 0; i < l->nspans; i++)
+        for (uint64_t j = 0; j < l->spans[i].count; j++, k++) {
+            double v = vals ? vals[k] : hog_frame_f32(bytes, k);
+            rd->sum[k] = l->spans[i].max ? HOG_MAX(rd->sum[k], v) : rd->sum[k] + v;
+        }
+}
+
+static void answer(hog_link *l, int rc)
+{
+    pthread_mutex_lock(&l->lock);
+    l->req_done = 1;
+    l->req_rc = rc;
+    pthread_cond_broadcast(&l->cond);
+    pthread_mutex_unlock(&l->lock);
+}
+
+/* This rank receives a round's mean (rank 0: computes it). */
+static void round_mean(hog_link *l, uint64_t key, const unsigned char *bytes, const float *vals)
+{
+    if (key == l->snap_key && l->snap) { /* a tick: keep what changed since the snapshot */
+        spans_adopt(l, bytes, vals, l->snap);
+        l->snap_key = 0;
+    } else if (l->req == LINK_REQ_ROUND && key == l->req_key && !l->req_done) {
+        spans_adopt(l, bytes, vals, NULL);
+        answer(l, 0);
+    }
+}
+
+/* Rank 0: a round is complete when every living rank has contributed. */
+static void rounds_check(hog_link *l)
+{
+    for (unsigned i = 0; i < LINK_ROUNDS; i++) {
+        link_round *rd = &l->rounds[i];
+        if (!rd->key)
+            continue;
+        uint32_t n = 0, missing = 0;
+        for (uint32_t r = 0; r < l->nodes; r++) {
+            n += rd->from[r];
+            missing += !rd->from[r] && atomic_load_explicit(&l->live[r], memory_order_relaxed);
+        }
+        if (missing)
+            continue;
+        float *mean = hog_malloc(HOG_MAX(l->nelems, 1) * sizeof(float));
+        if (!mean) {
+            hog_link_set_failed(l, "rank 0: out of memory for an averaging round");
+            return;
+        }
+        uint64_t k = 0;
+        for (unsigned s = 0; s < l->nspans; s++)
+            for (uint64_t j = 0; j < l->spans[s].count; j++, k++)
+                mean[k] = (float)(l->spans[s].max ? rd->sum[k] : rd->sum[k] / n);
+        hog_frame f = hog_link_frame(l, HOG_FRAME_MEAN, rd->key);
+        f.count = l->nelems;
+        f.f32 = mean;
+        for (uint32_t r = 1; r < l->nodes; r++)
+            if (rd->from[r] && atomic_load_explicit(&l->live[r], memory_order_relaxed))
+                hog_link_send_ctl(l, r, &f);
+        uint64_t key = rd->key;
+        rd->key = 0;
+        round_mean(l, key, NULL, mean);
+        hog_free(mean);
+    }
+}
+
+/* This rank's model into round key: rank 0 adds it, the others send it. */
+static void round_contribute(hog_link *l, uint64_t key, int tick)
+{
+    float *v = hog_malloc(HOG_MAX(l->nelems, 1) * sizeof(float));
+    if (!v) {
+        hog_link_set_failed(l, "rank %u: out of memory for an averaging round", l->rank);
+        return;
+    }
+    spans_read(l, v);
+    if (tick) {
+        hog_free(l->snap);
+        l->snap = v;
+        l->snap_key = key;
+    }
+    if (l->rank == 0) {
+        round_add(l, key, 0, NULL, v);
+        rounds_check(l);
+    } else {
+        hog_frame f = hog_link_frame(l, HOG_FRAME_SUM, key);
+        f.count = l->nelems;
+        f.f32 = v;
+        if (hog_link_send_ctl(l, 0, &f) < 0)
+            hog_link_set_failed(l, "rank %u: cannot send its model to rank 0: %s", l->rank, zmq_strerror(errno));
+    }
+    if (!tick)
+        hog_free(v);
+}
+
+/* ===================================================================== *
+ *  The end of the run
+ * ===================================================================== */
+/* This rank's part of the final model: values of the chunks it masters in
+ * the gather's live set, its unsynced change for the others. */
+static void part_values(const hog_link *l, const unsigned char *live, float *out)
+{
+    for (uint32_t c = 0; c < l->nchunks; c++) {
+        unsigned si;
+        uint64_t off, elem;
+        uint32_t cnt;
+        chunk_where(l, c, &si, &off, &cnt, &elem);
+        int mine = hog_link_master(l, live, c) == l->rank || l->spans[si].max;
+        for (uint32_t j = 0; j < cnt; j++) {
+            float cur = atomic_load_explicit(&l->spans[si].w[off + j], memory_order_relaxed);
+            out[elem + j] = mine ? cur : cur - l->base[elem + j];
+        }
+    }
+}
+
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void stats_final(hog_link *l)
+{
+    l->st.link_cpu = thread_cpu();
+    l->st.live = live_count(l);
+    l->st.dead_rank = l->dead_first;
+    l->st.examples = atomic_load(&l->examples);
+    pthread_mutex_lock(&l->lock);
+    l->st.seconds = l->train_seconds;
+    pthread_mutex_unlock(&l->lock);
+    l->st.staleness_mean = l->staleness_n ? l->staleness_sum / (double)l->staleness_n : 0.0;
+    l->st.refused_peers = l->zap ? hog_zap_refused(l->zap) : 0;
+}
+
+static void part_stats(const hog_link_stats *s, double *out)
+{
+    out[HOG_PART_EXAMPLES] = (double)s->examples;
+    out[HOG_PART_SECONDS] = s->seconds;
+    out[HOG_PART_CHUNKS_SENT] = (double)s->chunks_sent;
+    out[HOG_PART_CHUNKS_RECEIVED] = (double)s->chunks_received;
+    out[HOG_PART_DELTAS_SENT] = (double)s->deltas_sent;
+    out[HOG_PART_DELTAS_RECEIVED] = (double)s->deltas_received;
+    out[HOG_PART_DROPPED] = (double)s->dropped;
+    out[HOG_PART_BAD] = (double)s->bad;
+    out[HOG_PART_STALE] = (double)s->stale;
+    out[HOG_PART_BYTES_SENT] = (double)s->bytes_sent;
+    out[HOG_PART_BYTES_RECEIVED] = (double)s->bytes_received;
+    out[HOG_PART_LINK_CPU] = s->link_cpu;
+    out[HOG_PART_STALENESS_SUM] = s->staleness_mean;
+    out[HOG_PART_STALENESS_MAX] = s->staleness_max;
+}
+
+static hog_link_stats stats_of_part(uint32_t rank, uint32_t nodes, const double *in)
+{
+    hog_link_stats s = {.rank = rank, .nodes = nodes};
+    s.examples = (uint64_t)in[HOG_PART_EXAMPLES];
+    s.seconds = in[HOG_PART_SECONDS];
+    s.chunks_sent = (uint64_t)in[HOG_PART_CHUNKS_SENT];
+    s.chunks_received = (uint64_t)in[HOG_PART_CHUNKS_RECEIVED];
+    s.deltas_sent = (uint64_t)in[HOG_PART_DELTAS_SENT];
+    s.deltas_received = (uint64_t)in[HOG_PART_DELTAS_RECEIVED];
+    s.dropped = (uint64_t)in[HOG_PART_DROPPED];
+    s.bad = (uint64_t)in[HOG_PART_BAD];
+    s.stale = (uint64_t)in[HOG_PART_STALE];
+    s.bytes_sent = (uint64_t)in[HOG_PART_BYTES_SENT];
+    s.bytes_received = (uint64_t)in[HOG_PART_BYTES_RECEIVED];
+    s.link_cpu = in[HOG_PART_LINK_CPU];
+    s.staleness_mean = in[HOG_PART_STALENESS_SUM];
+    s.staleness_max = in[HOG_PART_STALENESS_MAX];
+    return s;
+}
+
+/* Rank 0, once every part is in: each chunk from its master's values
+ * plus every other rank's change (a master that died during the gather:
+ * rank 0's own view instead). */
+static void gather_assemble(hog_link *l)
+{
+    const unsigned char *live = l->gather_live;
+    for (uint32_t c = 0; c < l->nchunks; c++) {
+        unsigned si;
+        uint64_t off, elem;
+        uint32_t cnt;
+        chunk_where(l, c, &si, &off, &cnt, &elem);
+        uint32_t m = hog_link_master(l, live, c);
+        int own_view = m == 0 || !l->parted[m];
+        _Atomic float *w = l->spans[si].w + off;
+        int mx = l->spans[si].max;
+        for (uint32_t j = 0; j < cnt; j++) {
+            float cur = atomic_load_explicit(&w[j], memory_order_relaxed);
+            float v = own_view ? cur : l->parts[m][elem + j];
+            for (uint32_t r = 1; r < l->nodes; r++) {
+                if (r == m || !live[r] || !l->parted[r])
+                    continue;
+                float x = l->parts[r][elem + j];
+                v = mx ? HOG_MAX(v, x) : v + x;
+            }
+            if (!own_view)
+                v = mx ? HOG_MAX(v, cur) : v + (cur - l->base[elem + j]);
+            atomic_store_explicit(&w[j], v, memory_order_relaxed);
+        }
+    }
+}
+
+/* Rank 0: when every living rank is done, asks for the parts. */
+static void gather_begin(hog_link *l, double now)
+{
+    hog_link_live_copy(l, l->gather_live);
+    hog_frame g = hog_link_frame(l, HOG_FRAME_GATHER, 0);
+    g.nodes = l->nodes;
+    g.live = l->gather_live;
+    for (uint32_t r = 1; r < l->nodes; r++)
+        if (l->gather_live[r])
+            hog_link_send_ctl(l, r, &g);
+    l->gather_deadline = now + l->p.timeout + l->p.join_timeout;
+}
+
+/* Rank 0: whether every part that can come has come. */
+static int gather_complete(hog_link *l)
+{
+    for (uint32_t r = 1; r < l->nodes; r++)
+        if (l->gather_live[r] && !l->parted[r] && atomic_load_explicit(&l->live[r], memory_order_relaxed))
+            return 0;
+    return 1;
+}
+
+static void send_end(hog_link *l, int32_t status, const char *text)
+{
+    hog_frame e = hog_link_frame(l, HOG_FRAME_END, 0);
+    e.status = status;
+    e.text = text;
+    e.text_len = (uint32_t)strlen(text);
+    for (uint32_t r = 1; r < l->nodes; r++)
+        if (atomic_load_explicit(&l->live[r], memory_order_relaxed))
+            hog_link_send_ctl(l, r, &e);
+}
+
+static void send_abort(hog_link *l, const char *why)
+{
+    hog_frame a = hog_link_frame(l, HOG_FRAME_ABORT, 0);
+    a.text = why;
+    a.text_len = (uint32_t)HOG_MIN(strlen(why), HOG_FRAME_TEXT_MAX);
+    if (l->rank != 0) {
+        hog_link_send_ctl(l, 0, &a);
+        return;
+    }
+    for (uint32_t r = 1; r < l->nodes; r++)
+        if (atomic_load_explicit(&l->live[r], memory_order_relaxed))
+            hog_link_send_ctl(l, r, &a);
+}
+
+/* ===================================================================== *
+ *  Receiving
+ * ===================================================================== */
+/* Decodes a frame of this run from a known rank, or counts it bad. */
+static int frame_ok(hog_link *l, const zmq_msg_t *msg, hog_frame *f)
+{
+    const char *why;
+    if (hog_frame_decode(zmq_msg_data((zmq_msg_t *)msg), zmq_msg_size((zmq_msg_t *)msg), f, &why) < 0 ||
+        f->version != HOG_NET_VERSION || f->run != l->run || f->rank >= l->nodes || f->rank == l->rank) {
+        l->st.bad++;
+        return 0;
+    }
+    if ((f->type == HOG_FRAME_CHUNK || f->type == HOG_FRAME_DELTA) && (f->chunk >= l->nchunks || l->nchunks == 0)) {
+        l->st.bad++;
+        return 0;
+    }
+    if ((f->type == HOG_FRAME_PART || f->type == HOG_FRAME_SUM || f->type == HOG_FRAME_MEAN) &&
+        f->count != l->nelems) {
+        l->st.bad++;
+        return 0;
+    }
+    if (!atomic_load_explicit(&l->live[f->rank], memory_order_relaxed))
+        return 0; /* a rank declared dead stays dead */
+    l->last_seen[f->rank] = hog_now();
+    return 1;
+}
+
+static void on_data(hog_link *l, const zmq_msg_t *msg)
+{
+    hog_frame f;
+    if (!frame_ok(l, msg, &f))
+        return;
+    if (f.type == HOG_FRAME_CHUNK)
+        on_chunk(l, &f);
+    else if (f.type == HOG_FRAME_DELTA)
+        on_delta(l, &f);
+    else if (f.type == HOG_FRAME_BEAT)
+        l->fenced[f.rank] |= (f.flags & HOG_BEAT_FENCE) != 0;
+    else
+        l->st.bad++;
+}
+
+static void on_control(hog_link *l, const zmq_msg_t *id, const zmq_msg_t *msg)
+{
+    hog_frame f;
+    if (!frame_ok(l, msg, &f))
+        return;
+    if (l->rank == 0) { /* the routing id must be the one that rank joined with */
+        const link_id *li = &l->ids[f.rank];
+        if (zmq_msg_size((zmq_msg_t *)id) != li->len || memcmp(zmq_msg_data((zmq_msg_t *)id), li->b, li->len)) {
+            l->st.bad++;
+            return;
+        }
+    } else if (f.rank != 0) {
+        l->st.bad++;
+        return;
+    }
+    switch (f.type) {
+    case HOG_FRAME_ABORT:
+        if (l->rank == 0) {
+            char why[HOG_FRAME_TEXT_MAX + 64];
+            snprintf(why, sizeof(why), "rank %u ended the run: %.*s", f.rank, (int)f.text_len, f.text);
+            send_abort(l, why);
+        }
+        hog_link_set_failed(l, "rank %u ended the run: %.*s", f.rank, (int)f.text_len, f.text);
+        break;
+    case HOG_FRAME_DONE:
+        if (l->rank == 0)
+            l->done[f.rank] = 1;
+        break;
+    case HOG_FRAME_PART:
+        if (l->rank == 0 && l->phase >= LINK_QUIET && !l->parted[f.rank]) {
+            float *v = hog_malloc(HOG_MAX(f.count, 1) * sizeof(float));
+            if (!v) {
+                hog_link_set_failed(l, "rank 0: out of memory gathering the model");
+                break;
+            }
+            for (uint64_t k = 0; k < f.count; k++)
+                v[k] = hog_frame_f32(f.values, k);
+            l->parts[f.rank] = v;
+            l->parted[f.rank] = 1;
+            l->all[f.rank] = stats_of_part(f.rank, l->nodes, f.stats);
+        }
+        break;
+    case HOG_FRAME_SUM:
+        if (l->rank == 0) {
+            round_add(l, f.seq, f.rank, f.values, NULL);
+            rounds_check(l);
+        }
+        break;
+    case HOG_FRAME_MEAN:
+        round_mean(l, f.seq, f.values, NULL);
+        break;
+    case HOG_FRAME_TICK:
+        if (l->phase < LINK_QUIET)
+            round_contribute(l, f.seq, 1);
+        break;
+    case HOG_FRAME_GATHER:
+        if (l->phase == LINK_DONE && f.nodes == l->nodes) {
+            memcpy(l->gather_live, f.live, l->nodes);
+            l->phase = LINK_QUIET;
+            send_beats(l); /* the fence, at once */
+        }
+        break;
+    case HOG_FRAME_END:
+        if (f.status != 0)
+            hog_link_set_failed(l, "rank 0 ended the run: %.*s", (int)f.text_len, f.text);
+        else if (l->req == LINK_REQ_FINISH)
+            answer(l, 0);
+        l->phase = LINK_OVER;
+        break;
+    default:
+        l->st.bad++;
+    }
+}
+
+static void drain(hog_link *l, void *s, int ctl)
+{
+    for (int n = 0; n < 4096; n++) {
+        zmq_msg_t id, msg;
+        zmq_msg_init(&id);
+        zmq_msg_init(&msg);
+        int ok = 1;
+        if (ctl && l->rank == 0 && zmq_msg_recv(&id, s, ZMQ_DONTWAIT) < 0)
+            ok = 0;
+        if (ok && zmq_msg_recv(&msg, s, ZMQ_DONTWAIT) < 0)
+            ok = 0;
+        if (ok) {
+            int more = 0;
+            size_t ml = sizeof(more);
+            zmq_getsockopt(s, ZMQ_RCVMORE, &more, &ml);
+            l->st.bytes_received += zmq_msg_size(&msg);
+            if (more) { /* more parts than a frame of ours has */
+                l->st.bad++;
+                while (more) {
+                    zmq_msg_t junk;
+                    zmq_msg_init(&junk);
+                    zmq_msg_recv(&junk, s, 0);
+                    zmq_msg_close(&junk);
+                    zmq_getsockopt(s, ZMQ_RCVMORE, &more, &ml);
+                }
+            } else if (ctl) {
+                on_control(l, &id, &msg);
+            } else {
+                on_data(l, &msg);
+            }
+        }
+        zmq_msg_close(&id);
+        zmq_msg_close(&msg);
+        if (!ok)
+            return;
+    }
+}
+
+/* ===================================================================== *
+ *  The thread
+ * ===================================================================== */
+/* Takes up the trainer's request, once. */
+static void take_request(hog_link *l, uint64_t *taken)
+{
+    pthread_mutex_lock(&l->lock);
+    link_request req = l->req_done ? LINK_REQ_NONE : l->req;
+    uint64_t key = l->req_key;
+    pthread_mutex_unlock(&l->lock);
+    if (req == LINK_REQ_NONE || (req == LINK_REQ_ROUND && *taken == key + 1) ||
+        (req == LINK_REQ_FINISH && l->phase != LINK_TRAINING))
+        return;
+    if (req == LINK_REQ_ROUND) {
+        *taken = key + 1;
+        round_contribute(l, key, 0);
+        return;
+    }
+    l->phase = LINK_DONE;
+    if (l->rank == 0) {
+        l->done[0] = 1;
+        return;
+    }
+    hog_frame d = hog_link_frame(l, HOG_FRAME_DONE, 0);
+    d.epoch = atomic_load(&l->epoch);
+    d.examples = atomic_load(&l->examples);
+    d.flags = HOG_BEAT_DONE;
+    if (hog_link_send_ctl(l, 0, &d) < 0)
+        hog_link_set_failed(l, "rank %u: cannot tell rank 0 it is done: %s", l->rank, zmq_strerror(errno));
+}
+
+/* Whether every living peer's fence has come: no change of theirs is
+ * still on its way here. */
+static int fences_in(const hog_link *l)
+{
+    for (uint32_t r = 0; r < l->nodes; r++)
+        if (r != l->rank && !l->fenced[r] && atomic_load_explicit(&l->live[r], memory_order_relaxed))
+            return 0;
+    return 1;
+}
+
+/* A rank other than 0, quiet and fenced: its part of the final model. */
+static void send_part(hog_link *l)
+{
+    float *v = hog_malloc(HOG_MAX(l->nelems, 1) * sizeof(float));
+    if (!v) {
+        hog_link_set_failed(l, "rank %u: out of memory for its part of the model", l->rank);
+        return;
+    }
+    part_values(l, l->gather_live, v);
+    stats_final(l);
+    hog_frame p = hog_link_frame(l, HOG_FRAME_PART, 0);
+    part_stats(&l->st, p.stats);
+    p.count = l->nelems;
+    p.f32 = v;
+    if (hog_link_send_ctl(l, 0, &p) < 0)
+        hog_link_set_failed(l, "rank %u: cannot send its part of the model to rank 0: %s", l->rank,
+                            zmq_strerror(errno));
+    hog_free(v);
+    l->phase = LINK_PARTED;
+}
+
+/* Rank 0 at the end: the gather once all are done, END once it is in. */
+static void coordinator_end(hog_link *l, double now)
+{
+    if (l->phase == LINK_DONE) {
+        for (uint32_t r = 0; r < l->nodes; r++)
+            if (atomic_load_explicit(&l->live[r], memory_order_relaxed) && !l->done[r])
+                return;
+        gather_begin(l, now);
+        l->phase = LINK_QUIET;
+        send_beats(l);
+    }
+    if (l->phase != LINK_QUIET || ((!fences_in(l) || !gather_complete(l)) && now < l->gather_deadline))
+        return;
+    uint32_t lost = 0;
+    for (uint32_t r = 1; r < l->nodes; r++)
+        if (l->gather_live[r] && !l->parted[r]) {
+            lost++;
+            hog_log(HOG_LOG_WARN, "rank 0: rank %u sent no part of the final model: its chunks are rank 0's view",
+                    r);
+        }
+    gather_assemble(l);
+    stats_final(l);
+    l->all[0] = l->st;
+    l->parted[0] = 1;
+    send_end(l, 0, lost ? "the model is gathered, without some ranks' parts" : "the model is gathered");
+    l->phase = LINK_OVER;
+    answer(l, 0);
+}
+
+void *hog_link_thread(void *arg)
+{
+    hog_link *l = arg;
+    uint64_t taken = 0;
+    double beat_every = HOG_MIN(1.0, l->p.timeout / LINK_BEAT_FRACTION), next_beat = 0;
+    zmq_pollitem_t items[2] = {{l->inbox, 0, ZMQ_POLLIN, 0}, {l->ctl, 0, ZMQ_POLLIN, 0}};
+    while (!atomic_load(&l->quit) && !atomic_load(&l->stop) && l->phase != LINK_OVER) {
+        if (atomic_load(&l->interrupted)) {
+            send_abort(l, "interrupted");
+            hog_link_set_failed(l, "rank %u was interrupted", l->rank);
+            break;
+        }
+        zmq_poll(items, 2, 5);
+        drain(l, l->inbox, 0);
+        drain(l, l->ctl, 1);
+        take_request(l, &taken);
+        double now = hog_now();
+        if (now >= next_beat) {
+            send_beats(l);
+            next_beat = now + beat_every;
+            if (check_peers(l, now) && l->rank == 0)
+                rounds_check(l);
+        }
+        if (l->p.sync == HOG_SYNC_ASYNC && l->phase < LINK_QUIET)
+            send_chunks(l, now);
+        if (l->rank == 0 && l->p.sync == HOG_SYNC_AVERAGE && l->p.sync_seconds > 0 && l->phase == LINK_TRAINING &&
+            now >= l->next_tick) {
+            uint64_t key = (1ull << 32) + ++l->ticks;
+            hog_frame t = hog_link_frame(l, HOG_FRAME_TICK, key);
+            for (uint32_t r = 1; r < l->nodes; r++)
+                if (atomic_load_explicit(&l->live[r], memory_order_relaxed))
+                    hog_link_send_ctl(l, r, &t);
+            round_contribute(l, key, 1);
+            l->next_tick = now + l->p.sync_seconds;
+        }
+        if (l->rank == 0)
+            coordinator_end(l, now);
+        else if (l->phase == LINK_QUIET && fences_in(l))
+            send_part(l);
+    }
+    if (l->phase != LINK_OVER)
+        stats_final(l);
+    pthread_mutex_lock(&l->lock);
+    l->exited = 1;
+    if (l->req != LINK_REQ_NONE && !l->req_done) {
+        l->req_done = 1;
+        l->req_rc = -1;
+    }
+    pthread_cond_broadcast(&l->cond);
+    pthread_mutex_unlock(&l->lock);
+    return NULL;
+}

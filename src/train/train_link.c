@@ -1,0 +1,81 @@
+/* train_link.c: a run on several machines: this rank's share of the blocks, the rendezvous that settles the model's shape, and the arrays the link keeps in step. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <errno.h>
+#include <string.h>
+
+#include "train_run.h"
+
+int hog_link_run_check(const hog_train_params *p, char *err, size_t err_len)
+{
+    const char *no = p->early_stop                      ? "hog_train_params.early_stop"
+                     : p->average                       ? "hog_train_params.average"
+                     : p->replicas != HOG_REPLICAS_MACHINE ? "hog_train_params.replicas other than machine"
+                                                          : NULL;
+    if (no)
+        return hog_fail(HOG_EPARAM, err, err_len, "a multi-node run does not take %s: each rank would keep its own",
+                        no);
+    return 0;
+}
+
+int hog_link_run_share(run_state *rs, const hog_dataset *train)
+{
+    uint32_t n = train->info.blocks, mine = 0;
+    if (!(rs->mine = hog_malloc(HOG_MAX(n, 1))))
+        return -ENOMEM;
+    for (uint32_t b = 0; b < n; b++)
+        mine += rs->mine[b] = (unsigned char)hog_link_owns_block(rs->link, b);
+    hog_log(HOG_LOG_INFO, "rank %u of %u: %u of %u blocks are this rank's", hog_link_rank(rs->link),
+            hog_link_nodes(rs->link), mine, n);
+    if (mine == 0)
+        hog_log(HOG_LOG_WARN, "rank %u has no blocks of its own to train: it only keeps the model in step "
+                "(more ranks than blocks; lower hog_read_params.rows_per_block)", hog_link_rank(rs->link));
+    return 0;
+}
+
+int hog_link_run_join(run_state *rs, const hog_dataset *train, char *err, size_t err_len)
+{
+    hog_link_shape shape = {
+        .dim = rs->dim, .params_fp = hog_link_params_fingerprint(rs->p), .data_fp = train->info.fingerprint,
+        .classes = rs->classes_of, .nclasses = rs->classes,
+    };
+    int rc = hog_link_join(rs->link, &shape, err, err_len);
+    if (rc < 0)
+        return rc;
+    if (shape.classes != rs->classes_of) { /* the union of every rank's labels */
+        if (shape.nclasses > MAX_CLASSES)
+            return hog_fail(HOG_ELABEL, err, err_len, "more than %u distinct labels", MAX_CLASSES);
+        if (shape.nclasses)
+            memcpy(rs->classes_of, shape.classes, shape.nclasses * sizeof(double));
+        rs->classes = shape.nclasses;
+    }
+    if (shape.dim > rs->dim) { /* shards: the most features any rank has */
+        uint32_t *deg = hog_realloc(rs->deg, shape.dim * sizeof(uint32_t));
+        if (!deg)
+            return -ENOMEM;
+        memset(deg + rs->dim, 0, (shape.dim - rs->dim) * sizeof(uint32_t));
+        rs->deg = deg;
+        rs->dim = shape.dim;
+    }
+    return 0;
+}
+
+int hog_link_run_start(run_state *rs)
+{
+    hog_model *m = rs->m;
+    const optim_state *o = &rs->optim;
+    uint64_t nw = rs->dim * rs->outputs;
+    hog_link_span spans[6];
+    unsigned n = 0;
+    spans[n++] = (hog_link_span){m->w, nw, 0};
+    spans[n++] = (hog_link_span){m->bias, rs->outputs, 0};
+    if (o->acc) {
+        spans[n++] = (hog_link_span){o->acc, nw, 0};
+        spans[n++] = (hog_link_span){o->bias_acc, rs->outputs, 0};
+    }
+    if (o->l1s)
+        spans[n++] = (hog_link_span){o->l1s, 2 * nw, 0};
+    if (o->xmax)
+        spans[n++] = (hog_link_span){o->xmax, rs->dim, 1};
+    int rc = hog_link_spans(rs->link, spans, n);
+    return rc < 0 ? rc : hog_link_start(rs->link);
+}

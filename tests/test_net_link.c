@@ -1,0 +1,475 @@
+/* test_net_link.c: the multi-node link in one process, one thread per rank over loopback: the rendezvous and its refusals, the exact gather, averaging rounds, dead ranks, hostile frames and keys. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "net/net_link.h"
+#include "test_scratch.h"
+
+#define N_ELEMS 5000u /* five chunks of 1024 */
+
+static void setup(void)
+{
+    scratch_make("net-link");
+}
+
+TestSuite(net_link, .init = setup, .fini = scratch_remove, .timeout = 60);
+
+static char key_path[128], coordinator[64];
+
+/* A free TCP port on loopback (bound, read, released). */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t n = sizeof(a);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &n), 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+static void make_key(void)
+{
+    snprintf(key_path, sizeof(key_path), "%s/key", dir);
+    char err[256] = "";
+    cr_assert_eq(hog_secret_keygen(key_path, err, sizeof(err)), 0, "%s", err);
+    snprintf(coordinator, sizeof(coordinator), "127.0.0.1:%d", free_port());
+}
+
+/* One rank of a test run. */
+typedef struct rank_run {
+    hog_link_params p;
+    hog_link *l;
+    _Atomic float w[N_ELEMS];
+    float add;              /* added to every element after the link starts */
+    uint64_t params_fp;     /* what the HELLO says of the parameters */
+    int sync_rounds;        /* synchronous: rounds to take part in before finishing */
+    int vanish;             /* 1: close the link without finishing, as a killed process would */
+    float wait_for;         /* non-zero: before finishing, wait (5 s at most) until the first and the
+                               last element hold this, exchanged while the run goes on */
+    int waited;             /* 1: they did */
+    int join_rc, finish_rc;
+    char err[512];
+    hog_link_stats st;
+} rank_run;
+
+static void rank_init(rank_run *r, int rank, int nodes)
+{
+    memset(r, 0, sizeof(*r));
+    r->p = hog_link_params_default();
+    r->p.rank = rank;
+    r->p.nodes = nodes;
+    r->p.coordinator = coordinator;
+    r->p.secret = key_path;
+    r->p.bind_host = "127.0.0.1";
+    r->p.timeout = 1.0;
+    r->p.join_timeout = 10.0;
+    r->params_fp = 42;
+    r->add = (float)(rank + 1);
+}
+
+static void *rank_main(void *arg)
+{
+    rank_run *r = arg;
+    cr_assert_eq(hog_link_create(&r->p, &r->l, r->err, sizeof(r->err)), 0, "%s", r->err);
+    double classes[] = {-1.0, 1.0};
+    hog_link_shape shape = {.dim = N_ELEMS, .params_fp = r->params_fp, .data_fp = 7, .classes = classes, .nclasses = 2};
+    r->join_rc = hog_link_join(r->l, &shape, r->err, sizeof(r->err));
+    if (r->join_rc < 0)
+        return NULL;
+    hog_link_span span = {r->w, N_ELEMS, 0};
+    cr_assert_eq(hog_link_spans(r->l, &span, 1), 0);
+    cr_assert_eq(hog_link_start(r->l), 0);
+    for (unsigned i = 0; i < N_ELEMS; i++)
+        atomic_store(&r->w[i], atomic_load(&r->w[i]) + r->add);
+    for (double until = hog_now() + 5.0; r->wait_for != 0.0f && !r->waited && hog_now() < until;) {
+        r->waited = atomic_load(&r->w[0]) == r->wait_for && atomic_load(&r->w[N_ELEMS - 1]) == r->wait_for;
+        sched_yield();
+    }
+    for (int k = 0; k < r->sync_rounds; k++)
+        cr_assert_eq(hog_link_epoch_end(r->l, (unsigned)k, r->err, sizeof(r->err)), 0, "%s", r->err);
+    if (r->vanish) {
+        hog_link_free(r->l);
+        r->l = NULL;
+        return NULL;
+    }
+    r->finish_rc = hog_link_finish(r->l, r->err, sizeof(r->err));
+    hog_link_stats_get(r->l, r->p.rank, &r->st);
+    return NULL;
+}
+
+static void run_ranks(rank_run *r, int n)
+{
+    pthread_t th[8];
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(pthread_create(&th[i], NULL, rank_main, &r[i]), 0);
+    for (int i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+}
+
+static void free_ranks(rank_run *r, int n)
+{
+    for (int i = 0; i < n; i++)
+        hog_link_free(r[i].l);
+}
+
+static void assert_all(const rank_run *r, float want)
+{
+    for (unsigned i = 0; i < N_ELEMS; i++)
+        cr_assert_eq(atomic_load(&r->w[i]), want, "element %u: %g, expected %g", i, (double)atomic_load(&r->w[i]),
+                     (double)want);
+}
+
+static rank_run runs[4];
+
+Test(net_link, two_ranks_gather_every_change_exactly)
+{
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    rank_init(&runs[1], 1, 2);
+    run_ranks(runs, 2);
+    cr_assert_eq(runs[0].join_rc, 0, "%s", runs[0].err);
+    cr_assert_eq(runs[1].finish_rc, 0, "%s", runs[1].err);
+    cr_assert_eq(runs[0].finish_rc, 0, "%s", runs[0].err);
+    assert_all(&runs[0], 3.0f); /* rank 0 added 1, rank 1 added 2 */
+    hog_link_stats s1;
+    cr_assert_eq(hog_link_stats_get(runs[0].l, 1, &s1), 0);
+    cr_assert_eq(s1.rank, 1);
+    cr_assert_eq(runs[0].st.live, 2);
+    cr_assert_eq(runs[0].st.bad, 0);
+    free_ranks(runs, 2);
+}
+
+Test(net_link, four_ranks_gather_every_change_even_when_every_chunk_is_dropped)
+{
+    make_key();
+    for (int i = 0; i < 4; i++) {
+        rank_init(&runs[i], i, 4);
+        runs[i].p.drop = 1.0;
+    }
+    run_ranks(runs, 4);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(runs[i].finish_rc, 0, "rank %d: %s", i, runs[i].err);
+    assert_all(&runs[0], 10.0f); /* 1 + 2 + 3 + 4 */
+    cr_assert_eq(runs[0].st.chunks_sent, 0);
+    cr_assert_gt(runs[0].st.dropped, 0);
+    free_ranks(runs, 4);
+}
+
+Test(net_link, each_ranks_change_reaches_the_other_while_both_run)
+{
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    rank_init(&runs[1], 1, 2);
+    runs[0].wait_for = runs[1].wait_for = 3.0f;
+    run_ranks(runs, 2);
+    cr_assert(runs[0].waited, "rank 0 never saw rank 1's change to chunk 0 and chunk 4");
+    cr_assert(runs[1].waited, "rank 1 never saw rank 0's change to chunk 0 and chunk 4");
+    cr_assert_eq(runs[0].finish_rc, 0, "%s", runs[0].err);
+    assert_all(&runs[0], 3.0f);
+    hog_link_stats s1;
+    cr_assert_eq(hog_link_stats_get(runs[0].l, 1, &s1), 0);
+    cr_assert_gt(runs[0].st.chunks_sent, 0);
+    cr_assert_gt(s1.deltas_sent, 0);
+    cr_assert_gt(runs[0].st.deltas_received, 0);
+    free_ranks(runs, 2);
+}
+
+Test(net_link, averaging_rounds_give_every_rank_the_mean)
+{
+    make_key();
+    for (int i = 0; i < 2; i++) {
+        rank_init(&runs[i], i, 2);
+        runs[i].p.sync = HOG_SYNC_AVERAGE;
+        runs[i].sync_rounds = 2;
+        runs[i].add = i ? 3.0f : 1.0f;
+    }
+    run_ranks(runs, 2);
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(runs[i].finish_rc, 0, "rank %d: %s", i, runs[i].err);
+    assert_all(&runs[0], 2.0f);
+    assert_all(&runs[1], 2.0f);
+    free_ranks(runs, 2);
+}
+
+Test(net_link, another_parameter_fingerprint_is_refused_with_the_reason)
+{
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    rank_init(&runs[1], 1, 2);
+    runs[0].p.join_timeout = 2.0;
+    runs[1].params_fp = 43;
+    run_ranks(runs, 2);
+    cr_assert_eq(runs[1].join_rc, HOG_ENET);
+    cr_assert_not_null(strstr(runs[1].err, "training parameters differ"), "%s", runs[1].err);
+    cr_assert_eq(runs[0].join_rc, HOG_ENET);
+    cr_assert_not_null(strstr(runs[0].err, "rank 1 did not join"), "%s", runs[0].err);
+    free_ranks(runs, 2);
+}
+
+Test(net_link, another_run_id_is_refused_with_the_reason)
+{
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    rank_init(&runs[1], 1, 2);
+    runs[0].p.join_timeout = 2.0;
+    runs[0].p.run_id = "job-1";
+    runs[1].p.run_id = "job-2";
+    run_ranks(runs, 2);
+    cr_assert_eq(runs[1].join_rc, HOG_ENET);
+    cr_assert_not_null(strstr(runs[1].err, "run id differs"), "%s", runs[1].err);
+    free_ranks(runs, 2);
+}
+
+Test(net_link, a_rank_without_the_key_never_joins)
+{
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    rank_init(&runs[1], 1, 2);
+    runs[0].p.join_timeout = 2.0;
+    runs[1].p.join_timeout = 2.0;
+    char other[160];
+    snprintf(other, sizeof(other), "%s/other-key", dir);
+    char err[256];
+    cr_assert_eq(hog_secret_keygen(other, err, sizeof(err)), 0);
+    runs[1].p.secret = other;
+    run_ranks(runs, 2);
+    cr_assert_eq(runs[1].join_rc, HOG_ENET);
+    cr_assert_not_null(strstr(runs[1].err, "no answer from the coordinator"), "%s", runs[1].err);
+    cr_assert_eq(runs[0].join_rc, HOG_ENET);
+    cr_assert_not_null(strstr(runs[0].err, "did not join"), "%s", runs[0].err);
+    free_ranks(runs, 2);
+}
+
+Test(net_link, a_dead_rank_is_declared_and_the_run_completes_without_it)
+{
+    make_key();
+    for (int i = 0; i < 3; i++)
+        rank_init(&runs[i], i, 3);
+    runs[2].vanish = 1;
+    run_ranks(runs, 3);
+    cr_assert_eq(runs[0].finish_rc, 0, "%s", runs[0].err);
+    cr_assert_eq(runs[1].finish_rc, 0, "%s", runs[1].err);
+    cr_assert_eq(runs[0].st.live, 2);
+    cr_assert_eq(runs[0].st.dead_rank, 2);
+    /* ranks 0 and 1 added 1 and 2; rank 2's 3 got through in part or not at all */
+    for (unsigned i = 0; i < N_ELEMS; i++) {
+        float v = atomic_load(&runs[0].w[i]);
+        cr_assert(v == 3.0f || v == 6.0f, "element %u: %g", i, (double)v);
+    }
+    free_ranks(runs, 3);
+}
+
+Test(net_link, rank_0_gone_ends_the_others_within_the_timeout)
+{
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    rank_init(&runs[1], 1, 2);
+    runs[0].vanish = 1;
+    double t0 = hog_now();
+    run_ranks(runs, 2);
+    cr_assert_eq(runs[1].finish_rc, HOG_ENET);
+    cr_assert_not_null(strstr(runs[1].err, "rank 0"), "%s", runs[1].err);
+    cr_assert_not_null(strstr(runs[1].err, "sent nothing"), "%s", runs[1].err);
+    cr_assert_lt(hog_now() - t0, 5.0);
+    free_ranks(runs, 2);
+}
+
+/* A raw socket of the run's key (or another), connected to an endpoint;
+ * linger: milliseconds zmq_ctx_term waits to deliver what it holds. */
+static void *raw_socket(void *ctx, int type, const char *endpoint, const char *secret_file, int linger)
+{
+    hog_secret s;
+    char err[256];
+    cr_assert_eq(hog_secret_load(secret_file, &s, err, sizeof(err)), 0, "%s", err);
+    void *sock = zmq_socket(ctx, type);
+    zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof(linger));
+    cr_assert_eq(hog_secret_client(sock, &s), 0);
+    cr_assert_eq(zmq_connect(sock, endpoint), 0);
+    return sock;
+}
+
+Test(net_link, malformed_frames_are_counted_and_dropped_never_applied)
+{
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    rank_init(&runs[1], 1, 2);
+    runs[1].p.timeout = 3.0;
+    runs[0].p.timeout = 3.0;
+    /* rank 0 joins in a thread; rank 1 here, step by step */
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, rank_main, &runs[0]), 0);
+    rank_run *r = &runs[1];
+    cr_assert_eq(hog_link_create(&r->p, &r->l, r->err, sizeof(r->err)), 0, "%s", r->err);
+    double classes[] = {-1.0, 1.0};
+    hog_link_shape shape = {.dim = N_ELEMS, .params_fp = 42, .data_fp = 7, .classes = classes, .nclasses = 2};
+    cr_assert_eq(hog_link_join(r->l, &shape, r->err, sizeof(r->err)), 0, "%s", r->err);
+    hog_link_span span = {r->w, N_ELEMS, 0};
+    cr_assert_eq(hog_link_spans(r->l, &span, 1), 0);
+    for (unsigned i = 0; i < N_ELEMS; i++)
+        atomic_store(&r->w[i], 2.0f);
+    cr_assert_eq(hog_link_start(r->l), 0);
+
+    void *ctx = zmq_ctx_new();
+    void *s = raw_socket(ctx, ZMQ_PUSH, r->l->endpoints[1], key_path, 3000); /* delivered before zmq_ctx_term returns */
+    unsigned char garbage[64];
+    memset(garbage, 0xA5, sizeof(garbage));
+    hog_wire w = {0};
+    float vals[1024];
+    for (unsigned i = 0; i < 1024; i++)
+        vals[i] = 1e30f;
+    hog_frame f;
+    memset(&f, 0, sizeof(f));
+    f.type = HOG_FRAME_DELTA;
+    f.version = HOG_NET_VERSION;
+    f.rank = 0;
+    f.chunk = 0;
+    f.count = 1024;
+    f.f32 = vals;
+    cr_assert_eq(hog_frame_encode(&f, &w), 0);
+    int sent = 0;
+    sent += zmq_send(s, garbage, sizeof(garbage), 0) >= 0;           /* no frame at all */
+    sent += zmq_send(s, w.buf, w.len - 1, 0) >= 0;                   /* a valid frame, truncated */
+    f.run = 99;                                                      /* a frame of another run */
+    cr_assert_eq(hog_frame_encode(&f, &w), 0);
+    sent += zmq_send(s, w.buf, w.len, 0) >= 0;
+    f.run = 0;
+    f.rank = 7;                                                      /* a rank the run has not */
+    cr_assert_eq(hog_frame_encode(&f, &w), 0);
+    sent += zmq_send(s, w.buf, w.len, 0) >= 0;
+    f.rank = 0;
+    f.chunk = 5000;                                                  /* a chunk the model has not */
+    cr_assert_eq(hog_frame_encode(&f, &w), 0);
+    sent += zmq_send(s, w.buf, w.len, 0) >= 0;
+    cr_assert_eq(sent, 5);
+    hog_wire_free(&w);
+    zmq_close(s);
+    zmq_ctx_term(ctx);
+
+    r->finish_rc = hog_link_finish(r->l, r->err, sizeof(r->err));
+    pthread_join(th, NULL);
+    cr_assert_eq(r->finish_rc, 0, "%s", r->err);
+    cr_assert_eq(runs[0].finish_rc, 0, "%s", runs[0].err);
+    hog_link_stats_get(r->l, 1, &r->st);
+    cr_assert_eq(r->st.bad, 5, "rank 1 counted %llu bad frames", (unsigned long long)r->st.bad);
+    assert_all(&runs[0], 3.0f); /* nothing of the 1e30s was applied */
+    free_ranks(runs, 2);
+}
+
+Test(net_link, a_peer_with_another_key_never_has_a_frame_delivered)
+{
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    rank_init(&runs[1], 1, 2);
+    runs[0].p.join_timeout = 3.0;
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, rank_main, &runs[0]), 0);
+    /* rank 0 listens at the coordinator: greet it with another key */
+    char other[160], err[256];
+    snprintf(other, sizeof(other), "%s/other-key", dir);
+    cr_assert_eq(hog_secret_keygen(other, err, sizeof(err)), 0);
+    void *ctx = zmq_ctx_new();
+    char ep[96];
+    snprintf(ep, sizeof(ep), "tcp://%s", coordinator);
+    void *s = raw_socket(ctx, ZMQ_DEALER, ep, other, 0);
+    int timeout = 1500;
+    zmq_setsockopt(s, ZMQ_RCVTIMEO, &timeout, sizeof(timeout));
+    zmq_send(s, "HOGL", 4, ZMQ_DONTWAIT);
+    char buf[64];
+    cr_assert_lt(zmq_recv(s, buf, sizeof(buf), 0), 0); /* no REFUSE: nothing ever reached rank 0 */
+    zmq_close(s);
+    zmq_ctx_term(ctx);
+    pthread_join(th, NULL);
+    cr_assert_eq(runs[0].join_rc, HOG_ENET);
+    cr_assert_not_null(strstr(runs[0].err, "rank 1 did not join"), "%s", runs[0].err);
+    free_ranks(runs, 2);
+}
+
+Test(net_link, another_protocol_version_is_refused_at_the_handshake)
+{
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    runs[0].p.join_timeout = 3.0;
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, rank_main, &runs[0]), 0);
+    void *ctx = zmq_ctx_new();
+    char ep[96];
+    snprintf(ep, sizeof(ep), "tcp://%s", coordinator);
+    void *s = raw_socket(ctx, ZMQ_DEALER, ep, key_path, 0);
+    int timeout = 2500;
+    zmq_setsockopt(s, ZMQ_RCVTIMEO, &timeout, sizeof(timeout));
+    hog_frame h;
+    memset(&h, 0, sizeof(h));
+    h.type = HOG_FRAME_HELLO;
+    h.version = HOG_NET_VERSION + 1;
+    h.rank = 1;
+    h.nodes = 2;
+    h.dim = N_ELEMS;
+    h.params_fp = 42;
+    h.data_fp = 7;
+    h.endpoint = "tcp://127.0.0.1:1";
+    h.endpoint_len = (uint16_t)strlen(h.endpoint);
+    hog_wire w = {0};
+    cr_assert_eq(hog_frame_encode(&h, &w), 0);
+    cr_assert_geq(zmq_send(s, w.buf, w.len, 0), 0);
+    unsigned char buf[2048];
+    int n = zmq_recv(s, buf, sizeof(buf), 0);
+    cr_assert_gt(n, 0, "no answer to a HELLO of another version");
+    hog_frame f;
+    const char *why;
+    cr_assert_eq(hog_frame_decode(buf, (size_t)n, &f, &why), 0);
+    cr_assert_eq(f.type, HOG_FRAME_REFUSE);
+    char text[1100];
+    snprintf(text, sizeof(text), "%.*s", (int)f.text_len, f.text);
+    cr_assert_not_null(strstr(text, "protocol version 2"), "%s", text);
+    hog_wire_free(&w);
+    zmq_close(s);
+    zmq_ctx_term(ctx);
+    pthread_join(th, NULL);
+    cr_assert_eq(runs[0].join_rc, HOG_ENET);
+    free_ranks(runs, 1);
+}
+
+Test(net_link, blocks_are_dealt_by_rank_and_a_dead_ranks_among_the_living)
+{
+    hog_link_params p = hog_link_params_default();
+    p.nodes = 1;
+    p.rank = 0;
+    hog_link *l;
+    char err[256];
+    cr_assert_eq(hog_link_create(&p, &l, err, sizeof(err)), 0, "%s", err);
+    for (uint32_t b = 0; b < 10; b++)
+        cr_assert(hog_link_owns_block(l, b));
+    hog_link_free(l);
+    /* three ranks, without joining: rank 1's view */
+    rank_run *r = &runs[0];
+    make_key();
+    rank_init(r, 1, 3);
+    cr_assert_eq(hog_link_create(&r->p, &r->l, err, sizeof(err)), 0, "%s", err);
+    for (uint32_t b = 0; b < 12; b++)
+        cr_assert_eq(hog_link_owns_block(r->l, b), b % 3 == 1, "block %u", b);
+    atomic_store(&r->l->live[2], 0); /* rank 2 dead: its blocks 2, 5, 8, 11 go to 0, 1, 0, 1 */
+    for (uint32_t b = 0; b < 12; b++)
+        cr_assert_eq(hog_link_owns_block(r->l, b), b % 3 == 1 || b == 5 || b == 11, "block %u", b);
+    hog_link_free(r->l);
+}
+
+Test(net_link, the_fingerprint_follows_the_step_not_the_threads)
+{
+    hog_train_params a = hog_train_params_default(), b = a;
+    b.threads = 7;
+    b.bind = 0;
+    cr_assert_eq(hog_link_params_fingerprint(&a), hog_link_params_fingerprint(&b));
+    b.step = 0.2;
+    cr_assert_neq(hog_link_params_fingerprint(&a), hog_link_params_fingerprint(&b));
+}
