@@ -86,7 +86,8 @@
  *    MEAN     coordinator -> rank: the round's average; layout as SUM
  *    TICK     coordinator -> rank: start averaging round seq; no payload
  *
- *  A text payload is at most HOG_FRAME_TEXT_MAX bytes of UTF-8, no NUL.
+ *  A text is the rest of the payload, with no length before it (not a
+ *  "string"): at most HOG_FRAME_TEXT_MAX bytes of UTF-8, no NUL.
  * ===================================================================== */
 #define HOG_FRAME_HEADER 32u
 #define HOG_FRAME_MAGIC 0x4C474F48u /* "HOGL" read as a little-endian u32 */
