@@ -701,19 +701,6 @@ int hog_link_spans(hog_link *l, const hog_link_span *spans, unsigned n)
     return 0;
 }
 
-int hog_link_start(hog_link *l)
-{
-    if (l->nodes < 2)
-        return 0;
-    l->next_tick = hog_now() + l->p.sync_seconds;
-    l->last_refill = hog_now();
-    int rc = pthread_create(&l->thread, NULL, hog_link_thread, l);
-    if (rc != 0)
-        return -rc;
-    l->running = 1;
-    return 0;
-}
-
 /* ===================================================================== *
  *  What the trainer asks
  * ===================================================================== */

@@ -1,4 +1,4 @@
-/* net_link.h: the link's state, shared by its set-up and rendezvous (net_link.c) and its thread (net_link_thread.c). */
+/* net_link.h: the link's state, shared by its set-up and rendezvous (net_link.c) and its thread (net_link_thread.c, which hog_link_start starts). */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef HOG_NET_LINK_H
 #define HOG_NET_LINK_H
@@ -137,7 +137,5 @@ uint32_t hog_link_master(const hog_link *l, const unsigned char *live, uint32_t 
 /* A snapshot of the live set. */
 void hog_link_live_copy(const hog_link *l, unsigned char *out);
 
-/* ---- net_link_thread.c ---- */
-void *hog_link_thread(void *arg);
 
 #endif /* HOG_NET_LINK_H */

@@ -786,7 +786,7 @@ static void coordinator_end(hog_link *l, double now)
     answer(l, 0);
 }
 
-void *hog_link_thread(void *arg)
+static void *link_thread(void *arg)
 {
     hog_link *l = arg;
     uint64_t taken = 0;
@@ -837,4 +837,17 @@ void *hog_link_thread(void *arg)
     pthread_cond_broadcast(&l->cond);
     pthread_mutex_unlock(&l->lock);
     return NULL;
+}
+
+int hog_link_start(hog_link *l)
+{
+    if (l->nodes < 2)
+        return 0;
+    l->next_tick = hog_now() + l->p.sync_seconds;
+    l->last_refill = hog_now();
+    int rc = pthread_create(&l->thread, NULL, link_thread, l);
+    if (rc != 0)
+        return -rc;
+    l->running = 1;
+    return 0;
 }
