@@ -70,6 +70,7 @@ typedef struct progress_state {
     hog_loss loss;
     hog_epoch_stats last;
     double *epoch_seconds; /* each epoch's training seconds, for the report */
+    double *epoch_test;    /* each epoch's test loss (logloss where there is one), for the report */
 } progress_state;
 
 static void print_metrics_brief(const hog_metrics *m, hog_loss loss)
@@ -94,6 +95,8 @@ static void on_progress(void *ctx, const hog_epoch_stats *s, int done)
     if (done) {
         if (ps->epoch_seconds)
             ps->epoch_seconds[s->epoch - 1] = s->seconds - ps->last.seconds;
+        if (ps->epoch_test)
+            ps->epoch_test[s->epoch - 1] = isfinite(s->test.logloss) ? s->test.logloss : s->test.loss;
         ps->last = *s;
     }
     if (cli_quiet)
@@ -153,6 +156,12 @@ static int write_report(const char *path, const char *input, const char *model_p
     for (unsigned e = 0; e < last->epoch; e++) {
         fputs(e ? ", " : "", f);
         cli_json_number(f, ps->epoch_seconds ? ps->epoch_seconds[e] : (double)NAN);
+    }
+    fputc(']', f);
+    fprintf(f, ",\n  \"epoch_test_loss\": [");
+    for (unsigned e = 0; e < last->epoch; e++) {
+        fputs(e ? ", " : "", f);
+        cli_json_number(f, ps->epoch_test && last->test.rows ? ps->epoch_test[e] : (double)NAN);
     }
     fputc(']', f);
     fprintf(f, ",\n  \"examples\": %llu,\n  \"examples_per_s\": ", (unsigned long long)last->examples);
@@ -353,7 +362,7 @@ int cli_train(int argc, char **argv)
     if (cli_outputs_apart(ins, 2, outs, 3) < 0)
         return 1;
 
-    progress_state ps = {isatty(2), p.loss, {0}, calloc(p.epochs, sizeof(double))};
+    progress_state ps = {isatty(2), p.loss, {0}, calloc(p.epochs, sizeof(double)), calloc(p.epochs, sizeof(double))};
     p.progress = on_progress;
     p.progress_ctx = &ps;
     hog_file_run fr;
@@ -447,5 +456,6 @@ out:
     hog_dataset_close(fr.test);
     hog_dataset_close(fr.train);
     free(ps.epoch_seconds);
+    free(ps.epoch_test);
     return status;
 }

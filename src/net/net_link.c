@@ -213,13 +213,19 @@ void hog_link_live_copy(const hog_link *l, unsigned char *out)
         out[r] = atomic_load_explicit(&l->live[r], memory_order_relaxed);
 }
 
-/* Chunks are dealt in contiguous ranges to the living ranks, in rank order. */
+/* Rank r masters the contiguous range of chunks c with c * nodes / nchunks
+ * == r. A dead rank's chunks are dealt among the living (chunk c to the
+ * (c mod living)-th), and only those change hands: a change on its way to
+ * a master that changes hands may be lost, never counted twice. */
 uint32_t hog_link_master(const hog_link *l, const unsigned char *live, uint32_t c)
 {
+    uint32_t first = (uint32_t)((uint64_t)c * l->nodes / HOG_MAX(l->nchunks, 1));
+    if (live[first])
+        return first;
     uint32_t k = 0;
     for (uint32_t r = 0; r < l->nodes; r++)
         k += live[r] != 0;
-    uint32_t want = (uint32_t)((uint64_t)c * k / HOG_MAX(l->nchunks, 1)), seen = 0;
+    uint32_t want = c % HOG_MAX(k, 1), seen = 0;
     for (uint32_t r = 0; r < l->nodes; r++)
         if (live[r] && seen++ == want)
             return r;

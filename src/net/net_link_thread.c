@@ -60,30 +60,26 @@ static void send_chunks(hog_link *l, double now)
 {
     unsigned char live[HOG_FRAME_MAX_NODES];
     hog_link_live_copy(l, live);
-    uint32_t k = live_count(l), peers = k - 1, me = 0;
+    uint32_t peers = live_count(l) - 1;
     if (peers == 0 || l->nchunks == 0)
-        return;
-    for (uint32_t r = 0; r < l->rank; r++)
-        me += live[r] != 0;
-    /* my range: the chunks c with floor(c * k / nchunks) == me */
-    uint32_t lo = (uint32_t)(((uint64_t)me * l->nchunks + k - 1) / k);
-    uint32_t hi = (uint32_t)(((uint64_t)(me + 1) * l->nchunks + k - 1) / k);
-    if (lo >= hi)
         return;
     double bytes = (HOG_FRAME_HEADER + 8.0 + 4.0 * l->p.chunk) * peers;
     l->tokens = HOG_MIN(l->tokens + l->p.rate * (now - l->last_refill), HOG_MAX(bytes, l->p.rate * 0.05));
     l->last_refill = now;
-    for (uint32_t n = 0; n < hi - lo && l->tokens >= bytes; n++) {
-        if (l->next_chunk < lo || l->next_chunk >= hi)
-            l->next_chunk = lo;
-        uint32_t c = l->next_chunk++;
+    for (uint32_t n = 0; n < l->nchunks && l->tokens >= bytes; n++) {
+        uint32_t c = l->next_chunk;
+        l->next_chunk = c + 1 < l->nchunks ? c + 1 : 0;
+        if (hog_link_master(l, live, c) != l->rank)
+            continue;
         unsigned si;
         uint64_t off, elem;
         uint32_t cnt;
         chunk_where(l, c, &si, &off, &cnt, &elem);
         _Atomic float *w = l->spans[si].w + off;
+        /* The base of a master is what it last sent: should the chunk
+         * change hands, only what came after is its change. */
         for (uint32_t j = 0; j < cnt; j++)
-            l->buf[j] = atomic_load_explicit(&w[j], memory_order_relaxed);
+            l->base[elem + j] = l->buf[j] = atomic_load_explicit(&w[j], memory_order_relaxed);
         hog_frame f = hog_link_frame(l, HOG_FRAME_CHUNK, ++l->seq[c]);
         f.chunk = c;
         f.count = cnt;
@@ -160,8 +156,9 @@ static void on_chunk(hog_link *l, const hog_frame *f)
 }
 
 /* The master adds a peer's change (or takes the larger values). A change
- * for a chunk this rank no longer masters is added all the same: it then
- * travels to the new master as part of this rank's own change. */
+ * for a chunk this rank no longer masters is added all the same; as the
+ * sender keeps it, it is no part of this rank's own change (the base
+ * takes it), so it is never counted twice. */
 static void on_delta(hog_link *l, const hog_frame *f)
 {
     uint32_t c = f->chunk;
@@ -180,10 +177,14 @@ static void on_delta(hog_link *l, const hog_frame *f)
             if (v > atomic_load_explicit(&w[j], memory_order_relaxed))
                 atomic_store_explicit(&w[j], v, memory_order_relaxed);
         }
-    } else {
-        for (uint32_t j = 0; j < cnt; j++)
-            atomic_store_explicit(&w[j], atomic_load_explicit(&w[j], memory_order_relaxed) +
-                                  hog_frame_f32(f->values, j), memory_order_relaxed);
+    } else { /* the sender holds its change already: it joins the base too */
+        float *base = l->base + elem;
+        for (uint32_t j = 0; j < cnt; j++) {
+            float d = hog_frame_f32(f->values, j);
+            atomic_store_explicit(&w[j], atomic_load_explicit(&w[j], memory_order_relaxed) + d,
+                                  memory_order_relaxed);
+            base[j] += d;
+        }
     }
     l->st.deltas_received++;
     double stale = f->seq <= l->seq[c] ? (double)(l->seq[c] - f->seq) : 0.0;
