@@ -74,8 +74,9 @@ run() {
 close() { "$py" -c "import sys; sys.exit(0 if float('$1') <= float('$2') * $3 else 1)"; }
 
 # Averaging the ranks' models (each trained on its share) gains less per
-# epoch than exchanging changes all the time: its bound is looser.
-for case in "async 2 1.05" "async 4 1.05" "average 2 1.2" "average:0.05 4 1.2"; do
+# epoch than exchanging changes all the time: its bound is looser. Four
+# ranks on two cores get fewer exchanges per step than two.
+for case in "async 2 1.05" "async 4 1.1" "average 2 1.2" "average:0.05 4 1.2"; do
     set -- $case
     sync=$1 nodes=$2 factor=$3
     name="s${sync%%:*}$nodes"
@@ -231,7 +232,7 @@ if command -v mpirun >/dev/null 2>&1; then
     rc=$?
     ranks=$(json "$tmp/mpi.json" "len(d['nodes']['ranks'])")
     loss=$(json "$tmp/mpi.json" "d['test']['logloss']")
-    if [ "$rc" -eq 0 ] && [ "$ranks" = 4 ] && close "$loss" "$one" 1.05; then
+    if [ "$rc" -eq 0 ] && [ "$ranks" = 4 ] && close "$loss" "$one" 1.1; then
         ok "mpirun -np 4: 4 ranks, logloss $loss"
     else
         not_ok "mpirun -np 4: exit $rc, ranks $ranks, logloss $loss" "$tmp/mpi.log"

@@ -799,7 +799,9 @@ static void *link_thread(void *arg)
             hog_link_set_failed(l, "rank %u was interrupted", l->rank);
             break;
         }
-        zmq_poll(items, 2, 5);
+        /* Chunks to send: wake each millisecond, so that a small model
+         * cycles often; otherwise each 5 ms (heartbeats, deadlines). */
+        zmq_poll(items, 2, l->p.sync == HOG_SYNC_ASYNC && l->phase < LINK_QUIET ? 1 : 5);
         drain(l, l->inbox, 0);
         drain(l, l->ctl, 1);
         take_request(l, &taken);
