@@ -786,7 +786,11 @@ typedef struct hog_mf_params {
     int bind;            /* 1: pin workers to cores with hwloc */
     hog_mf_progress_fn progress;
     void *progress_ctx;
-    uint64_t reserved[4]; /* zero; the room for new fields (see Compatibility) */
+    hog_link *link;      /* NULL: one machine; else a multi-node run over this link (see
+                            "Several machines"): every rank reads the same ratings file and
+                            trains segment s of 1024 shuffled ratings when s mod nodes is its
+                            rank; rank 0 gathers the final model */
+    uint64_t reserved[3]; /* zero; the room for new fields (see Compatibility) */
 } hog_mf_params;
 
 /* The defaults: rank 32, one thread per core, 20 epochs, step 0.01, decay

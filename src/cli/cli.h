@@ -152,9 +152,13 @@ int cli_train(int argc, char **argv);
 /* Applies one link option to p (not --rank-outputs). Returns 0, or -1 (reported). */
 int cli_link_option(const char *name, const char *val, hog_link_params *p);
 /* Completes p from the launcher's environment and, for a run of several
- * ranks, makes the link, attaches it to t and routes SIGINT and SIGTERM
- * to it. *out stays NULL for a run of one. Returns 0 or -1 (reported). */
-int cli_link_open(hog_link_params *p, hog_trainer *t, hog_link **out);
+ * ranks, makes the link (for the caller to hand the trainer) and routes
+ * SIGINT and SIGTERM to it. *out stays NULL for a run of one. Returns 0 or
+ * -1 (reported). */
+int cli_link_open(hog_link_params *p, hog_link **out);
+/* Rank R > 0 of a multi-node run: where it writes path (PATH.rankR with
+ * --rank-outputs, into buf), or NULL: nothing. */
+const char *cli_rank_path(const hog_link *l, const char *path, int rank_outputs, char *buf, size_t len);
 void cli_link_close(hog_link *l);
 /* The report's "nodes" member (after a comma), and the summary line. */
 void cli_link_report(FILE *f, const hog_link *l);

@@ -28,7 +28,8 @@ static const char mf_usage[] =
     "  --bind 0|1              pin workers to cores (default 1)\n"
     "  --save-ratings FILE     also write RATINGS as a binary ratings file (.hgr)\n"
     "  --report FILE           write a JSON report (atomically)\n"
-    "  -q, --quiet             no progress output\n";
+    "  -q, --quiet             no progress output\n"
+    CLI_LINK_USAGE;
 
 int cli_mf_wanted(int argc, char **argv)
 {
@@ -76,7 +77,7 @@ static int open_ratings(const char *path, int pairs, hog_ratings **out)
 }
 
 static int write_report(const char *path, const char *input, const char *model, const hog_ratings_info *ri,
-                        const hog_mf_info *mi, const mf_progress *ps, double read_s, double wall)
+                        const hog_mf_info *mi, const mf_progress *ps, const hog_link *link, double read_s, double wall)
 {
     cli_out o;
     if (cli_out_open(&o, path) < 0)
@@ -110,6 +111,8 @@ static int write_report(const char *path, const char *input, const char *model, 
     cli_json_number(f, mi->test_rmse);
     fprintf(f, ",\n  \"epoch_test_rmse\": ");
     cli_json_number(f, ps->last.test_rmse);
+    if (link)
+        cli_link_report(f, link);
     fprintf(f, "\n}\n");
     return cli_out_close(&o, 1);
 }
@@ -158,12 +161,13 @@ int cli_mf_train(int argc, char **argv)
         {"l2-bias", required_argument, 0, 0}, {"init", required_argument, 0, 0},
         {"clamp", required_argument, 0, 0}, {"holdout", required_argument, 0, 0},
         {"seed", required_argument, 0, 0}, {"bind", required_argument, 0, 0},
-        {0, 0, 0, 0},
+        CLI_LINK_OPTIONS, {0, 0, 0, 0},
     };
     double t_start = cli_now();
     hog_mf_params p = hog_mf_params_default();
+    hog_link_params lp = hog_link_params_default();
     const char *out = NULL, *test_path = NULL, *report = NULL, *save = NULL;
-    int c, li, holdout_set = 0;
+    int c, li, holdout_set = 0, rank_outputs = 0;
     while ((c = getopt_long(argc, argv, "o:qh", opts, &li)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
@@ -177,6 +181,12 @@ int cli_mf_train(int argc, char **argv)
                 cli_error("--model: expected mf, found '%s'", optarg);
                 return 2;
             }
+            break;
+        case 'N':
+            if (strcmp(opts[li].name, "rank-outputs") == 0)
+                rank_outputs = 1;
+            else if (cli_link_option(opts[li].name, optarg, &lp) < 0)
+                return 2;
             break;
         case 0:
             holdout_set |= strcmp(opts[li].name, "holdout") == 0;
@@ -210,8 +220,18 @@ int cli_mf_train(int argc, char **argv)
     p.progress_ctx = &ps;
     hog_ratings *train = NULL, *test = NULL;
     hog_mf_model *m = NULL;
+    hog_link *link = NULL;
     int status = 1;
-    char err[CLI_ERR_LEN] = "";
+    char err[CLI_ERR_LEN] = "", rank_out[4096], rank_report[4096];
+    if (cli_link_open(&lp, &link) < 0)
+        goto out;
+    p.link = link;
+    if (link && hog_link_rank(link) != 0) { /* as train: rank 0 evaluates and writes */
+        test_path = NULL;
+        out = cli_rank_path(link, out, rank_outputs, rank_out, sizeof(rank_out));
+        report = cli_rank_path(link, report, rank_outputs, rank_report, sizeof(rank_report));
+        save = NULL;
+    }
     double t_read = cli_now();
     if (open_ratings(input, 0, &train) < 0)
         goto out;
@@ -235,6 +255,14 @@ int cli_mf_train(int argc, char **argv)
         cli_error("%s: %s", input, err[0] ? err : hog_strerror(rc));
         goto out;
     }
+    if (link)
+        cli_link_summary(link);
+    if (!out) {
+        if (!cli_quiet)
+            fprintf(stderr, "hogtrain: rank %u: done; rank 0 writes the model\n", hog_link_rank(link));
+        status = 0;
+        goto out;
+    }
     rc = hog_mf_save(m, out);
     if (rc < 0) {
         cli_error("%s: cannot save the model: %s", out, hog_strerror(rc));
@@ -250,13 +278,14 @@ int cli_mf_train(int argc, char **argv)
         if (mi.test_ratings)
             fprintf(stderr, "test (%llu ratings): rmse %.4f\n", (unsigned long long)mi.test_ratings, mi.test_rmse);
     }
-    if (report && write_report(report, input, out, &ri, &mi, &ps, read_s, cli_now() - t_start) < 0)
+    if (report && write_report(report, input, out, &ri, &mi, &ps, link, read_s, cli_now() - t_start) < 0)
         goto out;
     status = 0;
 out:
     hog_mf_free(m);
     hog_ratings_close(test);
     hog_ratings_close(train);
+    cli_link_close(link);
     free(ps.epoch_seconds);
     return status;
 }

@@ -86,7 +86,7 @@ int cli_link_option(const char *name, const char *val, hog_link_params *p)
     return cli_double(opt, val, d);
 }
 
-int cli_link_open(hog_link_params *p, hog_trainer *t, hog_link **out)
+int cli_link_open(hog_link_params *p, hog_link **out)
 {
     *out = NULL;
     char err[CLI_ERR_LEN] = "";
@@ -114,7 +114,6 @@ int cli_link_open(hog_link_params *p, hog_trainer *t, hog_link **out)
         cli_error("%s", err[0] ? err : hog_strerror(rc));
         return -1;
     }
-    hog_trainer_set_link(t, *out);
     interrupt_link = *out;
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
@@ -123,6 +122,13 @@ int cli_link_open(hog_link_params *p, hog_trainer *t, hog_link **out)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     return 0;
+}
+
+const char *cli_rank_path(const hog_link *l, const char *path, int rank_outputs, char *buf, size_t len)
+{
+    if (!path || !rank_outputs || snprintf(buf, len, "%s.rank%u", path, hog_link_rank(l)) >= (int)len)
+        return NULL;
+    return buf;
 }
 
 void cli_link_close(hog_link *l)

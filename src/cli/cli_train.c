@@ -370,29 +370,22 @@ int cli_train(int argc, char **argv)
     hog_trainer *t = NULL;
     hog_model *m = NULL;
     hog_link *link = NULL;
-    char err[CLI_ERR_LEN] = "", rank_out[4096];
+    char err[CLI_ERR_LEN] = "", rank_out[4096], rank_report[4096];
     int status = 1;
     int rc = hog_trainer_create(&p, &t, err, sizeof(err));
     if (rc < 0) {
         cli_error("%s", err[0] ? err : hog_strerror(rc));
         goto out;
     }
-    if (cli_link_open(&lp, t, &link) < 0)
+    if (cli_link_open(&lp, &link) < 0)
         goto out;
+    hog_trainer_set_link(t, link);
     if (link && hog_link_rank(link) != 0) {
         /* Rank 0 evaluates and writes; the others write their own view
          * only when asked, next to rank 0's file. */
         test_path = NULL;
-        if (rank_outputs && snprintf(rank_out, sizeof(rank_out), "%s.rank%u", out, hog_link_rank(link)) <
-                                (int)sizeof(rank_out))
-            out = rank_out;
-        else
-            out = report = NULL;
-        if (report) {
-            static char rank_report[4096];
-            snprintf(rank_report, sizeof(rank_report), "%s.rank%u", report, hog_link_rank(link));
-            report = rank_report;
-        }
+        out = cli_rank_path(link, out, rank_outputs, rank_out, sizeof(rank_out));
+        report = cli_rank_path(link, report, rank_outputs, rank_report, sizeof(rank_report));
     }
     rc = hog_trainer_run_file(t, input, &rp, cache, test_path, &m, &fr, err, sizeof(err));
     if (rc < 0) {

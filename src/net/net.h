@@ -335,6 +335,22 @@ int hog_link_epoch_end(hog_link *l, unsigned epoch, char *err, size_t err_len);
  * own view. Returns 0 or HOG_ENET (rank 0 gone, the run aborted). */
 int hog_link_finish(hog_link *l, char *err, size_t err_len);
 
+/* Bounded staleness. The link thread counts its passes (each drains the
+ * inbox, adopts and answers, and sends what the rate allows). A worker
+ * that has trained HOG_LINK_AHEAD segments while the count stood still
+ * waits for the next pass (hog_link_wait_pass), so that where training and
+ * the link share cores the link is never starved and no rank runs far
+ * ahead of what it has told the others: summed changes made on stale
+ * views are what makes asynchronous SGD diverge. */
+#define HOG_LINK_AHEAD 4u
+uint64_t hog_link_passes(const hog_link *l);
+/* Returns once the pass count has moved past seen, the run must stop, or
+ * the link thread is not running. */
+void hog_link_wait_pass(const hog_link *l, uint64_t seen);
+
+/* Whether each rank trains on a file of its own (hog_link_params.shards). */
+int hog_link_shards(const hog_link *l);
+
 /* Whether the run must stop (rank 0 gone or an ABORT received), and why. */
 int hog_link_failed(const hog_link *l, char *err, size_t err_len);
 

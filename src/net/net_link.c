@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -809,4 +810,22 @@ int hog_link_stats_get(const hog_link *l, uint32_t rank, hog_link_stats *out)
         return HOG_EPARAM;
     *out = l->all[rank];
     return 0;
+}
+
+int hog_link_shards(const hog_link *l)
+{
+    return l->p.shards;
+}
+
+uint64_t hog_link_passes(const hog_link *l)
+{
+    return atomic_load_explicit(&l->passes, memory_order_acquire);
+}
+
+void hog_link_wait_pass(const hog_link *l, uint64_t seen)
+{
+    const struct timespec pause = {0, 100000}; /* a tenth of the link thread's millisecond */
+    while (atomic_load_explicit(&l->passes, memory_order_acquire) == seen &&
+           atomic_load_explicit(&l->serving, memory_order_acquire) && !atomic_load(&l->stop))
+        nanosleep(&pause, NULL);
 }

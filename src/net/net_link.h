@@ -88,6 +88,8 @@ struct hog_link {
     int running;
     atomic_int stop;        /* the run failed: the trainer's workers stop when set */
     atomic_int quit;        /* the link thread is asked to end */
+    atomic_ullong passes;   /* the link thread's passes (hog_link_passes) */
+    atomic_int serving;     /* 1 while the link thread runs its loop */
     int exited;             /* under lock: the link thread has ended */
     atomic_int interrupted; /* hog_link_interrupt */
     atomic_uint epoch;

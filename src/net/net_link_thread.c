@@ -793,7 +793,9 @@ static void *link_thread(void *arg)
     uint64_t taken = 0;
     double beat_every = HOG_MIN(1.0, l->p.timeout / LINK_BEAT_FRACTION), next_beat = 0;
     zmq_pollitem_t items[2] = {{l->inbox, 0, ZMQ_POLLIN, 0}, {l->ctl, 0, ZMQ_POLLIN, 0}};
+    atomic_store_explicit(&l->serving, 1, memory_order_release);
     while (!atomic_load(&l->quit) && !atomic_load(&l->stop) && l->phase != LINK_OVER) {
+        atomic_fetch_add_explicit(&l->passes, 1, memory_order_acq_rel);
         if (atomic_load(&l->interrupted)) {
             send_abort(l, "interrupted");
             hog_link_set_failed(l, "rank %u was interrupted", l->rank);
@@ -829,6 +831,7 @@ static void *link_thread(void *arg)
         else if (l->phase == LINK_QUIET && fences_in(l))
             send_part(l);
     }
+    atomic_store_explicit(&l->serving, 0, memory_order_release);
     if (l->phase != LINK_OVER)
         stats_final(l);
     pthread_mutex_lock(&l->lock);

@@ -78,6 +78,21 @@ static void ooc_after(const epoch_job *job, uint32_t pos)
         hog_dataset_drop(job->ds, b, 1);
 }
 
+/* After a segment of a multi-node run: waits for the link thread's next
+ * pass when this worker has trained HOG_LINK_AHEAD segments without one. */
+static void link_pace(const hog_link *link, uint64_t *pass, unsigned *ahead)
+{
+    uint64_t now = hog_link_passes(link);
+    if (now != *pass) {
+        *pass = now;
+        *ahead = 0;
+    } else if (++*ahead >= HOG_LINK_AHEAD) {
+        hog_link_wait_pass(link, now);
+        *pass = hog_link_passes(link);
+        *ahead = 0;
+    }
+}
+
 static void epoch_worker(void *arg, unsigned ith, unsigned nth)
 {
     (void)nth;
@@ -85,6 +100,8 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
     worker_state *ws = &job->ws[ith];
     double last = hog_now();
     int fresh = 0;
+    uint64_t pass = job->link ? hog_link_passes(job->link) : 0;
+    unsigned ahead = 0;
     for (;;) {
         uint32_t pos = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
         if (pos >= job->nsegments || (job->stop && atomic_load_explicit(job->stop, memory_order_relaxed)))
@@ -99,6 +116,8 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
             ooc_after(job, pos);
         if (ith == 0)
             maybe_report(job, pos, &last);
+        if (job->link) /* bounded staleness: see hog_link_wait_pass */
+            link_pace(job->link, &pass, &ahead);
     }
 }
 
@@ -114,6 +133,7 @@ epoch_job hog_epoch_job(run_state *rs, unsigned e)
     job.avg = rs->avg.sum && e >= rs->avg.from_epoch ? &rs->avg : NULL;
     job.rep = &rs->rep;
     job.stop = rs->link ? hog_link_stop_flag(rs->link) : NULL;
+    job.link = rs->link && hog_link_nodes(rs->link) > 1 ? rs->link : NULL;
     atomic_init(&job.next, 0);
     job.clock = &rs->clock;
     return job;

@@ -231,6 +231,7 @@ typedef struct mf_job {
     /* evaluation */
     const hog_mf_triple *eval;
     uint64_t neval;
+    const atomic_int *stop;  /* multi-node: set when the run must stop, or NULL */
     _Alignas(HOG_CACHELINE) atomic_uint next;
 } mf_job;
 
@@ -277,7 +278,7 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
     mf_worker *w = &job->ws[ith];
     for (;;) {
         uint32_t pos = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
-        if (pos >= job->nseg)
+        if (pos >= job->nseg || (job->stop && atomic_load_explicit(job->stop, memory_order_relaxed)))
             break;
         run_segment(job, w, job->order[pos]);
     }
@@ -399,6 +400,48 @@ static void mf_run_free(mf_run *rs)
     hog_pool_return(rs->pool);
 }
 
+/* ===================================================================== *
+ *  Several machines
+ * ===================================================================== */
+/* What every rank of a run must share: the settings that change a step. */
+static uint64_t mf_fingerprint(const hog_mf_params *p)
+{
+    double d[] = {p->step, p->decay, p->l2, p->l2_bias, p->init, p->holdout};
+    uint64_t u[] = {p->rank, p->epochs, p->seed, (uint64_t)p->clamp, 0x6d66ull};
+    return hog_hash64(u, sizeof(u), hog_hash64(d, sizeof(d), 0x11c0ffeeull));
+}
+
+/* Meets the other ranks (one ratings file: the same users and items) and
+ * starts the link on the model's factors and biases, which every rank
+ * initialised alike from the seed. */
+static int mf_link_start(const hog_mf_params *p, const hog_ratings *train, hog_mf_model *m, char *err,
+                         size_t err_len)
+{
+    hog_link_shape shape = {.dim = m->info.users, .params_fp = mf_fingerprint(p),
+                            .data_fp = train->info.fingerprint};
+    int rc = hog_link_join(p->link, &shape, err, err_len);
+    if (rc < 0)
+        return rc;
+    hog_link_span spans[] = {
+        {m->p, (uint64_t)m->info.users * m->stride, 0}, {m->q, (uint64_t)m->info.items * m->stride, 0},
+        {m->bu, m->info.users, 0}, {m->bi, m->info.items, 0},
+    };
+    rc = hog_link_spans(p->link, spans, HOG_ARRAY_LEN(spans));
+    return rc < 0 ? rc : hog_link_start(p->link);
+}
+
+/* This epoch's segments, shuffled: all of them, or this rank's share. */
+static uint32_t mf_order(const hog_mf_params *p, uint32_t *order, uint64_t nseg, unsigned e)
+{
+    uint32_t k = 0;
+    for (uint32_t s = 0; s < nseg; s++)
+        if (!p->link || hog_link_owns_block(p->link, s))
+            order[k++] = s;
+    hog_rng rng = {hog_mix64(p->seed ^ 0x5eedull) + e};
+    hog_shuffle_u32(order, k, &rng);
+    return k;
+}
+
 int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_ratings *test, hog_mf_model **out,
                  char *err, size_t err_len)
 {
@@ -408,6 +451,9 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
     const char *field;
     if (hog_mf_params_check(p, &field) < 0)
         return hog_fail(HOG_EPARAM, err, err_len, "invalid matrix factorisation parameter: hog_mf_params.%s", field);
+    if (p->link && hog_link_nodes(p->link) > 1 && hog_link_shards(p->link))
+        return hog_fail(HOG_EPARAM, err, err_len, "matrix factorisation across nodes reads one shared ratings file: "
+                        "each rank's own file would number its users and items its own way");
     if (!train->info.has_ratings || (test && !test->info.has_ratings))
         return hog_fail(HOG_ELABEL, err, err_len, "%s set has user-item pairs but no ratings",
                         train->info.has_ratings ? "the test" : "the training");
@@ -506,8 +552,11 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
 
     init_job ij = {m, p->seed, p->init};
     hog_pool_run(rs.pool, init_worker, &ij);
+    if (p->link && (rc = mf_link_start(p, train, m, err, err_len)) < 0)
+        goto fail;
 
-    mf_job job = {.p = p, .m = m, .t = rs.train, .n = ntrain, .order = rs.order, .nseg = (uint32_t)nseg, .ws = rs.ws};
+    mf_job job = {.p = p, .m = m, .t = rs.train, .n = ntrain, .order = rs.order, .nseg = (uint32_t)nseg, .ws = rs.ws,
+                  .stop = p->link ? hog_link_stop_flag(p->link) : NULL};
     hog_mf_epoch_stats st;
     memset(&st, 0, sizeof(st));
     st.epochs = p->epochs;
@@ -515,10 +564,7 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
     st.test_rmse = NAN;
     double seconds = 0;
     for (unsigned e = 0; e < p->epochs; e++) {
-        for (uint32_t s = 0; s < nseg; s++)
-            rs.order[s] = s;
-        hog_rng rng = {hog_mix64(p->seed ^ 0x5eedull) + e};
-        hog_shuffle_u32(rs.order, (uint32_t)nseg, &rng);
+        job.nseg = mf_order(p, rs.order, nseg, e);
         job.epoch = e;
         job.step = (float)(p->step * pow(p->decay, e));
         atomic_init(&job.next, 0);
@@ -537,14 +583,27 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
         st.epoch = e + 1;
         st.step = job.step;
         st.seconds = seconds;
-        st.train_rmse = sqrt(se / (double)(updates - st.updates));
+        st.train_rmse = updates > st.updates ? sqrt(se / (double)(updates - st.updates)) : (double)NAN;
         st.updates = updates;
-        if (!isfinite(st.train_rmse))
+        if (!isfinite(st.train_rmse) && updates > st.updates)
             hog_log(HOG_LOG_WARN, "epoch %u: the training error is not finite: lower hog_mf_params.step", e + 1);
+        if (p->link && (rc = hog_link_failed(p->link, err, err_len)) < 0)
+            goto fail;
         if (neval)
             st.test_rmse = evaluate(&job, rs.pool, rs.nth, rs.eval, neval);
         if (p->progress)
             p->progress(p->progress_ctx, &st);
+        if (p->link) {
+            hog_link_progress(p->link, e + 1, updates, seconds);
+            if ((rc = hog_link_epoch_end(p->link, e, err, err_len)) < 0)
+                goto fail;
+        }
+    }
+    if (p->link) { /* rank 0 gathers the final model; the others keep their view */
+        if ((rc = hog_link_finish(p->link, err, err_len)) < 0)
+            goto fail;
+        if (neval)
+            st.test_rmse = evaluate(&job, rs.pool, rs.nth, rs.eval, neval);
     }
     m->info.updates = st.updates;
     m->info.seconds = seconds;

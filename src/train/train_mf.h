@@ -4,6 +4,7 @@
 #define HOG_TRAIN_MF_H
 
 #include "../etl/etl.h" /* ratings: triples and name maps */
+#include "../net/net.h" /* several machines */
 #include "train.h"
 
 #define HOG_MF_MAX_RANK 1024u

@@ -210,6 +210,7 @@ typedef struct epoch_job {
     double done_seconds;      /* training seconds before this pass */
     hog_epoch_stats *stats;   /* the epoch's stats so far, for progress reports */
     const atomic_int *stop;   /* multi-node: set when the run must stop, or NULL */
+    const hog_link *link;     /* multi-node: the link the workers keep pace with, or NULL */
     _Alignas(HOG_CACHELINE) atomic_uint next;
     hog_overlap *clock;       /* segments in flight on the shared model (see replica_set's clocks) */
 } epoch_job;
