@@ -51,12 +51,15 @@ typedef struct rank_run {
     hog_link_params p;
     hog_link *l;
     _Atomic float w[N_ELEMS];
-    float add;              /* added to every element after the link starts */
+    float add;              /* added to the rank's elements after the link starts */
+    int all;                /* 1: to every element; 0: to the elements i with i mod nodes == rank,
+                               so each element has one rank's change, kept whole */
+    int hot;                /* 1: every element is hot (changes from several ranks averaged) */
     uint64_t params_fp;     /* what the HELLO says of the parameters */
     int sync_rounds;        /* synchronous: rounds to take part in before finishing */
     int vanish;             /* 1: close the link without finishing, as a killed process would */
-    float wait_for;         /* non-zero: before finishing, wait (5 s at most) until the first and the
-                               last element hold this, exchanged while the run goes on */
+    float wait_first, wait_last; /* non-zero: before finishing, wait (5 s at most) until the first
+                               and the last element hold these, exchanged while the run goes on */
     int waited;             /* 1: they did */
     int join_rc, finish_rc;
     char err[512];
@@ -87,13 +90,15 @@ static void *rank_main(void *arg)
     r->join_rc = hog_link_join(r->l, &shape, r->err, sizeof(r->err));
     if (r->join_rc < 0)
         return NULL;
-    hog_link_span span = {r->w, N_ELEMS, 0};
+    static const unsigned char hot = 1;
+    hog_link_span span = {r->w, N_ELEMS, 0, r->hot ? &hot : NULL, N_ELEMS};
     cr_assert_eq(hog_link_spans(r->l, &span, 1), 0);
     cr_assert_eq(hog_link_start(r->l), 0);
     for (unsigned i = 0; i < N_ELEMS; i++)
-        atomic_store(&r->w[i], atomic_load(&r->w[i]) + r->add);
-    for (double until = hog_now() + 5.0; r->wait_for != 0.0f && !r->waited && hog_now() < until;) {
-        r->waited = atomic_load(&r->w[0]) == r->wait_for && atomic_load(&r->w[N_ELEMS - 1]) == r->wait_for;
+        if (r->all || i % (unsigned)r->p.nodes == (unsigned)r->p.rank)
+            atomic_store(&r->w[i], atomic_load(&r->w[i]) + r->add);
+    for (double until = hog_now() + 5.0; r->wait_first != 0.0f && !r->waited && hog_now() < until;) {
+        r->waited = atomic_load(&r->w[0]) == r->wait_first && atomic_load(&r->w[N_ELEMS - 1]) == r->wait_last;
         sched_yield();
     }
     for (int k = 0; k < r->sync_rounds; k++)
@@ -130,6 +135,15 @@ static void assert_all(const rank_run *r, float want)
                      (double)want);
 }
 
+/* Each element holds the change of the one rank that made it: rank
+ * i mod nodes added rank + 1. */
+static void assert_each(const rank_run *r, unsigned nodes)
+{
+    for (unsigned i = 0; i < N_ELEMS; i++)
+        cr_assert_eq(atomic_load(&r->w[i]), (float)(i % nodes + 1), "element %u: %g, expected %u", i,
+                     (double)atomic_load(&r->w[i]), i % nodes + 1);
+}
+
 static rank_run runs[4];
 
 Test(net_link, two_ranks_gather_every_change_exactly)
@@ -141,7 +155,7 @@ Test(net_link, two_ranks_gather_every_change_exactly)
     cr_assert_eq(runs[0].join_rc, 0, "%s", runs[0].err);
     cr_assert_eq(runs[1].finish_rc, 0, "%s", runs[1].err);
     cr_assert_eq(runs[0].finish_rc, 0, "%s", runs[0].err);
-    assert_all(&runs[0], 3.0f); /* rank 0 added 1, rank 1 added 2 */
+    assert_each(&runs[0], 2);
     hog_link_stats s1;
     cr_assert_eq(hog_link_stats_get(runs[0].l, 1, &s1), 0);
     cr_assert_eq(s1.rank, 1);
@@ -160,7 +174,7 @@ Test(net_link, four_ranks_gather_every_change_even_when_every_chunk_is_dropped)
     run_ranks(runs, 4);
     for (int i = 0; i < 4; i++)
         cr_assert_eq(runs[i].finish_rc, 0, "rank %d: %s", i, runs[i].err);
-    assert_all(&runs[0], 10.0f); /* 1 + 2 + 3 + 4 */
+    assert_each(&runs[0], 4);
     cr_assert_eq(runs[0].st.chunks_sent, 0);
     cr_assert_gt(runs[0].st.dropped, 0);
     free_ranks(runs, 4);
@@ -171,17 +185,54 @@ Test(net_link, each_ranks_change_reaches_the_other_while_both_run)
     make_key();
     rank_init(&runs[0], 0, 2);
     rank_init(&runs[1], 1, 2);
-    runs[0].wait_for = runs[1].wait_for = 3.0f;
+    /* element 0 is rank 0's (in its chunk 0), the last rank 1's (in its chunk 4) */
+    runs[0].wait_first = runs[1].wait_first = 1.0f;
+    runs[0].wait_last = runs[1].wait_last = 2.0f;
     run_ranks(runs, 2);
-    cr_assert(runs[0].waited, "rank 0 never saw rank 1's change to chunk 0 and chunk 4");
-    cr_assert(runs[1].waited, "rank 1 never saw rank 0's change to chunk 0 and chunk 4");
+    cr_assert(runs[0].waited, "rank 0 never saw rank 1's change to chunk 4");
+    cr_assert(runs[1].waited, "rank 1 never saw rank 0's change to chunk 0");
     cr_assert_eq(runs[0].finish_rc, 0, "%s", runs[0].err);
-    assert_all(&runs[0], 3.0f);
+    assert_each(&runs[0], 2);
     hog_link_stats s1;
     cr_assert_eq(hog_link_stats_get(runs[0].l, 1, &s1), 0);
     cr_assert_gt(runs[0].st.chunks_sent, 0);
     cr_assert_gt(s1.deltas_sent, 0);
     cr_assert_gt(runs[0].st.deltas_received, 0);
+    free_ranks(runs, 2);
+}
+
+Test(net_link, changes_of_one_hot_element_by_two_ranks_are_averaged_by_its_master)
+{
+    make_key();
+    for (int i = 0; i < 2; i++) {
+        rank_init(&runs[i], i, 2);
+        runs[i].all = 1;
+        runs[i].hot = 1;
+        runs[i].add = i ? 3.0f : 1.0f;
+        runs[i].p.rate = 1.0; /* a byte a second: no chunk is sent before the gather, where both
+                                 changes meet in one round */
+    }
+    run_ranks(runs, 2);
+    cr_assert_eq(runs[0].finish_rc, 0, "%s", runs[0].err);
+    cr_assert_eq(runs[1].finish_rc, 0, "%s", runs[1].err);
+    assert_all(&runs[0], 2.0f); /* the mean of 1 and 3, whichever rank masters the chunk */
+    free_ranks(runs, 2);
+}
+
+Test(net_link, changes_of_one_cold_element_by_two_ranks_are_added_by_its_master)
+{
+    make_key();
+    for (int i = 0; i < 2; i++) {
+        rank_init(&runs[i], i, 2);
+        runs[i].all = 1;
+        runs[i].add = i ? 3.0f : 1.0f;
+        runs[i].p.rate = 1.0; /* a byte a second: no chunk is sent before the gather, where both
+                                 changes meet in one round */
+    }
+    run_ranks(runs, 2);
+    cr_assert_eq(runs[0].finish_rc, 0, "%s", runs[0].err);
+    cr_assert_eq(runs[1].finish_rc, 0, "%s", runs[1].err);
+    assert_all(&runs[0], 4.0f); /* the sum of 1 and 3, whichever rank masters the chunk */
     free_ranks(runs, 2);
 }
 
@@ -192,6 +243,7 @@ Test(net_link, averaging_rounds_give_every_rank_the_mean)
         rank_init(&runs[i], i, 2);
         runs[i].p.sync = HOG_SYNC_AVERAGE;
         runs[i].sync_rounds = 2;
+        runs[i].all = 1;
         runs[i].add = i ? 3.0f : 1.0f;
     }
     run_ranks(runs, 2);
@@ -262,17 +314,17 @@ Test(net_link, a_dead_rank_is_declared_and_the_run_completes_without_it)
     cr_assert_eq(runs[1].finish_rc, 0, "%s", runs[1].err);
     cr_assert_eq(runs[0].st.live, 2);
     cr_assert_eq(runs[0].st.dead_rank, 2);
-    /* Ranks 0 and 1 added 1 and 2, rank 2 added 3 before it vanished. The
-     * chunks ranks 0 and 1 master from the start (0 to 3 of 5) keep both
-     * their changes, and rank 2's when it got through; chunk 4 was rank 2's,
-     * and a change sent to it before it died is lost with it. */
+    /* Rank r added r + 1 to the elements i with i mod 3 == r; rank 2
+     * vanished after adding. The chunks ranks 0 and 1 master from the
+     * start (0 to 3 of 5) hold their changes, and rank 2's when it got
+     * through; chunk 4 was rank 2's, and a change sent to it before it
+     * died is lost with it. */
     for (unsigned i = 0; i < N_ELEMS; i++) {
-        float v = atomic_load(&runs[0].w[i]);
-        if (i < 4 * 1024)
-            cr_assert(v == 3.0f || v == 6.0f, "element %u: %g", i, (double)v);
+        float v = atomic_load(&runs[0].w[i]), mine = (float)(i % 3 + 1);
+        if (i < 4 * 1024 && i % 3 < 2)
+            cr_assert_eq(v, mine, "element %u: %g", i, (double)v);
         else
-            cr_assert(v == 0.0f || v == 1.0f || v == 2.0f || v == 3.0f || v == 4.0f || v == 5.0f || v == 6.0f,
-                      "element %u: %g", i, (double)v);
+            cr_assert(v == 0.0f || v == mine, "element %u: %g", i, (double)v);
     }
     free_ranks(runs, 3);
 }
@@ -313,6 +365,7 @@ Test(net_link, malformed_frames_are_counted_and_dropped_never_applied)
     rank_init(&runs[1], 1, 2);
     runs[1].p.timeout = 3.0;
     runs[0].p.timeout = 3.0;
+    runs[0].add = 0.0f; /* rank 1 alone changes the model: every element becomes 2 */
     /* rank 0 joins in a thread; rank 1 here, step by step */
     pthread_t th;
     cr_assert_eq(pthread_create(&th, NULL, rank_main, &runs[0]), 0);
@@ -321,7 +374,7 @@ Test(net_link, malformed_frames_are_counted_and_dropped_never_applied)
     double classes[] = {-1.0, 1.0};
     hog_link_shape shape = {.dim = N_ELEMS, .params_fp = 42, .data_fp = 7, .classes = classes, .nclasses = 2};
     cr_assert_eq(hog_link_join(r->l, &shape, r->err, sizeof(r->err)), 0, "%s", r->err);
-    hog_link_span span = {r->w, N_ELEMS, 0};
+    hog_link_span span = {r->w, N_ELEMS, 0, NULL, 1};
     cr_assert_eq(hog_link_spans(r->l, &span, 1), 0);
     for (unsigned i = 0; i < N_ELEMS; i++)
         atomic_store(&r->w[i], 2.0f);
@@ -369,7 +422,7 @@ Test(net_link, malformed_frames_are_counted_and_dropped_never_applied)
     cr_assert_eq(runs[0].finish_rc, 0, "%s", runs[0].err);
     hog_link_stats_get(r->l, 1, &r->st);
     cr_assert_eq(r->st.bad, 5, "rank 1 counted %llu bad frames", (unsigned long long)r->st.bad);
-    assert_all(&runs[0], 3.0f); /* nothing of the 1e30s was applied */
+    assert_all(&runs[0], 2.0f); /* nothing of the 1e30s was applied */
     free_ranks(runs, 2);
 }
 

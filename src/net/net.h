@@ -270,11 +270,15 @@ int hog_slurm_first_host(const char *list, char *buf, size_t len);
  * ===================================================================== */
 /* A span of the arrays a run keeps in step across nodes: count floats at
  * w, merged by addition (weights, biases, sums of squared gradients, L1
- * state) or by maximum (feature scales). */
+ * state, factors) or by maximum (feature scales). Where several ranks
+ * changed a hot element since its master last sent it, the master takes
+ * the mean of their changes instead of the sum (see fold_chunk). */
 typedef struct hog_link_span {
     _Atomic float *w;
     uint64_t count;
-    int max;          /* 1: merged by maximum */
+    int max;                  /* 1: merged by maximum */
+    const unsigned char *hot; /* element e is hot when hot[e / hot_stride] is 1; NULL: none */
+    uint64_t hot_stride;
 } hog_link_span;
 
 /* What a rank brings to the rendezvous, and what the run agrees on. */
@@ -335,17 +339,18 @@ int hog_link_epoch_end(hog_link *l, unsigned epoch, char *err, size_t err_len);
  * own view. Returns 0 or HOG_ENET (rank 0 gone, the run aborted). */
 int hog_link_finish(hog_link *l, char *err, size_t err_len);
 
-/* Bounded staleness. The link thread counts its passes (each drains the
- * inbox, adopts and answers, and sends what the rate allows). A worker
- * that has trained HOG_LINK_AHEAD segments while the count stood still
- * waits for the next pass (hog_link_wait_pass), so that where training and
- * the link share cores the link is never starved and no rank runs far
- * ahead of what it has told the others: summed changes made on stale
- * views are what makes asynchronous SGD diverge. */
+/* Bounded staleness. The link thread counts the chunks and changes it
+ * takes in from the others. A worker that has trained HOG_LINK_AHEAD
+ * segments while the count stood still waits for it to move
+ * (hog_link_wait_pass), so that no rank runs far ahead of what it hears
+ * from the others, and where training and the links share cores, the
+ * links are not starved: summed changes made on stale views are what
+ * makes asynchronous SGD diverge. */
 #define HOG_LINK_AHEAD 4u
 uint64_t hog_link_passes(const hog_link *l);
-/* Returns once the pass count has moved past seen, the run must stop, or
- * the link thread is not running. */
+/* Returns once the count has moved past seen, or after a beat interval
+ * (hog_link_params.timeout / 10, at most 1 s) without it, or at once when
+ * the run must stop, no peer is alive or the link thread is not running. */
 void hog_link_wait_pass(const hog_link *l, uint64_t seen);
 
 /* Whether each rank trains on a file of its own (hog_link_params.shards). */

@@ -130,6 +130,8 @@ void hog_link_free(hog_link *l)
     hog_free(l->spans);
     hog_free(l->span_chunk0);
     hog_free(l->base);
+    hog_free(l->acc_sum);
+    hog_free(l->acc_cnt);
     hog_free(l->seq);
     hog_free(l->seq_from);
     hog_free(l->buf);
@@ -699,7 +701,9 @@ int hog_link_spans(hog_link *l, const hog_link_span *spans, unsigned n)
     l->seq = hog_calloc(HOG_MAX(chunks, 1), sizeof(uint32_t));
     l->seq_from = hog_calloc(HOG_MAX(chunks, 1), sizeof(uint32_t));
     l->buf = hog_malloc(l->p.chunk * sizeof(float));
-    if (!l->base || !l->seq || !l->seq_from || !l->buf)
+    l->acc_sum = hog_calloc(HOG_MAX(elems, 1), sizeof(float));
+    l->acc_cnt = hog_calloc(HOG_MAX(elems, 1), sizeof(uint16_t));
+    if (!l->base || !l->seq || !l->seq_from || !l->buf || !l->acc_sum || !l->acc_cnt)
         return -ENOMEM;
     uint64_t k = 0; /* every rank starts from the same model: the base is it */
     for (unsigned i = 0; i < n; i++)
@@ -825,7 +829,11 @@ uint64_t hog_link_passes(const hog_link *l)
 void hog_link_wait_pass(const hog_link *l, uint64_t seen)
 {
     const struct timespec pause = {0, 100000}; /* a tenth of the link thread's millisecond */
-    while (atomic_load_explicit(&l->passes, memory_order_acquire) == seen &&
-           atomic_load_explicit(&l->serving, memory_order_acquire) && !atomic_load(&l->stop))
+    uint32_t peers = 0;
+    for (uint32_t r = 0; r < l->nodes; r++)
+        peers += r != l->rank && atomic_load_explicit(&l->live[r], memory_order_relaxed);
+    double until = hog_now() + HOG_MIN(1.0, l->p.timeout / 10.0);
+    while (peers && atomic_load_explicit(&l->passes, memory_order_acquire) == seen &&
+           atomic_load_explicit(&l->serving, memory_order_acquire) && !atomic_load(&l->stop) && hog_now() < until)
         nanosleep(&pause, NULL);
 }

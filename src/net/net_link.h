@@ -70,6 +70,9 @@ struct hog_link {
     uint32_t nchunks;
     uint64_t nelems;
     float *base;            /* per element: its value when this rank last synced it */
+    float *acc_sum;         /* per element a master holds: the peers' changes received since
+                               it last sent the chunk, and how many ranks made them */
+    uint16_t *acc_cnt;
     uint32_t *seq;          /* per chunk: sent (a master) or adopted (a peer) sequence number */
     uint32_t *seq_from;     /* per chunk: the master whose seq was adopted */
     float *buf;             /* a chunk's values, to send */
@@ -88,7 +91,7 @@ struct hog_link {
     int running;
     atomic_int stop;        /* the run failed: the trainer's workers stop when set */
     atomic_int quit;        /* the link thread is asked to end */
-    atomic_ullong passes;   /* the link thread's passes (hog_link_passes) */
+    atomic_ullong passes;   /* chunks and changes taken in (hog_link_passes) */
     atomic_int serving;     /* 1 while the link thread runs its loop */
     int exited;             /* under lock: the link thread has ended */
     atomic_int interrupted; /* hog_link_interrupt */

@@ -11,11 +11,22 @@
 
 /*
  * Dogwild! (Noel & Osindero, 2014), per chunk c of the synced arrays:
- *   - its master (hog_link_master: contiguous ranges over the living ranks)
- *     keeps sending its current values V with a rising sequence number;
+ *   - its master (hog_link_master) keeps sending its current values V with
+ *     a rising sequence number;
  *   - a peer receiving them finds its own change since it last synced,
  *     d = w - base, adopts w = V + d, base = w, and sends d back;
- *   - the master adds d to its values.
+ *   - the master folds the changes into its values before it sends the
+ *     chunk again (fold_chunk).
+ * Dogwild! adds every change, and so does hogtrain, but for the hot
+ * elements (the bias, a feature in one row of a hundred: hog_link_span's
+ * hot): where several ranks changed one since its master last sent it,
+ * the master takes the mean of their changes (its own counting as one).
+ * Each rank made hundreds of steps on such an element toward the same
+ * optimum, and the sum overshoots by the number of ranks: with four ranks
+ * it made logistic regression diverge. A rarely touched element (most of
+ * a sparse model, a factorisation's rows) keeps every change whole. Inside
+ * one machine the workers' private copies of hot features are averaged
+ * the same way (hog_hot_sync's share).
  * The workers go on writing w meanwhile: an adoption races with their
  * writes exactly as HOGWILD!'s workers race with each other, and what a
  * lost message carries (a V, a d) is lost progress, never inconsistency.
@@ -51,9 +62,46 @@ static uint32_t live_count(const hog_link *l)
     return k;
 }
 
+/* The master of chunk c among the ranks alive now. */
+static uint32_t master_now(const hog_link *l, uint32_t c)
+{
+    unsigned char live[HOG_FRAME_MAX_NODES];
+    hog_link_live_copy(l, live);
+    return hog_link_master(l, live, c);
+}
+
 /* ===================================================================== *
  *  Chunks and changes
  * ===================================================================== */
+/* A master folds the changes received for chunk c into its values: each
+ * element moves by the sum of the changes made to it since the chunk was
+ * last sent, its own (w - base) included, or for a hot element by their
+ * mean. */
+static void fold_chunk(hog_link *l, uint32_t c)
+{
+    unsigned si;
+    uint64_t off, elem;
+    uint32_t cnt;
+    chunk_where(l, c, &si, &off, &cnt, &elem);
+    if (l->spans[si].max) /* merged by maximum as they came */
+        return;
+    const hog_link_span *sp = &l->spans[si];
+    _Atomic float *w = sp->w + off;
+    const float *base = l->base + elem;
+    float *sum = l->acc_sum + elem;
+    uint16_t *n = l->acc_cnt + elem;
+    for (uint32_t j = 0; j < cnt; j++) {
+        if (!n[j])
+            continue;
+        float cur = atomic_load_explicit(&w[j], memory_order_relaxed), own = cur - base[j];
+        int hot = sp->hot && sp->hot[(off + j) / sp->hot_stride];
+        float k = hot ? (float)n[j] + (own != 0.0f) : 1.0f;
+        atomic_store_explicit(&w[j], base[j] + (own + sum[j]) / k, memory_order_relaxed);
+        sum[j] = 0.0f;
+        n[j] = 0;
+    }
+}
+
 /* The master sends its next chunk to every living peer while the rate's
  * budget allows. */
 static void send_chunks(hog_link *l, double now)
@@ -71,13 +119,14 @@ static void send_chunks(hog_link *l, double now)
         l->next_chunk = c + 1 < l->nchunks ? c + 1 : 0;
         if (hog_link_master(l, live, c) != l->rank)
             continue;
+        fold_chunk(l, c);
         unsigned si;
         uint64_t off, elem;
         uint32_t cnt;
         chunk_where(l, c, &si, &off, &cnt, &elem);
         _Atomic float *w = l->spans[si].w + off;
-        /* The base of a master is what it last sent: should the chunk
-         * change hands, only what came after is its change. */
+        /* The base of a master is what it last sent: its own change is
+         * what came after. */
         for (uint32_t j = 0; j < cnt; j++)
             l->base[elem + j] = l->buf[j] = atomic_load_explicit(&w[j], memory_order_relaxed);
         hog_frame f = hog_link_frame(l, HOG_FRAME_CHUNK, ++l->seq[c]);
@@ -117,6 +166,7 @@ static void on_chunk(hog_link *l, const hog_frame *f)
     l->seq[c] = (uint32_t)f->seq;
     l->seq_from[c] = f->rank;
     l->st.chunks_received++;
+    atomic_fetch_add_explicit(&l->passes, 1, memory_order_release);
     _Atomic float *w = l->spans[si].w + off;
     float *base = l->base + elem;
     int any = 0;
@@ -155,10 +205,12 @@ static void on_chunk(hog_link *l, const hog_frame *f)
     }
 }
 
-/* The master adds a peer's change (or takes the larger values). A change
- * for a chunk this rank no longer masters is added all the same; as the
- * sender keeps it, it is no part of this rank's own change (the base
- * takes it), so it is never counted twice. */
+/* A master keeps a peer's change for the next fold (spans merged by
+ * maximum take the larger values at once). A change for a chunk this rank
+ * does not master (it came to a rank since declared dead... and dealt here)
+ * is added to the values, and the base with it: the sender keeps the change
+ * itself, so it is no part of this rank's own change and is never counted
+ * twice. */
 static void on_delta(hog_link *l, const hog_frame *f)
 {
     uint32_t c = f->chunk;
@@ -177,7 +229,17 @@ static void on_delta(hog_link *l, const hog_frame *f)
             if (v > atomic_load_explicit(&w[j], memory_order_relaxed))
                 atomic_store_explicit(&w[j], v, memory_order_relaxed);
         }
-    } else { /* the sender holds its change already: it joins the base too */
+    } else if (master_now(l, c) == l->rank) {
+        float *sum = l->acc_sum + elem;
+        uint16_t *n = l->acc_cnt + elem;
+        for (uint32_t j = 0; j < cnt; j++) {
+            float d = hog_frame_f32(f->values, j);
+            if (d != 0.0f && n[j] < UINT16_MAX) {
+                sum[j] += d;
+                n[j]++;
+            }
+        }
+    } else {
         float *base = l->base + elem;
         for (uint32_t j = 0; j < cnt; j++) {
             float d = hog_frame_f32(f->values, j);
@@ -187,6 +249,7 @@ static void on_delta(hog_link *l, const hog_frame *f)
         }
     }
     l->st.deltas_received++;
+    atomic_fetch_add_explicit(&l->passes, 1, memory_order_release);
     double stale = f->seq <= l->seq[c] ? (double)(l->seq[c] - f->seq) : 0.0;
     l->staleness_sum += stale;
     l->staleness_n++;
@@ -389,20 +452,21 @@ static void round_contribute(hog_link *l, uint64_t key, int tick)
 /* ===================================================================== *
  *  The end of the run
  * ===================================================================== */
-/* This rank's part of the final model: values of the chunks it masters in
- * the gather's live set, its unsynced change for the others. */
-static void part_values(const hog_link *l, const unsigned char *live, float *out)
+/* This rank's part of the final model: the values of the chunks it
+ * masters in the gather's live set, every change received folded in (the
+ * others' are zero: their masters send them). */
+static void part_values(hog_link *l, const unsigned char *live, float *out)
 {
     for (uint32_t c = 0; c < l->nchunks; c++) {
         unsigned si;
         uint64_t off, elem;
         uint32_t cnt;
         chunk_where(l, c, &si, &off, &cnt, &elem);
-        int mine = hog_link_master(l, live, c) == l->rank || l->spans[si].max;
-        for (uint32_t j = 0; j < cnt; j++) {
-            float cur = atomic_load_explicit(&l->spans[si].w[off + j], memory_order_relaxed);
-            out[elem + j] = mine ? cur : cur - l->base[elem + j];
-        }
+        int mine = hog_link_master(l, live, c) == l->rank;
+        if (mine)
+            fold_chunk(l, c);
+        for (uint32_t j = 0; j < cnt; j++)
+            out[elem + j] = mine ? atomic_load_explicit(&l->spans[si].w[off + j], memory_order_relaxed) : 0.0f;
     }
 }
 
@@ -464,35 +528,75 @@ static hog_link_stats stats_of_part(uint32_t rank, uint32_t nodes, const double 
     return s;
 }
 
-/* Rank 0, once every part is in: each chunk from its master's values
- * plus every other rank's change (a master that died during the gather:
- * rank 0's own view instead). */
+/* Rank 0, once every part is in: each chunk is its master's (a master
+ * that died during the gather: rank 0's own view instead). */
 static void gather_assemble(hog_link *l)
 {
     const unsigned char *live = l->gather_live;
     for (uint32_t c = 0; c < l->nchunks; c++) {
+        uint32_t m = hog_link_master(l, live, c);
+        if (m == 0 || !l->parted[m]) {
+            fold_chunk(l, c);
+            continue;
+        }
         unsigned si;
         uint64_t off, elem;
         uint32_t cnt;
         chunk_where(l, c, &si, &off, &cnt, &elem);
-        uint32_t m = hog_link_master(l, live, c);
-        int own_view = m == 0 || !l->parted[m];
-        _Atomic float *w = l->spans[si].w + off;
-        int mx = l->spans[si].max;
-        for (uint32_t j = 0; j < cnt; j++) {
-            float cur = atomic_load_explicit(&w[j], memory_order_relaxed);
-            float v = own_view ? cur : l->parts[m][elem + j];
-            for (uint32_t r = 1; r < l->nodes; r++) {
-                if (r == m || !live[r] || !l->parted[r])
-                    continue;
-                float x = l->parts[r][elem + j];
-                v = mx ? HOG_MAX(v, x) : v + x;
-            }
-            if (!own_view)
-                v = mx ? HOG_MAX(v, cur) : v + (cur - l->base[elem + j]);
-            atomic_store_explicit(&w[j], v, memory_order_relaxed);
-        }
+        for (uint32_t j = 0; j < cnt; j++)
+            atomic_store_explicit(&l->spans[si].w[off + j], l->parts[m][elem + j], memory_order_relaxed);
     }
+}
+
+/* The gather's last round: with the live set settled, a rank stops
+ * adopting and hands each master the change it has not sent yet, waiting
+ * for room in the queue rather than dropping it (and taking in what
+ * arrives meanwhile, so that two ranks flushing to each other never wait
+ * on each other), then its fence beats follow on the same pipes: once a
+ * master has every fence, it holds every change. */
+static void drain(hog_link *l, void *s, int ctl);
+
+static void flush_changes(hog_link *l)
+{
+    l->phase = LINK_QUIET;
+    for (uint32_t c = 0; c < l->nchunks; c++) {
+        uint32_t m = hog_link_master(l, l->gather_live, c);
+        if (m == l->rank || !atomic_load_explicit(&l->live[m], memory_order_relaxed))
+            continue;
+        unsigned si;
+        uint64_t off, elem;
+        uint32_t cnt;
+        chunk_where(l, c, &si, &off, &cnt, &elem);
+        int any = 0;
+        for (uint32_t j = 0; j < cnt; j++) {
+            float cur = atomic_load_explicit(&l->spans[si].w[off + j], memory_order_relaxed);
+            l->buf[j] = l->spans[si].max ? cur : cur - l->base[elem + j];
+            any |= l->spans[si].max ? cur > l->base[elem + j] : l->buf[j] != 0.0f;
+        }
+        if (!any)
+            continue;
+        hog_frame d = hog_link_frame(l, HOG_FRAME_DELTA, l->seq[c]);
+        d.chunk = c;
+        d.count = cnt;
+        d.f32 = l->buf;
+        double until = hog_now() + l->p.timeout;
+        int sent;
+        while ((sent = hog_link_send_data(l, m, &d)) < 0 && hog_now() < until && !atomic_load(&l->stop) &&
+               atomic_load_explicit(&l->live[m], memory_order_relaxed)) {
+            l->st.dropped--; /* not dropped: tried again */
+            zmq_pollitem_t it = {l->out[m], 0, ZMQ_POLLOUT, 0};
+            zmq_poll(&it, 1, 1);
+            drain(l, l->inbox, 0);
+            check_peers(l, hog_now());
+        }
+        if (sent < 0) /* its master is gone: the change goes with it */
+            continue;
+        l->st.deltas_sent++;
+        if (!l->spans[si].max)
+            for (uint32_t j = 0; j < cnt; j++)
+                l->base[elem + j] += l->buf[j];
+    }
+    send_beats(l); /* the fence, at once */
 }
 
 /* Rank 0: when every living rank is done, asks for the parts. */
@@ -642,8 +746,7 @@ static void on_control(hog_link *l, const zmq_msg_t *id, const zmq_msg_t *msg)
     case HOG_FRAME_GATHER:
         if (l->phase == LINK_DONE && f.nodes == l->nodes) {
             memcpy(l->gather_live, f.live, l->nodes);
-            l->phase = LINK_QUIET;
-            send_beats(l); /* the fence, at once */
+            flush_changes(l);
         }
         break;
     case HOG_FRAME_END:
@@ -766,8 +869,7 @@ static void coordinator_end(hog_link *l, double now)
             if (atomic_load_explicit(&l->live[r], memory_order_relaxed) && !l->done[r])
                 return;
         gather_begin(l, now);
-        l->phase = LINK_QUIET;
-        send_beats(l);
+        flush_changes(l);
     }
     if (l->phase != LINK_QUIET || ((!fences_in(l) || !gather_complete(l)) && now < l->gather_deadline))
         return;
@@ -795,7 +897,6 @@ static void *link_thread(void *arg)
     zmq_pollitem_t items[2] = {{l->inbox, 0, ZMQ_POLLIN, 0}, {l->ctl, 0, ZMQ_POLLIN, 0}};
     atomic_store_explicit(&l->serving, 1, memory_order_release);
     while (!atomic_load(&l->quit) && !atomic_load(&l->stop) && l->phase != LINK_OVER) {
-        atomic_fetch_add_explicit(&l->passes, 1, memory_order_acq_rel);
         if (atomic_load(&l->interrupted)) {
             send_abort(l, "interrupted");
             hog_link_set_failed(l, "rank %u was interrupted", l->rank);

@@ -59,23 +59,36 @@ int hog_link_run_join(run_state *rs, const hog_dataset *train, char *err, size_t
     return 0;
 }
 
+
 int hog_link_run_start(run_state *rs)
 {
+    static const unsigned char all_hot = 1;
     hog_model *m = rs->m;
     const optim_state *o = &rs->optim;
     uint64_t nw = rs->dim * rs->outputs;
+    if (!(rs->link_hot = hog_malloc(rs->dim)))
+        return -ENOMEM;
+    /* Hot across ranks: a feature this rank's workers are expected to step
+     * at least once between two passes of the link thread (at most
+     * HOG_LINK_AHEAD segments each, hog_link_wait_pass), so that another
+     * rank's change to it in the same round is likely. */
+    uint64_t round_rows = (uint64_t)HOG_LINK_AHEAD * SEGMENT_ROWS * rs->nth;
+    uint32_t nhot = 0;
+    for (uint64_t j = 0; j < rs->dim; j++)
+        nhot += rs->link_hot[j] = rs->deg[j] > 0 && (uint64_t)rs->deg[j] * round_rows >= rs->deg_rows;
+    hog_log(HOG_LOG_DEBUG, "%u hot features: their changes from several ranks are averaged", nhot);
     hog_link_span spans[6];
     unsigned n = 0;
-    spans[n++] = (hog_link_span){m->w, nw, 0};
-    spans[n++] = (hog_link_span){m->bias, rs->outputs, 0};
+    spans[n++] = (hog_link_span){m->w, nw, 0, rs->link_hot, rs->outputs};
+    spans[n++] = (hog_link_span){m->bias, rs->outputs, 0, &all_hot, rs->outputs};
     if (o->acc) {
-        spans[n++] = (hog_link_span){o->acc, nw, 0};
-        spans[n++] = (hog_link_span){o->bias_acc, rs->outputs, 0};
+        spans[n++] = (hog_link_span){o->acc, nw, 0, NULL, 1};
+        spans[n++] = (hog_link_span){o->bias_acc, rs->outputs, 0, NULL, 1};
     }
     if (o->l1s)
-        spans[n++] = (hog_link_span){o->l1s, 2 * nw, 0};
+        spans[n++] = (hog_link_span){o->l1s, 2 * nw, 0, NULL, 1};
     if (o->xmax)
-        spans[n++] = (hog_link_span){o->xmax, rs->dim, 1};
+        spans[n++] = (hog_link_span){o->xmax, rs->dim, 1, NULL, 1};
     int rc = hog_link_spans(rs->link, spans, n);
     return rc < 0 ? rc : hog_link_start(rs->link);
 }

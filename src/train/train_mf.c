@@ -422,9 +422,9 @@ static int mf_link_start(const hog_mf_params *p, const hog_ratings *train, hog_m
     int rc = hog_link_join(p->link, &shape, err, err_len);
     if (rc < 0)
         return rc;
-    hog_link_span spans[] = {
-        {m->p, (uint64_t)m->info.users * m->stride, 0}, {m->q, (uint64_t)m->info.items * m->stride, 0},
-        {m->bu, m->info.users, 0}, {m->bi, m->info.items, 0},
+    hog_link_span spans[] = { /* a rating touches one row of each: none is hot */
+        {m->p, (uint64_t)m->info.users * m->stride, 0, NULL, 1}, {m->q, (uint64_t)m->info.items * m->stride, 0, NULL, 1},
+        {m->bu, m->info.users, 0, NULL, 1}, {m->bi, m->info.items, 0, NULL, 1},
     };
     rc = hog_link_spans(p->link, spans, HOG_ARRAY_LEN(spans));
     return rc < 0 ? rc : hog_link_start(p->link);

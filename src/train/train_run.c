@@ -87,6 +87,7 @@ void hog_run_free(run_state *rs)
     hog_free(rs->tab.hot_ids);
     hog_free(rs->classes_of);
     hog_free(rs->mine);
+    hog_free(rs->link_hot);
     hog_free((void *)rs->optim.acc);
     hog_free((void *)rs->optim.bias_acc);
     hog_free((void *)rs->optim.xmax);

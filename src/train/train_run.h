@@ -164,6 +164,7 @@ typedef struct run_state {
     hog_kernel kernel;    /* the sparse or the dense kernel, settled (hog_run_kernel) */
     hog_link *link;       /* a multi-node run's link, or NULL */
     unsigned char *mine;  /* multi-node: per block, 1 when this rank trains it (the scan's) */
+    unsigned char *link_hot; /* multi-node: per feature, 1 when its changes are averaged across ranks */
     int ooc;              /* out of core: read blocks ahead, drop them when done */
     segment_plan seg;
     uint32_t *deg;        /* per feature: training rows that touch it */
