@@ -148,7 +148,7 @@ int cli_train(int argc, char **argv);
     "  --join-timeout S        seconds to wait for every rank to join (default 120)\n"           \
     "  --chunk N               floats per chunk, 16..65536 (default 1024)\n"                     \
     "  --rank-outputs          ranks other than 0 also write their view: MODEL.rankR\n"         \
-    "  --link-drop F           (for tests) drop a fraction F of chunk messages\n"
+    "  --link-drop F           (for tests) drop a fraction F of chunk and change messages\n"
 /* Applies one link option to p (not --rank-outputs). Returns 0, or -1 (reported). */
 int cli_link_option(const char *name, const char *val, hog_link_params *p);
 /* Completes p from the launcher's environment and, for a run of several

@@ -61,7 +61,7 @@
  *    DELTA    peer -> master, data: the peer's change to a chunk since it
  *               last synced it; seq: the CHUNK's it answers
  *               layout as CHUNK
- *    BEAT     any -> every peer, data: alive; seq: beats sent so far
+ *    BEAT     any -> every peer, data: alive; seq: chunks it has sent so far
  *               0 u32 epoch (1-based, 0 before the first)   4 u32 flags
  *               (HOG_BEAT_DONE: this rank has finished its epochs;
  *               HOG_BEAT_FENCE: it sends no more chunks or changes, so
@@ -76,8 +76,8 @@
  *    PART     rank -> coordinator: its part of the final model
  *               0 f64 stats[HOG_PART_STATS] (see hog_frame_stats)
  *               then u64 count, then f32 values[count]: every element of
- *               the synced arrays, the value for chunks it masters and
- *               its unsynced change for the others
+ *               the synced arrays: the values of the chunks it masters,
+ *               every change folded in; zero for the others
  *    END      coordinator -> rank: the run is over.
  *               0 i32 status (0, or a hogtrain error code) then text
  *    ABORT    any -> any: stop now. text: why
@@ -127,11 +127,11 @@ typedef enum hog_part_stat {
     HOG_PART_DELTAS_RECEIVED,
     HOG_PART_DROPPED,         /* messages not sent: a full queue or the drop hook */
     HOG_PART_BAD,             /* frames received and refused */
-    HOG_PART_STALE,           /* deltas received too late to apply */
+    HOG_PART_STALE,           /* chunk values older than ones adopted, dropped */
     HOG_PART_BYTES_SENT,
     HOG_PART_BYTES_RECEIVED,
     HOG_PART_LINK_CPU,        /* the link thread's CPU seconds */
-    HOG_PART_STALENESS_SUM,   /* over applied deltas: master's seq - answered seq */
+    HOG_PART_STALENESS_MEAN,  /* over changes taken in: master's seq - answered seq */
     HOG_PART_STALENESS_MAX,
     HOG_PART_STATS
 } hog_part_stat;

@@ -504,7 +504,7 @@ static void part_stats(const hog_link_stats *s, double *out)
     out[HOG_PART_BYTES_SENT] = (double)s->bytes_sent;
     out[HOG_PART_BYTES_RECEIVED] = (double)s->bytes_received;
     out[HOG_PART_LINK_CPU] = s->link_cpu;
-    out[HOG_PART_STALENESS_SUM] = s->staleness_mean;
+    out[HOG_PART_STALENESS_MEAN] = s->staleness_mean;
     out[HOG_PART_STALENESS_MAX] = s->staleness_max;
 }
 
@@ -523,7 +523,7 @@ static hog_link_stats stats_of_part(uint32_t rank, uint32_t nodes, const double 
     s.bytes_sent = (uint64_t)in[HOG_PART_BYTES_SENT];
     s.bytes_received = (uint64_t)in[HOG_PART_BYTES_RECEIVED];
     s.link_cpu = in[HOG_PART_LINK_CPU];
-    s.staleness_mean = in[HOG_PART_STALENESS_SUM];
+    s.staleness_mean = in[HOG_PART_STALENESS_MEAN];
     s.staleness_max = in[HOG_PART_STALENESS_MAX];
     return s;
 }

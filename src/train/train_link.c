@@ -28,7 +28,7 @@ int hog_link_run_share(run_state *rs, const hog_dataset *train)
             hog_link_nodes(rs->link), mine, n);
     if (mine == 0)
         hog_log(HOG_LOG_WARN, "rank %u has no blocks of its own to train: it only keeps the model in step "
-                "(more ranks than blocks; lower hog_read_params.rows_per_block)", hog_link_rank(rs->link));
+                "(more ranks than the data set has blocks)", hog_link_rank(rs->link));
     return 0;
 }
 
