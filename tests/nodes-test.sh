@@ -267,6 +267,35 @@ else
     skip "mpirun (openmpi-bin) is not installed"
 fi
 
+# SIGINT to mpirun ends every rank in bounded time, no model written.
+if command -v mpirun >/dev/null 2>&1; then
+    port=$((port + 1))
+    mpirun $root --oversubscribe -np 4 -x HOGTRAIN_COORDINATOR="127.0.0.1:$port" \
+        "$bin" train $common_nq -o "$tmp/mpint.hog" --secret "$tmp/key" --epochs 100000 >"$tmp/mpint.log" 2>&1 &
+    launcher=$!
+    pids=$launcher
+    tries=0 # until all four ranks train: each has logged its share
+    while [ "$(grep -c 'blocks are this rank' "$tmp/mpint.log" 2>/dev/null)" -lt 4 ] && [ "$tries" -lt 1500 ]; do
+        "$py" -c "import time; time.sleep(0.02)"
+        tries=$((tries + 1))
+    done
+    kill -INT "$launcher"
+    t0=$(date +%s)
+    wait "$launcher"
+    rc=$?
+    t1=$(date +%s)
+    pids=
+    left=$(pgrep -f "$tmp/mpint.hog" | wc -l)
+    if [ "$rc" -ne 0 ] && [ $((t1 - t0)) -le 15 ] && [ "$left" -eq 0 ] && [ ! -e "$tmp/mpint.hog" ]; then
+        ok "SIGINT to mpirun: every rank ends within $((t1 - t0)) s (mpirun exits $rc), no model written"
+    else
+        not_ok "SIGINT to mpirun: exit $rc after $((t1 - t0)) s, $left ranks left" "$tmp/mpint.log"
+        pkill -9 -f "$tmp/mpint.hog"
+    fi
+else
+    skip "mpirun (openmpi-bin) is not installed"
+fi
+
 # Two ranks in separate network namespaces joined by a veth pair.
 if [ "$(id -u)" -eq 0 ] && command -v ip >/dev/null 2>&1 &&
     ip netns add "hogn0-$$" 2>/dev/null && ip netns add "hogn1-$$" 2>/dev/null &&
