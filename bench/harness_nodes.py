@@ -370,19 +370,20 @@ def table(rows, limits, curves, plots, out):
                           "efficiency (speedup / limit)"], lines), ""]
 
     lines = []
-    for case in sorted((k for k in f if k[0].startswith("rate ")), key=lambda k: h.fnum(
-            f[k]["rows"][0]["link_rate"]) or 0):
+    for case in sorted((k for k in f if k[0].startswith("rate ")), key=lambda k: (k[1], h.fnum(
+            f[k]["rows"][0]["link_rate"]) or 0)):
         d = f[case]
         lines.append([case[0][5:], case[1], d["runs"], h.si(d["bytes_per_update"], "B"), h.si(d["bytes_per_s"], "B/s"),
                       "%.1f%%" % (100 * d["link_cpu_share"]) if d["link_cpu_share"] is not None else "-",
                       h.si(d["chunks_sent"]), h.si(d["deltas_sent"]), h.si(d["dropped"]),
                       "%.1f" % d["staleness_mean"] if d["staleness_mean"] is not None and d["chunks_sent"] else "-",
-                      f4(d["final_loss"])])
+                      "%g (%d of %d runs)" % (d["epochs_to_target"], d["reached"], d["runs"]) if d["reached"]
+                      else "not in %g" % (d["epochs"] or 0), f4(d["final_loss"])])
     if lines:
         parts += ["### Bytes on the wire and the link thread's CPU against --link-rate", "",
                   h.md_table(["--link-rate", "ranks", "runs", "bytes per update", "bytes sent per training second per rank",
                               "link CPU per rank", "chunks sent", "changes sent", "messages dropped",
-                              "staleness mean", "final test logloss"], lines), ""]
+                              "staleness mean", "epochs to the target", "final test logloss"], lines), ""]
     parts.append("Training time: rank 0's epoch_seconds summed up to its first epoch at or below the target; "
                  "wall clock: from starting the ranks to that epoch's line. Final test logloss: the model "
                  "rank 0 gathers at the end. Link figures: the report's totals over ranks (bytes per update: "
@@ -455,12 +456,16 @@ def cmd_summary(a):
                 "%.0f%%" % (100 * sp / lim) if sp and lim else "-"))
         if parts:
             say("time to target, %s: one node %s; %s" % (sync, h.si(base, "s"), "; ".join(parts)))
-    rates = sorted((k for k in f if k[0].startswith("rate ")), key=lambda k: h.fnum(f[k]["rows"][0]["link_rate"]) or 0)
-    if rates:
-        say("link: " + "; ".join("%s: %s per update, %s per training second, link CPU %s per rank" % (
-            k[0], h.si(f[k]["bytes_per_update"], "B"), h.si(f[k]["bytes_per_s"], "B"),
-            "%.1f%%" % (100 * f[k]["link_cpu_share"]) if f[k]["link_cpu_share"] is not None else "-")
-            for k in rates))
+    rates = sorted((k for k in f if k[0].startswith("rate ")), key=lambda k: (k[1], h.fnum(
+        f[k]["rows"][0]["link_rate"]) or 0))
+    for k in rates:
+        d = f[k]
+        say("link %s, %d ranks: %s per update, %s per training second, link CPU %s per rank; staleness mean %s; "
+            "final test logloss %s after %g epochs" % (
+                k[0][5:], k[1], h.si(d["bytes_per_update"], "B"), h.si(d["bytes_per_s"], "B"),
+                "%.1f%%" % (100 * d["link_cpu_share"]) if d["link_cpu_share"] is not None else "-",
+                "%.1f" % d["staleness_mean"] if d["staleness_mean"] is not None else "-", f4(d["final_loss"]),
+                d["epochs"] or 0))
     bad = sum(d["runs"] - d["ok"] for k, d in f.items() if k[0] != "faults")
     if bad:
         say("%d run(s) failed: see the lines above and %s" % (bad, os.path.join(a.out, "nodes.csv")))

@@ -22,8 +22,9 @@
 #                machine's parallel limit, N x one's training time alone
 #                over the slowest's at once (limits.csv); the time-to-target
 #                speedup over one node is quoted against it (efficiency)
-#   rate R       2 ranks, E epochs, --link-rate 1M, 8M, 64M: bytes per
-#                update and the link thread's CPU share, from the report
+#   rate R       2 and 4 ranks, E epochs, --link-rate 1M, 8M, 64M (the
+#                default): bytes per update and the link thread's CPU share,
+#                from the report, and what the rate does to the loss
 # As root with iproute2 each rank runs in a network namespace of its own,
 # joined to a bridge (in one more namespace) by a veth pair; otherwise on
 # loopback. table.md says which.
@@ -117,8 +118,10 @@ study_nodes() {
             nodes_run independent 1 "$rep" --independent "$n" -- --epochs "$e"
         done
         for rate in 1M 8M 64M; do
-            nodes_run "rate $rate" 2 "$rep" --link-rate "$((${rate%M} * 1048576))" -- --epochs "$e" \
-                --sync async --link-rate "$rate"
+            for n in 2 4; do
+                nodes_run "rate $rate" "$n" "$rep" --link-rate "$((${rate%M} * 1048576))" -- --epochs "$e" \
+                    --sync async --link-rate "$rate"
+            done
         done
         rep=$((rep + 1))
     done
