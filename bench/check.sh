@@ -13,7 +13,9 @@ fail() { echo "bench-check: FAIL: $*" >&2; exit 1; }
 # --list names every study file; an unknown study is refused with status 2.
 n=$("$root/bench/run" --list | wc -l)
 [ "$n" -eq "$(ls "$root"/bench/studies/*.sh | wc -l)" ] || fail "--list printed $n lines"
-"$root/bench/run" --list | grep -q '^threads ' || fail "--list does not name threads"
+for s in threads nodes; do
+    "$root/bench/run" --list | grep -q "^$s " || fail "--list does not name $s"
+done
 set +e
 "$root/bench/run" --build "$build" nosuchstudy 2>"$tmp/err"; rc=$?
 set -e

@@ -431,7 +431,7 @@ def scaling_rows(rows, limits):
     return md_table(header, lines), series
 
 
-def study_threads(rows, limits, curves, plots):
+def study_threads(rows, limits, curves, plots, out):
     text, series = scaling_rows(rows, limits)
     plots.append(("threads-speedup", "threads", "speedup over 1 thread",
                   {c: [(t, s) for t, s, _ in v if s] for c, v in series.items()}, True))
@@ -447,7 +447,7 @@ def study_threads(rows, limits, curves, plots):
         ", ".join(metric) or "-")
 
 
-def study_sparsity(rows, limits, curves, plots):
+def study_sparsity(rows, limits, curves, plots, out):
     text, series = scaling_rows(rows, limits)
     maxt = max(int(r["threads"]) for r in rows)
     pts = []
@@ -461,7 +461,7 @@ def study_sparsity(rows, limits, curves, plots):
     return text
 
 
-def study_size(rows, limits, curves, plots):
+def study_size(rows, limits, curves, plots, out):
     lines, series = [], {}
     g = groups(rows, lambda r: (r["case"], int(r["threads"])))
     for (case, t) in sorted(g):
@@ -483,7 +483,7 @@ def study_size(rows, limits, curves, plots):
                      "of warm file read", "of cold file read", "peak RSS"], lines)
 
 
-def study_etl(rows, limits, curves, plots):
+def study_etl(rows, limits, curves, plots, out):
     lines, pts = [], {}
     g = groups(rows, lambda r: (r["case"], int(r["threads"])))
     for (case, t) in sorted(g):
@@ -501,7 +501,7 @@ def study_etl(rows, limits, curves, plots):
                      "of memory bandwidth", "of warm file read", "of cold file read"], lines)
 
 
-def study_peers(rows, limits, curves, plots):
+def study_peers(rows, limits, curves, plots, out):
     lines = []
     g = groups(rows, lambda r: (r["case"], r["tool"], int(r["threads"])))
     ref = {}
@@ -529,7 +529,7 @@ def study_peers(rows, limits, curves, plots):
                      "examples/s", "final test logloss", "peak RSS"], lines)
 
 
-def study_replicas(rows, limits, curves, plots):
+def study_replicas(rows, limits, curves, plots, out):
     lines = []
     g = groups(rows, lambda r: (r["case"], r["tool"], int(r["threads"])))
     ref = {}
@@ -554,8 +554,17 @@ def study_replicas(rows, limits, curves, plots):
                      "time to target (median)", "vs machine", "final test logloss"], lines)
 
 
+def study_nodes(rows, limits, curves, plots, out):
+    """Several ranks: the tables come from the study's own nodes.csv (bench/harness_nodes.py)."""
+    import harness_nodes
+    return harness_nodes.table(rows, limits, curves, plots, out)
+
+
+# Each study's section of table.md: from its rows of results.csv, the
+# limits, its curves and the run's folder (for a study's own files); it may
+# add plots as (name, x label, y label, {series: points}, kind).
 STUDIES = {"threads": study_threads, "sparsity": study_sparsity, "size": study_size,
-           "etl": study_etl, "peers": study_peers, "replicas": study_replicas}
+           "etl": study_etl, "peers": study_peers, "replicas": study_replicas, "nodes": study_nodes}
 
 
 def gnuplot(out, name, xlabel, ylabel, series, kind):
@@ -579,7 +588,7 @@ def gnuplot(out, name, xlabel, ylabel, series, kind):
     gp = ["set terminal pngcairo size 800,500 noenhanced" if pngcairo() else
           "set terminal png size 800,500 noenhanced",
           "set output '%s'" % png, "set grid", "set key top left",
-          "set xlabel '%s'" % xlabel, "set ylabel '%s'" % ylabel]
+          "set xlabel '%s'" % xlabel.replace("'", "''"), "set ylabel '%s'" % ylabel.replace("'", "''")]
     if kind == "bars":
         gp += ["set style fill solid 0.6", "set boxwidth 0.6", "set yrange [0:*]",
                "plot '%s' index 0 using 1:3:xtic(2) with boxes notitle" % dat]
@@ -590,6 +599,8 @@ def gnuplot(out, name, xlabel, ylabel, series, kind):
             xs = [x for v in series.values() for x, _ in v]
             gp.append("set xrange [1:%d]" % max(max(xs), 2))
             plots.append("x with lines dashtype 2 title 'ideal'")
+        if kind == "logy":  # losses that blow up stay on the page
+            gp.append("set logscale y")
         gp.append("plot " + ", ".join(plots))
     with open(os.path.join(pdir, name + ".gp"), "w") as f:
         f.write("\n".join(gp) + "\n")
@@ -647,7 +658,7 @@ def cmd_report(a):
             out += ["No runs recorded.", ""]
             continue
         plots = []
-        out += [STUDIES[study](rs, limits, [c for c in curves if c["study"] == study], plots), ""]
+        out += [STUDIES[study](rs, limits, [c for c in curves if c["study"] == study], plots, a.out), ""]
         pngs = []
         if have_gnuplot:
             for name, xl, yl, series, kind in plots:

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # Set by bench/run before this is sourced: ROOT, BUILD, OUT (the run's folder),
-# DATA_DIR (cached data sets), REPS, THREADS, QUICK (0/1), COMMIT, PY.
+# DATA_DIR (cached data sets), REPS, REPS_ASKED (--reps, or empty), THREADS,
+# QUICK (0/1), COMMIT, PY.
 
 HOGTRAIN="$BUILD/hogtrain"
 
