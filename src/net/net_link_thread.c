@@ -301,6 +301,17 @@ static void round_add(hog_link *l, uint64_t key, uint32_t from, const unsigned c
         }
 }
 
+/* Whether the trainer waits on request req (a round: the one of key).
+ * Read under the lock, which the trainer holds when it writes the
+ * request; once seen open, the request stays as it is until answered. */
+static int request_open(hog_link *l, link_request req, uint64_t key)
+{
+    pthread_mutex_lock(&l->lock);
+    int yes = l->req == req && !l->req_done && (req != LINK_REQ_ROUND || l->req_key == key);
+    pthread_mutex_unlock(&l->lock);
+    return yes;
+}
+
 static void answer(hog_link *l, int rc)
 {
     pthread_mutex_lock(&l->lock);
@@ -316,7 +327,7 @@ static void round_mean(hog_link *l, uint64_t key, const unsigned char *bytes, co
     if (key == l->snap_key && l->snap) { /* a tick: keep what changed since the snapshot */
         spans_adopt(l, bytes, vals, l->snap);
         l->snap_key = 0;
-    } else if (l->req == LINK_REQ_ROUND && key == l->req_key && !l->req_done) {
+    } else if (request_open(l, LINK_REQ_ROUND, key)) {
         spans_adopt(l, bytes, vals, NULL);
         answer(l, 0);
     }
@@ -649,7 +660,7 @@ static void on_control(hog_link *l, const zmq_msg_t *id, const zmq_msg_t *msg)
     case HOG_FRAME_END:
         if (f.status != 0)
             hog_link_set_failed(l, "rank 0 ended the run: %.*s", (int)f.text_len, f.text);
-        else if (l->req == LINK_REQ_FINISH)
+        else if (request_open(l, LINK_REQ_FINISH, 0))
             answer(l, 0);
         l->phase = LINK_OVER;
         break;
