@@ -58,6 +58,8 @@ typedef struct rank_run {
     float wait_for;         /* non-zero: before finishing, wait (5 s at most) until the first and the
                                last element hold this, exchanged while the run goes on */
     int waited;             /* 1: they did */
+    int until_dead;         /* 1: before finishing, wait (join_timeout at most) until rank 1 is
+                               declared dead or the run fails */
     int join_rc, finish_rc;
     char err[512];
     hog_link_stats st;
@@ -96,6 +98,9 @@ static void *rank_main(void *arg)
         r->waited = atomic_load(&r->w[0]) == r->wait_for && atomic_load(&r->w[N_ELEMS - 1]) == r->wait_for;
         sched_yield();
     }
+    for (double until = hog_now() + r->p.join_timeout;
+         r->until_dead && atomic_load(&r->l->live[1]) && !atomic_load(&r->l->stop) && hog_now() < until;)
+        sched_yield();
     for (int k = 0; k < r->sync_rounds; k++)
         cr_assert_eq(hog_link_epoch_end(r->l, (unsigned)k, r->err, sizeof(r->err)), 0, "%s", r->err);
     if (r->vanish) {
@@ -304,6 +309,64 @@ static void *raw_socket(void *ctx, int type, const char *endpoint, const char *s
     cr_assert_eq(hog_secret_client(sock, &s), 0);
     cr_assert_eq(zmq_connect(sock, endpoint), 0);
     return sock;
+}
+
+/* A peer of the run's key joining as rank `rank` of 2 by hand (its inbox
+ * reaches nothing): its control socket, once rank 0 has welcomed it. */
+static void *raw_join(void *ctx, uint32_t rank)
+{
+    char ep[96];
+    snprintf(ep, sizeof(ep), "tcp://%s", coordinator);
+    void *s = raw_socket(ctx, ZMQ_DEALER, ep, key_path, 0);
+    int timeout = 10000;
+    zmq_setsockopt(s, ZMQ_RCVTIMEO, &timeout, sizeof(timeout));
+    double classes[] = {-1.0, 1.0};
+    hog_frame h;
+    memset(&h, 0, sizeof(h));
+    h.type = HOG_FRAME_HELLO;
+    h.version = HOG_NET_VERSION;
+    h.rank = rank;
+    h.nodes = 2;
+    h.nclasses = 2;
+    h.classes_f64 = classes;
+    h.dim = N_ELEMS;
+    h.params_fp = 42;
+    h.data_fp = 7;
+    h.endpoint = "tcp://127.0.0.1:1";
+    h.endpoint_len = (uint16_t)strlen(h.endpoint);
+    hog_wire w = {0};
+    cr_assert_eq(hog_frame_encode(&h, &w), 0);
+    cr_assert_geq(zmq_send(s, w.buf, w.len, 0), 0);
+    hog_wire_free(&w);
+    unsigned char buf[2048];
+    int n = zmq_recv(s, buf, sizeof(buf), 0);
+    cr_assert_gt(n, 0, "no answer to a HELLO");
+    hog_frame f;
+    const char *why;
+    cr_assert_eq(hog_frame_decode(buf, (size_t)n, &f, &why), 0);
+    cr_assert_eq(f.type, HOG_FRAME_WELCOME);
+    return s;
+}
+
+Test(net_link, averaging_ticks_faster_than_rounds_complete_wait_for_the_open_round)
+{
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    runs[0].p.sync = HOG_SYNC_AVERAGE;
+    runs[0].p.sync_seconds = 0.001; /* a tick each millisecond; rank 1 never answers one */
+    runs[0].until_dead = 1;
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, rank_main, &runs[0]), 0);
+    void *ctx = zmq_ctx_new();
+    void *s = raw_join(ctx, 1);
+    pthread_join(th, NULL);
+    zmq_close(s);
+    zmq_ctx_term(ctx);
+    cr_assert_eq(runs[0].finish_rc, 0, "%s", runs[0].err);
+    cr_assert_eq(runs[0].st.live, 1);
+    cr_assert_eq(runs[0].st.dead_rank, 1);
+    assert_all(&runs[0], 1.0f); /* the rounds rank 1 left open were completed without it */
+    free_ranks(runs, 1);
 }
 
 Test(net_link, malformed_frames_are_counted_and_dropped_never_applied)

@@ -287,7 +287,8 @@ static void round_add(hog_link *l, uint64_t key, uint32_t from, const unsigned c
 {
     link_round *rd = round_get(l, key);
     if (!rd) {
-        hog_link_set_failed(l, "rank 0: out of memory for an averaging round");
+        hog_link_set_failed(l, "rank 0: no room for averaging round %llu (%u rounds open at most, or out of memory)",
+                            (unsigned long long)key, LINK_ROUNDS);
         return;
     }
     if (rd->from[from])
@@ -825,8 +826,11 @@ static void *link_thread(void *arg)
         }
         if (l->p.sync == HOG_SYNC_ASYNC && l->phase < LINK_QUIET)
             send_chunks(l, now);
+        /* One tick round at a time: a newer tick's snapshot replaces the
+         * older one, whose mean no rank could adopt any more, and ticks
+         * faster than rounds complete would fill every round's room. */
         if (l->rank == 0 && l->p.sync == HOG_SYNC_AVERAGE && l->p.sync_seconds > 0 && l->phase == LINK_TRAINING &&
-            now >= l->next_tick) {
+            now >= l->next_tick && !l->snap_key) {
             uint64_t key = (1ull << 32) + ++l->ticks;
             hog_frame t = hog_link_frame(l, HOG_FRAME_TICK, key);
             for (uint32_t r = 1; r < l->nodes; r++)
