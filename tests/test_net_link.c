@@ -543,3 +543,74 @@ Test(net_link, the_fingerprint_follows_the_step_not_the_threads)
     b.step = 0.2;
     cr_assert_neq(hog_link_params_fingerprint(&a), hog_link_params_fingerprint(&b));
 }
+
+/* A rank of a training run through the trainer, over a data file. */
+typedef struct train_run {
+    hog_link_params p;
+    hog_link *l;
+    const char *data;
+    unsigned interrupt_at;  /* non-zero: interrupt the run after this epoch */
+    int rc;
+    char err[512];
+} train_run;
+
+static void interrupt_after(void *ctx, const hog_epoch_stats *st, int done)
+{
+    train_run *r = ctx;
+    if (done && st->epoch == r->interrupt_at)
+        hog_link_interrupt(r->l);
+}
+
+static void *train_main(void *arg)
+{
+    train_run *r = arg;
+    hog_dataset *ds;
+    cr_assert_eq(hog_dataset_open(r->data, NULL, &ds, r->err, sizeof(r->err)), 0, "%s", r->err);
+    cr_assert_eq(hog_link_create(&r->p, &r->l, r->err, sizeof(r->err)), 0, "%s", r->err);
+    hog_train_params p = hog_train_params_default();
+    p.threads = 1;
+    p.bind = 0;
+    p.epochs = 50;
+    p.progress = interrupt_after;
+    p.progress_ctx = r;
+    hog_trainer *t;
+    cr_assert_eq(hog_trainer_create(&p, &t, r->err, sizeof(r->err)), 0, "%s", r->err);
+    hog_trainer_set_link(t, r->l);
+    hog_model *m = NULL;
+    r->rc = hog_trainer_run(t, ds, NULL, &m, r->err, sizeof(r->err));
+    hog_model_free(m);
+    hog_trainer_free(t);
+    hog_dataset_close(ds);
+    return NULL;
+}
+
+Test(net_link, a_failed_run_ends_the_link_thread_before_it_frees_the_model)
+{
+    make_key();
+    char data[160];
+    snprintf(data, sizeof(data), "%s/d.svm", dir);
+    FILE *f = fopen(data, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 2000; i++)
+        fprintf(f, "%d 1:%d %d:1\n", i % 2 ? 1 : -1, i % 2, 2 + i % 7);
+    fclose(f);
+    train_run tr[2];
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) {
+        memset(&tr[i], 0, sizeof(tr[i]));
+        rank_init(&runs[i], i, 2);
+        tr[i].p = runs[i].p;
+        tr[i].data = data;
+        tr[i].interrupt_at = i == 1 ? 1 : 0;
+        cr_assert_eq(pthread_create(&th[i], NULL, train_main, &tr[i]), 0);
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(tr[i].rc, HOG_ENET, "rank %d: %s", i, tr[i].err);
+        cr_assert_not_null(strstr(tr[i].err, "interrupted"), "rank %d: %s", i, tr[i].err);
+        /* its thread joined: nothing touches the freed model's arrays any more */
+        cr_assert_not(tr[i].l->running, "rank %d's link thread still runs after its run returned", i);
+        hog_link_free(tr[i].l);
+    }
+}

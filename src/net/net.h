@@ -335,6 +335,11 @@ int hog_link_epoch_end(hog_link *l, unsigned epoch, char *err, size_t err_len);
  * own view. Returns 0 or HOG_ENET (rank 0 gone, the run aborted). */
 int hog_link_finish(hog_link *l, char *err, size_t err_len);
 
+/* Ends the link thread without finishing, for a run that fails: once it
+ * returns, the spans are neither read nor written any more and may be
+ * freed. Does nothing when the thread is not running. */
+void hog_link_halt(hog_link *l);
+
 /* Whether the run must stop (rank 0 gone or an ABORT received), and why. */
 int hog_link_failed(const hog_link *l, char *err, size_t err_len);
 

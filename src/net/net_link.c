@@ -104,7 +104,7 @@ static void close_sockets(hog_link *l)
     l->ctx = NULL;
 }
 
-static void link_stop_thread(hog_link *l)
+void hog_link_halt(hog_link *l)
 {
     if (!l->running)
         return;
@@ -117,7 +117,7 @@ void hog_link_free(hog_link *l)
 {
     if (!l)
         return;
-    link_stop_thread(l);
+    hog_link_halt(l);
     close_sockets(l);
     if (l->endpoints)
         for (uint32_t r = 0; r < l->nodes; r++)
@@ -771,7 +771,7 @@ int hog_link_epoch_end(hog_link *l, unsigned epoch, char *err, size_t err_len)
 int hog_link_finish(hog_link *l, char *err, size_t err_len)
 {
     int rc = link_ask(l, LINK_REQ_FINISH, 0, err, err_len);
-    link_stop_thread(l);
+    hog_link_halt(l);
     if (rc == 0 && l->nodes > 1)
         hog_log(HOG_LOG_INFO, "rank %u: the run is over: %u of %u ranks alive", l->rank, l->st.live, l->nodes);
     return rc;
