@@ -26,15 +26,19 @@ TestSuite(net_link, .init = setup, .fini = scratch_remove, .timeout = 60);
 
 static char key_path[128], coordinator[64];
 
-/* A free TCP port on loopback (bound, read, released). */
+/* A TCP port on loopback for the coordinator, held for the rest of the
+ * test (each runs in a process of its own): the socket is bound with
+ * SO_REUSEADDR and never listens, so rank 0 can bind the port (ZeroMQ sets
+ * SO_REUSEADDR too) while the kernel gives it to no ephemeral bind, such
+ * as another rank's inbox, meanwhile. */
 static int free_port(void)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t n = sizeof(a);
+    cr_assert_eq(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
     cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
     cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &n), 0);
-    close(fd);
     return ntohs(a.sin_port);
 }
 
