@@ -67,6 +67,7 @@ typedef struct rank_run {
     int join_rc, finish_rc;
     char err[512];
     hog_link_stats st;
+    atomic_int finished;    /* 1: rank_main has returned */
 } rank_run;
 
 static void rank_init(rank_run *r, int rank, int nodes)
@@ -84,15 +85,14 @@ static void rank_init(rank_run *r, int rank, int nodes)
     r->add = (float)(rank + 1);
 }
 
-static void *rank_main(void *arg)
+static void rank_body(rank_run *r)
 {
-    rank_run *r = arg;
     cr_assert_eq(hog_link_create(&r->p, &r->l, r->err, sizeof(r->err)), 0, "%s", r->err);
     double classes[] = {-1.0, 1.0};
     hog_link_shape shape = {.dim = N_ELEMS, .params_fp = r->params_fp, .data_fp = 7, .classes = classes, .nclasses = 2};
     r->join_rc = hog_link_join(r->l, &shape, r->err, sizeof(r->err));
     if (r->join_rc < 0)
-        return NULL;
+        return;
     hog_link_span span = {r->w, N_ELEMS, 0};
     cr_assert_eq(hog_link_spans(r->l, &span, 1), 0);
     cr_assert_eq(hog_link_start(r->l), 0);
@@ -110,10 +110,17 @@ static void *rank_main(void *arg)
     if (r->vanish) {
         hog_link_free(r->l);
         r->l = NULL;
-        return NULL;
+        return;
     }
     r->finish_rc = hog_link_finish(r->l, r->err, sizeof(r->err));
     hog_link_stats_get(r->l, r->p.rank, &r->st);
+}
+
+static void *rank_main(void *arg)
+{
+    rank_run *r = arg;
+    rank_body(r);
+    atomic_store(&r->finished, 1);
     return NULL;
 }
 
@@ -315,40 +322,82 @@ static void *raw_socket(void *ctx, int type, const char *endpoint, const char *s
     return sock;
 }
 
-/* A peer of the run's key joining as rank `rank` of 2 by hand (its inbox
- * reaches nothing): its control socket, once rank 0 has welcomed it. */
-static void *raw_join(void *ctx, uint32_t rank)
+/* A frame of the test's run (no run id), from rank `rank`. */
+static hog_frame raw_frame(hog_frame_type type, uint32_t rank)
+{
+    hog_frame f;
+    memset(&f, 0, sizeof(f));
+    f.type = type;
+    f.version = HOG_NET_VERSION;
+    f.rank = rank;
+    return f;
+}
+
+static void raw_send(void *s, const hog_frame *f)
+{
+    hog_wire w = {0};
+    cr_assert_eq(hog_frame_encode(f, &w), 0);
+    cr_assert_geq(zmq_send(s, w.buf, w.len, 0), 0);
+    hog_wire_free(&w);
+}
+
+/* The next frame on s (decoded into buf's bytes) within its receive
+ * timeout: 0, or -1 when none came. */
+static int raw_recv(void *s, hog_frame *f, unsigned char *buf, size_t len)
+{
+    int n = zmq_recv(s, buf, len, 0);
+    if (n < 0)
+        return -1;
+    const char *why;
+    cr_assert_leq((size_t)n, len);
+    cr_assert_eq(hog_frame_decode(buf, (size_t)n, f, &why), 0, "%s", why);
+    return 0;
+}
+
+/* A DEALER of the run's key at the coordinator, its receive timeout 10 s. */
+static void *raw_dealer(void *ctx)
 {
     char ep[96];
     snprintf(ep, sizeof(ep), "tcp://%s", coordinator);
     void *s = raw_socket(ctx, ZMQ_DEALER, ep, key_path, 0);
     int timeout = 10000;
     zmq_setsockopt(s, ZMQ_RCVTIMEO, &timeout, sizeof(timeout));
+    return s;
+}
+
+/* Greets rank 0 over s as rank `rank` of 2 with dim features and HELLO
+ * flags (its inbox reaches nothing). */
+static void raw_greet(void *s, uint32_t rank, uint64_t dim, uint32_t flags)
+{
     double classes[] = {-1.0, 1.0};
-    hog_frame h;
-    memset(&h, 0, sizeof(h));
-    h.type = HOG_FRAME_HELLO;
-    h.version = HOG_NET_VERSION;
-    h.rank = rank;
+    hog_frame h = raw_frame(HOG_FRAME_HELLO, rank);
     h.nodes = 2;
     h.nclasses = 2;
     h.classes_f64 = classes;
-    h.dim = N_ELEMS;
+    h.dim = dim;
     h.params_fp = 42;
     h.data_fp = 7;
+    h.flags = flags;
     h.endpoint = "tcp://127.0.0.1:1";
     h.endpoint_len = (uint16_t)strlen(h.endpoint);
-    hog_wire w = {0};
-    cr_assert_eq(hog_frame_encode(&h, &w), 0);
-    cr_assert_geq(zmq_send(s, w.buf, w.len, 0), 0);
-    hog_wire_free(&w);
+    raw_send(s, &h);
+}
+
+/* A peer joining as rank `rank` of 2 by hand over s: once rank 0 has
+ * welcomed it, rank 0's inbox into inbox0 (if not NULL). Returns s. */
+static void *raw_join(void *s, uint32_t rank, char *inbox0, size_t len)
+{
+    raw_greet(s, rank, N_ELEMS, 0);
     unsigned char buf[2048];
-    int n = zmq_recv(s, buf, sizeof(buf), 0);
-    cr_assert_gt(n, 0, "no answer to a HELLO");
     hog_frame f;
-    const char *why;
-    cr_assert_eq(hog_frame_decode(buf, (size_t)n, &f, &why), 0);
+    cr_assert_eq(raw_recv(s, &f, buf, sizeof(buf)), 0, "no answer to a HELLO");
     cr_assert_eq(f.type, HOG_FRAME_WELCOME);
+    if (inbox0) {
+        uint16_t n;
+        const char *e = hog_frame_endpoint(&f, 0, &n);
+        cr_assert_lt(n, len);
+        snprintf(inbox0, len, "%.*s", (int)n, e);
+    }
     return s;
 }
 
@@ -362,7 +411,7 @@ Test(net_link, averaging_ticks_faster_than_rounds_complete_wait_for_the_open_rou
     pthread_t th;
     cr_assert_eq(pthread_create(&th, NULL, rank_main, &runs[0]), 0);
     void *ctx = zmq_ctx_new();
-    void *s = raw_join(ctx, 1);
+    void *s = raw_join(raw_dealer(ctx), 1, NULL, 0);
     pthread_join(th, NULL);
     zmq_close(s);
     zmq_ctx_term(ctx);
@@ -617,4 +666,123 @@ Test(net_link, a_failed_run_ends_the_link_thread_before_it_frees_the_model)
         cr_assert_not(tr[i].l->running, "rank %d's link thread still runs after its run returned", i);
         hog_link_free(tr[i].l);
     }
+}
+
+static char logged[4096];
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void log_keep(void *ctx, hog_log_level level, const char *msg)
+{
+    (void)ctx;
+    (void)level;
+    pthread_mutex_lock(&log_lock);
+    size_t n = strlen(logged);
+    snprintf(logged + n, sizeof(logged) - n, "%s\n", msg);
+    pthread_mutex_unlock(&log_lock);
+}
+
+Test(net_link, a_greeting_that_is_not_a_hello_is_logged_and_ignored)
+{
+    hog_log_set(log_keep, NULL, HOG_LOG_WARN);
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    runs[0].until_dead = 1;
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, rank_main, &runs[0]), 0);
+    void *ctx = zmq_ctx_new();
+    void *s = raw_dealer(ctx);
+    hog_frame f = raw_frame(HOG_FRAME_DONE, 1); /* well-formed, but no greeting; then one */
+    raw_send(s, &f);
+    raw_join(s, 1, NULL, 0);
+    pthread_join(th, NULL);
+    hog_log_set(NULL, NULL, HOG_LOG_ERROR);
+    zmq_close(s);
+    zmq_ctx_term(ctx);
+    cr_assert_eq(runs[0].finish_rc, 0, "%s", runs[0].err);
+    cr_assert_eq(runs[0].st.bad, 1);
+    cr_assert_not_null(strstr(logged, "rank 0: a malformed greeting (a well-formed frame, but not a HELLO) ignored"),
+                       "%s", logged);
+    free_ranks(runs, 1);
+}
+
+Test(net_link, a_hello_with_more_features_than_a_data_set_can_have_is_refused)
+{
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    runs[0].p.shards = 1; /* the run takes the most features any rank has */
+    runs[0].p.join_timeout = 2.0;
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, rank_main, &runs[0]), 0);
+    void *ctx = zmq_ctx_new();
+    void *s = raw_dealer(ctx);
+    raw_greet(s, 1, 1ull << 62, HOG_HELLO_SHARDS);
+    unsigned char buf[2048];
+    hog_frame f;
+    cr_assert_eq(raw_recv(s, &f, buf, sizeof(buf)), 0, "no answer to the HELLO");
+    cr_assert_eq(f.type, HOG_FRAME_REFUSE);
+    char text[HOG_FRAME_TEXT_MAX + 1];
+    snprintf(text, sizeof(text), "%.*s", (int)f.text_len, f.text);
+    cr_assert_not_null(strstr(text, "4611686018427387904 features: more than a data set can have"), "%s", text);
+    zmq_close(s);
+    zmq_ctx_term(ctx);
+    pthread_join(th, NULL);
+    cr_assert_eq(runs[0].join_rc, HOG_ENET, "%s", runs[0].err);
+    free_ranks(runs, 1);
+}
+
+Test(net_link, a_failed_join_frees_what_it_opened_and_can_be_tried_again)
+{
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    runs[0].p.join_timeout = 0.3;
+    rank_run *r = &runs[0];
+    char err[512];
+    cr_assert_eq(hog_link_create(&r->p, &r->l, err, sizeof(err)), 0, "%s", err);
+    double classes[] = {-1.0, 1.0};
+    hog_link_shape shape = {.dim = N_ELEMS, .params_fp = 42, .data_fp = 7, .classes = classes, .nclasses = 2};
+    cr_assert_eq(hog_link_join(r->l, &shape, err, sizeof(err)), HOG_ENET);
+    cr_assert_not_null(strstr(err, "rank 1 did not join"), "%s", err);
+    cr_assert_null(r->l->ctx);
+    /* the coordinator's port is free: another socket can listen there */
+    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    a.sin_port = htons((uint16_t)atoi(strchr(coordinator, ':') + 1));
+    cr_assert_eq(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0, "the failed join still holds %s", coordinator);
+    cr_assert_eq(listen(fd, 1), 0, "the failed join still listens at %s", coordinator);
+    close(fd);
+    /* and the same link joins when rank 1 comes */
+    rank_init(&runs[1], 1, 2);
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, rank_main, &runs[1]), 0);
+    r->p.join_timeout = 10.0;
+    r->l->p.join_timeout = 10.0;
+    cr_assert_eq(hog_link_join(r->l, &shape, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_link_join(r->l, &shape, err, sizeof(err)), HOG_EPARAM);
+    cr_assert_not_null(strstr(err, "rank 0 has joined its run already"), "%s", err);
+    hog_link_span span = {r->w, N_ELEMS, 0};
+    cr_assert_eq(hog_link_spans(r->l, &span, 1), 0);
+    cr_assert_eq(hog_link_start(r->l), 0);
+    for (unsigned i = 0; i < N_ELEMS; i++)
+        atomic_store(&r->w[i], 1.0f);
+    cr_assert_eq(hog_link_finish(r->l, err, sizeof(err)), 0, "%s", err);
+    pthread_join(th, NULL);
+    cr_assert_eq(runs[1].finish_rc, 0, "%s", runs[1].err);
+    assert_all(&runs[0], 3.0f);
+    free_ranks(runs, 2);
+}
+
+Test(net_link, a_timeout_of_a_billion_seconds_is_taken_as_given)
+{
+    make_key();
+    for (int i = 0; i < 2; i++) {
+        rank_init(&runs[i], i, 2);
+        runs[i].p.timeout = 1e9; /* its heartbeat options, in ms, saturate rather than wrap */
+    }
+    run_ranks(runs, 2);
+    cr_assert_eq(runs[0].join_rc, 0, "%s", runs[0].err);
+    cr_assert_eq(runs[1].join_rc, 0, "%s", runs[1].err);
+    cr_assert_eq(runs[0].finish_rc, 0, "%s", runs[0].err);
+    assert_all(&runs[0], 3.0f);
+    free_ranks(runs, 2);
 }

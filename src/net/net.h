@@ -299,7 +299,9 @@ uint64_t hog_link_params_fingerprint(const hog_train_params *p);
  * answers each with the agreed shape (the union of the classes; with
  * shards the most features) and every rank's inbox; *shape becomes it.
  * Returns 0; HOG_ENET with the reason (refused, a peer gone, no answer
- * within hog_link_params.join_timeout). */
+ * within hog_link_params.join_timeout); HOG_EPARAM once the link has
+ * joined (a link serves one run). A failed join closes what it opened,
+ * and may be tried again. */
 int hog_link_join(hog_link *l, hog_link_shape *shape, char *err, size_t err_len);
 
 /* The spans to keep in step: call once after joining and before

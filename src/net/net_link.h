@@ -12,6 +12,8 @@
 #define LINK_BEAT_FRACTION 10.0
 /* Messages queued per peer before more are dropped (ZMQ_SNDHWM). */
 #define LINK_HWM 256
+/* Features a rank may bring: a feature index is a uint32_t (hog_row). */
+#define LINK_MAX_DIM (1ull << 32)
 /* Synchronous averaging rounds in flight at once on rank 0. */
 #define LINK_ROUNDS 4
 
