@@ -668,6 +668,59 @@ Test(net_link, a_failed_run_ends_the_link_thread_before_it_frees_the_model)
     }
 }
 
+Test(net_link, control_frames_of_the_wrong_direction_round_or_connection_are_counted_and_ignored)
+{
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    runs[0].until_dead = 1;
+    runs[0].p.timeout = 3.0; /* every frame below arrives before rank 1 is declared dead */
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, rank_main, &runs[0]), 0);
+    void *ctx = zmq_ctx_new();
+    void *s = raw_join(raw_dealer(ctx), 1, NULL, 0);
+    float vals[N_ELEMS];
+    for (unsigned i = 0; i < N_ELEMS; i++)
+        vals[i] = 1e30f;
+    /* sums for rounds rank 0 never started: key 0 once met a free round slot */
+    hog_frame f = raw_frame(HOG_FRAME_SUM, 1);
+    f.count = N_ELEMS;
+    f.f32 = vals;
+    raw_send(s, &f);
+    f.seq = (1ull << 32) + 100;
+    raw_send(s, &f);
+    /* what only rank 0 sends: an END would have ended rank 0's link thread */
+    f = raw_frame(HOG_FRAME_END, 1);
+    raw_send(s, &f);
+    unsigned char live[2] = {1, 1};
+    f = raw_frame(HOG_FRAME_GATHER, 1);
+    f.nodes = 2;
+    f.live = live;
+    raw_send(s, &f);
+    f = raw_frame(HOG_FRAME_MEAN, 1);
+    f.seq = 1;
+    f.count = N_ELEMS;
+    f.f32 = vals;
+    raw_send(s, &f);
+    f = raw_frame(HOG_FRAME_TICK, 1);
+    f.seq = (1ull << 32) + 1;
+    raw_send(s, &f);
+    /* rank 1's DONE over another connection than the one it joined with */
+    char ep[96];
+    snprintf(ep, sizeof(ep), "tcp://%s", coordinator);
+    void *other = raw_socket(ctx, ZMQ_DEALER, ep, key_path, 0);
+    f = raw_frame(HOG_FRAME_DONE, 1);
+    raw_send(other, &f);
+    pthread_join(th, NULL);
+    zmq_close(other);
+    zmq_close(s);
+    zmq_ctx_term(ctx);
+    cr_assert_eq(runs[0].finish_rc, 0, "%s", runs[0].err);
+    cr_assert_eq(runs[0].st.bad, 7, "rank 0 counted %llu bad frames", (unsigned long long)runs[0].st.bad);
+    cr_assert_eq(runs[0].st.live, 1);
+    assert_all(&runs[0], 1.0f); /* nothing of the 1e30s was taken */
+    free_ranks(runs, 1);
+}
+
 static char logged[4096];
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -728,6 +781,142 @@ Test(net_link, a_hello_with_more_features_than_a_data_set_can_have_is_refused)
     pthread_join(th, NULL);
     cr_assert_eq(runs[0].join_rc, HOG_ENET, "%s", runs[0].err);
     free_ranks(runs, 1);
+}
+
+Test(net_link, the_gather_refuses_a_part_of_the_wrong_size_and_bounds_a_parts_counts)
+{
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    runs[0].p.timeout = 5.0;
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, rank_main, &runs[0]), 0);
+    void *ctx = zmq_ctx_new();
+    char inbox0[HOG_FRAME_ENDPOINT_MAX + 1];
+    void *s = raw_join(raw_dealer(ctx), 1, inbox0, sizeof(inbox0));
+    void *push = raw_socket(ctx, ZMQ_PUSH, inbox0, key_path, 3000);
+    hog_frame f = raw_frame(HOG_FRAME_DONE, 1);
+    f.flags = HOG_BEAT_DONE;
+    raw_send(s, &f);
+    unsigned char buf[2048];
+    do /* rank 0 finishes at once: every rank is done */
+        cr_assert_eq(raw_recv(s, &f, buf, sizeof(buf)), 0, "no GATHER");
+    while (f.type != HOG_FRAME_GATHER);
+    f = raw_frame(HOG_FRAME_BEAT, 1); /* rank 1's fence */
+    f.flags = HOG_BEAT_DONE | HOG_BEAT_FENCE;
+    raw_send(push, &f);
+    static float part[N_ELEMS];
+    for (unsigned i = 0; i < N_ELEMS; i++)
+        part[i] = 2.0f; /* rank 1's values for chunks 3 and 4, its change for the others */
+    f = raw_frame(HOG_FRAME_PART, 1);
+    f.count = N_ELEMS - 1;
+    f.f32 = part;
+    f.stats[HOG_PART_EXAMPLES] = 1e30; /* past 2^64 */
+    f.stats[HOG_PART_CHUNKS_SENT] = -5.0;
+    f.stats[HOG_PART_DELTAS_SENT] = 12.0;
+    raw_send(s, &f);
+    f.count = N_ELEMS;
+    raw_send(s, &f);
+    do
+        cr_assert_eq(raw_recv(s, &f, buf, sizeof(buf)), 0, "no END");
+    while (f.type != HOG_FRAME_END);
+    cr_assert_eq(f.status, 0);
+    pthread_join(th, NULL);
+    zmq_close(push);
+    zmq_close(s);
+    zmq_ctx_term(ctx);
+    cr_assert_eq(runs[0].finish_rc, 0, "%s", runs[0].err);
+    cr_assert_eq(runs[0].st.bad, 1, "rank 0 counted %llu bad frames", (unsigned long long)runs[0].st.bad);
+    assert_all(&runs[0], 3.0f); /* rank 0's 1 and rank 1's 2, from the part of the right size */
+    hog_link_stats s1;
+    cr_assert_eq(hog_link_stats_get(runs[0].l, 1, &s1), 0);
+    cr_assert_eq(s1.examples, UINT64_MAX);
+    cr_assert_eq(s1.chunks_sent, 0);
+    cr_assert_eq(s1.deltas_sent, 12);
+    free_ranks(runs, 1);
+}
+
+Test(net_link, a_rank_0_that_beats_but_never_ends_the_run_is_waited_on_for_a_bounded_time)
+{
+    make_key();
+    rank_init(&runs[1], 1, 2);
+    runs[1].p.timeout = 0.5;
+    runs[1].p.join_timeout = 1.0; /* END is due 2 s after the part */
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, rank_main, &runs[1]), 0);
+    /* rank 0 by hand: a ROUTER at the coordinator, behind the key */
+    void *ctx = zmq_ctx_new();
+    hog_secret key;
+    hog_zap *zap;
+    char err[256], ep[96];
+    cr_assert_eq(hog_secret_load(key_path, &key, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_zap_start(ctx, &key, &zap, err, sizeof(err)), 0, "%s", err);
+    void *router = zmq_socket(ctx, ZMQ_ROUTER);
+    int zero = 0;
+    zmq_setsockopt(router, ZMQ_LINGER, &zero, sizeof(zero));
+    cr_assert_eq(hog_secret_server(router, &key), 0);
+    snprintf(ep, sizeof(ep), "tcp://%s", coordinator);
+    cr_assert_eq(zmq_bind(router, ep), 0, "%s", zmq_strerror(errno));
+    double t0 = hog_now();
+    void *push = NULL;
+    int gathered = 0, parted = 0;
+    double next_beat = 0;
+    while (!atomic_load(&runs[1].finished) && hog_now() < t0 + 20.0) {
+        if (push && hog_now() >= next_beat) { /* alive all along */
+            hog_frame b = raw_frame(HOG_FRAME_BEAT, 0);
+            b.flags = gathered ? HOG_BEAT_DONE | HOG_BEAT_FENCE : 0;
+            raw_send(push, &b);
+            next_beat = hog_now() + 0.05;
+        }
+        zmq_pollitem_t it = {router, 0, ZMQ_POLLIN, 0};
+        if (zmq_poll(&it, 1, 20) <= 0)
+            continue;
+        static unsigned char buf[N_ELEMS * 4 + 256];
+        unsigned char id[256];
+        int idn = zmq_recv(router, id, sizeof(id), 0);
+        int n = zmq_recv(router, buf, sizeof(buf), 0);
+        cr_assert(idn > 0 && n > 0);
+        hog_frame f;
+        const char *why;
+        cr_assert_eq(hog_frame_decode(buf, (size_t)n, &f, &why), 0, "%s", why);
+        hog_frame a; /* the answer, and what it points at */
+        char inbox1[HOG_FRAME_ENDPOINT_MAX + 1];
+        const char *eps[] = {"tcp://127.0.0.1:1", inbox1};
+        double classes[] = {-1.0, 1.0};
+        static const unsigned char live[2] = {1, 1};
+        if (f.type == HOG_FRAME_HELLO) {
+            snprintf(inbox1, sizeof(inbox1), "%.*s", (int)f.endpoint_len, f.endpoint);
+            a = raw_frame(HOG_FRAME_WELCOME, 0);
+            a.nodes = 2;
+            a.nclasses = 2;
+            a.classes_f64 = classes;
+            a.dim = N_ELEMS;
+            a.endpoints_str = eps;
+            push = raw_socket(ctx, ZMQ_PUSH, inbox1, key_path, 0);
+        } else if (f.type == HOG_FRAME_DONE) {
+            a = raw_frame(HOG_FRAME_GATHER, 0);
+            a.nodes = 2;
+            a.live = live;
+            gathered = 1;
+            next_beat = 0; /* the fence at once */
+        } else {
+            parted |= f.type == HOG_FRAME_PART;
+            continue;
+        }
+        zmq_send(router, id, (size_t)idn, ZMQ_SNDMORE);
+        raw_send(router, &a);
+    }
+    double took = hog_now() - t0;
+    pthread_join(th, NULL);
+    if (push)
+        zmq_close(push);
+    zmq_close(router);
+    hog_zap_stop(zap);
+    zmq_ctx_term(ctx);
+    cr_assert(parted, "rank 1 sent no part");
+    cr_assert_eq(runs[1].finish_rc, HOG_ENET);
+    cr_assert_not_null(strstr(runs[1].err, "rank 0 sent no END within 2 s of rank 1's part"), "%s", runs[1].err);
+    cr_assert_lt(took, 10.0);
+    free_ranks(runs + 1, 1);
 }
 
 Test(net_link, a_failed_join_frees_what_it_opened_and_can_be_tried_again)

@@ -116,6 +116,7 @@ struct hog_link {
     unsigned char *parted;  /* nodes: PART received */
     float **parts;          /* nodes: their values */
     double gather_deadline;
+    double end_deadline;    /* ranks 1..: END is due by then once the part is sent */
 
     hog_link_stats st;
     hog_link_stats *all;    /* rank 0: every rank's, from the PARTs */

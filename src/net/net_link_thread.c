@@ -325,8 +325,10 @@ static void answer(hog_link *l, int rc)
 /* This rank receives a round's mean (rank 0: computes it). */
 static void round_mean(hog_link *l, uint64_t key, const unsigned char *bytes, const float *vals)
 {
-    if (key == l->snap_key && l->snap) { /* a tick: keep what changed since the snapshot */
+    if (l->snap && key == l->snap_key) { /* a tick: keep what changed since the snapshot */
         spans_adopt(l, bytes, vals, l->snap);
+        hog_free(l->snap); /* adopted once: no other key may match it */
+        l->snap = NULL;
         l->snap_key = 0;
     } else if (request_open(l, LINK_REQ_ROUND, key)) {
         spans_adopt(l, bytes, vals, NULL);
@@ -456,20 +458,27 @@ static void part_stats(const hog_link_stats *s, double *out)
     out[HOG_PART_STALENESS_MAX] = s->staleness_max;
 }
 
+/* A count from a PART's f64: a peer's number is finite (decoded so) but
+ * may be negative or past 2^64, which no conversion to uint64_t defines. */
+static uint64_t part_count(double v)
+{
+    return v >= 0x1p64 ? UINT64_MAX : v > 0 ? (uint64_t)v : 0;
+}
+
 static hog_link_stats stats_of_part(uint32_t rank, uint32_t nodes, const double *in)
 {
     hog_link_stats s = {.rank = rank, .nodes = nodes};
-    s.examples = (uint64_t)in[HOG_PART_EXAMPLES];
+    s.examples = part_count(in[HOG_PART_EXAMPLES]);
     s.seconds = in[HOG_PART_SECONDS];
-    s.chunks_sent = (uint64_t)in[HOG_PART_CHUNKS_SENT];
-    s.chunks_received = (uint64_t)in[HOG_PART_CHUNKS_RECEIVED];
-    s.deltas_sent = (uint64_t)in[HOG_PART_DELTAS_SENT];
-    s.deltas_received = (uint64_t)in[HOG_PART_DELTAS_RECEIVED];
-    s.dropped = (uint64_t)in[HOG_PART_DROPPED];
-    s.bad = (uint64_t)in[HOG_PART_BAD];
-    s.stale = (uint64_t)in[HOG_PART_STALE];
-    s.bytes_sent = (uint64_t)in[HOG_PART_BYTES_SENT];
-    s.bytes_received = (uint64_t)in[HOG_PART_BYTES_RECEIVED];
+    s.chunks_sent = part_count(in[HOG_PART_CHUNKS_SENT]);
+    s.chunks_received = part_count(in[HOG_PART_CHUNKS_RECEIVED]);
+    s.deltas_sent = part_count(in[HOG_PART_DELTAS_SENT]);
+    s.deltas_received = part_count(in[HOG_PART_DELTAS_RECEIVED]);
+    s.dropped = part_count(in[HOG_PART_DROPPED]);
+    s.bad = part_count(in[HOG_PART_BAD]);
+    s.stale = part_count(in[HOG_PART_STALE]);
+    s.bytes_sent = part_count(in[HOG_PART_BYTES_SENT]);
+    s.bytes_received = part_count(in[HOG_PART_BYTES_RECEIVED]);
     s.link_cpu = in[HOG_PART_LINK_CPU];
     s.staleness_mean = in[HOG_PART_STALENESS_SUM];
     s.staleness_max = in[HOG_PART_STALENESS_MAX];
@@ -557,8 +566,10 @@ static void send_abort(hog_link *l, const char *why)
 /* ===================================================================== *
  *  Receiving
  * ===================================================================== */
-/* Decodes a frame of this run from a known rank, or counts it bad. */
-static int frame_ok(hog_link *l, const zmq_msg_t *msg, hog_frame *f)
+/* Decodes a frame of this run from a known rank, or counts it bad. On
+ * rank 0's control socket (id: the routing id ZeroMQ gave the message)
+ * the frame must come over the connection its rank joined with. */
+static int frame_ok(hog_link *l, const zmq_msg_t *id, const zmq_msg_t *msg, hog_frame *f)
 {
     const char *why;
     if (hog_frame_decode(zmq_msg_data((zmq_msg_t *)msg), zmq_msg_size((zmq_msg_t *)msg), f, &why) < 0 ||
@@ -575,16 +586,51 @@ static int frame_ok(hog_link *l, const zmq_msg_t *msg, hog_frame *f)
         l->st.bad++;
         return 0;
     }
+    if (id) {
+        const link_id *li = &l->ids[f->rank];
+        if (zmq_msg_size((zmq_msg_t *)id) != li->len || memcmp(zmq_msg_data((zmq_msg_t *)id), li->b, li->len)) {
+            l->st.bad++;
+            return 0;
+        }
+    }
     if (!atomic_load_explicit(&l->live[f->rank], memory_order_relaxed))
         return 0; /* a rank declared dead stays dead */
     l->last_seen[f->rank] = hog_now();
     return 1;
 }
 
+/* The control frames each side takes: rank 0 the ranks' DONE, PART and
+ * SUM; the others rank 0's TICK, MEAN, GATHER and END; ABORT both. */
+static int control_type_ok(const hog_link *l, hog_frame_type t)
+{
+    switch (t) {
+    case HOG_FRAME_ABORT:
+        return 1;
+    case HOG_FRAME_DONE:
+    case HOG_FRAME_PART:
+    case HOG_FRAME_SUM:
+        return l->rank == 0;
+    case HOG_FRAME_TICK:
+    case HOG_FRAME_MEAN:
+    case HOG_FRAME_GATHER:
+    case HOG_FRAME_END:
+        return l->rank != 0;
+    default:
+        return 0;
+    }
+}
+
+/* A round rank 0 may have started: an epoch's end (keys 1 to 2^32) or
+ * one of the ticks it sent (2^32 + 1 on). */
+static int round_key_ok(const hog_link *l, uint64_t key)
+{
+    return (key >= 1 && key <= (1ull << 32)) || (key > (1ull << 32) && key - (1ull << 32) <= l->ticks);
+}
+
 static void on_data(hog_link *l, const zmq_msg_t *msg)
 {
     hog_frame f;
-    if (!frame_ok(l, msg, &f))
+    if (!frame_ok(l, NULL, msg, &f))
         return;
     if (f.type == HOG_FRAME_CHUNK)
         on_chunk(l, &f);
@@ -599,15 +645,10 @@ static void on_data(hog_link *l, const zmq_msg_t *msg)
 static void on_control(hog_link *l, const zmq_msg_t *id, const zmq_msg_t *msg)
 {
     hog_frame f;
-    if (!frame_ok(l, msg, &f))
+    if (!frame_ok(l, l->rank == 0 ? id : NULL, msg, &f))
         return;
-    if (l->rank == 0) { /* the routing id must be the one that rank joined with */
-        const link_id *li = &l->ids[f.rank];
-        if (zmq_msg_size((zmq_msg_t *)id) != li->len || memcmp(zmq_msg_data((zmq_msg_t *)id), li->b, li->len)) {
-            l->st.bad++;
-            return;
-        }
-    } else if (f.rank != 0) {
+    if ((l->rank != 0 && f.rank != 0) || !control_type_ok(l, f.type) ||
+        (f.type == HOG_FRAME_SUM && !round_key_ok(l, f.seq))) {
         l->st.bad++;
         return;
     }
@@ -621,11 +662,10 @@ static void on_control(hog_link *l, const zmq_msg_t *id, const zmq_msg_t *msg)
         hog_link_set_failed(l, "rank %u ended the run: %.*s", f.rank, (int)f.text_len, f.text);
         break;
     case HOG_FRAME_DONE:
-        if (l->rank == 0)
-            l->done[f.rank] = 1;
+        l->done[f.rank] = 1;
         break;
     case HOG_FRAME_PART:
-        if (l->rank == 0 && l->phase >= LINK_QUIET && !l->parted[f.rank]) {
+        if (l->phase >= LINK_QUIET && !l->parted[f.rank]) {
             float *v = hog_malloc(HOG_MAX(f.count, 1) * sizeof(float));
             if (!v) {
                 hog_link_set_failed(l, "rank 0: out of memory gathering the model");
@@ -639,10 +679,8 @@ static void on_control(hog_link *l, const zmq_msg_t *id, const zmq_msg_t *msg)
         }
         break;
     case HOG_FRAME_SUM:
-        if (l->rank == 0) {
-            round_add(l, f.seq, f.rank, f.values, NULL);
-            rounds_check(l);
-        }
+        round_add(l, f.seq, f.rank, f.values, NULL);
+        rounds_check(l);
         break;
     case HOG_FRAME_MEAN:
         round_mean(l, f.seq, f.values, NULL);
@@ -661,6 +699,8 @@ static void on_control(hog_link *l, const zmq_msg_t *id, const zmq_msg_t *msg)
     case HOG_FRAME_END:
         if (f.status != 0)
             hog_link_set_failed(l, "rank 0 ended the run: %.*s", (int)f.text_len, f.text);
+        else if (l->phase < LINK_DONE)
+            hog_link_set_failed(l, "rank 0 ended the run before rank %u had finished its epochs", l->rank);
         else if (request_open(l, LINK_REQ_FINISH, 0))
             answer(l, 0);
         l->phase = LINK_OVER;
@@ -768,6 +808,11 @@ static void send_part(hog_link *l)
                             zmq_strerror(errno));
     hog_free(v);
     l->phase = LINK_PARTED;
+    /* Rank 0 sends END by its gather's deadline (timeout + join_timeout
+     * after GATHER, which came before this part) plus the assembly, which
+     * takes less than a timeout or this rank declares rank 0 gone. A rank
+     * 0 that keeps beating but never ends the run is not waited on longer. */
+    l->end_deadline = hog_now() + 2.0 * l->p.timeout + l->p.join_timeout;
 }
 
 /* Rank 0 at the end: the gather once all are done, END once it is in. */
@@ -843,6 +888,9 @@ static void *link_thread(void *arg)
             coordinator_end(l, now);
         else if (l->phase == LINK_QUIET && fences_in(l))
             send_part(l);
+        else if (l->phase == LINK_PARTED && now > l->end_deadline)
+            hog_link_set_failed(l, "rank 0 sent no END within %g s of rank %u's part of the model", 2.0 * l->p.timeout +
+                                l->p.join_timeout, l->rank);
     }
     if (l->phase != LINK_OVER)
         stats_final(l);
