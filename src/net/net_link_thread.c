@@ -393,8 +393,9 @@ static void round_contribute(hog_link *l, uint64_t key, int tick)
         hog_frame f = hog_link_frame(l, HOG_FRAME_SUM, key);
         f.count = l->nelems;
         f.f32 = v;
-        if (hog_link_send_ctl(l, 0, &f) < 0)
-            hog_link_set_failed(l, "rank %u: cannot send its model to rank 0: %s", l->rank, zmq_strerror(errno));
+        int rc = hog_link_send_ctl(l, 0, &f);
+        if (rc < 0)
+            hog_link_set_failed(l, "rank %u: cannot send its model to rank 0: %s", l->rank, zmq_strerror(-rc));
     }
     if (!tick)
         hog_free(v);
@@ -775,8 +776,9 @@ static void take_request(hog_link *l, uint64_t *taken)
     d.epoch = atomic_load(&l->epoch);
     d.examples = atomic_load(&l->examples);
     d.flags = HOG_BEAT_DONE;
-    if (hog_link_send_ctl(l, 0, &d) < 0)
-        hog_link_set_failed(l, "rank %u: cannot tell rank 0 it is done: %s", l->rank, zmq_strerror(errno));
+    int rc = hog_link_send_ctl(l, 0, &d);
+    if (rc < 0)
+        hog_link_set_failed(l, "rank %u: cannot tell rank 0 it is done: %s", l->rank, zmq_strerror(-rc));
 }
 
 /* Whether every living peer's fence has come: no change of theirs is
@@ -803,9 +805,10 @@ static void send_part(hog_link *l)
     part_stats(&l->st, p.stats);
     p.count = l->nelems;
     p.f32 = v;
-    if (hog_link_send_ctl(l, 0, &p) < 0)
+    int rc = hog_link_send_ctl(l, 0, &p);
+    if (rc < 0)
         hog_link_set_failed(l, "rank %u: cannot send its part of the model to rank 0: %s", l->rank,
-                            zmq_strerror(errno));
+                            zmq_strerror(-rc));
     hog_free(v);
     l->phase = LINK_PARTED;
     /* Rank 0 sends END by its gather's deadline (timeout + join_timeout
