@@ -29,8 +29,19 @@ not_ok() { # not_ok WHAT [LOG...]: a failed case, with the tail of each log
     for f in "$@"; do [ -f "$f" ] && tail -n 15 "$f" | sed "s|^|# $(basename "$f"): |"; done
 }
 skip() { n=$((n + 1)); echo "ok $n - # SKIP $1"; }
-# A port per run, from one the kernel would not hand out soon.
-port=$((20000 + $$ % 20000))
+# A port per run, below the kernel's ephemeral range, where the ranks'
+# inboxes and every outgoing connection get theirs: a coordinator's port
+# from inside it could be taken between one run and the next.
+low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+[ -n "$low" ] && [ "$low" -gt 21000 ] 2>/dev/null || low=32768
+port=$((20000 + $$ % (low - 20100)))
+wait_for() { # wait_for PATTERN FILE: until FILE shows PATTERN, 24 s at most
+    tries=0
+    while ! grep -q "$1" "$2" 2>/dev/null && [ "$tries" -lt 1200 ]; do
+        "$py" -c "import time; time.sleep(0.02)"
+        tries=$((tries + 1))
+    done
+}
 json() { # json FILE EXPR: a value of a --report
     "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null
 }
@@ -152,11 +163,7 @@ done
     >"$tmp/kill.0.log" 2>&1 &
 rank0=$!
 pids="$pids $rank0"
-tries=0
-while ! grep -q "epoch 150/300" "$tmp/kill.2.log" 2>/dev/null && [ "$tries" -lt 1200 ]; do
-    "$py" -c "import time; time.sleep(0.02)"
-    tries=$((tries + 1))
-done
+wait_for "epoch 150/300" "$tmp/kill.2.log"
 kill -9 "$victim" 2>/dev/null
 wait "$rank0"
 rc0=$?
@@ -174,16 +181,17 @@ else
         "$tmp/kill.0.log" "$tmp/kill.1.log" "$tmp/kill.2.log"
 fi
 
-# Rank 0 gone: the others end within the timeout, saying so.
+# Rank 0 gone: the others end within the timeout, saying so. Rank 0 is
+# killed once rank 1 trains (both have joined).
 port=$((port + 1))
-"$bin" train $common -o "$tmp/gone.hog" --nodes 2 --node-rank 1 --coordinator "127.0.0.1:$port" \
+"$bin" train $common_nq -o "$tmp/gone.hog" --nodes 2 --node-rank 1 --coordinator "127.0.0.1:$port" \
     --secret "$tmp/key" --link-timeout 1 --epochs 100000 >"$tmp/gone.1.log" 2>&1 &
 peer=$!
 "$bin" train $common -o "$tmp/gone.hog" --nodes 2 --node-rank 0 --coordinator "127.0.0.1:$port" \
     --secret "$tmp/key" --link-timeout 1 --epochs 100000 >"$tmp/gone.0.log" 2>&1 &
 rank0=$!
 pids="$peer $rank0"
-"$py" -c "import time; time.sleep(1.5)"
+wait_for "epoch 1/" "$tmp/gone.1.log"
 kill -9 "$rank0"
 t0=$(date +%s)
 wait "$peer"
@@ -197,16 +205,16 @@ else
     not_ok "rank 0 killed: rank 1 exit $rc1 after $((t1 - t0)) s" "$tmp/gone.1.log"
 fi
 
-# SIGINT to one rank ends every rank, none writes a model.
+# SIGINT to one rank, once it trains, ends every rank, none writes a model.
 port=$((port + 1))
-"$bin" train $common -o "$tmp/int.hog" --nodes 2 --node-rank 1 --coordinator "127.0.0.1:$port" \
+"$bin" train $common_nq -o "$tmp/int.hog" --nodes 2 --node-rank 1 --coordinator "127.0.0.1:$port" \
     --secret "$tmp/key" --epochs 100000 >"$tmp/int.1.log" 2>&1 &
 peer=$!
 "$bin" train $common -o "$tmp/int.hog" --nodes 2 --node-rank 0 --coordinator "127.0.0.1:$port" \
     --secret "$tmp/key" --epochs 100000 >"$tmp/int.0.log" 2>&1 &
 rank0=$!
 pids="$peer $rank0"
-"$py" -c "import time; time.sleep(1.5)"
+wait_for "epoch 1/" "$tmp/int.1.log"
 kill -INT "$peer"
 wait "$peer"
 rc1=$?

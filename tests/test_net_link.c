@@ -26,15 +26,19 @@ TestSuite(net_link, .init = setup, .fini = scratch_remove, .timeout = 60);
 
 static char key_path[128], coordinator[64];
 
-/* A free TCP port on loopback (bound, read, released). */
+/* A TCP port on loopback for the coordinator, held for the rest of the
+ * test (each runs in a process of its own): the socket is bound with
+ * SO_REUSEADDR and never listens, so rank 0 can bind the port (ZeroMQ sets
+ * SO_REUSEADDR too) while the kernel gives it to no ephemeral bind, such
+ * as another rank's inbox, meanwhile. */
 static int free_port(void)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t n = sizeof(a);
+    cr_assert_eq(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
     cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
     cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &n), 0);
-    close(fd);
     return ntohs(a.sin_port);
 }
 
@@ -61,9 +65,12 @@ typedef struct rank_run {
     float wait_first, wait_last; /* non-zero: before finishing, wait (5 s at most) until the first
                                and the last element hold these, exchanged while the run goes on */
     int waited;             /* 1: they did */
+    int until_dead;         /* 1: before finishing, wait (join_timeout at most) until rank 1 is
+                               declared dead or the run fails */
     int join_rc, finish_rc;
     char err[512];
     hog_link_stats st;
+    atomic_int finished;    /* 1: rank_main has returned */
 } rank_run;
 
 static void rank_init(rank_run *r, int rank, int nodes)
@@ -81,15 +88,14 @@ static void rank_init(rank_run *r, int rank, int nodes)
     r->add = (float)(rank + 1);
 }
 
-static void *rank_main(void *arg)
+static void rank_body(rank_run *r)
 {
-    rank_run *r = arg;
     cr_assert_eq(hog_link_create(&r->p, &r->l, r->err, sizeof(r->err)), 0, "%s", r->err);
     double classes[] = {-1.0, 1.0};
     hog_link_shape shape = {.dim = N_ELEMS, .params_fp = r->params_fp, .data_fp = 7, .classes = classes, .nclasses = 2};
     r->join_rc = hog_link_join(r->l, &shape, r->err, sizeof(r->err));
     if (r->join_rc < 0)
-        return NULL;
+        return;
     static const unsigned char hot = 1;
     hog_link_span span = {r->w, N_ELEMS, 0, r->hot ? &hot : NULL, N_ELEMS};
     cr_assert_eq(hog_link_spans(r->l, &span, 1), 0);
@@ -101,15 +107,25 @@ static void *rank_main(void *arg)
         r->waited = atomic_load(&r->w[0]) == r->wait_first && atomic_load(&r->w[N_ELEMS - 1]) == r->wait_last;
         sched_yield();
     }
+    for (double until = hog_now() + r->p.join_timeout;
+         r->until_dead && atomic_load(&r->l->live[1]) && !atomic_load(&r->l->stop) && hog_now() < until;)
+        sched_yield();
     for (int k = 0; k < r->sync_rounds; k++)
         cr_assert_eq(hog_link_epoch_end(r->l, (unsigned)k, r->err, sizeof(r->err)), 0, "%s", r->err);
     if (r->vanish) {
         hog_link_free(r->l);
         r->l = NULL;
-        return NULL;
+        return;
     }
     r->finish_rc = hog_link_finish(r->l, r->err, sizeof(r->err));
     hog_link_stats_get(r->l, r->p.rank, &r->st);
+}
+
+static void *rank_main(void *arg)
+{
+    rank_run *r = arg;
+    rank_body(r);
+    atomic_store(&r->finished, 1);
     return NULL;
 }
 
@@ -358,6 +374,107 @@ static void *raw_socket(void *ctx, int type, const char *endpoint, const char *s
     return sock;
 }
 
+/* A frame of the test's run (no run id), from rank `rank`. */
+static hog_frame raw_frame(hog_frame_type type, uint32_t rank)
+{
+    hog_frame f;
+    memset(&f, 0, sizeof(f));
+    f.type = type;
+    f.version = HOG_NET_VERSION;
+    f.rank = rank;
+    return f;
+}
+
+static void raw_send(void *s, const hog_frame *f)
+{
+    hog_wire w = {0};
+    cr_assert_eq(hog_frame_encode(f, &w), 0);
+    cr_assert_geq(zmq_send(s, w.buf, w.len, 0), 0);
+    hog_wire_free(&w);
+}
+
+/* The next frame on s (decoded into buf's bytes) within its receive
+ * timeout: 0, or -1 when none came. */
+static int raw_recv(void *s, hog_frame *f, unsigned char *buf, size_t len)
+{
+    int n = zmq_recv(s, buf, len, 0);
+    if (n < 0)
+        return -1;
+    const char *why;
+    cr_assert_leq((size_t)n, len);
+    cr_assert_eq(hog_frame_decode(buf, (size_t)n, f, &why), 0, "%s", why);
+    return 0;
+}
+
+/* A DEALER of the run's key at the coordinator, its receive timeout 10 s. */
+static void *raw_dealer(void *ctx)
+{
+    char ep[96];
+    snprintf(ep, sizeof(ep), "tcp://%s", coordinator);
+    void *s = raw_socket(ctx, ZMQ_DEALER, ep, key_path, 0);
+    int timeout = 10000;
+    zmq_setsockopt(s, ZMQ_RCVTIMEO, &timeout, sizeof(timeout));
+    return s;
+}
+
+/* Greets rank 0 over s as rank `rank` of 2 with dim features and HELLO
+ * flags (its inbox reaches nothing). */
+static void raw_greet(void *s, uint32_t rank, uint64_t dim, uint32_t flags)
+{
+    double classes[] = {-1.0, 1.0};
+    hog_frame h = raw_frame(HOG_FRAME_HELLO, rank);
+    h.nodes = 2;
+    h.nclasses = 2;
+    h.classes_f64 = classes;
+    h.dim = dim;
+    h.params_fp = 42;
+    h.data_fp = 7;
+    h.flags = flags;
+    h.endpoint = "tcp://127.0.0.1:1";
+    h.endpoint_len = (uint16_t)strlen(h.endpoint);
+    raw_send(s, &h);
+}
+
+/* A peer joining as rank `rank` of 2 by hand over s: once rank 0 has
+ * welcomed it, rank 0's inbox into inbox0 (if not NULL). Returns s. */
+static void *raw_join(void *s, uint32_t rank, char *inbox0, size_t len)
+{
+    raw_greet(s, rank, N_ELEMS, 0);
+    unsigned char buf[2048];
+    hog_frame f;
+    cr_assert_eq(raw_recv(s, &f, buf, sizeof(buf)), 0, "no answer to a HELLO");
+    cr_assert_eq(f.type, HOG_FRAME_WELCOME);
+    if (inbox0) {
+        uint16_t n;
+        const char *e = hog_frame_endpoint(&f, 0, &n);
+        cr_assert_lt(n, len);
+        snprintf(inbox0, len, "%.*s", (int)n, e);
+    }
+    return s;
+}
+
+Test(net_link, averaging_ticks_faster_than_rounds_complete_wait_for_the_open_round)
+{
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    runs[0].p.sync = HOG_SYNC_AVERAGE;
+    runs[0].p.sync_seconds = 0.001; /* a tick each millisecond; rank 1 never answers one */
+    runs[0].until_dead = 1;
+    runs[0].all = 1;
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, rank_main, &runs[0]), 0);
+    void *ctx = zmq_ctx_new();
+    void *s = raw_join(raw_dealer(ctx), 1, NULL, 0);
+    pthread_join(th, NULL);
+    zmq_close(s);
+    zmq_ctx_term(ctx);
+    cr_assert_eq(runs[0].finish_rc, 0, "%s", runs[0].err);
+    cr_assert_eq(runs[0].st.live, 1);
+    cr_assert_eq(runs[0].st.dead_rank, 1);
+    assert_all(&runs[0], 1.0f); /* the rounds rank 1 left open were completed without it */
+    free_ranks(runs, 1);
+}
+
 Test(net_link, malformed_frames_are_counted_and_dropped_never_applied)
 {
     make_key();
@@ -532,4 +649,386 @@ Test(net_link, the_fingerprint_follows_the_step_not_the_threads)
     cr_assert_eq(hog_link_params_fingerprint(&a), hog_link_params_fingerprint(&b));
     b.step = 0.2;
     cr_assert_neq(hog_link_params_fingerprint(&a), hog_link_params_fingerprint(&b));
+}
+
+/* A rank of a training run through the trainer, over a data file. */
+typedef struct train_run {
+    hog_link_params p;
+    hog_link *l;
+    const char *data;
+    unsigned interrupt_at;  /* non-zero: interrupt the run after this epoch */
+    int rc;
+    char err[512];
+} train_run;
+
+static void interrupt_after(void *ctx, const hog_epoch_stats *st, int done)
+{
+    train_run *r = ctx;
+    if (done && st->epoch == r->interrupt_at)
+        hog_link_interrupt(r->l);
+}
+
+static void *train_main(void *arg)
+{
+    train_run *r = arg;
+    hog_dataset *ds;
+    cr_assert_eq(hog_dataset_open(r->data, NULL, &ds, r->err, sizeof(r->err)), 0, "%s", r->err);
+    cr_assert_eq(hog_link_create(&r->p, &r->l, r->err, sizeof(r->err)), 0, "%s", r->err);
+    hog_train_params p = hog_train_params_default();
+    p.threads = 1;
+    p.bind = 0;
+    p.epochs = 50;
+    p.progress = interrupt_after;
+    p.progress_ctx = r;
+    hog_trainer *t;
+    cr_assert_eq(hog_trainer_create(&p, &t, r->err, sizeof(r->err)), 0, "%s", r->err);
+    hog_trainer_set_link(t, r->l);
+    hog_model *m = NULL;
+    r->rc = hog_trainer_run(t, ds, NULL, &m, r->err, sizeof(r->err));
+    hog_model_free(m);
+    hog_trainer_free(t);
+    hog_dataset_close(ds);
+    return NULL;
+}
+
+Test(net_link, a_failed_run_ends_the_link_thread_before_it_frees_the_model)
+{
+    make_key();
+    char data[160];
+    snprintf(data, sizeof(data), "%s/d.svm", dir);
+    FILE *f = fopen(data, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 2000; i++)
+        fprintf(f, "%d 1:%d %d:1\n", i % 2 ? 1 : -1, i % 2, 2 + i % 7);
+    fclose(f);
+    train_run tr[2];
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) {
+        memset(&tr[i], 0, sizeof(tr[i]));
+        rank_init(&runs[i], i, 2);
+        tr[i].p = runs[i].p;
+        tr[i].data = data;
+        tr[i].interrupt_at = i == 1 ? 1 : 0;
+        cr_assert_eq(pthread_create(&th[i], NULL, train_main, &tr[i]), 0);
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(tr[i].rc, HOG_ENET, "rank %d: %s", i, tr[i].err);
+        cr_assert_not_null(strstr(tr[i].err, "interrupted"), "rank %d: %s", i, tr[i].err);
+        /* its thread joined: nothing touches the freed model's arrays any more */
+        cr_assert_not(tr[i].l->running, "rank %d's link thread still runs after its run returned", i);
+        hog_link_free(tr[i].l);
+    }
+}
+
+Test(net_link, control_frames_of_the_wrong_direction_round_or_connection_are_counted_and_ignored)
+{
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    runs[0].until_dead = 1;
+    runs[0].all = 1;
+    runs[0].p.timeout = 3.0; /* every frame below arrives before rank 1 is declared dead */
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, rank_main, &runs[0]), 0);
+    void *ctx = zmq_ctx_new();
+    void *s = raw_join(raw_dealer(ctx), 1, NULL, 0);
+    float vals[N_ELEMS];
+    for (unsigned i = 0; i < N_ELEMS; i++)
+        vals[i] = 1e30f;
+    /* sums for rounds rank 0 never started: key 0 once met a free round slot */
+    hog_frame f = raw_frame(HOG_FRAME_SUM, 1);
+    f.count = N_ELEMS;
+    f.f32 = vals;
+    raw_send(s, &f);
+    f.seq = (1ull << 32) + 100;
+    raw_send(s, &f);
+    /* what only rank 0 sends: an END would have ended rank 0's link thread */
+    f = raw_frame(HOG_FRAME_END, 1);
+    raw_send(s, &f);
+    unsigned char live[2] = {1, 1};
+    f = raw_frame(HOG_FRAME_GATHER, 1);
+    f.nodes = 2;
+    f.live = live;
+    raw_send(s, &f);
+    f = raw_frame(HOG_FRAME_MEAN, 1);
+    f.seq = 1;
+    f.count = N_ELEMS;
+    f.f32 = vals;
+    raw_send(s, &f);
+    f = raw_frame(HOG_FRAME_TICK, 1);
+    f.seq = (1ull << 32) + 1;
+    raw_send(s, &f);
+    /* rank 1's DONE over another connection than the one it joined with */
+    char ep[96];
+    snprintf(ep, sizeof(ep), "tcp://%s", coordinator);
+    void *other = raw_socket(ctx, ZMQ_DEALER, ep, key_path, 0);
+    f = raw_frame(HOG_FRAME_DONE, 1);
+    raw_send(other, &f);
+    pthread_join(th, NULL);
+    zmq_close(other);
+    zmq_close(s);
+    zmq_ctx_term(ctx);
+    cr_assert_eq(runs[0].finish_rc, 0, "%s", runs[0].err);
+    cr_assert_eq(runs[0].st.bad, 7, "rank 0 counted %llu bad frames", (unsigned long long)runs[0].st.bad);
+    cr_assert_eq(runs[0].st.live, 1);
+    assert_all(&runs[0], 1.0f); /* nothing of the 1e30s was taken */
+    free_ranks(runs, 1);
+}
+
+static char logged[4096];
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void log_keep(void *ctx, hog_log_level level, const char *msg)
+{
+    (void)ctx;
+    (void)level;
+    pthread_mutex_lock(&log_lock);
+    size_t n = strlen(logged);
+    snprintf(logged + n, sizeof(logged) - n, "%s\n", msg);
+    pthread_mutex_unlock(&log_lock);
+}
+
+Test(net_link, a_greeting_that_is_not_a_hello_is_logged_and_ignored)
+{
+    hog_log_set(log_keep, NULL, HOG_LOG_WARN);
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    runs[0].until_dead = 1;
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, rank_main, &runs[0]), 0);
+    void *ctx = zmq_ctx_new();
+    void *s = raw_dealer(ctx);
+    hog_frame f = raw_frame(HOG_FRAME_DONE, 1); /* well-formed, but no greeting; then one */
+    raw_send(s, &f);
+    raw_join(s, 1, NULL, 0);
+    pthread_join(th, NULL);
+    hog_log_set(NULL, NULL, HOG_LOG_ERROR);
+    zmq_close(s);
+    zmq_ctx_term(ctx);
+    cr_assert_eq(runs[0].finish_rc, 0, "%s", runs[0].err);
+    cr_assert_eq(runs[0].st.bad, 1);
+    cr_assert_not_null(strstr(logged, "rank 0: a malformed greeting (a well-formed frame, but not a HELLO) ignored"),
+                       "%s", logged);
+    free_ranks(runs, 1);
+}
+
+Test(net_link, a_hello_with_more_features_than_a_data_set_can_have_is_refused)
+{
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    runs[0].p.shards = 1; /* the run takes the most features any rank has */
+    runs[0].p.join_timeout = 2.0;
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, rank_main, &runs[0]), 0);
+    void *ctx = zmq_ctx_new();
+    void *s = raw_dealer(ctx);
+    raw_greet(s, 1, 1ull << 62, HOG_HELLO_SHARDS);
+    unsigned char buf[2048];
+    hog_frame f;
+    cr_assert_eq(raw_recv(s, &f, buf, sizeof(buf)), 0, "no answer to the HELLO");
+    cr_assert_eq(f.type, HOG_FRAME_REFUSE);
+    char text[HOG_FRAME_TEXT_MAX + 1];
+    snprintf(text, sizeof(text), "%.*s", (int)f.text_len, f.text);
+    cr_assert_not_null(strstr(text, "4611686018427387904 features: more than a data set can have"), "%s", text);
+    zmq_close(s);
+    zmq_ctx_term(ctx);
+    pthread_join(th, NULL);
+    cr_assert_eq(runs[0].join_rc, HOG_ENET, "%s", runs[0].err);
+    free_ranks(runs, 1);
+}
+
+Test(net_link, the_gather_refuses_a_part_of_the_wrong_size_and_bounds_a_parts_counts)
+{
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    runs[0].p.timeout = 5.0;
+    runs[0].add = 0.0f; /* no change of rank 0's to hand rank 1 at the gather */
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, rank_main, &runs[0]), 0);
+    void *ctx = zmq_ctx_new();
+    char inbox0[HOG_FRAME_ENDPOINT_MAX + 1];
+    void *s = raw_join(raw_dealer(ctx), 1, inbox0, sizeof(inbox0));
+    void *push = raw_socket(ctx, ZMQ_PUSH, inbox0, key_path, 3000);
+    hog_frame f = raw_frame(HOG_FRAME_DONE, 1);
+    f.flags = HOG_BEAT_DONE;
+    raw_send(s, &f);
+    unsigned char buf[2048];
+    do /* rank 0 finishes at once: every rank is done */
+        cr_assert_eq(raw_recv(s, &f, buf, sizeof(buf)), 0, "no GATHER");
+    while (f.type != HOG_FRAME_GATHER);
+    f = raw_frame(HOG_FRAME_BEAT, 1); /* rank 1's fence */
+    f.flags = HOG_BEAT_DONE | HOG_BEAT_FENCE;
+    raw_send(push, &f);
+    static float part[N_ELEMS];
+    for (unsigned i = 0; i < N_ELEMS; i++)
+        part[i] = 2.0f; /* rank 1's values for chunks 3 and 4 (the rest is not its to say) */
+    f = raw_frame(HOG_FRAME_PART, 1);
+    f.count = N_ELEMS - 1;
+    f.f32 = part;
+    f.stats[HOG_PART_EXAMPLES] = 1e30; /* past 2^64 */
+    f.stats[HOG_PART_CHUNKS_SENT] = -5.0;
+    f.stats[HOG_PART_DELTAS_SENT] = 12.0;
+    raw_send(s, &f);
+    f.count = N_ELEMS;
+    raw_send(s, &f);
+    do
+        cr_assert_eq(raw_recv(s, &f, buf, sizeof(buf)), 0, "no END");
+    while (f.type != HOG_FRAME_END);
+    cr_assert_eq(f.status, 0);
+    pthread_join(th, NULL);
+    zmq_close(push);
+    zmq_close(s);
+    zmq_ctx_term(ctx);
+    cr_assert_eq(runs[0].finish_rc, 0, "%s", runs[0].err);
+    cr_assert_eq(runs[0].st.bad, 1, "rank 0 counted %llu bad frames", (unsigned long long)runs[0].st.bad);
+    for (unsigned i = 0; i < N_ELEMS; i++) /* rank 0's chunks as they were, rank 1's from its part of the right size */
+        cr_assert_eq(atomic_load(&runs[0].w[i]), i < 3 * 1024 ? 0.0f : 2.0f, "element %u", i);
+    hog_link_stats s1;
+    cr_assert_eq(hog_link_stats_get(runs[0].l, 1, &s1), 0);
+    cr_assert_eq(s1.examples, UINT64_MAX);
+    cr_assert_eq(s1.chunks_sent, 0);
+    cr_assert_eq(s1.deltas_sent, 12);
+    free_ranks(runs, 1);
+}
+
+Test(net_link, a_rank_0_that_beats_but_never_ends_the_run_is_waited_on_for_a_bounded_time)
+{
+    make_key();
+    rank_init(&runs[1], 1, 2);
+    runs[1].p.timeout = 0.5;
+    runs[1].p.join_timeout = 1.0; /* END is due 2 s after the part */
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, rank_main, &runs[1]), 0);
+    /* rank 0 by hand: a ROUTER at the coordinator, behind the key */
+    void *ctx = zmq_ctx_new();
+    hog_secret key;
+    hog_zap *zap;
+    char err[256], ep[96];
+    cr_assert_eq(hog_secret_load(key_path, &key, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_zap_start(ctx, &key, &zap, err, sizeof(err)), 0, "%s", err);
+    void *router = zmq_socket(ctx, ZMQ_ROUTER);
+    int zero = 0;
+    zmq_setsockopt(router, ZMQ_LINGER, &zero, sizeof(zero));
+    cr_assert_eq(hog_secret_server(router, &key), 0);
+    snprintf(ep, sizeof(ep), "tcp://%s", coordinator);
+    cr_assert_eq(zmq_bind(router, ep), 0, "%s", zmq_strerror(errno));
+    double t0 = hog_now();
+    void *push = NULL;
+    int gathered = 0, parted = 0;
+    double next_beat = 0;
+    while (!atomic_load(&runs[1].finished) && hog_now() < t0 + 20.0) {
+        if (push && hog_now() >= next_beat) { /* alive all along */
+            hog_frame b = raw_frame(HOG_FRAME_BEAT, 0);
+            b.flags = gathered ? HOG_BEAT_DONE | HOG_BEAT_FENCE : 0;
+            raw_send(push, &b);
+            next_beat = hog_now() + 0.05;
+        }
+        zmq_pollitem_t it = {router, 0, ZMQ_POLLIN, 0};
+        if (zmq_poll(&it, 1, 20) <= 0)
+            continue;
+        static unsigned char buf[N_ELEMS * 4 + 256];
+        unsigned char id[256];
+        int idn = zmq_recv(router, id, sizeof(id), 0);
+        int n = zmq_recv(router, buf, sizeof(buf), 0);
+        cr_assert(idn > 0 && n > 0);
+        hog_frame f;
+        const char *why;
+        cr_assert_eq(hog_frame_decode(buf, (size_t)n, &f, &why), 0, "%s", why);
+        hog_frame a; /* the answer, and what it points at */
+        char inbox1[HOG_FRAME_ENDPOINT_MAX + 1];
+        const char *eps[] = {"tcp://127.0.0.1:1", inbox1};
+        double classes[] = {-1.0, 1.0};
+        static const unsigned char live[2] = {1, 1};
+        if (f.type == HOG_FRAME_HELLO) {
+            snprintf(inbox1, sizeof(inbox1), "%.*s", (int)f.endpoint_len, f.endpoint);
+            a = raw_frame(HOG_FRAME_WELCOME, 0);
+            a.nodes = 2;
+            a.nclasses = 2;
+            a.classes_f64 = classes;
+            a.dim = N_ELEMS;
+            a.endpoints_str = eps;
+            push = raw_socket(ctx, ZMQ_PUSH, inbox1, key_path, 0);
+        } else if (f.type == HOG_FRAME_DONE) {
+            a = raw_frame(HOG_FRAME_GATHER, 0);
+            a.nodes = 2;
+            a.live = live;
+            gathered = 1;
+            next_beat = 0; /* the fence at once */
+        } else {
+            parted |= f.type == HOG_FRAME_PART;
+            continue;
+        }
+        zmq_send(router, id, (size_t)idn, ZMQ_SNDMORE);
+        raw_send(router, &a);
+    }
+    double took = hog_now() - t0;
+    pthread_join(th, NULL);
+    if (push)
+        zmq_close(push);
+    zmq_close(router);
+    hog_zap_stop(zap);
+    zmq_ctx_term(ctx);
+    cr_assert(parted, "rank 1 sent no part");
+    cr_assert_eq(runs[1].finish_rc, HOG_ENET);
+    cr_assert_not_null(strstr(runs[1].err, "rank 0 sent no END within 2 s of rank 1's part"), "%s", runs[1].err);
+    cr_assert_lt(took, 10.0);
+    free_ranks(runs + 1, 1);
+}
+
+Test(net_link, a_failed_join_frees_what_it_opened_and_can_be_tried_again)
+{
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    runs[0].p.join_timeout = 0.3;
+    rank_run *r = &runs[0];
+    char err[512];
+    cr_assert_eq(hog_link_create(&r->p, &r->l, err, sizeof(err)), 0, "%s", err);
+    double classes[] = {-1.0, 1.0};
+    hog_link_shape shape = {.dim = N_ELEMS, .params_fp = 42, .data_fp = 7, .classes = classes, .nclasses = 2};
+    cr_assert_eq(hog_link_join(r->l, &shape, err, sizeof(err)), HOG_ENET);
+    cr_assert_not_null(strstr(err, "rank 1 did not join"), "%s", err);
+    cr_assert_null(r->l->ctx);
+    /* the coordinator's port is free: another socket can listen there */
+    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    a.sin_port = htons((uint16_t)atoi(strchr(coordinator, ':') + 1));
+    cr_assert_eq(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0, "the failed join still holds %s", coordinator);
+    cr_assert_eq(listen(fd, 1), 0, "the failed join still listens at %s", coordinator);
+    close(fd);
+    /* and the same link joins when rank 1 comes */
+    rank_init(&runs[1], 1, 2);
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, rank_main, &runs[1]), 0);
+    r->p.join_timeout = 10.0;
+    r->l->p.join_timeout = 10.0;
+    cr_assert_eq(hog_link_join(r->l, &shape, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_link_join(r->l, &shape, err, sizeof(err)), HOG_EPARAM);
+    cr_assert_not_null(strstr(err, "rank 0 has joined its run already"), "%s", err);
+    hog_link_span span = {r->w, N_ELEMS, 0, NULL, 1};
+    cr_assert_eq(hog_link_spans(r->l, &span, 1), 0);
+    cr_assert_eq(hog_link_start(r->l), 0);
+    for (unsigned i = 0; i < N_ELEMS; i += 2)
+        atomic_store(&r->w[i], 1.0f);
+    cr_assert_eq(hog_link_finish(r->l, err, sizeof(err)), 0, "%s", err);
+    pthread_join(th, NULL);
+    cr_assert_eq(runs[1].finish_rc, 0, "%s", runs[1].err);
+    assert_each(&runs[0], 2); /* rank 0's 1 on the even elements, rank 1's 2 on the odd */
+    free_ranks(runs, 2);
+}
+
+Test(net_link, a_timeout_of_a_billion_seconds_is_taken_as_given)
+{
+    make_key();
+    for (int i = 0; i < 2; i++) {
+        rank_init(&runs[i], i, 2);
+        runs[i].p.timeout = 1e9; /* its heartbeat options, in ms, saturate rather than wrap */
+    }
+    run_ranks(runs, 2);
+    cr_assert_eq(runs[0].join_rc, 0, "%s", runs[0].err);
+    cr_assert_eq(runs[1].join_rc, 0, "%s", runs[1].err);
+    cr_assert_eq(runs[0].finish_rc, 0, "%s", runs[0].err);
+    assert_each(&runs[0], 2);
+    free_ranks(runs, 2);
 }

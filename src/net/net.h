@@ -303,7 +303,9 @@ uint64_t hog_link_params_fingerprint(const hog_train_params *p);
  * answers each with the agreed shape (the union of the classes; with
  * shards the most features) and every rank's inbox; *shape becomes it.
  * Returns 0; HOG_ENET with the reason (refused, a peer gone, no answer
- * within hog_link_params.join_timeout). */
+ * within hog_link_params.join_timeout); HOG_EPARAM once the link has
+ * joined (a link serves one run). A failed join closes what it opened,
+ * and may be tried again. */
 int hog_link_join(hog_link *l, hog_link_shape *shape, char *err, size_t err_len);
 
 /* The spans to keep in step: call once after joining and before
@@ -355,6 +357,11 @@ void hog_link_wait_pass(const hog_link *l, uint64_t seen);
 
 /* Whether each rank trains on a file of its own (hog_link_params.shards). */
 int hog_link_shards(const hog_link *l);
+
+/* Ends the link thread without finishing, for a run that fails: once it
+ * returns, the spans are neither read nor written any more and may be
+ * freed. Does nothing when the thread is not running. */
+void hog_link_halt(hog_link *l);
 
 /* Whether the run must stop (rank 0 gone or an ABORT received), and why. */
 int hog_link_failed(const hog_link *l, char *err, size_t err_len);

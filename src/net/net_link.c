@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <netdb.h>
 #include <stdarg.h>
@@ -105,7 +106,7 @@ static void close_sockets(hog_link *l)
     l->ctx = NULL;
 }
 
-static void link_stop_thread(hog_link *l)
+void hog_link_halt(hog_link *l)
 {
     if (!l->running)
         return;
@@ -118,7 +119,7 @@ void hog_link_free(hog_link *l)
 {
     if (!l)
         return;
-    link_stop_thread(l);
+    hog_link_halt(l);
     close_sockets(l);
     if (l->endpoints)
         for (uint32_t r = 0; r < l->nodes; r++)
@@ -239,13 +240,17 @@ uint32_t hog_link_master(const hog_link *l, const unsigned char *live, uint32_t 
  * ZeroMQ's own heartbeats on the connection. */
 static int socket_options(hog_link *l, void *s, int linger_ms)
 {
-    int hb = (int)HOG_MAX(100.0, 1000.0 * l->p.timeout / LINK_BEAT_FRACTION);
-    int hbt = (int)HOG_MAX(200.0, 1000.0 * l->p.timeout);
+    /* Milliseconds, as ints: a timeout of weeks saturates. ZeroMQ keeps
+     * the TTL in tenths of a second in 16 bits (6553.5 s at most) and
+     * refuses a longer one. */
+    int hb = (int)HOG_MIN((double)INT_MAX, HOG_MAX(100.0, 1000.0 * l->p.timeout / LINK_BEAT_FRACTION));
+    int hbt = (int)HOG_MIN((double)INT_MAX, HOG_MAX(200.0, 1000.0 * l->p.timeout));
+    int ttl = HOG_MIN(hbt, 6553500);
     int hwm = LINK_HWM;
     if (zmq_setsockopt(s, ZMQ_LINGER, &linger_ms, sizeof(int)) < 0 ||
         zmq_setsockopt(s, ZMQ_HEARTBEAT_IVL, &hb, sizeof(int)) < 0 ||
         zmq_setsockopt(s, ZMQ_HEARTBEAT_TIMEOUT, &hbt, sizeof(int)) < 0 ||
-        zmq_setsockopt(s, ZMQ_HEARTBEAT_TTL, &hbt, sizeof(int)) < 0 ||
+        zmq_setsockopt(s, ZMQ_HEARTBEAT_TTL, &ttl, sizeof(int)) < 0 ||
         zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof(int)) < 0 || zmq_setsockopt(s, ZMQ_RCVHWM, &hwm, sizeof(int)) < 0)
         return -errno;
     return 0;
@@ -378,6 +383,9 @@ static int hello_admit(const hog_link *l, const hog_link_shape *mine, const hog_
         snprintf(why, len, "rank %u is outside 1..%u", f->rank, l->nodes - 1);
     else if (joined[f->rank])
         snprintf(why, len, "rank %u has already joined from another process", f->rank);
+    else if (f->dim > LINK_MAX_DIM)
+        snprintf(why, len, "%llu features: more than a data set can have (2^32, feature indices are 32-bit)",
+                 (unsigned long long)f->dim);
     else if (f->params_fp != mine->params_fp)
         snprintf(why, len, "training parameters differ from rank 0's (fingerprint %016llx, rank 0 %016llx): every "
                  "rank must train with the same settings", (unsigned long long)f->params_fp,
@@ -486,10 +494,11 @@ static int join_coordinator(hog_link *l, hog_link_shape *shape, const char *my_e
         }
         hog_frame f;
         const char *why;
-        if (hog_frame_decode(zmq_msg_data(&msg), zmq_msg_size(&msg), &f, &why) < 0 || f.type != HOG_FRAME_HELLO) {
+        int dec = hog_frame_decode(zmq_msg_data(&msg), zmq_msg_size(&msg), &f, &why);
+        if (dec < 0 || f.type != HOG_FRAME_HELLO) { /* f and why: only what the decoding set */
             l->st.bad++;
-            hog_log(HOG_LOG_WARN, "rank 0: a malformed greeting (%s) ignored", f.type != HOG_FRAME_HELLO && !why
-                    ? "not a HELLO" : why);
+            hog_log(HOG_LOG_WARN, "rank 0: a malformed greeting (%s) ignored",
+                    dec < 0 ? why : "a well-formed frame, but not a HELLO");
             continue;
         }
         char reason[300];
@@ -594,7 +603,8 @@ static int join_peer(hog_link *l, hog_link_shape *shape, const char *my_ep, char
             rc = hog_fail(HOG_ENET, err, err_len, "rank %u: %.*s", l->rank, (int)f.text_len, f.text);
             break;
         }
-        if (f.type != HOG_FRAME_WELCOME || f.version != HOG_NET_VERSION || f.run != l->run || f.nodes != l->nodes) {
+        if (f.type != HOG_FRAME_WELCOME || f.version != HOG_NET_VERSION || f.run != l->run || f.nodes != l->nodes ||
+            f.dim > LINK_MAX_DIM) {
             l->st.bad++;
             continue;
         }
@@ -613,6 +623,10 @@ static int join_peer(hog_link *l, hog_link_shape *shape, const char *my_ep, char
             if (!(l->endpoints[r] = dup_n(e, n)))
                 rc = -ENOMEM;
         }
+        if (rc < 0) {
+            hog_free(u);
+            break;
+        }
         l->classes = shape->classes = u;
         shape->nclasses = f.nclasses;
         shape->dim = f.dim;
@@ -622,10 +636,9 @@ static int join_peer(hog_link *l, hog_link_shape *shape, const char *my_ep, char
     return rc;
 }
 
-int hog_link_join(hog_link *l, hog_link_shape *shape, char *err, size_t err_len)
+/* Opens the sockets and meets the others (hog_link_join). */
+static int join_open(hog_link *l, hog_link_shape *shape, char *err, size_t err_len)
 {
-    if (l->nodes < 2)
-        return 0;
     char chost[256], cport[16];
     if (split_hostport(l->coordinator, chost, sizeof(chost), cport, sizeof(cport)) < 0)
         return hog_fail(HOG_EPARAM, err, err_len, "hog_link_params.coordinator %s is not HOST:PORT", l->coordinator);
@@ -673,6 +686,37 @@ int hog_link_join(hog_link *l, hog_link_shape *shape, char *err, size_t err_len)
     hog_log(HOG_LOG_INFO, "rank %u of %u: inbox %s, coordinator %s%s", l->rank, l->nodes, ep, l->coordinator,
             l->rank == 0 ? " (here)" : "");
     return 0;
+}
+
+/* Closes and frees what a failed join opened: the link is as
+ * hog_link_create made it (the coordinator's port free again, no ZAP
+ * thread), and hog_link_join may try again. */
+static void join_undo(hog_link *l)
+{
+    close_sockets(l);
+    if (l->endpoints)
+        for (uint32_t r = 0; r < l->nodes; r++)
+            hog_free(l->endpoints[r]);
+    hog_free(l->endpoints);
+    hog_free(l->ids);
+    l->endpoints = NULL;
+    l->ids = NULL;
+}
+
+int hog_link_join(hog_link *l, hog_link_shape *shape, char *err, size_t err_len)
+{
+    if (l->nodes < 2)
+        return 0;
+    if (l->ctx)
+        return hog_fail(HOG_EPARAM, err, err_len, "rank %u has joined its run already: a link serves one run",
+                        l->rank);
+    if (shape->nclasses > HOG_FRAME_MAX_CLASSES)
+        return hog_fail(HOG_ELABEL, err, err_len, "rank %u has more than %u distinct labels", l->rank,
+                        HOG_FRAME_MAX_CLASSES);
+    int rc = join_open(l, shape, err, err_len);
+    if (rc < 0)
+        join_undo(l);
+    return rc;
 }
 
 /* ===================================================================== *
@@ -776,7 +820,7 @@ int hog_link_epoch_end(hog_link *l, unsigned epoch, char *err, size_t err_len)
 int hog_link_finish(hog_link *l, char *err, size_t err_len)
 {
     int rc = link_ask(l, LINK_REQ_FINISH, 0, err, err_len);
-    link_stop_thread(l);
+    hog_link_halt(l);
     if (rc == 0 && l->nodes > 1)
         hog_log(HOG_LOG_INFO, "rank %u: the run is over: %u of %u ranks alive", l->rank, l->st.live, l->nodes);
     return rc;

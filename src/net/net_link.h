@@ -12,6 +12,8 @@
 #define LINK_BEAT_FRACTION 10.0
 /* Messages queued per peer before more are dropped (ZMQ_SNDHWM). */
 #define LINK_HWM 256
+/* Features a rank may bring: a feature index is a uint32_t (hog_row). */
+#define LINK_MAX_DIM (1ull << 32)
 /* Synchronous averaging rounds in flight at once on rank 0. */
 #define LINK_ROUNDS 4
 
@@ -85,6 +87,7 @@ struct hog_link {
     unsigned char *done;    /* rank 0: nodes, DONE received */
     unsigned char *fenced;  /* nodes: a FENCE beat received (the gather) */
     int phase;              /* the link thread's: LINK_TRAINING ... LINK_OVER */
+    int flushing;           /* 1: handing in its last changes (flush_changes): no fence yet */
 
     /* the thread */
     pthread_t thread;
@@ -119,6 +122,7 @@ struct hog_link {
     unsigned char *parted;  /* nodes: PART received */
     float **parts;          /* nodes: their values */
     double gather_deadline;
+    double end_deadline;    /* ranks 1..: END is due by then once the part is sent */
 
     hog_link_stats st;
     hog_link_stats *all;    /* rank 0: every rank's, from the PARTs */

@@ -265,7 +265,8 @@ static void send_beats(hog_link *l)
     hog_frame b = hog_link_frame(l, HOG_FRAME_BEAT, l->st.chunks_sent);
     b.epoch = atomic_load_explicit(&l->epoch, memory_order_relaxed);
     b.examples = atomic_load_explicit(&l->examples, memory_order_relaxed);
-    b.flags = (l->phase >= LINK_DONE ? HOG_BEAT_DONE : 0) | (l->phase >= LINK_QUIET ? HOG_BEAT_FENCE : 0);
+    b.flags = (l->phase >= LINK_DONE ? HOG_BEAT_DONE : 0) |
+              (l->phase >= LINK_QUIET && !l->flushing ? HOG_BEAT_FENCE : 0);
     for (uint32_t r = 0; r < l->nodes; r++)
         if (r != l->rank && atomic_load_explicit(&l->live[r], memory_order_relaxed))
             hog_link_send_data(l, r, &b);
@@ -350,7 +351,8 @@ static void round_add(hog_link *l, uint64_t key, uint32_t from, const unsigned c
 {
     link_round *rd = round_get(l, key);
     if (!rd) {
-        hog_link_set_failed(l, "rank 0: out of memory for an averaging round");
+        hog_link_set_failed(l, "rank 0: no room for averaging round %llu (%u rounds open at most, or out of memory)",
+                            (unsigned long long)key, LINK_ROUNDS);
         return;
     }
     if (rd->from[from])
@@ -362,6 +364,17 @@ static void round_add(hog_link *l, uint64_t key, uint32_t from, const unsigned c
             double v = vals ? vals[k] : hog_frame_f32(bytes, k);
             rd->sum[k] = l->spans[i].max ? HOG_MAX(rd->sum[k], v) : rd->sum[k] + v;
         }
+}
+
+/* Whether the trainer waits on request req (a round: the one of key).
+ * Read under the lock, which the trainer holds when it writes the
+ * request; once seen open, the request stays as it is until answered. */
+static int request_open(hog_link *l, link_request req, uint64_t key)
+{
+    pthread_mutex_lock(&l->lock);
+    int yes = l->req == req && !l->req_done && (req != LINK_REQ_ROUND || l->req_key == key);
+    pthread_mutex_unlock(&l->lock);
+    return yes;
 }
 
 static void answer(hog_link *l, int rc)
@@ -376,10 +389,12 @@ static void answer(hog_link *l, int rc)
 /* This rank receives a round's mean (rank 0: computes it). */
 static void round_mean(hog_link *l, uint64_t key, const unsigned char *bytes, const float *vals)
 {
-    if (key == l->snap_key && l->snap) { /* a tick: keep what changed since the snapshot */
+    if (l->snap && key == l->snap_key) { /* a tick: keep what changed since the snapshot */
         spans_adopt(l, bytes, vals, l->snap);
+        hog_free(l->snap); /* adopted once: no other key may match it */
+        l->snap = NULL;
         l->snap_key = 0;
-    } else if (l->req == LINK_REQ_ROUND && key == l->req_key && !l->req_done) {
+    } else if (request_open(l, LINK_REQ_ROUND, key)) {
         spans_adopt(l, bytes, vals, NULL);
         answer(l, 0);
     }
@@ -442,8 +457,9 @@ static void round_contribute(hog_link *l, uint64_t key, int tick)
         hog_frame f = hog_link_frame(l, HOG_FRAME_SUM, key);
         f.count = l->nelems;
         f.f32 = v;
-        if (hog_link_send_ctl(l, 0, &f) < 0)
-            hog_link_set_failed(l, "rank %u: cannot send its model to rank 0: %s", l->rank, zmq_strerror(errno));
+        int rc = hog_link_send_ctl(l, 0, &f);
+        if (rc < 0)
+            hog_link_set_failed(l, "rank %u: cannot send its model to rank 0: %s", l->rank, zmq_strerror(-rc));
     }
     if (!tick)
         hog_free(v);
@@ -508,20 +524,27 @@ static void part_stats(const hog_link_stats *s, double *out)
     out[HOG_PART_STALENESS_MAX] = s->staleness_max;
 }
 
+/* A count from a PART's f64: a peer's number is finite (decoded so) but
+ * may be negative or past 2^64, which no conversion to uint64_t defines. */
+static uint64_t part_count(double v)
+{
+    return v >= 0x1p64 ? UINT64_MAX : v > 0 ? (uint64_t)v : 0;
+}
+
 static hog_link_stats stats_of_part(uint32_t rank, uint32_t nodes, const double *in)
 {
     hog_link_stats s = {.rank = rank, .nodes = nodes};
-    s.examples = (uint64_t)in[HOG_PART_EXAMPLES];
+    s.examples = part_count(in[HOG_PART_EXAMPLES]);
     s.seconds = in[HOG_PART_SECONDS];
-    s.chunks_sent = (uint64_t)in[HOG_PART_CHUNKS_SENT];
-    s.chunks_received = (uint64_t)in[HOG_PART_CHUNKS_RECEIVED];
-    s.deltas_sent = (uint64_t)in[HOG_PART_DELTAS_SENT];
-    s.deltas_received = (uint64_t)in[HOG_PART_DELTAS_RECEIVED];
-    s.dropped = (uint64_t)in[HOG_PART_DROPPED];
-    s.bad = (uint64_t)in[HOG_PART_BAD];
-    s.stale = (uint64_t)in[HOG_PART_STALE];
-    s.bytes_sent = (uint64_t)in[HOG_PART_BYTES_SENT];
-    s.bytes_received = (uint64_t)in[HOG_PART_BYTES_RECEIVED];
+    s.chunks_sent = part_count(in[HOG_PART_CHUNKS_SENT]);
+    s.chunks_received = part_count(in[HOG_PART_CHUNKS_RECEIVED]);
+    s.deltas_sent = part_count(in[HOG_PART_DELTAS_SENT]);
+    s.deltas_received = part_count(in[HOG_PART_DELTAS_RECEIVED]);
+    s.dropped = part_count(in[HOG_PART_DROPPED]);
+    s.bad = part_count(in[HOG_PART_BAD]);
+    s.stale = part_count(in[HOG_PART_STALE]);
+    s.bytes_sent = part_count(in[HOG_PART_BYTES_SENT]);
+    s.bytes_received = part_count(in[HOG_PART_BYTES_RECEIVED]);
     s.link_cpu = in[HOG_PART_LINK_CPU];
     s.staleness_mean = in[HOG_PART_STALENESS_MEAN];
     s.staleness_max = in[HOG_PART_STALENESS_MAX];
@@ -559,6 +582,8 @@ static void drain(hog_link *l, void *s, int ctl);
 static void flush_changes(hog_link *l)
 {
     l->phase = LINK_QUIET;
+    l->flushing = 1; /* beats carry no fence until every change is out */
+    double until = hog_now() + l->p.timeout, next_beat = hog_now();
     for (uint32_t c = 0; c < l->nchunks; c++) {
         uint32_t m = hog_link_master(l, l->gather_live, c);
         if (m == l->rank || !atomic_load_explicit(&l->live[m], memory_order_relaxed))
@@ -579,7 +604,6 @@ static void flush_changes(hog_link *l)
         d.chunk = c;
         d.count = cnt;
         d.f32 = l->buf;
-        double until = hog_now() + l->p.timeout;
         int sent;
         while ((sent = hog_link_send_data(l, m, &d)) < 0 && hog_now() < until && !atomic_load(&l->stop) &&
                atomic_load_explicit(&l->live[m], memory_order_relaxed)) {
@@ -587,7 +611,12 @@ static void flush_changes(hog_link *l)
             zmq_pollitem_t it = {l->out[m], 0, ZMQ_POLLOUT, 0};
             zmq_poll(&it, 1, 1);
             drain(l, l->inbox, 0);
-            check_peers(l, hog_now());
+            double now = hog_now();
+            if (now >= next_beat) { /* alive, still without a fence */
+                send_beats(l);
+                next_beat = now + HOG_MIN(1.0, l->p.timeout / LINK_BEAT_FRACTION);
+                check_peers(l, now);
+            }
         }
         if (sent < 0) /* its master is gone: the change goes with it */
             continue;
@@ -596,6 +625,7 @@ static void flush_changes(hog_link *l)
             for (uint32_t j = 0; j < cnt; j++)
                 l->base[elem + j] += l->buf[j];
     }
+    l->flushing = 0;
     send_beats(l); /* the fence, at once */
 }
 
@@ -649,8 +679,10 @@ static void send_abort(hog_link *l, const char *why)
 /* ===================================================================== *
  *  Receiving
  * ===================================================================== */
-/* Decodes a frame of this run from a known rank, or counts it bad. */
-static int frame_ok(hog_link *l, const zmq_msg_t *msg, hog_frame *f)
+/* Decodes a frame of this run from a known rank, or counts it bad. On
+ * rank 0's control socket (id: the routing id ZeroMQ gave the message)
+ * the frame must come over the connection its rank joined with. */
+static int frame_ok(hog_link *l, const zmq_msg_t *id, const zmq_msg_t *msg, hog_frame *f)
 {
     const char *why;
     if (hog_frame_decode(zmq_msg_data((zmq_msg_t *)msg), zmq_msg_size((zmq_msg_t *)msg), f, &why) < 0 ||
@@ -667,16 +699,51 @@ static int frame_ok(hog_link *l, const zmq_msg_t *msg, hog_frame *f)
         l->st.bad++;
         return 0;
     }
+    if (id) {
+        const link_id *li = &l->ids[f->rank];
+        if (zmq_msg_size((zmq_msg_t *)id) != li->len || memcmp(zmq_msg_data((zmq_msg_t *)id), li->b, li->len)) {
+            l->st.bad++;
+            return 0;
+        }
+    }
     if (!atomic_load_explicit(&l->live[f->rank], memory_order_relaxed))
         return 0; /* a rank declared dead stays dead */
     l->last_seen[f->rank] = hog_now();
     return 1;
 }
 
+/* The control frames each side takes: rank 0 the ranks' DONE, PART and
+ * SUM; the others rank 0's TICK, MEAN, GATHER and END; ABORT both. */
+static int control_type_ok(const hog_link *l, hog_frame_type t)
+{
+    switch (t) {
+    case HOG_FRAME_ABORT:
+        return 1;
+    case HOG_FRAME_DONE:
+    case HOG_FRAME_PART:
+    case HOG_FRAME_SUM:
+        return l->rank == 0;
+    case HOG_FRAME_TICK:
+    case HOG_FRAME_MEAN:
+    case HOG_FRAME_GATHER:
+    case HOG_FRAME_END:
+        return l->rank != 0;
+    default:
+        return 0;
+    }
+}
+
+/* A round rank 0 may have started: an epoch's end (keys 1 to 2^32) or
+ * one of the ticks it sent (2^32 + 1 on). */
+static int round_key_ok(const hog_link *l, uint64_t key)
+{
+    return (key >= 1 && key <= (1ull << 32)) || (key > (1ull << 32) && key - (1ull << 32) <= l->ticks);
+}
+
 static void on_data(hog_link *l, const zmq_msg_t *msg)
 {
     hog_frame f;
-    if (!frame_ok(l, msg, &f))
+    if (!frame_ok(l, NULL, msg, &f))
         return;
     if (f.type == HOG_FRAME_CHUNK)
         on_chunk(l, &f);
@@ -691,15 +758,10 @@ static void on_data(hog_link *l, const zmq_msg_t *msg)
 static void on_control(hog_link *l, const zmq_msg_t *id, const zmq_msg_t *msg)
 {
     hog_frame f;
-    if (!frame_ok(l, msg, &f))
+    if (!frame_ok(l, l->rank == 0 ? id : NULL, msg, &f))
         return;
-    if (l->rank == 0) { /* the routing id must be the one that rank joined with */
-        const link_id *li = &l->ids[f.rank];
-        if (zmq_msg_size((zmq_msg_t *)id) != li->len || memcmp(zmq_msg_data((zmq_msg_t *)id), li->b, li->len)) {
-            l->st.bad++;
-            return;
-        }
-    } else if (f.rank != 0) {
+    if ((l->rank != 0 && f.rank != 0) || !control_type_ok(l, f.type) ||
+        (f.type == HOG_FRAME_SUM && !round_key_ok(l, f.seq))) {
         l->st.bad++;
         return;
     }
@@ -713,11 +775,10 @@ static void on_control(hog_link *l, const zmq_msg_t *id, const zmq_msg_t *msg)
         hog_link_set_failed(l, "rank %u ended the run: %.*s", f.rank, (int)f.text_len, f.text);
         break;
     case HOG_FRAME_DONE:
-        if (l->rank == 0)
-            l->done[f.rank] = 1;
+        l->done[f.rank] = 1;
         break;
     case HOG_FRAME_PART:
-        if (l->rank == 0 && l->phase >= LINK_QUIET && !l->parted[f.rank]) {
+        if (l->phase >= LINK_QUIET && !l->parted[f.rank]) {
             float *v = hog_malloc(HOG_MAX(f.count, 1) * sizeof(float));
             if (!v) {
                 hog_link_set_failed(l, "rank 0: out of memory gathering the model");
@@ -731,10 +792,8 @@ static void on_control(hog_link *l, const zmq_msg_t *id, const zmq_msg_t *msg)
         }
         break;
     case HOG_FRAME_SUM:
-        if (l->rank == 0) {
-            round_add(l, f.seq, f.rank, f.values, NULL);
-            rounds_check(l);
-        }
+        round_add(l, f.seq, f.rank, f.values, NULL);
+        rounds_check(l);
         break;
     case HOG_FRAME_MEAN:
         round_mean(l, f.seq, f.values, NULL);
@@ -752,7 +811,9 @@ static void on_control(hog_link *l, const zmq_msg_t *id, const zmq_msg_t *msg)
     case HOG_FRAME_END:
         if (f.status != 0)
             hog_link_set_failed(l, "rank 0 ended the run: %.*s", (int)f.text_len, f.text);
-        else if (l->req == LINK_REQ_FINISH)
+        else if (l->phase < LINK_DONE)
+            hog_link_set_failed(l, "rank 0 ended the run before rank %u had finished its epochs", l->rank);
+        else if (request_open(l, LINK_REQ_FINISH, 0))
             answer(l, 0);
         l->phase = LINK_OVER;
         break;
@@ -826,8 +887,9 @@ static void take_request(hog_link *l, uint64_t *taken)
     d.epoch = atomic_load(&l->epoch);
     d.examples = atomic_load(&l->examples);
     d.flags = HOG_BEAT_DONE;
-    if (hog_link_send_ctl(l, 0, &d) < 0)
-        hog_link_set_failed(l, "rank %u: cannot tell rank 0 it is done: %s", l->rank, zmq_strerror(errno));
+    int rc = hog_link_send_ctl(l, 0, &d);
+    if (rc < 0)
+        hog_link_set_failed(l, "rank %u: cannot tell rank 0 it is done: %s", l->rank, zmq_strerror(-rc));
 }
 
 /* Whether every living peer's fence has come: no change of theirs is
@@ -854,11 +916,17 @@ static void send_part(hog_link *l)
     part_stats(&l->st, p.stats);
     p.count = l->nelems;
     p.f32 = v;
-    if (hog_link_send_ctl(l, 0, &p) < 0)
+    int rc = hog_link_send_ctl(l, 0, &p);
+    if (rc < 0)
         hog_link_set_failed(l, "rank %u: cannot send its part of the model to rank 0: %s", l->rank,
-                            zmq_strerror(errno));
+                            zmq_strerror(-rc));
     hog_free(v);
     l->phase = LINK_PARTED;
+    /* Rank 0 sends END by its gather's deadline (timeout + join_timeout
+     * after GATHER, which came before this part) plus the assembly, which
+     * takes less than a timeout or this rank declares rank 0 gone. A rank
+     * 0 that keeps beating but never ends the run is not waited on longer. */
+    l->end_deadline = hog_now() + 2.0 * l->p.timeout + l->p.join_timeout;
 }
 
 /* Rank 0 at the end: the gather once all are done, END once it is in. */
@@ -917,8 +985,11 @@ static void *link_thread(void *arg)
         }
         if (l->p.sync == HOG_SYNC_ASYNC && l->phase < LINK_QUIET)
             send_chunks(l, now);
+        /* One tick round at a time: a newer tick's snapshot replaces the
+         * older one, whose mean no rank could adopt any more, and ticks
+         * faster than rounds complete would fill every round's room. */
         if (l->rank == 0 && l->p.sync == HOG_SYNC_AVERAGE && l->p.sync_seconds > 0 && l->phase == LINK_TRAINING &&
-            now >= l->next_tick) {
+            now >= l->next_tick && !l->snap_key) {
             uint64_t key = (1ull << 32) + ++l->ticks;
             hog_frame t = hog_link_frame(l, HOG_FRAME_TICK, key);
             for (uint32_t r = 1; r < l->nodes; r++)
@@ -931,6 +1002,9 @@ static void *link_thread(void *arg)
             coordinator_end(l, now);
         else if (l->phase == LINK_QUIET && fences_in(l))
             send_part(l);
+        else if (l->phase == LINK_PARTED && now > l->end_deadline)
+            hog_link_set_failed(l, "rank 0 sent no END within %g s of rank %u's part of the model", 2.0 * l->p.timeout +
+                                l->p.join_timeout, l->rank);
     }
     atomic_store_explicit(&l->serving, 0, memory_order_release);
     if (l->phase != LINK_OVER)

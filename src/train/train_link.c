@@ -59,8 +59,7 @@ int hog_link_run_join(run_state *rs, const hog_dataset *train, char *err, size_t
     return 0;
 }
 
-
-int hog_link_run_start(run_state *rs)
+int hog_link_run_start(run_state *rs, char *err, size_t err_len)
 {
     static const unsigned char all_hot = 1;
     hog_model *m = rs->m;
@@ -89,6 +88,16 @@ int hog_link_run_start(run_state *rs)
         spans[n++] = (hog_link_span){o->l1s, 2 * nw, 0, NULL, 1};
     if (o->xmax)
         spans[n++] = (hog_link_span){o->xmax, rs->dim, 1, NULL, 1};
+    /* A PART (the gather) and a SUM (averaging) carry the whole model in
+     * one frame: refused now rather than after the last epoch. */
+    uint64_t total = 0;
+    for (unsigned i = 0; i < n; i++)
+        total += spans[i].count;
+    if (total > HOG_FRAME_MAX_VALUES)
+        return hog_fail(HOG_EPARAM, err, err_len,
+                        "a multi-node run keeps at most 2^32 values in step, and this model has %llu (weights, "
+                        "biases and the optimiser's state): fewer features (hog_read_params.hash_bits) or outputs",
+                        (unsigned long long)total);
     int rc = hog_link_spans(rs->link, spans, n);
     return rc < 0 ? rc : hog_link_start(rs->link);
 }

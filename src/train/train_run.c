@@ -373,9 +373,11 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     if (rc == 0)
         rc = hog_run_segments(&rs, train);
     if (rc == 0 && rs.link)
-        rc = hog_link_run_start(&rs);
+        rc = hog_link_run_start(&rs, err, err_len);
     if (rc == 0)
         rc = hog_epochs_run(&rs, train, test, 0, out, err, err_len);
+    if (rs.link) /* a failed run: the link thread touches the model's arrays until it ends */
+        hog_link_halt(rs.link);
     if (rc == -ENOMEM)
         hog_fail(rc, err, err_len, "out of memory");
     hog_run_free(&rs);

@@ -389,7 +389,8 @@ int hog_link_run_share(run_state *rs, const hog_dataset *train);
 int hog_link_run_join(run_state *rs, const hog_dataset *train, char *err, size_t err_len);
 
 /* After the model is made: hands the link the arrays kept in step and
- * starts it. Returns 0, -ENOMEM or -errno. */
-int hog_link_run_start(run_state *rs);
+ * starts it. Returns 0, -ENOMEM, -errno, or HOG_EPARAM for a model of
+ * more values than a frame carries. */
+int hog_link_run_start(run_state *rs, char *err, size_t err_len);
 
 #endif /* HOG_TRAIN_RUN_H */
