@@ -504,7 +504,7 @@ typedef struct hog_file_run {
                             caller's to close (and to ask hog_dataset_skipped) */
     hog_dataset *test;
     int streamed;        /* 1: the first epoch trained on the blocks as they were read */
-    int cache_used;      /* 1: cache_path was newer than the input and was read instead */
+    int cache_used;      /* 1: cache_path was a cache of the input as it is and was read instead */
     double read_seconds; /* from the call until the data set was whole (the cache written,
                             synced and validated): overlapped with the first epoch when
                             streamed */
@@ -530,17 +530,23 @@ typedef struct hog_file_run {
  * over every epoch, or when the first blocks do not show what the model
  * needs (two label values for a binary loss, dense data); when a later
  * row has a label value the first blocks lacked, the run starts over on the
- * whole data set. When cache_path is already there and newer than path,
+ * whole data set. When cache_path is already a cache of path as it is now,
  * it is read instead (Vowpal Wabbit's -c); with binary input the input is
- * copied to the cache (hog_dataset_convert).
+ * copied to the cache. A cache records the size, modification time, inode
+ * and device of the file it was made from, a hash of its first and last
+ * MiB and the read options (rp) that shape the rows; when any of them
+ * differs, or the cache lacks the record, does not open or fails a
+ * checksum, it is rebuilt from path and a warning (HOG_LOG_WARN) says why,
+ * never an error. Text from a pipe is cached afresh every time.
  *
  * test_path (or NULL) is evaluated after every epoch, read with rp and, when
  * rp leaves the libsvm index base to detection, the training data's base.
  *
  * On success *out is the model and *run says what happened and holds the
  * data sets read (the caller closes them). Errors: those of hog_dataset_open, hog_dataset_convert and
- * hog_trainer_run; a malformed line (on_error STOP) stops the run at once,
- * and no cache file is left behind.
+ * hog_trainer_run; HOG_EPARAM when cache_path is path itself (under any
+ * name); a malformed line (on_error STOP) stops the run at once, and no
+ * cache file is left behind.
  */
 int hog_trainer_run_file(hog_trainer *t, const char *path,
                          const hog_read_params *rp, const char *cache_path,
