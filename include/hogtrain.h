@@ -166,7 +166,11 @@ typedef struct hog_read_params {
                               subtracts one (1-based files) */
     hog_on_error on_error;
     unsigned threads;      /* parser threads; 0: one per core */
-    uint64_t reserved[7];  /* zero; the room for new fields (see Compatibility) */
+    uint64_t max_line;     /* the longest line of text allowed, in bytes (its newline not counted);
+                              0: 64 MiB. A longer line is an error (HOG_EFORMAT, with its line
+                              number), whatever on_error says, found before more than about this
+                              many bytes of it are held */
+    uint64_t reserved[6];  /* zero; the room for new fields (see Compatibility) */
 } hog_read_params;
 
 hog_read_params hog_read_params_default(void);

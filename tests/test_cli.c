@@ -310,6 +310,37 @@ Test(cli, a_cache_that_does_not_match_its_input_is_rebuilt_with_a_warning)
     cr_assert(strstr(slurp("r.json"), "\"cache_used\": true"));
 }
 
+/* The issue's report: `hogtrain info /dev/zero` reached 3.3 GB within 5 s,
+ * a line that never ends held whole. A line's end must be in sight of the
+ * first MiB for the plan, and no line may pass --max-line (64 MiB). */
+Test(cli, a_line_longer_than_the_bound_is_an_error_with_its_number)
+{
+    cr_assert_eq(hog("info /dev/zero"), 1, "%s", out);
+    cr_assert(strstr(out, "hogtrain: /dev/zero:1: a line longer than 1048576 bytes"), "%s", out);
+    cr_assert_eq(hog_env("head -c 200M /dev/zero | env -u HOG_TOPOLOGY", "convert - -o z.hgd"), 1, "%s", out);
+    cr_assert(strstr(out, "hogtrain: /dev/stdin:1: a line longer than "), "%s", out);
+    cr_assert(!exists("z.hgd"));
+
+    char text[4096] = "1 1:1\n0 2:1\n1 3:1";
+    size_t n = strlen(text);
+    memset(text + n, ' ', 2000); /* line 3: 2005 bytes */
+    strcpy(text + n + 2000, "\n0 4:1\n");
+    write_file("l.svm", text);
+    cr_assert_eq(hog("convert l.svm -o l.hgd --max-line 1K"), 1, "%s", out);
+    cr_assert_str_eq(out, "hogtrain: l.svm:3: a line longer than 1024 bytes (--max-line)\n");
+    cr_assert(!exists("l.hgd"));
+    cr_assert_eq(hog("train l.svm -o m.hog --max-line 1K --on-error skip -q"), 1, "%s", out);
+    cr_assert(strstr(out, "l.svm:3: a line longer than 1024 bytes (--max-line)"), "not skipped: %s", out);
+    /* Lines within the bound read as they always did. */
+    cr_assert_eq(hog("convert l.svm -o l.hgd --max-line 2K -q"), 0, "%s", out);
+    cr_assert_eq(hog("convert l.svm -o d.hgd -q"), 0, "%s", out);
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "cmp %s/l.hgd %s/d.hgd", dir, dir);
+    cr_assert_eq(system(cmd), 0, "the same data set with and without --max-line");
+    cr_assert_eq(hog("convert l.svm -o l.hgd --max-line 0"), 2, "%s", out);
+    cr_assert(strstr(out, "--max-line: a line of at least 1 byte must be allowed"), "%s", out);
+}
+
 Test(cli, text_trains_while_it_is_read_unless_stream_is_0)
 {
     write_separable("t.svm", 30000, 12, 0);

@@ -319,6 +319,8 @@ typedef struct hog_text_plan {
     unsigned index_base;    /* libsvm: 0 or 1 */
     uint64_t base_lines;    /* libsvm: index_base was detected from this many lines (0: given) */
     int skip_errors;        /* hog_read_params.on_error == HOG_ON_ERROR_SKIP */
+    uint64_t max_line;      /* the longest line allowed (hog_read_params.max_line; 0 in a plan made
+                               by hand: HOG_DEFAULT_MAX_LINE) */
     uint64_t header_bytes;  /* bytes of the file before the first data line (the CSV header) */
     uint64_t header_lines;  /* lines in those bytes */
     /* CSV, per field, owned by the plan (NULL in a plan made by hand: numeric
@@ -340,10 +342,13 @@ int hog_text_plan_make(const char *path, const hog_read_params *p, const char *h
                        hog_text_plan *plan, char *err, size_t err_len);
 void hog_text_plan_free(hog_text_plan *plan);
 
+/* hog_read_params.max_line when it is 0. */
+#define HOG_DEFAULT_MAX_LINE (64ull << 20)
+
 /* A located parse error, relative to its chunk. */
 typedef struct hog_text_error {
     uint64_t line;     /* 1-based line within the chunk */
-    uint32_t column;   /* 1-based byte column */
+    uint32_t column;   /* 1-based byte column; 0: the whole line (one too long) */
     char what[160];    /* "expected a number, found 'abc'" */
 } hog_text_error;
 
@@ -372,7 +377,8 @@ void hog_rows_free(hog_rows *r);
 /* Parses buf[0..len): whole lines, the last possibly without its newline.
  * Appends one row per data line to out; sets out->lines. In stop mode the
  * first malformed line ends the chunk: HOG_EFORMAT with *err filled. In skip
- * mode malformed lines are counted and the first few kept in out->errors.
+ * mode malformed lines are counted and the first few kept in out->errors;
+ * a line longer than plan->max_line ends the chunk in either mode.
  * Thread-safe (the plan is read-only). Returns 0, HOG_EFORMAT or -ENOMEM. */
 int hog_parse_chunk(const hog_text_plan *plan, const char *buf, size_t len, hog_rows *out,
                     hog_text_error *err);
@@ -397,9 +403,12 @@ typedef struct hog_text_summary {
 /* Streams a text file into b (etl_pipeline.c): chunked reads, cut at line
  * ends, parsed on p->threads threads (0: one per CPU this process may use), rows added in file
  * order. b's index base is set as soon as the first lines settle it,
- * before any row is added. Memory stays bounded by a few chunks plus what b keeps.
+ * before any row is added. Memory stays bounded by a few chunks, the
+ * longest line (at most p->max_line: a longer one is an error as soon as
+ * that many of its bytes are read) plus what b keeps.
  * Errors: those of hog_reader_open/next, hog_text_plan_make and
- * hog_parse_chunk (HOG_EFORMAT as "path:line:column: expected ..."), -ENOMEM. */
+ * hog_parse_chunk (HOG_EFORMAT as "path:line:column: expected ...", or
+ * "path:line: a line longer than N bytes"), -ENOMEM. */
 int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, hog_text_summary *sum,
                     char *err, size_t err_len);
 
