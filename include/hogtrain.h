@@ -302,7 +302,10 @@ typedef struct hog_train_params {
     int bind;            /* 1: pin workers to cores with hwloc */
     uint64_t mem_limit;  /* bytes of memory the data may occupy; a mapped data set larger
                             than this is trained out of core: blocks in shuffled order, each
-                            read ahead and dropped when done. 0: half of MemAvailable */
+                            read ahead and dropped when done. 0: half of what is available,
+                            the smaller of MemAvailable and what the process's memory cgroup
+                            (v1 or v2) still allows: its limit less its usage, not counting the
+                            inactive page cache, the lowest from its cgroup up to the root */
     hog_progress_fn progress;
     void *progress_ctx;
     hog_kernel kernel;   /* HOG_KERNEL_AUTO: chosen by the data's density; a trained model's

@@ -813,7 +813,7 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
      * is larger than half the available memory, when they go too). */
     ds->info.blocks = blocks; /* what hog_dataset_willneed/drop look at */
     if (rc == 0)
-        rc = check_blocks(path, ds, features, size > hog_mem_available() / 2, err, err_len);
+        rc = check_blocks(path, ds, features, size > hog_mem_usable() / 2, err, err_len);
     if (rc < 0)
         goto refused;
     (void)madvise(map, (size_t)size, MADV_NORMAL);
