@@ -93,7 +93,8 @@ const char *hog_strerror(int rc);
  *  library only if it returns 0. The calls that read files or create
  *  objects (hog_dataset_open, hog_dataset_convert, hog_model_load,
  *  hog_trainer_create, hog_ratings_open, hog_mf_train, hog_mf_load,
- *  hog_topology_describe, hog_file_probe, hog_output_open) check as well
+ *  hog_topology_set, hog_topology_describe, hog_file_probe,
+ *  hog_output_open) check as well
  *  and return HOG_ECPU, with the missing instructions in the detail.
  * ===================================================================== */
 
@@ -944,12 +945,30 @@ void hog_output_abort(hog_output *o);
  *  Workers are placed with hwloc: spread over the NUMA nodes as evenly as
  *  their cores allow, one per core (hardware threads only once every core
  *  has one), node 0's workers first; each is pinned to one CPU, its memory
- *  policy bound to its node. The topology is this machine's, or, when the
- *  environment variable HOG_TOPOLOGY is set, another machine's for planning
- *  and tests: an hwloc synthetic description ("package:2 numa:1 core:4
- *  pu:2") or an XML file (a name ending in .xml, as `lstopo FILE.xml`
- *  writes it); on those nothing is bound.
+ *  policy bound to its node. The topology is this machine's, or another
+ *  machine's that the program sets with hog_topology_set, for planning and
+ *  tests (the library reads no environment variable; the hogtrain command
+ *  passes HOG_TOPOLOGY's value in). On another machine's topology nothing
+ *  is bound, and a run of the default size (threads 0) starts one worker
+ *  per core but at most as many as this process has CPUs: the description
+ *  of a 1,024-core machine does not start 1,024 threads on two CPUs. A
+ *  number of threads asked for is started as asked.
  * ===================================================================== */
+
+/* Sets the topology every later pool, trainer, evaluation, factorisation
+ * and hog_topology_describe places its workers on, instead of this
+ * machine's: spec is an hwloc synthetic description ("package:2 numa:1
+ * core:4 pu:2") or an XML file (a name ending in .xml, as `lstopo
+ * FILE.xml` writes it); NULL or "" keeps this machine's. It is loaded
+ * here, so a bad spec is reported here, and kept for the life of the
+ * process. Call it before anything that places workers: the first of them
+ * loads this machine's topology, and then the topology is settled. Returns
+ * 0, HOG_ETOPOLOGY (not a synthetic description hwloc accepts, or hwloc
+ * failed), -errno (an XML file that cannot be read: -ENOENT, ...),
+ * -ENOMEM, -EBUSY (the topology is already loaded: set before, or used),
+ * HOG_ECPU; a message in err_detail (at most err_len bytes, may be NULL).
+ * Thread-safe. */
+int hog_topology_set(const char *spec, char *err_detail, size_t err_len);
 
 /* Describes as text what hogtrain sees and where `threads` workers (0: one
  * per core) go: the topology's source, NUMA nodes, cores, hardware threads
@@ -961,9 +980,7 @@ void hog_output_abort(hog_output *o);
  * NUL-terminated, into buf, like snprintf, and returns the length of the
  * whole text: if that is len or more, call again with a larger buffer.
  * Errors (the message in buf): HOG_ETOPOLOGY (hwloc cannot load the
- * topology, or HOG_TOPOLOGY is not a synthetic description), -errno (an
- * XML file that cannot be read), -ENOMEM, -errno from pthread_create,
- * HOG_ECPU. Thread-safe. */
+ * topology), -ENOMEM, -errno from pthread_create, HOG_ECPU. Thread-safe. */
 int hog_topology_describe(unsigned threads, char *buf, size_t len);
 
 #ifdef __cplusplus
