@@ -93,7 +93,8 @@ const char *hog_strerror(int rc);
  *  library only if it returns 0. The calls that read files or create
  *  objects (hog_dataset_open, hog_dataset_convert, hog_model_load,
  *  hog_trainer_create, hog_ratings_open, hog_mf_train, hog_mf_load,
- *  hog_topology_describe, hog_file_probe, hog_output_open) check as well
+ *  hog_topology_set, hog_topology_describe, hog_file_probe,
+ *  hog_output_open) check as well
  *  and return HOG_ECPU, with the missing instructions in the detail.
  * ===================================================================== */
 
@@ -166,7 +167,11 @@ typedef struct hog_read_params {
                               subtracts one (1-based files) */
     hog_on_error on_error;
     unsigned threads;      /* parser threads; 0: one per core */
-    uint64_t reserved[7];  /* zero; the room for new fields (see Compatibility) */
+    uint64_t max_line;     /* the longest line of text allowed, in bytes (its newline not counted);
+                              0: 64 MiB. A longer line is an error (HOG_EFORMAT, with its line
+                              number), whatever on_error says, found before more than about this
+                              many bytes of it are held */
+    uint64_t reserved[6];  /* zero; the room for new fields (see Compatibility) */
 } hog_read_params;
 
 hog_read_params hog_read_params_default(void);
@@ -298,7 +303,10 @@ typedef struct hog_train_params {
     int bind;            /* 1: pin workers to cores with hwloc */
     uint64_t mem_limit;  /* bytes of memory the data may occupy; a mapped data set larger
                             than this is trained out of core: blocks in shuffled order, each
-                            read ahead and dropped when done. 0: half of MemAvailable */
+                            read ahead and dropped when done. 0: half of what is available,
+                            the smaller of MemAvailable and what the process's memory cgroup
+                            (v1 or v2) still allows: its limit less its usage, not counting the
+                            inactive page cache, the lowest from its cgroup up to the root */
     hog_progress_fn progress;
     void *progress_ctx;
     hog_kernel kernel;   /* HOG_KERNEL_AUTO: chosen by the data's density; a trained model's
@@ -504,7 +512,7 @@ typedef struct hog_file_run {
                             caller's to close (and to ask hog_dataset_skipped) */
     hog_dataset *test;
     int streamed;        /* 1: the first epoch trained on the blocks as they were read */
-    int cache_used;      /* 1: cache_path was newer than the input and was read instead */
+    int cache_used;      /* 1: cache_path was a cache of the input as it is and was read instead */
     double read_seconds; /* from the call until the data set was whole (the cache written,
                             synced and validated): overlapped with the first epoch when
                             streamed */
@@ -530,17 +538,23 @@ typedef struct hog_file_run {
  * over every epoch, or when the first blocks do not show what the model
  * needs (two label values for a binary loss, dense data); when a later
  * row has a label value the first blocks lacked, the run starts over on the
- * whole data set. When cache_path is already there and newer than path,
+ * whole data set. When cache_path is already a cache of path as it is now,
  * it is read instead (Vowpal Wabbit's -c); with binary input the input is
- * copied to the cache (hog_dataset_convert).
+ * copied to the cache. A cache records the size, modification time, inode
+ * and device of the file it was made from, a hash of its first and last
+ * MiB and the read options (rp) that shape the rows; when any of them
+ * differs, or the cache lacks the record, does not open or fails a
+ * checksum, it is rebuilt from path and a warning (HOG_LOG_WARN) says why,
+ * never an error. Text from a pipe is cached afresh every time.
  *
  * test_path (or NULL) is evaluated after every epoch, read with rp and, when
  * rp leaves the libsvm index base to detection, the training data's base.
  *
  * On success *out is the model and *run says what happened and holds the
  * data sets read (the caller closes them). Errors: those of hog_dataset_open, hog_dataset_convert and
- * hog_trainer_run; a malformed line (on_error STOP) stops the run at once,
- * and no cache file is left behind.
+ * hog_trainer_run; HOG_EPARAM when cache_path is path itself (under any
+ * name); a malformed line (on_error STOP) stops the run at once, and no
+ * cache file is left behind.
  */
 int hog_trainer_run_file(hog_trainer *t, const char *path,
                          const hog_read_params *rp, const char *cache_path,
@@ -931,12 +945,30 @@ void hog_output_abort(hog_output *o);
  *  Workers are placed with hwloc: spread over the NUMA nodes as evenly as
  *  their cores allow, one per core (hardware threads only once every core
  *  has one), node 0's workers first; each is pinned to one CPU, its memory
- *  policy bound to its node. The topology is this machine's, or, when the
- *  environment variable HOG_TOPOLOGY is set, another machine's for planning
- *  and tests: an hwloc synthetic description ("package:2 numa:1 core:4
- *  pu:2") or an XML file (a name ending in .xml, as `lstopo FILE.xml`
- *  writes it); on those nothing is bound.
+ *  policy bound to its node. The topology is this machine's, or another
+ *  machine's that the program sets with hog_topology_set, for planning and
+ *  tests (the library reads no environment variable; the hogtrain command
+ *  passes HOG_TOPOLOGY's value in). On another machine's topology nothing
+ *  is bound, and a run of the default size (threads 0) starts one worker
+ *  per core but at most as many as this process has CPUs: the description
+ *  of a 1,024-core machine does not start 1,024 threads on two CPUs. A
+ *  number of threads asked for is started as asked.
  * ===================================================================== */
+
+/* Sets the topology every later pool, trainer, evaluation, factorisation
+ * and hog_topology_describe places its workers on, instead of this
+ * machine's: spec is an hwloc synthetic description ("package:2 numa:1
+ * core:4 pu:2") or an XML file (a name ending in .xml, as `lstopo
+ * FILE.xml` writes it); NULL or "" keeps this machine's. It is loaded
+ * here, so a bad spec is reported here, and kept for the life of the
+ * process. Call it before anything that places workers: the first of them
+ * loads this machine's topology, and then the topology is settled. Returns
+ * 0, HOG_ETOPOLOGY (not a synthetic description hwloc accepts, or hwloc
+ * failed), -errno (an XML file that cannot be read: -ENOENT, ...),
+ * -ENOMEM, -EBUSY (the topology is already loaded: set before, or used),
+ * HOG_ECPU; a message in err_detail (at most err_len bytes, may be NULL).
+ * Thread-safe. */
+int hog_topology_set(const char *spec, char *err_detail, size_t err_len);
 
 /* Describes as text what hogtrain sees and where `threads` workers (0: one
  * per core) go: the topology's source, NUMA nodes, cores, hardware threads
@@ -948,9 +980,7 @@ void hog_output_abort(hog_output *o);
  * NUL-terminated, into buf, like snprintf, and returns the length of the
  * whole text: if that is len or more, call again with a larger buffer.
  * Errors (the message in buf): HOG_ETOPOLOGY (hwloc cannot load the
- * topology, or HOG_TOPOLOGY is not a synthetic description), -errno (an
- * XML file that cannot be read), -ENOMEM, -errno from pthread_create,
- * HOG_ECPU. Thread-safe. */
+ * topology), -ENOMEM, -errno from pthread_create, HOG_ECPU. Thread-safe. */
 int hog_topology_describe(unsigned threads, char *buf, size_t len);
 
 #ifdef __cplusplus

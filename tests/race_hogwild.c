@@ -226,13 +226,16 @@ static void factorise(const char *dir)
 }
 
 /* With the argument two-nodes, the pool sees a synthetic machine of two
- * NUMA nodes and only node replicas run (the topology is read once per
+ * NUMA nodes and only node replicas run (the topology is set once per
  * process, so this is a run of its own). */
 int main(int argc, char **argv)
 {
     int two_nodes = argc > 1 && strcmp(argv[1], "two-nodes") == 0;
-    if (two_nodes)
-        setenv("HOG_TOPOLOGY", "package:2 numa:1 core:2 pu:1", 1);
+    char err[512] = "";
+    if (two_nodes && hog_topology_set("package:2 numa:1 core:2 pu:1", err, sizeof(err)) < 0) {
+        fprintf(stderr, "race_hogwild: %s\n", err);
+        return 1;
+    }
     char dir[] = "/tmp/hog-race-XXXXXX";
     if (!mkdtemp(dir)) {
         perror("mkdtemp");

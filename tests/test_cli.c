@@ -245,7 +245,7 @@ Test(cli, standard_input_is_read_as_a_pipe)
     cr_assert(!exists("e.hgd"));
 }
 
-Test(cli, cache_is_written_once_and_reused_while_newer_than_the_input)
+Test(cli, cache_is_written_once_and_reused_while_it_matches_the_input)
 {
     write_separable("t.svm", 2000, 12, 0);
     cr_assert_eq(hog("train t.svm --cache t.hgd -o m.hog --epochs 3 --report r1.json"), 0, "%s", out);
@@ -256,12 +256,89 @@ Test(cli, cache_is_written_once_and_reused_while_newer_than_the_input)
     cr_assert(strstr(out, "reading t.hgd, the cache of t.svm"), "%s", out);
     char *r2 = slurp("r2.json");
     cr_assert(strstr(r2, "\"cache_used\": true") && strstr(r2, "\"epoch_seconds\": ["), "%s", r2);
-    /* A newer input makes the cache stale: it is written again. */
+    /* A touched input makes the cache stale: it is written again. */
     char cmd[256];
     snprintf(cmd, sizeof(cmd), "touch -d '+1 minute' %s/t.svm", dir);
     cr_assert_eq(system(cmd), 0);
     cr_assert_eq(hog("train t.svm --cache t.hgd -o m.hog --epochs 1"), 0, "%s", out);
     cr_assert(strstr(out, "cached 2000 rows"), "%s", out);
+}
+
+/* The issue's reports: after `cp -p older_other.svm a.svm` a run trained on
+ * the old cache's 9,000 rows, and a corrupt cache failed every run until it
+ * was deleted by hand. */
+Test(cli, a_cache_that_does_not_match_its_input_is_rebuilt_with_a_warning)
+{
+    write_separable("a.svm", 9000, 31, 0);
+    write_separable("older_other.svm", 100, 32, 0);
+    char cmd[512], want[256];
+    snprintf(cmd, sizeof(cmd), "touch -d '-1 day' %s/older_other.svm", dir);
+    cr_assert_eq(system(cmd), 0);
+    const char *run = "train a.svm --cache a.hgd -o m.hog --epochs 1 --kernel sparse --report r.json";
+    cr_assert_eq(hog("%s", run), 0, "%s", out);
+    cr_assert(strstr(out, "a.hgd: cached 9000 rows of a.svm"), "%s", out);
+    struct stat before, after;
+    snprintf(cmd, sizeof(cmd), "%s/a.svm", dir);
+    cr_assert_eq(stat(cmd, &before), 0);
+    snprintf(cmd, sizeof(cmd), "cd %s && cp -p older_other.svm a.svm", dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "%s/a.svm", dir);
+    cr_assert_eq(stat(cmd, &after), 0);
+
+    cr_assert_eq(hog("%s", run), 0, "%s", out);
+    snprintf(want, sizeof(want),
+             "hogtrain: warning: a.hgd: cache of another a.svm (size %lld now, %lld then): rebuilt\n",
+             (long long)after.st_size, (long long)before.st_size);
+    cr_assert(strstr(out, want), "want '%s' in:\n%s", want, out);
+    char *r = slurp("r.json");
+    cr_assert(strstr(r, "\"rows\": 100,") && strstr(r, "\"cache_used\": false"), "%s", r);
+    cr_assert_eq(hog("%s", run), 0, "%s", out);
+    cr_assert(!strstr(out, "warning") && strstr(out, "reading a.hgd, the cache of a.svm"), "%s", out);
+    r = slurp("r.json");
+    cr_assert(strstr(r, "\"rows\": 100,") && strstr(r, "\"cache_used\": true"), "%s", r);
+
+    /* A damaged cache: rebuilt, the run goes on; so is one read otherwise. */
+    snprintf(cmd, sizeof(cmd), "%s/a.hgd", dir);
+    flip_byte(cmd, 5000);
+    cr_assert_eq(hog("%s", run), 0, "%s", out);
+    cr_assert(strstr(out, "hogtrain: warning: a.hgd: not a usable cache (block 0: checksum mismatch"), "%s", out);
+    cr_assert(strstr(slurp("r.json"), "\"cache_used\": false"));
+    cr_assert_eq(hog("%s -b 12", run), 0, "%s", out);
+    cr_assert(strstr(out, "hogtrain: warning: a.hgd: cache of a.svm read with other options (--hash-bits 12 now, 0 "
+                          "then): rebuilt\n"), "%s", out);
+    cr_assert_eq(hog("%s -b 12", run), 0, "%s", out);
+    cr_assert(strstr(slurp("r.json"), "\"cache_used\": true"));
+}
+
+/* The issue's report: `hogtrain info /dev/zero` reached 3.3 GB within 5 s,
+ * a line that never ends held whole. A line's end must be in sight of the
+ * first MiB for the plan, and no line may pass --max-line (64 MiB). */
+Test(cli, a_line_longer_than_the_bound_is_an_error_with_its_number)
+{
+    cr_assert_eq(hog("info /dev/zero"), 1, "%s", out);
+    cr_assert(strstr(out, "hogtrain: /dev/zero:1: a line longer than 1048576 bytes"), "%s", out);
+    cr_assert_eq(hog_env("head -c 200M /dev/zero | env -u HOG_TOPOLOGY", "convert - -o z.hgd"), 1, "%s", out);
+    cr_assert(strstr(out, "hogtrain: /dev/stdin:1: a line longer than "), "%s", out);
+    cr_assert(!exists("z.hgd"));
+
+    char text[4096] = "1 1:1\n0 2:1\n1 3:1";
+    size_t n = strlen(text);
+    memset(text + n, ' ', 2000); /* line 3: 2005 bytes */
+    strcpy(text + n + 2000, "\n0 4:1\n");
+    write_file("l.svm", text);
+    cr_assert_eq(hog("convert l.svm -o l.hgd --max-line 1K"), 1, "%s", out);
+    cr_assert_str_eq(out, "hogtrain: l.svm:3: a line longer than 1024 bytes (--max-line)\n");
+    cr_assert(!exists("l.hgd"));
+    cr_assert_eq(hog("train l.svm -o m.hog --max-line 1K --on-error skip -q"), 1, "%s", out);
+    cr_assert(strstr(out, "l.svm:3: a line longer than 1024 bytes (--max-line)"), "not skipped: %s", out);
+    /* Lines within the bound read as they always did. */
+    cr_assert_eq(hog("convert l.svm -o l.hgd --max-line 2K -q"), 0, "%s", out);
+    cr_assert_eq(hog("convert l.svm -o d.hgd -q"), 0, "%s", out);
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "cmp %s/l.hgd %s/d.hgd", dir, dir);
+    cr_assert_eq(system(cmd), 0, "the same data set with and without --max-line");
+    cr_assert_eq(hog("convert l.svm -o l.hgd --max-line 0"), 2, "%s", out);
+    cr_assert(strstr(out, "--max-line: a line of at least 1 byte must be allowed"), "%s", out);
 }
 
 Test(cli, text_trains_while_it_is_read_unless_stream_is_0)

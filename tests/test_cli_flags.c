@@ -29,6 +29,7 @@ Test(cli_flags, a_setting_becomes_its_option)
     rewrites("(hog_read_params.threads)", "(--parse-threads)");
     rewrites("hog_read_params.label_name and hog_read_params.label_index", "--label and --label");
     rewrites("hog_train_params.mem_limit", "--mem-limit");
+    rewrites("a line longer than 1024 bytes (hog_read_params.max_line)", "a line longer than 1024 bytes (--max-line)");
 }
 
 Test(cli_flags, a_value_follows_its_option_as_the_command_spells_it)

@@ -48,7 +48,7 @@ static hog_feed *start(const char *path, const char *cache_name, uint32_t rpb, u
     hog_read_params p = hog_read_params_default();
     p.rows_per_block = rpb;
     hog_feed *f;
-    cr_assert_eq(hog_feed_start(path, &p, cache_name ? cache : NULL, depth, &f, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_feed_start(path, &p, cache_name ? cache : NULL, NULL, depth, &f, err, sizeof(err)), 0, "%s", err);
     return f;
 }
 
@@ -71,7 +71,7 @@ static void feed_all(const char *path, const char *cache, unsigned depth, unsign
     char err[512] = "";
     cr_assert_eq(hog_dataset_open(path, &p, &whole, err, sizeof(err)), 0, "%s", err);
     hog_feed *f;
-    cr_assert_eq(hog_feed_start(path, &p, cache, depth, &f, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_feed_start(path, &p, cache, NULL, depth, &f, err, sizeof(err)), 0, "%s", err);
     hog_block blk;
     double pos, last = 0;
     uint32_t n = 0, held = 0;

@@ -92,7 +92,7 @@ Test(etl_hgd, direct_writes_give_the_same_bytes)
     cr_assert_eq(hog_atomic_open(&f, path_of(direct, "direct.hgd")), 0);
     int rc = hog_atomic_direct(&f, 1);
     cr_assert(rc == 0 || rc == -EINVAL, "%s", hog_strerror(rc));
-    cr_assert_eq(hog_hgd_write(text, &f), 0);
+    cr_assert_eq(hog_hgd_write(text, NULL, &f), 0);
     cr_assert_eq(f.direct, 0, "the table and header are written buffered");
     cr_assert_eq(hog_atomic_commit(&f), 0);
 
@@ -450,9 +450,21 @@ Test(etl_hgd, structural_corruptions)
     memcpy(c, good, good_len);
 
     /* unknown flags */
+    wr32(c + 48, 8);
+    reseal(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": unknown flags 0x8");
+    memcpy(c, good, good_len);
+
+    /* a source record (96..223) only in a cache (flags bit 2), zero after it */
+    wr64(c + 96, 1234);
+    reseal(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": header byte 96 is not zero");
     wr32(c + 48, 4);
     reseal(c);
-    expect_open(c, good_len, HOG_ECORRUPT, ": unknown flags 0x4");
+    expect_open(c, good_len, 0, "");
+    c[224] = 1;
+    reseal(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": header byte 224 is not zero");
     memcpy(c, good, good_len);
 
     /* rows that do not fit the block count */

@@ -1,4 +1,4 @@
-/* test_etl_input.c: how a file to train on is read: text to a feed, binary data opened whole and copied to the cache, a fresh cache read instead, a pipe marked unsized, the test set read with the training data's index base. */
+/* test_etl_input.c: how a file to train on is read: text to a feed, binary data opened whole and copied to the cache, a cache read instead only while it matches its input, a pipe marked unsized, the test set read with the training data's index base. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -83,34 +83,200 @@ Test(etl_input, binary_data_is_opened_whole_and_copied_to_the_cache)
     hog_dataset_close(in.ds);
 }
 
-Test(etl_input, a_cache_newer_than_the_text_is_read_instead_and_an_older_one_is_not)
+/* The warnings the library logged, one per line. */
+static char logged[4096];
+
+static void keep_log(void *ctx, hog_log_level level, const char *msg)
+{
+    (void)ctx;
+    if (level == HOG_LOG_WARN)
+        snprintf(logged + strlen(logged), sizeof(logged) - strlen(logged), "%s\n", msg);
+}
+
+/* Opens text with cache (rp NULL: the defaults) and says whether the cache
+ * was used; a rebuilt cache is finished, as a run would. */
+static int opens_cache(const char *text, const char *cache, const hog_read_params *rp)
+{
+    hog_input in;
+    char err[512] = "";
+    logged[0] = '\0';
+    hog_log_set(keep_log, NULL, HOG_LOG_WARN);
+    cr_assert_eq(hog_input_open(text, rp, cache, 8, &in, err, sizeof(err)), 0, "%s", err);
+    hog_log_set(NULL, NULL, HOG_LOG_ERROR);
+    int used = in.cache_used;
+    cr_assert(!used || (in.ds && !in.feed), "a used cache is opened whole");
+    hog_dataset_close(in.feed ? finish_feed(&in) : in.ds);
+    return used;
+}
+
+Test(etl_input, a_cache_of_the_text_as_it_is_is_read_instead)
 {
     const char *text = write_text("t.svm");
     char cache[160], err[512] = "";
     snprintf(cache, sizeof(cache), "%s/t.hgd", dir);
+    cr_assert_eq(opens_cache(text, cache, NULL), 0, "no cache yet: the text is read");
+    cr_assert_str_eq(logged, "", "no cache is no warning");
+    hog_hgd_source src;
+    int has;
+    cr_assert_eq(hog_hgd_source_read(cache, &src, &has, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(has, 1, "the cache records its source");
+    struct stat st;
+    cr_assert_eq(stat(text, &st), 0);
+    cr_assert_eq(src.bytes, (uint64_t)st.st_size);
+    cr_assert_eq(src.inode, (uint64_t)st.st_ino);
+
     hog_input in;
     cr_assert_eq(hog_input_open(text, NULL, cache, 8, &in, err, sizeof(err)), 0, "%s", err);
-    cr_assert_not_null(in.feed, "no cache yet: the text is read");
-    hog_dataset_close(finish_feed(&in));
-
-    cr_assert_eq(hog_input_open(text, NULL, cache, 8, &in, err, sizeof(err)), 0, "%s", err);
     cr_assert_null(in.feed);
-    cr_assert_not_null(in.ds);
     cr_assert_eq(in.cache_used, 1);
     cr_assert_eq(in.ds->info.rows, ROWS);
     hog_dataset_close(in.ds);
+    cr_assert_eq(opens_cache(text, cache, NULL), 1);
+    cr_assert_str_eq(logged, "");
 
-    /* The text changes after the cache was written: the cache is stale. */
-    struct stat st;
+    /* A cache as new as can be is stale all the same once the text is touched. */
     cr_assert_eq(stat(cache, &st), 0);
     struct timespec later[2] = {st.st_mtim, st.st_mtim};
     later[0].tv_sec += 10;
     later[1].tv_sec += 10;
     cr_assert_eq(utimensat(AT_FDCWD, text, later, 0), 0);
+    cr_assert_eq(opens_cache(text, cache, NULL), 0);
+    cr_assert(strstr(logged, "t.hgd: cache of another ") && strstr(logged, "t.svm (modified ") &&
+              strstr(logged, " now, ") && strstr(logged, "): rebuilt\n"), "%s", logged);
+    cr_assert_eq(opens_cache(text, cache, NULL), 1, "rebuilt, it is fresh");
+}
+
+/* The issue's report: `cp -p older_other.svm a.svm` gave the text an older
+ * time than the cache's, and a run trained on the cache's 9,000 rows. */
+Test(etl_input, a_file_copied_over_the_text_with_its_old_time_is_not_the_cached_one)
+{
+    const char *text = write_text("a.svm");
+    char other[160], cache[160];
+    snprintf(other, sizeof(other), "%s/older_other.svm", dir);
+    snprintf(cache, sizeof(cache), "%s/a.hgd", dir);
+    FILE *f = fopen(other, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 100; i++)
+        fprintf(f, "%d 3:1\n", i % 2);
+    cr_assert_eq(fclose(f), 0);
+    struct timespec old[2] = {{.tv_sec = 1000000000}, {.tv_sec = 1000000000}};
+    cr_assert_eq(utimensat(AT_FDCWD, other, old, 0), 0);
+    cr_assert_eq(opens_cache(text, cache, NULL), 0);
+    struct stat then;
+    cr_assert_eq(stat(text, &then), 0);
+
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "cp -p %s %s", other, text);
+    cr_assert_eq(system(cmd), 0);
+    hog_input in;
+    char err[512] = "";
+    logged[0] = '\0';
+    hog_log_set(keep_log, NULL, HOG_LOG_WARN);
     cr_assert_eq(hog_input_open(text, NULL, cache, 8, &in, err, sizeof(err)), 0, "%s", err);
-    cr_assert_not_null(in.feed);
+    hog_log_set(NULL, NULL, HOG_LOG_ERROR);
     cr_assert_eq(in.cache_used, 0);
-    hog_dataset_close(finish_feed(&in));
+    char want[512];
+    snprintf(want, sizeof(want), "%s: cache of another %s (size 600 now, %lld then): rebuilt\n", cache, text,
+             (long long)then.st_size);
+    cr_assert_str_eq(logged, want);
+    hog_dataset *ds = finish_feed(&in);
+    cr_assert_eq(ds->info.rows, 100, "the new text's rows, not the cache's %d", ROWS);
+    hog_dataset_close(ds);
+}
+
+/* Rewritten in place to the same size, its time put back: only the bytes
+ * tell, and they are sampled at both ends. */
+Test(etl_input, the_same_size_and_time_with_other_bytes_is_not_the_cached_text)
+{
+    const char *text = write_text("t.svm");
+    char cache[160];
+    snprintf(cache, sizeof(cache), "%s/t.hgd", dir);
+    cr_assert_eq(opens_cache(text, cache, NULL), 0);
+    struct stat st;
+    cr_assert_eq(stat(text, &st), 0);
+    int fd = open(text, O_WRONLY);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(pwrite(fd, "7", 1, st.st_size - 2), 1); /* the last row's 0.5 becomes 0.7 */
+    cr_assert_eq(close(fd), 0);
+    struct timespec back[2] = {st.st_atim, st.st_mtim};
+    cr_assert_eq(utimensat(AT_FDCWD, text, back, 0), 0);
+    cr_assert_eq(opens_cache(text, cache, NULL), 0);
+    cr_assert(strstr(logged, "t.svm (the same size and time, other bytes in its first or last MiB): rebuilt\n"), "%s",
+              logged);
+}
+
+Test(etl_input, other_read_options_rebuild_the_cache)
+{
+    const char *text = write_text("t.svm");
+    char cache[160];
+    snprintf(cache, sizeof(cache), "%s/t.hgd", dir);
+    cr_assert_eq(opens_cache(text, cache, NULL), 0);
+    hog_read_params rp = hog_read_params_default();
+    rp.hash_bits = 10;
+    cr_assert_eq(opens_cache(text, cache, &rp), 0);
+    cr_assert(strstr(logged, "t.svm read with other options (hog_read_params.hash_bits = 10 now, 0 then): rebuilt\n"),
+              "%s", logged);
+    cr_assert_eq(opens_cache(text, cache, &rp), 1);
+    rp.on_error = HOG_ON_ERROR_SKIP;
+    cr_assert_eq(opens_cache(text, cache, &rp), 0);
+    cr_assert(strstr(logged, "(hog_read_params.on_error = HOG_ON_ERROR_SKIP now, HOG_ON_ERROR_STOP then)"), "%s",
+              logged);
+    rp.ignore = "3";
+    cr_assert_eq(opens_cache(text, cache, &rp), 0);
+    cr_assert(strstr(logged, "(hog_read_params.ignore differs)"), "%s", logged);
+    rp.threads = 1; /* how many parse it changes nothing in the rows */
+    cr_assert_eq(opens_cache(text, cache, &rp), 1);
+}
+
+Test(etl_input, a_damaged_cache_or_one_without_a_record_is_rebuilt_never_fatal)
+{
+    const char *text = write_text("t.svm");
+    char cache[160], err[512] = "";
+    snprintf(cache, sizeof(cache), "%s/t.hgd", dir);
+    cr_assert_eq(opens_cache(text, cache, NULL), 0);
+    flip_byte(cache, 5000); /* in the first block */
+    cr_assert_eq(opens_cache(text, cache, NULL), 0);
+    cr_assert(strstr(logged, "t.hgd: not a usable cache (block 0: checksum mismatch"), "%s", logged);
+    cr_assert_eq(opens_cache(text, cache, NULL), 1, "the rebuilt cache is whole again");
+    flip_byte(cache, 100); /* in the source record: the header's checksum covers it */
+    cr_assert_eq(opens_cache(text, cache, NULL), 0);
+    cr_assert(strstr(logged, "t.hgd: not a usable cache (header checksum mismatch"), "%s", logged);
+    cr_assert_eq(truncate(cache, 100), 0);
+    cr_assert_eq(opens_cache(text, cache, NULL), 0);
+    cr_assert(strstr(logged, "not a usable cache (truncated"), "%s", logged);
+
+    /* A data set converted from the text (or a cache written before caches
+     * had records) says nothing of its source. */
+    cr_assert_eq(hog_dataset_convert(text, NULL, cache, NULL, err, sizeof(err)), 0, "%s", err);
+    hog_hgd_source src;
+    int has;
+    cr_assert_eq(hog_hgd_source_read(cache, &src, &has, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(has, 0);
+    cr_assert_eq(opens_cache(text, cache, NULL), 0);
+    cr_assert(strstr(logged, "t.hgd: holds no record of the file it caches"), "%s", logged);
+    cr_assert_eq(opens_cache(text, cache, NULL), 1);
+
+    /* The input itself as its cache is refused: it would be replaced. */
+    hog_input in;
+    cr_assert_eq(hog_input_open(text, NULL, text, 8, &in, err, sizeof(err)), HOG_EPARAM);
+    cr_assert(strstr(err, "is the input"), "%s", err);
+}
+
+Test(etl_input, a_binary_input_is_cached_with_its_record_too)
+{
+    const char *text = write_text("t.svm");
+    char hgd[160], cache[160], err[512] = "";
+    snprintf(hgd, sizeof(hgd), "%s/t.hgd", dir);
+    snprintf(cache, sizeof(cache), "%s/copy.hgd", dir);
+    cr_assert_eq(hog_dataset_convert(text, NULL, hgd, NULL, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(opens_cache(hgd, cache, NULL), 0, "first the copy is made");
+    cr_assert_eq(opens_cache(hgd, cache, NULL), 1);
+    hog_read_params rp = hog_read_params_default();
+    rp.hash_bits = 12; /* read options do not apply to a binary input */
+    cr_assert_eq(opens_cache(hgd, cache, &rp), 1);
+    cr_assert_eq(hog_dataset_convert(text, NULL, hgd, NULL, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(opens_cache(hgd, cache, NULL), 0, "the input was replaced");
+    cr_assert(strstr(logged, "copy.hgd: cache of another "), "%s", logged);
 }
 
 Test(etl_input, a_pipe_is_text_of_unknown_length)

@@ -548,3 +548,145 @@ Test(etl_pipeline, libsvm_index_base_detection)
     check_row(ds, 1, -1, 1, (uint32_t[]){1}, (float[]){1});
     hog_dataset_close(ds);
 }
+
+/* ===================================================================== *
+ *  Lines longer than hog_read_params.max_line
+ * ===================================================================== */
+
+/* The pipeline reads 4 MiB chunks: lines placed across their ends take
+ * the producer's paths, lines inside one the parser's. */
+#define CHUNK (4u << 20)
+
+/* Appends to s (at *at) short libsvm lines and one comment that fills the
+ * rest, so that the next line starts at byte `to`; returns the lines added. */
+static unsigned fill_to(char *s, size_t *at, size_t to)
+{
+    unsigned lines = 0;
+    while (*at + 6 + 3 <= to) {
+        memcpy(s + *at, "1 1:1\n", 6);
+        *at += 6;
+        lines++;
+    }
+    size_t gap = to - *at; /* "#" + gap - 2 x's + "\n", at least 2 bytes */
+    s[(*at)++] = '#';
+    memset(s + *at, 'x', gap - 2);
+    *at += gap - 2;
+    s[(*at)++] = '\n';
+    return lines + 1;
+}
+
+/* Appends a libsvm line of exactly `bytes` bytes before its newline: a
+ * label and one pair, then blanks. */
+static void long_line(char *s, size_t *at, size_t bytes, int newline)
+{
+    memcpy(s + *at, "0 2:1", 5);
+    memset(s + *at + 5, ' ', bytes - 5);
+    *at += bytes;
+    if (newline)
+        s[(*at)++] = '\n';
+}
+
+/* Opens the first `len` bytes of s as a libsvm file with max_line; returns
+ * the error code, the detail in err (with the path cut off). */
+static int open_max_line(const char *s, size_t len, uint64_t max_line, hog_on_error on_error, char *err)
+{
+    char path[256], detail[512] = "";
+    snprintf(path, sizeof(path), "%s/long.svm", dir);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(s, 1, len, f), len);
+    cr_assert_eq(fclose(f), 0);
+    hog_read_params p = params(HOG_FORMAT_LIBSVM);
+    p.max_line = max_line;
+    p.on_error = on_error;
+    hog_dataset *ds = NULL;
+    int rc = hog_dataset_open(path, &p, &ds, detail, sizeof(detail));
+    hog_dataset_close(ds);
+    snprintf(err, 512, "%s", rc < 0 ? detail + strlen(path) : "");
+    return rc;
+}
+
+Test(etl_pipeline, a_line_longer_than_max_line_is_an_error_with_its_number)
+{
+    char s[4096], err[512];
+    size_t at = 0;
+    memcpy(s, "1 1:1\n0 2:1\n", 12);
+    at = 12;
+    long_line(s, &at, 2000, 1);
+    memcpy(s + at, "1 3:1\n", 6);
+    at += 6;
+    /* in one chunk: the parser measures it, in stop and in skip mode alike */
+    cr_assert_eq(open_max_line(s, at, 1024, HOG_ON_ERROR_STOP, err), HOG_EFORMAT);
+    cr_assert_str_eq(err, ":3: a line longer than 1024 bytes (hog_read_params.max_line)");
+    cr_assert_eq(open_max_line(s, at, 1024, HOG_ON_ERROR_SKIP, err), HOG_EFORMAT);
+    cr_assert_str_eq(err, ":3: a line longer than 1024 bytes (hog_read_params.max_line)");
+    /* the newline does not count */
+    cr_assert_eq(open_max_line(s, at, 1999, HOG_ON_ERROR_STOP, err), HOG_EFORMAT);
+    cr_assert_eq(open_max_line(s, at, 2000, HOG_ON_ERROR_STOP, err), 0, "%s", err);
+    cr_assert_eq(open_max_line(s, at, 0, HOG_ON_ERROR_STOP, err), 0, "0 is the default, 64 MiB: %s", err);
+}
+
+/* The three ways a line can run past a chunk's end: finished in the next
+ * chunk (a seam), begun so far before the end that what is left of the
+ * chunk is already too long, or running through whole chunks with no
+ * newline, to the end of the file. */
+Test(etl_pipeline, a_long_line_across_chunk_ends_is_found_before_it_is_held)
+{
+    size_t cap = 3 * (size_t)CHUNK;
+    char *s = malloc(cap);
+    cr_assert_not_null(s);
+    char err[512], want[128];
+
+    size_t at = 0;
+    unsigned before = fill_to(s, &at, CHUNK - 500);
+    long_line(s, &at, 2000, 1);
+    memcpy(s + at, "1 3:1\n", 6);
+    at += 6;
+    cr_assert_eq(open_max_line(s, at, 1024, HOG_ON_ERROR_STOP, err), HOG_EFORMAT);
+    snprintf(want, sizeof(want), ":%u: a line longer than 1024 bytes (hog_read_params.max_line)", before + 1);
+    cr_assert_str_eq(err, want, "a seam");
+    cr_assert_eq(open_max_line(s, at, 2048, HOG_ON_ERROR_STOP, err), 0, "under the bound, the seam is parsed: %s", err);
+
+    at = 0;
+    before = fill_to(s, &at, CHUNK - 3000);
+    long_line(s, &at, 5000, 1);
+    cr_assert_eq(open_max_line(s, at, 1024, HOG_ON_ERROR_STOP, err), HOG_EFORMAT);
+    snprintf(want, sizeof(want), ":%u: a line longer than 1024 bytes (hog_read_params.max_line)", before + 1);
+    cr_assert_str_eq(err, want, "too long before the chunk ends");
+
+    at = 0;
+    before = fill_to(s, &at, CHUNK - 100);
+    long_line(s, &at, CHUNK + CHUNK / 2, 0);
+    cr_assert_eq(open_max_line(s, at, CHUNK, HOG_ON_ERROR_STOP, err), HOG_EFORMAT);
+    snprintf(want, sizeof(want), ":%u: a line longer than %u bytes (hog_read_params.max_line)", before + 1, CHUNK);
+    cr_assert_str_eq(err, want, "through a whole chunk, no newline to the end");
+    cr_assert_eq(open_max_line(s, at, 2 * (uint64_t)CHUNK, HOG_ON_ERROR_STOP, err), 0, "%s", err);
+    free(s);
+}
+
+/* A first line that does not end in the first MiB, which the plan reads:
+ * too long for a CSV file's columns, or for a bound below it. */
+Test(etl_pipeline, a_first_line_past_the_plans_mib)
+{
+    size_t len = (2u << 20) + 1;
+    char *s = malloc(len + 1);
+    cr_assert_not_null(s);
+    size_t at = 0;
+    long_line(s, &at, len - 1, 1);
+    char err[512];
+    cr_assert_eq(open_max_line(s, at, 1024, HOG_ON_ERROR_STOP, err), HOG_EFORMAT);
+    cr_assert_str_eq(err, ":1: a line longer than 1024 bytes (hog_read_params.max_line)");
+    cr_assert_eq(open_max_line(s, at, 0, HOG_ON_ERROR_STOP, err), 0, "a long libsvm line is fine: %s", err);
+    memset(s, '7', len - 1); /* one CSV field of 2 MiB */
+    char path[256], detail[512] = "";
+    snprintf(path, sizeof(path), "%s/wide.csv", dir);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(s, 1, len, f), len);
+    cr_assert_eq(fclose(f), 0);
+    hog_dataset *ds = NULL;
+    cr_assert_eq(hog_dataset_open(path, NULL, &ds, detail, sizeof(detail)), HOG_EFORMAT);
+    cr_assert(strstr(detail, "wide.csv:1: a line longer than 1048576 bytes, the most the first line of CSV may hold"),
+              "%s", detail);
+    free(s);
+}

@@ -320,6 +320,18 @@ Test(etl_ratings, a_line_longer_than_two_chunks_is_carried_whole)
     free(text);
 }
 
+/* A line that never ends is refused once it passes HOG_DEFAULT_MAX_LINE,
+ * not held until memory runs out. */
+Test(etl_ratings, a_line_that_never_ends_is_refused_at_the_bound)
+{
+    hog_ratings *r = (hog_ratings *)1;
+    char err[512] = "", want[128];
+    cr_assert_eq(hog_ratings_open("/dev/zero", 0, &r, err, sizeof(err)), HOG_EFORMAT);
+    cr_assert_null(r);
+    snprintf(want, sizeof(want), "/dev/zero:1: a line longer than %llu bytes", HOG_DEFAULT_MAX_LINE);
+    cr_assert_str_eq(err, want);
+}
+
 /* More than one chunk of the reader's default size, through the public call. */
 Test(etl_ratings, a_file_larger_than_a_default_chunk)
 {

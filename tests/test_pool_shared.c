@@ -89,9 +89,9 @@ Test(pool_shared, zero_threads_means_one_per_core)
 {
     hog_pool *p, *q;
     cr_assert_eq(hog_pool_borrow(0, 0, &p, NULL, 0), 0);
-    cr_assert_eq(hog_pool_threads(p), hog_pool_cores());
+    cr_assert_eq(hog_pool_threads(p), hog_pool_default_threads());
     hog_pool_return(p);
-    cr_assert_eq(hog_pool_borrow(hog_pool_cores(), 0, &q, NULL, 0), 0);
+    cr_assert_eq(hog_pool_borrow(hog_pool_default_threads(), 0, &q, NULL, 0), 0);
     cr_assert_eq(q, p);
     hog_pool_return(q);
 }

@@ -56,7 +56,7 @@ Test(pool, threads_are_reused_across_steps)
 
 Test(pool, default_is_one_worker_per_core_and_binding_pins_them)
 {
-    unsigned cores = hog_pool_cores();
+    unsigned cores = hog_pool_default_threads();
     cr_assert_geq(cores, 1u);
     hog_pool *p;
     cr_assert_eq(hog_pool_create(0, 1, &p, NULL, 0), 0);
@@ -183,6 +183,64 @@ Test(topology, xml_file_round_trips_a_synthetic_machine)
         cr_assert_eq(hog_pool_worker_node(p, i), (int)i, "one worker per node");
     hog_pool_free(p);
     hog_topo_free(t);
+}
+
+/* The issue's report: `package:32 core:32 pu:16` ran for more than 20 s
+ * (the PUs were looked up core by core, quadratic), and a 1,024-core
+ * description started 1,024 threads on two CPUs. */
+Test(topology, a_large_synthetic_machine_loads_fast_and_starts_few_workers, .timeout = 20)
+{
+    double t0 = hog_now();
+    hog_topo *t = topo("package:32 core:32 pu:16");
+    cr_assert_lt(hog_now() - t0, 5.0, "loaded in %.1f s", hog_now() - t0);
+    cr_assert_eq(hog_topo_cores(t), 1024u);
+    cr_assert_eq(hog_topo_pus(t), 16384u);
+    const hog_topo_core *last = hog_topo_core_at(t, 1023);
+    cr_assert_eq(last->pus, 16u);
+    cr_assert_eq(last->pu_os[0], 1023u * 16);
+    cr_assert_eq(last->pu_os[15], 1023u * 16 + 15);
+    cr_assert_eq(hog_topo_workers(t), HOG_MIN(1024u, hog_cpus()), "at most this process's CPUs");
+    hog_pool *p;
+    cr_assert_eq(hog_pool_create_on(t, 0, 1, &p, NULL, 0), 0);
+    cr_assert_eq(hog_pool_threads(p), HOG_MIN(1024u, hog_cpus()));
+    hog_pool_free(p);
+    cr_assert_eq(hog_pool_create_on(t, 6, 1, &p, NULL, 0), 0, "a number asked for is started as asked");
+    cr_assert_eq(hog_pool_threads(p), 6u);
+    hog_pool_free(p);
+    hog_topo_free(t);
+    t = topo(NULL);
+    cr_assert_eq(hog_topo_workers(t), hog_topo_cores(t), "this machine: one per core");
+    hog_topo_free(t);
+}
+
+/* The override comes from the program, never from the environment. */
+Test(topology, the_program_sets_the_topology_before_any_worker)
+{
+    setenv("HOG_TOPOLOGY", "package:3 core:1 pu:1", 1); /* read by nobody in the library */
+    char err[512] = "";
+    cr_assert_eq(hog_topology_set("bogus:3", err, sizeof(err)), HOG_ETOPOLOGY);
+    cr_assert(strstr(err, "topology \"bogus:3\": not an hwloc synthetic description"), "%s", err);
+    cr_assert_eq(hog_topology_set(NULL, err, sizeof(err)), 0, "NULL keeps this machine's, unloaded");
+    cr_assert_eq(hog_topology_set("package:2 numa:1 core:2 pu:1", err, sizeof(err)), 0, "%s", err);
+    const hog_topo *t;
+    cr_assert_eq(hog_topo_default(&t, err, sizeof(err)), 0, "%s", err);
+    cr_assert_str_eq(hog_topo_source(t), "synthetic \"package:2 numa:1 core:2 pu:1\"");
+    cr_assert_eq(hog_topology_set("package:4 core:1 pu:1", err, sizeof(err)), -EBUSY);
+    cr_assert(strstr(err, "already loaded (synthetic \"package:2 numa:1 core:2 pu:1\")"), "%s", err);
+    char text[4096];
+    cr_assert_gt(hog_topology_describe(0, text, sizeof(text)), 0, "%s", text);
+    cr_assert(strstr(text, "NUMA nodes         2\n"), "%s", text);
+}
+
+Test(topology, this_machine_unless_set_and_then_settled)
+{
+    setenv("HOG_TOPOLOGY", "package:3 core:1 pu:1", 1);
+    const hog_topo *t;
+    cr_assert_eq(hog_topo_default(&t, NULL, 0), 0);
+    cr_assert_eq(hog_topo_is_machine(t), 1, "HOG_TOPOLOGY is the command's, not the library's");
+    char err[512] = "";
+    cr_assert_eq(hog_topology_set("package:2 core:1 pu:1", err, sizeof(err)), -EBUSY);
+    cr_assert(strstr(err, "already loaded (this machine)"), "%s", err);
 }
 
 Test(topology, this_machine_has_cores_on_nodes)
@@ -327,7 +385,10 @@ Test(pool_numa, pool_reports_each_workers_node_on_a_synthetic_machine)
     hog_topo *t = topo("package:2 numa:1 core:4 pu:1");
     hog_pool *p;
     cr_assert_eq(hog_pool_create_on(t, 0, 1, &p, NULL, 0), 0);
-    cr_assert_eq(hog_pool_threads(p), 8u, "default: one worker per core of the topology");
+    cr_assert_eq(hog_pool_threads(p), HOG_MIN(8u, hog_cpus()), "default: one per core, at most this process's CPUs");
+    hog_pool_free(p);
+    cr_assert_eq(hog_pool_create_on(t, 8, 1, &p, NULL, 0), 0);
+    cr_assert_eq(hog_pool_threads(p), 8u, "one worker per core of the topology, asked for");
     for (unsigned i = 0; i < 8; i++) {
         cr_assert_eq(hog_pool_worker_node(p, i), (int)(i / 4));
         cr_assert_eq(hog_pool_worker_place(p, i)->core, i);
@@ -407,7 +468,7 @@ Test(pool_numa, local_memory_on_a_synthetic_machine_is_plain_and_usable)
 Test(pool_numa, local_memory_on_this_machine_follows_the_worker)
 {
     hog_pool *p;
-    unsigned n = HOG_MIN(hog_pool_cores(), 8u);
+    unsigned n = HOG_MIN(hog_pool_default_threads(), 8u);
     cr_assert_eq(hog_pool_create(n, 1, &p, NULL, 0), 0);
     int pinned = 1;
     for (unsigned i = 0; i < n; i++)

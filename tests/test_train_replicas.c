@@ -68,7 +68,8 @@ Test(train_replicas, core_replicas_average_into_a_model_that_learns)
 Test(train_replicas, node_replicas_on_two_nodes_learn)
 {
     /* Before the pool loads the topology (once per process). */
-    setenv("HOG_TOPOLOGY", "package:2 numa:1 core:2 pu:1", 1);
+    char err[512] = "";
+    cr_assert_eq(hog_topology_set("package:2 numa:1 core:2 pu:1", err, sizeof(err)), 0, "%s", err);
     replicas_learn(HOG_REPLICAS_NODE);
 }
 

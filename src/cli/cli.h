@@ -47,7 +47,8 @@ int cli_bytes(const char *opt, const char *s, unsigned long long *out);
     {"categorical", required_argument, 0, CLI_READ_OPT},                                        \
     {"hash-bits", required_argument, 0, 'b'}, {"index-base", required_argument, 0, CLI_READ_OPT}, \
     {"on-error", required_argument, 0, CLI_READ_OPT},                                           \
-    {"parse-threads", required_argument, 0, CLI_READ_OPT}
+    {"parse-threads", required_argument, 0, CLI_READ_OPT},                                      \
+    {"max-line", required_argument, 0, CLI_READ_OPT}
 #define CLI_READ_USAGE                                                                          \
     "  --format csv|libsvm|vw|hgd  input format (default: detected from the content)\n"        \
     "  --label COL             CSV label column, 0-based index or header name (default 0)\n"  \
@@ -60,7 +61,8 @@ int cli_bytes(const char *opt, const char *s, unsigned long long *out);
     "                          0 is in the first MiB, else 1-based), as written (0), or\n"     \
     "                          1-based (1); --test and predict follow the training data\n"     \
     "  --on-error stop|skip    malformed lines stop the run (default) or are skipped and counted\n" \
-    "  --parse-threads N       threads parsing text (default: one per core)\n"
+    "  --parse-threads N       threads parsing text (default: one per core)\n"               \
+    "  --max-line BYTES        a longer line of text is an error (K/M/G; default 64M)\n"
 
 /* Applies one of the data-reading options to p. Returns 1 if opt was one
  * of them, 0 if not, -1 on a bad value (reported). */

@@ -153,6 +153,17 @@ int cli_read_option(const char *opt, const char *val, hog_read_params *p)
         }
         return 1;
     }
+    if (strcmp(opt, "max-line") == 0) {
+        unsigned long long v;
+        if (cli_bytes("--max-line", val, &v) < 0)
+            return -1;
+        if (v == 0) {
+            cli_error("--max-line: a line of at least 1 byte must be allowed, found '%s'", val);
+            return -1;
+        }
+        p->max_line = v;
+        return 1;
+    }
     if (strcmp(opt, "delimiter") == 0) {
         if (strcmp(val, "\\t") == 0 || strcmp(val, "tab") == 0)
             p->delimiter = '\t';

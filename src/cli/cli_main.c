@@ -1,5 +1,6 @@
 /* cli_main.c: the hogtrain command's entry point: the CPU check, then dispatch to the subcommands. */
 /* SPDX-License-Identifier: BSD-2-Clause */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -25,6 +26,24 @@ static const char usage[] =
     "override for text. -q silences progress. Run 'hogtrain COMMAND --help' for all\n"
     "of a command's options.\n";
 
+/* HOG_TOPOLOGY describes another machine to place workers on (planning,
+ * tests); the library reads no environment, so the command passes it in
+ * before anything places a worker. Returns 0, or -1 (reported). */
+static int topology_from_env(void)
+{
+    const char *spec = getenv("HOG_TOPOLOGY");
+    if (!spec || !*spec)
+        return 0;
+    char err[CLI_ERR_LEN] = "";
+    int rc = hog_topology_set(spec, err, sizeof(err));
+    if (rc < 0) {
+        /* Name the variable: the user may have forgotten it is set. */
+        cli_error("HOG_TOPOLOGY: %s", err[0] ? err : hog_strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     /* A CPU below the build's level would stop on an illegal instruction
@@ -40,6 +59,10 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[1];
+    const char *const placing[] = {"convert", "train", "predict", "info"};
+    for (size_t i = 0; i < sizeof(placing) / sizeof(placing[0]); i++)
+        if (strcmp(cmd, placing[i]) == 0 && topology_from_env() < 0)
+            return 1;
     if (strcmp(cmd, "convert") == 0)
         return cli_convert(argc - 1, argv + 1);
     if (strcmp(cmd, "train") == 0)

@@ -21,6 +21,7 @@
  *   44      4      rows_per_block (every block has this many rows but the last)
  *   48      4      flags          (bit 0: weighted; bit 1: the indices were 1-based in
  *                                  the libsvm text converted, and are stored minus one;
+ *                                  bit 2: a cache, with the source record at 96;
  *                                  a reader rejects unknown bits)
  *   52      4      block_align    (4096)
  *   56      8      table_offset   (multiple of 8, after the last block)
@@ -28,7 +29,16 @@
  *   72      8      fingerprint    (hog_etl_fingerprint over the block table)
  *   80      8      table_sum      (XXH3-64, seed 0, of the block table)
  *   88      8      header_sum     (XXH3-64, seed 0, of bytes 0..4095 with this field zero)
- *   96      4000   zero
+ *   96      4000   zero, or with flags bit 2 the source record, then zero from 224:
+ *   96      8        source bytes   (the size of the file the cache was made from)
+ *   104     8        source mtime   (its modification time, ns since the epoch, signed)
+ *   112     8        source inode
+ *   120     8        source device
+ *   128     8        source sample  (hog_hash64 of its first MiB, seed HOG_HGD_SAMPLE_SEED,
+ *                                    chained into the last MiB when the file is longer)
+ *   136     88       read options   (11 u64, in hog_hgd_source's order: the
+ *                                    hog_read_params fields that shape the rows, the
+ *                                    strings as their hog_hash64; zero for binary input)
  *
  *   blocks, each at a multiple of block_align, padded with zeros to one:
  *     u32 ptr[rows + 1]   ptr[0] = 0, non-decreasing, ptr[rows] = nnz
@@ -57,6 +67,7 @@
 #define HOG_HGD_VERSION 2u
 #define HOG_HGD_WEIGHTED 1u  /* flags bit 0 */
 #define HOG_HGD_ONE_BASED 2u /* flags bit 1: from libsvm text with 1-based indices */
+#define HOG_HGD_SOURCE 4u    /* flags bit 2: a cache, carrying the record of its source */
 #define HOG_HGD_HEADER_BYTES 4096u
 #define HOG_HGD_ALIGN 4096u
 #define HOG_HGD_TABLE_ENTRY 32u
@@ -66,6 +77,24 @@
  * offsets are 32-bit. 2^24 is far above any useful size (a block is the
  * unit of shuffling and of read-ahead). */
 #define HOG_MAX_ROWS_PER_BLOCK (1u << 24)
+
+/* What a cache records of the file it was made from (flags bit 2), so that
+ * a later run can tell whether the file is still the one it holds: a
+ * file replaced, rewritten in place (even with its old time put back, as
+ * `cp -p` does) or read with other options is not. */
+#define HOG_HGD_READ_FIELDS 11u
+#define HOG_HGD_SAMPLE_BYTES (1u << 20) /* the source's first and last MiB are hashed */
+#define HOG_HGD_SAMPLE_SEED 0x686f67736f757263ULL /* "hogsourc" */
+typedef struct hog_hgd_source {
+    uint64_t bytes;
+    int64_t mtime_ns;
+    uint64_t inode, device;
+    uint64_t sample;
+    /* hog_read_params' format, delimiter, header, label_index, label_name,
+     * ignore, categorical, rows_per_block, hash_bits, index_base, on_error
+     * (the strings hashed, 0 for NULL); all zero for a binary source */
+    uint64_t read[HOG_HGD_READ_FIELDS];
+} hog_hgd_source;
 
 /* One block of rows in CSR form: a view into a mapping or into heap memory. */
 typedef struct hog_block {
@@ -152,6 +181,10 @@ int hog_builder_add(hog_builder *b, float label, const uint32_t *index,
 struct hog_rows;
 int hog_builder_add_rows(hog_builder *b, const struct hog_rows *r);
 
+/* A file builder's output becomes a cache of the file src describes
+ * (hog_hgd_writer_set_source); an in-memory builder ignores it. */
+void hog_builder_set_source(hog_builder *b, const hog_hgd_source *src);
+
 /* Records that the rows came from 1-based libsvm text (the file's flag). */
 void hog_builder_set_one_based(hog_builder *b, int one_based);
 int hog_builder_one_based(const hog_builder *b);
@@ -213,8 +246,17 @@ void hog_builder_free(hog_builder *b);
  * naming the file and the first thing wrong. */
 int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len);
 
-/* Writes a data set's blocks to a freshly opened atomic file. */
-int hog_hgd_write(const hog_dataset *ds, hog_atomic_file *f);
+/* Reads and checks the header of the binary dataset at path (its magic,
+ * version, checksum and sizes against the file's length; not the blocks)
+ * and its source record: *has 1 and *src filled for a cache, *has 0 for a
+ * file without one. Errors: -errno (-ENOENT: no such file), HOG_EMAGIC,
+ * HOG_EVERSION, HOG_ETRUNCATED, HOG_ECHECKSUM, HOG_ECORRUPT; err names
+ * the file. */
+int hog_hgd_source_read(const char *path, hog_hgd_source *src, int *has, char *err, size_t err_len);
+
+/* Writes a data set's blocks to a freshly opened atomic file, with src
+ * (or NULL: none) as its source record. */
+int hog_hgd_write(const hog_dataset *ds, const hog_hgd_source *src, hog_atomic_file *f);
 
 /* A file written a block at a time, as the builder fills them: blocks at
  * aligned offsets after the header, then the table, then the header last,
@@ -230,6 +272,9 @@ void hog_hgd_writer_direct_from(hog_hgd_writer *w, uint64_t bytes);
 int hog_hgd_writer_block(hog_hgd_writer *w, const hog_block *blk);
 /* Blocks written so far. */
 uint32_t hog_hgd_writer_blocks(const hog_hgd_writer *w);
+/* Makes the file a cache of the file src describes (copied; NULL: not a
+ * cache): the header gets flags bit 2 and the record. */
+void hog_hgd_writer_set_source(hog_hgd_writer *w, const hog_hgd_source *src);
 /* Writes the table and the header (the flags from weighted and one_based);
  * info (if not NULL) is filled. The caller then commits or aborts the file.
  * Returns 0 or -errno. */
@@ -274,6 +319,8 @@ typedef struct hog_text_plan {
     unsigned index_base;    /* libsvm: 0 or 1 */
     uint64_t base_lines;    /* libsvm: index_base was detected from this many lines (0: given) */
     int skip_errors;        /* hog_read_params.on_error == HOG_ON_ERROR_SKIP */
+    uint64_t max_line;      /* the longest line allowed (hog_read_params.max_line; 0 in a plan made
+                               by hand: HOG_DEFAULT_MAX_LINE) */
     uint64_t header_bytes;  /* bytes of the file before the first data line (the CSV header) */
     uint64_t header_lines;  /* lines in those bytes */
     /* CSV, per field, owned by the plan (NULL in a plan made by hand: numeric
@@ -295,10 +342,13 @@ int hog_text_plan_make(const char *path, const hog_read_params *p, const char *h
                        hog_text_plan *plan, char *err, size_t err_len);
 void hog_text_plan_free(hog_text_plan *plan);
 
+/* hog_read_params.max_line when it is 0. */
+#define HOG_DEFAULT_MAX_LINE (64ull << 20)
+
 /* A located parse error, relative to its chunk. */
 typedef struct hog_text_error {
     uint64_t line;     /* 1-based line within the chunk */
-    uint32_t column;   /* 1-based byte column */
+    uint32_t column;   /* 1-based byte column; 0: the whole line (one too long) */
     char what[160];    /* "expected a number, found 'abc'" */
 } hog_text_error;
 
@@ -327,7 +377,8 @@ void hog_rows_free(hog_rows *r);
 /* Parses buf[0..len): whole lines, the last possibly without its newline.
  * Appends one row per data line to out; sets out->lines. In stop mode the
  * first malformed line ends the chunk: HOG_EFORMAT with *err filled. In skip
- * mode malformed lines are counted and the first few kept in out->errors.
+ * mode malformed lines are counted and the first few kept in out->errors;
+ * a line longer than plan->max_line ends the chunk in either mode.
  * Thread-safe (the plan is read-only). Returns 0, HOG_EFORMAT or -ENOMEM. */
 int hog_parse_chunk(const hog_text_plan *plan, const char *buf, size_t len, hog_rows *out,
                     hog_text_error *err);
@@ -352,9 +403,12 @@ typedef struct hog_text_summary {
 /* Streams a text file into b (etl_pipeline.c): chunked reads, cut at line
  * ends, parsed on p->threads threads (0: one per CPU this process may use), rows added in file
  * order. b's index base is set as soon as the first lines settle it,
- * before any row is added. Memory stays bounded by a few chunks plus what b keeps.
+ * before any row is added. Memory stays bounded by a few chunks, the
+ * longest line (at most p->max_line: a longer one is an error as soon as
+ * that many of its bytes are read) plus what b keeps.
  * Errors: those of hog_reader_open/next, hog_text_plan_make and
- * hog_parse_chunk (HOG_EFORMAT as "path:line:column: expected ..."), -ENOMEM. */
+ * hog_parse_chunk (HOG_EFORMAT as "path:line:column: expected ...", or
+ * "path:line: a line longer than N bytes"), -ENOMEM. */
 int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, hog_text_summary *sum,
                     char *err, size_t err_len);
 
@@ -384,10 +438,11 @@ typedef struct hog_feed hog_feed;
 
 /* Starts reading text path (p as for hog_dataset_open; the caller has
  * checked it is text) into cache_path (NULL: into memory), with at most
- * depth blocks handed out and not yet released. Errors: -ENOMEM, -errno
- * (the cache cannot be created or the thread started); err says which. */
-int hog_feed_start(const char *path, const hog_read_params *p, const char *cache_path, unsigned depth,
-                   hog_feed **out, char *err, size_t err_len);
+ * depth blocks handed out and not yet released; the cache records src as
+ * its source (NULL: none, as for a pipe). Errors: -ENOMEM, -errno (the
+ * cache cannot be created or the thread started); err says which. */
+int hog_feed_start(const char *path, const hog_read_params *p, const char *cache_path,
+                   const hog_hgd_source *src, unsigned depth, hog_feed **out, char *err, size_t err_len);
 
 /* The next block in file order: a view valid until it is released, and the
  * fraction of the input read when it was built. Waits for it. Returns 1, 0
@@ -549,15 +604,23 @@ int hog_hgr_open(hog_ratings *r, const char *path, int fd, uint64_t size, char *
  *  The data layer decides how hog_trainer_run_file's input is read and
  *  hands the trainer either a data set, whole, or a feed of text blocks to
  *  train on as they are built: a binary data set is opened (copied to the
- *  cache first when one is asked for), a cache newer than the input is
+ *  cache first when one is asked for), a cache of the input as it is now is
  *  opened instead of it, and text goes to a feed (written to the cache on
  *  the way when one is asked for).
+ *
+ *  A cache is used only when its source record (hog_hgd_source) matches
+ *  the input file exactly: size, modification time, inode, device, the
+ *  hash of its first and last MiB, and the read options. Anything else (no
+ *  record, another file, other options, a cache that does not open or
+ *  fails a checksum) rebuilds it from the input, with a warning that says
+ *  why; a cache is never trusted on its age alone, and a bad one is never
+ *  fatal. The input of a pipe has no record: its cache is always rebuilt.
  * ===================================================================== */
 typedef struct hog_input {
     hog_read_params read; /* how it is read: rp or the defaults, rows_per_block settled */
     hog_dataset *ds;      /* the data set opened whole, or NULL when feed is set */
     hog_feed *feed;       /* text being read, or NULL */
-    int cache_used;       /* 1: ds is the cache, newer than the input */
+    int cache_used;       /* 1: ds is the cache, whose record matches the input */
     const char *unsized;  /* text of unknown length (a pipe): why the feed's positions are no fraction of
                              the whole, as a note; NULL otherwise */
 } hog_input;
@@ -566,8 +629,9 @@ typedef struct hog_input {
  * training, with cache_path (or NULL) as the cache; depth: the most blocks
  * a feed hands out and has not had back. On success the caller owns in->ds
  * or in->feed (hog_dataset_close, hog_feed_free). Errors: those of
- * hog_resolve_format, hog_dataset_convert, hog_hgd_open and
- * hog_feed_start; err says which. */
+ * hog_resolve_format, hog_hgd_open, hog_atomic_open and hog_feed_start,
+ * -errno reading the input's first and last MiB, HOG_EPARAM when
+ * cache_path is the input itself (under any name); err says which. */
 int hog_input_open(const char *path, const hog_read_params *rp, const char *cache_path, unsigned depth,
                    hog_input *in, char *err, size_t err_len);
 

@@ -67,6 +67,12 @@ void hog_builder_set_one_based(hog_builder *b, int one_based)
     b->one_based = one_based;
 }
 
+void hog_builder_set_source(hog_builder *b, const hog_hgd_source *src)
+{
+    if (b->writer)
+        hog_hgd_writer_set_source(b->writer, src);
+}
+
 int hog_builder_one_based(const hog_builder *b)
 {
     return b->one_based;

@@ -215,7 +215,7 @@ int hog_dataset_save(const hog_dataset *ds, const char *path)
     int rc = hog_atomic_open(&f, path);
     if (rc < 0)
         return rc;
-    rc = hog_hgd_write(ds, &f);
+    rc = hog_hgd_write(ds, NULL, &f);
     if (rc < 0) {
         hog_atomic_abort(&f);
         return rc;

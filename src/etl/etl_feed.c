@@ -159,8 +159,8 @@ static char *dup_or_null(const char *s, int *ok)
     return strcpy(d, s);
 }
 
-int hog_feed_start(const char *path, const hog_read_params *p, const char *cache_path, unsigned depth,
-                   hog_feed **out, char *err, size_t err_len)
+int hog_feed_start(const char *path, const hog_read_params *p, const char *cache_path,
+                   const hog_hgd_source *src, unsigned depth, hog_feed **out, char *err, size_t err_len)
 {
     *out = NULL;
     hog_feed *f = hog_calloc(1, sizeof(*f));
@@ -197,6 +197,7 @@ int hog_feed_start(const char *path, const hog_read_params *p, const char *cache
         hog_feed_free(f);
         return hog_fail(rc, err, err_len, "%s: out of memory", path);
     }
+    hog_builder_set_source(f->b, src);
     hog_builder_on_block(f->b, feed_block, f);
     rc = pthread_create(&f->thread, NULL, feed_main, f);
     if (rc != 0) {

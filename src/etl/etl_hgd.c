@@ -112,7 +112,14 @@ enum {
     H_FINGERPRINT = 72,
     H_TABLE_SUM = 80,  /* version 1: u32 table CRC */
     H_HEADER_SUM = 88,
-    H_END = 96,        /* zero from here on */
+    H_END = 96,        /* zero from here on, or the source record (flags bit 2) */
+    H_SOURCE_BYTES = 96,
+    H_SOURCE_MTIME = 104,
+    H_SOURCE_INODE = 112,
+    H_SOURCE_DEVICE = 120,
+    H_SOURCE_SAMPLE = 128,
+    H_SOURCE_READ = 136,
+    H_SOURCE_END = H_SOURCE_READ + 8 * HOG_HGD_READ_FIELDS, /* zero from here on in a cache */
     H1_HEADER_CRC = 84, /* version 1 */
     H1_END = 88,
 };
@@ -157,6 +164,8 @@ struct hog_hgd_writer {
     uint32_t blocks;
     uint64_t rows, nnz, fingerprint;
     uint64_t direct_from; /* turn O_DIRECT on at this offset (0: never; hog_builder_direct_from) */
+    hog_hgd_source src;   /* the source record of a cache */
+    int has_src;
     /* With O_DIRECT on, a block is gathered into a stage (page-aligned,
      * zero padded: its arrays lie apart in memory and end at any byte) and
      * written in one piece through the ring, up to STAGES at once, so the
@@ -310,6 +319,36 @@ uint32_t hog_hgd_writer_blocks(const hog_hgd_writer *w)
     return w->blocks;
 }
 
+void hog_hgd_writer_set_source(hog_hgd_writer *w, const hog_hgd_source *src)
+{
+    w->has_src = src != NULL;
+    if (src)
+        w->src = *src;
+}
+
+/* The record in the header's bytes (see etl.h), and back. */
+static void put_source(uint8_t *h, const hog_hgd_source *src)
+{
+    hog_put_u64(h + H_SOURCE_BYTES, src->bytes);
+    hog_put_u64(h + H_SOURCE_MTIME, (uint64_t)src->mtime_ns);
+    hog_put_u64(h + H_SOURCE_INODE, src->inode);
+    hog_put_u64(h + H_SOURCE_DEVICE, src->device);
+    hog_put_u64(h + H_SOURCE_SAMPLE, src->sample);
+    for (unsigned i = 0; i < HOG_HGD_READ_FIELDS; i++)
+        hog_put_u64(h + H_SOURCE_READ + 8 * i, src->read[i]);
+}
+
+static void get_source(const uint8_t *h, hog_hgd_source *src)
+{
+    src->bytes = hog_get_u64(h + H_SOURCE_BYTES);
+    src->mtime_ns = (int64_t)hog_get_u64(h + H_SOURCE_MTIME);
+    src->inode = hog_get_u64(h + H_SOURCE_INODE);
+    src->device = hog_get_u64(h + H_SOURCE_DEVICE);
+    src->sample = hog_get_u64(h + H_SOURCE_SAMPLE);
+    for (unsigned i = 0; i < HOG_HGD_READ_FIELDS; i++)
+        src->read[i] = hog_get_u64(h + H_SOURCE_READ + 8 * i);
+}
+
 int hog_hgd_writer_block(hog_hgd_writer *w, const hog_block *blk)
 {
     const uint32_t rows = blk->rows, nnz = blk->nnz;
@@ -366,11 +405,14 @@ int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_pe
     hog_put_u64(h + H_NNZ, w->nnz);
     hog_put_u32(h + H_BLOCKS, w->blocks);
     hog_put_u32(h + H_ROWS_PER_BLOCK, rows_per_block);
-    hog_put_u32(h + H_FLAGS, (weighted ? HOG_HGD_WEIGHTED : 0) | (one_based ? HOG_HGD_ONE_BASED : 0));
+    hog_put_u32(h + H_FLAGS, (weighted ? HOG_HGD_WEIGHTED : 0) | (one_based ? HOG_HGD_ONE_BASED : 0) |
+                                 (w->has_src ? HOG_HGD_SOURCE : 0));
     hog_put_u32(h + H_BLOCK_ALIGN, HOG_HGD_ALIGN);
     hog_put_u64(h + H_TABLE_OFFSET, table_offset);
     hog_put_u64(h + H_FILE_BYTES, file_bytes);
     hog_put_u64(h + H_FINGERPRINT, w->fingerprint);
+    if (w->has_src)
+        put_source(h, &w->src);
     hog_put_u64(h + H_TABLE_SUM, table_sum(w->table, table_bytes, HOG_HGD_VERSION));
     hog_put_u64(h + H_HEADER_SUM, header_sum(h, HOG_HGD_VERSION));
     rc = hog_atomic_pwrite(w->f, h, sizeof(h), 0);
@@ -402,10 +444,11 @@ void hog_hgd_writer_free(hog_hgd_writer *w)
 }
 
 /* Blocks read from a version-1 file carry CRCs: written again, they get sums. */
-int hog_hgd_write(const hog_dataset *ds, hog_atomic_file *f)
+int hog_hgd_write(const hog_dataset *ds, const hog_hgd_source *src, hog_atomic_file *f)
 {
     hog_hgd_writer w;
     writer_init(&w, f);
+    hog_hgd_writer_set_source(&w, src);
     int rc = 0;
     for (uint32_t i = 0; i < ds->info.blocks && rc == 0; i++) {
         hog_block b = ds->blocks[i];
@@ -468,13 +511,14 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
         return hog_fail(HOG_ECORRUPT, err, len, "%s: header_bytes is %u, expected %u", path,
                         header_bytes, HOG_HGD_HEADER_BYTES);
     uint32_t flags = hog_get_u32(h + H_FLAGS);
-    if (flags & ~(version == 1 ? 0u : HOG_HGD_WEIGHTED | HOG_HGD_ONE_BASED))
+    if (flags & ~(version == 1 ? 0u : HOG_HGD_WEIGHTED | HOG_HGD_ONE_BASED | HOG_HGD_SOURCE))
         return hog_fail(HOG_ECORRUPT, err, len, "%s: unknown flags 0x%x", path, flags);
     uint32_t align = hog_get_u32(h + H_BLOCK_ALIGN);
     if (align != HOG_HGD_ALIGN)
         return hog_fail(HOG_ECORRUPT, err, len, "%s: block_align is %u, expected %u", path,
                         align, HOG_HGD_ALIGN);
-    for (size_t i = version == 1 ? H1_END : H_END; i < HOG_HGD_HEADER_BYTES; i++)
+    size_t zero_from = version == 1 ? H1_END : flags & HOG_HGD_SOURCE ? H_SOURCE_END : H_END;
+    for (size_t i = zero_from; i < HOG_HGD_HEADER_BYTES; i++)
         if (h[i] != 0)
             return hog_fail(HOG_ECORRUPT, err, len, "%s: header byte %zu is not zero", path, i);
 
@@ -769,7 +813,7 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
      * is larger than half the available memory, when they go too). */
     ds->info.blocks = blocks; /* what hog_dataset_willneed/drop look at */
     if (rc == 0)
-        rc = check_blocks(path, ds, features, size > hog_mem_available() / 2, err, err_len);
+        rc = check_blocks(path, ds, features, size > hog_mem_usable() / 2, err, err_len);
     if (rc < 0)
         goto refused;
     (void)madvise(map, (size_t)size, MADV_NORMAL);
@@ -793,6 +837,34 @@ refused: /* what hog_dataset_close would free, before a data set is handed out *
     munmap(map, (size_t)size);
     close(fd);
     return rc;
+}
+
+int hog_hgd_source_read(const char *path, hog_hgd_source *src, int *has, char *err, size_t err_len)
+{
+    *has = 0;
+    memset(src, 0, sizeof(*src));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int rc = -errno;
+        return hog_fail(rc, err, err_len, "%s: %s", path, hog_strerror(rc));
+    }
+    struct stat st;
+    uint8_t h[HOG_HGD_HEADER_BYTES];
+    memset(h, 0, sizeof(h));
+    int rc = fstat(fd, &st) < 0 ? -errno : 0;
+    if (rc == 0)
+        rc = read_full(fd, h, (size_t)HOG_MIN((uint64_t)st.st_size, (uint64_t)sizeof(h)));
+    close(fd);
+    if (rc < 0)
+        return hog_fail(rc, err, err_len, "%s: %s", path, hog_strerror(rc));
+    rc = check_header(path, h, (uint64_t)st.st_size, err, err_len);
+    if (rc < 0)
+        return rc;
+    if (hog_get_u32(h + H_VERSION) >= 2 && (hog_get_u32(h + H_FLAGS) & HOG_HGD_SOURCE)) {
+        get_source(h, src);
+        *has = 1;
+    }
+    return 0;
 }
 
 /* ===================================================================== *

@@ -1,6 +1,7 @@
 /* etl_parse.c: chunks of text parsed line by line by their format's parser, for many threads at once; the format detection and the plan that say how. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "etl_parse.h"
@@ -54,14 +55,25 @@ int hog_parse_chunk(const hog_text_plan *plan, const char *buf, size_t len, hog_
         plan->format != HOG_FORMAT_VW)
         rc = -EINVAL; /* a plan not made by hog_text_plan_make: a programmer error */
 
+    const uint64_t max_line = plan->max_line ? plan->max_line : HOG_DEFAULT_MAX_LINE;
     const char *p = buf, *end = buf + len;
     while (rc == 0 && p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl ? nl : end;
         const char *next = nl ? nl + 1 : end;
+        c.line_no++;
+        if (HOG_UNLIKELY((uint64_t)(le - p) > max_line)) { /* not skipped: a bound, not a typo */
+            rc = HOG_EFORMAT;
+            if (err) {
+                err->line = c.line_no;
+                err->column = 0;
+                snprintf(err->what, sizeof(err->what), "a line longer than %llu bytes (hog_read_params.max_line)",
+                         (unsigned long long)max_line);
+            }
+            break;
+        }
         while (le > p && le[-1] == '\r')
             le--;
-        c.line_no++;
         c.line = p;
         c.le = le;
         const uint64_t row_nnz = out->nnz;
@@ -202,6 +214,7 @@ int hog_text_plan_make(const char *path, const hog_read_params *p, const char *h
     else
         plan->index_base = p->index_base < 0 ? 0 : (unsigned)p->index_base;
     plan->skip_errors = p->on_error == HOG_ON_ERROR_SKIP;
+    plan->max_line = p->max_line ? p->max_line : HOG_DEFAULT_MAX_LINE;
     if (plan->format == HOG_FORMAT_CSV) {
         rc = hog_text_plan_csv(path, p, head, head_len, plan, err, err_len);
         if (rc < 0)

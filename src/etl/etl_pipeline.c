@@ -25,6 +25,13 @@
  * at most `depth` chunks are out of the reader and at most RING pieces are
  * between the producer and the consumer. Pieces are a few MiB and a file
  * has at most thousands of them, so one mutex costs nothing measurable.
+ *
+ * A seam grows with its line, so a line is never held past the plan's
+ * max_line: once the line being carried passes it, the producer stops and
+ * queues a piece that stands for that line (too_long), for the consumer to
+ * report at its place in the file; a long line inside one chunk is the
+ * parser's to report. A file with no newline at all (/dev/zero) ends there,
+ * not in an allocation as large as memory.
  */
 
 #define RING 32u
@@ -39,6 +46,7 @@ typedef struct piece {
     const char *chunk;  /* the reader's buffer to give back after parsing, or NULL */
     char *owned;        /* a seam's own buffer, or NULL */
     uint64_t position;  /* bytes of the file read when it was queued (hog_reader_position) */
+    int too_long;       /* no bytes: the line after the pieces before it is longer than max_line */
     int done;           /* parsed: rows and rc are ready */
     int rc;
     hog_text_error err;
@@ -73,7 +81,7 @@ typedef struct pipeline {
  * ===================================================================== */
 /* Waits for a free ring slot and queues a piece. Returns 0, or -1 if the
  * pipeline is stopping. Called with the mutex held. */
-static int queue_piece(pipeline *pl, const char *data, size_t len, const char *chunk, char *owned)
+static int queue_piece(pipeline *pl, const char *data, size_t len, const char *chunk, char *owned, int too_long)
 {
     while (pl->produced - pl->consumed >= RING && !pl->stop)
         pthread_cond_wait(&pl->changed, &pl->mu);
@@ -85,6 +93,7 @@ static int queue_piece(pipeline *pl, const char *data, size_t len, const char *c
     pc->len = len;
     pc->chunk = chunk;
     pc->owned = owned;
+    pc->too_long = too_long;
     pc->position = pl->position;
     pc->done = 0;
     pc->rc = 0;
@@ -127,11 +136,20 @@ static int queue_seam(pipeline *pl, carry_buf *c)
     size_t len = c->len;
     memset(c, 0, sizeof(*c));
     pthread_mutex_lock(&pl->mu);
-    int rc = queue_piece(pl, owned, len, NULL, owned);
+    int rc = queue_piece(pl, owned, len, NULL, owned, 0);
     pthread_mutex_unlock(&pl->mu);
     if (rc < 0)
         hog_free(owned);
     return rc;
+}
+
+/* Gives a chunk back to the reader (through the pipeline's list, which
+ * the producer empties). */
+static void chunk_done(pipeline *pl, const char *chunk)
+{
+    pthread_mutex_lock(&pl->mu);
+    pl->giveback[pl->ngiveback++] = chunk;
+    pthread_mutex_unlock(&pl->mu);
 }
 
 static void *producer_main(void *v)
@@ -139,7 +157,8 @@ static void *producer_main(void *v)
     pipeline *pl = v;
     carry_buf carry = {0};
     uint64_t skip = pl->plan->header_bytes;
-    int rc = 0;
+    const uint64_t max_line = pl->plan->max_line;
+    int rc = 0, too_long = 0;
     for (;;) {
         /* The reader lends at most DEPTH chunks: wait for one to come back. */
         pthread_mutex_lock(&pl->mu);
@@ -160,6 +179,7 @@ static void *producer_main(void *v)
             rc = hog_reader_next(pl->reader, &data, &len);
             if (rc <= 0)
                 break;
+            rc = 0;
             pl->position = hog_reader_position(pl->reader);
             pthread_mutex_lock(&pl->mu);
             pl->held++;
@@ -173,38 +193,47 @@ static void *producer_main(void *v)
         }
         const char *last_nl = data < end ? memrchr(data, '\n', (size_t)(end - data)) : NULL;
         if (!last_nl) { /* no line ends here: all of it belongs to the line being carried */
-            rc = carry_append(&carry, data, (size_t)(end - data));
-            pthread_mutex_lock(&pl->mu);
-            pl->giveback[pl->ngiveback++] = chunk;
-            pthread_mutex_unlock(&pl->mu);
-            if (rc < 0)
+            size_t n = (size_t)(end - data);
+            too_long = carry.len + n > max_line;
+            if (!too_long)
+                rc = carry_append(&carry, data, n);
+            chunk_done(pl, chunk);
+            if (rc < 0 || too_long)
                 break;
             continue;
         }
         if (carry.len) { /* finish the line cut by the last boundary */
             const char *first_nl = memchr(data, '\n', (size_t)(end - data));
-            rc = carry_append(&carry, data, (size_t)(first_nl + 1 - data));
-            if (rc < 0 || (rc = queue_seam(pl, &carry)) < 0) {
-                pthread_mutex_lock(&pl->mu);
-                pl->giveback[pl->ngiveback++] = chunk;
-                pthread_mutex_unlock(&pl->mu);
+            too_long = carry.len + (size_t)(first_nl - data) > max_line;
+            if (!too_long && (rc = carry_append(&carry, data, (size_t)(first_nl + 1 - data))) == 0)
+                rc = queue_seam(pl, &carry);
+            if (rc < 0 || too_long) {
+                chunk_done(pl, chunk);
                 break;
             }
             data = first_nl + 1;
         }
-        /* The bytes after the last newline start the next carry. */
-        rc = carry_append(&carry, last_nl + 1, (size_t)(end - last_nl - 1));
+        /* The bytes after the last newline start the next carry; past the
+         * bound already, the lines before them are queued, then the mark. */
+        too_long = (uint64_t)(end - last_nl - 1) > max_line;
+        if (!too_long)
+            rc = carry_append(&carry, last_nl + 1, (size_t)(end - last_nl - 1));
         pthread_mutex_lock(&pl->mu);
         if (rc == 0 && data <= last_nl)
-            rc = queue_piece(pl, data, (size_t)(last_nl + 1 - data), chunk, NULL);
+            rc = queue_piece(pl, data, (size_t)(last_nl + 1 - data), chunk, NULL, 0);
         if (rc < 0 || data > last_nl) /* not queued: the chunk goes straight back */
             pl->giveback[pl->ngiveback++] = chunk;
         pthread_mutex_unlock(&pl->mu);
-        if (rc < 0)
+        if (rc < 0 || too_long)
             break;
     }
-    if (rc == 0 && carry.len) /* a last line without a newline */
+    if (rc == 0 && too_long) {
+        pthread_mutex_lock(&pl->mu);
+        rc = queue_piece(pl, NULL, 0, NULL, NULL, 1);
+        pthread_mutex_unlock(&pl->mu);
+    } else if (rc == 0 && carry.len) { /* a last line without a newline */
         rc = queue_seam(pl, &carry);
+    }
     hog_free(carry.p);
     pthread_mutex_lock(&pl->mu);
     if (rc < 0 && !pl->stop) {
@@ -282,6 +311,20 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
     rc = got < 0 ? hog_fail(got, err, err_len, "%s", pl->read_err[0] ? pl->read_err : hog_strerror(got))
                  : hog_text_plan_make(path, p, got ? first : "", got ? HOG_MIN(first_len, (size_t)HEAD_BYTES) : 0,
                                       &plan, err, err_len);
+    /* A first line that does not end in the head: the plan saw a part of
+     * it, which settles a libsvm or VW file's format and base well enough,
+     * but not a CSV file's columns or header. */
+    if (rc == 0 && got > 0 && first_len > HEAD_BYTES && !memchr(first, '\n', HEAD_BYTES)) {
+        if (plan.max_line < HEAD_BYTES)
+            rc = hog_fail(HOG_EFORMAT, err, err_len, "%s:1: a line longer than %llu bytes (hog_read_params.max_line)",
+                          path, (unsigned long long)plan.max_line);
+        else if (plan.format == HOG_FORMAT_CSV)
+            rc = hog_fail(HOG_EFORMAT, err, err_len,
+                          "%s:1: a line longer than %u bytes, the most the first line of CSV may hold (it settles "
+                          "the columns)", path, HEAD_BYTES);
+        if (rc < 0)
+            hog_text_plan_free(&plan);
+    }
     if (rc < 0) {
         hog_reader_close(reader);
         hog_free(pl);
@@ -345,7 +388,14 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
             break;
         pthread_mutex_unlock(&pl->mu);
 
-        if (pc->rc == HOG_EFORMAT)
+        if (pc->too_long)
+            rc = hog_fail(HOG_EFORMAT, err, err_len,
+                          "%s:%llu: a line longer than %llu bytes (hog_read_params.max_line)", path,
+                          (unsigned long long)(line0 + 1), (unsigned long long)plan.max_line);
+        else if (pc->rc == HOG_EFORMAT && pc->err.column == 0) /* the whole line */
+            rc = hog_fail(HOG_EFORMAT, err, err_len, "%s:%llu: %s", path, (unsigned long long)(line0 + pc->err.line),
+                          pc->err.what);
+        else if (pc->rc == HOG_EFORMAT)
             rc = hog_fail(HOG_EFORMAT, err, err_len, "%s:%llu:%u: %s", path,
                           (unsigned long long)(line0 + pc->err.line), pc->err.column, pc->err.what);
         else if (pc->rc < 0)

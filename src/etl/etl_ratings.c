@@ -81,7 +81,8 @@ static void ratings_summary(hog_ratings *r)
  *  zstd or a pipe, in chunks of plain bytes. A line cut by a chunk's end is
  *  carried over: its start is copied out and the rest of it appended from
  *  the next chunk, so every line is parsed whole, from one buffer, and its
- *  columns count from its own start.
+ *  columns count from its own start. A line is carried up to
+ *  HOG_DEFAULT_MAX_LINE bytes; a longer one is an error.
  * ===================================================================== */
 typedef struct ratings_text {
     hog_ratings *r;
@@ -237,6 +238,10 @@ typedef struct carry_line {
 
 static int carry_append(const ratings_text *c, carry_line *l, const char *s, size_t n)
 {
+    /* A line that never ends (/dev/zero) is refused, not held in memory. */
+    if (l->len + n > HOG_DEFAULT_MAX_LINE)
+        return hog_fail(HOG_EFORMAT, c->err, c->err_len, "%s:%llu: a line longer than %llu bytes", c->path,
+                        (unsigned long long)c->lineno + 1, HOG_DEFAULT_MAX_LINE);
     void *p = l->p;
     int rc = hog_array_grow(&p, &l->cap, l->len + n, 1, 4096);
     l->p = p;

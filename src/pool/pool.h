@@ -11,15 +11,18 @@
  *  What hwloc sees, reduced to what placement needs: NUMA nodes, their
  *  cores, the cores' hardware threads (PUs). It comes from this machine, or
  *  from a description of another one (tests, and users planning a bigger
- *  machine):
- *    - HOG_TOPOLOGY unset or empty: this machine, restricted to the CPUs this
- *      process may use;
- *    - HOG_TOPOLOGY=FILE.xml (a name ending in ".xml"): an XML topology as
- *      `lstopo FILE.xml` writes it;
+ *  machine), a spec the program gives (hog_topology_set; the command takes
+ *  it from HOG_TOPOLOGY):
+ *    - NULL or empty: this machine, restricted to the CPUs this process may
+ *      use;
+ *    - FILE.xml (a name ending in ".xml"): an XML topology as `lstopo
+ *      FILE.xml` writes it;
  *    - anything else: an hwloc synthetic description, such as
  *      "package:2 numa:1 core:4 pu:2" (two sockets, one NUMA node each, four
  *      cores of two hardware threads per socket).
- *  Threads are only bound on a topology loaded from this machine.
+ *  Threads are only bound on a topology loaded from this machine, and a
+ *  pool of the default size on another starts no more workers than this
+ *  process has CPUs (hog_topo_workers).
  *
  *  Memory: hwloc's per-node memory figures are wrong on machines that
  *  initialise pages lazily, so every node is given MemAvailable divided by
@@ -52,10 +55,17 @@ typedef struct hog_topo_core {
  * the description or failed; err says which and why). Free with hog_topo_free. */
 int hog_topo_load(const char *spec, hog_topo **out, char *err, size_t err_len);
 
-/* The process-wide topology: HOG_TOPOLOGY's, loaded on first use and kept
- * for the life of the process (never freed). Thread-safe. Returns 0 or the
- * error of hog_topo_load, its message in err. */
+/* The process-wide topology: the one hog_topology_set loaded, or this
+ * machine's, loaded on first use; kept for the life of the process (never
+ * freed). Thread-safe. Returns 0 or the error of hog_topo_load, its
+ * message in err. */
 int hog_topo_default(const hog_topo **out, char *err, size_t err_len);
+
+/* The workers a pool of the default size starts on t: one per core; on a
+ * topology that is not this machine's, at most hog_cpus(), so that the
+ * description of a large machine never starts more threads than this
+ * process has CPUs (a caller that wants more asks for a number). */
+unsigned hog_topo_workers(const hog_topo *t);
 
 /* Releases a topology from hog_topo_load. NULL is accepted. */
 void hog_topo_free(hog_topo *t);
@@ -127,11 +137,12 @@ typedef struct hog_pool hog_pool;
  * ith in [0, nth). */
 typedef void (*hog_pool_fn)(void *arg, unsigned ith, unsigned nth);
 
-/* The number of cores of the process-wide topology (hog_topo_default), at
- * least 1; 1 when it cannot be loaded. */
-unsigned hog_pool_cores(void);
+/* The workers of a pool of the default size on the process-wide topology
+ * (hog_topo_workers of hog_topo_default), at least 1; 1 when it cannot be
+ * loaded. */
+unsigned hog_pool_default_threads(void);
 
-/* Starts nthreads workers (0: one per core) on the process-wide topology.
+/* Starts nthreads workers (0: hog_topo_workers) on the process-wide topology.
  * With bind set, workers are placed as hog_topo_place says, each pinned to
  * its PU with its memory policy bound to its node (only on this machine's
  * topology; binding the OS refuses is logged, not an error), and binding is

@@ -44,8 +44,11 @@ static double gib(uint64_t bytes)
 static void put_machine(text *o, const hog_topo *t)
 {
     unsigned nn = hog_topo_nodes(t), nc = hog_topo_cores(t), np = hog_topo_pus(t);
-    put(o, "%-18s %s%s\n", "topology", hog_topo_source(t),
-        hog_topo_is_machine(t) ? "" : " (HOG_TOPOLOGY; not this machine: nothing is bound)");
+    if (hog_topo_is_machine(t))
+        put(o, "%-18s %s\n", "topology", hog_topo_source(t));
+    else
+        put(o, "%-18s %s (not this machine: nothing is bound, and a run here starts at most %u workers unless "
+            "given a number)\n", "topology", hog_topo_source(t), hog_topo_workers(t));
     put(o, "%-18s %u\n", "NUMA nodes", nn);
     put(o, "%-18s %u\n", "cores", nc);
     put(o, "%-18s %u%s\n", "PUs", np, np > nc ? " (hardware threads)" : "");

@@ -64,7 +64,7 @@ int hog_pool_borrow(unsigned nthreads, int bind, hog_pool **out, char *err, size
     unsigned want = nthreads;
     const hog_topo *t;
     if (want == 0 && hog_topo_default(&t, NULL, 0) == 0)
-        want = hog_topo_cores(t);
+        want = hog_topo_workers(t);
     /* want is 0 only when the topology failed: hog_pool_create then fails
      * with its message, as it did for every call before. */
     pthread_mutex_lock(&shared_mu);

@@ -37,12 +37,12 @@ struct hog_pool {
     hog_place *place;     /* nth placements; NULL without bind */
 };
 
-unsigned hog_pool_cores(void)
+unsigned hog_pool_default_threads(void)
 {
     const hog_topo *t;
     if (hog_topo_default(&t, NULL, 0) < 0)
         return 1;
-    return hog_topo_cores(t);
+    return hog_topo_workers(t);
 }
 
 static void *worker_main(void *v)
@@ -85,7 +85,7 @@ static void bind_step(void *arg, unsigned ith, unsigned nth)
 static int pool_start(hog_pool *p, const hog_topo *topo, unsigned nthreads, int bind, char *err, size_t err_len)
 {
     p->topo = topo;
-    p->nth = nthreads ? nthreads : hog_topo_cores(topo); /* topo is set when nthreads is 0 */
+    p->nth = nthreads ? nthreads : hog_topo_workers(topo); /* topo is set when nthreads is 0 */
     p->workers = hog_calloc(p->nth, sizeof(*p->workers));
     if (!p->workers)
         return hog_fail(-ENOMEM, err, err_len, "out of memory for %u workers", p->nth);

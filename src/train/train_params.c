@@ -35,7 +35,7 @@ hog_train_params hog_train_params_default(void)
 
 uint64_t hog_mem_limit(const hog_train_params *p)
 {
-    return p->mem_limit ? p->mem_limit : hog_mem_available() / 2;
+    return p->mem_limit ? p->mem_limit : hog_mem_usable() / 2;
 }
 
 int hog_train_params_check(const hog_train_params *p, const char **field)

@@ -169,6 +169,21 @@ static inline void hog_shuffle_u32(uint32_t *a, uint32_t n, hog_rng *r)
  * figures are not used: with lazy page initialisation they are wrong. */
 uint64_t hog_mem_available(void);
 
+/* The memory this process's cgroup still lets it use: the lowest, from its
+ * cgroup up to the root, of the limit less the working set (usage less the
+ * inactive page cache, which is reclaimed first), or UINT64_MAX with no
+ * limit. Cgroup v1 when /proc/self/cgroup names a memory controller
+ * (v1_root/PATH/memory.limit_in_bytes, memory.usage_in_bytes, a limit near
+ * 2^63 meaning none), else v2 ("0::PATH": v2_root/PATH/memory.max, "max"
+ * meaning none, memory.current). The files are read from proc_cgroup and
+ * the two roots, which tests point at a scratch tree. */
+uint64_t hog_mem_cgroup_room(const char *proc_cgroup, const char *v1_root, const char *v2_root);
+
+/* What a run may use: the smaller of hog_mem_available and the cgroup's
+ * room (hog_mem_cgroup_room of /proc/self/cgroup, /sys/fs/cgroup/memory
+ * and /sys/fs/cgroup). */
+uint64_t hog_mem_usable(void);
+
 /* The CPUs this process may run on (its affinity mask), at least 1. */
 unsigned hog_cpus(void);
 

@@ -124,7 +124,8 @@ AT(hog_read_params, hash_bits, 52);
 AT(hog_read_params, index_base, 56);
 AT(hog_read_params, on_error, 60);
 AT(hog_read_params, threads, 64);
-AT(hog_read_params, reserved, 72);
+AT(hog_read_params, max_line, 72);
+AT(hog_read_params, reserved, 80);
 
 _Static_assert(sizeof(hog_train_params) == 256, "hog_train_params stays 256 bytes");
 AT(hog_train_params, loss, 0);

@@ -49,7 +49,9 @@ static void fuzz_check_rows(const hog_rows *r, const hog_text_plan *plan, int rc
     for (uint32_t i = 0; i < r->kept; i++)
         FUZZ_CHECK(r->errors[i].line >= 1 && r->errors[i].line <= r->lines &&
                    r->errors[i].column >= 1 && strncmp(r->errors[i].what, "expected ", 9) == 0);
-    if (rc == HOG_EFORMAT)
+    if (rc == HOG_EFORMAT && e->column == 0) /* a line past plan->max_line, in either mode */
+        FUZZ_CHECK(e->line == r->lines && strncmp(e->what, "a line longer than ", 19) == 0);
+    else if (rc == HOG_EFORMAT)
         FUZZ_CHECK(!plan->skip_errors && e->line == r->lines && e->column >= 1 &&
                    strncmp(e->what, "expected ", 9) == 0);
     else
