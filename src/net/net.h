@@ -350,6 +350,9 @@ int hog_link_finish(hog_link *l, char *err, size_t err_len);
  * makes asynchronous SGD diverge. */
 #define HOG_LINK_AHEAD 4u
 uint64_t hog_link_passes(const hog_link *l);
+/* Whether the workers pace themselves on l: an asynchronous run of two
+ * ranks or more (a synchronous one exchanges no chunks to hear). */
+int hog_link_paced(const hog_link *l);
 /* Returns once the count has moved past seen, or after a beat interval
  * (hog_link_params.timeout / 10, at most 1 s) without it, or at once when
  * the run must stop, no peer is alive or the link thread is not running. */

@@ -881,3 +881,8 @@ void hog_link_wait_pass(const hog_link *l, uint64_t seen)
            atomic_load_explicit(&l->serving, memory_order_acquire) && !atomic_load(&l->stop) && hog_now() < until)
         nanosleep(&pause, NULL);
 }
+
+int hog_link_paced(const hog_link *l)
+{
+    return l->nodes > 1 && l->p.sync == HOG_SYNC_ASYNC;
+}

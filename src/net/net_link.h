@@ -11,7 +11,7 @@
 /* Seconds between heartbeats: a tenth of the timeout, at most a second. */
 #define LINK_BEAT_FRACTION 10.0
 /* Messages queued per peer before more are dropped (ZMQ_SNDHWM). */
-#define LINK_HWM 256
+#define LINK_HWM 16
 /* Features a rank may bring: a feature index is a uint32_t (hog_row). */
 #define LINK_MAX_DIM (1ull << 32)
 /* Synchronous averaging rounds in flight at once on rank 0. */

@@ -133,7 +133,7 @@ epoch_job hog_epoch_job(run_state *rs, unsigned e)
     job.avg = rs->avg.sum && e >= rs->avg.from_epoch ? &rs->avg : NULL;
     job.rep = &rs->rep;
     job.stop = rs->link ? hog_link_stop_flag(rs->link) : NULL;
-    job.link = rs->link && hog_link_nodes(rs->link) > 1 ? rs->link : NULL;
+    job.link = rs->link && hog_link_paced(rs->link) ? rs->link : NULL;
     atomic_init(&job.next, 0);
     job.clock = &rs->clock;
     return job;

@@ -583,9 +583,10 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
         st.epoch = e + 1;
         st.step = job.step;
         st.seconds = seconds;
-        st.train_rmse = updates > st.updates ? sqrt(se / (double)(updates - st.updates)) : (double)NAN;
+        int stepped = updates > st.updates; /* a rank with no ratings of its own steps none */
+        st.train_rmse = stepped ? sqrt(se / (double)(updates - st.updates)) : (double)NAN;
         st.updates = updates;
-        if (!isfinite(st.train_rmse) && updates > st.updates)
+        if (!isfinite(st.train_rmse) && stepped)
             hog_log(HOG_LOG_WARN, "epoch %u: the training error is not finite: lower hog_mf_params.step", e + 1);
         if (p->link && (rc = hog_link_failed(p->link, err, err_len)) < 0)
             goto fail;
