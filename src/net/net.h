@@ -18,8 +18,11 @@
  *                 from it and the ZAP handler that admits only its holders
  *   net_launch.c  rank, size, coordinator and run id from the environment
  *                 of mpirun (Open MPI, MPICH/Hydra) and srun (Slurm)
- *   net_link.c    the sockets, the rendezvous at rank 0, the link thread
- *                 that exchanges chunks, heartbeats, failures, the gather
+ *   net_link.c    the sockets, the rendezvous at rank 0, the calls the
+ *                 trainer makes (net_link.h: the state they share)
+ *   net_link_thread.c  the link thread: chunks and changes, heartbeats and
+ *                 failures, the gather
+ *   net_link_rounds.c  synchronous averaging rounds
  *
  * The protocol version: a peer speaking another is refused at the
  * handshake.

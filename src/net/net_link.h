@@ -147,4 +147,19 @@ uint32_t hog_link_master(const hog_link *l, const unsigned char *live, uint32_t 
 void hog_link_live_copy(const hog_link *l, unsigned char *out);
 
 
+/* ---- net_link_rounds.c: synchronous averaging, and the trainer's requests ---- */
+/* Whether the trainer waits on request req (a round: the one of key);
+ * read under the lock. */
+int hog_link_request_open(hog_link *l, link_request req, uint64_t key);
+/* Answers the trainer's request with rc. */
+void hog_link_answer(hog_link *l, int rc);
+/* Rank 0 adds rank from's model (bytes of a SUM, or vals) to round key. */
+void hog_link_round_add(hog_link *l, uint64_t key, uint32_t from, const unsigned char *bytes, const float *vals);
+/* Rank 0: sends the mean of every round each living rank has joined. */
+void hog_link_rounds_check(hog_link *l);
+/* This rank's model into round key (tick: a snapshot kept, training goes on). */
+void hog_link_round_contribute(hog_link *l, uint64_t key, int tick);
+/* This rank takes round key's mean (bytes of a MEAN, or vals). */
+void hog_link_round_mean(hog_link *l, uint64_t key, const unsigned char *bytes, const float *vals);
+
 #endif /* HOG_NET_LINK_H */
