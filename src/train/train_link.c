@@ -59,6 +59,12 @@ int hog_link_run_join(run_state *rs, const hog_dataset *train, char *err, size_t
     return 0;
 }
 
+/* Steps per round from which a feature's changes are averaged across ranks:
+ * on RCV1-shaped data with four ranks, 1 slowed every frequent feature (the
+ * one-node loss not reached in 20 epochs), 64 let some epochs overshoot,
+ * 8 reached it in 7 (bench/run nodes). */
+#define LINK_HOT_STEPS 8u
+
 int hog_link_run_start(run_state *rs, char *err, size_t err_len)
 {
     static const unsigned char all_hot = 1;
@@ -68,13 +74,15 @@ int hog_link_run_start(run_state *rs, char *err, size_t err_len)
     if (!(rs->link_hot = hog_malloc(rs->dim)))
         return -ENOMEM;
     /* Hot across ranks: a feature this rank's workers are expected to step
-     * at least once between two passes of the link thread (at most
-     * HOG_LINK_AHEAD segments each, hog_link_wait_pass), so that another
-     * rank's change to it in the same round is likely. */
+     * LINK_HOT_STEPS times or more in one round (the HOG_LINK_AHEAD
+     * segments a worker may train without hearing from the others,
+     * hog_link_wait_pass): several ranks' sums of that many steps
+     * overshoot. */
     uint64_t round_rows = (uint64_t)HOG_LINK_AHEAD * SEGMENT_ROWS * rs->nth;
     uint32_t nhot = 0;
     for (uint64_t j = 0; j < rs->dim; j++)
-        nhot += rs->link_hot[j] = rs->deg[j] > 0 && (uint64_t)rs->deg[j] * round_rows >= rs->deg_rows;
+        nhot += rs->link_hot[j] =
+            rs->deg[j] > 0 && (uint64_t)rs->deg[j] * round_rows >= (uint64_t)LINK_HOT_STEPS * rs->deg_rows;
     hog_log(HOG_LOG_DEBUG, "%u hot features: their changes from several ranks are averaged", nhot);
     hog_link_span spans[6];
     unsigned n = 0;
