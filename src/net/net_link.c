@@ -346,24 +346,9 @@ static char *dup_n(const char *s, size_t n)
 /* The classes of a HELLO, into the union u[0..*n). */
 static int classes_merge(double *u, uint32_t *n, const hog_frame *f)
 {
-    for (uint32_t i = 0; i < f->nclasses; i++) {
-        double y = hog_frame_f64(f->classes, i);
-        uint32_t lo = 0, hi = *n;
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (u[mid] < y)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo < *n && u[lo] == y)
-            continue;
-        if (*n == HOG_FRAME_MAX_CLASSES)
+    for (uint32_t i = 0; i < f->nclasses; i++)
+        if (hog_set_insert_f64(u, n, HOG_FRAME_MAX_CLASSES, hog_frame_f64(f->classes, i)) < 0)
             return -1;
-        memmove(u + lo + 1, u + lo, (*n - lo) * sizeof(double));
-        u[lo] = y;
-        (*n)++;
-    }
     return 0;
 }
 

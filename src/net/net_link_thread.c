@@ -145,6 +145,17 @@ static void send_chunks(hog_link *l, double now)
     }
 }
 
+/* Where a CHUNK's or DELTA's chunk lies, as chunk_where; 0, or -1 (counted
+ * bad) when the frame's count is not the chunk's. */
+static int frame_chunk(hog_link *l, const hog_frame *f, unsigned *si, uint64_t *off, uint32_t *cnt, uint64_t *elem)
+{
+    chunk_where(l, f->chunk, si, off, cnt, elem);
+    if (f->count == *cnt)
+        return 0;
+    l->st.bad++;
+    return -1;
+}
+
 /* A peer adopts a master's chunk and answers with its change. */
 static void on_chunk(hog_link *l, const hog_frame *f)
 {
@@ -152,11 +163,8 @@ static void on_chunk(hog_link *l, const hog_frame *f)
     unsigned si;
     uint64_t off, elem;
     uint32_t cnt;
-    chunk_where(l, c, &si, &off, &cnt, &elem);
-    if (f->count != cnt) {
-        l->st.bad++;
+    if (frame_chunk(l, f, &si, &off, &cnt, &elem) < 0)
         return;
-    }
     if (l->phase >= LINK_QUIET) /* gathering: values are no longer adopted */
         return;
     if (l->seq_from[c] == f->rank && f->seq <= l->seq[c]) {
@@ -217,11 +225,8 @@ static void on_delta(hog_link *l, const hog_frame *f)
     unsigned si;
     uint64_t off, elem;
     uint32_t cnt;
-    chunk_where(l, c, &si, &off, &cnt, &elem);
-    if (f->count != cnt) {
-        l->st.bad++;
+    if (frame_chunk(l, f, &si, &off, &cnt, &elem) < 0)
         return;
-    }
     _Atomic float *w = l->spans[si].w + off;
     if (l->spans[si].max) {
         for (uint32_t j = 0; j < cnt; j++) {

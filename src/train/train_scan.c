@@ -12,22 +12,7 @@
  * ===================================================================== */
 int hog_class_insert(double *c, uint32_t *n, double y)
 {
-    uint32_t lo = 0, hi = *n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (c[mid] < y)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < *n && c[lo] == y)
-        return 0;
-    if (*n == MAX_CLASSES)
-        return HOG_ELABEL;
-    memmove(c + lo + 1, c + lo, (*n - lo) * sizeof(double));
-    c[lo] = y;
-    (*n)++;
-    return 0;
+    return hog_set_insert_f64(c, n, MAX_CLASSES, y) < 0 ? HOG_ELABEL : 0;
 }
 
 int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint64_t dim, int ooc,

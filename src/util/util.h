@@ -41,6 +41,9 @@ char *hog_strdup(const char *s);
  * returns -ENOMEM when the memory cannot be had or the size would overflow;
  * returns 0 otherwise. */
 int hog_array_grow(void **p, size_t *cap, size_t need, size_t size, size_t first);
+/* Adds y to the ascending set s[0..*n) (room for cap) unless it is there.
+ * Returns 0, or -1 when the set is full. */
+int hog_set_insert_f64(double *s, uint32_t *n, uint32_t cap, double y);
 
 /* ---- error details: a message written into a caller's buffer ---- */
 /* Writes a formatted message into buf (len bytes, NUL-terminated) when buf is
