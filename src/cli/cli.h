@@ -162,9 +162,11 @@ int cli_link_open(hog_link_params *p, hog_link **out);
  * --rank-outputs, into buf), or NULL: nothing. */
 const char *cli_rank_path(const hog_link *l, const char *path, int rank_outputs, char *buf, size_t len);
 void cli_link_close(hog_link *l);
-/* The report's "nodes" member (after a comma), and the summary line. */
+/* The report's "nodes" member (after a comma). */
 void cli_link_report(FILE *f, const hog_link *l);
-void cli_link_summary(const hog_link *l);
+/* After a rank's training: its link's summary line (l NULL: none); returns 1 when
+ * this rank writes nothing (out NULL: rank 0 writes the model), saying so. */
+int cli_link_after(const hog_link *l, const char *out);
 int cli_predict(int argc, char **argv);
 int cli_info(int argc, char **argv);
 int cli_keygen(int argc, char **argv);

@@ -255,11 +255,7 @@ int cli_mf_train(int argc, char **argv)
         cli_error("%s: %s", input, err[0] ? err : hog_strerror(rc));
         goto out;
     }
-    if (link)
-        cli_link_summary(link);
-    if (!out) {
-        if (!cli_quiet)
-            fprintf(stderr, "hogtrain: rank %u: done; rank 0 writes the model\n", hog_link_rank(link));
+    if (cli_link_after(link, out)) {
         status = 0;
         goto out;
     }

@@ -203,7 +203,8 @@ void cli_link_report(FILE *f, const hog_link *l)
     fprintf(f, "}");
 }
 
-void cli_link_summary(const hog_link *l)
+/* The rank's one line of what its link did. */
+static void link_summary(const hog_link *l)
 {
     hog_link_stats s;
     if (cli_quiet || hog_link_stats_get(l, hog_link_rank(l), &s) < 0)
@@ -213,4 +214,16 @@ void cli_link_summary(const hog_link *l)
             (unsigned long long)s.chunks_sent, (unsigned long long)s.chunks_received,
             (unsigned long long)s.deltas_sent, (unsigned long long)s.deltas_received, (unsigned long long)s.dropped,
             (unsigned long long)s.bad, (double)s.bytes_sent / 1e6, s.link_cpu, s.live, s.nodes);
+}
+
+int cli_link_after(const hog_link *l, const char *out)
+{
+    if (!l)
+        return 0;
+    link_summary(l);
+    if (out)
+        return 0;
+    if (!cli_quiet)
+        fprintf(stderr, "hogtrain: rank %u: done; rank 0 writes the model\n", hog_link_rank(l));
+    return 1;
 }

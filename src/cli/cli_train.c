@@ -401,11 +401,7 @@ int cli_train(int argc, char **argv)
     hog_dataset_get_info(fr.train, &di);
     if (cache && !fr.cache_used && !cli_quiet)
         fprintf(stderr, "hogtrain: %s: cached %llu rows of %s\n", cache, (unsigned long long)di.rows, input);
-    if (link)
-        cli_link_summary(link);
-    if (!out) {
-        if (!cli_quiet)
-            fprintf(stderr, "hogtrain: rank %u: done; rank 0 writes the model\n", hog_link_rank(link));
+    if (cli_link_after(link, out)) {
         status = 0;
         goto out;
     }

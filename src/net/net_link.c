@@ -115,17 +115,27 @@ void hog_link_halt(hog_link *l)
     l->running = 0;
 }
 
-void hog_link_free(hog_link *l)
+/* Closes and frees what a failed join opened: the link is as
+ * hog_link_create made it (the coordinator's port free again, no ZAP
+ * thread), and hog_link_join may try again. */
+static void join_undo(hog_link *l)
 {
-    if (!l)
-        return;
-    hog_link_halt(l);
     close_sockets(l);
     if (l->endpoints)
         for (uint32_t r = 0; r < l->nodes; r++)
             hog_free(l->endpoints[r]);
     hog_free(l->endpoints);
     hog_free(l->ids);
+    l->endpoints = NULL;
+    l->ids = NULL;
+}
+
+void hog_link_free(hog_link *l)
+{
+    if (!l)
+        return;
+    hog_link_halt(l);
+    join_undo(l);
     hog_wire_free(&l->wire);
     hog_free(l->classes);
     hog_free(l->spans);
@@ -177,14 +187,20 @@ hog_frame hog_link_frame(const hog_link *l, hog_frame_type type, uint64_t seq)
     return f;
 }
 
-int hog_link_send_data(hog_link *l, uint32_t to, const hog_frame *f)
+int hog_link_try_data(hog_link *l, uint32_t to, const hog_frame *f)
 {
-    if (hog_frame_encode(f, &l->wire) < 0 || zmq_send(l->out[to], l->wire.buf, l->wire.len, ZMQ_DONTWAIT) < 0) {
-        l->st.dropped++;
+    if (hog_frame_encode(f, &l->wire) < 0 || zmq_send(l->out[to], l->wire.buf, l->wire.len, ZMQ_DONTWAIT) < 0)
         return -1;
-    }
     l->st.bytes_sent += l->wire.len;
     return 0;
+}
+
+int hog_link_send_data(hog_link *l, uint32_t to, const hog_frame *f)
+{
+    if (hog_link_try_data(l, to, f) == 0)
+        return 0;
+    l->st.dropped++;
+    return -1;
 }
 
 int hog_link_send_ctl(hog_link *l, uint32_t to, const hog_frame *f)
@@ -673,20 +689,6 @@ static int join_open(hog_link *l, hog_link_shape *shape, char *err, size_t err_l
     return 0;
 }
 
-/* Closes and frees what a failed join opened: the link is as
- * hog_link_create made it (the coordinator's port free again, no ZAP
- * thread), and hog_link_join may try again. */
-static void join_undo(hog_link *l)
-{
-    close_sockets(l);
-    if (l->endpoints)
-        for (uint32_t r = 0; r < l->nodes; r++)
-            hog_free(l->endpoints[r]);
-    hog_free(l->endpoints);
-    hog_free(l->ids);
-    l->endpoints = NULL;
-    l->ids = NULL;
-}
 
 int hog_link_join(hog_link *l, hog_link_shape *shape, char *err, size_t err_len)
 {

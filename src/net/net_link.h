@@ -135,6 +135,8 @@ struct hog_link {
 /* ---- net_link.c, for the thread ---- */
 /* Sends f to the peer's inbox without waiting: 0, or -1 counted as dropped. */
 int hog_link_send_data(hog_link *l, uint32_t to, const hog_frame *f);
+/* The same, counting nothing on failure (for a sender that tries again). */
+int hog_link_try_data(hog_link *l, uint32_t to, const hog_frame *f);
 /* Sends f over the control socket (rank 0: to rank `to`). Returns 0 or -errno. */
 int hog_link_send_ctl(hog_link *l, uint32_t to, const hog_frame *f);
 /* A frame of this link: header fields set, the rest zero. */

@@ -442,9 +442,8 @@ static void flush_changes(hog_link *l)
         d.count = cnt;
         d.f32 = l->buf;
         int sent;
-        while ((sent = hog_link_send_data(l, m, &d)) < 0 && hog_now() < until && !atomic_load(&l->stop) &&
+        while ((sent = hog_link_try_data(l, m, &d)) < 0 && hog_now() < until && !atomic_load(&l->stop) &&
                atomic_load_explicit(&l->live[m], memory_order_relaxed)) {
-            l->st.dropped--; /* not dropped: tried again */
             zmq_pollitem_t it = {l->out[m], 0, ZMQ_POLLOUT, 0};
             zmq_poll(&it, 1, 1);
             drain(l, l->inbox, 0);
@@ -455,8 +454,10 @@ static void flush_changes(hog_link *l)
                 check_peers(l, now);
             }
         }
-        if (sent < 0) /* its master is gone: the change goes with it */
+        if (sent < 0) { /* its master is gone: the change goes with it */
+            l->st.dropped++;
             continue;
+        }
         l->st.deltas_sent++;
         if (!l->spans[si].max)
             for (uint32_t j = 0; j < cnt; j++)
