@@ -6,7 +6,7 @@
 # CRASH_SEED changes the instants (default 19). Trials alternate between an
 # output folder that starts empty and one that holds older outputs, and
 # between the normal kernel and one that refuses O_TMPFILE (a seccomp filter
-# set by a small Python wrapper, as NFS, vfat or an old kernel would): there
+# set by tests/notmpfile.py, as NFS, vfat or an old kernel would): there
 # a killed run may leave NAME.hogtmp.XXXXXX, which the next output written
 # in that folder must remove.
 set -u
@@ -29,29 +29,9 @@ not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
 skip() { n=$((n + 1)); echo "ok $n - # SKIP $1"; }
 now() { date +%s.%N; }
 
-# notmpfile COMMAND...: runs COMMAND where open(O_TMPFILE) fails with
-# EOPNOTSUPP (a seccomp filter, kept across exec).
-cat >"$tmp/notmpfile.py" <<'EOF'
-import ctypes, os, struct, sys
-libc = ctypes.CDLL(None, use_errno=True)
-def ins(code, jt, jf, k):
-    return struct.pack("HBBI", code, jt, jf, k)
-LD, JEQ, JSET, RET = 0x20, 0x15, 0x45, 0x06
-ALLOW, ERRNO = 0x7FFF0000, 0x00050000
-TMPFILE = 0o20000000  # O_TMPFILE less O_DIRECTORY
-prog = b""
-for nr, flags_at in ((257, 32), (2, 24)):  # openat: args[2]; open: args[1]
-    prog += ins(LD, 0, 0, 0) + ins(JEQ, 0, 3, nr) + ins(LD, 0, 0, flags_at)
-    prog += ins(JSET, 0, 1, TMPFILE) + ins(RET, 0, 0, ERRNO | 95)
-prog += ins(RET, 0, 0, ALLOW)
-class Fprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
-fp = Fprog(len(prog) // 8, prog)
-if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(fp), 0, 0) != 0:
-    sys.exit("notmpfile: seccomp: " + os.strerror(ctypes.get_errno()))
-os.execvp(sys.argv[1], sys.argv[1:])
-EOF
-notmpfile="$py $tmp/notmpfile.py" # a word list, so that $! is the command's own pid
+# A command where O_TMPFILE is refused; a word list, so that $! is the
+# command's own pid.
+notmpfile="$py $(dirname "$0")/notmpfile.py"
 
 # The data: about 450 MB of libsvm, so that a run lasts a second or two.
 "$build/tools/gen_sparse" -n 1200000 -d 20000 -k 20 -s 5 -q -o "$tmp/data.svm" || exit 1
