@@ -12,10 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "test_scratch.h"
@@ -625,6 +627,86 @@ Test(util, sweep_removes_only_what_a_dead_writer_of_this_user_left)
     snprintf(path, sizeof(path), "%s/live.hgd", dir);
     assert_content(path, "live");
     cr_assert_eq(names_in_dir("live.hgd"), 1);
+    scratch_remove();
+}
+
+/* Where the folder takes no flock (NFS: a folder opened read-only cannot
+ * take its emulated lock), a dead writer's file is removed once it is five
+ * minutes old, and a live writer's file, however old, is not. */
+Test(util, sweep_without_a_folder_lock_waits_for_an_old_unlocked_file)
+{
+    scratch_make("util");
+    refuse_tmpfile(EOPNOTSUPP);
+    int go[2], done[2];
+    cr_assert_eq(pipe(go), 0);
+    cr_assert_eq(pipe(done), 0);
+    char path[128], tmp[384];
+    snprintf(path, sizeof(path), "%s/live.hgd", dir);
+    pid_t live = fork();
+    cr_assert_geq(live, 0);
+    if (live == 0) {
+        close(go[0]);
+        close(done[1]);
+        hog_atomic_file f;
+        char c = hog_atomic_open(&f, path) == 0 ? 'y' : 'n';
+        if (write(go[1], &c, 1) != 1 || read(done[0], &c, 1) != 0)
+            _exit(1);
+        _exit(hog_atomic_commit(&f) == 0 ? 0 : 1);
+    }
+    close(go[1]);
+    close(done[0]);
+    char c = 0;
+    cr_assert_eq(read(go[0], &c, 1), 1);
+    cr_assert_eq(c, 'y');
+    snprintf(path, sizeof(path), "%s/killed.hgd", dir);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        hog_atomic_file f;
+        if (hog_atomic_open(&f, path) == 0)
+            raise(SIGKILL);
+        _exit(1);
+    }
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFSIGNALED(status));
+
+    /* From here the folder's lock fails as on NFS: LOCK_EX | LOCK_NB is
+     * the sweep's lock on the folder alone. */
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_flock, 0, 3),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, LOCK_EX | LOCK_NB, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOLCK),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {(unsigned short)HOG_ARRAY_LEN(f), f};
+    cr_assert_eq(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0), 0);
+
+    snprintf(path, sizeof(path), "%s/next.hgd", dir);
+    cr_assert_eq(hog_write_file_atomic(path, "next", 4), 0);
+    cr_assert_eq(names_in_dir("killed.hgd.hogtmp."), 1, "a fresh file was removed without the folder's lock");
+    /* Both temporary files made ten minutes old. */
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    struct timespec old[2] = {{.tv_sec = time(NULL) - 600}, {.tv_sec = time(NULL) - 600}};
+    int aged = 0;
+    while ((e = readdir(d)) != NULL)
+        if (strstr(e->d_name, ".hogtmp.")) {
+            snprintf(tmp, sizeof(tmp), "%s/%s", dir, e->d_name);
+            cr_assert_eq(utimensat(AT_FDCWD, tmp, old, 0), 0);
+            aged++;
+        }
+    closedir(d);
+    cr_assert_eq(aged, 2);
+    cr_assert_eq(hog_write_file_atomic(path, "next", 4), 0);
+    cr_assert_eq(names_in_dir("killed.hgd"), 0, "the dead writer's old file is still there");
+    cr_assert_eq(names_in_dir("live.hgd.hogtmp."), 1, "the live writer's file was removed");
+    close(done[1]);
+    cr_assert_eq(waitpid(live, &status, 0), live);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the live writer could not commit");
+    cr_assert_eq(names_in_dir(NULL), 2);
     scratch_remove();
 }
 

@@ -13,6 +13,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -44,7 +45,8 @@
  * another machine sharing the folder. A writer creates a named file and
  * locks it while holding a shared flock on the folder, and a sweep holds an
  * exclusive one, so that a sweep never sees a file in the instant between
- * its creation and its lock. */
+ * its creation and its lock (where the folder takes no flock, the file's
+ * age stands in: SWEEP_UNLOCKED_AGE). */
 
 #define TEMP_MARK ".hogtmp."
 #define TEMP_SUFFIX_LEN 6
@@ -127,35 +129,50 @@ static int flock_retry(int fd, int op)
     return rc < 0 ? -errno : 0;
 }
 
+/* Where the folder takes no flock (NFS emulates flock with byte-range
+ * locks, which a folder opened read-only cannot take), a named file is
+ * swept only once it is this old by this machine's clock: a live writer
+ * locks its file microseconds after creating it, and the margin covers a
+ * server's clock that runs ahead. */
+#define SWEEP_UNLOCKED_AGE 300
+
 /* Removes the temporary files in the folder that a writer left when it
- * died: ours by name, this user's, and unlocked. Quietly does nothing where
- * the folder cannot be locked (another sweep is running, or the file system
- * has no flock). */
+ * died: ours by name, this user's, and unlocked. Does nothing while another
+ * process sweeps the folder. */
 static void temps_sweep(int dir_fd, const char *path)
 {
-    if (flock_retry(dir_fd, LOCK_EX | LOCK_NB) < 0)
+    int rc = flock_retry(dir_fd, LOCK_EX | LOCK_NB);
+    if (rc == -EWOULDBLOCK)
         return;
+    const int dir_locked = rc == 0;
     int list_fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = list_fd >= 0 ? fdopendir(list_fd) : NULL;
     if (!d) {
         if (list_fd >= 0)
             close(list_fd);
-        (void)flock_retry(dir_fd, LOCK_UN);
+        if (dir_locked)
+            (void)flock_retry(dir_fd, LOCK_UN);
         return;
     }
     const uid_t me = geteuid();
+    const time_t now = time(NULL);
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         if ((e->d_type != DT_REG && e->d_type != DT_UNKNOWN) || !temp_name_is_ours(e->d_name))
             continue;
-        int fd = openat(dir_fd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        /* Read-write where the mode allows: NFS's emulated flock needs it. */
+        const int how = O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+        int fd = openat(dir_fd, e->d_name, O_RDWR | how);
+        if (fd < 0 && errno == EACCES)
+            fd = openat(dir_fd, e->d_name, O_RDONLY | how);
         if (fd < 0)
             continue;
         struct stat held, named;
-        /* The name is removed only while it still names the file whose
-         * lock was taken. */
+        /* A shared lock is refused while the writer holds its exclusive
+         * one; the name is removed only while it still names the file
+         * whose lock was taken. */
         if (fstat(fd, &held) == 0 && S_ISREG(held.st_mode) && held.st_uid == me &&
-            flock_retry(fd, LOCK_EX | LOCK_NB) == 0 &&
+            (dir_locked || now - held.st_mtime > SWEEP_UNLOCKED_AGE) && flock_retry(fd, LOCK_SH | LOCK_NB) == 0 &&
             fstatat(dir_fd, e->d_name, &named, AT_SYMLINK_NOFOLLOW) == 0 && named.st_dev == held.st_dev &&
             named.st_ino == held.st_ino && unlinkat(dir_fd, e->d_name, 0) == 0)
             hog_log(HOG_LOG_INFO, "%s: removed %s, a temporary file left beside it by an interrupted run", path,
@@ -163,7 +180,8 @@ static void temps_sweep(int dir_fd, const char *path)
         close(fd);
     }
     closedir(d);
-    (void)flock_retry(dir_fd, LOCK_UN);
+    if (dir_locked)
+        (void)flock_retry(dir_fd, LOCK_UN);
 }
 
 /* Creates the named temporary file NAME.hogtmp.XXXXXX, locked, by
@@ -182,7 +200,7 @@ static int temp_create_named(hog_atomic_file *f, mode_t mode)
             fd = -errno;
     }
     if (fd >= 0) {
-        (void)flock_retry(fd, LOCK_EX | LOCK_NB);
+        (void)flock_retry(fd, LOCK_EX); /* waits only for a sweep's probe */
         f->slot = pending_add(f->dir_fd, f->tmp_name);
     }
     if (locked)
@@ -221,7 +239,7 @@ static int temp_create_unnamed(hog_atomic_file *f, mode_t mode)
         close(fd); /* it could not be given a name at the commit */
         return -EOPNOTSUPP;
     }
-    (void)flock_retry(fd, LOCK_EX | LOCK_NB);
+    (void)flock_retry(fd, LOCK_EX); /* no other process can reach it */
     return fd;
 }
 
