@@ -22,7 +22,9 @@ cleanup() {
     [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
     rm -rf "$tmp"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap "exit 130" INT
+trap "exit 143" TERM
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }

@@ -19,7 +19,9 @@ cleanup() {
     [ -n "$cg" ] && rmdir "$cg" 2>/dev/null
     rm -rf "$tmp"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap "exit 130" INT
+trap "exit 143" TERM
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); echo "not ok $n - $1"; [ -f "$tmp/log" ] && sed 's/^/# /' "$tmp/log" | tail -n 5; }
