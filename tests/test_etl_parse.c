@@ -1,4 +1,4 @@
-/* test_etl_parse.c: chunks parsed by their format's parser: skip mode and the errors it keeps, line numbers relative to the chunk, an empty chunk, and format detection. */
+/* test_etl_parse.c: chunks parsed by their format's parser: skip mode and the errors it keeps, line numbers relative to the chunk, an empty chunk, NUL bytes, and format detection. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -88,6 +88,68 @@ Test(etl_parse, empty_chunk)
     cr_assert_eq(r.ptr[0], 0);
     hog_rows_free(&r);
     hog_text_plan_free(&plan);
+}
+
+/* The issue's report: a NUL byte in a libsvm line read as "not a hogtrain
+ * dataset (bad magic)". Every format reports it at its own column, even
+ * where its parser would read it (a comment, a VW name, a CSV header). */
+Test(etl_parse, a_nul_byte_is_an_error_at_its_line_and_column)
+{
+    static const char libsvm[] = "1 1:1\n0 2:\0" "1\n";
+    static const char comment[] = "1 1:1 # a\0b\n";
+    static const char vw[] = "1 |f a\0b\n";
+    static const char csv[] = "1,2\n3,\0\n";
+    static const struct {
+        hog_format format;
+        const char *text;
+        size_t len;
+        uint64_t line;
+        uint32_t column;
+    } cases[] = {
+        {HOG_FORMAT_LIBSVM, libsvm, sizeof(libsvm) - 1, 2, 5},
+        {HOG_FORMAT_LIBSVM, comment, sizeof(comment) - 1, 1, 10},
+        {HOG_FORMAT_VW, vw, sizeof(vw) - 1, 1, 7},
+        {HOG_FORMAT_CSV, csv, sizeof(csv) - 1, 2, 3},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        hog_read_params p = params(cases[i].format);
+        hog_text_plan plan;
+        char err[256] = "";
+        cr_assert_eq(hog_text_plan_make("t", &p, cases[i].text, cases[i].len, &plan, err, sizeof(err)), 0,
+                     "case %zu: %s", i, err);
+        hog_rows r;
+        memset(&r, 0, sizeof(r));
+        hog_text_error e;
+        cr_assert_eq(hog_parse_chunk(&plan, cases[i].text, cases[i].len, &r, &e), HOG_EFORMAT, "case %zu", i);
+        cr_assert_eq(e.line, cases[i].line, "case %zu: line %llu", i, (unsigned long long)e.line);
+        cr_assert_eq(e.column, cases[i].column, "case %zu: column %u", i, e.column);
+        cr_assert_str_eq(e.what, "expected text, found a NUL byte", "case %zu", i);
+        hog_rows_free(&r);
+        hog_text_plan_free(&plan);
+    }
+
+    /* skipped as a malformed line when asked */
+    hog_read_params p = params(HOG_FORMAT_LIBSVM);
+    p.on_error = HOG_ON_ERROR_SKIP;
+    static const char text[] = "1 1:1\n0 2:\0" "1\n1 3:1\n";
+    hog_text_plan plan;
+    plan_ok(&p, "1 1:1\n", &plan);
+    hog_rows r;
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(hog_parse_chunk(&plan, text, sizeof(text) - 1, &r, NULL), 0);
+    cr_assert_eq(r.rows, 2);
+    cr_assert_eq(r.skipped, 1);
+    cr_assert_eq(r.errors[0].line, 2);
+    cr_assert_eq(r.errors[0].column, 5);
+    hog_rows_free(&r);
+    hog_text_plan_free(&plan);
+
+    /* the header, which no parser reads, at plan time */
+    static const char header[] = "y,a\0b\n1,2\n";
+    p = params(HOG_FORMAT_CSV);
+    char err[256] = "";
+    cr_assert_eq(hog_text_plan_make("t", &p, header, sizeof(header) - 1, &plan, err, sizeof(err)), HOG_EFORMAT);
+    cr_assert_str_eq(err, "t:1:4: expected text, found a NUL byte");
 }
 
 /* ===================================================================== *

@@ -290,9 +290,12 @@ void hog_hgd_writer_free(hog_hgd_writer *w);
 
 /* ---- format detection (etl_dataset.c) ---- */
 /* Whether a file is a binary dataset (*binary 1) or text (0), from its raw
- * first 4 KiB: the .hgd magic, or a NUL byte in a file that is not gzip or
- * zstd (a damaged .hgd then gets the binary reader's verdict), means binary;
- * a pipe or a socket is text, and is not opened here.
+ * first 4 KiB: the .hgd magic, or what a damaged .hgd header still shows
+ * (a NUL eighth byte, then version 1 or 2), means binary, which the binary
+ * reader then judges; anything else is text, NUL bytes and all: the plan
+ * refuses input that is not text and says what it looks like, and the
+ * parsers locate a NUL byte in text (etl_parse_detect.c). A pipe or a
+ * socket is text, and is not opened here.
  * Which text format it is, the pipeline's plan settles (hog_text_plan_make).
  * Returns 0 or -errno. */
 int hog_detect_binary(const char *path, int *binary);
@@ -334,8 +337,10 @@ enum { HOG_COL_NUMBER = 0, HOG_COL_LABEL, HOG_COL_IGNORE, HOG_COL_CATEGORICAL };
 
 /* Settles the plan from the parameters and the first bytes of the file
  * (head: at least the first line when there is one; the whole file if it is
- * shorter). Detects the format (unless given), the CSV delimiter, header,
- * label column, ignored and categorical columns.
+ * shorter). Refuses a head that is not text (HOG_EFORMAT, saying what it
+ * looks like). Detects the format (unless given; the reason is logged when
+ * the lines or the file's name disagree), the CSV delimiter, header, label
+ * column, ignored and categorical columns.
  * Errors: HOG_EFORMAT / HOG_EPARAM with "path:line:column: ..." or
  * "path: no column named 'x'" in err, -ENOMEM. */
 int hog_text_plan_make(const char *path, const hog_read_params *p, const char *head, size_t head_len,

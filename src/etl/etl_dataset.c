@@ -56,7 +56,11 @@ int hog_detect_binary(const char *path, int *binary)
     size_t n = (size_t)got;
     static const unsigned char gz[2] = {0x1f, 0x8b}, zst[4] = {0x28, 0xb5, 0x2f, 0xfd};
     int compressed = (n >= 2 && memcmp(head, gz, 2) == 0) || (n >= 4 && memcmp(head, zst, 4) == 0);
-    *binary = (n >= 8 && memcmp(head, HOG_HGD_MAGIC, 8) == 0) || (!compressed && memchr(head, '\0', n));
+    /* A damaged magic still shows as a NUL eighth byte and a version after
+     * it, which text never holds; any other NUL is text's to report. */
+    *binary = (n >= 8 && memcmp(head, HOG_HGD_MAGIC, 8) == 0) ||
+              (!compressed && n >= 12 && head[7] == 0 && (head[8] == 1 || head[8] == 2) && !head[9] && !head[10] &&
+               !head[11]);
     return 0;
 }
 

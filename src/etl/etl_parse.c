@@ -25,6 +25,7 @@
  */
 
 #define DEFAULT_STRING_BITS 18u
+#define NUL_WINDOW (64u << 10) /* bytes searched for a NUL at a time: they stay in the cache for the parser */
 
 /* ===================================================================== *
  *  Chunks
@@ -57,6 +58,7 @@ int hog_parse_chunk(const hog_text_plan *plan, const char *buf, size_t len, hog_
 
     const uint64_t max_line = plan->max_line ? plan->max_line : HOG_DEFAULT_MAX_LINE;
     const char *p = buf, *end = buf + len;
+    const char *checked = buf, *nul = NULL; /* no NUL in [p, checked) but at nul */
     while (rc == 0 && p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl ? nl : end;
@@ -77,17 +79,25 @@ int hog_parse_chunk(const hog_text_plan *plan, const char *buf, size_t len, hog_
         c.line = p;
         c.le = le;
         const uint64_t row_nnz = out->nnz;
-        switch (plan->format) {
-        case HOG_FORMAT_LIBSVM:
-            rc = hog_parse_libsvm_line(&c, p, le);
-            break;
-        case HOG_FORMAT_CSV:
-            rc = hog_parse_csv_line(&c, p, le);
-            break;
-        default:
-            rc = hog_parse_vw_line(&c, p, le);
-            break;
+        /* A NUL byte is no text: found here, at its column, rather than by
+         * each parser where it fails to read it (or, in a comment or a
+         * name, reads it). Searched a window at a time ahead of the lines,
+         * not line by line: a call per short line cost more than the search. */
+        while (!nul && checked < le) {
+            const size_t n = HOG_MIN((size_t)(end - checked), (size_t)NUL_WINDOW);
+            nul = memchr(checked, '\0', n);
+            checked += n;
         }
+        if (HOG_UNLIKELY(nul && nul < le)) {
+            rc = hog_parse_fail(&c, nul, "text", "a NUL byte");
+            nul = NULL; /* the search goes on from the next line */
+            checked = next;
+        } else if (plan->format == HOG_FORMAT_LIBSVM)
+            rc = hog_parse_libsvm_line(&c, p, le);
+        else if (plan->format == HOG_FORMAT_CSV)
+            rc = hog_parse_csv_line(&c, p, le);
+        else
+            rc = hog_parse_vw_line(&c, p, le);
         if (HOG_UNLIKELY(rc < 0)) {
             out->nnz = row_nnz;
             if (rc == HOG_EFORMAT && plan->skip_errors) {
@@ -112,62 +122,9 @@ int hog_parse_chunk(const hog_text_plan *plan, const char *buf, size_t len, hog_
 }
 
 /* ===================================================================== *
- *  Plans: the format, and (etl_parse_csv.c) for CSV the delimiter, header
- *  and columns
+ *  Plans: the format (etl_parse_detect.c), and (etl_parse_csv.c) for CSV
+ *  the delimiter, header and columns
  * ===================================================================== */
-
-/* Whether [s, e) reads "digits:number-ish": a libsvm pair. */
-static int is_pair(const char *s, const char *e)
-{
-    const char *p = s;
-    while (p < e && is_digit(*p))
-        p++;
-    if (p == s || p == e || *p != ':' || ++p == e)
-        return 0;
-    for (; p < e; p++)
-        if (!is_digit(*p) && !strchr(".eE+-", *p))
-            return 0;
-    return 1;
-}
-
-/* 2: VW, 1: libsvm, 0: CSV, -1: cannot tell from this line (blank, comment,
- * or a lone token). */
-static int classify_line(const char *s, const char *e)
-{
-    const char *p = skip_blanks(s, e);
-    if (p == e || *p == '#')
-        return -1;
-    if (memchr(p, '|', (size_t)(e - p)))
-        return 2;
-    const char *hash = memchr(p, '#', (size_t)(e - p));
-    if (hash)
-        e = hash;
-    const char *te = p;
-    while (te < e && !is_blank(*te))
-        te++;
-    int tokens = 1;
-    for (p = skip_blanks(te, e); p < e; p = skip_blanks(te, e), tokens++) {
-        for (te = p; te < e && !is_blank(*te);)
-            te++;
-        if (is_pair(p, te) || (tokens == 1 && te - p >= 4 && memcmp(p, "qid:", 4) == 0))
-            return 1;
-    }
-    if (tokens == 1 && !memchr(s, ',', (size_t)(e - s)) && !memchr(s, ';', (size_t)(e - s)))
-        return -1;
-    return 0;
-}
-
-static hog_format detect_format(const char *head, size_t len)
-{
-    const char *p = head, *end = head + len;
-    hog_head_line l;
-    while (hog_head_next(&p, end, &l)) {
-        int k = classify_line(l.s, l.e);
-        if (k >= 0)
-            return k == 2 ? HOG_FORMAT_VW : k == 1 ? HOG_FORMAT_LIBSVM : HOG_FORMAT_CSV;
-    }
-    return HOG_FORMAT_CSV; /* also for a head with no data: reading it reports that */
-}
 
 static int check_params(const hog_read_params *p, char *err, size_t len)
 {
@@ -200,14 +157,30 @@ static int check_params(const hog_read_params *p, char *err, size_t len)
     return 0;
 }
 
+/* A NUL byte in the header lines (which no parser reads) at its line and column. */
+static int header_text(const char *path, const char *head, uint64_t len, char *err, size_t err_len)
+{
+    const char *nul = len ? memchr(head, '\0', (size_t)len) : NULL;
+    if (!nul)
+        return 0;
+    unsigned long long line = 1;
+    const char *start = head;
+    for (const char *q = head; (q = memchr(q, '\n', (size_t)(nul - q))) != NULL; start = ++q)
+        line++;
+    return hog_fail(HOG_EFORMAT, err, err_len, "%s:%llu:%llu: expected text, found a NUL byte", path, line,
+                    (unsigned long long)(nul - start) + 1);
+}
+
 int hog_text_plan_make(const char *path, const hog_read_params *p, const char *head, size_t head_len,
                        hog_text_plan *plan, char *err, size_t err_len)
 {
     memset(plan, 0, sizeof(*plan));
     int rc = check_params(p, err, err_len);
+    if (rc == 0)
+        rc = hog_text_check(path, head, head_len, err, err_len);
     if (rc < 0)
         return rc;
-    plan->format = p->format == HOG_FORMAT_AUTO ? detect_format(head, head_len) : p->format;
+    plan->format = p->format == HOG_FORMAT_AUTO ? hog_text_detect(path, head, head_len) : p->format;
     plan->hash_bits = p->hash_bits;
     if (plan->format == HOG_FORMAT_LIBSVM && p->index_base < 0)
         plan->index_base = hog_text_plan_index_base(head, head_len, &plan->base_lines);
@@ -215,11 +188,12 @@ int hog_text_plan_make(const char *path, const hog_read_params *p, const char *h
         plan->index_base = p->index_base < 0 ? 0 : (unsigned)p->index_base;
     plan->skip_errors = p->on_error == HOG_ON_ERROR_SKIP;
     plan->max_line = p->max_line ? p->max_line : HOG_DEFAULT_MAX_LINE;
-    if (plan->format == HOG_FORMAT_CSV) {
+    if (plan->format == HOG_FORMAT_CSV)
         rc = hog_text_plan_csv(path, p, head, head_len, plan, err, err_len);
-        if (rc < 0)
-            hog_text_plan_free(plan);
-    }
+    if (rc == 0)
+        rc = header_text(path, head, plan->header_bytes, err, err_len);
+    if (rc < 0)
+        hog_text_plan_free(plan);
     return rc;
 }
 
