@@ -583,3 +583,33 @@ Test(cli, input_that_is_not_text_is_refused_at_once_and_named)
     cr_assert_eq(hog("info book.xlsx"), 1, "%s", out);
     cr_assert_str_eq(out, "hogtrain: book.xlsx: not text but a zip archive (a spreadsheet? save it as CSV)\n");
 }
+
+/* The issue's report: `printf '1 1:0.5\n-1 4294967295:1\n' > b.svm;
+ * hogtrain train b.svm -o m --mem-limit 256M` was killed for memory with
+ * no message. */
+Test(cli, a_feature_index_past_the_ceiling_is_refused_with_the_hint_to_hash)
+{
+    write_file("big.svm", "1 1:0.5\n-1 4294967295:1\n");
+    cr_assert_eq(hog("train big.svm -o m --mem-limit 256M"), 1, "%s", out);
+    cr_assert(strstr(out, "hogtrain: big.svm:2:4: index 4294967295 is past the ceiling of 67108864 features "
+                          "(--max-features, --mem-limit): hash them (--hash-bits 26)\n"), "%s", out);
+    cr_assert(!exists("m"));
+    cr_assert_eq(hog("train big.svm -o m --max-features 1000 -q"), 1, "%s", out);
+    cr_assert_str_eq(out, "hogtrain: big.svm:2:4: index 4294967295 is past the ceiling of 1000 features "
+                          "(--max-features, --mem-limit): hash them (--hash-bits 9)\n");
+    cr_assert(!exists("m"));
+    cr_assert_eq(hog("convert big.svm -o big.hgd --max-features 1000"), 1, "%s", out);
+    cr_assert(!exists("big.hgd"));
+    /* the hint works */
+    cr_assert_eq(hog("train big.svm -o m --max-features 1000 -b 9 -q"), 0, "%s", out);
+    cr_assert(exists("m"));
+    /* a binary data set is judged by its header's count, when it is opened */
+    cr_assert_eq(hog("convert big.svm -o big.hgd -b 12 -q"), 0, "%s", out);
+    cr_assert_eq(hog("train big.hgd -o m2 --max-features 1000 -q"), 1, "%s", out);
+    cr_assert(strstr(out, "hogtrain: big.hgd: ") &&
+              strstr(out, " features are past the ceiling of 1000 (--max-features, --mem-limit): make it from its "
+                          "text again, hashed (--hash-bits 9)\n"), "%s", out);
+    cr_assert(!exists("m2"));
+    cr_assert_eq(hog("train big.svm -o m --max-features 0"), 2, "%s", out);
+    cr_assert_str_eq(out, "hogtrain: --max-features: at least 1 feature must be allowed, found '0'\n");
+}

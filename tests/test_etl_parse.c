@@ -1,4 +1,4 @@
-/* test_etl_parse.c: chunks parsed by their format's parser: skip mode and the errors it keeps, line numbers relative to the chunk, an empty chunk, NUL bytes, and format detection. */
+/* test_etl_parse.c: chunks parsed by their format's parser: skip mode and the errors it keeps, line numbers relative to the chunk, an empty chunk, NUL bytes, the feature ceiling of a plan, and format detection. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -150,6 +150,38 @@ Test(etl_parse, a_nul_byte_is_an_error_at_its_line_and_column)
     char err[256] = "";
     cr_assert_eq(hog_text_plan_make("t", &p, header, sizeof(header) - 1, &plan, err, sizeof(err)), HOG_EFORMAT);
     cr_assert_str_eq(err, "t:1:4: expected text, found a NUL byte");
+}
+
+/* CSV columns and hashed features are counted against the ceiling when
+ * the plan is made: their indices are known before any is read. */
+Test(etl_parse, plans_that_could_pass_the_feature_ceiling_are_refused)
+{
+    hog_read_params p = params(HOG_FORMAT_CSV);
+    p.max_features = 3;
+    hog_text_plan plan;
+    plan_ok(&p, "y,a,b,c\n1,2,3,4\n", &plan);
+    hog_text_plan_free(&plan);
+    plan_fails(&p, "y,a,b,c,d\n1,2,3,4,5\n", HOG_EFORMAT,
+               "t.txt:1: 4 numeric columns are past the ceiling of 3 features (hog_read_params.max_features, "
+               "hog_train_params.mem_limit): hash them (hog_read_params.hash_bits = 1)");
+    p.max_features = 1000;
+    p.categorical = "c";
+    plan_fails(&p, "y,a,b,c\n1,2,3,x\n", HOG_EFORMAT,
+               "t.txt:1: 2 numeric columns and 2^18 categorical hashes are past the ceiling of 1000 features "
+               "(hog_read_params.max_features, hog_train_params.mem_limit): hash them "
+               "(hog_read_params.hash_bits = 9)");
+    p.hash_bits = 9; /* every column hashed into 2^9 */
+    plan_ok(&p, "y,a,b,c\n1,2,3,x\n", &plan);
+    hog_text_plan_free(&plan);
+    p = params(HOG_FORMAT_VW); /* 2^18 unless hash_bits says */
+    p.max_features = 1000;
+    plan_fails(&p, "1 |f a\n", HOG_EPARAM,
+               "t.txt: hashing into 2^18 features is past the ceiling of 1000 features "
+               "(hog_read_params.max_features, hog_train_params.mem_limit): hash into fewer "
+               "(hog_read_params.hash_bits = 9)");
+    p.hash_bits = 9;
+    plan_ok(&p, "1 |f a\n", &plan);
+    hog_text_plan_free(&plan);
 }
 
 /* ===================================================================== *

@@ -100,7 +100,7 @@ int hog_parse_chunk(const hog_text_plan *plan, const char *buf, size_t len, hog_
             rc = hog_parse_vw_line(&c, p, le);
         if (HOG_UNLIKELY(rc < 0)) {
             out->nnz = row_nnz;
-            if (rc == HOG_EFORMAT && plan->skip_errors) {
+            if (rc == HOG_EFORMAT && plan->skip_errors && !c.bound) {
                 out->skipped++;
                 if (out->kept < HOG_TEXT_ERRORS_KEPT)
                     out->errors[out->kept++] = c.e;
@@ -171,6 +171,38 @@ static int header_text(const char *path, const char *head, uint64_t len, char *e
                     (unsigned long long)(nul - start) + 1);
 }
 
+/* The features a plan can make without reading an index (hashed features,
+ * CSV columns) within the ceiling; libsvm indices as written are checked
+ * as they are read (etl_parse_libsvm.c). */
+static int check_ceiling(const char *path, const hog_text_plan *plan, char *err, size_t err_len)
+{
+    const uint64_t cap = plan->max_features;
+    const unsigned bits = plan->hash_bits ? plan->hash_bits
+                          : plan->format == HOG_FORMAT_VW ? DEFAULT_STRING_BITS : 0;
+    if (!cap || (plan->format == HOG_FORMAT_LIBSVM && !bits))
+        return 0;
+    if (bits) {
+        if ((1ull << bits) <= cap)
+            return 0;
+        return hog_fail(HOG_EPARAM, err, err_len, "%s: hashing into 2^%u features is past the ceiling of %llu "
+                        "features (hog_read_params.max_features, hog_train_params.mem_limit): hash into fewer "
+                        "(hog_read_params.hash_bits = %u)", path, bits, (unsigned long long)cap, hog_bits_within(cap));
+    }
+    uint64_t numeric = 0;
+    int categorical = 0;
+    for (uint32_t j = 0; j < plan->fields; j++) {
+        numeric += plan->column_kind[j] == HOG_COL_NUMBER;
+        categorical |= plan->column_kind[j] == HOG_COL_CATEGORICAL;
+    }
+    if (numeric + (categorical ? 1ull << DEFAULT_STRING_BITS : 0) <= cap)
+        return 0;
+    return hog_fail(HOG_EFORMAT, err, err_len, "%s:%llu: %llu numeric columns%s are past the ceiling of %llu "
+                    "features (hog_read_params.max_features, hog_train_params.mem_limit): hash them "
+                    "(hog_read_params.hash_bits = %u)", path, (unsigned long long)HOG_MAX(plan->header_lines, 1),
+                    (unsigned long long)numeric, categorical ? " and 2^18 categorical hashes" : "",
+                    (unsigned long long)cap, hog_bits_within(cap));
+}
+
 int hog_text_plan_make(const char *path, const hog_read_params *p, const char *head, size_t head_len,
                        hog_text_plan *plan, char *err, size_t err_len)
 {
@@ -182,6 +214,7 @@ int hog_text_plan_make(const char *path, const hog_read_params *p, const char *h
         return rc;
     plan->format = p->format == HOG_FORMAT_AUTO ? hog_text_detect(path, head, head_len) : p->format;
     plan->hash_bits = p->hash_bits;
+    plan->max_features = p->max_features;
     if (plan->format == HOG_FORMAT_LIBSVM && p->index_base < 0)
         plan->index_base = hog_text_plan_index_base(head, head_len, &plan->base_lines);
     else
@@ -192,6 +225,8 @@ int hog_text_plan_make(const char *path, const hog_read_params *p, const char *h
         rc = hog_text_plan_csv(path, p, head, head_len, plan, err, err_len);
     if (rc == 0)
         rc = header_text(path, head, plan->header_bytes, err, err_len);
+    if (rc == 0)
+        rc = check_ceiling(path, plan, err, err_len);
     if (rc < 0)
         hog_text_plan_free(plan);
     return rc;

@@ -244,6 +244,7 @@ typedef struct hog_parse_ctx {
     uint64_t line_no;
     int stop;            /* the separator a snippet stops at, or HOG_NO_STOP */
     hog_text_error e;    /* the error of the current line */
+    int bound;           /* e is a bound passed (the feature ceiling), which on_error skip does not skip */
     /* sorting scratch (rows that may hold an index twice) */
     uint64_t *keys;
     float *vals;
