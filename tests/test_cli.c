@@ -579,7 +579,8 @@ Test(cli, input_that_is_not_text_is_refused_at_once_and_named)
     cr_assert(strstr(out, "hogtrain: r.bin: not text but binary data (") &&
               strstr(out, " of its first 65536 bytes are NUL or control characters)\n"), "%s", out);
     cr_assert(!exists("r.hgd"));
-    write_bytes("book.xlsx", "PK\3\4\24\0\6\0\10\0\0\0!\0", 16);
+    static const char zip[] = "PK\3\4\24\0\6\0\10\0\0\0!\0";
+    write_bytes("book.xlsx", zip, sizeof(zip));
     cr_assert_eq(hog("info book.xlsx"), 1, "%s", out);
     cr_assert_str_eq(out, "hogtrain: book.xlsx: not text but a zip archive (a spreadsheet? save it as CSV)\n");
 }

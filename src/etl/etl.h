@@ -294,7 +294,7 @@ void hog_hgd_writer_free(hog_hgd_writer *w);
  * (a NUL eighth byte, then version 1 or 2), means binary, which the binary
  * reader then judges; anything else is text, NUL bytes and all: the plan
  * refuses input that is not text and says what it looks like, and the
- * parsers locate a NUL byte in text (etl_parse_detect.c). A pipe or a
+ * parsers locate a NUL byte in text (etl_parse.c). A pipe or a
  * socket is text, and is not opened here.
  * Which text format it is, the pipeline's plan settles (hog_text_plan_make).
  * Returns 0 or -errno. */

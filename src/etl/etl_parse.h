@@ -20,13 +20,12 @@
  *   etl_parse_csv.c      CSV lines and the CSV plan (delimiter, header,
  *                        label, ignored and categorical columns)
  *   etl_parse_vw.c       Vowpal Wabbit lines
- *   etl_parse_detect.c   whether a head is text at all, and which text
- *                        format it is
- *   etl_parse.c          chunks (each line to its format's parser) and the
- *                        plan
+ *   etl_parse.c          chunks (each line to its format's parser),
+ *                        whether a head is text, the format detection and
+ *                        the plan
  *
- * Calls go one way: etl_parse.c calls the format parsers and the
- * detection, the parsers call the rows and numbers, which call neither.
+ * Calls go one way: etl_parse.c calls the format parsers, they call the
+ * rows and numbers, which call neither.
  */
 
 /* The per-value helpers must be inlined into the line loops: a call per
@@ -316,17 +315,6 @@ int hog_parse_vw_line(hog_parse_ctx *c, const char *line, const char *le);     /
 int hog_parse_csv_tables(hog_parse_ctx *c);
 
 /* ---- plans ---- */
-
-/* Refuses a head whose first bytes are not text (etl_parse_detect.c):
- * HOG_EFORMAT with "path: not text ..." saying what they look like (all
- * zero, a known binary format, UTF-16, binary data), or 0. */
-int hog_text_check(const char *path, const char *head, size_t len, char *err, size_t err_len);
-
-/* The text format of a head (etl_parse_detect.c): its lines after the
- * first decide when they agree, the file's name when they do not or when
- * its one line reads as no format; logs the reason (HOG_LOG_WARN) when the
- * lines or the name disagree. Never returns AUTO. */
-hog_format hog_text_detect(const char *path, const char *head, size_t len);
 
 /* One line of a plan's head: [s, e) without its end of line; next: the next line. */
 typedef struct hog_head_line {
