@@ -252,7 +252,6 @@ int hog_parse_libsvm_line(hog_parse_ctx *c, const char *line, const char *le)
     const uint64_t start = o->nnz;
     const unsigned base = c->plan->index_base;
     const int hashed = c->plan->hash_bits > 0;
-
     uint32_t *const index = o->index;
     float *const value = o->value;
     uint64_t nnz = start;
