@@ -171,7 +171,15 @@ typedef struct hog_read_params {
                               0: 64 MiB. A longer line is an error (HOG_EFORMAT, with its line
                               number), whatever on_error says, found before more than about this
                               many bytes of it are held */
-    uint64_t reserved[6];  /* zero; the room for new fields (see Compatibility) */
+    uint64_t max_features; /* the ceiling on features (the largest index + 1): a larger index is
+                              an error at its line and column (HOG_EFORMAT) whatever on_error
+                              says, and so are CSV columns that could make one; a hashing into
+                              more (hash_bits, VW's 18 bits) is HOG_EPARAM, and so is a binary
+                              dataset whose header says more. Found before any memory is given
+                              to them. 0: no ceiling of its own; hog_trainer_run_file then takes
+                              what hog_train_params.mem_limit holds of the model and its
+                              optimiser's state, and a lower one given here wins */
+    uint64_t reserved[5];  /* zero; the room for new fields (see Compatibility) */
 } hog_read_params;
 
 hog_read_params hog_read_params_default(void);

@@ -379,7 +379,8 @@ int hog_trainer_run_file(hog_trainer *t, const char *path, const hog_read_params
     const uint32_t window = stream_window(hog_pool_threads(t->pool));
     _Static_assert(STREAM_HEAD <= 4, "the head is a window: stream_window is at least 4");
     hog_input in;
-    int rc = hog_input_open(path, rp, cache_path, 3 * window, &in, err, err_len);
+    hog_read_params within;
+    int rc = hog_input_open(path, hog_trainer_read_params(t, rp, &within), cache_path, 3 * window, &in, err, err_len);
     if (rc < 0)
         return rc;
     hog_dataset *ds = in.ds, *test = NULL;
