@@ -32,11 +32,14 @@ fi
 arch=
 [ "$(uname -m)" = x86_64 ] && arch=-march=x86-64-v2
 for t in $targets; do
-    # -max_len: text up to 1 MiB, so that long lines and many chunks are
-    # tried; binary files up to 64 KiB (seeds of a few KiB, room to grow).
+    # -max_len: text up to 1 MiB, without libFuzzer's slow growth of the
+    # length it tries (-len_control=0), so that long lines and many chunks
+    # are tried in a short run; binary files up to 64 KiB (seeds of a few
+    # KiB, room to grow; their mutators set the lengths).
+    len_control=
     case $t in
-    libsvm|csv|vw) name=fuzz_parse_$t; max_len=1048576 ;;
-    reader) name=fuzz_etl_reader; max_len=1048576 ;;
+    libsvm|csv|vw) name=fuzz_parse_$t; max_len=1048576; len_control=-len_control=0 ;;
+    reader) name=fuzz_etl_reader; max_len=1048576; len_control=-len_control=0 ;;
     frame) name=fuzz_net_frame; max_len=4096 ;;
     hgd) name=fuzz_etl_hgd; max_len=65536 ;;
     model) name=fuzz_train_model_file; max_len=65536 ;;
@@ -57,7 +60,7 @@ for t in $targets; do
         echo "run-fuzz: $t for $secs s"
     fi
     rc=0
-    (cd "$out" && ./$name "$limit" -max_len="$max_len" -timeout=10 \
+    (cd "$out" && ./$name "$limit" -max_len="$max_len" $len_control -timeout=10 \
         -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=crash-$t- \
         "corpus/$t" "../tests/fuzz/corpus/$t" >"$name.log" 2>&1) || rc=$?
     grep -v -E '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse|RELOAD)' "$out/$name.log" | tail -n 30
