@@ -133,7 +133,7 @@ tsan: deps
 	@set -e; for t in $(RACE_SRC:tests/%.c=build-tsan/tests/%); do TSAN_OPTIONS=halt_on_error=1 $$t; done
 	@TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/race_hogwild two-nodes
 
-## fuzz: build the parser and frame-decoder fuzz targets with clang's libFuzzer and run each for FUZZ_SECONDS (20)
+## fuzz: build the fuzz targets (text parsers and reader, binary dataset, model and ratings readers, frame decoder) with clang's libFuzzer and run each for FUZZ_SECONDS (20)
 FUZZ_SECONDS ?= 20
 fuzz: deps
 	@sh tests/fuzz/run-fuzz.sh $(FUZZ_SECONDS)

@@ -515,6 +515,32 @@ Test(etl_hgd, structural_corruptions)
     free(c);
 }
 
+/* The header's feature count is the largest index + 1, as the writer
+ * records it: a larger one would have a trainer allocate weights for
+ * features no row has (2^32 of them, 16 GiB, from a file of 20 KiB), so it
+ * is refused with both numbers. */
+Test(etl_hgd, a_feature_count_past_the_largest_index_is_refused)
+{
+    make_good();
+    uint8_t *c = copy_good();
+    char msg[160];
+    wr64(c + 24, 1ull << 32);
+    reseal(c);
+    snprintf(msg, sizeof(msg), ": header field features is 4294967296, but the blocks' largest feature index + 1 is %llu",
+             (unsigned long long)good_features);
+    expect_open(c, good_len, HOG_ECORRUPT, msg);
+    wr64(c + 24, good_features + 1);
+    reseal(c);
+    snprintf(msg, sizeof(msg), ": header field features is %llu, but the blocks' largest feature index + 1 is %llu",
+             (unsigned long long)good_features + 1, (unsigned long long)good_features);
+    expect_open(c, good_len, HOG_ECORRUPT, msg);
+    /* past 2^32 the header alone is refused */
+    wr64(c + 24, (1ull << 32) + 1);
+    reseal(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": features 4294967297 exceeds 2^32");
+    free(c);
+}
+
 Test(etl_hgd, missing_binary_file)
 {
     char path[256], err[512], expect[512];

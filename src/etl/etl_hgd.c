@@ -468,6 +468,19 @@ int hog_hgd_write(const hog_dataset *ds, const hog_hgd_source *src, hog_atomic_f
  * ===================================================================== */
 
 
+/* Where the first byte that is not zero lies in p[0..n), or n: a word at a
+ * time, as the header is read two or three times per open. */
+static size_t first_nonzero(const uint8_t *p, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        if (hog_get_u64(p + i) != 0)
+            break;
+    while (i < n && p[i] == 0)
+        i++;
+    return i;
+}
+
 /* Checks the fixed header fields; h holds the first 4096 bytes (zero-padded
  * past the end of a short file), size the file's length. */
 static int check_header(const char *path, const uint8_t *h, uint64_t size, char *err, size_t len)
@@ -518,9 +531,9 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
         return hog_fail(HOG_ECORRUPT, err, len, "%s: block_align is %u, expected %u", path,
                         align, HOG_HGD_ALIGN);
     size_t zero_from = version == 1 ? H1_END : flags & HOG_HGD_SOURCE ? H_SOURCE_END : H_END;
-    for (size_t i = zero_from; i < HOG_HGD_HEADER_BYTES; i++)
-        if (h[i] != 0)
-            return hog_fail(HOG_ECORRUPT, err, len, "%s: header byte %zu is not zero", path, i);
+    size_t nonzero = first_nonzero(h + zero_from, HOG_HGD_HEADER_BYTES - zero_from);
+    if (nonzero < HOG_HGD_HEADER_BYTES - zero_from)
+        return hog_fail(HOG_ECORRUPT, err, len, "%s: header byte %zu is not zero", path, zero_from + nonzero);
 
     uint64_t rows = hog_get_u64(h + H_ROWS), features = hog_get_u64(h + H_FEATURES);
     uint32_t blocks = hog_get_u32(h + H_BLOCKS), rpb = hog_get_u32(h + H_ROWS_PER_BLOCK);
@@ -609,10 +622,12 @@ static int check_table(const char *path, const uint8_t *map, const uint8_t *h, h
     return 0;
 }
 
-/* Checks one block's bytes: its checksum, then every offset, index, value and label. */
+/* Checks one block's bytes: its checksum, then every offset, index, value
+ * and label; *top gets the largest feature index + 1 (0 without any). */
 static int check_block(const char *path, uint32_t version, uint32_t i, const hog_block *b,
-                       uint64_t features, char *err, size_t len)
+                       uint64_t features, uint64_t *top, char *err, size_t len)
 {
+    *top = 0;
     uint64_t sum = version == 1 ? hog_crc32(0, b->ptr, (size_t)hog_block_bytes(b->rows, b->nnz, 0))
                                 : hog_block_sum(b);
     if (sum != b->sum)
@@ -646,6 +661,8 @@ static int check_block(const char *path, uint32_t version, uint32_t i, const hog
                                 "%s: block %u: row %u: value of feature %u is not finite", path,
                                 i, r, b->index[k]);
         }
+        if (e > s)
+            *top = HOG_MAX(*top, (uint64_t)b->index[e - 1] + 1);
         if (!f32_finite(b->label[r]))
             return hog_fail(HOG_ECORRUPT, err, len, "%s: block %u: row %u: label is not finite",
                             path, i, r);
@@ -671,6 +688,7 @@ typedef struct check_job {
     pthread_mutex_t mu;
     int rc;
     char err[512];
+    uint64_t top; /* the largest feature index + 1 of the blocks checked */
 } check_job;
 
 static void *check_worker(void *v)
@@ -678,13 +696,16 @@ static void *check_worker(void *v)
     check_job *j = v;
     const hog_dataset *ds = j->ds;
     char err[512];
+    uint64_t top = 0;
     for (;;) {
         uint32_t i = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
         /* Past the first bad block nothing can change the verdict. */
         if (i >= ds->info.blocks || i > atomic_load_explicit(&j->first_bad, memory_order_relaxed))
             break;
         hog_dataset_willneed(ds, i + 1);
-        int rc = check_block(j->path, ds->version, i, &ds->blocks[i], j->features, err, sizeof(err));
+        uint64_t btop;
+        int rc = check_block(j->path, ds->version, i, &ds->blocks[i], j->features, &btop, err, sizeof(err));
+        top = HOG_MAX(top, btop);
         hog_dataset_drop(ds, i, j->drop_cache);
         if (rc < 0) {
             pthread_mutex_lock(&j->mu);
@@ -697,6 +718,9 @@ static void *check_worker(void *v)
             break;
         }
     }
+    pthread_mutex_lock(&j->mu);
+    j->top = HOG_MAX(j->top, top);
+    pthread_mutex_unlock(&j->mu);
     return NULL;
 }
 
@@ -721,6 +745,12 @@ static int check_blocks(const char *path, const hog_dataset *ds, uint64_t featur
     pthread_mutex_destroy(&j.mu);
     if (j.rc < 0)
         return hog_fail(j.rc, err, err_len, "%s", j.err);
+    /* A writer records the largest index + 1 (hog_builder): a larger count
+     * would have a trainer allocate weights for features no row has. */
+    if (features != j.top)
+        return hog_fail(HOG_ECORRUPT, err, err_len,
+                        "%s: header field features is %llu, but the blocks' largest feature index + 1 is %llu", path,
+                        (unsigned long long)features, (unsigned long long)j.top);
     return 0;
 }
 

@@ -43,6 +43,8 @@
 #define HGR_VERSION 1u
 #define HGR_HEAD 64u
 #define HGR_HAS_RATINGS 1u
+#define HGR_MAX_RATINGS (1ull << 40)
+#define HGR_MAX_NAMES (UINT32_MAX - 2ull) /* hog_idmap's most names */
 
 static uint64_t pad4(uint64_t n)
 {
@@ -92,9 +94,18 @@ int hog_hgr_open(hog_ratings *r, const char *path, int fd, uint64_t size, char *
         return hog_fail(HOG_ECORRUPT, err, err_len, "%s: unknown flags 0x%x", path, flags);
     uint64_t n = hog_get_u64(h + 16), ulen = hog_get_u64(h + 32), ilen = hog_get_u64(h + 40);
     uint32_t users = hog_get_u32(h + 24), items = hog_get_u32(h + 28);
-    if (n > (1ull << 40) || ulen > UINT32_MAX || ilen > UINT32_MAX || users >= UINT32_MAX - 1 ||
-        items >= UINT32_MAX - 1)
-        return hog_fail(HOG_ECORRUPT, err, err_len, "%s: implausible sizes in the header", path);
+    /* Each size against its limit, before any is multiplied: the length
+     * check below then bounds them all by the file's bytes. */
+    const struct {
+        const char *field;
+        uint64_t v, max;
+    } sizes[] = {{"ratings", n, HGR_MAX_RATINGS},          {"users", users, HGR_MAX_NAMES},
+                 {"items", items, HGR_MAX_NAMES},          {"user_name_bytes", ulen, UINT32_MAX},
+                 {"item_name_bytes", ilen, UINT32_MAX}};
+    for (size_t i = 0; i < HOG_ARRAY_LEN(sizes); i++)
+        if (sizes[i].v > sizes[i].max)
+            return hog_fail(HOG_ECORRUPT, err, err_len, "%s: header field %s is %llu, more than %llu", path,
+                            sizes[i].field, (unsigned long long)sizes[i].v, (unsigned long long)sizes[i].max);
     uint64_t want = HGR_HEAD + 12 * n + 4ull * (users + 1) + pad4(ulen) + 4ull * (items + 1) + pad4(ilen);
     if (size != want)
         return hog_fail(size < want ? HOG_ETRUNCATED : HOG_ECORRUPT, err, err_len,
@@ -120,6 +131,10 @@ int hog_hgr_open(hog_ratings *r, const char *path, int fd, uint64_t size, char *
         if (t->user >= users || t->item >= items || (r->info.has_ratings && !isfinite(t->rating)))
             return hog_fail(HOG_ECORRUPT, err, err_len, "%s: triple %llu is out of range (user %u, item %u, rating %g)",
                             path, (unsigned long long)i, t->user, t->item, (double)t->rating);
+        if (!r->info.has_ratings && !isnan(t->rating))
+            return hog_fail(HOG_ECORRUPT, err, err_len,
+                            "%s: triple %llu has rating %g in a file of pairs (flags bit 0 clear), where it is NaN",
+                            path, (unsigned long long)i, (double)t->rating);
     }
     if (n == 0)
         return hog_fail(HOG_EEMPTY, err, err_len, "%s: no ratings", path);

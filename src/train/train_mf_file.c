@@ -35,6 +35,7 @@
 #define MF_VERSION 1u
 #define MF_HEAD 48u
 #define MF_MAX_META (1u << 20)
+#define MF_MAX_NAMES (UINT32_MAX - 2ull) /* hog_idmap's most names */
 
 #define MF_FIELDS 32 /* room for the fields mf_fields makes */
 
@@ -188,6 +189,25 @@ static int load_rows(hog_weight *w, const unsigned char **p, uint64_t n, uint32_
     return 0;
 }
 
+/* Every prediction starts from the mean and, with params.clamp, ends in
+ * [min, max], all three as f32: they must be finite there, min <= max, as
+ * the ratings trained on make them. */
+static int check_range(const char *path, const hog_mf_info *in, char *err, size_t err_len)
+{
+    const struct {
+        const char *key;
+        double v;
+    } f[] = {{"mean", in->mean}, {"min", in->min}, {"max", in->max}};
+    for (size_t i = 0; i < HOG_ARRAY_LEN(f); i++)
+        if (!isfinite((float)f[i].v))
+            return hog_fail(HOG_ECORRUPT, err, err_len, "%s: unreadable metadata: %s is %g, not a finite 32-bit float",
+                            path, f[i].key, f[i].v);
+    if (in->min > in->max)
+        return hog_fail(HOG_ECORRUPT, err, err_len, "%s: unreadable metadata: min %g is above max %g", path, in->min,
+                        in->max);
+    return 0;
+}
+
 int hog_mf_load(const char *path, hog_mf_model **out, char *err, size_t err_len)
 {
     *out = NULL;
@@ -217,12 +237,24 @@ int hog_mf_load(const char *path, hog_mf_model **out, char *err, size_t err_len)
                       MF_VERSION);
         goto out;
     }
-    if (meta_len > MF_MAX_META || rank < 1 || rank > HOG_MF_MAX_RANK || users >= UINT32_MAX - 1 ||
-        items >= UINT32_MAX - 1 || ulen > UINT32_MAX || ilen > UINT32_MAX) {
-        rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: implausible sizes (meta %u bytes, %u users, %u items, rank %u)",
-                      path, meta_len, users, items, rank);
-        goto out;
-    }
+    /* Each size against its limit, before any is multiplied: the length
+     * check below then bounds them all by the file's bytes. */
+    const struct {
+        const char *field;
+        uint64_t v, min, max;
+    } sizes[] = {{"meta_bytes", meta_len, 0, MF_MAX_META},
+                {"users", users, 0, MF_MAX_NAMES},
+                {"items", items, 0, MF_MAX_NAMES},
+                {"rank", rank, 1, HOG_MF_MAX_RANK},
+                {"user_name_bytes", ulen, 0, UINT32_MAX},
+                {"item_name_bytes", ilen, 0, UINT32_MAX}};
+    for (size_t i = 0; i < HOG_ARRAY_LEN(sizes); i++)
+        if (sizes[i].v < sizes[i].min || sizes[i].v > sizes[i].max) {
+            rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: header field %s is %llu, not between %llu and %llu", path,
+                          sizes[i].field, (unsigned long long)sizes[i].v, (unsigned long long)sizes[i].min,
+                          (unsigned long long)sizes[i].max);
+            goto out;
+        }
     uint64_t want = MF_HEAD + (uint64_t)meta_len + 4ull * (users + 1) + ulen + 4ull * (items + 1) + ilen +
                     4ull * (users + items) * (1 + (uint64_t)rank) + 4;
     if (len != want) {
@@ -233,6 +265,11 @@ int hog_mf_load(const char *path, hog_mf_model **out, char *err, size_t err_len)
     }
     if (hog_crc32(0, buf, len - 4) != hog_get_u32(buf + len - 4)) {
         rc = hog_fail(HOG_ECHECKSUM, err, err_len, "%s: checksum mismatch: the model is corrupted", path);
+        goto out;
+    }
+    if (hog_get_u32(buf + 28) != 0) {
+        rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: header field at byte 28 is %u, where version %u has zero", path,
+                      hog_get_u32(buf + 28), MF_VERSION);
         goto out;
     }
     m = hog_mf_new(users, items, rank);
@@ -254,6 +291,8 @@ int hog_mf_load(const char *path, hog_mf_model **out, char *err, size_t err_len)
                       field);
         goto out;
     }
+    if ((rc = check_range(path, &m->info, err, err_len)) < 0)
+        goto out;
     const unsigned char *p = buf + MF_HEAD + meta_len;
     rc = load_names(&m->users, &p, users, ulen);
     if (rc == 0)

@@ -26,6 +26,8 @@
 #define MODEL_VERSION 1u
 #define MODEL_HEAD 32u
 #define MODEL_MAX_META (1u << 20)
+#define MODEL_MAX_OUTPUTS (1u << 20)    /* outputs and classes */
+#define MODEL_MAX_WEIGHTS (1ull << 40) /* features times outputs */
 
 /* ===================================================================== *
  *  Metadata: one table of fields, for writing and for reading
@@ -211,13 +213,22 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
                       path, version, MODEL_VERSION);
         goto out;
     }
-    if (meta_len > MODEL_MAX_META || outputs == 0 || outputs > (1u << 20) || classes > (1u << 20) ||
-        dim > (1ull << 40) / outputs) {
-        rc = hog_fail(HOG_ECORRUPT, err, err_len,
-                      "%s: implausible sizes (meta %u bytes, %llu features, %u outputs, %u classes)",
-                      path, meta_len, (unsigned long long)dim, outputs, classes);
-        goto out;
-    }
+    /* Each size against its limit, before any is multiplied: the length
+     * check below then bounds them all by the file's bytes. */
+    const struct {
+        const char *field;
+        uint64_t v, min, max;
+    } sizes[] = {{"meta_bytes", meta_len, 0, MODEL_MAX_META},
+                {"outputs", outputs, 1, MODEL_MAX_OUTPUTS},
+                {"classes", classes, 0, MODEL_MAX_OUTPUTS},
+                {"features", dim, 0, MODEL_MAX_WEIGHTS / (outputs ? outputs : 1)}};
+    for (size_t i = 0; i < HOG_ARRAY_LEN(sizes); i++)
+        if (sizes[i].v < sizes[i].min || sizes[i].v > sizes[i].max) {
+            rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: header field %s is %llu, not between %llu and %llu", path,
+                          sizes[i].field, (unsigned long long)sizes[i].v, (unsigned long long)sizes[i].min,
+                          (unsigned long long)sizes[i].max);
+            goto out;
+        }
     uint64_t want = MODEL_HEAD + (uint64_t)meta_len + 8ull * classes + 4ull * outputs +
                     4ull * dim * outputs + 4;
     if (len != want) {

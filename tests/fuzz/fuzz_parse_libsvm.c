@@ -38,6 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     p.hash_bits = bits[o & 3];
     p.index_base = (o >> 2) & 1;
     p.on_error = (o >> 3) & 1 ? HOG_ON_ERROR_SKIP : HOG_ON_ERROR_STOP;
+    p.max_line = fuzz_max_line(o >> 5);
     fuzz_plan_and_parse(&p, data, size, cut);
     return 0;
 }

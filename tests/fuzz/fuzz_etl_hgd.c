@@ -1,0 +1,574 @@
+/* fuzz_etl_hgd.c: libFuzzer target for the binary dataset reader (.hgd): open, every row of every block, written again and reopened; its mutator reshapes headers, block tables and blocks and then recomputes every checksum. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include "etl/etl.h"
+
+#include "fuzz_file_common.h"
+
+/* ===================================================================== *
+ *  The layout (etl.h has the byte map)
+ * ===================================================================== */
+
+enum {
+    H_VERSION = 8,
+    H_ROWS = 16,
+    H_FEATURES = 24,
+    H_NNZ = 32,
+    H_BLOCKS = 40,
+    H_ROWS_PER_BLOCK = 44,
+    H_FLAGS = 48,
+    H_TABLE_OFFSET = 56,
+    H_FILE_BYTES = 64,
+    H_FINGERPRINT = 72,
+    H_TABLE_SUM = 80,
+    H1_HEADER_CRC = 84,
+    H_HEADER_SUM = 88,
+    T_OFFSET = 0,
+    T_BYTES = 8,
+    T_ROWS = 16,
+    T_NNZ = 20,
+    T_SUM = 24,
+};
+
+#define HEAD HOG_HGD_HEADER_BYTES
+#define ENTRY HOG_HGD_TABLE_ENTRY
+
+/* The header fields a mutation sets, the size fields listed twice. */
+static const fuzz_field header_fields[] = {
+    {8, 4},  {12, 4}, {16, 8}, {16, 8}, {24, 8}, {24, 8}, {32, 8}, {32, 8}, {40, 4}, {40, 4},
+    {44, 4}, {44, 4}, {48, 4}, {52, 4}, {56, 8}, {56, 8}, {64, 8}, {64, 8}, {96, 8}, {136, 8},
+};
+
+static const fuzz_field entry_fields[] = {{T_OFFSET, 8}, {T_BYTES, 8}, {T_ROWS, 4}, {T_NNZ, 4}, {T_SUM, 8}, {28, 4}};
+
+static int version_1(const uint8_t *d)
+{
+    return hog_get_u32(d + H_VERSION) == 1;
+}
+
+static int weighted(const uint8_t *d)
+{
+    return !version_1(d) && (hog_get_u32(d + H_FLAGS) & HOG_HGD_WEIGHTED);
+}
+
+/* The block table, when the header places all of it inside the file. */
+static uint8_t *table_of(uint8_t *d, size_t size, uint32_t *n)
+{
+    if (size < HEAD)
+        return NULL;
+    uint64_t t = hog_get_u64(d + H_TABLE_OFFSET);
+    *n = hog_get_u32(d + H_BLOCKS);
+    return t <= size && *n <= (size - t) / ENTRY ? d + t : NULL;
+}
+
+/* Block e's arrays, when the entry places them inside the file. */
+static uint8_t *block_of(uint8_t *d, size_t size, const uint8_t *e, uint64_t *bytes)
+{
+    uint64_t off = hog_get_u64(e + T_OFFSET);
+    *bytes = hog_block_bytes(hog_get_u32(e + T_ROWS), hog_get_u32(e + T_NNZ), weighted(d));
+    return off <= size && *bytes <= size - off ? d + off : NULL;
+}
+
+/* Recomputes what a writer would have: each block's sum (where its arrays
+ * lie in the file), the fingerprint, the table's sum, the header's sum. */
+static void reseal(uint8_t *d, size_t size)
+{
+    if (size < HEAD)
+        return;
+    const int v1 = version_1(d);
+    uint32_t n;
+    uint8_t *table = table_of(d, size, &n);
+    if (table) {
+        hog_block *b = calloc(n ? n : 1, sizeof(*b));
+        FUZZ_CHECK(b);
+        for (uint32_t i = 0; i < n; i++) {
+            uint8_t *e = table + (size_t)i * ENTRY;
+            uint64_t bytes;
+            uint8_t *blk = block_of(d, size, e, &bytes);
+            b[i].rows = hog_get_u32(e + T_ROWS);
+            b[i].nnz = hog_get_u32(e + T_NNZ);
+            if (blk && v1) {
+                hog_put_u32(e + T_SUM, hog_crc32(0, blk, (size_t)bytes));
+            } else if (blk) {
+                hog_block v;
+                hog_block_view(&v, blk, b[i].rows, b[i].nnz, weighted(d), 0);
+                hog_put_u64(e + T_SUM, hog_block_sum(&v));
+            }
+            b[i].sum = v1 ? hog_get_u32(e + T_SUM) : hog_get_u64(e + T_SUM);
+        }
+        hog_put_u64(d + H_FINGERPRINT, hog_etl_fingerprint(b, n));
+        free(b);
+        if (v1)
+            hog_put_u32(d + H_TABLE_SUM, hog_crc32(0, table, (size_t)n * ENTRY));
+        else
+            hog_put_u64(d + H_TABLE_SUM, hog_hash64(table, (size_t)n * ENTRY, 0));
+    }
+    if (v1) {
+        hog_put_u32(d + H1_HEADER_CRC, 0);
+        hog_put_u32(d + H1_HEADER_CRC, hog_crc32(0, d, HEAD));
+    } else {
+        hog_put_u64(d + H_HEADER_SUM, 0);
+        hog_put_u64(d + H_HEADER_SUM, hog_hash64(d, HEAD, 0));
+    }
+}
+
+/* ===================================================================== *
+ *  Whole blocks: taken out of a file, cut, copied, and laid out again
+ * ===================================================================== */
+
+typedef struct part {
+    uint8_t *bytes; /* the block's arrays (owned) */
+    uint64_t len;
+    uint32_t rows, nnz;
+} part;
+
+#define MAX_PARTS 64
+
+/* The blocks of a file whose entries place them inside it, in table order. */
+static uint32_t parts_of(uint8_t *d, size_t size, part *p)
+{
+    uint32_t n, k = 0;
+    uint8_t *table = table_of(d, size, &n);
+    for (uint32_t i = 0; table && i < n && k < MAX_PARTS; i++) {
+        uint8_t *e = table + (size_t)i * ENTRY;
+        uint64_t bytes;
+        uint8_t *blk = block_of(d, size, e, &bytes);
+        if (!blk)
+            continue;
+        p[k].bytes = malloc(bytes ? bytes : 1);
+        FUZZ_CHECK(p[k].bytes);
+        memcpy(p[k].bytes, blk, bytes);
+        p[k].len = bytes;
+        p[k].rows = hog_get_u32(e + T_ROWS);
+        p[k].nnz = hog_get_u32(e + T_NNZ);
+        k++;
+    }
+    return k;
+}
+
+static void parts_free(part *p, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        free(p[i].bytes);
+}
+
+static uint64_t pad(uint64_t n)
+{
+    return (n + HOG_HGD_ALIGN - 1) / HOG_HGD_ALIGN * HOG_HGD_ALIGN;
+}
+
+/* Writes header h (its counts made to agree with the blocks) and the
+ * blocks into out, as the writer lays them out. Returns the size, or 0
+ * when it passes max. */
+static size_t layout(uint8_t *out, size_t max, const uint8_t *h, const part *p, uint32_t n)
+{
+    uint64_t size = HEAD;
+    for (uint32_t i = 0; i < n; i++)
+        size += pad(p[i].len);
+    size += (uint64_t)n * ENTRY;
+    if (size > max)
+        return 0;
+    memmove(out, h, HEAD);
+    uint64_t off = HEAD, rows = 0, nnz = 0;
+    uint8_t *table = out + size - (size_t)n * ENTRY;
+    for (uint32_t i = 0; i < n; i++) {
+        memcpy(out + off, p[i].bytes, p[i].len);
+        memset(out + off + p[i].len, 0, pad(p[i].len) - p[i].len);
+        uint8_t *e = table + (size_t)i * ENTRY;
+        memset(e, 0, ENTRY);
+        hog_put_u64(e + T_OFFSET, off);
+        hog_put_u64(e + T_BYTES, pad(p[i].len));
+        hog_put_u32(e + T_ROWS, p[i].rows);
+        hog_put_u32(e + T_NNZ, p[i].nnz);
+        off += pad(p[i].len);
+        rows += p[i].rows;
+        nnz += p[i].nnz;
+    }
+    hog_put_u64(out + H_ROWS, rows);
+    hog_put_u64(out + H_NNZ, nnz);
+    hog_put_u32(out + H_BLOCKS, n);
+    /* every block holds rows_per_block rows but the last */
+    uint32_t rpb = hog_get_u32(out + H_ROWS_PER_BLOCK);
+    if (n > 1 || (n == 1 && rpb < p[0].rows))
+        hog_put_u32(out + H_ROWS_PER_BLOCK, p[0].rows);
+    hog_put_u64(out + H_TABLE_OFFSET, off);
+    hog_put_u64(out + H_FILE_BYTES, size);
+    return (size_t)size;
+}
+
+/* Cuts block b after row k into two blocks with the same rows: a file of
+ * one block becomes one of several, each still valid. */
+static int split(part *p, uint32_t *n, uint32_t b, uint32_t k, int w)
+{
+    part *s = &p[b];
+    if (*n >= MAX_PARTS || k == 0 || k >= s->rows || s->len < hog_block_bytes(s->rows, s->nnz, w))
+        return 0;
+    const uint32_t rows = s->rows, nnz = s->nnz;
+    const uint8_t *ptr = s->bytes, *index = ptr + 4 * ((size_t)rows + 1), *value = index + 4 * (size_t)nnz,
+                  *label = value + 4 * (size_t)nnz, *weight = label + 4 * (size_t)rows;
+    uint32_t cut = hog_get_u32(ptr + 4 * (size_t)k);
+    if (cut > nnz)
+        return 0;
+    const uint32_t r2[2] = {k, rows - k}, n2[2] = {cut, nnz - cut}, r0[2] = {0, k}, z0[2] = {0, cut};
+    part out[2];
+    for (int h = 0; h < 2; h++) {
+        out[h].rows = r2[h];
+        out[h].nnz = n2[h];
+        out[h].len = hog_block_bytes(r2[h], n2[h], w);
+        uint8_t *o = out[h].bytes = malloc(out[h].len);
+        FUZZ_CHECK(o);
+        for (uint32_t r = 0; r <= r2[h]; r++)
+            hog_put_u32(o + 4 * (size_t)r, hog_get_u32(ptr + 4 * ((size_t)r0[h] + r)) - z0[h]);
+        o += 4 * ((size_t)r2[h] + 1);
+        memcpy(o, index + 4 * (size_t)z0[h], 4 * (size_t)n2[h]);
+        o += 4 * (size_t)n2[h];
+        memcpy(o, value + 4 * (size_t)z0[h], 4 * (size_t)n2[h]);
+        o += 4 * (size_t)n2[h];
+        memcpy(o, label + 4 * (size_t)r0[h], 4 * (size_t)r2[h]);
+        o += 4 * (size_t)r2[h];
+        if (w)
+            memcpy(o, weight + 4 * (size_t)r0[h], 4 * (size_t)r2[h]);
+    }
+    free(s->bytes);
+    memmove(p + b + 2, p + b + 1, (*n - b - 1) * sizeof(*p));
+    p[b] = out[0];
+    p[b + 1] = out[1];
+    (*n)++;
+    return 1;
+}
+
+/* Reshapes the blocks: splits one, copies one, drops one or swaps two,
+ * then lays the file out again. Returns the new size, or size unchanged. */
+static size_t reshape(uint8_t *d, size_t size, size_t max, hog_rng *r)
+{
+    part p[MAX_PARTS];
+    uint32_t n = parts_of(d, size, p);
+    if (n == 0)
+        return size;
+    uint32_t b = hog_rng_below(r, n);
+    switch (hog_rng_below(r, 5)) {
+    case 0:
+    case 1:
+        split(p, &n, b, 1 + hog_rng_below(r, p[b].rows ? p[b].rows : 1), weighted(d));
+        break;
+    case 2:
+        if (n < MAX_PARTS) {
+            p[n] = p[b];
+            p[n].bytes = malloc(p[b].len ? p[b].len : 1);
+            FUZZ_CHECK(p[n].bytes);
+            memcpy(p[n].bytes, p[b].bytes, p[b].len);
+            n++;
+        }
+        break;
+    case 3:
+        if (n > 1) {
+            free(p[b].bytes);
+            memmove(p + b, p + b + 1, (n - b - 1) * sizeof(*p));
+            n--;
+        }
+        break;
+    default: {
+        uint32_t c = hog_rng_below(r, n);
+        part t = p[b];
+        p[b] = p[c];
+        p[c] = t;
+    }
+    }
+    uint8_t *out = malloc(max);
+    FUZZ_CHECK(out);
+    size_t got = layout(out, max, d, p, n);
+    if (got) {
+        memcpy(d, out, got);
+        size = got;
+    }
+    free(out);
+    parts_free(p, n);
+    return size;
+}
+
+/* ===================================================================== *
+ *  Field mutations
+ * ===================================================================== */
+
+/* One value inside a block: a row offset or an index pushed to a boundary,
+ * or a value, label or weight made NaN, infinite, negative or extreme. */
+static void mutate_block_value(uint8_t *d, size_t size, hog_rng *r)
+{
+    uint32_t n;
+    uint8_t *table = table_of(d, size, &n);
+    if (!table || n == 0)
+        return;
+    uint8_t *e = table + (size_t)hog_rng_below(r, n) * ENTRY;
+    uint64_t bytes;
+    uint8_t *blk = block_of(d, size, e, &bytes);
+    if (!blk)
+        return;
+    const uint32_t rows = hog_get_u32(e + T_ROWS), nnz = hog_get_u32(e + T_NNZ);
+    const uint64_t features = hog_get_u64(d + H_FEATURES);
+    const uint64_t start[6] = {0, rows + 1ull, rows + 1ull + nnz, rows + 1ull + 2ull * nnz,
+                               rows + 1ull + 2ull * nnz + rows, bytes / 4};
+    unsigned a = hog_rng_below(r, weighted(d) ? 5 : 4);
+    if (start[a + 1] == start[a])
+        return;
+    uint8_t *at = blk + 4 * (start[a] + hog_rng_next(r) % (start[a + 1] - start[a]));
+    if (a >= 2) {
+        float f = fuzz_float(r);
+        memcpy(at, &f, 4);
+        return;
+    }
+    static const uint32_t special[] = {0, 1, UINT32_MAX, UINT32_MAX - 1, 1u << 31};
+    uint32_t k = hog_rng_below(r, 8), v;
+    if (k < HOG_ARRAY_LEN(special))
+        v = special[k];
+    else if (k == 5)
+        v = a == 0 ? nnz + 1 : (uint32_t)features;
+    else if (k == 6)
+        v = a == 0 ? nnz : (uint32_t)features - 1;
+    else
+        v = hog_get_u32(at) - 1;
+    hog_put_u32(at, v);
+}
+
+/* Makes the file a version 1 (CRC-32) file, or back: the sums follow in reseal. */
+static void switch_version(uint8_t *d)
+{
+    if (version_1(d)) {
+        hog_put_u32(d + H_VERSION, 2);
+        hog_put_u32(d + H1_HEADER_CRC, 0);
+    } else {
+        hog_put_u32(d + H_VERSION, 1);
+        hog_put_u32(d + H_FLAGS, 0);
+        memset(d + H_HEADER_SUM, 0, HEAD - H_HEADER_SUM);
+    }
+}
+
+static size_t mutate_once(uint8_t *d, size_t size, size_t max, hog_rng *r)
+{
+    uint32_t n;
+    uint8_t *table = table_of(d, size, &n);
+    switch (hog_rng_below(r, 16)) {
+    case 0:
+    case 1:
+        return LLVMFuzzerMutate(d, size, max);
+    case 2:
+    case 3:
+    case 4: {
+        unsigned f = hog_rng_below(r, HOG_ARRAY_LEN(header_fields));
+        uint8_t *at = d + header_fields[f].off;
+        fuzz_put(at, header_fields[f].width, fuzz_boundary(r, fuzz_get(at, header_fields[f].width), size,
+                                                           header_fields[f].width));
+        return size;
+    }
+    case 5:
+    case 6:
+        if (table && n) {
+            uint8_t *e = table + (size_t)hog_rng_below(r, n) * ENTRY;
+            unsigned f = hog_rng_below(r, HOG_ARRAY_LEN(entry_fields));
+            uint8_t *at = e + entry_fields[f].off;
+            fuzz_put(at, entry_fields[f].width,
+                     fuzz_boundary(r, fuzz_get(at, entry_fields[f].width), size, entry_fields[f].width));
+        }
+        return size;
+    case 7:
+    case 8:
+        mutate_block_value(d, size, r);
+        return size;
+    case 9: { /* cut short: anywhere, or at a block or the table; the header may say so or not */
+        static const size_t at[] = {0, 8, 12, HEAD - 1, HEAD, HEAD + 4};
+        size_t keep = hog_rng_below(r, 2) ? hog_rng_next(r) % (size + 1)
+                                          : HOG_MIN(size, at[hog_rng_below(r, HOG_ARRAY_LEN(at))]);
+        if (table && hog_rng_below(r, 2))
+            keep = (size_t)(table - d) + ENTRY * (size_t)hog_rng_below(r, n + 1);
+        keep = HOG_MIN(keep, size);
+        if (keep >= HEAD && hog_rng_below(r, 2))
+            hog_put_u64(d + H_FILE_BYTES, keep);
+        return keep;
+    }
+    case 10:
+    case 11:
+    case 12:
+        return reshape(d, size, max, r);
+    case 13: { /* bytes grown or cut somewhere, the header told of the new length */
+        size_t at = hog_rng_next(r) % (size + 1);
+        long delta = hog_rng_below(r, 2) ? (long)(4 << hog_rng_below(r, 11)) : -(long)(4 << hog_rng_below(r, 11));
+        size = fuzz_resize(d, size, max, at, delta);
+        if (size >= HEAD)
+            hog_put_u64(d + H_FILE_BYTES, size);
+        return size;
+    }
+    case 14: { /* the bytes of one part: the header, the table or a block */
+        if (table && n && hog_rng_below(r, 2)) {
+            uint64_t bytes;
+            uint8_t *blk = block_of(d, size, table + (size_t)hog_rng_below(r, n) * ENTRY, &bytes);
+            if (blk)
+                fuzz_mutate_part(d, (size_t)(blk - d), (size_t)bytes);
+        } else if (table && n && hog_rng_below(r, 2)) {
+            fuzz_mutate_part(d, (size_t)(table - d), (size_t)n * ENTRY);
+        } else {
+            fuzz_mutate_part(d, 0, HOG_MIN(size, (size_t)256));
+        }
+        return size;
+    }
+    default:
+        switch_version(d);
+        return size;
+    }
+}
+
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
+{
+    hog_rng r = {seed};
+    if (size < HEAD || memcmp(data, HOG_HGD_MAGIC, 8) != 0 || max_size < HEAD)
+        return LLVMFuzzerMutate(data, size, max_size);
+    for (unsigned k = 1 + hog_rng_below(&r, 3); k > 0 && size >= HEAD; k--)
+        size = mutate_once(data, size, max_size, &r);
+    /* mostly with every checksum right, so that what comes after them is tested */
+    if (hog_rng_below(&r, 16) != 0)
+        reseal(data, size);
+    return size;
+}
+
+/* A block of one file put into the other, in place of one of its own or
+ * beside them; files that do not parse are cut and joined at a byte. */
+size_t LLVMFuzzerCustomCrossOver(const uint8_t *a, size_t a_size, const uint8_t *b, size_t b_size,
+                                 uint8_t *out, size_t max_out, unsigned int seed)
+{
+    hog_rng r = {seed};
+    size_t size = HOG_MIN(a_size, max_out);
+    memcpy(out, a, size);
+    uint8_t *bb = malloc(b_size ? b_size : 1);
+    FUZZ_CHECK(bb);
+    memcpy(bb, b, b_size);
+    part p[MAX_PARTS], q[MAX_PARTS];
+    uint32_t n = parts_of(out, size, p), m = parts_of(bb, b_size, q);
+    if (n && m && n < MAX_PARTS) {
+        uint32_t at = hog_rng_below(&r, n + 1), from = hog_rng_below(&r, m);
+        part take = q[from];
+        q[from] = q[--m];
+        if (at < n && hog_rng_below(&r, 2)) {
+            free(p[at].bytes);
+            p[at] = take;
+        } else {
+            memmove(p + at + 1, p + at, (n - at) * sizeof(*p));
+            p[at] = take;
+            n++;
+        }
+        uint8_t *tmp = malloc(max_out);
+        FUZZ_CHECK(tmp);
+        size_t got = layout(tmp, max_out, out, p, n);
+        if (got) {
+            memcpy(out, tmp, got);
+            size = got;
+            reseal(out, size);
+        }
+        free(tmp);
+    } else if (size > 0) {
+        size_t cut = hog_rng_next(&r) % size, tail = HOG_MIN(b_size - HOG_MIN(cut, b_size), max_out - cut);
+        memcpy(out + cut, b + HOG_MIN(cut, b_size), tail);
+        size = cut + tail;
+        reseal(out, size);
+    }
+    parts_free(p, n);
+    parts_free(q, m);
+    free(bb);
+    return size;
+}
+
+/* ===================================================================== *
+ *  The target
+ * ===================================================================== */
+
+/* What a trainer and predict read of a data set, every row of every
+ * block, checked against the promises of hog_dataset_open. */
+static void check_rows(const hog_dataset *ds, hog_dataset_info *info)
+{
+    hog_dataset_get_info(ds, info);
+    FUZZ_CHECK(info->format == HOG_FORMAT_BINARY && info->rows > 0 && info->blocks > 0);
+    FUZZ_CHECK(info->rows_per_block >= 1 && info->rows_per_block <= HOG_MAX_ROWS_PER_BLOCK);
+    FUZZ_CHECK((info->rows + info->rows_per_block - 1) / info->rows_per_block == info->blocks);
+    FUZZ_CHECK(info->features <= (uint64_t)UINT32_MAX + 1);
+    uint64_t nnz = 0;
+    for (uint64_t i = 0; i < info->rows; i++) {
+        hog_row row = hog_dataset_row(ds, i);
+        for (uint32_t k = 0; k < row.nnz; k++) {
+            FUZZ_CHECK(row.index[k] < info->features && isfinite(row.value[k]));
+            FUZZ_CHECK(k == 0 || row.index[k] > row.index[k - 1]);
+        }
+        FUZZ_CHECK(isfinite(row.label) && isfinite(row.weight) && row.weight >= 0);
+        FUZZ_CHECK(info->weighted || row.weight == 1.0f);
+        nnz += row.nnz;
+    }
+    FUZZ_CHECK(nnz == info->nnz);
+    FUZZ_CHECK(hog_dataset_bytes(ds) == info->file_bytes);
+    for (uint32_t b = 0; b < info->blocks; b++) {
+        hog_dataset_willneed(ds, b);
+        hog_dataset_drop(ds, b, 1);
+    }
+}
+
+/* The same rows, one row at a time. */
+static void check_same_rows(const hog_dataset *a, const hog_dataset *b, uint64_t rows)
+{
+    for (uint64_t i = 0; i < rows; i++) {
+        hog_row x = hog_dataset_row(a, i), y = hog_dataset_row(b, i);
+        FUZZ_CHECK(x.nnz == y.nnz && memcmp(&x.label, &y.label, 4) == 0 && memcmp(&x.weight, &y.weight, 4) == 0);
+        FUZZ_CHECK(x.nnz == 0 || (memcmp(x.index, y.index, 4ull * x.nnz) == 0 &&
+                                  memcmp(x.value, y.value, 4ull * x.nnz) == 0));
+    }
+}
+
+static int out_fd = -1;
+static char out_path[64];
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char *path = fuzz_file(data, size);
+    hog_read_params p = hog_read_params_default();
+    p.format = HOG_FORMAT_BINARY;
+    hog_dataset *ds = NULL;
+    char err[512] = "";
+    int rc = hog_dataset_open(path, &p, &ds, err, sizeof(err));
+
+    /* The header alone, as a cache's freshness check reads it: refused when
+     * the open was refused for something in the header. */
+    hog_hgd_source src;
+    int has;
+    char err2[512] = "";
+    int src_rc = hog_hgd_source_read(path, &src, &has, err2, sizeof(err2));
+    FUZZ_CHECK(rc < 0 || src_rc == 0);
+    if (src_rc < 0)
+        fuzz_check_message(err2, path);
+    FUZZ_CHECK(src_rc < 0 || has == (size >= HEAD && !version_1(data) &&
+                                     (hog_get_u32(data + H_FLAGS) & HOG_HGD_SOURCE) != 0));
+
+    if (rc < 0) {
+        FUZZ_CHECK(ds == NULL);
+        FUZZ_CHECK(rc == HOG_EMAGIC || rc == HOG_EVERSION || rc == HOG_ETRUNCATED || rc == HOG_ECHECKSUM ||
+                   rc == HOG_ECORRUPT || rc == HOG_EEMPTY || rc == -EFBIG || rc == -ENOMEM);
+        fuzz_check_message(err, path);
+        fuzz_check_fds();
+        return 0;
+    }
+    hog_dataset_info info;
+    check_rows(ds, &info);
+    FUZZ_CHECK(info.file_bytes == size);
+
+    /* Written again (as convert does with binary input) and reopened: the
+     * same rows, and for version 2 the same fingerprint. */
+    fuzz_file_at(&out_fd, out_path, "", 0);
+    hog_atomic_file f = {.fd = out_fd};
+    FUZZ_CHECK(hog_hgd_write(ds, NULL, &f) == 0);
+    hog_dataset *again = NULL;
+    rc = hog_dataset_open(out_path, &p, &again, err, sizeof(err));
+    FUZZ_CHECK(rc == 0);
+    hog_dataset_info info2;
+    check_rows(again, &info2);
+    FUZZ_CHECK(info2.rows == info.rows && info2.features == info.features && info2.nnz == info.nnz &&
+               info2.blocks == info.blocks && info2.rows_per_block == info.rows_per_block &&
+               info2.weighted == info.weighted && info2.index_base == info.index_base);
+    FUZZ_CHECK(version_1(data) || info2.fingerprint == info.fingerprint);
+    check_same_rows(ds, again, info.rows);
+    hog_dataset_close(again);
+    hog_dataset_close(ds);
+    fuzz_check_fds();
+    return 0;
+}

@@ -1,0 +1,81 @@
+/* fuzz_train_model_file.c: libFuzzer target for the linear model's file (.hog): load, the model's information and one prediction; its mutator resizes the sections with the header's counts and recomputes the CRC. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include "train/train.h"
+
+#include "fuzz_sections.h"
+
+/* The layout train_model_file.c writes: a 32-byte header, the metadata,
+ * the class labels, the biases, the weights and a CRC-32 of all before it. */
+#define HEAD 32u
+
+static const fuzz_field fields[] = {{8, 4}, {12, 4}, {16, 8}, {24, 4}, {28, 4}};
+
+static void layout(const uint8_t *d, fuzz_layout *l)
+{
+    uint64_t meta = hog_get_u32(d + 12), dim = hog_get_u64(d + 16);
+    uint64_t outputs = hog_get_u32(d + 24), classes = hog_get_u32(d + 28);
+    fuzz_section(l, FUZZ_HEADER, HEAD, -1);
+    fuzz_section(l, FUZZ_TEXT, meta, 1);
+    fuzz_section(l, FUZZ_F64, 8 * classes, -1);
+    fuzz_section(l, FUZZ_F32, 4 * outputs, -1);
+    fuzz_section(l, FUZZ_F32, 4 * dim * outputs, -1);
+    fuzz_section(l, FUZZ_SUM, 4, -1);
+}
+
+static void reseal(uint8_t *d, size_t size)
+{
+    if (size >= HEAD + 4)
+        hog_put_u32(d + size - 4, hog_crc32(0, d, size - 4));
+}
+
+static const fuzz_format format = {"HOGMODEL", HEAD + 4, fields, HOG_ARRAY_LEN(fields), layout, reseal};
+
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
+{
+    return fuzz_sectioned_mutate(&format, data, size, max_size, seed);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char *path = fuzz_file(data, size);
+    hog_model *m = NULL;
+    char err[512] = "";
+    int rc = hog_model_load(path, &m, err, sizeof(err));
+    if (rc < 0) {
+        FUZZ_CHECK(m == NULL);
+        FUZZ_CHECK(rc == HOG_EMAGIC || rc == HOG_EVERSION || rc == HOG_ETRUNCATED || rc == HOG_ECHECKSUM ||
+                   rc == HOG_ECORRUPT || rc == -ENOMEM);
+        fuzz_check_message(err, path);
+        fuzz_check_fds();
+        return 0;
+    }
+    /* what info and predict read: the sizes, the labels, a row's scores */
+    hog_model_info info;
+    hog_model_get_info(m, &info);
+    FUZZ_CHECK(info.outputs >= 1 && (uint64_t)info.features * info.outputs * 4 <= size);
+    FUZZ_CHECK(info.loss == HOG_LOSS_SOFTMAX ? info.classes == info.outputs : info.outputs == 1);
+    for (uint32_t k = 0; k < info.classes; k++) {
+        double y = hog_model_class_label(m, k);
+        FUZZ_CHECK(isfinite(y) && (k == 0 || y > hog_model_class_label(m, k - 1)));
+    }
+    /* a row reaching the first and last weights, and one past them */
+    uint32_t index[3] = {0, 0, 0};
+    float value[3] = {1.0f, -2.0f, 0.5f};
+    uint32_t n = 0;
+    index[n++] = 0;
+    if (info.features > 1)
+        index[n++] = (uint32_t)HOG_MIN(info.features - 1, (uint64_t)UINT32_MAX - 1);
+    if (info.features < UINT32_MAX)
+        index[n++] = (uint32_t)info.features;
+    hog_row row = {index, value, n, 1.0f, 1.0f};
+    float *probs = malloc(sizeof(float) * info.outputs);
+    FUZZ_CHECK(probs);
+    uint32_t cls = UINT32_MAX;
+    double p = hog_model_predict(m, &row, &cls, probs);
+    FUZZ_CHECK(cls < HOG_MAX(info.outputs, 2u));
+    FUZZ_CHECK(info.loss != HOG_LOSS_LOGISTIC || isnan(p) || (p >= 0 && p <= 1));
+    free(probs);
+    hog_model_free(m);
+    fuzz_check_fds();
+    return 0;
+}
