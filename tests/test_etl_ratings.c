@@ -374,6 +374,7 @@ Test(etl_ratings, parse_errors_name_line_and_column)
     expect_error("1 2 3\n4,,5\n", 0, "2:3: expected an item, found ','");
     expect_error("1 2\n3 4 5\n", 1, "2:5: expected the end of the line (earlier lines have no rating), found '5'");
     expect_error("1 2 3\n4 5 6x\n", 0, "2:5: expected a finite number (the rating), found '6x'");
+    expect_error("1 2 3\n4 5 -1e39\n", 0, "2:5: expected a rating within the float range (|rating| <= 3.4e38), found '-1e39'");
     /* A header is only the first line. */
     expect_error("user item rating\n1 2 3\nuser item rating\n", 0,
                  "3:11: expected a finite number (the rating), found 'rating'");
@@ -381,6 +382,19 @@ Test(etl_ratings, parse_errors_name_line_and_column)
     hog_ratings *r = NULL;
     char err[512];
     cr_assert_eq(hog_ratings_open(path_of("empty.txt"), 0, &r, err, sizeof(err)), HOG_EEMPTY);
+}
+
+/* A NUL byte inside a name is an error at its place, not a name cut short. */
+Test(etl_ratings, a_nul_byte_in_a_name_is_located)
+{
+    write_bytes("nul.txt", "u i 3\na\0b i 3\n", 14);
+    hog_ratings *r = NULL;
+    char err[512] = "";
+    cr_assert_eq(hog_ratings_open(path_of("nul.txt"), 0, &r, err, sizeof(err)), HOG_EFORMAT);
+    cr_assert_null(r);
+    char want[600];
+    snprintf(want, sizeof(want), "%s:2:2: expected text, found a NUL byte", path_of("nul.txt"));
+    cr_assert_str_eq(err, want);
 }
 
 /* A compressed file's errors name the file, the line and the column of the

@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <math.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -194,6 +195,8 @@ static int parse_line(ratings_text *c, const char *line, const char *eol)
             }
             return text_error(c, line, f[2], eol, "a finite number (the rating)");
         }
+        if (fabs(v) > FLT_MAX) /* it would be stored as infinite */
+            return text_error(c, line, f[2], eol, "a rating within the float range (|rating| <= 3.4e38)");
         /* Fields after the third (a timestamp) are ignored; a separator must come first. */
         q = f[2] + flen[2];
         if (!at_line_end(q, eol) && !skip_separator(q, eol))
@@ -206,9 +209,14 @@ static int parse_line(ratings_text *c, const char *line, const char *eol)
         return text_error(c, line, has ? f[2] : q, eol,
                           c->shape ? "a rating (earlier lines have one)"
                                    : "the end of the line (earlier lines have no rating)");
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 2; k++) {
         if (flen[k] > MAX_NAME)
             return text_error(c, line, f[k], eol, "a name of at most 4096 bytes");
+        const char *nul = memchr(f[k], '\0', flen[k]);
+        if (nul)
+            return hog_fail(HOG_EFORMAT, c->err, c->err_len, "%s:%llu:%llu: expected text, found a NUL byte",
+                            c->path, (unsigned long long)c->lineno, (unsigned long long)(nul - line) + 1);
+    }
     hog_ratings *r = c->r;
     if (c->n == c->cap) {
         void *own = r->own;
