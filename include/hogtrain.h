@@ -72,6 +72,8 @@ enum hog_error {
     HOG_ENONFINITE = -10014,/* a model holds NaN or infinite weights (the training diverged) */
     HOG_ENET = -10015,      /* a multi-node run failed: a peer refused or gone, the coordinator
                                unreachable, the run aborted (the detail names the peer) */
+    HOG_EINTERRUPTED = -10016, /* a run stopped by hog_trainer_interrupt (its checkpoint, if one
+                                  was set, written: the detail says where it stands) */
 };
 
 /* A static, human-readable name for any return code of this library
@@ -501,10 +503,74 @@ unsigned hog_trainer_threads(const hog_trainer *t);
  * params.average, the average (see hog_train_params).
  * Errors: HOG_EEMPTY, HOG_ELABEL (labels do not fit the loss; detail names
  * the offending label), HOG_EPARAM (early_stop with neither a test set nor
- * a holdout), -ENOMEM. */
+ * a holdout), -ENOMEM; with a checkpoint set (hog_trainer_set_checkpoint),
+ * HOG_EINTERRUPTED and the errors of resuming listed there. */
 int hog_trainer_run(hog_trainer *t, const hog_dataset *train,
                     const hog_dataset *test, hog_model **out,
                     char *err_detail, size_t err_len);
+
+/*
+ * Checkpoints, resume and interruption.
+ *
+ * With a checkpoint set, a run writes its whole state to path: the model,
+ * the epoch and the position within it (the segments of the epoch's
+ * shuffled order done), every optimiser array (AdaGrad sums, the
+ * normalised update's feature scales and counts, the L1 penalties), each
+ * worker's totals, the early-stopping state (best loss, its model, epochs
+ * since), the averaging sums, the statistics so far, the training data's
+ * fingerprint and the parameters. The order of every epoch follows from
+ * (seed, epoch), so that is the random generators' whole state. The file
+ * is written atomically (a temporary file beside path, synced, renamed),
+ * never while a segment is in flight: the workers stop claiming segments,
+ * finish the ones they hold, and the checkpoint is written; then they go
+ * on. It is written every every_seconds of the run (0: never on a timer),
+ * when the run is interrupted, and when the last epoch is done (so a
+ * finished run can be resumed too: nothing is left to train, and the same
+ * model comes back). A checkpoint that cannot be written on the timer is
+ * logged (HOG_LOG_WARN) and the run goes on.
+ *
+ * With resume set, the next run continues from the checkpoint at path
+ * instead of starting afresh: on the same data (its fingerprint, rows,
+ * features, blocks and rows per block) with the same parameters, except
+ * threads, bind, mem_limit, stream and the progress callback, which may
+ * differ. A one-thread run resumed with one thread ends with the same
+ * model as a run never interrupted, bit for bit; with more threads, within
+ * the run-to-run spread of HOGWILD! (a different number of threads
+ * resumes too, the workers' totals merged). Text read by
+ * hog_trainer_run_file is read whole before training when a checkpoint is
+ * set (the streamed first epoch has no position to save). A multi-node
+ * run takes no checkpoint (HOG_EPARAM when one is set).
+ *
+ * The checkpoint file's layout is written out in the README ("Checkpoint
+ * file").
+ */
+
+/* Sets where t's runs write their checkpoint (path is copied; NULL: no
+ * checkpoints, and no resume), how often (every_seconds of the run; 0:
+ * only when interrupted and at the end; the hogtrain command's default is
+ * 300), and whether the next runs resume from it (resume 1). Not
+ * thread-safe against a run of t. Returns 0, HOG_EPARAM (every_seconds
+ * negative or not a number, resume without a path) or -ENOMEM.
+ * A run then also returns: HOG_EINTERRUPTED (see hog_trainer_interrupt);
+ * resuming, -errno from reading path (-ENOENT: nothing to resume from),
+ * HOG_EMAGIC, HOG_EVERSION, HOG_ETRUNCATED, HOG_ECHECKSUM, HOG_ECORRUPT
+ * (not a checkpoint, or a damaged one: the detail says what), and
+ * HOG_EPARAM for a checkpoint of other data or other parameters: the
+ * detail names the field and both values ("...: the checkpoint was made
+ * with hog_train_params.step = 0.1, this run has hog_train_params.step =
+ * 0.05"). */
+int hog_trainer_set_checkpoint(hog_trainer *t, const char *path, double every_seconds, int resume);
+
+/* Stops t's run at the next point where its model is consistent: the
+ * workers finish the segments they hold (a few thousand rows) and claim no
+ * more; the checkpoint, if one is set, is written; and the run returns
+ * HOG_EINTERRUPTED, its detail saying where the run stood and what was
+ * saved. No model is returned. A flag set before the run starts (while
+ * hog_trainer_run_file reads its input, say) stops it before its first
+ * epoch; it is cleared when a run returns HOG_EINTERRUPTED. Only sets a
+ * flag: async-signal-safe, for a SIGINT or SIGTERM handler, and callable
+ * from any thread. A multi-node run is ended with hog_link_interrupt. */
+void hog_trainer_interrupt(hog_trainer *t);
 
 /* What hog_trainer_run_file did with its input. */
 typedef struct hog_file_run {
@@ -535,7 +601,7 @@ typedef struct hog_file_run {
  * A file sorted by label trains badly that way: shuffle it, or set
  * params.stream to 0. Text is read whole first (run->note says why) when
  * streaming is off, with node or core replicas, the dense kernel, averaging
- * over every epoch, or when the first blocks do not show what the model
+ * over every epoch, a checkpoint set, or when the first blocks do not show what the model
  * needs (two label values for a binary loss, dense data); when a later
  * row has a label value the first blocks lacked, the run starts over on the
  * whole data set. When cache_path is already a cache of path as it is now,
