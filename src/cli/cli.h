@@ -116,6 +116,27 @@ int cli_out_open(cli_out *o, const char *path);
 /* Commits (ok != 0) or discards the file. Returns 0 or -1 (reported). */
 int cli_out_close(cli_out *o, int ok);
 
+/* ---- cli_signal.c: SIGINT and SIGTERM ---- */
+/* From now on the first SIGINT or SIGTERM stops what cli_signal_route
+ * names at its next consistent point (the command then writes no model
+ * and exits 128 + the signal's number), and a second ends the process at
+ * once (re-raised with its default action). */
+void cli_signal_catch(void);
+/* What the first signal stops: a trainer (hog_trainer_interrupt) and a
+ * link (hog_link_interrupt), each NULL for none. A signal caught already
+ * is passed on to them at once. */
+void cli_signal_route(hog_trainer *t, hog_link *l);
+/* The first signal caught, or 0. */
+int cli_signal_caught(void);
+/* "SIGINT", "SIGTERM". */
+const char *cli_signal_name(int sig);
+/* Back to the default actions, no routes. */
+void cli_signal_release(void);
+/* Prints the command that goes on from a checkpoint: "hogtrain COMMAND"
+ * and argv[1..argc) as given (quoted for a shell where needed), with
+ * --resume added when it is not there. */
+void cli_print_resume(const char *command, int argc, char *const *argv);
+
 /* ---- the subcommands, one file each ---- */
 int cli_convert(int argc, char **argv);
 int cli_train(int argc, char **argv);
@@ -155,12 +176,15 @@ int cli_train(int argc, char **argv);
 int cli_link_option(const char *name, const char *val, hog_link_params *p);
 /* Completes p from the launcher's environment and, for a run of several
  * ranks, makes the link (for the caller to hand the trainer) and routes
- * SIGINT and SIGTERM to it. *out stays NULL for a run of one. Returns 0 or
- * -1 (reported). */
-int cli_link_open(hog_link_params *p, hog_link **out);
+ * SIGINT and SIGTERM to it (cli_signal_catch; with trainer t, when not
+ * NULL, as well). *out stays NULL for a run of one. Returns 0 or -1
+ * (reported). */
+int cli_link_open(hog_link_params *p, hog_trainer *t, hog_link **out);
 /* Rank R > 0 of a multi-node run: where it writes path (PATH.rankR with
  * --rank-outputs, into buf), or NULL: nothing. */
 const char *cli_rank_path(const hog_link *l, const char *path, int rank_outputs, char *buf, size_t len);
+/* Frees the link (NULL accepted) after the signals are released
+ * (cli_signal_release). */
 void cli_link_close(hog_link *l);
 /* The report's "nodes" member (after a comma). */
 void cli_link_report(FILE *f, const hog_link *l);

@@ -223,7 +223,7 @@ int cli_mf_train(int argc, char **argv)
     hog_link *link = NULL;
     int status = 1;
     char err[CLI_ERR_LEN] = "", rank_out[4096], rank_report[4096];
-    if (cli_link_open(&lp, &link) < 0)
+    if (cli_link_open(&lp, NULL, &link) < 0)
         goto out;
     p.link = link;
     if (link && hog_link_rank(link) != 0) { /* as train: rank 0 evaluates and writes */
