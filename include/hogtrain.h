@@ -851,6 +851,10 @@ typedef struct hog_mf_epoch_stats {
 /* Called from the calling thread after every epoch. */
 typedef void (*hog_mf_progress_fn)(void *ctx, const hog_mf_epoch_stats *stats);
 
+/* What stops a factorisation and where its checkpoints go
+ * (hog_mf_params.control; see hog_mf_control_create). */
+typedef struct hog_mf_control hog_mf_control;
+
 typedef struct hog_mf_params {
     unsigned rank;       /* k: factors per user and per item (1..1024) */
     unsigned threads;    /* workers; 0: one per core */
@@ -870,7 +874,9 @@ typedef struct hog_mf_params {
                             "Several machines"): every rank reads the same ratings file and
                             trains segment s of 1024 shuffled ratings when s mod nodes is its
                             rank; rank 0 gathers the final model */
-    uint64_t reserved[3]; /* zero; the room for new fields (see Compatibility) */
+    hog_mf_control *control; /* NULL: none; else the run stops at hog_mf_interrupt(control) and
+                            takes the checkpoints it names (the caller keeps it alive) */
+    uint64_t reserved[2]; /* zero; the room for new fields (see Compatibility) */
 } hog_mf_params;
 
 /* The defaults: rank 32, one thread per core, 20 epochs, step 0.01, decay
@@ -899,6 +905,34 @@ typedef struct hog_mf_info {
     double test_rmse;      /* NaN if none */
 } hog_mf_info;
 
+/* A control for factorisations (hog_mf_params.control): hog_mf_interrupt
+ * stops a run, and a checkpoint lets it go on later. On success *out owns
+ * it (hog_mf_control_free, NULL accepted) and 0 is returned; -ENOMEM. One
+ * run at a time per control. */
+int hog_mf_control_create(hog_mf_control **out);
+void hog_mf_control_free(hog_mf_control *c);
+
+/* Sets where runs with control c write their checkpoint, as
+ * hog_trainer_set_checkpoint does for the linear trainer: every
+ * every_seconds (0: only when interrupted and at the end), when
+ * interrupted, and after the last epoch; resume 1: the next run goes on
+ * from it. The checkpoint holds the biases and factors, the epoch and the
+ * position in it, each worker's totals, the statistics so far, the
+ * ratings' fingerprint and the parameters; a run resumed with one thread
+ * ends with the same model as one never interrupted, bit for bit; other
+ * ratings or parameters (threads, bind and the callbacks aside) are
+ * refused with HOG_EPARAM, the field and both values in the message. A
+ * multi-node run takes no checkpoint (HOG_EPARAM). Returns 0, HOG_EPARAM
+ * (every_seconds negative or not a number, resume without a path) or
+ * -ENOMEM. */
+int hog_mf_control_set_checkpoint(hog_mf_control *c, const char *path, double every_seconds, int resume);
+
+/* Stops the run of c as hog_trainer_interrupt stops a linear one: the
+ * workers finish their segments, the checkpoint (if set) is written, and
+ * hog_mf_train returns HOG_EINTERRUPTED with no model. Only sets a flag:
+ * async-signal-safe; cleared when a run returns HOG_EINTERRUPTED. */
+void hog_mf_interrupt(hog_mf_control *c);
+
 /* Trains a factorisation of train with HOGWILD! SGD on p->threads workers
  * of the library's shared pool (see hog_model_evaluate). test (may be NULL;
  * its names are matched to train's) or else a holdout fraction of train is
@@ -907,7 +941,9 @@ typedef struct hog_mf_info {
  * other's bias). On success *out owns the model.
  * Errors: HOG_EPARAM (field in err_detail), HOG_EEMPTY (no training
  * ratings), HOG_ELABEL (a pairs file given as train or test), -ENOMEM,
- * -errno from pthread_create, HOG_ETOPOLOGY, HOG_ECPU. */
+ * -errno from pthread_create, HOG_ETOPOLOGY, HOG_ECPU; with p->control,
+ * HOG_EINTERRUPTED and the errors of resuming, as hog_trainer_set_checkpoint
+ * lists them. */
 int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_ratings *test,
                  hog_mf_model **out, char *err_detail, size_t err_len);
 

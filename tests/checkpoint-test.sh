@@ -175,58 +175,108 @@ else
 fi
 
 # ---- the crash harness: kill -9 at random instants ----
-# The run is killed at an instant drawn (seeded) from the span of a whole
-# run, with a checkpoint every 0.02 s, so that some kills land while one is
-# written. Then: the checkpoint is absent or whole and valid, the model is
-# absent or whole, nothing else is there, and --resume reaches the
-# uninterrupted run's test loss exactly.
-t0=$(date +%s.%N)
-"$bin" train $common -q -o "$out/m.hog" --checkpoint "$out/c.ckpt" --checkpoint-every 0.02
-span=$(echo "$t0 $(date +%s.%N)" | awk '{ print $2 - $1 }')
-delays=$(awk -v n="$trials" -v s="$seed" -v span="$span" 'BEGIN { srand(s); for (i = 0; i < n; i++) printf "%.3f\n", 0.02 + rand() * span }')
-passed=0 absent=0 mid=0 finished=0 failed=
-i=0
-for d in $delays; do
-    i=$((i + 1))
+# crash WHAT EXPR REF ARGS...: `train ARGS` killed at instants drawn
+# (seeded) from the span of a whole run, with a checkpoint every 0.02 s so
+# that some kills land while one is written. Then: the checkpoint is absent
+# or whole and valid, the model is absent or whole, nothing else is there,
+# and --resume reaches REF, the uninterrupted run's EXPR of its report,
+# exactly.
+crash() {
+    what=$1 expr=$2 want=$3
+    shift 3
     clean
-    "$bin" train $common -q -o "$out/m.hog" --checkpoint "$out/c.ckpt" --checkpoint-every 0.02 2>"$tmp/k.log" &
-    pid=$!
-    sleep "$d" # the instant of the kill: no event to wait on, by design
-    kill -9 "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    pid=
-    extra=$(stray c.ckpt m.hog)
-    why=
-    if [ -n "$extra" ]; then
-        why="stray: $extra"
-    elif [ -e "$out/m.hog" ] && ! "$bin" info "$out/m.hog" >/dev/null 2>&1; then
-        why="a damaged model"
-    elif [ ! -e "$out/c.ckpt" ]; then
-        absent=$((absent + 1))
-    else
-        "$bin" train $common -o "$out/m.hog" --checkpoint "$out/c.ckpt" --resume --report "$tmp/k.json" \
-            >"$tmp/k.log" 2>&1
-        rc=$?
-        got=$(json "$tmp/k.json" "d['test']['logloss']")
-        if [ "$rc" -ne 0 ]; then
-            why="--resume exit $rc: $(tail -n 1 "$tmp/k.log")"
-        elif [ "$got" != "$ref" ]; then
-            why="--resume: test logloss $got, not $ref"
-        elif [ -n "$(stray c.ckpt m.hog)" ]; then
-            why="stray after --resume: $(stray c.ckpt m.hog)"
+    t0=$(date +%s.%N)
+    "$bin" train "$@" -q -o "$out/m.hog" --checkpoint "$out/c.ckpt" --checkpoint-every 0.02
+    span=$(echo "$t0 $(date +%s.%N)" | awk '{ print $2 - $1 }')
+    delays=$(awk -v n="$trials" -v s="$seed" -v span="$span" \
+        'BEGIN { srand(s); for (i = 0; i < n; i++) printf "%.3f\n", 0.02 + rand() * span }')
+    passed=0 absent=0 mid=0 finished=0 failed=
+    i=0
+    for d in $delays; do
+        i=$((i + 1))
+        clean
+        "$bin" train "$@" -q -o "$out/m.hog" --checkpoint "$out/c.ckpt" --checkpoint-every 0.02 2>"$tmp/k.log" &
+        pid=$!
+        sleep "$d" # the instant of the kill: no event to wait on, by design
+        kill -9 "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+        pid=
+        extra=$(stray c.ckpt m.hog)
+        why=
+        if [ -n "$extra" ]; then
+            why="stray: $extra"
+        elif [ -e "$out/m.hog" ] && ! "$bin" info "$out/m.hog" >/dev/null 2>&1; then
+            why="a damaged model"
+        elif [ ! -e "$out/c.ckpt" ]; then
+            absent=$((absent + 1))
+        else
+            "$bin" train "$@" -o "$out/m.hog" --checkpoint "$out/c.ckpt" --resume --report "$tmp/k.json" \
+                >"$tmp/k.log" 2>&1
+            rc=$?
+            got=$(json "$tmp/k.json" "$expr")
+            if [ "$rc" -ne 0 ]; then
+                why="--resume exit $rc: $(tail -n 1 "$tmp/k.log")"
+            elif [ "$got" != "$want" ]; then
+                why="--resume: $got, not $want"
+            elif [ -n "$(stray c.ckpt m.hog)" ]; then
+                why="stray after --resume: $(stray c.ckpt m.hog)"
+            fi
+            grep -q "resuming from .*: the run after its last epoch" "$tmp/k.log" && finished=$((finished + 1))
+            grep -q "resuming from .*: the run in epoch" "$tmp/k.log" && mid=$((mid + 1))
         fi
-        grep -q "resuming from .*: the run after its last epoch" "$tmp/k.log" && finished=$((finished + 1))
-        grep -q "resuming from .*: the run in epoch" "$tmp/k.log" && mid=$((mid + 1))
-    fi
-    if [ -z "$why" ]; then
-        passed=$((passed + 1))
+        if [ -z "$why" ]; then
+            passed=$((passed + 1))
+        else
+            failed="$failed [trial $i, kill at ${d}s: $why]"
+        fi
+    done
+    if [ -z "$failed" ]; then
+        ok "$what: kill -9 at $trials random instants (seed $seed, runs of ${span}s): $passed passed ($absent killed before a checkpoint; resumed: $mid inside an epoch, $((passed - absent - finished - mid)) between two, $finished after the end)"
     else
-        failed="$failed [trial $i, kill at ${d}s: $why]"
+        not_ok "$what: kill -9 at $trials random instants: $passed passed;$failed"
     fi
-done
-if [ -z "$failed" ]; then
-    ok "kill -9 at $trials random instants (seed $seed, runs of ${span}s): $passed passed ($absent killed before a checkpoint; resumed: $mid inside an epoch, $((passed - absent - finished - mid)) between two, $finished after the end)"
+}
+crash "train" "d['test']['logloss']" "$ref" $common
+
+# ---- matrix factorisation: the same signals, checkpoints and crashes ----
+"$build/tools/gen_ratings" -u 3000 -i 1000 -n 300000 -k 8 -s 2 -q -o "$tmp/r.hgr" || exit 1
+mf="$tmp/r.hgr --model mf --rank 8 --threads 1 --bind 0 --holdout 0.1 --epochs 12"
+"$bin" train $mf -q -o "$tmp/mfref.hog" --report "$tmp/mfref.json" || exit 1
+mfref=$(json "$tmp/mfref.json" "d['test_rmse']")
+clean
+"$bin" train $mf -o "$out/m.hog" --checkpoint "$out/c.ckpt" >"$tmp/mfint.log" 2>&1 &
+pid=$!
+wait_for "^epoch 3/" "$tmp/mfint.log"
+kill -INT "$pid"
+wait "$pid" 2>/dev/null
+rc=$?
+pid=
+resume=$(sed -n 's/^hogtrain: to go on from it: hogtrain //p' "$tmp/mfint.log")
+if [ "$rc" -eq 130 ] && [ -s "$out/c.ckpt" ] && [ ! -e "$out/m.hog" ] && [ -z "$(stray c.ckpt)" ] && [ -n "$resume" ]; then
+    ok "train --model mf, SIGINT mid-run: exit 130, the checkpoint written, no model, nothing stray"
 else
-    not_ok "kill -9 at $trials random instants: $passed passed;$failed"
+    not_ok "train --model mf, SIGINT mid-run: exit $rc, files: $(ls -A "$out" | tr '\n' ' ')" "$tmp/mfint.log"
 fi
+eval "\"$bin\" $resume -q --report \"$tmp/mfres.json\"" 2>"$tmp/mfres.log"
+rc=$?
+got=$(json "$tmp/mfres.json" "d['test_rmse']")
+if [ "$rc" -eq 0 ] && [ "$got" = "$mfref" ] && [ -s "$out/m.hog" ]; then
+    ok "train --model mf --resume: test rmse $got, as the run never interrupted"
+else
+    not_ok "train --model mf --resume: exit $rc, test rmse $got against $mfref" "$tmp/mfres.log"
+fi
+clean
+"$bin" train $mf -o "$out/m.hog" >"$tmp/mfterm.log" 2>&1 &
+pid=$!
+wait_for "^epoch 2/" "$tmp/mfterm.log"
+kill -TERM "$pid"
+wait "$pid" 2>/dev/null
+rc=$?
+pid=
+if [ "$rc" -eq 143 ] && [ -z "$(stray)" ] && grep -q "SIGTERM: interrupted" "$tmp/mfterm.log"; then
+    ok "train --model mf, SIGTERM without --checkpoint: exit 143, no model, nothing stray"
+else
+    not_ok "train --model mf, SIGTERM: exit $rc, files: $(ls -A "$out" | tr '\n' ' ')" "$tmp/mfterm.log"
+fi
+crash "train --model mf" "d['test_rmse']" "$mfref" $mf
 echo "1..$n"

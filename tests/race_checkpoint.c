@@ -1,4 +1,4 @@
-/* race_checkpoint.c: a plain-C stress run of checkpoints for ThreadSanitizer: workers paused and restarted after nearly every segment, an interrupt from another thread, and a resume on another number of workers. */
+/* race_checkpoint.c: a plain-C stress run of checkpoints for ThreadSanitizer, linear and matrix factorisation: workers paused and restarted after nearly every segment, an interrupt from another thread, and a resume on another number of workers. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <math.h>
 #include <pthread.h>
@@ -95,6 +95,65 @@ static int train(const hog_dataset *ds, unsigned threads, hog_replicas replicas,
     return rc;
 }
 
+/* Interrupts a factorisation from a thread of its own, a moment after it starts. */
+static void *mf_interrupter(void *arg)
+{
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    hog_mf_interrupt(arg);
+    return NULL;
+}
+
+/* The same for matrix factorisation: returns the run's code, *rmse the
+ * test RMSE when it finished. */
+static int factorise(const hog_ratings *rt, unsigned threads, const char *ckpt, double every, int resume,
+                     int interrupt, double *rmse)
+{
+    hog_mf_params p = hog_mf_params_default();
+    p.rank = 8;
+    p.threads = threads;
+    p.epochs = 4;
+    p.holdout = 0.1;
+    p.bind = 0;
+    hog_mf_control *c;
+    char err[512] = "";
+    if (hog_mf_control_create(&c) < 0)
+        return -1;
+    CHECK(hog_mf_control_set_checkpoint(c, ckpt, every, resume) == 0, "set the checkpoint");
+    p.control = c;
+    pthread_t th;
+    int started = interrupt && pthread_create(&th, NULL, mf_interrupter, c) == 0;
+    hog_mf_model *m = NULL;
+    int rc = hog_mf_train(&p, rt, NULL, &m, err, sizeof(err));
+    if (started)
+        pthread_join(th, NULL);
+    if (m) {
+        hog_mf_info in;
+        hog_mf_get_info(m, &in);
+        *rmse = in.test_rmse;
+    }
+    CHECK(rc == 0 || rc == HOG_EINTERRUPTED, "factorise with %u threads: %s", threads, err);
+    hog_mf_free(m);
+    hog_mf_control_free(c);
+    return rc;
+}
+
+/* Ratings of a rank-2 matrix, as "user item rating" lines. */
+static void write_ratings(const char *path, int n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        exit(1);
+    }
+    srand(11);
+    for (int t = 0; t < n; t++) {
+        int u = rand() % 500, i = rand() % 300;
+        fprintf(f, "%d %d %.3f\n", u, i, 3 + sin(u) * cos(i) + 0.5 * sin(3.0 * u) * sin(2.0 * i));
+    }
+    fclose(f);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -130,6 +189,25 @@ int main(int argc, char **argv)
     CHECK(rc == 0 && acc > 0.9, "resumed on three workers: rc %d, accuracy %g", rc, acc);
     hog_dataset_close(ds);
     unlink(data);
+    unlink(ckpt);
+
+    char ratings[128];
+    snprintf(ratings, sizeof(ratings), "%s/r.txt", dir);
+    write_ratings(ratings, 60000);
+    hog_ratings *rt;
+    if (hog_ratings_open(ratings, 0, &rt, err, sizeof(err)) < 0) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    double rmse = INFINITY;
+    rc = factorise(rt, 4, ckpt, 1e-4, 0, 0, &rmse);
+    CHECK(rc == 0 && rmse < 0.9, "factorisation paused all the time: rc %d, test rmse %g", rc, rmse);
+    rc = factorise(rt, 4, ckpt, 0, 0, 1, &rmse);
+    CHECK(access(ckpt, F_OK) == 0, "no factorisation checkpoint after the run (rc %d)", rc);
+    rc = factorise(rt, 3, ckpt, 0, 1, 0, &rmse);
+    CHECK(rc == 0 && rmse < 0.9, "factorisation resumed on three workers: rc %d, test rmse %g", rc, rmse);
+    hog_ratings_close(rt);
+    unlink(ratings);
     unlink(ckpt);
     rmdir(dir);
     printf("race_checkpoint: %d passed, %d failed\n", passed, failed);

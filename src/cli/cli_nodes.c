@@ -74,7 +74,7 @@ int cli_link_option(const char *name, const char *val, hog_link_params *p)
     return cli_double(opt, val, d);
 }
 
-int cli_link_open(hog_link_params *p, hog_trainer *t, hog_link **out)
+int cli_link_open(hog_link_params *p, hog_trainer *t, hog_mf_control *mf, hog_link **out)
 {
     *out = NULL;
     char err[CLI_ERR_LEN] = "";
@@ -103,7 +103,7 @@ int cli_link_open(hog_link_params *p, hog_trainer *t, hog_link **out)
         return -1;
     }
     cli_signal_catch();
-    cli_signal_route(t, *out);
+    cli_signal_route(t, *out, mf);
     return 0;
 }
 

@@ -1,4 +1,4 @@
-/* cli_signal.c: SIGINT and SIGTERM for the training commands: the first stops the run at its next consistent point, a second ends the process at once. */
+/* cli_signal.c: how the training commands stop and go on: SIGINT and SIGTERM (the first stops the run at its next consistent point, a second ends the process at once), the checkpoint options and the line that resumes. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <signal.h>
 #include <stdatomic.h>
@@ -11,6 +11,7 @@
  * before the signals are routed and only ever replaced whole. */
 static hog_trainer *volatile route_trainer;
 static hog_link *volatile route_link;
+static hog_mf_control *volatile route_mf;
 /* The first signal's number. Any thread may take a signal, two at once:
  * the one whose compare-and-swap sets it is the first (a lock-free atomic
  * is async-signal-safe). */
@@ -29,10 +30,13 @@ static void on_signal(int sig)
     }
     hog_trainer *t = route_trainer;
     hog_link *l = route_link;
+    hog_mf_control *mf = route_mf;
     if (t)
         hog_trainer_interrupt(t);
     if (l)
         hog_link_interrupt(l);
+    if (mf)
+        hog_mf_interrupt(mf);
 }
 
 void cli_signal_catch(void)
@@ -45,16 +49,19 @@ void cli_signal_catch(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
-void cli_signal_route(hog_trainer *t, hog_link *l)
+void cli_signal_route(hog_trainer *t, hog_link *l, hog_mf_control *mf)
 {
     route_trainer = t;
     route_link = l;
+    route_mf = mf;
     /* A signal caught before the route was set is passed on now. */
     if (atomic_load(&caught)) {
         if (t)
             hog_trainer_interrupt(t);
         if (l)
             hog_link_interrupt(l);
+        if (mf)
+            hog_mf_interrupt(mf);
     }
 }
 
@@ -74,6 +81,7 @@ void cli_signal_release(void)
     signal(SIGTERM, SIG_DFL);
     route_trainer = NULL;
     route_link = NULL;
+    route_mf = NULL;
 }
 
 /* Writes arg to f as a shell reads it back: as it is when it holds only
@@ -94,7 +102,9 @@ static void put_shell_word(FILE *f, const char *arg)
     fputc('\'', f);
 }
 
-void cli_print_resume(const char *command, int argc, char *const *argv)
+/* The command that goes on from the checkpoint: "hogtrain COMMAND" and
+ * argv[1..argc) as given, with --resume added when it is not there. */
+static void print_resume(const char *command, int argc, char *const *argv)
 {
     fprintf(stderr, "hogtrain: to go on from it: hogtrain %s", command);
     int has_resume = 0;
@@ -104,4 +114,53 @@ void cli_print_resume(const char *command, int argc, char *const *argv)
         has_resume |= strcmp(argv[i], "--resume") == 0;
     }
     fputs(has_resume ? "\n" : " --resume\n", stderr);
+}
+
+int cli_signal_report(int sig, int rc, const char *err, const char *out, const char *ckpt, int argc,
+                      char *const *argv)
+{
+    if (rc == 0) /* the signal came after the last epoch: the checkpoint holds the finished run */
+        cli_error("%s after training%s%s%s", cli_signal_name(sig), ckpt ? ": the checkpoint " : "", ckpt ? ckpt : "",
+                  ckpt ? " holds the finished run" : "");
+    else
+        cli_error("%s: %s", cli_signal_name(sig), err[0] ? err : hog_strerror(rc));
+    cli_error("no model was written to %s", out);
+    if (ckpt && (rc == 0 || rc == HOG_EINTERRUPTED))
+        print_resume("train", argc, argv);
+    else if (!ckpt)
+        cli_error("--checkpoint FILE keeps a run's progress for --resume");
+    return 128 + sig;
+}
+
+int cli_ckpt_option(const char *name, const char *val, cli_ckpt *c)
+{
+    if (strcmp(name, "checkpoint") == 0) {
+        c->path = val;
+        return 0;
+    }
+    if (strcmp(name, "resume") == 0) {
+        c->resume = 1;
+        return 0;
+    }
+    c->every_set = 1;
+    if (cli_double("--checkpoint-every", val, &c->every) < 0)
+        return -1;
+    if (c->every < 0) {
+        cli_error("--checkpoint-every: expected 0 or more seconds, found '%s'", val);
+        return -1;
+    }
+    return 0;
+}
+
+int cli_ckpt_check(const cli_ckpt *c, const hog_link_params *lp)
+{
+    if ((c->every_set || c->resume) && !c->path) {
+        cli_error("%s needs --checkpoint FILE", c->resume ? "--resume" : "--checkpoint-every");
+        return -1;
+    }
+    if (c->path && (lp->nodes > 1 || lp->rank > 0)) {
+        cli_error("--checkpoint: a run of several ranks (--nodes) takes no checkpoint");
+        return -1;
+    }
+    return 0;
 }

@@ -61,16 +61,8 @@ static const char train_usage[] =
     "                          (default 1); 0 reads it whole first (for a file sorted by\n"
     "                          label, say)\n"
     "  --report FILE           write a JSON report (atomically)\n"
-    "  --checkpoint FILE       write the run's whole state to FILE (atomically) every\n"
-    "                          --checkpoint-every seconds, when interrupted and at the end\n"
-    "  --checkpoint-every S    seconds between checkpoints (default 300; 0: only when\n"
-    "                          interrupted and at the end)\n"
-    "  --resume                go on from the --checkpoint FILE of an earlier run with the\n"
-    "                          same INPUT and options (one thread: the same model, bit for bit)\n"
     "  -q, --quiet             no progress output\n"
-    "  SIGINT or SIGTERM       the workers finish their current segments, the checkpoint\n"
-    "                          is written (with --checkpoint), no model is written, and\n"
-    "                          the command exits 130 (143); a second signal ends it at once\n"
+    CLI_CKPT_USAGE
     CLI_LINK_USAGE
     "  how to read text INPUT and --test:\n"
     CLI_READ_USAGE;
@@ -293,27 +285,6 @@ static int train_option(const char *name, const char *val, hog_train_params *p)
     return cli_double(opt, val, d);
 }
 
-/* After a run that a signal (sig) interrupted or outlived: rc and err are
- * the run's; says what was saved and how to go on, and writes nothing at
- * out. Returns the exit status, 128 + sig. */
-static int train_interrupted(int sig, int rc, const char *err, const char *out, const char *ckpt,
-                             const progress_state *ps, int argc, char *const *argv)
-{
-    if (ps->bar && !cli_quiet)
-        fputc('\n', stderr);
-    if (rc == 0) /* the signal came after the last epoch: the checkpoint holds the finished run */
-        cli_error("%s after training%s%s%s", cli_signal_name(sig), ckpt ? ": the checkpoint " : "", ckpt ? ckpt : "",
-                  ckpt ? " holds the finished run" : "");
-    else
-        cli_error("%s: %s", cli_signal_name(sig), err[0] ? err : hog_strerror(rc));
-    cli_error("no model was written to %s", out);
-    if (ckpt && (rc == 0 || rc == HOG_EINTERRUPTED))
-        cli_print_resume("train", argc, argv);
-    else if (!ckpt)
-        cli_error("--checkpoint FILE keeps a run's progress for --resume");
-    return 128 + sig;
-}
-
 int cli_train(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -332,9 +303,7 @@ int cli_train(int argc, char **argv)
         {"batch", required_argument, 0, 0}, {"normalized", no_argument, 0, 0},
         {"l1", required_argument, 0, 0}, {"early-stop", required_argument, 0, 0},
         {"average", optional_argument, 0, 0}, {"quantile", required_argument, 0, 0},
-        {"path", required_argument, 0, 0}, {"checkpoint", required_argument, 0, 'K'},
-        {"checkpoint-every", required_argument, 0, 'E'}, {"resume", no_argument, 0, 'U'},
-        CLI_LINK_OPTIONS, {0, 0, 0, 0},
+        {"path", required_argument, 0, 0}, CLI_CKPT_OPTIONS, CLI_LINK_OPTIONS, {0, 0, 0, 0},
     };
     if (cli_mf_wanted(argc, argv))
         return cli_mf_train(argc, argv);
@@ -349,9 +318,9 @@ int cli_train(int argc, char **argv)
     hog_train_params p = hog_train_params_default();
     hog_read_params rp = hog_read_params_default();
     hog_link_params lp = hog_link_params_default();
-    const char *out = NULL, *test_path = NULL, *report = NULL, *cache = NULL, *ckpt = NULL;
-    double ckpt_every = 300;
-    int c, li, holdout_set = 0, rank_outputs = 0, every_set = 0, resume = 0, status = 2;
+    const char *out = NULL, *test_path = NULL, *report = NULL, *cache = NULL;
+    cli_ckpt ck = {NULL, 300, 0, 0};
+    int c, li, holdout_set = 0, rank_outputs = 0, status = 2;
     while ((c = getopt_long(argc, argv, "o:qhb:", opts, &li)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
@@ -360,16 +329,9 @@ int cli_train(int argc, char **argv)
         case 'T': test_path = optarg; break;
         case 'R': report = optarg; break;
         case 'C': cache = optarg; break;
-        case 'K': ckpt = optarg; break;
-        case 'U': resume = 1; break;
-        case 'E':
-            every_set = 1;
-            if (cli_double("--checkpoint-every", optarg, &ckpt_every) < 0)
+        case CLI_CKPT_OPT:
+            if (cli_ckpt_option(opts[li].name, optarg, &ck) < 0)
                 goto usage;
-            if (ckpt_every < 0) {
-                cli_error("--checkpoint-every: expected 0 or more seconds, found '%s'", optarg);
-                goto usage;
-            }
             break;
         case 'b':
         case CLI_READ_OPT:
@@ -403,14 +365,8 @@ int cli_train(int argc, char **argv)
         cli_error("--early-stop needs --test FILE or --holdout F to measure improvement on");
         goto usage;
     }
-    if ((every_set || resume) && !ckpt) {
-        cli_error("%s needs --checkpoint FILE", resume ? "--resume" : "--checkpoint-every");
+    if (cli_ckpt_check(&ck, &lp) < 0)
         goto usage;
-    }
-    if (ckpt && (lp.nodes > 1 || lp.rank > 0)) {
-        cli_error("--checkpoint: a run of several ranks (--nodes) takes no checkpoint");
-        goto usage;
-    }
     const char *field;
     if (hog_train_params_check(&p, &field) < 0) {
         if (strcmp(field, "average") == 0)
@@ -423,7 +379,7 @@ int cli_train(int argc, char **argv)
     }
     hog_log_set(cli_log, NULL, cli_quiet ? HOG_LOG_ERROR : HOG_LOG_INFO);
     const char *input = cli_input(argv[optind]);
-    const char *ins[] = {input, test_path}, *outs[] = {out, report, cache, ckpt};
+    const char *ins[] = {input, test_path}, *outs[] = {out, report, cache, ck.path};
     if (cli_outputs_apart(ins, 2, outs, 4) < 0) {
         status = 1;
         goto usage;
@@ -446,12 +402,12 @@ int cli_train(int argc, char **argv)
         cli_error("%s", err[0] ? err : hog_strerror(rc));
         goto out;
     }
-    cli_signal_route(t, NULL);
-    if (ckpt && (rc = hog_trainer_set_checkpoint(t, ckpt, ckpt_every, resume)) < 0) {
-        cli_error("--checkpoint %s: %s", ckpt, hog_strerror(rc));
+    cli_signal_route(t, NULL, NULL);
+    if (ck.path && (rc = hog_trainer_set_checkpoint(t, ck.path, ck.every, ck.resume)) < 0) {
+        cli_error("--checkpoint %s: %s", ck.path, hog_strerror(rc));
         goto out;
     }
-    if (cli_link_open(&lp, t, &link) < 0)
+    if (cli_link_open(&lp, t, NULL, &link) < 0)
         goto out;
     hog_trainer_set_link(t, link);
     if (link && hog_link_rank(link) != 0) {
@@ -463,7 +419,9 @@ int cli_train(int argc, char **argv)
     }
     rc = hog_trainer_run_file(t, input, &rp, cache, test_path, &m, &fr, err, sizeof(err));
     if (cli_signal_caught()) {
-        status = train_interrupted(cli_signal_caught(), rc, err, out, ckpt, &ps, argc, given);
+        if (ps.bar && !cli_quiet)
+            fputc('\n', stderr);
+        status = cli_signal_report(cli_signal_caught(), rc, err, out, ck.path, argc, given);
         goto out;
     }
     if (rc < 0) {
@@ -483,7 +441,7 @@ int cli_train(int argc, char **argv)
         goto out;
     }
     if (cli_signal_caught()) { /* the last moment a signal keeps the model from being written */
-        status = train_interrupted(cli_signal_caught(), 0, err, out, ckpt, &ps, argc, given);
+        status = cli_signal_report(cli_signal_caught(), 0, err, out, ck.path, argc, given);
         goto out;
     }
     rc = hog_model_save(m, out);

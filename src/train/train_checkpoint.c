@@ -1,6 +1,5 @@
 /* train_checkpoint.c: a run's checkpoints: when it pauses to write one, the checkpoint file, resuming from it, and interruption. */
 /* SPDX-License-Identifier: BSD-2-Clause */
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -40,7 +39,6 @@
  * their mean. The derived tables (feature degrees, L2 scales, private
  * copies) are not kept: a resumed run builds them from the same data again.
  */
-#define CKPT_MAGIC "HOGCHKPT"
 #define CKPT_VERSION 1u
 #define CKPT_HEAD 40u
 #define CKPT_MAX_META (1u << 20)
@@ -167,90 +165,16 @@ static size_t ckpt_fields(checkpoint *c, hog_meta_field *f)
     return n;
 }
 
-/* The value of field f for a message: an enum by its constant (see
- * hogtrain.h), a number with digits significant digits. */
-static void field_value(const hog_meta_field *f, int digits, char *buf, size_t len)
-{
-    static const struct { const char *key, *prefix; } enums[] = {
-        {PARAMS_KEY "loss", "HOG_LOSS_"}, {PARAMS_KEY "schedule", "HOG_SCHEDULE_"},
-        {PARAMS_KEY "kernel", "HOG_KERNEL_"}, {PARAMS_KEY "replicas", "HOG_REPLICAS_"},
-    };
-    switch (f->kind) {
-    case HOG_META_F64:
-        snprintf(buf, len, "%.*g", digits, *(const double *)f->at);
-        return;
-    case HOG_META_U64:
-        snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)f->at);
-        return;
-    case HOG_META_UINT:
-        snprintf(buf, len, "%u", *(const unsigned *)f->at);
-        return;
-    case HOG_META_INT:
-        snprintf(buf, len, "%d", *(const int *)f->at);
-        return;
-    case HOG_META_HEX64:
-        snprintf(buf, len, "%016llx", (unsigned long long)*(const uint64_t *)f->at);
-        return;
-    case HOG_META_WORD:
-    case HOG_META_NOTE:
-        break;
-    }
-    const char *prefix = "";
-    for (size_t i = 0; i < HOG_ARRAY_LEN(enums); i++)
-        if (strcmp(f->key, enums[i].key) == 0)
-            prefix = enums[i].prefix;
-    size_t n = (size_t)snprintf(buf, len, "%s%s", prefix, f->word);
-    for (size_t i = strlen(prefix); *prefix && i < n && i < len; i++)
-        buf[i] = (char)toupper((unsigned char)buf[i]);
-}
-
-/* Whether two fields of one table hold the same value. */
-static int field_same(const hog_meta_field *a, const hog_meta_field *b)
-{
-    switch (a->kind) {
-    case HOG_META_F64:
-        return *(const double *)a->at == *(const double *)b->at;
-    case HOG_META_U64:
-    case HOG_META_HEX64:
-        return *(const uint64_t *)a->at == *(const uint64_t *)b->at;
-    case HOG_META_UINT:
-        return *(const unsigned *)a->at == *(const unsigned *)b->at;
-    case HOG_META_INT:
-        return *(const int *)a->at == *(const int *)b->at;
-    case HOG_META_WORD:
-        return strcmp(a->word, b->word) == 0;
-    case HOG_META_NOTE:
-        break;
-    }
-    return 1;
-}
-
 /* HOG_EPARAM, naming the first parameter the checkpoint ck was made with
  * that p does not have, or 0. */
 static int params_compare(const checkpoint *ck, const hog_train_params *p, char *err, size_t err_len)
 {
-    checkpoint mine = *ck;
+    checkpoint theirs = *ck, mine = *ck;
     mine.p = *p;
-    hog_meta_field theirs_f[CKPT_FIELDS], mine_f[CKPT_FIELDS];
-    size_t n = ckpt_fields((checkpoint *)ck, theirs_f);
-    ckpt_fields(&mine, mine_f);
-    for (size_t i = 0; i < n; i++) {
-        if (strncmp(theirs_f[i].key, PARAMS_KEY, strlen(PARAMS_KEY)) != 0 || field_same(&theirs_f[i], &mine_f[i]))
-            continue;
-        /* As few digits as tell the two apart. */
-        char a[HOG_NUMBER_CHARS + 32], b[HOG_NUMBER_CHARS + 32];
-        field_value(&theirs_f[i], 6, a, sizeof(a));
-        field_value(&mine_f[i], 6, b, sizeof(b));
-        if (strcmp(a, b) == 0) {
-            field_value(&theirs_f[i], 17, a, sizeof(a));
-            field_value(&mine_f[i], 17, b, sizeof(b));
-        }
-        const char *name = theirs_f[i].key + strlen(PARAMS_KEY);
-        return hog_fail(HOG_EPARAM, err, err_len,
-                        "%s: the checkpoint was made with hog_train_params.%s = %s, this run has "
-                        "hog_train_params.%s = %s: resume with the same parameters", ck->path, name, a, name, b);
-    }
-    return 0;
+    hog_meta_field a[CKPT_FIELDS], b[CKPT_FIELDS];
+    size_t n = ckpt_fields(&theirs, a);
+    ckpt_fields(&mine, b);
+    return hog_meta_differ(a, b, n, PARAMS_KEY, "hog_train_params", ck->path, err, err_len);
 }
 
 /* ===================================================================== *
@@ -385,37 +309,55 @@ static void position_text(const run_state *rs, const run_position *at, char *buf
         snprintf(buf, len, "before epoch %u of %u", at->epoch + 1, rs->p->epochs);
 }
 
-int hog_run_pause(run_state *rs, const run_position *at, int force, char *err, size_t err_len)
+int hog_ckpt_pause(hog_ckpt_timer *tm, int force, const char *where, int (*write)(void *ctx), void *ctx, char *err,
+                   size_t err_len)
 {
-    run_ckpt *ck = &rs->ck;
-    const int stop = atomic_load_explicit(ck->interrupted, memory_order_relaxed);
-    const int due = ck->path && (stop || force || (ck->every > 0 && ck->now() >= ck->last + ck->every));
+    const int stop = atomic_load_explicit(tm->interrupted, memory_order_relaxed);
+    const int due = tm->path && (stop || force || (tm->every > 0 && tm->now() >= tm->last + tm->every));
     if (!stop && !due)
         return 0;
-    char where[96];
-    position_text(rs, at, where, sizeof(where));
     int rc = 0;
     if (due) {
         double t0 = hog_now();
-        rc = ckpt_write(rs, at, ck->path);
-        ck->last = ck->now();
+        rc = write(ctx);
+        tm->last = tm->now();
         if (rc == 0)
-            hog_log(HOG_LOG_INFO, "checkpoint %s: the run %s (%.2f s to write)", ck->path, where, hog_now() - t0);
+            hog_log(HOG_LOG_INFO, "checkpoint %s: the run %s (%.2f s to write)", tm->path, where, hog_now() - t0);
         else if (!stop)
-            hog_log(HOG_LOG_WARN, "checkpoint %s could not be written: %s; training goes on", ck->path,
+            hog_log(HOG_LOG_WARN, "checkpoint %s could not be written: %s; training goes on", tm->path,
                     hog_strerror(rc));
     }
     if (!stop)
         return 0;
-    atomic_store_explicit(ck->interrupted, 0, memory_order_relaxed);
+    atomic_store_explicit(tm->interrupted, 0, memory_order_relaxed);
     if (rc < 0)
         return hog_fail(rc, err, err_len, "interrupted %s, and the checkpoint %s could not be written: %s", where,
-                        ck->path, hog_strerror(rc));
-    if (ck->path)
+                        tm->path, hog_strerror(rc));
+    if (tm->path)
         return hog_fail(HOG_EINTERRUPTED, err, err_len, "interrupted %s: the checkpoint %s holds the run so far",
-                        where, ck->path);
+                        where, tm->path);
     return hog_fail(HOG_EINTERRUPTED, err, err_len, "interrupted %s: nothing was saved (no checkpoint was set)",
                     where);
+}
+
+/* hog_ckpt_pause's write for a linear run. */
+typedef struct run_write {
+    const run_state *rs;
+    const run_position *at;
+} run_write;
+
+static int run_write_ckpt(void *ctx)
+{
+    const run_write *w = ctx;
+    return ckpt_write(w->rs, w->at, w->rs->ck.timer.path);
+}
+
+int hog_run_pause(run_state *rs, const run_position *at, int force, char *err, size_t err_len)
+{
+    char where[96];
+    position_text(rs, at, where, sizeof(where));
+    run_write w = {rs, at};
+    return hog_ckpt_pause(&rs->ck.timer, force, where, run_write_ckpt, &w, err, err_len);
 }
 
 /* ===================================================================== *

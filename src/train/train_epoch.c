@@ -154,8 +154,8 @@ epoch_job hog_epoch_job(run_state *rs, unsigned e)
     job.rep = &rs->rep;
     job.stop = rs->link ? hog_link_stop_flag(rs->link) : NULL;
     job.link = rs->link && hog_link_paced(rs->link) ? rs->link : NULL;
-    job.interrupted = rs->ck.interrupted;
-    job.now = rs->ck.now;
+    job.interrupted = rs->ck.timer.interrupted;
+    job.now = rs->ck.timer.now;
     job.paused_at = UINT32_MAX;
     atomic_init(&job.next, 0);
     job.clock = &rs->clock;
@@ -245,7 +245,7 @@ static int run_epoch(run_state *rs, const hog_dataset *train, run_position *at, 
     for (;;) {
         atomic_store_explicit(&job.next, at->segment, memory_order_relaxed);
         job.paused_at = UINT32_MAX;
-        job.due = rs->ck.path && rs->ck.every > 0 ? rs->ck.last + rs->ck.every : 0;
+        job.due = hog_ckpt_due(&rs->ck.timer);
         job.t0 = hog_now();
         job.done_seconds = rs->seconds;
         hog_epoch_pass(rs, &job);

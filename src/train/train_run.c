@@ -65,11 +65,7 @@ void hog_run_init(run_state *rs, hog_trainer *t)
     rs->st.test = hog_metrics_none();
     rs->best.loss = INFINITY;
     rs->best.test = hog_metrics_none();
-    rs->ck.path = t->ckpt_path;
-    rs->ck.every = t->ckpt_every;
-    rs->ck.now = t->now;
-    rs->ck.interrupted = &t->interrupted;
-    rs->ck.last = t->now();
+    rs->ck.timer = (hog_ckpt_timer){t->ckpt_path, t->ckpt_every, t->now, &t->interrupted, t->now()};
 }
 
 void hog_run_free(run_state *rs)

@@ -168,14 +168,9 @@ typedef struct run_position {
     double loss0;         /* epoch began (for its mean training loss) */
 } run_position;
 
-/* A run's checkpoints (train_checkpoint.c): the trainer's settings, and
- * when the last was written. */
+/* A run's checkpoints (train_checkpoint.c). */
 typedef struct run_ckpt {
-    const char *path;     /* NULL: none */
-    double every;         /* seconds; 0: only when interrupted and at the end */
-    double (*now)(void);  /* the clock of every */
-    atomic_int *interrupted; /* the trainer's flag */
-    double last;          /* when the last checkpoint was written, or the run began */
+    hog_ckpt_timer timer; /* the trainer's settings and its interrupt flag */
     run_position at;      /* where the epochs start: the beginning, or a checkpoint's position */
     hog_dataset_info data; /* the training data's (hog_run_segments) */
 } run_ckpt;

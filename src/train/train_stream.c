@@ -244,12 +244,12 @@ static int stream_epoch(run_state *rs, hog_feed *feed, hog_block *held, uint32_t
             if (!counting) /* no thread to spare: count first */
                 hog_window_count(&sc);
         }
-        int paused = atomic_load_explicit(rs->ck.interrupted, memory_order_relaxed) ||
+        int paused = atomic_load_explicit(rs->ck.timer.interrupted, memory_order_relaxed) ||
                      stream_pass(rs, cur, ncur, row0, rpb, frac0, pos_cur, segments, w, t_start);
         if (counting)
             pthread_join(counter, NULL);
         if (paused) { /* no checkpoint: a streamed run takes none */
-            atomic_store_explicit(rs->ck.interrupted, 0, memory_order_relaxed);
+            atomic_store_explicit(rs->ck.timer.interrupted, 0, memory_order_relaxed);
             rc = hog_fail(HOG_EINTERRUPTED, err, err_len, "interrupted in epoch 1 of %u, while the training text "
                           "was read: nothing was saved", rs->p->epochs);
             break;
