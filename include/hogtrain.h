@@ -531,7 +531,8 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train,
  *
  * With resume set, the next run continues from the checkpoint at path
  * instead of starting afresh: on the same data (its fingerprint, rows,
- * features, blocks and rows per block) with the same parameters, except
+ * features, blocks and rows per block), with the same test set or none
+ * again (early stopping follows it) and the same parameters, except
  * threads, bind, mem_limit, stream and the progress callback, which may
  * differ. A one-thread run resumed with one thread ends with the same
  * model as a run never interrupted, bit for bit; with more threads, within
@@ -920,7 +921,8 @@ void hog_mf_control_free(hog_mf_control *c);
  * position in it, each worker's totals, the statistics so far, the
  * ratings' fingerprint and the parameters; a run resumed with one thread
  * ends with the same model as one never interrupted, bit for bit; other
- * ratings or parameters (threads, bind and the callbacks aside) are
+ * ratings, another test set or other parameters (threads, bind and the
+ * callbacks aside) are
  * refused with HOG_EPARAM, the field and both values in the message. A
  * multi-node run takes no checkpoint (HOG_EPARAM). Returns 0, HOG_EPARAM
  * (every_seconds negative or not a number, resume without a path) or

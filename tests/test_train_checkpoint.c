@@ -377,10 +377,15 @@ Test(train_checkpoint, other_parameters_or_data_are_named)
     q.bind = 0;
     hog_model *m = run_resumed(tr, NULL, &q);
     hog_model_free(m);
-    /* Other data. */
+    /* Other data, or a test set where there was none. */
     hog_dataset *other = make_data("other.svm", 5000, 300, 12, 'b', 22);
     const char *const data[] = {"other data", "hog_dataset_info.fingerprint"};
     resume_refused(other, &p, HOG_EPARAM, data, 2);
+    hog_trainer *t = trainer(&p, 0, 1, 0);
+    char err[512] = "";
+    cr_assert_eq(hog_trainer_run(t, tr, other, &m, err, sizeof(err)), HOG_EPARAM);
+    cr_assert(strstr(err, "made with no test set, this run has one"), "%s", err);
+    hog_trainer_free(t);
     hog_dataset_close(other);
     hog_dataset_close(tr);
 }

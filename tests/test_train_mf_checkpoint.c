@@ -133,7 +133,7 @@ Test(mf_checkpoint, a_resumed_one_thread_run_is_the_same_bit_for_bit)
         hog_mf_control *c = control(1e9, 0, stops[i]);
         cr_assert_null(mf_train(rt, p, c, HOG_EINTERRUPTED));
         hog_mf_control_free(c);
-        mf_run_shape s = {&p, rt, 0, 0};
+        mf_run_shape s = {&p, rt, NULL, 0, 0};
         mf_checkpoint ck;
         char err[256] = "";
         cr_assert_eq(hog_mf_checkpoint_read(ckpt, &s, &ck, err, sizeof(err)), 0, "%s", err);
@@ -197,6 +197,14 @@ Test(mf_checkpoint, damage_other_parameters_and_other_ratings_are_refused)
     refused(rt, q, HOG_EPARAM, "hog_mf_params.rank = 4", "hog_mf_params.rank = 8");
     hog_ratings *other = make_ratings("o.txt", 8000, 3);
     refused(other, p, HOG_EPARAM, "other ratings", "hog_ratings_info.fingerprint");
+    hog_mf_control *ct = control(0, 1, 0);
+    hog_mf_model *m = NULL;
+    char err[512] = "";
+    hog_mf_params pt = p;
+    pt.control = ct;
+    cr_assert_eq(hog_mf_train(&pt, rt, other, &m, err, sizeof(err)), HOG_EPARAM);
+    cr_assert(strstr(err, "made with no test set, this run has one"), "%s", err);
+    hog_mf_control_free(ct);
     hog_ratings_close(other);
     char cmd[1024];
     snprintf(cmd, sizeof(cmd), "cp %s %s.good", ckpt, ckpt);

@@ -141,6 +141,7 @@ static size_t ckpt_fields(checkpoint *c, hog_meta_field *f)
     f[n++] = HOG_META_NUM("data.features", &c->features);
     f[n++] = HOG_META_NUM("data.blocks", &c->blocks);
     f[n++] = HOG_META_NUM("data.rows_per_block", &c->rows_per_block);
+    f[n++] = (hog_meta_field){"data.test_fingerprint", HOG_META_HEX64, &c->test_fingerprint, NULL, NULL};
     f[n++] = (hog_meta_field){"run.kernel", HOG_META_WORD, &c->kernel, hog_kernel_name(c->kernel), parse_kernel};
     f[n++] = HOG_META_NUM("run.ooc", &c->ooc);
     f[n++] = HOG_META_NUM("run.segments", &c->segments);
@@ -247,6 +248,7 @@ static int ckpt_write(const run_state *rs, const run_position *at, const char *p
     c.features = rs->ck.data.features;
     c.blocks = rs->ck.data.blocks;
     c.rows_per_block = rs->ck.data.rows_per_block;
+    c.test_fingerprint = rs->ck.test_fingerprint;
     c.kernel = rs->kernel;
     c.ooc = rs->ooc;
     c.segments = rs->seg.nsegments;
@@ -496,7 +498,8 @@ int hog_checkpoint_read(const char *path, const hog_train_params *p, checkpoint 
     return ckpt_position_check(ck, err, err_len);
 }
 
-int hog_checkpoint_data(const checkpoint *ck, const hog_dataset *train, char *err, size_t err_len)
+int hog_checkpoint_data(const checkpoint *ck, const hog_dataset *train, const hog_dataset *test, char *err,
+                        size_t err_len)
 {
     const hog_dataset_info *d = &train->info;
     char a[24], b[24];
@@ -517,11 +520,18 @@ int hog_checkpoint_data(const checkpoint *ck, const hog_dataset *train, char *er
                 snprintf(b, sizeof(b), "%llu", (unsigned long long)v[i].run);
             }
     }
-    if (!field)
-        return 0;
-    return hog_fail(HOG_EPARAM, err, err_len,
-                    "%s: the checkpoint was made on other data: its hog_dataset_info.%s is %s, this run's data has "
-                    "%s: resume on the same data, read the same way", ck->path, field, a, b);
+    if (field)
+        return hog_fail(HOG_EPARAM, err, err_len,
+                        "%s: the checkpoint was made on other data: its hog_dataset_info.%s is %s, this run's data "
+                        "has %s: resume on the same data, read the same way", ck->path, field, a, b);
+    /* Early stopping and the statistics follow the test set: the same one, or none again. */
+    uint64_t test_fp = test ? test->info.fingerprint : 0;
+    if (ck->test_fingerprint != test_fp)
+        return hog_fail(HOG_EPARAM, err, err_len,
+                        "%s: the checkpoint was made with %s test set, this run has %s: resume with the same test set",
+                        ck->path, ck->test_fingerprint ? "a" : "no", !test ? "none" : ck->test_fingerprint ? "another"
+                                                                                                          : "one");
+    return 0;
 }
 
 /* ===================================================================== *

@@ -564,16 +564,17 @@ static int mf_epochs(mf_run *rs, mf_job *job, uint64_t nseg, uint64_t neval, mf_
     return mf_pause(rs, job->m, at, 1, err, err_len);
 }
 
-/* The control's checkpoint settings for a run of p on train (rs->timer,
+/* The control's checkpoint settings for a run of p on train and test (rs->timer,
  * rs->shape), and the checkpoint to resume from, read and checked against
  * them (rs->ck; *resume then 1). */
-static int mf_control_open(mf_run *rs, const hog_mf_params *p, const hog_ratings *train, int *resume, char *err,
-                           size_t err_len)
+static int mf_control_open(mf_run *rs, const hog_mf_params *p, const hog_ratings *train, const hog_ratings *test,
+                           int *resume, char *err, size_t err_len)
 {
     hog_mf_control *c = p->control;
     *resume = 0;
     rs->shape.p = p;
     rs->shape.train = train;
+    rs->shape.test = test;
     if (!c)
         return 0;
     rs->timer = (hog_ckpt_timer){c->ckpt_path, c->ckpt_every, c->now, &c->interrupted, c->now()};
@@ -607,7 +608,7 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
     mf_run rs = {0};
     hog_mf_model *m = NULL;
     int resume;
-    int rc = mf_control_open(&rs, p, train, &resume, err, err_len);
+    int rc = mf_control_open(&rs, p, train, test, &resume, err, err_len);
     if (rc < 0) {
         hog_mf_checkpoint_free(&rs.ck);
         return rc;

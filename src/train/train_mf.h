@@ -86,6 +86,7 @@ typedef struct mf_position {
 typedef struct mf_run_shape {
     const hog_mf_params *p;
     const hog_ratings *train;
+    const hog_ratings *test;  /* or NULL */
     uint64_t train_ratings; /* after the holdout */
     uint32_t segments;      /* an epoch's */
 } mf_run_shape;
@@ -97,6 +98,7 @@ typedef struct mf_checkpoint {
     size_t len;
     hog_mf_params p;
     uint64_t fingerprint, ratings, train_ratings;
+    uint64_t test_fingerprint; /* its test set's, or 0 without one */
     unsigned users, items, segments;
     uint32_t workers;
     mf_position at;
@@ -111,8 +113,8 @@ int hog_mf_checkpoint_write(const char *path, const mf_run_shape *s, const hog_m
 
 /* Reads and checks the checkpoint at path for run s (whose train_ratings
  * and segments are not known yet: checked by hog_mf_checkpoint_apply): its
- * magic, version, sizes, checksum, then its parameters and ratings against
- * s's. Returns 0, -errno, -ENOMEM, HOG_EMAGIC, HOG_EVERSION,
+ * magic, version, sizes, checksum, then its parameters, ratings and test
+ * set against s's. Returns 0, -errno, -ENOMEM, HOG_EMAGIC, HOG_EVERSION,
  * HOG_ETRUNCATED, HOG_ECHECKSUM, HOG_ECORRUPT or HOG_EPARAM (the field and
  * both values in err). */
 int hog_mf_checkpoint_read(const char *path, const mf_run_shape *s, mf_checkpoint *ck, char *err, size_t err_len);

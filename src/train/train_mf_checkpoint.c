@@ -101,6 +101,7 @@ static size_t mf_ckpt_fields(mf_checkpoint *c, hog_meta_field *f)
     f[n++] = HOG_META_NUM("data.ratings", &c->ratings);
     f[n++] = HOG_META_NUM("data.users", &c->users);
     f[n++] = HOG_META_NUM("data.items", &c->items);
+    f[n++] = (hog_meta_field){"data.test_fingerprint", HOG_META_HEX64, &c->test_fingerprint, NULL, NULL};
     f[n++] = HOG_META_NUM("run.train_ratings", &c->train_ratings);
     f[n++] = HOG_META_NUM("run.segments", &c->segments);
     f[n++] = HOG_META_NUM("at.epoch", &c->at.epoch);
@@ -141,6 +142,7 @@ int hog_mf_checkpoint_write(const char *path, const mf_run_shape *s, const hog_m
     c.p = *s->p;
     c.fingerprint = s->train->info.fingerprint;
     c.ratings = s->train->info.ratings;
+    c.test_fingerprint = s->test ? s->test->info.fingerprint : 0;
     c.users = m->info.users;
     c.items = m->info.items;
     c.train_ratings = s->train_ratings;
@@ -277,6 +279,12 @@ static int mf_ckpt_compare(const mf_checkpoint *ck, const mf_run_shape *s, char 
                                    : "%s: the checkpoint was made on other ratings: its hog_ratings_info.%s is "
                                      "%llu, this run's ratings have %llu",
                             ck->path, v[i].name, (unsigned long long)v[i].ck, (unsigned long long)v[i].run);
+    uint64_t test_fp = s->test ? s->test->info.fingerprint : 0;
+    if (ck->test_fingerprint != test_fp)
+        return hog_fail(HOG_EPARAM, err, err_len,
+                        "%s: the checkpoint was made with %s test set, this run has %s: resume with the same test set",
+                        ck->path, ck->test_fingerprint ? "a" : "no", !s->test ? "none" : ck->test_fingerprint ? "another"
+                                                                                                          : "one");
     return 0;
 }
 

@@ -355,12 +355,13 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
             return rc;
     }
     if (resume) {
-        int rc = hog_checkpoint_data(resume, train, err, err_len);
+        int rc = hog_checkpoint_data(resume, train, test, err, err_len);
         if (rc < 0)
             return rc;
     }
     run_state rs;
     hog_run_init(&rs, t);
+    rs.ck.test_fingerprint = test ? test->info.fingerprint : 0;
     rs.ooc = hog_dataset_bytes(train) > rs.limit;
     /* A resumed epoch goes on in the order it began in: out of core, its
      * blocks' segments stay together (see order_segments). */

@@ -173,6 +173,7 @@ typedef struct run_ckpt {
     hog_ckpt_timer timer; /* the trainer's settings and its interrupt flag */
     run_position at;      /* where the epochs start: the beginning, or a checkpoint's position */
     hog_dataset_info data; /* the training data's (hog_run_segments) */
+    uint64_t test_fingerprint; /* the test set's, or 0 without one */
 } run_ckpt;
 
 /* One run of the trainer over one data set: hog_trainer_run, or the
@@ -335,6 +336,7 @@ struct checkpoint {
     hog_train_params p;       /* the parameters it was made with */
     uint64_t fingerprint, rows, features;   /* its data */
     unsigned blocks, rows_per_block;
+    uint64_t test_fingerprint; /* its test set's, or 0 without one */
     hog_kernel kernel;
     int ooc;
     unsigned segments;        /* of the data: the epoch's order's length */
@@ -368,8 +370,10 @@ void hog_checkpoint_free(checkpoint *ck);
  * NULL. *ck is ready for hog_checkpoint_free whatever happens. */
 int hog_run_checkpoint_open(hog_trainer *t, checkpoint *ck, checkpoint **resume, char *err, size_t err_len);
 
-/* Before the scan: HOG_EPARAM unless ck was made on train's data. */
-int hog_checkpoint_data(const checkpoint *ck, const hog_dataset *train, char *err, size_t err_len);
+/* Before the scan: HOG_EPARAM unless ck was made on train's data and with
+ * test (or none again). */
+int hog_checkpoint_data(const checkpoint *ck, const hog_dataset *train, const hog_dataset *test, char *err,
+                        size_t err_len);
 
 /* After the run's set-up: checks that ck fits it (kernel, outputs, labels,
  * segments) and loads its state: the model, the workers' totals, the
