@@ -100,8 +100,9 @@ static int pause_wanted(const epoch_job *job)
     return atomic_load_explicit(job->interrupted, memory_order_relaxed) || (job->due > 0 && job->now() >= job->due);
 }
 
-/* Stops the claims: see epoch_job.next. The worker whose or finds the bit
- * clear records where claiming stopped; another that raced it finds it set. */
+/* Stops the claims: see epoch_job.next. The worker whose fetch-or finds
+ * the bit clear records where claiming stopped; one that raced it finds
+ * the bit set. */
 static void pause_claims(epoch_job *job)
 {
     uint32_t old = atomic_fetch_or_explicit(&job->next, MAX_SEGMENTS, memory_order_relaxed);
