@@ -570,7 +570,8 @@ int hog_trainer_set_checkpoint(hog_trainer *t, const char *path, double every_se
  * hog_trainer_run_file reads its input, say) stops it before its first
  * epoch; it is cleared when a run returns HOG_EINTERRUPTED. Only sets a
  * flag: async-signal-safe, for a SIGINT or SIGTERM handler, and callable
- * from any thread. A multi-node run is ended with hog_link_interrupt. */
+ * from any thread. A multi-node run is ended with hog_link_interrupt,
+ * which tells every rank; this flag is not looked at then. */
 void hog_trainer_interrupt(hog_trainer *t);
 
 /* What hog_trainer_run_file did with its input. */
@@ -932,7 +933,8 @@ int hog_mf_control_set_checkpoint(hog_mf_control *c, const char *path, double ev
 /* Stops the run of c as hog_trainer_interrupt stops a linear one: the
  * workers finish their segments, the checkpoint (if set) is written, and
  * hog_mf_train returns HOG_EINTERRUPTED with no model. Only sets a flag:
- * async-signal-safe; cleared when a run returns HOG_EINTERRUPTED. */
+ * async-signal-safe; cleared when a run returns HOG_EINTERRUPTED. A
+ * multi-node run is ended with hog_link_interrupt instead. */
 void hog_mf_interrupt(hog_mf_control *c);
 
 /* Trains a factorisation of train with HOGWILD! SGD on p->threads workers

@@ -161,12 +161,14 @@ const char *cli_signal_name(int sig);
 /* Back to the default actions, no routes. */
 void cli_signal_release(void);
 /* After a `train` run that signal sig stopped (rc, err: the run's) or
- * outlived (rc 0): says so, that no model was written at out, and, with
- * checkpoint ckpt, the command that goes on from it: "hogtrain train" and
- * argv[1..argc) as given (quoted for a shell where needed), with --resume
- * added when it is not there. Returns the exit status, 128 + sig. */
-int cli_signal_report(int sig, int rc, const char *err, const char *out, const char *ckpt, int argc,
-                      char *const *argv);
+ * outlived (rc 0): says so, that no model was written at out (NULL: a rank
+ * that writes none), and, with checkpoint ckpt, the command that goes on
+ * from it: "hogtrain train" and argv[1..argc) as given (quoted for a shell
+ * where needed), with --resume added when it is not there; without one,
+ * on one machine (link NULL), that --checkpoint would have kept the run.
+ * Returns the exit status, 128 + sig. */
+int cli_signal_report(int sig, int rc, const char *err, const char *out, const char *ckpt, const hog_link *link,
+                      int argc, char *const *argv);
 
 /* ---- the subcommands, one file each ---- */
 int cli_convert(int argc, char **argv);

@@ -282,7 +282,7 @@ int cli_mf_train(int argc, char **argv)
     }
     rc = hog_mf_train(&p, train, test, &m, err, sizeof(err));
     if (cli_signal_caught()) {
-        status = cli_signal_report(cli_signal_caught(), rc, err, out, ck.path, argc, given);
+        status = cli_signal_report(cli_signal_caught(), rc, err, out, ck.path, link, argc, given);
         goto out;
     }
     if (rc < 0) {
@@ -294,7 +294,7 @@ int cli_mf_train(int argc, char **argv)
         goto out;
     }
     if (cli_signal_caught()) { /* the last moment a signal keeps the model from being written */
-        status = cli_signal_report(cli_signal_caught(), 0, err, out, ck.path, argc, given);
+        status = cli_signal_report(cli_signal_caught(), 0, err, out, ck.path, link, argc, given);
         goto out;
     }
     rc = hog_mf_save(m, out);

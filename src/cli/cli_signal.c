@@ -116,18 +116,19 @@ static void print_resume(const char *command, int argc, char *const *argv)
     fputs(has_resume ? "\n" : " --resume\n", stderr);
 }
 
-int cli_signal_report(int sig, int rc, const char *err, const char *out, const char *ckpt, int argc,
-                      char *const *argv)
+int cli_signal_report(int sig, int rc, const char *err, const char *out, const char *ckpt, const hog_link *link,
+                      int argc, char *const *argv)
 {
     if (rc == 0) /* the signal came after the last epoch: the checkpoint holds the finished run */
         cli_error("%s after training%s%s%s", cli_signal_name(sig), ckpt ? ": the checkpoint " : "", ckpt ? ckpt : "",
                   ckpt ? " holds the finished run" : "");
     else
         cli_error("%s: %s", cli_signal_name(sig), err[0] ? err : hog_strerror(rc));
-    cli_error("no model was written to %s", out);
+    if (out)
+        cli_error("no model was written to %s", out);
     if (ckpt && (rc == 0 || rc == HOG_EINTERRUPTED))
         print_resume("train", argc, argv);
-    else if (!ckpt)
+    else if (!ckpt && !link)
         cli_error("--checkpoint FILE keeps a run's progress for --resume");
     return 128 + sig;
 }

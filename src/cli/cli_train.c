@@ -421,7 +421,7 @@ int cli_train(int argc, char **argv)
     if (cli_signal_caught()) {
         if (ps.bar && !cli_quiet)
             fputc('\n', stderr);
-        status = cli_signal_report(cli_signal_caught(), rc, err, out, ck.path, argc, given);
+        status = cli_signal_report(cli_signal_caught(), rc, err, out, ck.path, link, argc, given);
         goto out;
     }
     if (rc < 0) {
@@ -441,7 +441,7 @@ int cli_train(int argc, char **argv)
         goto out;
     }
     if (cli_signal_caught()) { /* the last moment a signal keeps the model from being written */
-        status = cli_signal_report(cli_signal_caught(), 0, err, out, ck.path, argc, given);
+        status = cli_signal_report(cli_signal_caught(), 0, err, out, ck.path, link, argc, given);
         goto out;
     }
     rc = hog_model_save(m, out);

@@ -356,6 +356,10 @@ static int run_write_ckpt(void *ctx)
 
 int hog_run_pause(run_state *rs, const run_position *at, int force, char *err, size_t err_len)
 {
+    /* hog_link_interrupt ends a multi-node run on every rank; stopping
+     * here would leave the others to find this rank dead. */
+    if (rs->link)
+        return 0;
     char where[96];
     position_text(rs, at, where, sizeof(where));
     run_write w = {rs, at};

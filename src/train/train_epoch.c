@@ -97,7 +97,8 @@ static void link_pace(const hog_link *link, uint64_t *pass, unsigned *ahead)
  * checkpoint that is due. */
 static int pause_wanted(const epoch_job *job)
 {
-    return atomic_load_explicit(job->interrupted, memory_order_relaxed) || (job->due > 0 && job->now() >= job->due);
+    return (job->interrupted && atomic_load_explicit(job->interrupted, memory_order_relaxed)) ||
+           (job->due > 0 && job->now() >= job->due);
 }
 
 /* Stops the claims: see epoch_job.next. The worker whose fetch-or finds
@@ -155,7 +156,8 @@ epoch_job hog_epoch_job(run_state *rs, unsigned e)
     job.rep = &rs->rep;
     job.stop = rs->link ? hog_link_stop_flag(rs->link) : NULL;
     job.link = rs->link && hog_link_paced(rs->link) ? rs->link : NULL;
-    job.interrupted = rs->ck.timer.interrupted;
+    /* A multi-node run stops through its link, which tells the other ranks. */
+    job.interrupted = rs->link ? NULL : rs->ck.timer.interrupted;
     job.now = rs->ck.timer.now;
     job.paused_at = UINT32_MAX;
     atomic_init(&job.next, 0);

@@ -577,13 +577,15 @@ static int mf_control_open(mf_run *rs, const hog_mf_params *p, const hog_ratings
     rs->shape.test = test;
     if (!c)
         return 0;
-    rs->timer = (hog_ckpt_timer){c->ckpt_path, c->ckpt_every, c->now, &c->interrupted, c->now()};
-    if (!c->ckpt_path)
-        return 0;
-    if (p->link)
+    if (p->link && c->ckpt_path)
         return hog_fail(HOG_EPARAM, err, err_len,
                         "a multi-node run takes no checkpoint: set none (hog_mf_control_set_checkpoint) with a link");
-    if (!c->resume)
+    /* hog_link_interrupt ends a multi-node run on every rank; stopping
+     * through the control would leave the others to find this rank dead. */
+    if (p->link)
+        return 0;
+    rs->timer = (hog_ckpt_timer){c->ckpt_path, c->ckpt_every, c->now, &c->interrupted, c->now()};
+    if (!c->ckpt_path || !c->resume)
         return 0;
     int rc = hog_mf_checkpoint_read(c->ckpt_path, &rs->shape, &rs->ck, err, err_len);
     *resume = rc == 0;

@@ -242,7 +242,7 @@ typedef struct epoch_job {
     hog_epoch_stats *stats;   /* the epoch's stats so far, for progress reports */
     const atomic_int *stop;   /* multi-node: set when the run must stop, or NULL */
     const hog_link *link;     /* multi-node: the link the workers keep pace with, or NULL */
-    const atomic_int *interrupted; /* the trainer's flag: pause when set */
+    const atomic_int *interrupted; /* the trainer's flag: pause when set (NULL: none, multi-node) */
     double (*now)(void);      /* the clock of due */
     double due;               /* pause for a checkpoint once now() reaches this; 0: never */
     uint32_t paused_at;       /* after the pass: the segments claimed (and so done) before it
@@ -387,7 +387,8 @@ int hog_checkpoint_apply(const checkpoint *ck, run_state *rs, char *err, size_t 
  * workers found it due; the last one), or the run is interrupted. Returns
  * 0 (go on), HOG_EINTERRUPTED (after writing it, if one is set; the flag
  * is cleared) or, interrupted, the error of writing it. A checkpoint the
- * timer asked for that cannot be written is a warning. */
+ * timer asked for that cannot be written is a warning. A multi-node run
+ * takes no checkpoint and stops through its link: 0. */
 int hog_run_pause(run_state *rs, const run_position *at, int force, char *err, size_t err_len);
 
 /* ===================================================================== *
