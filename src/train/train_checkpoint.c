@@ -590,7 +590,8 @@ int hog_checkpoint_apply(const checkpoint *ck, run_state *rs, char *err, size_t 
     const char *bad = ck->dim != rs->dim                                        ? "its features"
                       : ck->outputs != rs->outputs                               ? "its outputs"
                       : ck->classes != rs->classes                               ? "its classes"
-                      : memcmp(ck->labels, rs->classes_of, 8ull * ck->classes) ? "its class labels"
+                      : ck->classes && memcmp(ck->labels, rs->classes_of, 8ull * ck->classes)
+                          ? "its class labels"
                       : ck->kernel != rs->kernel                                 ? "its kernel"
                       : ck->segments != rs->seg.nsegments                        ? "its segments"
                                                                                  : NULL;
