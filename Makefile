@@ -112,7 +112,8 @@ deps:
 ## test: install what is missing, build, and run every test (unit, end to end, accuracy, the layer check, the bench harness)
 test: deps
 	@$(MAKE) --no-print-directory all $(TESTS) $(BENCH_BIN) symbols check-layers
-	@sh tests/run-tests.sh $(BUILD) $(TESTS) tests/check-layers-test.sh tests/nodes-test.sh tests/checkpoint-test.sh
+	@sh tests/run-tests.sh $(BUILD) $(TESTS) tests/check-layers-test.sh tests/nodes-test.sh \
+	    tests/crash-test.sh tests/faults-test.sh tests/checkpoint-test.sh
 	@sh bench/check.sh $(BUILD)
 
 ## check: build and run the quick unit tests only

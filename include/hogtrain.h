@@ -173,7 +173,15 @@ typedef struct hog_read_params {
                               0: 64 MiB. A longer line is an error (HOG_EFORMAT, with its line
                               number), whatever on_error says, found before more than about this
                               many bytes of it are held */
-    uint64_t reserved[6];  /* zero; the room for new fields (see Compatibility) */
+    uint64_t max_features; /* the ceiling on features (the largest index + 1): a larger index is
+                              an error at its line and column (HOG_EFORMAT) whatever on_error
+                              says, and so are CSV columns that could make one; a hashing into
+                              more (hash_bits, VW's 18 bits) is HOG_EPARAM, and so is a binary
+                              dataset whose header says more. Found before any memory is given
+                              to them. 0: no ceiling of its own; hog_trainer_run_file then takes
+                              what hog_train_params.mem_limit holds of the model and its
+                              optimiser's state, and a lower one given here wins */
+    uint64_t reserved[5];  /* zero; the room for new fields (see Compatibility) */
 } hog_read_params;
 
 hog_read_params hog_read_params_default(void);
@@ -1015,18 +1023,22 @@ int hog_file_probe(const char *path, hog_file_kind *kind, char *err_detail, size
 const char *hog_file_kind_name(hog_file_kind kind);
 
 /* An output file written whole or not at all, as the library writes its
- * own: the bytes go to a temporary file beside path, which
- * hog_output_commit syncs to disk and renames over path (then syncs the
- * folder), so a reader of path sees the old file or the whole new one,
- * and a failed or abandoned output leaves path as it was. A file that is
+ * own: the bytes go to a file in path's folder that has no name (O_TMPFILE;
+ * where the file system refuses it, a temporary file PATH.hogtmp.XXXXXX),
+ * which hog_output_commit syncs to disk and renames over path (then syncs
+ * the folder), so a reader of path sees the old file or the whole new one,
+ * a failed or abandoned output leaves path as it was, and a process killed
+ * at any instant leaves nothing a later output in that folder does not
+ * remove. A file that is
  * replaced keeps its permissions (and its owner and group, where the
  * process may set them); a new file gets 0666 less the umask. A symbolic
  * link at path is replaced by the new file; the file it pointed to is left
  * as it was. One thread at a time per output. */
 typedef struct hog_output hog_output;
 
-/* Creates the temporary file beside path. On success *out owns the output
- * (end it with hog_output_commit or hog_output_abort) and 0 is returned.
+/* Creates the file that will replace path, in its folder. On success *out
+ * owns the output (end it with hog_output_commit or hog_output_abort) and 0
+ * is returned.
  * Errors: -errno from the file system (-ENOENT: no such folder, -EACCES,
  * -EISDIR: path is a folder), HOG_ENOTFILE (path is a device, a FIFO or a
  * socket), -ENOMEM, HOG_ECPU. */
@@ -1044,6 +1056,15 @@ int hog_output_commit(hog_output *o);
 
 /* Removes the temporary file and frees o. NULL is accepted. */
 void hog_output_abort(hog_output *o);
+
+/* For a handler of SIGINT or SIGTERM that then ends the process: removes
+ * the names of the temporary files that this process's outputs (its
+ * hog_output and the library's own: datasets, caches, models) have at this
+ * instant, which a file system without O_TMPFILE needs, and the moment
+ * between naming a finished file and renaming it over its target. An output
+ * still open afterwards fails at its commit. Async-signal-safe; never
+ * fails. */
+void hog_output_unlink_temps(void);
 
 /* ===================================================================== *
  *  Machine topology

@@ -311,13 +311,18 @@ Test(cli, a_cache_that_does_not_match_its_input_is_rebuilt_with_a_warning)
 }
 
 /* The issue's report: `hogtrain info /dev/zero` reached 3.3 GB within 5 s,
- * a line that never ends held whole. A line's end must be in sight of the
- * first MiB for the plan, and no line may pass --max-line (64 MiB). */
+ * a line that never ends held whole. Zeros are no text, refused from the
+ * first chunk; text whose line never ends (the zeros made letters) must
+ * have its end in sight of the first MiB for the plan, and no line may
+ * pass --max-line (64 MiB). */
 Test(cli, a_line_longer_than_the_bound_is_an_error_with_its_number)
 {
     cr_assert_eq(hog("info /dev/zero"), 1, "%s", out);
-    cr_assert(strstr(out, "hogtrain: /dev/zero:1: a line longer than 1048576 bytes"), "%s", out);
-    cr_assert_eq(hog_env("head -c 200M /dev/zero | env -u HOG_TOPOLOGY", "convert - -o z.hgd"), 1, "%s", out);
+    cr_assert_str_eq(out, "hogtrain: /dev/zero: not text: its first 65536 bytes are all zero\n");
+    cr_assert_eq(hog_env("head -c 200M /dev/zero | tr '\\0' x | env -u HOG_TOPOLOGY", "info /dev/stdin"), 1, "%s", out);
+    cr_assert(strstr(out, "hogtrain: /dev/stdin:1: a line longer than 1048576 bytes"), "%s", out);
+    cr_assert_eq(hog_env("head -c 200M /dev/zero | tr '\\0' x | env -u HOG_TOPOLOGY", "convert - -o z.hgd"), 1,
+                 "%s", out);
     cr_assert(strstr(out, "hogtrain: /dev/stdin:1: a line longer than "), "%s", out);
     cr_assert(!exists("z.hgd"));
 
@@ -507,4 +512,105 @@ Test(cli, outputs_never_destroy_inputs_or_devices)
     for (const char *p = out; *p; p++)
         lines += *p == '\n';
     cr_assert_eq(lines, 200, "%s", out);
+}
+
+/* Writes n bytes (NULs and all) to the scratch folder's name. */
+static void write_bytes(const char *name, const void *bytes, size_t n)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(bytes, 1, n, f), n);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* The issue's reports: a typo in line 1 of libsvm made the file CSV with a
+ * header ("no data rows" alone, the error blamed on line 2 with more); a
+ * NUL byte made it "not a hogtrain dataset (bad magic)". */
+Test(cli, detection_cannot_mislead_a_typo_in_line_one_or_a_nul_byte)
+{
+    write_file("a.svm", "1 1::0.5\n");
+    cr_assert_eq(hog("convert a.svm -o a.hgd"), 1, "%s", out);
+    cr_assert_str_eq(out, "hogtrain: warning: a.svm: line 1 reads as no format (its index:value pairs are malformed), "
+                          "and no line follows it: read as libsvm, as the file's name says\n"
+                          "hogtrain: a.svm:1:5: expected a number, found ':0.5'\n");
+    cr_assert(!exists("a.hgd"));
+
+    write_file("b.svm", "1 1::0.5\n-1 2:1\n1 3:1\n");
+    cr_assert_eq(hog("train b.svm -o m.hog"), 1, "%s", out);
+    cr_assert(strstr(out, "hogtrain: warning: b.svm: read as libsvm: line 1 reads as CSV, and of the next 2 data "
+                          "lines, 2 read as libsvm, 0 as CSV and 0 as VW; line 1 is no CSV header but a libsvm line "
+                          "with an error\n"), "%s", out);
+    cr_assert(strstr(out, "hogtrain: b.svm:1:5: expected a number, found ':0.5'\n"), "%s", out);
+    cr_assert(!exists("m.hog"));
+    cr_assert_eq(hog("train b.svm -o m.hog -q"), 1, "%s", out);
+    cr_assert_str_eq(out, "hogtrain: b.svm:1:5: expected a number, found ':0.5'\n", "-q keeps the error alone");
+
+    static const char nul[] = "1 1:0.5\n-1 2:\0" "1\n-1 3:1\n";
+    write_bytes("n.svm", nul, sizeof(nul) - 1);
+    cr_assert_eq(hog("convert n.svm -o n.hgd"), 1, "%s", out);
+    cr_assert_str_eq(out, "hogtrain: n.svm:2:6: expected text, found a NUL byte\n");
+    cr_assert(!exists("n.hgd"));
+    cr_assert_eq(hog("train n.svm -o m.hog --on-error skip -q"), 0, "%s", out);
+    cr_assert(strstr(out, "n.svm:2:6: expected text, found a NUL byte"), "skipped and located: %s", out);
+}
+
+/* The issue's report: `hogtrain convert /dev/zero` read forever. Input
+ * that is not text is refused from its first chunk, saying what it is. */
+Test(cli, input_that_is_not_text_is_refused_at_once_and_named)
+{
+    cr_assert_eq(hog("convert /dev/zero -o z.hgd"), 1, "%s", out);
+    cr_assert_str_eq(out, "hogtrain: /dev/zero: not text: its first 65536 bytes are all zero\n");
+    cr_assert(!exists("z.hgd"));
+    cr_assert_eq(hog("train /dev/zero -o m.hog"), 1, "%s", out);
+    cr_assert(strstr(out, "hogtrain: /dev/zero: not text: its first 65536 bytes are all zero\n"), "%s", out);
+    cr_assert(!exists("m.hog"));
+
+    static unsigned char bytes[100000];
+    uint64_t x = 88172645463325252ULL;
+    for (size_t i = 0; i < sizeof(bytes); i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        bytes[i] = (unsigned char)(x >> 56);
+    }
+    bytes[0] = 'x'; /* neither the .hgd magic nor any other */
+    write_bytes("r.bin", bytes, sizeof(bytes));
+    cr_assert_eq(hog("convert r.bin -o r.hgd"), 1, "%s", out);
+    cr_assert(strstr(out, "hogtrain: r.bin: not text but binary data (") &&
+              strstr(out, " of its first 65536 bytes are NUL or control characters)\n"), "%s", out);
+    cr_assert(!exists("r.hgd"));
+    static const char zip[] = "PK\3\4\24\0\6\0\10\0\0\0!\0";
+    write_bytes("book.xlsx", zip, sizeof(zip));
+    cr_assert_eq(hog("info book.xlsx"), 1, "%s", out);
+    cr_assert_str_eq(out, "hogtrain: book.xlsx: not text but a zip archive (a spreadsheet? save it as CSV)\n");
+}
+
+/* The issue's report: `printf '1 1:0.5\n-1 4294967295:1\n' > b.svm;
+ * hogtrain train b.svm -o m --mem-limit 256M` was killed for memory with
+ * no message. */
+Test(cli, a_feature_index_past_the_ceiling_is_refused_with_the_hint_to_hash)
+{
+    write_file("big.svm", "1 1:0.5\n-1 4294967295:1\n");
+    cr_assert_eq(hog("train big.svm -o m --mem-limit 256M"), 1, "%s", out);
+    cr_assert(strstr(out, "hogtrain: big.svm:2:4: index 4294967295 is past the ceiling of 67108864 features "
+                          "(--max-features, --mem-limit): hash them (--hash-bits 26)\n"), "%s", out);
+    cr_assert(!exists("m"));
+    cr_assert_eq(hog("train big.svm -o m --max-features 1000 -q"), 1, "%s", out);
+    cr_assert_str_eq(out, "hogtrain: big.svm:2:4: index 4294967295 is past the ceiling of 1000 features "
+                          "(--max-features, --mem-limit): hash them (--hash-bits 9)\n");
+    cr_assert(!exists("m"));
+    cr_assert_eq(hog("convert big.svm -o big.hgd --max-features 1000"), 1, "%s", out);
+    cr_assert(!exists("big.hgd"));
+    /* the hint works */
+    cr_assert_eq(hog("train big.svm -o m --max-features 1000 -b 9 -q"), 0, "%s", out);
+    cr_assert(exists("m"));
+    /* a binary data set is judged by its header's count, when it is opened */
+    cr_assert_eq(hog("convert big.svm -o big.hgd -b 12 -q"), 0, "%s", out);
+    cr_assert_eq(hog("train big.hgd -o m2 --max-features 1000 -q"), 1, "%s", out);
+    cr_assert(strstr(out, "hogtrain: big.hgd: ") &&
+              strstr(out, " features are past the ceiling of 1000 (--max-features, --mem-limit): make it from its "
+                          "text again, hashed (--hash-bits 9)\n"), "%s", out);
+    cr_assert(!exists("m2"));
+    cr_assert_eq(hog("train big.svm -o m --max-features 0"), 2, "%s", out);
+    cr_assert_str_eq(out, "hogtrain: --max-features: at least 1 feature must be allowed, found '0'\n");
 }

@@ -1,4 +1,4 @@
-/* test_etl_input.c: how a file to train on is read: text to a feed, binary data opened whole and copied to the cache, a cache read instead only while it matches its input, a pipe marked unsized, the test set read with the training data's index base. */
+/* test_etl_input.c: how a file to train on is read: text to a feed, binary data opened whole and copied to the cache, a cache read instead only while it matches its input, a pipe marked unsized, the test set read with the training data's index base, data past the feature ceiling refused. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -326,4 +326,56 @@ Test(etl_input, the_test_set_is_read_with_the_training_datas_index_base)
     cr_assert_eq(hog_input_open_test(test, &rp, 0, &ds, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ds->info.index_base, 1);
     hog_dataset_close(ds);
+}
+
+/* The ceiling on features (what the training's memory holds): a binary
+ * input or a cache whose header says more is refused when opened, before
+ * its rows are used or copied; text, where the first index past it is. */
+Test(etl_input, data_past_the_feature_ceiling_is_refused_before_its_rows_are_used)
+{
+    const char *text = write_text("t.svm"); /* 1-based, up to index 58: 58 features */
+    char hgd[160], cache[160], err[512] = "", want[640];
+    snprintf(hgd, sizeof(hgd), "%s/t.hgd", dir);
+    snprintf(cache, sizeof(cache), "%s/c.hgd", dir);
+    cr_assert_eq(hog_dataset_convert(text, NULL, hgd, NULL, err, sizeof(err)), 0, "%s", err);
+    hog_read_params rp = hog_read_params_default();
+    rp.max_features = 58;
+    hog_input in;
+    cr_assert_eq(hog_input_open(hgd, &rp, NULL, 8, &in, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(in.ds->info.features, 58);
+    hog_dataset_close(in.ds);
+
+    rp.max_features = 57;
+    snprintf(want, sizeof(want), "%s: 58 features are past the ceiling of 57 (hog_read_params.max_features, "
+             "hog_train_params.mem_limit): make it from its text again, hashed (hog_read_params.hash_bits = 5)", hgd);
+    cr_assert_eq(hog_input_open(hgd, &rp, NULL, 8, &in, err, sizeof(err)), HOG_EPARAM);
+    cr_assert_null(in.ds);
+    cr_assert_str_eq(err, want);
+    hog_dataset *ds;
+    cr_assert_eq(hog_dataset_open(hgd, &rp, &ds, err, sizeof(err)), HOG_EPARAM);
+    cr_assert_null(ds);
+    cr_assert_str_eq(err, want);
+    cr_assert_eq(hog_input_open(hgd, &rp, cache, 8, &in, err, sizeof(err)), HOG_EPARAM);
+    cr_assert_str_eq(err, want);
+    cr_assert_neq(access(cache, F_OK), 0, "nothing copied");
+
+    /* a cache of the text made without the ceiling is refused with it */
+    rp.max_features = 0;
+    cr_assert_eq(hog_input_open(text, &rp, cache, 8, &in, err, sizeof(err)), 0, "%s", err);
+    hog_dataset_close(finish_feed(&in));
+    rp.max_features = 57;
+    cr_assert_eq(hog_input_open(text, &rp, cache, 8, &in, err, sizeof(err)), HOG_EPARAM);
+    snprintf(want, sizeof(want), "%s: 58 features are past the ceiling of 57 (hog_read_params.max_features, "
+             "hog_train_params.mem_limit): make it from its text again, hashed (hog_read_params.hash_bits = 5)",
+             cache);
+    cr_assert_str_eq(err, want);
+
+    /* the text: at the first index past it, line 9 ("0 9:1 58:0.5") */
+    cr_assert_eq(hog_input_open(text, &rp, NULL, 8, &in, err, sizeof(err)), 0, "%s", err);
+    hog_feed_drain(in.feed);
+    cr_assert_eq(hog_feed_finish(in.feed, &ds, err, sizeof(err)), HOG_EFORMAT);
+    hog_feed_free(in.feed);
+    snprintf(want, sizeof(want), "%s:9:7: index 58 is past the ceiling of 57 features (hog_read_params.max_features, "
+             "hog_train_params.mem_limit): hash them (hog_read_params.hash_bits = 5)", text);
+    cr_assert_str_eq(err, want);
 }

@@ -24,6 +24,16 @@ static inline void plan_ok(const hog_read_params *p, const char *text, hog_text_
     cr_assert_eq(rc, 0, "plan: %s (%s)", hog_strerror(rc), err);
 }
 
+/* Plans from the text, which must fail with want and msg. */
+static inline void plan_fails(const hog_read_params *p, const char *text, int want, const char *msg)
+{
+    char err[512] = "";
+    hog_text_plan plan;
+    int rc = hog_text_plan_make("t.txt", p, text, strlen(text), &plan, err, sizeof(err));
+    cr_assert_eq(rc, want, "plan: got %d (%s), want %d: %s", rc, hog_strerror(rc), want, err);
+    cr_assert_str_eq(err, msg);
+}
+
 /* Plans from the text, parses it all after the header as one chunk. */
 static inline void parse_ok(const hog_read_params *p, const char *text, hog_rows *r)
 {

@@ -8,15 +8,6 @@
 
 #include "test_etl_parse.h"
 
-static void plan_fails(const hog_read_params *p, const char *text, int want, const char *msg)
-{
-    char err[512] = "";
-    hog_text_plan plan;
-    int rc = hog_text_plan_make("t.txt", p, text, strlen(text), &plan, err, sizeof(err));
-    cr_assert_eq(rc, want, "plan: got %d (%s), want %d: %s", rc, hog_strerror(rc), want, err);
-    cr_assert_str_eq(err, msg);
-}
-
 Test(etl_parse_csv, csv_header_quotes_crlf_empty_fields)
 {
     hog_read_params p = params(HOG_FORMAT_CSV);

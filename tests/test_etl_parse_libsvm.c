@@ -302,3 +302,54 @@ Test(etl_parse_libsvm, libsvm_hashing_merges_collisions)
     check_sorted(&r);
     hog_rows_free(&r);
 }
+
+/* The issue's report: `printf '1 1:0.5\n-1 4294967295:1\n'` trained with
+ * --mem-limit 256M was killed for memory with no word. An index past the
+ * ceiling is refused where it is written, before any model is sized. */
+Test(etl_parse_libsvm, libsvm_indices_past_the_feature_ceiling_are_refused_where_they_are)
+{
+    hog_read_params p = params(HOG_FORMAT_LIBSVM);
+    p.max_features = 10;
+    hog_rows r;
+    parse_ok(&p, "1 0:1 9:1\n", &r);
+    check_row(&r, 0, 1, 2, (uint32_t[]){0, 9}, (float[]){1, 1});
+    hog_rows_free(&r);
+    parse_fails(&p, "1 1:1\n0 10:1\n",
+                "2:3: index 10 is past the ceiling of 10 features (hog_read_params.max_features, "
+                "hog_train_params.mem_limit): hash them (hog_read_params.hash_bits = 3)");
+    /* deep in a long line, with the chunk going on after it: the fast pair path */
+    char text[4096] = "1 1:0.5 2:0.5 3:0.5 4:0.5 5:0.5 6:0.5 7:0.5 8:0.5 9:0.5 10:0.5 11:0.5\n";
+    for (int i = 0; i < 40; i++)
+        strcat(text, "0 1:1 2:1\n");
+    parse_fails(&p, text, "1:57: index 10 is past the ceiling of 10 features (hog_read_params.max_features, "
+                          "hog_train_params.mem_limit): hash them (hog_read_params.hash_bits = 3)");
+    p.max_features = 67108864; /* what --mem-limit 256M holds of a logistic model */
+    parse_fails(&p, "1 1:0.5\n-1 4294967295:1\n",
+                "2:4: index 4294967295 is past the ceiling of 67108864 features (hog_read_params.max_features, "
+                "hog_train_params.mem_limit): hash them (hog_read_params.hash_bits = 26)");
+    /* 1-based: index N is the Nth feature */
+    p.index_base = 1;
+    p.max_features = 10;
+    parse_ok(&p, "1 10:1\n", &r);
+    check_row(&r, 0, 1, 1, (uint32_t[]){9}, (float[]){1});
+    hog_rows_free(&r);
+    parse_fails(&p, "1 11:1\n", "1:3: index 11 is past the ceiling of 10 features (hog_read_params.max_features, "
+                               "hog_train_params.mem_limit): hash them (hog_read_params.hash_bits = 3)");
+    /* a bound, not a typo: on_error skip skips the malformed line, not it */
+    p.on_error = HOG_ON_ERROR_SKIP;
+    parse_fails(&p, "1 1:1\nx\n1 11:1\n", "3:3: index 11 is past the ceiling of 10 features "
+                                          "(hog_read_params.max_features, hog_train_params.mem_limit): hash them "
+                                          "(hog_read_params.hash_bits = 3)");
+    /* hashed indices stay within 2^bits: a hashing within the ceiling reads any index */
+    p.on_error = HOG_ON_ERROR_STOP;
+    p.hash_bits = 3;
+    parse_ok(&p, "1 7:2 4294967295:1\n", &r);
+    check_sorted(&r);
+    for (uint32_t k = 0; k < r.nnz; k++)
+        cr_assert(r.index[k] < 8);
+    hog_rows_free(&r);
+    p.hash_bits = 4;
+    plan_fails(&p, "1 1:1\n", HOG_EPARAM,
+               "t.txt: hashing into 2^4 features is past the ceiling of 10 features (hog_read_params.max_features, "
+               "hog_train_params.mem_limit): hash into fewer (hog_read_params.hash_bits = 3)");
+}

@@ -420,7 +420,7 @@ Test(etl_pipeline, detect_format)
     char berr[512];
     cr_assert_eq(hog_dataset_open(path, NULL, &bad, berr, sizeof(berr)), HOG_EMAGIC, "%s", berr);
 
-    /* a NUL byte in text read as libsvm on request is located */
+    /* a NUL byte in text read as libsvm on request is located at its own column */
     fp = fopen(path, "wb");
     cr_assert_not_null(fp);
     fwrite("1 1:1\n0 2\0:1\n", 1, 14, fp);
@@ -429,7 +429,7 @@ Test(etl_pipeline, detect_format)
     char err[512], expect[600];
     hog_dataset *ds;
     cr_assert_eq(hog_dataset_open(path, &p, &ds, err, sizeof(err)), HOG_EFORMAT);
-    snprintf(expect, sizeof(expect), "%s:2:3: expected index:value, found '2?:1'", path);
+    snprintf(expect, sizeof(expect), "%s:2:4: expected text, found a NUL byte", path);
     cr_assert_str_eq(err, expect);
 
     snprintf(path, sizeof(path), "%s/missing", dir);

@@ -1,14 +1,26 @@
-/* test_util_file.c: the shared helpers: atomic files (and hog_output, their public face), CRC-32, the seeded shuffle, error names. */
+/* test_util_file.c: the shared helpers: atomic files (unnamed, named where O_TMPFILE is refused, swept after a crash; and hog_output, their public face), CRC-32, the seeded shuffle, error names. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "test_scratch.h"
 #include "util/util.h"
 
 Test(util, crc32_matches_the_standard_check_value)
@@ -20,8 +32,7 @@ Test(util, crc32_matches_the_standard_check_value)
 
 Test(util, atomic_file_appears_whole_or_not_at_all)
 {
-    char dir[] = "/tmp/hog-util-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    scratch_make("util");
     char path[128];
     snprintf(path, sizeof(path), "%s/out.bin", dir);
     cr_assert_eq(hog_write_file_atomic(path, "old", 3), 0);
@@ -50,7 +61,7 @@ Test(util, atomic_file_appears_whole_or_not_at_all)
     fclose(r);
     cr_assert_str_eq(buf, "new! contents");
 
-    char cmd[160];
+    char cmd[192];
     snprintf(cmd, sizeof(cmd), "test $(ls -A %s | wc -l) -eq 1 && rm -rf %s", dir, dir);
     cr_assert_eq(system(cmd), 0, "a temporary file was left behind");
 }
@@ -59,8 +70,7 @@ Test(util, atomic_file_appears_whole_or_not_at_all)
  * already handed over (a header written last, at offset 0) still lands. */
 Test(util, atomic_file_starts_writeback_as_it_grows)
 {
-    char dir[] = "/tmp/hog-util-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    scratch_make("util");
     char path[128];
     snprintf(path, sizeof(path), "%s/big.bin", dir);
     const size_t piece = HOG_WRITEBACK_BYTES / 2;
@@ -91,7 +101,7 @@ Test(util, atomic_file_starts_writeback_as_it_grows)
     cr_assert_eq(fgetc(r), EOF);
     fclose(r);
     free(buf);
-    char cmd[160];
+    char cmd[192];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
 }
@@ -102,8 +112,7 @@ Test(util, atomic_file_starts_writeback_as_it_grows)
  * and the file is written buffered. Either way every byte lands. */
 Test(util, atomic_file_direct_writes_land_and_fall_back)
 {
-    char dir[] = "/tmp/hog-util-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    scratch_make("util");
     char path[128];
     snprintf(path, sizeof(path), "%s/direct.bin", dir);
     const size_t n = 2 * HOG_DIRECT_ALIGN;
@@ -132,7 +141,7 @@ Test(util, atomic_file_direct_writes_land_and_fall_back)
     cr_assert_eq(memcmp(got + n, "tail!", 5), 0);
     hog_free(got);
     hog_free(buf);
-    char cmd[160];
+    char cmd[192];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
 }
@@ -148,8 +157,7 @@ Test(util, atomic_open_in_a_missing_folder_fails_cleanly)
  * out, opened or not, committed or not. */
 Test(util, atomic_abort_is_safe_unopened_and_after_a_commit)
 {
-    char dir[] = "/tmp/hog-util-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    scratch_make("util");
     char path[128];
     snprintf(path, sizeof(path), "%s/out.txt", dir);
     hog_atomic_file f = {.fd = -1};
@@ -161,7 +169,7 @@ Test(util, atomic_abort_is_safe_unopened_and_after_a_commit)
     struct stat st;
     cr_assert_eq(stat(path, &st), 0, "the committed file stays");
     cr_assert_eq(st.st_size, 4);
-    char cmd[160];
+    char cmd[192];
     snprintf(cmd, sizeof(cmd), "test $(ls -A %s | wc -l) -eq 1 && rm -rf %s", dir, dir);
     cr_assert_eq(system(cmd), 0, "a temporary file was left behind");
 }
@@ -169,8 +177,7 @@ Test(util, atomic_abort_is_safe_unopened_and_after_a_commit)
 /* hog_output: what a program linking the library writes with, whole or not at all. */
 Test(util, output_appears_whole_on_commit_and_not_at_all_on_abort)
 {
-    char dir[] = "/tmp/hog-util-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    scratch_make("util");
     char path[128];
     snprintf(path, sizeof(path), "%s/predictions.txt", dir);
     cr_assert_eq(hog_write_file_atomic(path, "old\n", 4), 0);
@@ -201,7 +208,7 @@ Test(util, output_appears_whole_on_commit_and_not_at_all_on_abort)
     cr_assert_eq(st.st_mode & 0777, 0644, "the permissions of a new file: %o", st.st_mode & 0777);
     hog_output_abort(NULL);
 
-    char cmd[160];
+    char cmd[192];
     snprintf(cmd, sizeof(cmd), "test $(ls -A %s | wc -l) -eq 1 && rm -rf %s", dir, dir);
     cr_assert_eq(system(cmd), 0, "a temporary file was left behind");
 }
@@ -217,8 +224,7 @@ Test(util, output_in_a_missing_folder_fails_cleanly)
  * which the library reads without setting it. */
 Test(util, output_keeps_the_mode_of_the_file_it_replaces)
 {
-    char dir[] = "/tmp/hog-util-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    scratch_make("util");
     char path[128], fresh[128];
     snprintf(path, sizeof(path), "%s/model.hog", dir);
     snprintf(fresh, sizeof(fresh), "%s/new.hog", dir);
@@ -245,8 +251,7 @@ Test(util, output_keeps_the_mode_of_the_file_it_replaces)
  * its temporary file is 0600 before a byte is written. */
 Test(util, private_file_is_0600_from_its_creation)
 {
-    char dir[] = "/tmp/hog-util-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    scratch_make("util");
     char path[128];
     snprintf(path, sizeof(path), "%s/key", dir);
     cr_assert_eq(hog_write_file_atomic(path, "old", 3), 0);
@@ -276,8 +281,7 @@ Test(util, private_file_is_0600_from_its_creation)
  * and what it pointed to is untouched. */
 Test(util, output_refuses_what_is_not_a_file_and_replaces_a_symlink)
 {
-    char dir[] = "/tmp/hog-util-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    scratch_make("util");
     char fifo[128], sub[128], target[128], link[128];
     snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
     snprintf(sub, sizeof(sub), "%s/sub", dir);
@@ -306,9 +310,477 @@ Test(util, output_refuses_what_is_not_a_file_and_replaces_a_symlink)
     cr_assert_eq(stat(target, &st), 0);
     cr_assert_eq(st.st_size, 4, "the link's target was changed");
 
-    char cmd[160];
+    char cmd[192];
     snprintf(cmd, sizeof(cmd), "test $(ls -A %s | grep -c tmp) -eq 0 && rm -rf %s", dir, dir);
     cr_assert_eq(system(cmd), 0, "a temporary file was left behind");
+}
+
+/* ---- the unnamed file, the named one where O_TMPFILE is refused, the sweep ---- */
+
+/* A seccomp rule: system call nr, when the low word of its argument arg has
+ * a bit of mask set (mask 0: always), gets action. */
+typedef struct {
+    int nr;
+    unsigned arg, mask, action;
+} rule;
+
+/* Installs the rules in this process (a Criterion test runs in its own), so
+ * that the kernel answers as one without O_TMPFILE, or as one that kills
+ * the process at a given call. */
+static void rules_install(const rule *r, size_t n)
+{
+    struct sock_filter f[64];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+        f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)r[i].nr, 0, r[i].mask ? 3 : 1);
+        if (r[i].mask) {
+            f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                                  (unsigned)offsetof(struct seccomp_data, args[r[i].arg]));
+            f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, r[i].mask, 0, 1);
+        }
+        f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, r[i].action);
+    }
+    f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    struct sock_fprog prog = {(unsigned short)k, f};
+    cr_assert_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+    cr_assert_eq(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0), 0, "seccomp: %s", strerror(errno));
+}
+
+/* open with O_TMPFILE fails with err, as on a file system without it. The
+ * flag's own bit: glibc's O_TMPFILE includes O_DIRECTORY. */
+static void refuse_tmpfile(int err)
+{
+    const unsigned bit = O_TMPFILE & ~O_DIRECTORY;
+    rule r[] = {{__NR_openat, 2, bit, SECCOMP_RET_ERRNO | (unsigned)err},
+                {__NR_open, 1, bit, SECCOMP_RET_ERRNO | (unsigned)err}};
+    rules_install(r, 2);
+}
+
+/* How many names in the scratch folder contain part (NULL: all). */
+static int names_in_dir(const char *part)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 && (!part || strstr(e->d_name, part)))
+            n++;
+    closedir(d);
+    return n;
+}
+
+static void assert_content(const char *path, const char *want)
+{
+    unsigned char *got;
+    size_t len;
+    cr_assert_eq(hog_read_file(path, &got, &len), 0, "%s is missing", path);
+    cr_assert_eq(len, strlen(want), "%s: %zu bytes", path, len);
+    cr_assert_eq(memcmp(got, want, len), 0, "%s: other bytes", path);
+    hog_free(got);
+}
+
+/* Where the file system takes O_TMPFILE, the file being written has no
+ * name: the folder shows the old file alone until the commit. */
+Test(util, unnamed_file_has_no_name_until_the_commit)
+{
+    scratch_make("util");
+    char path[128];
+    snprintf(path, sizeof(path), "%s/out.bin", dir);
+    cr_assert_eq(hog_write_file_atomic(path, "old", 3), 0);
+    hog_atomic_file f;
+    cr_assert_eq(hog_atomic_open(&f, path), 0);
+    cr_assert_eq(f.unnamed, 1, "O_TMPFILE was not used on %s", dir);
+    cr_assert_eq(hog_atomic_write(&f, "new!", 4), 0);
+    cr_assert_eq(names_in_dir(NULL), 1);
+    assert_content(path, "old");
+    cr_assert_eq(hog_atomic_commit(&f), 0);
+    assert_content(path, "new!");
+    cr_assert_eq(names_in_dir(NULL), 1);
+    scratch_remove();
+}
+
+/* Before Linux 6.10 linkat's AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH and
+ * fails with ENOENT without it: the file is then linked through
+ * /proc/self/fd. */
+Test(util, unnamed_file_is_linked_through_proc_without_empty_path)
+{
+    if (access("/proc/self/fd/0", F_OK) != 0)
+        cr_skip_test("no /proc here");
+    scratch_make("util");
+    rule r[] = {{__NR_linkat, 4, AT_EMPTY_PATH, SECCOMP_RET_ERRNO | ENOENT}};
+    rules_install(r, 1);
+    char path[128];
+    snprintf(path, sizeof(path), "%s/model.hog", dir);
+    hog_atomic_file f;
+    cr_assert_eq(hog_atomic_open(&f, path), 0);
+    cr_assert_eq(f.unnamed, 1);
+    cr_assert_eq(hog_atomic_write(&f, "linked", 6), 0);
+    cr_assert_eq(hog_atomic_commit(&f), 0);
+    assert_content(path, "linked");
+    cr_assert_eq(names_in_dir(NULL), 1);
+    scratch_remove();
+}
+
+/* A file system that refuses O_TMPFILE (EOPNOTSUPP; EISDIR or EINVAL from
+ * older kernels) gets a named temporary file: NAME.hogtmp.XXXXXX, this
+ * user's, with the mode the file will have, renamed at the commit and
+ * removed by an abort. */
+static void named_file_round_trip(int err)
+{
+    scratch_make("util");
+    refuse_tmpfile(err);
+    char path[128], tmp[384];
+    snprintf(path, sizeof(path), "%s/data.hgd", dir);
+    cr_assert_eq(hog_write_file_atomic(path, "old", 3), 0);
+    cr_assert_eq(chmod(path, 0640), 0);
+    hog_atomic_file f;
+    cr_assert_eq(hog_atomic_open(&f, path), 0);
+    cr_assert_eq(f.unnamed, 0);
+    cr_assert_eq(strncmp(f.tmp_name, "data.hgd.hogtmp.", 16), 0, "temporary name %s", f.tmp_name);
+    cr_assert_eq(strlen(f.tmp_name), 22u);
+    snprintf(tmp, sizeof(tmp), "%s/%s", dir, f.tmp_name);
+    struct stat st;
+    cr_assert_eq(stat(tmp, &st), 0);
+    cr_assert_eq(st.st_mode & 07777, 0640, "the temporary file's mode %o", st.st_mode & 07777);
+    cr_assert_eq(st.st_uid, geteuid());
+    cr_assert_eq(hog_atomic_write(&f, "new", 3), 0);
+    assert_content(path, "old");
+    cr_assert_eq(hog_atomic_commit(&f), 0);
+    assert_content(path, "new");
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 07777, 0640);
+    cr_assert_eq(names_in_dir(NULL), 1);
+
+    cr_assert_eq(hog_atomic_open(&f, path), 0);
+    cr_assert_eq(names_in_dir(".hogtmp."), 1);
+    hog_atomic_abort(&f);
+    cr_assert_eq(names_in_dir(NULL), 1);
+    assert_content(path, "new");
+    scratch_remove();
+}
+
+Test(util, named_file_where_o_tmpfile_is_not_supported)
+{
+    named_file_round_trip(EOPNOTSUPP);
+}
+
+Test(util, named_file_where_o_tmpfile_reads_as_a_folder)
+{
+    named_file_round_trip(EISDIR);
+}
+
+Test(util, named_file_where_o_tmpfile_is_an_invalid_flag)
+{
+    named_file_round_trip(EINVAL);
+}
+
+/* The named temporary file of a private file is 0600 from its creation,
+ * whatever the umask. */
+Test(util, named_private_file_is_0600_from_its_creation)
+{
+    scratch_make("util");
+    refuse_tmpfile(EOPNOTSUPP);
+    char path[128], tmp[384];
+    snprintf(path, sizeof(path), "%s/key", dir);
+    mode_t mask = umask(0);
+    hog_atomic_file f;
+    int rc = hog_atomic_open_private(&f, path);
+    umask(mask);
+    cr_assert_eq(rc, 0);
+    snprintf(tmp, sizeof(tmp), "%s/%s", dir, f.tmp_name);
+    struct stat st;
+    cr_assert_eq(stat(tmp, &st), 0);
+    cr_assert_eq(st.st_mode & 07777, 0600, "mode %o", st.st_mode & 07777);
+    cr_assert_eq(hog_atomic_commit(&f), 0);
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 07777, 0600);
+    scratch_remove();
+}
+
+/* A writer killed in the middle leaves nothing of an unnamed file. */
+Test(util, a_killed_writer_of_an_unnamed_file_leaves_nothing)
+{
+    scratch_make("util");
+    char path[128];
+    snprintf(path, sizeof(path), "%s/out.bin", dir);
+    cr_assert_eq(hog_write_file_atomic(path, "old", 3), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        hog_atomic_file f;
+        static char buf[1 << 20];
+        if (hog_atomic_open(&f, path) == 0 && f.unnamed && hog_atomic_write(&f, buf, sizeof(buf)) == 0)
+            raise(SIGKILL);
+        _exit(1);
+    }
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the writer was not killed mid-file");
+    cr_assert_eq(names_in_dir(NULL), 1);
+    assert_content(path, "old");
+    scratch_remove();
+}
+
+/* Killed between linkat and rename (the rename kills it here), a writer
+ * leaves the whole new file under its temporary name: the next output
+ * opened in the folder removes it, and the target was never touched. */
+Test(util, a_writer_killed_between_link_and_rename_is_swept)
+{
+    scratch_make("util");
+    char path[128], other[128];
+    snprintf(path, sizeof(path), "%s/m.hog", dir);
+    snprintf(other, sizeof(other), "%s/other.txt", dir);
+    cr_assert_eq(hog_write_file_atomic(path, "old", 3), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        rule r[] = {{__NR_renameat, 0, 0, SECCOMP_RET_KILL_PROCESS},
+                    {__NR_renameat2, 0, 0, SECCOMP_RET_KILL_PROCESS},
+                    {__NR_rename, 0, 0, SECCOMP_RET_KILL_PROCESS}};
+        rules_install(r, 3);
+        hog_atomic_file f;
+        if (hog_atomic_open(&f, path) == 0 && f.unnamed && hog_atomic_write(&f, "complete", 8) == 0)
+            hog_atomic_commit(&f);
+        _exit(1);
+    }
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFSIGNALED(status), "the writer was not killed at its rename");
+    cr_assert_eq(names_in_dir("m.hog.hogtmp."), 1);
+    assert_content(path, "old");
+    cr_assert_eq(hog_write_file_atomic(other, "x", 1), 0);
+    cr_assert_eq(names_in_dir(".hogtmp."), 0, "the abandoned file was not removed");
+    cr_assert_eq(names_in_dir(NULL), 2);
+    assert_content(path, "old");
+    scratch_remove();
+}
+
+/* The sweep removes a killed writer's named file, and nothing else: not a
+ * live writer's (it holds its lock), not another user's, not a FIFO or a
+ * name of another pattern. */
+Test(util, sweep_removes_only_what_a_dead_writer_of_this_user_left)
+{
+    scratch_make("util");
+    refuse_tmpfile(EOPNOTSUPP);
+    char path[128], name[192];
+    /* A live writer in another process, held until the pipe closes; the
+     * killed writer's open does not take its file. */
+    int status;
+    int go[2], done[2];
+    cr_assert_eq(pipe(go), 0);
+    cr_assert_eq(pipe(done), 0);
+    snprintf(path, sizeof(path), "%s/live.hgd", dir);
+    pid_t live = fork();
+    cr_assert_geq(live, 0);
+    if (live == 0) {
+        close(go[0]);
+        close(done[1]);
+        hog_atomic_file f;
+        char c = hog_atomic_open(&f, path) == 0 && hog_atomic_write(&f, "live", 4) == 0 ? 'y' : 'n';
+        if (write(go[1], &c, 1) != 1 || read(done[0], &c, 1) != 0)
+            _exit(1);
+        _exit(hog_atomic_commit(&f) == 0 ? 0 : 1);
+    }
+    close(go[1]);
+    close(done[0]);
+    char c = 0;
+    cr_assert_eq(read(go[0], &c, 1), 1);
+    cr_assert_eq(c, 'y');
+
+    snprintf(path, sizeof(path), "%s/killed.hgd", dir);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        hog_atomic_file f;
+        if (hog_atomic_open(&f, path) == 0 && hog_atomic_write(&f, "partial", 7) == 0)
+            raise(SIGKILL);
+        _exit(1);
+    }
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFSIGNALED(status));
+    cr_assert_eq(names_in_dir("killed.hgd.hogtmp."), 1);
+
+    /* Made by hand: an output would sweep already. */
+    snprintf(name, sizeof(name), "%s/short.hogtmp.abc", dir);
+    cr_assert_eq(close(open(name, O_WRONLY | O_CREAT | O_EXCL, 0600)), 0);
+    snprintf(name, sizeof(name), "%s/fifo.hogtmp.abcdef", dir);
+    cr_assert_eq(mkfifo(name, 0600), 0);
+    int others = geteuid() == 0;
+    if (others) {
+        snprintf(name, sizeof(name), "%s/theirs.hogtmp.abcdef", dir);
+        cr_assert_eq(close(open(name, O_WRONLY | O_CREAT | O_EXCL, 0600)), 0);
+        cr_assert_eq(chown(name, 65534, 65534), 0);
+    }
+    cr_assert_eq(names_in_dir(".hogtmp."), 4 + others);
+
+    snprintf(path, sizeof(path), "%s/next.hgd", dir);
+    cr_assert_eq(hog_write_file_atomic(path, "next", 4), 0);
+    cr_assert_eq(names_in_dir("killed.hgd"), 0, "the dead writer's file is still there");
+    cr_assert_eq(names_in_dir("live.hgd.hogtmp."), 1, "the live writer's file was removed");
+    cr_assert_eq(names_in_dir(".hogtmp."), 3 + others);
+
+    close(done[1]);
+    cr_assert_eq(waitpid(live, &status, 0), live);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the live writer could not commit");
+    snprintf(path, sizeof(path), "%s/live.hgd", dir);
+    assert_content(path, "live");
+    cr_assert_eq(names_in_dir("live.hgd"), 1);
+    scratch_remove();
+}
+
+/* Where the folder takes no flock (NFS: a folder opened read-only cannot
+ * take its emulated lock), a dead writer's file is removed once it is five
+ * minutes old, and a live writer's file, however old, is not. */
+Test(util, sweep_without_a_folder_lock_waits_for_an_old_unlocked_file)
+{
+    scratch_make("util");
+    refuse_tmpfile(EOPNOTSUPP);
+    int go[2], done[2];
+    cr_assert_eq(pipe(go), 0);
+    cr_assert_eq(pipe(done), 0);
+    char path[128], tmp[384];
+    snprintf(path, sizeof(path), "%s/live.hgd", dir);
+    pid_t live = fork();
+    cr_assert_geq(live, 0);
+    if (live == 0) {
+        close(go[0]);
+        close(done[1]);
+        hog_atomic_file f;
+        char c = hog_atomic_open(&f, path) == 0 ? 'y' : 'n';
+        if (write(go[1], &c, 1) != 1 || read(done[0], &c, 1) != 0)
+            _exit(1);
+        _exit(hog_atomic_commit(&f) == 0 ? 0 : 1);
+    }
+    close(go[1]);
+    close(done[0]);
+    char c = 0;
+    cr_assert_eq(read(go[0], &c, 1), 1);
+    cr_assert_eq(c, 'y');
+    snprintf(path, sizeof(path), "%s/killed.hgd", dir);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        hog_atomic_file f;
+        if (hog_atomic_open(&f, path) == 0)
+            raise(SIGKILL);
+        _exit(1);
+    }
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFSIGNALED(status));
+
+    /* From here the folder's lock fails as on NFS: LOCK_EX | LOCK_NB is
+     * the sweep's lock on the folder alone. */
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_flock, 0, 3),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, LOCK_EX | LOCK_NB, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOLCK),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {(unsigned short)HOG_ARRAY_LEN(f), f};
+    cr_assert_eq(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0), 0);
+
+    snprintf(path, sizeof(path), "%s/next.hgd", dir);
+    cr_assert_eq(hog_write_file_atomic(path, "next", 4), 0);
+    cr_assert_eq(names_in_dir("killed.hgd.hogtmp."), 1, "a fresh file was removed without the folder's lock");
+    /* Both temporary files made ten minutes old. */
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    struct timespec old[2] = {{.tv_sec = time(NULL) - 600}, {.tv_sec = time(NULL) - 600}};
+    int aged = 0;
+    while ((e = readdir(d)) != NULL)
+        if (strstr(e->d_name, ".hogtmp.")) {
+            snprintf(tmp, sizeof(tmp), "%s/%s", dir, e->d_name);
+            cr_assert_eq(utimensat(AT_FDCWD, tmp, old, 0), 0);
+            aged++;
+        }
+    closedir(d);
+    cr_assert_eq(aged, 2);
+    cr_assert_eq(hog_write_file_atomic(path, "next", 4), 0);
+    cr_assert_eq(names_in_dir("killed.hgd"), 0, "the dead writer's old file is still there");
+    cr_assert_eq(names_in_dir("live.hgd.hogtmp."), 1, "the live writer's file was removed");
+    close(done[1]);
+    cr_assert_eq(waitpid(live, &status, 0), live);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the live writer could not commit");
+    cr_assert_eq(names_in_dir(NULL), 2);
+    scratch_remove();
+}
+
+/* hog_output_unlink_temps, from a signal handler, removes the names of the
+ * outputs in flight; the output then fails at its commit and the target is
+ * as it was. */
+Test(util, unlink_temps_removes_the_names_in_flight)
+{
+    scratch_make("util");
+    refuse_tmpfile(EOPNOTSUPP);
+    char path[128];
+    snprintf(path, sizeof(path), "%s/predictions.txt", dir);
+    cr_assert_eq(hog_write_file_atomic(path, "old", 3), 0);
+    hog_output *o;
+    cr_assert_eq(hog_output_open(path, &o), 0);
+    cr_assert_eq(hog_output_write(o, "0.5\n", 4), 0);
+    cr_assert_eq(names_in_dir(".hogtmp."), 1);
+    hog_output_unlink_temps();
+    cr_assert_eq(names_in_dir(NULL), 1);
+    cr_assert_eq(hog_output_commit(o), -ENOENT);
+    assert_content(path, "old");
+    cr_assert_eq(names_in_dir(NULL), 1);
+    scratch_remove();
+}
+
+/* As root, a replaced file's owner is given to the new file at the commit;
+ * until then the temporary file is this user's (the sweep needs that), with
+ * the old mode from the start. */
+Test(util, the_owner_of_a_replaced_file_is_given_at_the_commit)
+{
+    if (geteuid() != 0)
+        cr_skip_test("needs root to give a file away");
+    scratch_make("util");
+    refuse_tmpfile(EOPNOTSUPP);
+    char path[128], tmp[384];
+    snprintf(path, sizeof(path), "%s/shared.hog", dir);
+    cr_assert_eq(hog_write_file_atomic(path, "old", 3), 0);
+    cr_assert_eq(chown(path, 65534, 65534), 0);
+    cr_assert_eq(chmod(path, 0640), 0);
+    hog_atomic_file f;
+    cr_assert_eq(hog_atomic_open(&f, path), 0);
+    snprintf(tmp, sizeof(tmp), "%s/%s", dir, f.tmp_name);
+    struct stat st;
+    cr_assert_eq(stat(tmp, &st), 0);
+    cr_assert_eq(st.st_uid, 0u);
+    cr_assert_eq(st.st_mode & 07777, 0640);
+    cr_assert_eq(hog_atomic_commit(&f), 0);
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_uid, 65534u);
+    cr_assert_eq(st.st_gid, 65534u);
+    cr_assert_eq(st.st_mode & 07777, 0640, "mode %o", st.st_mode & 07777);
+    scratch_remove();
+}
+
+/* A name of NAME_MAX bytes still gets a temporary name that fits (its
+ * front, then .hogtmp.XXXXXX), named or not. */
+Test(util, the_longest_name_gets_a_temporary_name_that_fits)
+{
+    scratch_make("util");
+    char name[NAME_MAX + 1], path[512];
+    memset(name, 'n', NAME_MAX);
+    name[NAME_MAX] = '\0';
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    cr_assert_eq(hog_write_file_atomic(path, "unnamed", 7), 0);
+    assert_content(path, "unnamed");
+    refuse_tmpfile(EOPNOTSUPP);
+    hog_atomic_file f;
+    cr_assert_eq(hog_atomic_open(&f, path), 0);
+    cr_assert_eq(strlen(f.tmp_name), (size_t)NAME_MAX);
+    cr_assert_eq(hog_atomic_write(&f, "named", 5), 0);
+    cr_assert_eq(hog_atomic_commit(&f), 0);
+    assert_content(path, "named");
+    cr_assert_eq(names_in_dir(NULL), 1);
+    scratch_remove();
 }
 
 Test(util, shuffle_is_a_seeded_permutation)

@@ -48,7 +48,8 @@ int cli_bytes(const char *opt, const char *s, unsigned long long *out);
     {"hash-bits", required_argument, 0, 'b'}, {"index-base", required_argument, 0, CLI_READ_OPT}, \
     {"on-error", required_argument, 0, CLI_READ_OPT},                                           \
     {"parse-threads", required_argument, 0, CLI_READ_OPT},                                      \
-    {"max-line", required_argument, 0, CLI_READ_OPT}
+    {"max-line", required_argument, 0, CLI_READ_OPT},                                           \
+    {"max-features", required_argument, 0, CLI_READ_OPT}
 #define CLI_READ_USAGE                                                                          \
     "  --format csv|libsvm|vw|hgd  input format (default: detected from the content)\n"        \
     "  --label COL             CSV label column, 0-based index or header name (default 0)\n"  \
@@ -62,7 +63,9 @@ int cli_bytes(const char *opt, const char *s, unsigned long long *out);
     "                          1-based (1); --test and predict follow the training data\n"     \
     "  --on-error stop|skip    malformed lines stop the run (default) or are skipped and counted\n" \
     "  --parse-threads N       threads parsing text (default: one per core)\n"               \
-    "  --max-line BYTES        a longer line of text is an error (K/M/G; default 64M)\n"
+    "  --max-line BYTES        a longer line of text is an error (K/M/G; default 64M)\n"        \
+    "  --max-features N        a larger feature index is an error (default: none; train:\n"    \
+    "                          what --mem-limit holds of the model, and the lower of the two)\n"
 
 /* Applies one of the data-reading options to p. Returns 1 if opt was one
  * of them, 0 if not, -1 on a bad value (reported). */

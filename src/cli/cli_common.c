@@ -164,6 +164,17 @@ int cli_read_option(const char *opt, const char *val, hog_read_params *p)
         p->max_line = v;
         return 1;
     }
+    if (strcmp(opt, "max-features") == 0) {
+        unsigned long long v;
+        if (cli_unsigned("--max-features", val, 1ull << 32, &v) < 0)
+            return -1;
+        if (v == 0) {
+            cli_error("--max-features: at least 1 feature must be allowed, found '%s'", val);
+            return -1;
+        }
+        p->max_features = v;
+        return 1;
+    }
     if (strcmp(opt, "delimiter") == 0) {
         if (strcmp(val, "\\t") == 0 || strcmp(val, "tab") == 0)
             p->delimiter = '\t';

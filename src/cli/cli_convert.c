@@ -1,6 +1,7 @@
 /* cli_convert.c: `hogtrain convert`: text (CSV, libsvm, VW) to a binary dataset, or rating triples to a binary ratings file, written atomically. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <getopt.h>
+#include <signal.h>
 #include <string.h>
 
 #include "cli.h"
@@ -14,6 +15,28 @@ static const char convert_usage[] =
     "                        factorisation): write a binary ratings file\n"
     "  -q, --quiet           print nothing on success\n"
     CLI_READ_USAGE;
+
+/* A SIGINT or SIGTERM ends a conversion at once, with no output: the file
+ * being written has no name (or its temporary name goes here), and the
+ * process dies by the signal, so that its parent sees 130 or 143. */
+static void on_signal(int sig)
+{
+    hog_output_unlink_temps();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
 
 /* Rating triples, as text or .hgr, to a binary ratings file. */
 static int convert_ratings(const char *in, const char *out)
@@ -69,6 +92,7 @@ int cli_convert(int argc, char **argv)
     const char *in = cli_input(argv[optind]);
     if (cli_outputs_apart(&in, 1, &out, 1) < 0)
         return 1;
+    catch_signals();
     char err[CLI_ERR_LEN] = "";
     if (ratings)
         return convert_ratings(in, out);

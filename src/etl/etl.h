@@ -290,9 +290,12 @@ void hog_hgd_writer_free(hog_hgd_writer *w);
 
 /* ---- format detection (etl_dataset.c) ---- */
 /* Whether a file is a binary dataset (*binary 1) or text (0), from its raw
- * first 4 KiB: the .hgd magic, or a NUL byte in a file that is not gzip or
- * zstd (a damaged .hgd then gets the binary reader's verdict), means binary;
- * a pipe or a socket is text, and is not opened here.
+ * first 4 KiB: the .hgd magic, or what a damaged .hgd header still shows
+ * (a NUL eighth byte, then version 1 or 2), means binary, which the binary
+ * reader then judges; anything else is text, NUL bytes and all: the plan
+ * refuses input that is not text and says what it looks like, and the
+ * parsers locate a NUL byte in text (etl_parse.c). A pipe or a
+ * socket is text, and is not opened here.
  * Which text format it is, the pipeline's plan settles (hog_text_plan_make).
  * Returns 0 or -errno. */
 int hog_detect_binary(const char *path, int *binary);
@@ -321,6 +324,7 @@ typedef struct hog_text_plan {
     int skip_errors;        /* hog_read_params.on_error == HOG_ON_ERROR_SKIP */
     uint64_t max_line;      /* the longest line allowed (hog_read_params.max_line; 0 in a plan made
                                by hand: HOG_DEFAULT_MAX_LINE) */
+    uint64_t max_features;  /* hog_read_params.max_features: the ceiling on features (0: none) */
     uint64_t header_bytes;  /* bytes of the file before the first data line (the CSV header) */
     uint64_t header_lines;  /* lines in those bytes */
     /* CSV, per field, owned by the plan (NULL in a plan made by hand: numeric
@@ -334,8 +338,11 @@ enum { HOG_COL_NUMBER = 0, HOG_COL_LABEL, HOG_COL_IGNORE, HOG_COL_CATEGORICAL };
 
 /* Settles the plan from the parameters and the first bytes of the file
  * (head: at least the first line when there is one; the whole file if it is
- * shorter). Detects the format (unless given), the CSV delimiter, header,
- * label column, ignored and categorical columns.
+ * shorter). Refuses a head that is not text (HOG_EFORMAT, saying what it
+ * looks like). Detects the format (unless given; the reason is logged when
+ * the lines or the file's name disagree), the CSV delimiter, header, label
+ * column, ignored and categorical columns, and checks that the features a
+ * hashing or the CSV columns can make stay within p->max_features.
  * Errors: HOG_EFORMAT / HOG_EPARAM with "path:line:column: ..." or
  * "path: no column named 'x'" in err, -ENOMEM. */
 int hog_text_plan_make(const char *path, const hog_read_params *p, const char *head, size_t head_len,
@@ -349,8 +356,18 @@ void hog_text_plan_free(hog_text_plan *plan);
 typedef struct hog_text_error {
     uint64_t line;     /* 1-based line within the chunk */
     uint32_t column;   /* 1-based byte column; 0: the whole line (one too long) */
-    char what[160];    /* "expected a number, found 'abc'" */
+    char what[192];    /* "expected a number, found 'abc'" */
 } hog_text_error;
+
+/* The most hash bits whose 2^bits features stay within max_features (0:
+ * none, which allows 31), at least 1: what a ceiling's message suggests. */
+static inline unsigned hog_bits_within(uint64_t max_features)
+{
+    unsigned bits = 31;
+    while (max_features && bits > 1 && (1ull << bits) > max_features)
+        bits--;
+    return bits;
+}
 
 #define HOG_TEXT_ERRORS_KEPT 5
 
@@ -411,6 +428,14 @@ typedef struct hog_text_summary {
  * "path:line: a line longer than N bytes"), -ENOMEM. */
 int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, hog_text_summary *sum,
                     char *err, size_t err_len);
+
+/* The ceiling on features for binary data (etl_dataset.c): 0 when *ds has
+ * at most p->max_features (p NULL or 0: no ceiling); else *ds is closed and
+ * NULLed and HOG_EPARAM returned, err naming path, the count, the ceiling
+ * and the hashing that fits. hog_hgd_open_within opens path as hog_hgd_open
+ * does, then checks so, before its rows are used. */
+int hog_dataset_within(const char *path, const hog_read_params *p, hog_dataset **ds, char *err, size_t err_len);
+int hog_hgd_open_within(const char *path, const hog_read_params *p, hog_dataset **out, char *err, size_t err_len);
 
 /* Resolves HOG_FORMAT_AUTO as far as binary (*fmt HOG_FORMAT_BINARY) or
  * text (*fmt stays AUTO: the pipeline's plan settles which text format;
@@ -629,7 +654,7 @@ typedef struct hog_input {
  * training, with cache_path (or NULL) as the cache; depth: the most blocks
  * a feed hands out and has not had back. On success the caller owns in->ds
  * or in->feed (hog_dataset_close, hog_feed_free). Errors: those of
- * hog_resolve_format, hog_hgd_open, hog_atomic_open and hog_feed_start,
+ * hog_resolve_format, hog_hgd_open_within, hog_atomic_open and hog_feed_start,
  * -errno reading the input's first and last MiB, HOG_EPARAM when
  * cache_path is the input itself (under any name); err says which. */
 int hog_input_open(const char *path, const hog_read_params *rp, const char *cache_path, unsigned depth,

@@ -56,7 +56,11 @@ int hog_detect_binary(const char *path, int *binary)
     size_t n = (size_t)got;
     static const unsigned char gz[2] = {0x1f, 0x8b}, zst[4] = {0x28, 0xb5, 0x2f, 0xfd};
     int compressed = (n >= 2 && memcmp(head, gz, 2) == 0) || (n >= 4 && memcmp(head, zst, 4) == 0);
-    *binary = (n >= 8 && memcmp(head, HOG_HGD_MAGIC, 8) == 0) || (!compressed && memchr(head, '\0', n));
+    /* A damaged magic still shows as a NUL eighth byte and a version after
+     * it, which text never holds; any other NUL is text's to report. */
+    *binary = (n >= 8 && memcmp(head, HOG_HGD_MAGIC, 8) == 0) ||
+              (!compressed && n >= 12 && head[7] == 0 && (head[8] == 1 || head[8] == 2) && !head[9] && !head[10] &&
+               !head[11]);
     return 0;
 }
 
@@ -79,6 +83,30 @@ int hog_resolve_format(const char *path, const hog_read_params *p, hog_format *f
 }
 
 /* ===================================================================== *
+ *  The ceiling on features
+ * ===================================================================== */
+
+int hog_dataset_within(const char *path, const hog_read_params *p, hog_dataset **ds, char *err, size_t err_len)
+{
+    const uint64_t cap = p ? p->max_features : 0;
+    if (!cap || (*ds)->info.features <= cap)
+        return 0;
+    const unsigned long long features = (unsigned long long)(*ds)->info.features;
+    hog_dataset_close(*ds);
+    *ds = NULL;
+    return hog_fail(HOG_EPARAM, err, err_len, "%s: %llu features are past the ceiling of %llu "
+                    "(hog_read_params.max_features, hog_train_params.mem_limit): make it from its text again, "
+                    "hashed (hog_read_params.hash_bits = %u)", path, features, (unsigned long long)cap,
+                    hog_bits_within(cap));
+}
+
+int hog_hgd_open_within(const char *path, const hog_read_params *p, hog_dataset **out, char *err, size_t err_len)
+{
+    int rc = hog_hgd_open(path, out, err, err_len);
+    return rc < 0 ? rc : hog_dataset_within(path, p, out, err, err_len);
+}
+
+/* ===================================================================== *
  *  Open, convert, save
  * ===================================================================== */
 
@@ -97,7 +125,7 @@ int hog_dataset_open(const char *path, const hog_read_params *params, hog_datase
     if (rc < 0)
         return rc;
     if (fmt == HOG_FORMAT_BINARY)
-        return hog_hgd_open(path, out, err_detail, err_len);
+        return hog_hgd_open_within(path, &p, out, err_detail, err_len);
 
     p.format = fmt;
     hog_builder *b;
@@ -149,7 +177,7 @@ int hog_dataset_convert(const char *in_path, const hog_read_params *params, cons
     if (fmt == HOG_FORMAT_BINARY) {
         /* Already binary: validate it by opening, then rewrite (mapped, so still bounded). */
         hog_dataset *ds;
-        rc = hog_hgd_open(in_path, &ds, err_detail, err_len);
+        rc = hog_hgd_open_within(in_path, &p, &ds, err_detail, err_len);
         if (rc < 0)
             return rc;
         rc = hog_dataset_save(ds, out_path);

@@ -219,11 +219,11 @@ static int cache_open(const char *path, const char *cache, const hog_hgd_source 
 }
 
 /* A binary input copied to the cache with its record, then the copy opened. */
-static int copy_binary(const char *path, const char *cache, const hog_hgd_source *src, hog_dataset **out, char *err,
-                       size_t err_len)
+static int copy_binary(const char *path, const hog_read_params *rp, const char *cache, const hog_hgd_source *src,
+                       hog_dataset **out, char *err, size_t err_len)
 {
     hog_dataset *ds;
-    int rc = hog_hgd_open(path, &ds, err, err_len);
+    int rc = hog_hgd_open_within(path, rp, &ds, err, err_len);
     if (rc < 0)
         return rc;
     hog_atomic_file f;
@@ -270,12 +270,12 @@ int hog_input_open(const char *path, const hog_read_params *rp, const char *cach
         record = &src;
         if (cache_open(path, cache_path, record, &in->ds)) {
             in->cache_used = 1;
-            return 0;
+            return hog_dataset_within(cache_path, &in->read, &in->ds, err, err_len);
         }
     }
     if (fmt == HOG_FORMAT_BINARY)
-        return cache_path ? copy_binary(path, cache_path, record, &in->ds, err, err_len)
-                          : hog_hgd_open(path, &in->ds, err, err_len);
+        return cache_path ? copy_binary(path, &in->read, cache_path, record, &in->ds, err, err_len)
+                          : hog_hgd_open_within(path, &in->read, &in->ds, err, err_len);
     return hog_feed_start(path, &in->read, cache_path, record, depth, &in->feed, err, err_len);
 }
 

@@ -20,8 +20,9 @@
  *   etl_parse_csv.c      CSV lines and the CSV plan (delimiter, header,
  *                        label, ignored and categorical columns)
  *   etl_parse_vw.c       Vowpal Wabbit lines
- *   etl_parse.c          chunks (each line to its format's parser), the
- *                        format detection and the plan
+ *   etl_parse.c          chunks (each line to its format's parser),
+ *                        whether a head is text, the format detection and
+ *                        the plan
  *
  * Calls go one way: etl_parse.c calls the format parsers, they call the
  * rows and numbers, which call neither.
@@ -242,6 +243,7 @@ typedef struct hog_parse_ctx {
     uint64_t line_no;
     int stop;            /* the separator a snippet stops at, or HOG_NO_STOP */
     hog_text_error e;    /* the error of the current line */
+    int bound;           /* e is a bound passed (the feature ceiling), which on_error skip does not skip */
     /* sorting scratch (rows that may hold an index twice) */
     uint64_t *keys;
     float *vals;

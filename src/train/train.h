@@ -353,6 +353,23 @@ int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *se
 /* The memory limit a run uses: p->mem_limit, or half of what is available. */
 uint64_t hog_mem_limit(const hog_train_params *p);
 
+/* The ceiling on features a run of t holds within hog_mem_limit: the model's
+ * weights for `outputs` outputs, replicas' copies and the optimiser's
+ * per-weight state (train_params.c). */
+uint64_t hog_trainer_max_features(const hog_trainer *t, uint32_t outputs);
+
+/* rp (NULL: the defaults) copied to *buf with max_features lowered to what
+ * t's memory limit holds, for one output (two with softmax, the fewest it
+ * has): the readers then refuse a larger index before the model grows to
+ * it. Returns buf. */
+const hog_read_params *hog_trainer_read_params(const hog_trainer *t, const hog_read_params *rp,
+                                               hog_read_params *buf);
+
+/* 0 when a model of dim features and `outputs` outputs fits in t's memory
+ * limit with its optimiser's state; else HOG_EPARAM with the bytes, the
+ * limit and the hint to hash in err. */
+int hog_trainer_features_fit(const hog_trainer *t, uint64_t dim, uint32_t outputs, char *err, size_t err_len);
+
 /* ===================================================================== *
  *  Model-file metadata (train_meta.c)
  *

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "train.h"
+#include "train_run.h"
 
 hog_train_params hog_train_params_default(void)
 {
@@ -36,6 +36,81 @@ hog_train_params hog_train_params_default(void)
 uint64_t hog_mem_limit(const hog_train_params *p)
 {
     return p->mem_limit ? p->mem_limit : hog_mem_usable() / 2;
+}
+
+/* ===================================================================== *
+ *  The ceiling on features
+ * ===================================================================== */
+
+/* Copies of the model the replicas hold besides it: one per worker, one
+ * per NUMA node of the workers, or none. */
+static unsigned replica_copies(const hog_trainer *t)
+{
+    const unsigned nth = hog_pool_threads(t->pool);
+    if (t->p.replicas == HOG_REPLICAS_CORE)
+        return nth;
+    if (t->p.replicas != HOG_REPLICAS_NODE)
+        return 0;
+    int nodes[64];
+    unsigned n = 0;
+    for (unsigned i = 0; i < nth && n < HOG_ARRAY_LEN(nodes); i++) {
+        const int node = hog_pool_worker_node(t->pool, i);
+        unsigned g = 0;
+        while (g < n && nodes[g] != node)
+            g++;
+        if (g == n)
+            nodes[n++] = node;
+    }
+    return n;
+}
+
+/* Bytes a run holds per feature for the model and its optimiser
+ * (train_run.c's hog_run_alloc and hog_run_alloc_final, and the replicas):
+ * per weight, the model, each replica's copy, AdaGrad's sums, L1's two
+ * accumulators, averaging's sums and averaged model, early stopping's best
+ * weights; per feature, normalized updates' largest |x|. The trainer's
+ * tables (a feature's degree, L2 scale and hot slot, 10 bytes) are not
+ * counted: the ceiling bounds the model, whose weights a crafted index
+ * multiplies. */
+static uint64_t feature_bytes(const hog_train_params *p, uint32_t outputs, unsigned copies)
+{
+    uint64_t weight = sizeof(hog_weight) * (1 + (uint64_t)copies);
+    if (p->schedule == HOG_SCHEDULE_ADAGRAD)
+        weight += sizeof(hog_weight);
+    if (p->l1 > 0)
+        weight += 2 * sizeof(hog_weight);
+    if (p->average)
+        weight += sizeof(double) + sizeof(hog_weight);
+    if (p->early_stop)
+        weight += sizeof(float);
+    return (p->normalized ? sizeof(hog_weight) : 0) + weight * HOG_MAX(outputs, 1u);
+}
+
+uint64_t hog_trainer_max_features(const hog_trainer *t, uint32_t outputs)
+{
+    return HOG_MAX(hog_mem_limit(&t->p) / feature_bytes(&t->p, outputs, replica_copies(t)), 1);
+}
+
+const hog_read_params *hog_trainer_read_params(const hog_trainer *t, const hog_read_params *rp,
+                                               hog_read_params *buf)
+{
+    *buf = rp ? *rp : hog_read_params_default();
+    const uint64_t cap = hog_trainer_max_features(t, t->p.loss == HOG_LOSS_SOFTMAX ? 2 : 1);
+    if (!buf->max_features || buf->max_features > cap)
+        buf->max_features = cap;
+    return buf;
+}
+
+int hog_trainer_features_fit(const hog_trainer *t, uint64_t dim, uint32_t outputs, char *err, size_t err_len)
+{
+    const uint64_t cap = hog_trainer_max_features(t, outputs);
+    if (dim <= cap)
+        return 0;
+    const double need = (double)dim * (double)feature_bytes(&t->p, outputs, replica_copies(t));
+    return hog_fail(HOG_EPARAM, err, err_len, "%llu features x %u outputs need %.0f bytes with the optimiser's "
+                    "state, more than hog_train_params.mem_limit (%llu bytes, %llu features): hash them "
+                    "(hog_read_params.hash_bits = %u)", (unsigned long long)dim, outputs, need,
+                    (unsigned long long)hog_mem_limit(&t->p), (unsigned long long)cap, hog_bits_within(cap));
 }
 
 int hog_train_params_check(const hog_train_params *p, const char **field)

@@ -386,7 +386,7 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     if (rc == 0 && (rc = hog_run_kernel(&rs, train->info.rows, train->info.features, train->info.nnz, &forced,
                                         err, err_len)) == 0)
         hog_run_log_kernel(&rs, forced, train->info.rows, train->info.features, train->info.nnz);
-    if (rc == 0)
+    if (rc == 0 && (rc = hog_trainer_features_fit(t, rs.dim, rs.outputs, err, err_len)) == 0)
         rc = hog_run_alloc(&rs, err, err_len);
     if (rc == 0)
         rc = hog_run_tables(&rs);

@@ -397,7 +397,8 @@ int hog_trainer_run_file(hog_trainer *t, const char *path, const hog_read_params
         return rc;
     }
     hog_input in;
-    rc = hog_input_open(path, rp, cache_path, 3 * window, &in, err, err_len);
+    hog_read_params within;
+    rc = hog_input_open(path, hog_trainer_read_params(t, rp, &within), cache_path, 3 * window, &in, err, err_len);
     if (rc < 0) {
         hog_checkpoint_free(&ck);
         return rc;

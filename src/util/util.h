@@ -3,6 +3,7 @@
 #ifndef HOG_UTIL_H
 #define HOG_UTIL_H
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -250,26 +251,38 @@ int hog_number_format(char *buf, size_t len, double v);
  * success. Thread-safe. */
 int hog_number_parse(const char *s, double *out);
 
-/* ---- atomic file output: temporary file, fsync, rename, fsync of the folder (util_file.c) ---- */
+/* ---- atomic file output: an unnamed file (O_TMPFILE) or a named temporary one, fsync, rename, fsync of the folder (util_file.c) ---- */
 typedef struct hog_atomic_file {
     int fd;
+    int dir_fd;     /* the target's folder: where the file is named, renamed and fsynced */
     char *path;     /* final path */
-    char *tmp_path; /* the temporary file beside it */
+    const char *name; /* its last component (inside path) */
+    char tmp_name[NAME_MAX + 1]; /* the temporary name in dir_fd while the file has one, else "" */
+    int unnamed;    /* made with O_TMPFILE: named only at the commit */
+    int slot;       /* its place in the table of hog_output_unlink_temps, or -1 */
+    int owner_kept; /* the replaced file's owner and mode are given at the commit */
+    mode_t mode;
+    uid_t uid;
+    gid_t gid;
     uint64_t end;   /* the end of what was written: where hog_atomic_write goes */
     uint64_t synced;/* bytes before this were handed to writeback (see hog_atomic_pwrite) */
     int direct;     /* O_DIRECT is on (hog_atomic_direct) */
 } hog_atomic_file;
 
-/* Creates a temporary file beside path, with the permissions (and, where
- * allowed, the owner) of the file it will replace, or 0666 less the umask
- * for a new one. A symbolic link at path is replaced, not followed. Returns
- * 0, -EISDIR (path is a folder), HOG_ENOTFILE (a device, FIFO or socket,
- * which is never replaced), or -errno. */
+/* Creates the file that will replace path, in path's folder: unnamed
+ * (O_TMPFILE) where the file system allows it, else named
+ * NAME.hogtmp.XXXXXX; with the permissions of the file it will replace, or
+ * 0666 less the umask for a new one (the owner follows at the commit). A
+ * symbolic link at path is replaced, not followed. First removes what
+ * interrupted runs left in that folder: files of that pattern, this
+ * user's, that no live process holds locked. Returns 0, -EISDIR (path is a
+ * folder), HOG_ENOTFILE (a device, FIFO or socket, which is never
+ * replaced), or -errno (-ENOENT, -EACCES, -EROFS, -ENOSPC, ...). */
 int hog_atomic_open(hog_atomic_file *f, const char *path);
 /* As hog_atomic_open, for a file only its owner may read (a secret key):
- * the temporary file is made 0600 and stays 0600 whatever the umask and
- * the mode and owner of the file it replaces, so that no other user can
- * open it at any moment. */
+ * the file is made 0600 and stays 0600 whatever the umask and the mode and
+ * owner of the file it replaces, so that no other user can open it at any
+ * moment. */
 int hog_atomic_open_private(hog_atomic_file *f, const char *path);
 /* Appends all of buf after the furthest byte written so far. Returns 0 or -errno. */
 int hog_atomic_write(hog_atomic_file *f, const void *buf, size_t len);
@@ -293,11 +306,14 @@ int hog_atomic_pwrite(hog_atomic_file *f, const void *buf, size_t len, uint64_t 
  * then written buffered as before. */
 #define HOG_DIRECT_ALIGN 4096u
 int hog_atomic_direct(hog_atomic_file *f, int on);
-/* fsyncs, renames over path, fsyncs the folder. Frees f. Returns 0 or -errno
- * (on failure the temporary file is removed). */
+/* fsyncs; gives an unnamed file its temporary name (linkat); renames it
+ * over path; fsyncs the folder. Frees f. Returns 0 or -errno (on failure
+ * the temporary file is removed, and path is as it was unless the folder's
+ * fsync failed). */
 int hog_atomic_commit(hog_atomic_file *f);
-/* Removes the temporary file and frees f. Safe after a failed open, after a
- * commit (it then does nothing) and on a struct set to {.fd = -1}. */
+/* Removes the temporary file (closing an unnamed one is enough) and frees
+ * f. Safe after a failed open, after a commit (it then does nothing) and on
+ * a struct set to {.fd = -1}. */
 void hog_atomic_abort(hog_atomic_file *f);
 
 /* Reads a whole regular file into a new buffer (*out, hog_free it; at least

@@ -1,60 +1,330 @@
-/* util_file.c: files written whole or not at all (temporary file, fsync, rename; hog_output for programs), and whole files read. */
+/* util_file.c: files written whole or not at all (an unnamed O_TMPFILE, or a named temporary file, made visible by rename only when complete; hog_output for programs), and whole files read. */
 /* SPDX-License-Identifier: BSD-2-Clause */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
+#include <linux/capability.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
 
-/* Creates path's temporary file: PATH.tmp.XXXXXX with a fresh suffix, by
- * open(O_EXCL) with mode 0666 (0600 for a private file) so that the kernel
- * applies the umask (mkstemp makes 0600, and reading the umask means
- * setting it, which races with every other thread of the process). */
-static int temp_create(char *tmp, size_t suffix_at, mode_t mode)
+/* ---- How an output reaches its name ----
+ *
+ * The file is made in the target's folder with O_TMPFILE: it has no name,
+ * so a process killed at any instant leaves nothing behind; the kernel
+ * frees it with the last descriptor. At the commit it is fsynced, linked
+ * under a temporary name (linkat: AT_EMPTY_PATH, which needs
+ * CAP_DAC_READ_SEARCH before Linux 6.10, or /proc/self/fd/N with
+ * AT_SYMLINK_FOLLOW) and renamed over the target, and the folder is
+ * fsynced. linkat cannot replace a name and no kernel call links an
+ * unnamed file over one, so a temporary name exists for the two system
+ * calls between linkat and rename.
+ *
+ * Where the file system refuses O_TMPFILE (EOPNOTSUPP; EISDIR or EINVAL
+ * from kernels or file systems that do not know it), or the file could not
+ * be linked (no capability and no /proc), the file is created under its
+ * temporary name from the start, as before.
+ *
+ * Either way the temporary name is NAME.hogtmp.XXXXXX (the target's name,
+ * cut to fit NAME_MAX), and its writer holds an flock on the file until it
+ * is renamed or removed. A process that dies holding it leaves a file that
+ * is provably abandoned: every open of an output sweeps its folder and
+ * removes the files of that pattern that belong to this user and whose lock
+ * it can take. The lock is the evidence, not a pid in the name: a pid is
+ * reused, and means nothing to a process in another pid namespace or on
+ * another machine sharing the folder. A writer creates a named file and
+ * locks it while holding a shared flock on the folder, and a sweep holds an
+ * exclusive one, so that a sweep never sees a file in the instant between
+ * its creation and its lock (where the folder takes no flock, the file's
+ * age stands in: SWEEP_UNLOCKED_AGE). */
+
+#define TEMP_MARK ".hogtmp."
+#define TEMP_SUFFIX_LEN 6
+#define TEMP_EXTRA (sizeof(TEMP_MARK) - 1 + TEMP_SUFFIX_LEN)
+
+/* ---- temporary names a signal handler may remove (hog_output_unlink_temps) ---- */
+#define PENDING_SLOTS 32
+enum { SLOT_FREE, SLOT_BUSY, SLOT_NAMED };
+static struct {
+    _Atomic int state;
+    int dir_fd;
+    char name[NAME_MAX + 1];
+} pending[PENDING_SLOTS];
+
+/* Records a temporary name in the table; returns its slot, or -1 when the
+ * table is full (the name is then only swept by a later run). */
+static int pending_add(int dir_fd, const char *name)
+{
+    for (int i = 0; i < PENDING_SLOTS; i++) {
+        int expect = SLOT_FREE;
+        if (atomic_compare_exchange_strong(&pending[i].state, &expect, SLOT_BUSY)) {
+            pending[i].dir_fd = dir_fd;
+            snprintf(pending[i].name, sizeof(pending[i].name), "%s", name);
+            atomic_store_explicit(&pending[i].state, SLOT_NAMED, memory_order_release);
+            return i;
+        }
+    }
+    return -1;
+}
+
+static void pending_drop(int *slot)
+{
+    if (*slot >= 0)
+        atomic_store_explicit(&pending[*slot].state, SLOT_FREE, memory_order_release);
+    *slot = -1;
+}
+
+void hog_output_unlink_temps(void)
+{
+    for (int i = 0; i < PENDING_SLOTS; i++)
+        if (atomic_load_explicit(&pending[i].state, memory_order_acquire) == SLOT_NAMED)
+            unlinkat(pending[i].dir_fd, pending[i].name, 0);
+}
+
+/* ---- temporary names ---- */
+
+/* Writes NAME.hogtmp.XXXXXX into tmp (NAME_MAX + 1 bytes) with a fresh
+ * suffix; NAME is cut so that the whole fits in NAME_MAX. */
+static void temp_name(char *tmp, const char *name)
 {
     static _Atomic uint64_t counter;
     static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    uint64_t seed = hog_mix64((uint64_t)getpid() << 32 ^ (uint64_t)(hog_now() * 1e9));
+    uint64_t x = hog_mix64(hog_mix64((uint64_t)getpid() << 32 ^ (uint64_t)(hog_now() * 1e9)) +
+                           atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed));
+    int keep = (int)HOG_MIN(strlen(name), NAME_MAX - TEMP_EXTRA);
+    char suffix[TEMP_SUFFIX_LEN + 1];
+    for (size_t i = 0; i < TEMP_SUFFIX_LEN; i++, x /= 62)
+        suffix[i] = digits[x % 62];
+    suffix[TEMP_SUFFIX_LEN] = '\0';
+    snprintf(tmp, NAME_MAX + 1, "%.*s%s%s", keep, name, TEMP_MARK, suffix);
+}
+
+/* Whether name is one of ours: anything, then .hogtmp. and six letters or digits. */
+static int temp_name_is_ours(const char *name)
+{
+    size_t n = strlen(name);
+    if (n <= TEMP_EXTRA || memcmp(name + n - TEMP_EXTRA, TEMP_MARK, sizeof(TEMP_MARK) - 1) != 0)
+        return 0;
+    for (const char *p = name + n - TEMP_SUFFIX_LEN; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+            return 0;
+    return 1;
+}
+
+static int flock_retry(int fd, int op)
+{
+    int rc;
+    while ((rc = flock(fd, op)) < 0 && errno == EINTR)
+        ;
+    return rc < 0 ? -errno : 0;
+}
+
+/* Where the folder takes no flock (NFS emulates flock with byte-range
+ * locks, which a folder opened read-only cannot take), a named file is
+ * swept only once it is this old by this machine's clock: a live writer
+ * locks its file microseconds after creating it, and the margin covers a
+ * server's clock that runs ahead. */
+#define SWEEP_UNLOCKED_AGE 300
+
+/* Removes the temporary files in the folder that a writer left when it
+ * died: ours by name, this user's, and unlocked. Does nothing while another
+ * process sweeps the folder. */
+static void temps_sweep(int dir_fd, const char *path)
+{
+    int rc = flock_retry(dir_fd, LOCK_EX | LOCK_NB);
+    if (rc == -EWOULDBLOCK)
+        return;
+    const int dir_locked = rc == 0;
+    int list_fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = list_fd >= 0 ? fdopendir(list_fd) : NULL;
+    if (!d) {
+        if (list_fd >= 0)
+            close(list_fd);
+        if (dir_locked)
+            (void)flock_retry(dir_fd, LOCK_UN);
+        return;
+    }
+    const uid_t me = geteuid();
+    const time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if ((e->d_type != DT_REG && e->d_type != DT_UNKNOWN) || !temp_name_is_ours(e->d_name))
+            continue;
+        /* Read-write where the mode allows: NFS's emulated flock needs it. */
+        const int how = O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+        int fd = openat(dir_fd, e->d_name, O_RDWR | how);
+        if (fd < 0 && errno == EACCES)
+            fd = openat(dir_fd, e->d_name, O_RDONLY | how);
+        if (fd < 0)
+            continue;
+        struct stat held, named;
+        /* A shared lock is refused while the writer holds its exclusive
+         * one; the name is removed only while it still names the file
+         * whose lock was taken. */
+        if (fstat(fd, &held) == 0 && S_ISREG(held.st_mode) && held.st_uid == me &&
+            (dir_locked || now - held.st_mtime > SWEEP_UNLOCKED_AGE) && flock_retry(fd, LOCK_SH | LOCK_NB) == 0 &&
+            fstatat(dir_fd, e->d_name, &named, AT_SYMLINK_NOFOLLOW) == 0 && named.st_dev == held.st_dev &&
+            named.st_ino == held.st_ino && unlinkat(dir_fd, e->d_name, 0) == 0)
+            hog_log(HOG_LOG_INFO, "%s: removed %s, a temporary file left beside it by an interrupted run", path,
+                    e->d_name);
+        close(fd);
+    }
+    closedir(d);
+    if (dir_locked)
+        (void)flock_retry(dir_fd, LOCK_UN);
+}
+
+/* Creates the named temporary file NAME.hogtmp.XXXXXX, locked, by
+ * openat(O_EXCL) with mode 0666 (0600 for a private file) so that the
+ * kernel applies the umask (mkstemp makes 0600, and reading the umask means
+ * setting it, which races with every other thread of the process). */
+static int temp_create_named(hog_atomic_file *f, mode_t mode)
+{
+    /* Shared: writers do not wait for each other, only for a sweep. */
+    int locked = flock_retry(f->dir_fd, LOCK_SH) == 0;
+    int fd = -EEXIST;
+    for (int attempt = 0; attempt < 100 && fd == -EEXIST; attempt++) {
+        temp_name(f->tmp_name, f->name);
+        fd = openat(f->dir_fd, f->tmp_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+        if (fd < 0)
+            fd = -errno;
+    }
+    if (fd >= 0) {
+        (void)flock_retry(fd, LOCK_EX); /* waits only for a sweep's probe */
+        f->slot = pending_add(f->dir_fd, f->tmp_name);
+    }
+    if (locked)
+        (void)flock_retry(f->dir_fd, LOCK_UN);
+    if (fd < 0)
+        f->tmp_name[0] = '\0';
+    return fd;
+}
+
+/* Whether this process holds CAP_DAC_READ_SEARCH, which linkat's
+ * AT_EMPTY_PATH needs before Linux 6.10. */
+static int can_read_search(void)
+{
+    struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct data[2];
+    if (syscall(SYS_capget, &hdr, data) < 0)
+        return 0;
+    return (data[CAP_TO_INDEX(CAP_DAC_READ_SEARCH)].effective & CAP_TO_MASK(CAP_DAC_READ_SEARCH)) != 0;
+}
+
+static void proc_fd_path(char *buf, size_t len, int fd)
+{
+    snprintf(buf, len, "/proc/self/fd/%d", fd);
+}
+
+/* Opens the unnamed file, or returns -EOPNOTSUPP where it could not be
+ * made (the caller then makes a named one) and -errno for another error. */
+static int temp_create_unnamed(hog_atomic_file *f, mode_t mode)
+{
+    int fd = openat(f->dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, mode);
+    if (fd < 0)
+        return errno == EISDIR || errno == EINVAL ? -EOPNOTSUPP : -errno;
+    char proc[32];
+    proc_fd_path(proc, sizeof(proc), fd);
+    if (!can_read_search() && faccessat(AT_FDCWD, proc, F_OK, 0) < 0) {
+        close(fd); /* it could not be given a name at the commit */
+        return -EOPNOTSUPP;
+    }
+    (void)flock_retry(fd, LOCK_EX); /* no other process can reach it */
+    return fd;
+}
+
+/* Gives the unnamed file its temporary name. */
+static int temp_link_unnamed(hog_atomic_file *f)
+{
+    char proc[32];
+    proc_fd_path(proc, sizeof(proc), f->fd);
     for (int attempt = 0; attempt < 100; attempt++) {
-        uint64_t x = hog_mix64(seed + atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed));
-        for (size_t i = 0; i < 6; i++, x /= 62)
-            tmp[suffix_at + i] = digits[x % 62];
-        int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-        if (fd >= 0 || errno != EEXIST)
-            return fd >= 0 ? fd : -errno;
+        temp_name(f->tmp_name, f->name);
+        f->slot = pending_add(f->dir_fd, f->tmp_name);
+        int rc = linkat(f->fd, "", f->dir_fd, f->tmp_name, AT_EMPTY_PATH);
+        if (rc < 0 && errno == ENOENT) /* no CAP_DAC_READ_SEARCH */
+            rc = linkat(AT_FDCWD, proc, f->dir_fd, f->tmp_name, AT_SYMLINK_FOLLOW);
+        if (rc == 0)
+            return 0;
+        rc = -errno;
+        pending_drop(&f->slot);
+        f->tmp_name[0] = '\0';
+        if (rc != -EEXIST)
+            return rc;
     }
     return -EEXIST;
+}
+
+/* ---- hog_atomic_file ---- */
+
+/* Opens the folder of path (the part before its last '/'). */
+static int folder_open(const char *path, const char *name)
+{
+    size_t n = (size_t)(name - path);
+    if (n == 0)
+        return open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    char *dir = hog_malloc(n + 1);
+    if (!dir) {
+        errno = ENOMEM;
+        return -1;
+    }
+    memcpy(dir, path, n);
+    dir[n] = '\0'; /* "/x" keeps its "/" */
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int saved = errno;
+    hog_free(dir);
+    errno = saved;
+    return fd;
 }
 
 static int atomic_open(hog_atomic_file *f, const char *path, int private_)
 {
     memset(f, 0, sizeof(*f));
     f->fd = -1;
+    f->dir_fd = -1;
+    f->slot = -1;
     struct stat old;
     int replacing = lstat(path, &old) == 0;
     if (replacing && S_ISDIR(old.st_mode))
         return -EISDIR;
     if (replacing && !S_ISREG(old.st_mode) && !S_ISLNK(old.st_mode))
         return HOG_ENOTFILE;
-    size_t n = strlen(path);
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    if (!*name) /* "out/": a folder's name */
+        return -EISDIR;
+    if (strlen(name) > NAME_MAX)
+        return -ENAMETOOLONG;
     f->path = hog_strdup(path);
-    f->tmp_path = hog_malloc(n + 16);
-    if (!f->path || !f->tmp_path) {
-        hog_atomic_abort(f);
+    if (!f->path)
         return -ENOMEM;
+    f->name = f->path + (name - path);
+    f->dir_fd = folder_open(path, name);
+    if (f->dir_fd < 0) {
+        int rc = -errno;
+        hog_atomic_abort(f);
+        return rc;
     }
-    snprintf(f->tmp_path, n + 16, "%s.tmp.XXXXXX", path);
-    f->fd = temp_create(f->tmp_path, n + 5, private_ ? 0600 : 0666);
+    temps_sweep(f->dir_fd, path);
+    /* 0666 (0600) less the umask, applied by the kernel as for any file
+     * created with open. */
+    const mode_t mode = private_ ? 0600 : 0666;
+    f->fd = temp_create_unnamed(f, mode);
+    f->unnamed = f->fd >= 0;
+    if (f->fd == -EOPNOTSUPP)
+        f->fd = temp_create_named(f, mode);
     if (f->fd < 0) {
         int rc = f->fd;
-        hog_free(f->tmp_path);
-        f->tmp_path = NULL; /* nothing was created: nothing to remove */
         hog_atomic_abort(f);
         return rc;
     }
@@ -66,12 +336,17 @@ static int atomic_open(hog_atomic_file *f, const char *path, int private_)
         hog_atomic_abort(f);
         return rc;
     }
-    /* A replaced file keeps its mode, and its owner where this process may
-     * give it (root; or a group the user is in): a 0600 model stays 0600. */
+    /* A replaced file keeps its mode from the start (a named temporary file
+     * of a 0600 model is never 0644), and its owner at the commit, where
+     * this process may give it (root; or a group the user is in): until
+     * then the file is this user's, which the sweep of a later run needs to
+     * recognise it. */
     if (!private_ && replacing && S_ISREG(old.st_mode)) {
         (void)fchmod(f->fd, old.st_mode & 07777);
-        if (fchown(f->fd, old.st_uid, old.st_gid) < 0)
-            (void)fchown(f->fd, (uid_t)-1, old.st_gid);
+        f->owner_kept = 1;
+        f->mode = old.st_mode & 07777;
+        f->uid = old.st_uid;
+        f->gid = old.st_gid;
     }
     return 0;
 }
@@ -142,34 +417,25 @@ int hog_atomic_pwrite(hog_atomic_file *f, const void *buf, size_t len, uint64_t 
     return 0;
 }
 
-static int fsync_parent(const char *path)
-{
-    char *copy = hog_strdup(path);
-    if (!copy)
-        return -ENOMEM;
-    int dfd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    hog_free(copy);
-    if (dfd < 0)
-        return -errno;
-    int rc = fsync(dfd) < 0 ? -errno : 0;
-    close(dfd);
-    return rc;
-}
-
 int hog_atomic_commit(hog_atomic_file *f)
 {
-    int rc = 0;
-    if (fsync(f->fd) < 0)
-        rc = -errno;
-    if (close(f->fd) < 0 && rc == 0)
-        rc = -errno;
-    f->fd = -1;
-    if (rc == 0 && rename(f->tmp_path, f->path) < 0)
+    int rc = fsync(f->fd) < 0 ? -errno : 0;
+    if (rc == 0 && f->owner_kept) {
+        if (fchown(f->fd, f->uid, f->gid) < 0)
+            (void)fchown(f->fd, (uid_t)-1, f->gid);
+        (void)fchmod(f->fd, f->mode); /* a change of owner clears set-user-ID */
+    }
+    if (rc == 0 && f->unnamed)
+        rc = temp_link_unnamed(f);
+    /* The file keeps its lock (f->fd stays open) until it has its final
+     * name, so a sweep never takes it for abandoned. */
+    if (rc == 0 && renameat(f->dir_fd, f->tmp_name, f->dir_fd, f->name) < 0)
         rc = -errno;
     if (rc == 0) {
-        hog_free(f->tmp_path);
-        f->tmp_path = NULL;
-        rc = fsync_parent(f->path);
+        pending_drop(&f->slot);
+        f->tmp_name[0] = '\0';
+        if (fsync(f->dir_fd) < 0)
+            rc = -errno;
     }
     hog_atomic_abort(f);
     return rc;
@@ -177,15 +443,21 @@ int hog_atomic_commit(hog_atomic_file *f)
 
 void hog_atomic_abort(hog_atomic_file *f)
 {
+    if (f->path) { /* opened: every field is set */
+        pending_drop(&f->slot);
+        if (f->tmp_name[0])
+            unlinkat(f->dir_fd, f->tmp_name, 0);
+        if (f->dir_fd >= 0)
+            close(f->dir_fd);
+        hog_free(f->path);
+    }
     if (f->fd >= 0)
         close(f->fd);
-    if (f->tmp_path)
-        unlink(f->tmp_path);
-    hog_free(f->tmp_path);
-    hog_free(f->path);
     f->fd = -1;
-    f->tmp_path = NULL;
+    f->dir_fd = -1;
+    f->tmp_name[0] = '\0';
     f->path = NULL;
+    f->name = NULL;
 }
 
 int hog_write_file_atomic(const char *path, const void *buf, size_t len)
