@@ -574,13 +574,16 @@ int hog_trainer_set_checkpoint(hog_trainer *t, const char *path, double every_se
  * workers finish the segments they hold (a few thousand rows) and claim no
  * more; the checkpoint, if one is set, is written; and the run returns
  * HOG_EINTERRUPTED, its detail saying where the run stood and what was
- * saved. No model is returned. A flag set before the run starts (while
- * hog_trainer_run_file reads its input, say) stops it before its first
- * epoch; it is cleared when a run returns HOG_EINTERRUPTED. Only sets a
- * flag: async-signal-safe, for a SIGINT or SIGTERM handler, and callable
+ * saved. No model is returned. A flag set before the run's epochs start
+ * (while hog_trainer_run_file reads its input, say) stops it before its
+ * first epoch; it is cleared when a run returns HOG_EINTERRUPTED. Returns
+ * 1 when a run's epochs are under way, 0 when none is: then nothing
+ * trained would be lost if the program ended at once (a signal handler
+ * may do so rather than wait for a slow read to end). Only sets and reads
+ * flags: async-signal-safe, for a SIGINT or SIGTERM handler, and callable
  * from any thread. A multi-node run is ended with hog_link_interrupt,
  * which tells every rank; this flag is not looked at then. */
-void hog_trainer_interrupt(hog_trainer *t);
+int hog_trainer_interrupt(hog_trainer *t);
 
 /* What hog_trainer_run_file did with its input. */
 typedef struct hog_file_run {
@@ -940,10 +943,12 @@ int hog_mf_control_set_checkpoint(hog_mf_control *c, const char *path, double ev
 
 /* Stops the run of c as hog_trainer_interrupt stops a linear one: the
  * workers finish their segments, the checkpoint (if set) is written, and
- * hog_mf_train returns HOG_EINTERRUPTED with no model. Only sets a flag:
- * async-signal-safe; cleared when a run returns HOG_EINTERRUPTED. A
- * multi-node run is ended with hog_link_interrupt instead. */
-void hog_mf_interrupt(hog_mf_control *c);
+ * hog_mf_train returns HOG_EINTERRUPTED with no model. Returns 1 when the
+ * run's epochs are under way, else 0, as hog_trainer_interrupt does. Only
+ * sets and reads flags: async-signal-safe; cleared when a run returns
+ * HOG_EINTERRUPTED. A multi-node run is ended with hog_link_interrupt
+ * instead. */
+int hog_mf_interrupt(hog_mf_control *c);
 
 /* Trains a factorisation of train with HOGWILD! SGD on p->threads workers
  * of the library's shared pool (see hog_model_evaluate). test (may be NULL;

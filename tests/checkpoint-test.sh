@@ -152,27 +152,28 @@ else
     not_ok "SIGINT without --checkpoint: exit $rc, files: $(ls -A "$out" | tr '\n' ' ')" "$tmp/none.log"
 fi
 
-# ---- a second signal ends the command at once ----
-# The first arrives while the text is read (a run stops only when training
-# starts); the second must end the process by its signal, with none of the
-# words of an orderly stop. (Two threads may take the two at once: either
-# may count as the second.)
-clean
-"$bin" train "$tmp/all.svm" --parse-threads 1 --threads 1 --bind 0 -o "$out/m.hog" --checkpoint "$out/c.ckpt" \
-    >"$tmp/twice.log" 2>&1 &
-pid=$!
-wait_for "whole before training" "$tmp/twice.log"
-kill -INT "$pid"
-kill -TERM "$pid"
-wait "$pid"
-rc=$?
-pid=
-if { [ "$rc" -eq 143 ] || [ "$rc" -eq 130 ]; } && [ ! -e "$out/m.hog" ] && [ ! -e "$out/c.ckpt" ] &&
-    ! grep -q "no model was written" "$tmp/twice.log"; then
-    ok "SIGINT then SIGTERM while reading: the second ends it at once (exit $rc), no model, no checkpoint"
-else
-    not_ok "SIGINT then SIGTERM: exit $rc, files: $(ls -A "$out" | tr '\n' ' ')" "$tmp/twice.log"
-fi
+# ---- before training, a signal ends the command at once ----
+# While the text is read nothing is trained yet: the command dies by the
+# signal, with none of the words of an orderly stop and nothing written.
+# A second signal does the same (two threads may take the two at once:
+# either may count as the second).
+for sigs in "INT" "INT TERM"; do
+    clean
+    "$bin" train "$tmp/all.svm" --parse-threads 1 --threads 1 --bind 0 -o "$out/m.hog" --checkpoint "$out/c.ckpt" \
+        >"$tmp/read.log" 2>&1 &
+    pid=$!
+    wait_for "whole before training" "$tmp/read.log"
+    for sig in $sigs; do kill -"$sig" "$pid"; done
+    wait "$pid" 2>/dev/null
+    rc=$?
+    pid=
+    if { [ "$rc" -eq 130 ] || { [ "$sigs" != INT ] && [ "$rc" -eq 143 ]; }; } && [ -z "$(stray)" ] &&
+        ! grep -q "no model was written" "$tmp/read.log"; then
+        ok "SIG$(echo $sigs | sed 's/ / then SIG/') while the input is read: the command ends at once (exit $rc), nothing written"
+    else
+        not_ok "SIG$sigs while the input is read: exit $rc, files: $(ls -A "$out" | tr '\n' ' ')" "$tmp/read.log"
+    fi
+done
 
 # ---- the crash harness: kill -9 at random instants ----
 # crash WHAT EXPR REF ARGS...: `train ARGS` killed at instants drawn

@@ -32,12 +32,13 @@ TestSuite(train_checkpoint, .init = setup, .fini = scratch_remove);
 static hog_trainer *clock_trainer;
 static atomic_uint clock_reads;
 static unsigned clock_stop_at;
+static int clock_training; /* what hog_trainer_interrupt answered: 1, epochs under way */
 
 static double counting_clock(void)
 {
     unsigned n = atomic_fetch_add(&clock_reads, 1) + 1;
     if (n == clock_stop_at)
-        hog_trainer_interrupt(clock_trainer);
+        clock_training = hog_trainer_interrupt(clock_trainer);
     return (double)n;
 }
 
@@ -66,8 +67,10 @@ static void run_interrupted(const hog_dataset *tr, const hog_dataset *te, const 
     hog_trainer *t = trainer(p, 1e9, 0, stop_at);
     hog_model *m = NULL;
     char err[256] = "";
+    clock_training = 0;
     cr_assert_eq(hog_trainer_run(t, tr, te, &m, err, sizeof(err)), HOG_EINTERRUPTED, "%s", err);
     cr_assert_null(m);
+    cr_assert_eq(clock_training, 1, "the interrupt came while no epoch was under way");
     cr_assert(strstr(err, "interrupted") && strstr(err, ckpt), "%s", err);
     hog_trainer_free(t);
     checkpoint ck;
@@ -398,7 +401,7 @@ Test(train_checkpoint, an_interrupt_without_a_checkpoint_saves_nothing)
     hog_trainer *t;
     char err[256] = "";
     cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
-    hog_trainer_interrupt(t);
+    cr_assert_eq(hog_trainer_interrupt(t), 0, "no run is under way");
     hog_model *m = NULL;
     cr_assert_eq(hog_trainer_run(t, tr, NULL, &m, err, sizeof(err)), HOG_EINTERRUPTED);
     cr_assert_null(m);

@@ -46,11 +46,13 @@ static hog_mf_control *clock_control;
 static atomic_uint clock_reads;
 static unsigned clock_stop_at;
 
+static int clock_training; /* what hog_mf_interrupt answered: 1, epochs under way */
+
 static double counting_clock(void)
 {
     unsigned n = atomic_fetch_add(&clock_reads, 1) + 1;
     if (n == clock_stop_at)
-        hog_mf_interrupt(clock_control);
+        clock_training = hog_mf_interrupt(clock_control);
     return (double)n;
 }
 
@@ -131,7 +133,9 @@ Test(mf_checkpoint, a_resumed_one_thread_run_is_the_same_bit_for_bit)
     for (size_t i = 0; i < HOG_ARRAY_LEN(stops); i++) {
         remove(ckpt);
         hog_mf_control *c = control(1e9, 0, stops[i]);
+        clock_training = 0;
         cr_assert_null(mf_train(rt, p, c, HOG_EINTERRUPTED));
+        cr_assert_eq(clock_training, 1, "stop %u came while no epoch was under way", stops[i]);
         hog_mf_control_free(c);
         mf_run_shape s = {&p, rt, NULL, 0, 0};
         mf_checkpoint ck;
@@ -230,7 +234,7 @@ Test(mf_checkpoint, an_interrupt_without_a_checkpoint_saves_nothing)
     p.threads = 2;
     hog_mf_control *c;
     cr_assert_eq(hog_mf_control_create(&c), 0);
-    hog_mf_interrupt(c);
+    cr_assert_eq(hog_mf_interrupt(c), 0, "no run is under way");
     p.control = c;
     hog_mf_model *m = NULL;
     char err[256] = "";

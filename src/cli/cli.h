@@ -148,14 +148,17 @@ int cli_ckpt_option(const char *name, const char *val, cli_ckpt *c);
 int cli_ckpt_check(const cli_ckpt *c, const hog_link_params *lp);
 
 /* ---- cli_signal.c: SIGINT and SIGTERM ---- */
-/* From now on the first SIGINT or SIGTERM stops what cli_signal_route
- * names at its next consistent point (the command then writes no model
- * and exits 128 + the signal's number), and a second ends the process at
- * once (re-raised with its default action). */
+/* From now on the first SIGINT or SIGTERM stops the training that
+ * cli_signal_route names at its next consistent point (the command then
+ * writes no model and exits 128 + the signal's number); when no training
+ * is under way (its input still read) it ends the process at once, as a
+ * second signal always does (re-raised with its default action, the
+ * outputs' temporary names removed first). */
 void cli_signal_catch(void);
 /* What the first signal stops: a trainer (hog_trainer_interrupt), a link
- * (hog_link_interrupt) and a factorisation (hog_mf_interrupt), each NULL
- * for none. A signal caught already is passed on to them at once. */
+ * (hog_link_interrupt: a run of several ranks always waits for it) and a
+ * factorisation (hog_mf_interrupt), each NULL for none. A signal caught
+ * already is passed on to them at once. */
 void cli_signal_route(hog_trainer *t, hog_link *l, hog_mf_control *mf);
 /* The first signal caught, or 0. */
 int cli_signal_caught(void);

@@ -17,26 +17,40 @@ static hog_mf_control *volatile route_mf;
  * is async-signal-safe). */
 static atomic_int caught;
 
-/* Everything it calls only sets a flag: async-signal-safe. A second signal
- * (of either kind) takes its default action, which ends the process: what
- * it was writing goes through temporary files, never the outputs' names. */
+/* Ends the process by sig, its default action: the outputs being written
+ * have no name yet, and the names they may have for a moment (or all
+ * along, where the file system takes no O_TMPFILE) are removed first. */
+static void die_by(int sig)
+{
+    hog_output_unlink_temps();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Everything it calls is async-signal-safe: the first signal only sets
+ * flags, and a second (of either kind) ends the process at once. So does
+ * the first when no training is under way (the input still being read,
+ * say): nothing would be saved by waiting. A run on several machines
+ * always waits for its link to tell the other ranks. */
 static void on_signal(int sig)
 {
     int none = 0;
     if (!atomic_compare_exchange_strong(&caught, &none, sig)) {
-        signal(sig, SIG_DFL);
-        raise(sig);
+        die_by(sig);
         return;
     }
     hog_trainer *t = route_trainer;
     hog_link *l = route_link;
     hog_mf_control *mf = route_mf;
+    int training = 0;
     if (t)
-        hog_trainer_interrupt(t);
+        training |= hog_trainer_interrupt(t);
+    if (mf)
+        training |= hog_mf_interrupt(mf);
     if (l)
         hog_link_interrupt(l);
-    if (mf)
-        hog_mf_interrupt(mf);
+    else if (!training)
+        die_by(sig);
 }
 
 void cli_signal_catch(void)
@@ -54,14 +68,18 @@ void cli_signal_route(hog_trainer *t, hog_link *l, hog_mf_control *mf)
     route_trainer = t;
     route_link = l;
     route_mf = mf;
-    /* A signal caught before the route was set is passed on now. */
-    if (atomic_load(&caught)) {
+    /* A signal caught before the route was set is passed on now: before
+     * any training, one machine's run ends at once, as on_signal would. */
+    int sig = atomic_load(&caught);
+    if (sig) {
         if (t)
             hog_trainer_interrupt(t);
-        if (l)
-            hog_link_interrupt(l);
         if (mf)
             hog_mf_interrupt(mf);
+        if (l)
+            hog_link_interrupt(l);
+        else
+            die_by(sig);
     }
 }
 

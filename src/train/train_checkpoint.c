@@ -62,9 +62,10 @@ int hog_trainer_set_checkpoint(hog_trainer *t, const char *path, double every_se
     return 0;
 }
 
-void hog_trainer_interrupt(hog_trainer *t)
+int hog_trainer_interrupt(hog_trainer *t)
 {
     atomic_store_explicit(&t->interrupted, 1, memory_order_relaxed);
+    return atomic_load_explicit(&t->training, memory_order_relaxed);
 }
 
 /* ===================================================================== *

@@ -738,7 +738,12 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
     st.updates = at.updates0;
     st.train_rmse = at.train_rmse;
     st.test_rmse = at.test_rmse;
-    if ((rc = mf_epochs(&rs, &job, nseg, neval, &at, &st, err, err_len)) < 0)
+    if (p->control)
+        atomic_store(&p->control->training, 1);
+    rc = mf_epochs(&rs, &job, nseg, neval, &at, &st, err, err_len);
+    if (p->control)
+        atomic_store(&p->control->training, 0);
+    if (rc < 0)
         goto fail;
     if (p->link) { /* rank 0 gathers the final model; the others keep their view */
         if ((rc = hog_link_finish(p->link, err, err_len)) < 0)

@@ -57,6 +57,7 @@ static inline float hog_mf_step(uint32_t k, float mean, float *restrict bu, floa
  * ===================================================================== */
 struct hog_mf_control {
     atomic_int interrupted; /* hog_mf_interrupt's flag */
+    atomic_int training;  /* 1 while a run's epochs are under way (hog_mf_interrupt's answer) */
     char *ckpt_path;      /* where checkpoints go, or NULL */
     double ckpt_every;    /* seconds between them; 0: only when interrupted and at the end */
     int resume;           /* 1: runs go on from ckpt_path */

@@ -46,6 +46,7 @@ int hog_mf_control_create(hog_mf_control **out)
     if (!c)
         return -ENOMEM;
     atomic_init(&c->interrupted, 0);
+    atomic_init(&c->training, 0);
     c->now = hog_now;
     return 0;
 }
@@ -72,9 +73,10 @@ int hog_mf_control_set_checkpoint(hog_mf_control *c, const char *path, double ev
     return 0;
 }
 
-void hog_mf_interrupt(hog_mf_control *c)
+int hog_mf_interrupt(hog_mf_control *c)
 {
     atomic_store_explicit(&c->interrupted, 1, memory_order_relaxed);
+    return atomic_load_explicit(&c->training, memory_order_relaxed);
 }
 
 /* ===================================================================== *

@@ -20,6 +20,7 @@ int hog_trainer_create(const hog_train_params *p, hog_trainer **out, char *err, 
     t->p = *p;
     t->now = hog_now;
     atomic_init(&t->interrupted, 0);
+    atomic_init(&t->training, 0);
     int rc = hog_pool_create(p->threads, p->bind, &t->pool, err, err_len);
     if (rc < 0) {
         hog_free(t);
@@ -398,8 +399,11 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         rc = hog_checkpoint_apply(resume, &rs, err, err_len);
     if (rc == 0 && rs.link)
         rc = hog_link_run_start(&rs, err, err_len);
-    if (rc == 0)
+    if (rc == 0) {
+        atomic_store(&t->training, 1);
         rc = hog_epochs_run(&rs, train, test, 0, out, err, err_len);
+        atomic_store(&t->training, 0);
+    }
     if (rs.link) /* a failed run: the link thread touches the model's arrays until it ends */
         hog_link_halt(rs.link);
     if (rc == -ENOMEM)

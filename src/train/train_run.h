@@ -51,6 +51,7 @@ struct hog_trainer {
     double ckpt_every;    /* seconds between checkpoints; 0: only when interrupted and at the end */
     int resume;           /* 1: runs continue from ckpt_path */
     atomic_int interrupted; /* hog_trainer_interrupt's flag */
+    atomic_int training;  /* 1 while a run's epochs are under way (hog_trainer_interrupt's answer) */
     double (*now)(void);  /* the checkpoint interval's clock: hog_now, or a test's */
 };
 

@@ -336,6 +336,7 @@ static int stream_file(hog_trainer *t, const char *path, const hog_input *in, ui
 
     hog_log(HOG_LOG_INFO, "training while reading %s: the first epoch takes its rows in file order, in windows of "
             "%u blocks", path, window);
+    atomic_store(&t->training, 1);
     rc = stream_epoch(&rs, feed, held, n, pos, window, rpb, segments, &n, fr->note, sizeof(fr->note), err, err_len);
     if (rc == 1) {
         hog_log(HOG_LOG_INFO, "%s: %s: training again from the start on the whole file", path, fr->note);
@@ -364,6 +365,7 @@ static int stream_file(hog_trainer *t, const char *path, const hog_input *in, ui
     if (rc == -ENOMEM)
         hog_fail(rc, err, err_len, "out of memory");
 out:
+    atomic_store(&t->training, 0);
     for (uint32_t b = 0; b < n; b++)
         hog_feed_release(feed);
     hog_run_free(&rs);
