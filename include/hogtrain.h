@@ -72,6 +72,8 @@ enum hog_error {
     HOG_ENONFINITE = -10014,/* a model holds NaN or infinite weights (the training diverged) */
     HOG_ENET = -10015,      /* a multi-node run failed: a peer refused or gone, the coordinator
                                unreachable, the run aborted (the detail names the peer) */
+    HOG_EINTERRUPTED = -10016, /* a run stopped by hog_trainer_interrupt (its checkpoint, if one
+                                  was set, written: the detail says where it stands) */
 };
 
 /* A static, human-readable name for any return code of this library
@@ -509,10 +511,79 @@ unsigned hog_trainer_threads(const hog_trainer *t);
  * params.average, the average (see hog_train_params).
  * Errors: HOG_EEMPTY, HOG_ELABEL (labels do not fit the loss; detail names
  * the offending label), HOG_EPARAM (early_stop with neither a test set nor
- * a holdout), -ENOMEM. */
+ * a holdout), -ENOMEM; with a checkpoint set (hog_trainer_set_checkpoint),
+ * HOG_EINTERRUPTED and the errors of resuming listed there. */
 int hog_trainer_run(hog_trainer *t, const hog_dataset *train,
                     const hog_dataset *test, hog_model **out,
                     char *err_detail, size_t err_len);
+
+/*
+ * Checkpoints, resume and interruption.
+ *
+ * With a checkpoint set, a run writes its whole state to path: the model,
+ * the epoch and the position within it (the segments of the epoch's
+ * shuffled order done), every optimiser array (AdaGrad sums, the
+ * normalised update's feature scales and counts, the L1 penalties), each
+ * worker's totals, the early-stopping state (best loss, its model, epochs
+ * since), the averaging sums, the statistics so far, the training data's
+ * fingerprint and the parameters. The order of every epoch follows from
+ * (seed, epoch), so that is the random generators' whole state. The file
+ * is written atomically (a temporary file beside path, synced, renamed),
+ * never while a segment is in flight: the workers stop claiming segments,
+ * finish the ones they hold, and the checkpoint is written; then they go
+ * on. It is written every every_seconds of the run (0: never on a timer),
+ * when the run is interrupted, and when the last epoch is done (so a
+ * finished run can be resumed too: nothing is left to train, and the same
+ * model comes back). A checkpoint that cannot be written on the timer is
+ * logged (HOG_LOG_WARN) and the run goes on.
+ *
+ * With resume set, the next run continues from the checkpoint at path
+ * instead of starting afresh: on the same data (its fingerprint, rows,
+ * features, blocks and rows per block), with the same test set or none
+ * again (early stopping follows it) and the same parameters, except
+ * threads, bind, mem_limit, stream and the progress callback, which may
+ * differ. A one-thread run resumed with one thread ends with the same
+ * model as a run never interrupted, bit for bit; with more threads, within
+ * the run-to-run spread of HOGWILD! (a different number of threads
+ * resumes too, the workers' totals merged). Text read by
+ * hog_trainer_run_file is read whole before training when a checkpoint is
+ * set (the streamed first epoch has no position to save). A multi-node
+ * run takes no checkpoint (HOG_EPARAM when one is set).
+ *
+ * The checkpoint file's layout is written out in the README ("Checkpoint
+ * file").
+ */
+
+/* Sets where t's runs write their checkpoint (path is copied; NULL: no
+ * checkpoints, and no resume), how often (every_seconds of the run; 0:
+ * only when interrupted and at the end; the hogtrain command's default is
+ * 300), and whether the next runs resume from it (resume 1). Not
+ * thread-safe against a run of t. Returns 0, HOG_EPARAM (every_seconds
+ * negative or not a number, resume without a path) or -ENOMEM.
+ * A run then also returns: HOG_EINTERRUPTED (see hog_trainer_interrupt);
+ * resuming, -errno from reading path (-ENOENT: nothing to resume from),
+ * HOG_EMAGIC, HOG_EVERSION, HOG_ETRUNCATED, HOG_ECHECKSUM, HOG_ECORRUPT
+ * (not a checkpoint, or a damaged one: the detail says what), and
+ * HOG_EPARAM for a checkpoint of other data or other parameters: the
+ * detail names the field and both values ("...: the checkpoint was made
+ * with hog_train_params.step = 0.1, this run has hog_train_params.step =
+ * 0.05"). */
+int hog_trainer_set_checkpoint(hog_trainer *t, const char *path, double every_seconds, int resume);
+
+/* Stops t's run at the next point where its model is consistent: the
+ * workers finish the segments they hold (a few thousand rows) and claim no
+ * more; the checkpoint, if one is set, is written; and the run returns
+ * HOG_EINTERRUPTED, its detail saying where the run stood and what was
+ * saved. No model is returned. A flag set before the run's epochs start
+ * (while hog_trainer_run_file reads its input, say) stops it before its
+ * first epoch; it is cleared when a run returns HOG_EINTERRUPTED. Returns
+ * 1 when a run's epochs are under way, 0 when none is: then nothing
+ * trained would be lost if the program ended at once (a signal handler
+ * may do so rather than wait for a slow read to end). Only sets and reads
+ * flags: async-signal-safe, for a SIGINT or SIGTERM handler, and callable
+ * from any thread. A multi-node run is ended with hog_link_interrupt,
+ * which tells every rank; this flag is not looked at then. */
+int hog_trainer_interrupt(hog_trainer *t);
 
 /* What hog_trainer_run_file did with its input. */
 typedef struct hog_file_run {
@@ -543,7 +614,7 @@ typedef struct hog_file_run {
  * A file sorted by label trains badly that way: shuffle it, or set
  * params.stream to 0. Text is read whole first (run->note says why) when
  * streaming is off, with node or core replicas, the dense kernel, averaging
- * over every epoch, or when the first blocks do not show what the model
+ * over every epoch, a checkpoint set, or when the first blocks do not show what the model
  * needs (two label values for a binary loss, dense data); when a later
  * row has a label value the first blocks lacked, the run starts over on the
  * whole data set. When cache_path is already a cache of path as it is now,
@@ -793,6 +864,10 @@ typedef struct hog_mf_epoch_stats {
 /* Called from the calling thread after every epoch. */
 typedef void (*hog_mf_progress_fn)(void *ctx, const hog_mf_epoch_stats *stats);
 
+/* What stops a factorisation and where its checkpoints go
+ * (hog_mf_params.control; see hog_mf_control_create). */
+typedef struct hog_mf_control hog_mf_control;
+
 typedef struct hog_mf_params {
     unsigned rank;       /* k: factors per user and per item (1..1024) */
     unsigned threads;    /* workers; 0: one per core */
@@ -812,7 +887,9 @@ typedef struct hog_mf_params {
                             "Several machines"): every rank reads the same ratings file and
                             trains segment s of 1024 shuffled ratings when s mod nodes is its
                             rank; rank 0 gathers the final model */
-    uint64_t reserved[3]; /* zero; the room for new fields (see Compatibility) */
+    hog_mf_control *control; /* NULL: none; else the run stops at hog_mf_interrupt(control) and
+                            takes the checkpoints it names (the caller keeps it alive) */
+    uint64_t reserved[2]; /* zero; the room for new fields (see Compatibility) */
 } hog_mf_params;
 
 /* The defaults: rank 32, one thread per core, 20 epochs, step 0.01, decay
@@ -841,6 +918,38 @@ typedef struct hog_mf_info {
     double test_rmse;      /* NaN if none */
 } hog_mf_info;
 
+/* A control for factorisations (hog_mf_params.control): hog_mf_interrupt
+ * stops a run, and a checkpoint lets it go on later. On success *out owns
+ * it (hog_mf_control_free, NULL accepted) and 0 is returned; -ENOMEM. One
+ * run at a time per control. */
+int hog_mf_control_create(hog_mf_control **out);
+void hog_mf_control_free(hog_mf_control *c);
+
+/* Sets where runs with control c write their checkpoint, as
+ * hog_trainer_set_checkpoint does for the linear trainer: every
+ * every_seconds (0: only when interrupted and at the end), when
+ * interrupted, and after the last epoch; resume 1: the next run goes on
+ * from it. The checkpoint holds the biases and factors, the epoch and the
+ * position in it, each worker's totals, the statistics so far, the
+ * ratings' fingerprint and the parameters; a run resumed with one thread
+ * ends with the same model as one never interrupted, bit for bit; other
+ * ratings, another test set or other parameters (threads, bind and the
+ * callbacks aside) are
+ * refused with HOG_EPARAM, the field and both values in the message. A
+ * multi-node run takes no checkpoint (HOG_EPARAM). Returns 0, HOG_EPARAM
+ * (every_seconds negative or not a number, resume without a path) or
+ * -ENOMEM. */
+int hog_mf_control_set_checkpoint(hog_mf_control *c, const char *path, double every_seconds, int resume);
+
+/* Stops the run of c as hog_trainer_interrupt stops a linear one: the
+ * workers finish their segments, the checkpoint (if set) is written, and
+ * hog_mf_train returns HOG_EINTERRUPTED with no model. Returns 1 when the
+ * run's epochs are under way, else 0, as hog_trainer_interrupt does. Only
+ * sets and reads flags: async-signal-safe; cleared when a run returns
+ * HOG_EINTERRUPTED. A multi-node run is ended with hog_link_interrupt
+ * instead. */
+int hog_mf_interrupt(hog_mf_control *c);
+
 /* Trains a factorisation of train with HOGWILD! SGD on p->threads workers
  * of the library's shared pool (see hog_model_evaluate). test (may be NULL;
  * its names are matched to train's) or else a holdout fraction of train is
@@ -849,7 +958,9 @@ typedef struct hog_mf_info {
  * other's bias). On success *out owns the model.
  * Errors: HOG_EPARAM (field in err_detail), HOG_EEMPTY (no training
  * ratings), HOG_ELABEL (a pairs file given as train or test), -ENOMEM,
- * -errno from pthread_create, HOG_ETOPOLOGY, HOG_ECPU. */
+ * -errno from pthread_create, HOG_ETOPOLOGY, HOG_ECPU; with p->control,
+ * HOG_EINTERRUPTED and the errors of resuming, as hog_trainer_set_checkpoint
+ * lists them. */
 int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_ratings *test,
                  hog_mf_model **out, char *err_detail, size_t err_len);
 

@@ -119,6 +119,63 @@ int cli_out_open(cli_out *o, const char *path);
 /* Commits (ok != 0) or discards the file. Returns 0 or -1 (reported). */
 int cli_out_close(cli_out *o, int ok);
 
+/* The checkpoint options of train and train --model mf: getopt_long
+ * returns CLI_CKPT_OPT for them, and cli_ckpt_option applies them. */
+#define CLI_CKPT_OPT 'K'
+#define CLI_CKPT_OPTIONS                                                                        \
+    {"checkpoint", required_argument, 0, CLI_CKPT_OPT},                                         \
+    {"checkpoint-every", required_argument, 0, CLI_CKPT_OPT}, {"resume", no_argument, 0, CLI_CKPT_OPT}
+#define CLI_CKPT_USAGE                                                                          \
+    "  --checkpoint FILE       write the run's whole state to FILE (atomically) every\n"        \
+    "                          --checkpoint-every seconds, when interrupted and at the end\n"  \
+    "  --checkpoint-every S    seconds between checkpoints (default 300; 0: only when\n"       \
+    "                          interrupted and at the end)\n"                                   \
+    "  --resume                go on from the --checkpoint FILE of an earlier run with the\n"  \
+    "                          same input and options (one thread: the same model, bit for bit)\n" \
+    "  SIGINT or SIGTERM       the workers finish their current segments, the checkpoint\n"   \
+    "                          is written (with --checkpoint), no model is written, and\n"     \
+    "                          the command exits 130 (143); a second signal ends it at once\n"
+typedef struct cli_ckpt {
+    const char *path;   /* --checkpoint, or NULL */
+    double every;       /* --checkpoint-every: 300 unless given */
+    int every_set;
+    int resume;
+} cli_ckpt;
+/* Applies one checkpoint option to c. Returns 0, or -1 (reported). */
+int cli_ckpt_option(const char *name, const char *val, cli_ckpt *c);
+/* After the options: --checkpoint-every and --resume need --checkpoint,
+ * and a run of several ranks takes none. Returns 0, or -1 (reported). */
+int cli_ckpt_check(const cli_ckpt *c, const hog_link_params *lp);
+
+/* ---- cli_signal.c: SIGINT and SIGTERM ---- */
+/* From now on the first SIGINT or SIGTERM stops the training that
+ * cli_signal_route names at its next consistent point (the command then
+ * writes no model and exits 128 + the signal's number); when no training
+ * is under way (its input still read) it ends the process at once, as a
+ * second signal always does (re-raised with its default action, the
+ * outputs' temporary names removed first). */
+void cli_signal_catch(void);
+/* What the first signal stops: a trainer (hog_trainer_interrupt), a link
+ * (hog_link_interrupt: a run of several ranks always waits for it) and a
+ * factorisation (hog_mf_interrupt), each NULL for none. A signal caught
+ * already is passed on to them at once. */
+void cli_signal_route(hog_trainer *t, hog_link *l, hog_mf_control *mf);
+/* The first signal caught, or 0. */
+int cli_signal_caught(void);
+/* "SIGINT", "SIGTERM". */
+const char *cli_signal_name(int sig);
+/* Back to the default actions, no routes. */
+void cli_signal_release(void);
+/* After a `train` run that signal sig stopped (rc, err: the run's) or
+ * outlived (rc 0): says so, that no model was written at out (NULL: a rank
+ * that writes none), and, with checkpoint ckpt, the command that goes on
+ * from it: "hogtrain train" and argv[1..argc) as given (quoted for a shell
+ * where needed), with --resume added when it is not there; without one,
+ * on one machine (link NULL), that --checkpoint would have kept the run.
+ * Returns the exit status, 128 + sig. */
+int cli_signal_report(int sig, int rc, const char *err, const char *out, const char *ckpt, const hog_link *link,
+                      int argc, char *const *argv);
+
 /* ---- the subcommands, one file each ---- */
 int cli_convert(int argc, char **argv);
 int cli_train(int argc, char **argv);
@@ -158,12 +215,15 @@ int cli_train(int argc, char **argv);
 int cli_link_option(const char *name, const char *val, hog_link_params *p);
 /* Completes p from the launcher's environment and, for a run of several
  * ranks, makes the link (for the caller to hand the trainer) and routes
- * SIGINT and SIGTERM to it. *out stays NULL for a run of one. Returns 0 or
- * -1 (reported). */
-int cli_link_open(hog_link_params *p, hog_link **out);
+ * SIGINT and SIGTERM to it (cli_signal_catch; with trainer t or
+ * factorisation control mf, when not NULL, as well). *out stays NULL for a
+ * run of one. Returns 0 or -1 (reported). */
+int cli_link_open(hog_link_params *p, hog_trainer *t, hog_mf_control *mf, hog_link **out);
 /* Rank R > 0 of a multi-node run: where it writes path (PATH.rankR with
  * --rank-outputs, into buf), or NULL: nothing. */
 const char *cli_rank_path(const hog_link *l, const char *path, int rank_outputs, char *buf, size_t len);
+/* Frees the link (NULL accepted) after the signals are released
+ * (cli_signal_release). */
 void cli_link_close(hog_link *l);
 /* The report's "nodes" member (after a comma). */
 void cli_link_report(FILE *f, const hog_link *l);

@@ -29,6 +29,7 @@ static const char mf_usage[] =
     "  --save-ratings FILE     also write RATINGS as a binary ratings file (.hgr)\n"
     "  --report FILE           write a JSON report (atomically)\n"
     "  -q, --quiet             no progress output\n"
+    CLI_CKPT_USAGE
     CLI_LINK_USAGE;
 
 int cli_mf_wanted(int argc, char **argv)
@@ -53,8 +54,10 @@ typedef struct mf_progress {
 static void on_progress(void *ctx, const hog_mf_epoch_stats *s)
 {
     mf_progress *ps = ctx;
+    /* A resumed run's first epoch: the seconds before it are unknown here. */
     if (ps->epoch_seconds)
-        ps->epoch_seconds[s->epoch - 1] = s->seconds - ps->last.seconds;
+        ps->epoch_seconds[s->epoch - 1] = ps->last.epoch + 1 == s->epoch ? s->seconds - ps->last.seconds
+                                                                          : (double)NAN;
     ps->last = *s;
     if (cli_quiet)
         return;
@@ -161,69 +164,96 @@ int cli_mf_train(int argc, char **argv)
         {"l2-bias", required_argument, 0, 0}, {"init", required_argument, 0, 0},
         {"clamp", required_argument, 0, 0}, {"holdout", required_argument, 0, 0},
         {"seed", required_argument, 0, 0}, {"bind", required_argument, 0, 0},
-        CLI_LINK_OPTIONS, {0, 0, 0, 0},
+        CLI_CKPT_OPTIONS, CLI_LINK_OPTIONS, {0, 0, 0, 0},
     };
     double t_start = cli_now();
     hog_mf_params p = hog_mf_params_default();
     hog_link_params lp = hog_link_params_default();
     const char *out = NULL, *test_path = NULL, *report = NULL, *save = NULL;
-    int c, li, holdout_set = 0, rank_outputs = 0;
+    cli_ckpt ck = {NULL, 300, 0, 0};
+    int c, li, holdout_set = 0, rank_outputs = 0, status = 2;
+    /* The command as given, for the resume line: getopt reorders argv. */
+    char **given = calloc((size_t)argc + 1, sizeof(char *));
+    if (!given) {
+        cli_error("out of memory");
+        return 1;
+    }
+    memcpy(given, argv, (size_t)argc * sizeof(char *));
     while ((c = getopt_long(argc, argv, "o:qh", opts, &li)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'q': cli_quiet = 1; break;
-        case 'h': fputs(mf_usage, stdout); return 0;
+        case 'h': fputs(mf_usage, stdout); status = 0; goto usage;
         case 'T': test_path = optarg; break;
         case 'R': report = optarg; break;
         case 'S': save = optarg; break;
         case 'M':
             if (strcmp(optarg, "mf") != 0) {
                 cli_error("--model: expected mf, found '%s'", optarg);
-                return 2;
+                goto usage;
             }
+            break;
+        case CLI_CKPT_OPT:
+            if (cli_ckpt_option(opts[li].name, optarg, &ck) < 0)
+                goto usage;
             break;
         case 'N':
             if (strcmp(opts[li].name, "rank-outputs") == 0)
                 rank_outputs = 1;
             else if (cli_link_option(opts[li].name, optarg, &lp) < 0)
-                return 2;
+                goto usage;
             break;
         case 0:
             holdout_set |= strcmp(opts[li].name, "holdout") == 0;
             if (mf_option(opts[li].name, optarg, &p) < 0)
-                return 2;
+                goto usage;
             break;
-        default: fputs(mf_usage, stderr); return 2;
+        default: fputs(mf_usage, stderr); goto usage;
         }
     }
     if (optind != argc - 1 || !out) {
         cli_error("train --model mf needs one RATINGS file and -o MODEL");
         fputs(mf_usage, stderr);
-        return 2;
+        goto usage;
     }
     if (test_path && holdout_set) {
         cli_error("--test and --holdout are alternatives: give one");
-        return 2;
+        goto usage;
     }
+    if (cli_ckpt_check(&ck, &lp) < 0)
+        goto usage;
     const char *field;
     if (hog_mf_params_check(&p, &field) < 0) {
         cli_error("invalid value for hog_mf_params.%s", field); /* as its option */
-        return 2;
+        goto usage;
     }
     hog_log_set(cli_log, NULL, cli_quiet ? HOG_LOG_ERROR : HOG_LOG_INFO);
     const char *input = cli_input(argv[optind]);
-    const char *ins[] = {input, test_path}, *outs[] = {out, report, save};
-    if (cli_outputs_apart(ins, 2, outs, 3) < 0)
-        return 1;
+    const char *ins[] = {input, test_path}, *outs[] = {out, report, save, ck.path};
+    if (cli_outputs_apart(ins, 2, outs, 4) < 0) {
+        status = 1;
+        goto usage;
+    }
+    status = 1;
     mf_progress ps = {isatty(2), p.epochs, calloc(p.epochs, sizeof(double)), {0}};
     p.progress = on_progress;
     p.progress_ctx = &ps;
     hog_ratings *train = NULL, *test = NULL;
     hog_mf_model *m = NULL;
     hog_link *link = NULL;
-    int status = 1;
+    hog_mf_control *ctl = NULL;
     char err[CLI_ERR_LEN] = "", rank_out[4096], rank_report[4096];
-    if (cli_link_open(&lp, &link) < 0)
+    int rc = hog_mf_control_create(&ctl);
+    if (rc == 0 && ck.path)
+        rc = hog_mf_control_set_checkpoint(ctl, ck.path, ck.every, ck.resume);
+    if (rc < 0) {
+        cli_error("%s", hog_strerror(rc));
+        goto out;
+    }
+    p.control = ctl;
+    cli_signal_catch();
+    cli_signal_route(NULL, NULL, ctl);
+    if (cli_link_open(&lp, NULL, ctl, &link) < 0)
         goto out;
     p.link = link;
     if (link && hog_link_rank(link) != 0) { /* as train: rank 0 evaluates and writes */
@@ -244,19 +274,27 @@ int cli_mf_train(int argc, char **argv)
         fprintf(stderr, "%s: %llu ratings, %u users, %u items, mean %.4f (read in %.2f s)\n", input,
                 (unsigned long long)ri.ratings, ri.users, ri.items, ri.mean, read_s);
     if (save) {
-        int rc = hog_ratings_save(train, save);
+        rc = hog_ratings_save(train, save);
         if (rc < 0) {
             cli_error("%s: cannot write the ratings: %s", save, hog_strerror(rc));
             goto out;
         }
     }
-    int rc = hog_mf_train(&p, train, test, &m, err, sizeof(err));
+    rc = hog_mf_train(&p, train, test, &m, err, sizeof(err));
+    if (cli_signal_caught()) {
+        status = cli_signal_report(cli_signal_caught(), rc, err, out, ck.path, link, argc, given);
+        goto out;
+    }
     if (rc < 0) {
         cli_error("%s: %s", input, err[0] ? err : hog_strerror(rc));
         goto out;
     }
     if (cli_link_after(link, out)) {
         status = 0;
+        goto out;
+    }
+    if (cli_signal_caught()) { /* the last moment a signal keeps the model from being written */
+        status = cli_signal_report(cli_signal_caught(), 0, err, out, ck.path, link, argc, given);
         goto out;
     }
     rc = hog_mf_save(m, out);
@@ -278,11 +316,15 @@ int cli_mf_train(int argc, char **argv)
         goto out;
     status = 0;
 out:
+    cli_signal_release();
     hog_mf_free(m);
     hog_ratings_close(test);
     hog_ratings_close(train);
     cli_link_close(link);
+    hog_mf_control_free(ctl);
     free(ps.epoch_seconds);
+usage:
+    free(given);
     return status;
 }
 

@@ -1,22 +1,10 @@
 /* cli_nodes.c: `hogtrain train` on several machines: the link's options, the launchers' environment, interruption, and what each rank reports. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <getopt.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-
-/* The link a SIGINT or SIGTERM handler ends the run through. */
-static hog_link *volatile interrupt_link;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    hog_link *l = interrupt_link;
-    if (l)
-        hog_link_interrupt(l);
-}
 
 int cli_link_option(const char *name, const char *val, hog_link_params *p)
 {
@@ -86,7 +74,7 @@ int cli_link_option(const char *name, const char *val, hog_link_params *p)
     return cli_double(opt, val, d);
 }
 
-int cli_link_open(hog_link_params *p, hog_link **out)
+int cli_link_open(hog_link_params *p, hog_trainer *t, hog_mf_control *mf, hog_link **out)
 {
     *out = NULL;
     char err[CLI_ERR_LEN] = "";
@@ -114,13 +102,8 @@ int cli_link_open(hog_link_params *p, hog_link **out)
         cli_error("%s", err[0] ? err : hog_strerror(rc));
         return -1;
     }
-    interrupt_link = *out;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    cli_signal_catch();
+    cli_signal_route(t, *out, mf);
     return 0;
 }
 
@@ -135,9 +118,7 @@ void cli_link_close(hog_link *l)
 {
     if (!l)
         return;
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    interrupt_link = NULL;
+    cli_signal_release();
     hog_link_free(l);
 }
 

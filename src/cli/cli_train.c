@@ -62,12 +62,14 @@ static const char train_usage[] =
     "                          label, say)\n"
     "  --report FILE           write a JSON report (atomically)\n"
     "  -q, --quiet             no progress output\n"
+    CLI_CKPT_USAGE
     CLI_LINK_USAGE
     "  how to read text INPUT and --test:\n"
     CLI_READ_USAGE;
 
 typedef struct progress_state {
     int tty;
+    int bar;               /* a progress bar is on the terminal's last line */
     hog_loss loss;
     hog_epoch_stats last;
     double *epoch_seconds; /* each epoch's training seconds, for the report */
@@ -94,8 +96,10 @@ static void on_progress(void *ctx, const hog_epoch_stats *s, int done)
 {
     progress_state *ps = ctx;
     if (done) {
+        /* A resumed run's first epoch: the seconds before it are unknown here. */
         if (ps->epoch_seconds)
-            ps->epoch_seconds[s->epoch - 1] = s->seconds - ps->last.seconds;
+            ps->epoch_seconds[s->epoch - 1] = ps->last.epoch + 1 == s->epoch ? s->seconds - ps->last.seconds
+                                                                              : (double)NAN;
         if (ps->epoch_test)
             ps->epoch_test[s->epoch - 1] = isfinite(s->test.logloss) ? s->test.logloss : s->test.loss;
         ps->last = *s;
@@ -105,12 +109,14 @@ static void on_progress(void *ctx, const hog_epoch_stats *s, int done)
     if (!done) {
         if (!ps->tty)
             return;
+        ps->bar = 1;
         int width = 30, fill = (int)(s->progress * width);
         fprintf(stderr, "\repoch %u/%u [%.*s%*s] %3.0f%%", s->epoch, s->epochs, fill,
                 "##############################", width - fill, "", 100 * s->progress);
         return;
     }
     double rate = s->seconds > 0 ? (double)s->examples / s->seconds : 0;
+    ps->bar = 0;
     fprintf(stderr, "%sepoch %u/%u  step %.4g  train loss %.4f", ps->tty ? "\r\033[K" : "",
             s->epoch, s->epochs, s->step, s->train_loss);
     if (s->test.rows)
@@ -297,56 +303,70 @@ int cli_train(int argc, char **argv)
         {"batch", required_argument, 0, 0}, {"normalized", no_argument, 0, 0},
         {"l1", required_argument, 0, 0}, {"early-stop", required_argument, 0, 0},
         {"average", optional_argument, 0, 0}, {"quantile", required_argument, 0, 0},
-        {"path", required_argument, 0, 0}, CLI_LINK_OPTIONS, {0, 0, 0, 0},
+        {"path", required_argument, 0, 0}, CLI_CKPT_OPTIONS, CLI_LINK_OPTIONS, {0, 0, 0, 0},
     };
     if (cli_mf_wanted(argc, argv))
         return cli_mf_train(argc, argv);
     double t_start = cli_now();
+    /* The command as given, for the resume line: getopt reorders argv. */
+    char **given = calloc((size_t)argc + 1, sizeof(char *));
+    if (!given) {
+        cli_error("out of memory");
+        return 1;
+    }
+    memcpy(given, argv, (size_t)argc * sizeof(char *));
     hog_train_params p = hog_train_params_default();
     hog_read_params rp = hog_read_params_default();
     hog_link_params lp = hog_link_params_default();
     const char *out = NULL, *test_path = NULL, *report = NULL, *cache = NULL;
-    int c, li, holdout_set = 0, rank_outputs = 0;
+    cli_ckpt ck = {NULL, 300, 0, 0};
+    int c, li, holdout_set = 0, rank_outputs = 0, status = 2;
     while ((c = getopt_long(argc, argv, "o:qhb:", opts, &li)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'q': cli_quiet = 1; break;
-        case 'h': fputs(train_usage, stdout); return 0;
+        case 'h': fputs(train_usage, stdout); status = 0; goto usage;
         case 'T': test_path = optarg; break;
         case 'R': report = optarg; break;
         case 'C': cache = optarg; break;
+        case CLI_CKPT_OPT:
+            if (cli_ckpt_option(opts[li].name, optarg, &ck) < 0)
+                goto usage;
+            break;
         case 'b':
         case CLI_READ_OPT:
             if (cli_read_option(c == 'b' ? "hash-bits" : opts[li].name, optarg, &rp) < 0)
-                return 2;
+                goto usage;
             break;
         case 'N':
             if (strcmp(opts[li].name, "rank-outputs") == 0)
                 rank_outputs = 1;
             else if (cli_link_option(opts[li].name, optarg, &lp) < 0)
-                return 2;
+                goto usage;
             break;
         case 0:
             holdout_set |= strcmp(opts[li].name, "holdout") == 0;
             if (train_option(opts[li].name, optarg, &p) < 0)
-                return 2;
+                goto usage;
             break;
-        default: fputs(train_usage, stderr); return 2;
+        default: fputs(train_usage, stderr); goto usage;
         }
     }
     if (optind != argc - 1 || !out) {
         cli_error("train needs one INPUT and -o MODEL");
         fputs(train_usage, stderr);
-        return 2;
+        goto usage;
     }
     if (test_path && holdout_set) {
         cli_error("--test and --holdout are alternatives: give one");
-        return 2;
+        goto usage;
     }
     if (p.early_stop && !test_path && !holdout_set) {
         cli_error("--early-stop needs --test FILE or --holdout F to measure improvement on");
-        return 2;
+        goto usage;
     }
+    if (cli_ckpt_check(&ck, &lp) < 0)
+        goto usage;
     const char *field;
     if (hog_train_params_check(&p, &field) < 0) {
         if (strcmp(field, "average") == 0)
@@ -355,15 +375,19 @@ int cli_train(int argc, char **argv)
             cli_error("invalid value for --quantile: %g, expected a number in (0, 1)", p.quantile);
         else /* the field, as its option (cli_flags_rewrite) */
             cli_error("invalid value for hog_train_params.%s", field);
-        return 2;
+        goto usage;
     }
     hog_log_set(cli_log, NULL, cli_quiet ? HOG_LOG_ERROR : HOG_LOG_INFO);
     const char *input = cli_input(argv[optind]);
-    const char *ins[] = {input, test_path}, *outs[] = {out, report, cache};
-    if (cli_outputs_apart(ins, 2, outs, 3) < 0)
-        return 1;
+    const char *ins[] = {input, test_path}, *outs[] = {out, report, cache, ck.path};
+    if (cli_outputs_apart(ins, 2, outs, 4) < 0) {
+        status = 1;
+        goto usage;
+    }
+    cli_signal_catch();
 
-    progress_state ps = {isatty(2), p.loss, {0}, calloc(p.epochs, sizeof(double)), calloc(p.epochs, sizeof(double))};
+    progress_state ps = {isatty(2), 0, p.loss, {0}, calloc(p.epochs, sizeof(double)),
+                         calloc(p.epochs, sizeof(double))};
     p.progress = on_progress;
     p.progress_ctx = &ps;
     hog_file_run fr;
@@ -372,13 +396,18 @@ int cli_train(int argc, char **argv)
     hog_model *m = NULL;
     hog_link *link = NULL;
     char err[CLI_ERR_LEN] = "", rank_out[4096], rank_report[4096];
-    int status = 1;
+    status = 1;
     int rc = hog_trainer_create(&p, &t, err, sizeof(err));
     if (rc < 0) {
         cli_error("%s", err[0] ? err : hog_strerror(rc));
         goto out;
     }
-    if (cli_link_open(&lp, &link) < 0)
+    cli_signal_route(t, NULL, NULL);
+    if (ck.path && (rc = hog_trainer_set_checkpoint(t, ck.path, ck.every, ck.resume)) < 0) {
+        cli_error("--checkpoint %s: %s", ck.path, hog_strerror(rc));
+        goto out;
+    }
+    if (cli_link_open(&lp, t, NULL, &link) < 0)
         goto out;
     hog_trainer_set_link(t, link);
     if (link && hog_link_rank(link) != 0) {
@@ -389,6 +418,12 @@ int cli_train(int argc, char **argv)
         report = cli_rank_path(link, report, rank_outputs, rank_report, sizeof(rank_report));
     }
     rc = hog_trainer_run_file(t, input, &rp, cache, test_path, &m, &fr, err, sizeof(err));
+    if (cli_signal_caught()) {
+        if (ps.bar && !cli_quiet)
+            fputc('\n', stderr);
+        status = cli_signal_report(cli_signal_caught(), rc, err, out, ck.path, link, argc, given);
+        goto out;
+    }
     if (rc < 0) {
         cli_error("%s", err[0] ? err : hog_strerror(rc));
         goto out;
@@ -403,6 +438,10 @@ int cli_train(int argc, char **argv)
         fprintf(stderr, "hogtrain: %s: cached %llu rows of %s\n", cache, (unsigned long long)di.rows, input);
     if (cli_link_after(link, out)) {
         status = 0;
+        goto out;
+    }
+    if (cli_signal_caught()) { /* the last moment a signal keeps the model from being written */
+        status = cli_signal_report(cli_signal_caught(), 0, err, out, ck.path, link, argc, given);
         goto out;
     }
     rc = hog_model_save(m, out);
@@ -440,6 +479,7 @@ int cli_train(int argc, char **argv)
         goto out;
     status = 0;
 out:
+    cli_signal_release();
     hog_model_free(m);
     hog_trainer_free(t);
     cli_link_close(link);
@@ -447,5 +487,7 @@ out:
     hog_dataset_close(fr.train);
     free(ps.epoch_seconds);
     free(ps.epoch_test);
+usage:
+    free(given);
     return status;
 }

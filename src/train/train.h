@@ -294,6 +294,33 @@ double hog_overlap_enter(hog_overlap *c, double *t0);
  * while it ran (itself included), at least 1/members and at most 1. */
 float hog_overlap_share(hog_overlap *c, double t0, double a0, unsigned members);
 
+/* ---- checkpoints: when a run pauses to write one (train_checkpoint.c) ---- */
+typedef struct hog_ckpt_timer {
+    const char *path;        /* NULL: no checkpoints */
+    double every;            /* seconds between them; 0: only when interrupted and at the end */
+    double (*now)(void);     /* the clock of every: hog_now, or a test's */
+    atomic_int *interrupted; /* the flag that stops the run (hog_trainer_interrupt, hog_mf_interrupt) */
+    double last;             /* when the last was written, or the run began */
+} hog_ckpt_timer;
+
+/* When the workers should pause for the next checkpoint on tm's clock,
+ * or 0: never (none is set, or only when interrupted). */
+static inline double hog_ckpt_due(const hog_ckpt_timer *tm)
+{
+    return tm->path && tm->every > 0 ? tm->last + tm->every : 0;
+}
+
+/* At a point of a run where its model is consistent, `where` it stands
+ * ("in epoch 3 of 10, after 120 of 400 segments"): calls write(ctx) when a
+ * checkpoint is set and due on the clock, or force is set (the workers
+ * found it due; the run's end), or the run is interrupted. A write the
+ * clock asked for that fails is a warning (HOG_LOG_WARN): the run goes on.
+ * Returns 0 to go on or, when interrupted (the flag is then cleared),
+ * HOG_EINTERRUPTED with err saying where the run stood and what was saved,
+ * or the error of writing the checkpoint. */
+int hog_ckpt_pause(hog_ckpt_timer *tm, int force, const char *where, int (*write)(void *ctx), void *ctx, char *err,
+                   size_t err_len);
+
 /* ---- evaluation ---- */
 /* Which rows of a data set an evaluation or an epoch uses. */
 typedef struct hog_rowsel {
@@ -389,6 +416,16 @@ int hog_meta_write(const hog_meta_field *f, size_t n, char **text, size_t *len);
  * wrong in why ("line 9: step: expected a number, found \"x\""). */
 int hog_meta_read(char *text, size_t len, const hog_meta_field *f, size_t n, char *why, size_t why_len);
 
+/* Compares tables a and b, made by one function from two structs (a: a
+ * checkpoint's, b: this run's). The first field whose key starts with
+ * prefix ("params.") and whose values differ is named in err as
+ * STRUCT.NAME (strct, and the key after prefix), both values with as few
+ * digits as tell them apart and an enum as its constant: "PATH: the
+ * checkpoint was made with hog_train_params.step = 0.1, this run has
+ * hog_train_params.step = 0.2". Returns 0 or HOG_EPARAM. */
+int hog_meta_differ(const hog_meta_field *a, const hog_meta_field *b, size_t n, const char *prefix,
+                    const char *strct, const char *path, char *err, size_t err_len);
+
 /* ===================================================================== *
  *  Model files' magics, their first eight bytes (each layout is described
  *  beside the code that writes it; hog_file_probe, train_probe.c, tells
@@ -396,5 +433,8 @@ int hog_meta_read(char *text, size_t len, const hog_meta_field *f, size_t n, cha
  * ===================================================================== */
 #define MODEL_MAGIC "HOGMODEL"
 #define MF_MAGIC "HOGMFMOD"
+/* and checkpoints' (train_checkpoint.c, train_mf_checkpoint.c) */
+#define CKPT_MAGIC "HOGCHKPT"
+#define MF_CKPT_MAGIC "HOGMFCKP"
 
 #endif /* HOG_TRAIN_H */

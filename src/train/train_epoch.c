@@ -93,6 +93,24 @@ static void link_pace(const hog_link *link, uint64_t *pass, unsigned *ahead)
     }
 }
 
+/* After a segment: whether the pass should pause, for an interrupt or a
+ * checkpoint that is due. */
+static int pause_wanted(const epoch_job *job)
+{
+    return (job->interrupted && atomic_load_explicit(job->interrupted, memory_order_relaxed)) ||
+           (job->due > 0 && job->now() >= job->due);
+}
+
+/* Stops the claims: see epoch_job.next. The worker whose fetch-or finds
+ * the bit clear records where claiming stopped; one that raced it finds
+ * the bit set. */
+static void pause_claims(epoch_job *job)
+{
+    uint32_t old = atomic_fetch_or_explicit(&job->next, MAX_SEGMENTS, memory_order_relaxed);
+    if (!(old & MAX_SEGMENTS))
+        job->paused_at = old;
+}
+
 static void epoch_worker(void *arg, unsigned ith, unsigned nth)
 {
     (void)nth;
@@ -103,6 +121,8 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
     uint64_t pass = job->link ? hog_link_passes(job->link) : 0;
     unsigned ahead = 0;
     for (;;) {
+        /* A paused counter hands out positions at or above MAX_SEGMENTS,
+         * beyond every epoch's end. */
         uint32_t pos = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
         if (pos >= job->nsegments || (job->stop && atomic_load_explicit(job->stop, memory_order_relaxed)))
             break;
@@ -118,6 +138,8 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
             maybe_report(job, pos, &last);
         if (job->link) /* bounded staleness: see hog_link_wait_pass */
             link_pace(job->link, &pass, &ahead);
+        if (pause_wanted(job))
+            pause_claims(job);
     }
 }
 
@@ -134,6 +156,10 @@ epoch_job hog_epoch_job(run_state *rs, unsigned e)
     job.rep = &rs->rep;
     job.stop = rs->link ? hog_link_stop_flag(rs->link) : NULL;
     job.link = rs->link && hog_link_paced(rs->link) ? rs->link : NULL;
+    /* A multi-node run stops through its link, which tells the other ranks. */
+    job.interrupted = rs->link ? NULL : rs->ck.timer.interrupted;
+    job.now = rs->ck.timer.now;
+    job.paused_at = UINT32_MAX;
     atomic_init(&job.next, 0);
     job.clock = &rs->clock;
     return job;
@@ -181,9 +207,30 @@ static uint32_t order_segments(segment_plan *seg, int ooc, hog_rng *rng, const h
     return k;
 }
 
-/* Epoch e over the whole of train. */
-static void run_epoch(run_state *rs, const hog_dataset *train, unsigned e)
+/* Out of core, before epoch e's pass starts at position from: each
+ * block's count of segments left, less those done before from (a resumed
+ * epoch), whose blocks are dropped once all theirs are; then the first
+ * blocks asked for, before the workers ask. */
+static void ooc_start(run_state *rs, const hog_dataset *train, const epoch_job *job, uint32_t from)
 {
+    const uint32_t spb = rs->seg.per_block, *order = rs->seg.order;
+    for (uint32_t b = 0; b < rs->seg.nblocks; b++)
+        atomic_init(&rs->seg.left[b], rs->seg.first[b + 1] - rs->seg.first[b]);
+    for (uint32_t q = 0; q < from; q++)
+        if (atomic_fetch_sub_explicit(&rs->seg.left[order[q] / spb], 1, memory_order_relaxed) == 1)
+            hog_dataset_drop(train, order[q] / spb, 1);
+    for (uint32_t q = from; q <= from + job->ahead && q < job->nsegments; q++)
+        if (q == from || order[q] / spb != order[q - 1] / spb)
+            hog_dataset_willneed(train, order[q] / spb);
+}
+
+/* Epoch e over the whole of train, from position at->segment of its
+ * order: passes of the workers, each paused when a checkpoint is due or
+ * the run is interrupted (hog_run_pause writes it). Returns 0, or what
+ * hog_run_pause returns to end the run. */
+static int run_epoch(run_state *rs, const hog_dataset *train, run_position *at, char *err, size_t err_len)
+{
+    const unsigned e = at->epoch;
     epoch_job job = hog_epoch_job(rs, e);
     job.ds = train;
     job.segments = rs->seg.order;
@@ -194,21 +241,31 @@ static void run_epoch(run_state *rs, const hog_dataset *train, unsigned e)
     hog_rng rng = {hog_mix64(rs->p->seed ^ 0x5eed0000ull) + e};
     job.nsegments = order_segments(&rs->seg, rs->ooc, &rng, rs->link);
     job.ahead = job.nsegments ? HOG_MIN(job.nsegments - 1, 2 * rs->nth * rs->seg.per_block) : 0;
-    if (rs->ooc && job.nsegments) {
-        uint32_t spb = rs->seg.per_block;
-        for (uint32_t b = 0; b < rs->seg.nblocks; b++)
-            atomic_init(&rs->seg.left[b], rs->seg.first[b + 1] - rs->seg.first[b]);
-        for (uint32_t q = 0; q <= job.ahead; q++) /* the first blocks, before the workers ask */
-            if (q == 0 || rs->seg.order[q] / spb != rs->seg.order[q - 1] / spb)
-                hog_dataset_willneed(train, rs->seg.order[q] / spb);
-    }
+    if (rs->ooc && job.nsegments)
+        ooc_start(rs, train, &job, at->segment);
     if (job.nsegments)
         rs->st.step = hog_segment_step(&job, 0);
-    job.t0 = hog_now();
-    hog_epoch_pass(rs, &job);
+    for (;;) {
+        atomic_store_explicit(&job.next, at->segment, memory_order_relaxed);
+        job.paused_at = UINT32_MAX;
+        job.due = hog_ckpt_due(&rs->ck.timer);
+        job.t0 = hog_now();
+        job.done_seconds = rs->seconds;
+        hog_epoch_pass(rs, &job);
+        rs->seconds += hog_now() - job.t0;
+        if (job.paused_at >= job.nsegments)
+            break;
+        at->segment = job.paused_at;
+        /* The checkpoint holds one model: the replicas' mean. */
+        if (rs->rep.n)
+            hog_replicas_average(&rs->rep, rs->pool, rs->m);
+        int rc = hog_run_pause(rs, at, 1, err, err_len);
+        if (rc < 0)
+            return rc;
+    }
     if (rs->rep.n)
         hog_replicas_average(&rs->rep, rs->pool, rs->m);
-    rs->seconds += hog_now() - job.t0;
+    return 0;
 }
 
 /* ===================================================================== *
@@ -323,21 +380,32 @@ int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *t
     const hog_dataset *eval_ds = test ? test : (p->holdout > 0 ? train : NULL);
     const hog_rowsel eval_sel = {test ? 0.0 : p->holdout, p->seed, 1};
     const hog_rowsel train_sel = {p->holdout, p->seed, 0};
-    int rc = 0, stop = 0;
+    int rc = 0, stop = rs->ck.at.finished;
     if (from > 0) { /* the first epoch ran while train was read: evaluate it now */
         rc = run_epoch_end(rs, from - 1, 0, 0, eval_ds, &eval_sel, &stop);
         if (rc < 0)
             return rc;
     }
-    for (unsigned e = from; e < p->epochs && !stop; e++) {
-        uint64_t ex0 = rs->st.examples;
-        double loss0 = workers_loss(rs);
+    /* From the start, or from where a checkpoint left the run (ck.at). */
+    run_position at = rs->ck.at;
+    at.epoch = HOG_MAX(at.epoch, from);
+    for (; at.epoch < p->epochs && !stop; at.epoch++, at.segment = 0) {
+        const unsigned e = at.epoch;
+        if (at.segment == 0) {
+            at.examples0 = rs->st.examples;
+            at.loss0 = workers_loss(rs);
+        }
+        /* Between epochs the model is consistent: a checkpoint that fell
+         * due during the last evaluation, or an interrupt, is taken here. */
+        if ((rc = hog_run_pause(rs, &at, 0, err, err_len)) < 0)
+            return rc;
         rs->st.epoch = e + 1;
         rs->st.progress = 0;
-        run_epoch(rs, train, e);
+        if ((rc = run_epoch(rs, train, &at, err, err_len)) < 0)
+            return rc;
         if (rs->link && (rc = hog_link_failed(rs->link, err, err_len)) < 0)
             return rc;
-        rc = run_epoch_end(rs, e, ex0, loss0, eval_ds, &eval_sel, &stop);
+        rc = run_epoch_end(rs, e, at.examples0, at.loss0, eval_ds, &eval_sel, &stop);
         if (rc < 0)
             return rc;
         if (rs->link) {
@@ -346,6 +414,9 @@ int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *t
                 return rc;
         }
     }
+    at = (run_position){.epoch = at.epoch, .finished = 1};
+    if ((rc = hog_run_pause(rs, &at, 1, err, err_len)) < 0)
+        return rc;
     if (rs->link) { /* rank 0 gathers the final model; the others keep their view */
         if ((rc = hog_link_finish(rs->link, err, err_len)) < 0)
             return rc;

@@ -1,5 +1,6 @@
 /* train_meta.c: the metadata of model files, "key value" lines written from a table of fields and read back into it, numbers in the C locale. */
 /* SPDX-License-Identifier: BSD-2-Clause */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -161,6 +162,78 @@ int hog_meta_read(char *text, size_t len, const hog_meta_field *f, size_t n, cha
             break;
         }
         p = nl + 1;
+    }
+    return 0;
+}
+
+/* ===================================================================== *
+ *  Two tables compared
+ * ===================================================================== */
+/* The value of field f for a message: a number with digits significant
+ * digits, a word of an enum as its constant (see hogtrain.h). */
+static void field_value(const hog_meta_field *f, const char *name, int digits, char *buf, size_t len)
+{
+    static const struct { const char *name, *prefix; } enums[] = {
+        {"loss", "HOG_LOSS_"}, {"schedule", "HOG_SCHEDULE_"}, {"kernel", "HOG_KERNEL_"},
+        {"replicas", "HOG_REPLICAS_"},
+    };
+    if (f->kind == HOG_META_F64) {
+        snprintf(buf, len, "%.*g", digits, *(const double *)f->at);
+        return;
+    }
+    if (f->kind != HOG_META_WORD) {
+        field_text(f, buf, len);
+        return;
+    }
+    const char *prefix = "";
+    for (size_t i = 0; i < sizeof(enums) / sizeof(enums[0]); i++)
+        if (strcmp(name, enums[i].name) == 0)
+            prefix = enums[i].prefix;
+    snprintf(buf, len, "%s%s", prefix, f->word);
+    if (*prefix)
+        for (char *c = buf + strlen(prefix); *c; c++)
+            *c = (char)toupper((unsigned char)*c);
+}
+
+/* Whether two fields of one kind hold the same value. */
+static int field_same(const hog_meta_field *a, const hog_meta_field *b)
+{
+    switch (a->kind) {
+    case HOG_META_F64:
+        return *(const double *)a->at == *(const double *)b->at;
+    case HOG_META_U64:
+    case HOG_META_HEX64:
+        return *(const uint64_t *)a->at == *(const uint64_t *)b->at;
+    case HOG_META_UINT:
+        return *(const unsigned *)a->at == *(const unsigned *)b->at;
+    case HOG_META_INT:
+        return *(const int *)a->at == *(const int *)b->at;
+    case HOG_META_WORD:
+        return strcmp(a->word, b->word) == 0;
+    case HOG_META_NOTE:
+        break;
+    }
+    return 1;
+}
+
+int hog_meta_differ(const hog_meta_field *a, const hog_meta_field *b, size_t n, const char *prefix,
+                    const char *strct, const char *path, char *err, size_t err_len)
+{
+    const size_t plen = strlen(prefix);
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp(a[i].key, prefix, plen) != 0 || field_same(&a[i], &b[i]))
+            continue;
+        const char *name = a[i].key + plen;
+        char x[HOG_NUMBER_CHARS + 32], y[HOG_NUMBER_CHARS + 32];
+        field_value(&a[i], name, 6, x, sizeof(x));
+        field_value(&b[i], name, 6, y, sizeof(y));
+        if (strcmp(x, y) == 0) {
+            field_value(&a[i], name, 17, x, sizeof(x));
+            field_value(&b[i], name, 17, y, sizeof(y));
+        }
+        return hog_fail(HOG_EPARAM, err, err_len,
+                        "%s: the checkpoint was made with %s.%s = %s, this run has %s.%s = %s: resume with the same "
+                        "parameters", path, strct, name, x, strct, name, y);
     }
     return 0;
 }

@@ -211,13 +211,6 @@ double hog_mf_rating_loss(uint32_t k, double mean, double bu, double bi, const f
 /* ===================================================================== *
  *  Training
  * ===================================================================== */
-typedef struct mf_worker {
-    _Alignas(HOG_CACHELINE) double se; /* squared errors of this epoch's updates, or of an evaluation */
-    uint64_t updates;
-    float *pl, *ql;    /* stride floats each: private copies of the two rows being stepped */
-    uint32_t *perm;    /* SEG */
-} mf_worker;
-
 typedef struct mf_job {
     const hog_mf_params *p;
     hog_mf_model *m;
@@ -232,8 +225,18 @@ typedef struct mf_job {
     const hog_mf_triple *eval;
     uint64_t neval;
     const atomic_int *stop;  /* multi-node: set when the run must stop, or NULL */
+    const atomic_int *interrupted; /* the control's flag (pause when set), or NULL */
+    double (*now)(void);     /* the clock of due */
+    double due;              /* pause for a checkpoint once now() reaches this; 0: never */
+    uint32_t paused_at;      /* after a pass: the segments claimed (and so done) before it paused,
+                                or nseg or more when it did not */
+    /* The next position to claim; a pause sets its top bit, as the linear
+     * trainer's does (epoch_job.next in train_run.h): the positions
+     * trained are exactly a prefix of the order. */
     _Alignas(HOG_CACHELINE) atomic_uint next;
 } mf_job;
+
+#define MF_PAUSED 0x80000000u
 
 static void run_segment(mf_job *job, mf_worker *w, uint32_t seg)
 {
@@ -281,6 +284,12 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
         if (pos >= job->nseg || (job->stop && atomic_load_explicit(job->stop, memory_order_relaxed)))
             break;
         run_segment(job, w, job->order[pos]);
+        if ((job->interrupted && atomic_load_explicit(job->interrupted, memory_order_relaxed)) ||
+            (job->due > 0 && job->now() >= job->due)) {
+            uint32_t old = atomic_fetch_or_explicit(&job->next, MF_PAUSED, memory_order_relaxed);
+            if (!(old & MF_PAUSED))
+                job->paused_at = old;
+        }
     }
 }
 
@@ -381,6 +390,9 @@ typedef struct mf_run {
     hog_mf_triple *eval;
     uint32_t *order;
     uint32_t *um, *im;
+    hog_ckpt_timer timer;  /* the control's checkpoints and interrupt flag */
+    mf_run_shape shape;    /* what a checkpoint describes */
+    mf_checkpoint ck;      /* the checkpoint resumed from */
 } mf_run;
 
 static void mf_run_free(mf_run *rs)
@@ -397,6 +409,7 @@ static void mf_run_free(mf_run *rs)
     hog_free(rs->order);
     hog_free(rs->um);
     hog_free(rs->im);
+    hog_mf_checkpoint_free(&rs->ck);
     hog_pool_return(rs->pool);
 }
 
@@ -442,6 +455,143 @@ static uint32_t mf_order(const hog_mf_params *p, uint32_t *order, uint64_t nseg,
     return k;
 }
 
+/* ===================================================================== *
+ *  Pauses and the epochs
+ * ===================================================================== */
+/* hog_ckpt_pause's write for a factorisation. */
+typedef struct mf_write {
+    const mf_run *rs;
+    const hog_mf_model *m;
+    const mf_position *at;
+} mf_write;
+
+static int mf_write_ckpt(void *ctx)
+{
+    const mf_write *w = ctx;
+    return hog_mf_checkpoint_write(w->rs->timer.path, &w->rs->shape, w->m, w->rs->ws, w->rs->nth, w->at);
+}
+
+/* At a consistent point of the run (at): a checkpoint when one is due,
+ * and the end of the run when it is interrupted (see hog_ckpt_pause). */
+/* Where the run stands, for a message (as the linear trainer says it). */
+static void mf_where(const mf_run *rs, const mf_position *at, char *where, size_t len)
+{
+    const unsigned epochs = rs->shape.p->epochs;
+    if (at->finished)
+        snprintf(where, len, "after its last epoch (%u)", epochs);
+    else if (at->segment)
+        snprintf(where, len, "in epoch %u of %u, after %u of %u segments", at->epoch + 1, epochs, at->segment,
+                 rs->shape.segments);
+    else
+        snprintf(where, len, "before epoch %u of %u", at->epoch + 1, epochs);
+}
+
+static int mf_pause(mf_run *rs, const hog_mf_model *m, const mf_position *at, int force, char *err, size_t err_len)
+{
+    if (!rs->timer.interrupted)
+        return 0;
+    char where[96];
+    mf_where(rs, at, where, sizeof(where));
+    mf_write w = {rs, m, at};
+    return hog_ckpt_pause(&rs->timer, force, where, mf_write_ckpt, &w, err, err_len);
+}
+
+/* The epochs from *at (the start, or a checkpoint's position), each a
+ * pass of the workers that pauses when a checkpoint is due or the run is
+ * interrupted; then the run's last checkpoint. Returns 0 (st: the last
+ * epoch's statistics), or what ends the run. */
+static int mf_epochs(mf_run *rs, mf_job *job, uint64_t nseg, uint64_t neval, mf_position *at,
+                     hog_mf_epoch_stats *st, char *err, size_t err_len)
+{
+    const hog_mf_params *p = job->p;
+    int rc;
+    for (; at->epoch < p->epochs; at->epoch++, at->segment = 0) {
+        const unsigned e = at->epoch;
+        if (at->segment == 0) { /* the last evaluation used se */
+            at->updates0 = st->updates;
+            for (unsigned i = 0; i < rs->nth; i++)
+                rs->ws[i].se = 0;
+        }
+        if ((rc = mf_pause(rs, job->m, at, 0, err, err_len)) < 0)
+            return rc;
+        job->nseg = mf_order(p, rs->order, nseg, e);
+        job->epoch = e;
+        job->step = (float)(p->step * pow(p->decay, e));
+        for (;;) {
+            atomic_store_explicit(&job->next, at->segment, memory_order_relaxed);
+            job->paused_at = UINT32_MAX;
+            job->due = hog_ckpt_due(&rs->timer);
+            double t0 = hog_now();
+            hog_pool_run(rs->pool, epoch_worker, job);
+            at->seconds += hog_now() - t0;
+            if (job->paused_at >= job->nseg)
+                break;
+            at->segment = job->paused_at;
+            if ((rc = mf_pause(rs, job->m, at, 1, err, err_len)) < 0)
+                return rc;
+        }
+        double se = 0;
+        uint64_t updates = 0;
+        for (unsigned i = 0; i < rs->nth; i++) {
+            se += rs->ws[i].se;
+            rs->ws[i].se = 0;
+            updates += rs->ws[i].updates;
+        }
+        st->epoch = e + 1;
+        st->step = job->step;
+        st->seconds = at->seconds;
+        int stepped = updates > st->updates; /* a rank with no ratings of its own steps none */
+        st->train_rmse = stepped ? sqrt(se / (double)(updates - st->updates)) : (double)NAN;
+        st->updates = updates;
+        if (!isfinite(st->train_rmse) && stepped)
+            hog_log(HOG_LOG_WARN, "epoch %u: the training error is not finite: lower hog_mf_params.step", e + 1);
+        if (p->link && (rc = hog_link_failed(p->link, err, err_len)) < 0)
+            return rc;
+        if (neval)
+            st->test_rmse = evaluate(job, rs->pool, rs->nth, rs->eval, neval);
+        at->train_rmse = st->train_rmse;
+        at->test_rmse = st->test_rmse;
+        if (p->progress)
+            p->progress(p->progress_ctx, st);
+        if (p->link) {
+            hog_link_progress(p->link, e + 1, updates, at->seconds);
+            if ((rc = hog_link_epoch_end(p->link, e, err, err_len)) < 0)
+                return rc;
+        }
+    }
+    *at = (mf_position){.epoch = at->epoch, .finished = 1, .updates0 = st->updates, .seconds = at->seconds,
+                        .train_rmse = st->train_rmse, .test_rmse = st->test_rmse};
+    return mf_pause(rs, job->m, at, 1, err, err_len);
+}
+
+/* The control's checkpoint settings for a run of p on train and test (rs->timer,
+ * rs->shape), and the checkpoint to resume from, read and checked against
+ * them (rs->ck; *resume then 1). */
+static int mf_control_open(mf_run *rs, const hog_mf_params *p, const hog_ratings *train, const hog_ratings *test,
+                           int *resume, char *err, size_t err_len)
+{
+    hog_mf_control *c = p->control;
+    *resume = 0;
+    rs->shape.p = p;
+    rs->shape.train = train;
+    rs->shape.test = test;
+    if (!c)
+        return 0;
+    if (p->link && c->ckpt_path)
+        return hog_fail(HOG_EPARAM, err, err_len,
+                        "a multi-node run takes no checkpoint: set none (hog_mf_control_set_checkpoint) with a link");
+    /* hog_link_interrupt ends a multi-node run on every rank; stopping
+     * through the control would leave the others to find this rank dead. */
+    if (p->link)
+        return 0;
+    rs->timer = (hog_ckpt_timer){c->ckpt_path, c->ckpt_every, c->now, &c->interrupted, c->now()};
+    if (!c->ckpt_path || !c->resume)
+        return 0;
+    int rc = hog_mf_checkpoint_read(c->ckpt_path, &rs->shape, &rs->ck, err, err_len);
+    *resume = rc == 0;
+    return rc;
+}
+
 int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_ratings *test, hog_mf_model **out,
                  char *err, size_t err_len)
 {
@@ -459,12 +609,19 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
                         train->info.has_ratings ? "the test" : "the training");
     mf_run rs = {0};
     hog_mf_model *m = NULL;
-    /* The process's shared pool (pool_shared.c), not threads started per call. */
-    int rc = hog_pool_borrow(p->threads, p->bind, &rs.pool, err, err_len);
-    if (rc < 0)
+    int resume;
+    int rc = mf_control_open(&rs, p, train, test, &resume, err, err_len);
+    if (rc < 0) {
+        hog_mf_checkpoint_free(&rs.ck);
         return rc;
+    }
+    /* The process's shared pool (pool_shared.c), not threads started per call. */
+    rc = hog_pool_borrow(p->threads, p->bind, &rs.pool, err, err_len);
+    if (rc < 0) {
+        hog_mf_checkpoint_free(&rs.ck);
+        return rc;
+    }
     rs.nth = hog_pool_threads(rs.pool);
-
     /* The training copy: the kept triples, shuffled once so that segments of
      * consecutive triples are random samples whatever the file's order (files
      * often come sorted by user). The eval copy: held-out triples, or the
@@ -518,7 +675,8 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
 
     m = hog_mf_new(train->users.n, train->items.n, p->rank);
     uint64_t nseg = (ntrain + SEG - 1) / SEG;
-    rs.order = nseg <= UINT32_MAX ? hog_malloc(nseg * sizeof(uint32_t)) : NULL;
+    /* A claim's counter keeps its top bit for pausing (mf_job.next). */
+    rs.order = nseg < MF_PAUSED ? hog_malloc(nseg * sizeof(uint32_t)) : NULL;
     rs.ws = hog_aligned_alloc(HOG_CACHELINE, rs.nth * sizeof(mf_worker));
     if (!m || !rs.order || !rs.ws) {
         rc = -ENOMEM;
@@ -543,6 +701,7 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
     m->info.params.threads = rs.nth;
     m->info.params.progress = NULL;
     m->info.params.progress_ctx = NULL;
+    m->info.params.control = NULL;
     m->info.mean = sum / (double)ntrain;
     m->info.min = lo;
     m->info.max = hi;
@@ -556,50 +715,36 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
         goto fail;
 
     mf_job job = {.p = p, .m = m, .t = rs.train, .n = ntrain, .order = rs.order, .nseg = (uint32_t)nseg, .ws = rs.ws,
-                  .stop = p->link ? hog_link_stop_flag(p->link) : NULL};
+                  .stop = p->link ? hog_link_stop_flag(p->link) : NULL, .interrupted = rs.timer.interrupted,
+                  .now = rs.timer.now};
+    rs.shape.train_ratings = ntrain;
+    rs.shape.segments = (uint32_t)nseg;
+    mf_position at = {.train_rmse = NAN, .test_rmse = NAN};
+    if (resume && (rc = hog_mf_checkpoint_apply(&rs.ck, &rs.shape, m, rs.ws, rs.nth, &at, err, err_len)) < 0)
+        goto fail;
+    if (resume) {
+        char where[96];
+        mf_where(&rs, &at, where, sizeof(where));
+        hog_log(HOG_LOG_INFO, "resuming from %s: the run %s", rs.ck.path, where);
+        hog_mf_checkpoint_free(&rs.ck); /* its buffer: as large as the model */
+    }
     hog_mf_epoch_stats st;
     memset(&st, 0, sizeof(st));
     st.epochs = p->epochs;
     st.test_ratings = neval;
-    st.test_rmse = NAN;
-    double seconds = 0;
-    for (unsigned e = 0; e < p->epochs; e++) {
-        job.nseg = mf_order(p, rs.order, nseg, e);
-        job.epoch = e;
-        job.step = (float)(p->step * pow(p->decay, e));
-        atomic_init(&job.next, 0);
-        for (unsigned i = 0; i < rs.nth; i++)
-            rs.ws[i].se = 0;
-        double t0 = hog_now();
-        hog_pool_run(rs.pool, epoch_worker, &job);
-        seconds += hog_now() - t0;
-        double se = 0;
-        uint64_t updates = 0;
-        for (unsigned i = 0; i < rs.nth; i++) {
-            se += rs.ws[i].se;
-            rs.ws[i].se = 0;
-            updates += rs.ws[i].updates;
-        }
-        st.epoch = e + 1;
-        st.step = job.step;
-        st.seconds = seconds;
-        int stepped = updates > st.updates; /* a rank with no ratings of its own steps none */
-        st.train_rmse = stepped ? sqrt(se / (double)(updates - st.updates)) : (double)NAN;
-        st.updates = updates;
-        if (!isfinite(st.train_rmse) && stepped)
-            hog_log(HOG_LOG_WARN, "epoch %u: the training error is not finite: lower hog_mf_params.step", e + 1);
-        if (p->link && (rc = hog_link_failed(p->link, err, err_len)) < 0)
-            goto fail;
-        if (neval)
-            st.test_rmse = evaluate(&job, rs.pool, rs.nth, rs.eval, neval);
-        if (p->progress)
-            p->progress(p->progress_ctx, &st);
-        if (p->link) {
-            hog_link_progress(p->link, e + 1, updates, seconds);
-            if ((rc = hog_link_epoch_end(p->link, e, err, err_len)) < 0)
-                goto fail;
-        }
-    }
+    st.epoch = at.epoch;
+    st.step = at.epoch ? p->step * pow(p->decay, at.epoch - 1) : 0;
+    st.seconds = at.seconds;
+    st.updates = at.updates0;
+    st.train_rmse = at.train_rmse;
+    st.test_rmse = at.test_rmse;
+    if (p->control)
+        atomic_store(&p->control->training, 1);
+    rc = mf_epochs(&rs, &job, nseg, neval, &at, &st, err, err_len);
+    if (p->control)
+        atomic_store(&p->control->training, 0);
+    if (rc < 0)
+        goto fail;
     if (p->link) { /* rank 0 gathers the final model; the others keep their view */
         if ((rc = hog_link_finish(p->link, err, err_len)) < 0)
             goto fail;
@@ -607,7 +752,7 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
             st.test_rmse = evaluate(&job, rs.pool, rs.nth, rs.eval, neval);
     }
     m->info.updates = st.updates;
-    m->info.seconds = seconds;
+    m->info.seconds = at.seconds;
     m->info.test_rmse = st.test_rmse;
     m->info.train_rmse = evaluate(&job, rs.pool, rs.nth, rs.train, ntrain);
     mf_run_free(&rs);

@@ -52,4 +52,78 @@ static inline float hog_mf_step(uint32_t k, float mean, float *restrict bu, floa
     return e;
 }
 
+/* ===================================================================== *
+ *  Stopping a run and its checkpoints (train_mf.c, train_mf_checkpoint.c)
+ * ===================================================================== */
+struct hog_mf_control {
+    atomic_int interrupted; /* hog_mf_interrupt's flag */
+    atomic_int training;  /* 1 while a run's epochs are under way (hog_mf_interrupt's answer) */
+    char *ckpt_path;      /* where checkpoints go, or NULL */
+    double ckpt_every;    /* seconds between them; 0: only when interrupted and at the end */
+    int resume;           /* 1: runs go on from ckpt_path */
+    double (*now)(void);  /* the clock of ckpt_every: hog_now, or a test's */
+};
+
+/* One worker's state. */
+typedef struct mf_worker {
+    _Alignas(HOG_CACHELINE) double se; /* squared errors of this epoch's updates, or of an evaluation */
+    uint64_t updates;
+    float *pl, *ql;    /* stride floats each: private copies of the two rows being stepped */
+    uint32_t *perm;    /* SEG */
+} mf_worker;
+
+/* Where a run stands between segments, and what its statistics are. */
+typedef struct mf_position {
+    unsigned epoch;       /* 0-based: the epoch under way, or the next to run */
+    uint32_t segment;     /* segments of its order done (fewer than it has) */
+    int finished;         /* 1: every epoch ran */
+    uint64_t updates0;    /* the workers' updates when the epoch began */
+    double seconds;       /* training seconds so far */
+    double train_rmse;    /* the last epoch's statistics */
+    double test_rmse;
+} mf_position;
+
+/* What a run's checkpoint describes besides its position. */
+typedef struct mf_run_shape {
+    const hog_mf_params *p;
+    const hog_ratings *train;
+    const hog_ratings *test;  /* or NULL */
+    uint64_t train_ratings; /* after the holdout */
+    uint32_t segments;      /* an epoch's */
+} mf_run_shape;
+
+/* A checkpoint read into memory: its scalars and where its arrays lie in buf. */
+typedef struct mf_checkpoint {
+    char *path;
+    unsigned char *buf;
+    size_t len;
+    hog_mf_params p;
+    uint64_t fingerprint, ratings, train_ratings;
+    uint64_t test_fingerprint; /* its test set's, or 0 without one */
+    unsigned users, items, segments;
+    uint32_t workers;
+    mf_position at;
+    const unsigned char *bu, *bi, *rows_p, *rows_q, *workers_at;
+} mf_checkpoint;
+
+/* Writes the checkpoint of run s at position at: m's biases and factors
+ * and the nth workers' totals, to path atomically. Returns 0, -errno or
+ * -ENOMEM. */
+int hog_mf_checkpoint_write(const char *path, const mf_run_shape *s, const hog_mf_model *m, const mf_worker *ws,
+                            unsigned nth, const mf_position *at);
+
+/* Reads and checks the checkpoint at path for run s (whose train_ratings
+ * and segments are not known yet: checked by hog_mf_checkpoint_apply): its
+ * magic, version, sizes, checksum, then its parameters, ratings and test
+ * set against s's. Returns 0, -errno, -ENOMEM, HOG_EMAGIC, HOG_EVERSION,
+ * HOG_ETRUNCATED, HOG_ECHECKSUM, HOG_ECORRUPT or HOG_EPARAM (the field and
+ * both values in err). */
+int hog_mf_checkpoint_read(const char *path, const mf_run_shape *s, mf_checkpoint *ck, char *err, size_t err_len);
+void hog_mf_checkpoint_free(mf_checkpoint *ck);
+
+/* Loads ck into m and the nth workers, its position into *at, after
+ * checking it fits run s. Returns 0 or HOG_ECORRUPT. */
+int hog_mf_checkpoint_apply(const mf_checkpoint *ck, const mf_run_shape *s, hog_mf_model *m, mf_worker *ws,
+                            unsigned nth, mf_position *at, char *err, size_t err_len);
+
 #endif /* HOG_TRAIN_MF_H */

@@ -18,6 +18,9 @@ int hog_trainer_create(const hog_train_params *p, hog_trainer **out, char *err, 
     if (!t)
         return -ENOMEM;
     t->p = *p;
+    t->now = hog_now;
+    atomic_init(&t->interrupted, 0);
+    atomic_init(&t->training, 0);
     int rc = hog_pool_create(p->threads, p->bind, &t->pool, err, err_len);
     if (rc < 0) {
         hog_free(t);
@@ -32,6 +35,7 @@ void hog_trainer_free(hog_trainer *t)
     if (!t)
         return;
     hog_pool_free(t->pool);
+    hog_free(t->ckpt_path);
     hog_free(t);
 }
 
@@ -62,6 +66,7 @@ void hog_run_init(run_state *rs, hog_trainer *t)
     rs->st.test = hog_metrics_none();
     rs->best.loss = INFINITY;
     rs->best.test = hog_metrics_none();
+    rs->ck.timer = (hog_ckpt_timer){t->ckpt_path, t->ckpt_every, t->now, &t->interrupted, t->now()};
 }
 
 void hog_run_free(run_state *rs)
@@ -288,9 +293,13 @@ int hog_run_alloc_final(run_state *rs)
     return 0;
 }
 
-int hog_run_segments(run_state *rs, const hog_dataset *train)
+int hog_run_segments(run_state *rs, const hog_dataset *train, char *err, size_t err_len)
 {
     uint32_t nblocks = train->info.blocks, spb = segments_per_block(train->info.rows_per_block);
+    /* A claim's counter keeps its top bit for pausing (epoch_job.next). */
+    if ((uint64_t)nblocks * spb >= MAX_SEGMENTS)
+        return hog_fail(HOG_EPARAM, err, err_len, "the training set has %u blocks of %u rows: 2^31 segments of %u "
+                        "rows or more", nblocks, train->info.rows_per_block, SEGMENT_ROWS);
     rs->seg.order = hog_malloc((size_t)nblocks * spb * sizeof(uint32_t));
     rs->seg.base = hog_malloc((size_t)nblocks * spb * sizeof(uint32_t));
     rs->seg.first = hog_malloc(((size_t)nblocks + 1) * sizeof(uint32_t));
@@ -318,6 +327,7 @@ int hog_run_segments(run_state *rs, const hog_dataset *train)
     m->info.data_fingerprint = train->info.fingerprint;
     m->info.data_skipped = train->info.skipped;
     m->info.data_index_base = train->info.index_base;
+    rs->ck.data = train->info;
     if (rs->avg.m) {
         rs->avg.m->info = m->info;
         memcpy(rs->avg.m->class_labels, m->class_labels, (rs->classes ? rs->classes : 1) * sizeof(double));
@@ -329,7 +339,7 @@ int hog_run_segments(run_state *rs, const hog_dataset *train)
 /* ===================================================================== *
  *  Training on a data set
  * ===================================================================== */
-int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset *test,
+int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset *test, checkpoint *resume,
                     hog_model **out, char *err, size_t err_len)
 {
     *out = NULL;
@@ -345,9 +355,22 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         if (rc < 0)
             return rc;
     }
+    if (resume) {
+        int rc = hog_checkpoint_data(resume, train, test, err, err_len);
+        if (rc < 0)
+            return rc;
+    }
     run_state rs;
     hog_run_init(&rs, t);
+    rs.ck.test_fingerprint = test ? test->info.fingerprint : 0;
     rs.ooc = hog_dataset_bytes(train) > rs.limit;
+    /* A resumed epoch goes on in the order it began in: out of core, its
+     * blocks' segments stay together (see order_segments). */
+    if (resume && resume->ooc != rs.ooc) {
+        hog_log(HOG_LOG_INFO, "resuming %s: the checkpoint's run trained %s, and so does this one", resume->path,
+                resume->ooc ? "out of core" : "in memory");
+        rs.ooc = resume->ooc;
+    }
     if (rs.ooc)
         hog_log(HOG_LOG_INFO, "training out of core: %llu bytes of data, a limit of %llu",
                 (unsigned long long)hog_dataset_bytes(train), (unsigned long long)rs.limit);
@@ -371,15 +394,32 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     if (rc == 0)
         rc = hog_run_alloc_final(&rs);
     if (rc == 0)
-        rc = hog_run_segments(&rs, train);
+        rc = hog_run_segments(&rs, train, err, err_len);
+    if (rc == 0 && resume)
+        rc = hog_checkpoint_apply(resume, &rs, err, err_len);
     if (rc == 0 && rs.link)
         rc = hog_link_run_start(&rs, err, err_len);
-    if (rc == 0)
+    if (rc == 0) {
+        atomic_store(&t->training, 1);
         rc = hog_epochs_run(&rs, train, test, 0, out, err, err_len);
+        atomic_store(&t->training, 0);
+    }
     if (rs.link) /* a failed run: the link thread touches the model's arrays until it ends */
         hog_link_halt(rs.link);
     if (rc == -ENOMEM)
         hog_fail(rc, err, err_len, "out of memory");
     hog_run_free(&rs);
+    return rc;
+}
+
+int hog_trainer_run(hog_trainer *t, const hog_dataset *train, const hog_dataset *test,
+                    hog_model **out, char *err, size_t err_len)
+{
+    *out = NULL;
+    checkpoint ck, *resume;
+    int rc = hog_run_checkpoint_open(t, &ck, &resume, err, err_len);
+    if (rc == 0)
+        rc = hog_run_dataset(t, train, test, resume, out, err, err_len);
+    hog_checkpoint_free(&ck);
     return rc;
 }

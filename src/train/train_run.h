@@ -20,6 +20,8 @@
  *   train_replicas.c  model replicas and their background averaging thread
  *   train_stream.c    the first epoch trained while the text is read, and
  *                     hog_trainer_run_file
+ *   train_checkpoint.c checkpoints: when a run pauses to write one, the
+ *                     file, and resuming from it; interruption
  */
 
 /* Rows are handed out in segments of this many rows of one block: large
@@ -37,10 +39,20 @@ static inline uint32_t segments_per_block(uint32_t rows_per_block)
     return (rows_per_block + SEGMENT_ROWS - 1) / SEGMENT_ROWS;
 }
 
+/* The most segments an epoch has: a claim's counter keeps its top bit
+ * for the pause (see epoch_job.next). */
+#define MAX_SEGMENTS 0x80000000u
+
 struct hog_trainer {
     hog_train_params p;
     hog_pool *pool;
     hog_link *link;       /* a multi-node run's, or NULL */
+    char *ckpt_path;      /* where checkpoints go (hog_trainer_set_checkpoint), or NULL */
+    double ckpt_every;    /* seconds between checkpoints; 0: only when interrupted and at the end */
+    int resume;           /* 1: runs continue from ckpt_path */
+    atomic_int interrupted; /* hog_trainer_interrupt's flag */
+    atomic_int training;  /* 1 while a run's epochs are under way (hog_trainer_interrupt's answer) */
+    double (*now)(void);  /* the checkpoint interval's clock: hog_now, or a test's */
 };
 
 /* The OPT_* flags: which optimisers and regularisers the segments run (see
@@ -148,6 +160,23 @@ typedef struct segment_plan {
     uint32_t nblocks, nsegments, per_block;
 } segment_plan;
 
+/* Where a run stands between segments: what a checkpoint records. */
+typedef struct run_position {
+    unsigned epoch;       /* 0-based: the epoch under way, or the next to run */
+    uint32_t segment;     /* segments of its order done (fewer than the epoch has) */
+    int finished;         /* 1: no epoch is left (all ran, or early stopping ended the run) */
+    uint64_t examples0;   /* examples and training loss summed over the workers when the */
+    double loss0;         /* epoch began (for its mean training loss) */
+} run_position;
+
+/* A run's checkpoints (train_checkpoint.c). */
+typedef struct run_ckpt {
+    hog_ckpt_timer timer; /* the trainer's settings and its interrupt flag */
+    run_position at;      /* where the epochs start: the beginning, or a checkpoint's position */
+    hog_dataset_info data; /* the training data's (hog_run_segments) */
+    uint64_t test_fingerprint; /* the test set's, or 0 without one */
+} run_ckpt;
+
 /* One run of the trainer over one data set: hog_trainer_run, or the
  * streamed first epoch and then the rest (hog_trainer_run_file). */
 typedef struct run_state {
@@ -174,6 +203,8 @@ typedef struct run_state {
     avg_state avg;
     best_state best;
     replica_set rep;      /* replicas node|core (rep.n == 0: none) */
+
+    run_ckpt ck;          /* checkpoints, interruption and where the epochs start */
 
     /* the epochs so far */
     hog_epoch_stats st;
@@ -212,6 +243,15 @@ typedef struct epoch_job {
     hog_epoch_stats *stats;   /* the epoch's stats so far, for progress reports */
     const atomic_int *stop;   /* multi-node: set when the run must stop, or NULL */
     const hog_link *link;     /* multi-node: the link the workers keep pace with, or NULL */
+    const atomic_int *interrupted; /* the trainer's flag: pause when set (NULL: none, multi-node) */
+    double (*now)(void);      /* the clock of due */
+    double due;               /* pause for a checkpoint once now() reaches this; 0: never */
+    uint32_t paused_at;       /* after the pass: the segments claimed (and so done) before it
+                                 paused, or nsegments or more when it did not */
+    /* The next position to claim. A pause sets its top bit (MAX_SEGMENTS)
+     * in the same atomic: every claim before it gets a position below and
+     * is trained, every claim after it gets one above nsegments and stops
+     * its worker, so the positions trained are exactly a prefix. */
     _Alignas(HOG_CACHELINE) atomic_uint next;
     hog_overlap *clock;       /* segments in flight on the shared model (see replica_set's clocks) */
 } epoch_job;
@@ -255,8 +295,15 @@ int hog_run_tables(run_state *rs);
 int hog_run_alloc_final(run_state *rs);
 
 /* The segments of train's blocks, and the model's record of its data.
- * Returns 0 or -ENOMEM. */
-int hog_run_segments(run_state *rs, const hog_dataset *train);
+ * Returns 0, -ENOMEM or HOG_EPARAM (MAX_SEGMENTS or more; err says so). */
+int hog_run_segments(run_state *rs, const hog_dataset *train, char *err, size_t err_len);
+
+/* Trains on train as hog_trainer_run does; resume: the checkpoint to
+ * continue from (hog_checkpoint_read's, checked against t already), or
+ * NULL to start afresh. */
+typedef struct checkpoint checkpoint;
+int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset *test, checkpoint *resume,
+                    hog_model **out, char *err, size_t err_len);
 
 /* ===================================================================== *
  *  Epochs (train_epoch.c)
@@ -275,6 +322,75 @@ void hog_epoch_pass(run_state *rs, epoch_job *job);
  * error. */
 int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *test, unsigned from, hog_model **out,
                    char *err, size_t err_len);
+
+/* ===================================================================== *
+ *  Checkpoints (train_checkpoint.c)
+ * ===================================================================== */
+/* A checkpoint file read into memory: its scalars and where its arrays
+ * lie in buf. */
+struct checkpoint {
+    char *path;
+    unsigned char *buf;       /* the whole file */
+    size_t len;
+    uint64_t dim;
+    uint32_t outputs, classes, workers, sections; /* sections: CKPT_* */
+    hog_train_params p;       /* the parameters it was made with */
+    uint64_t fingerprint, rows, features;   /* its data */
+    unsigned blocks, rows_per_block;
+    uint64_t test_fingerprint; /* its test set's, or 0 without one */
+    hog_kernel kernel;
+    int ooc;
+    unsigned segments;        /* of the data: the epoch's order's length */
+    run_position at;
+    hog_epoch_stats st;
+    double seconds;
+    unsigned epochs_run;
+    best_state best;          /* weights: NULL (see best_w) */
+    uint64_t avg_count;
+    const unsigned char *labels, *bias, *w, *workers_at, *acc, *bias_acc, *xmax, *l1s, *avg_sum, *best_w;
+};
+
+/* What a checkpoint holds beyond the model and the workers' totals. */
+#define CKPT_ADAGRAD 1u
+#define CKPT_NORMALIZED 2u
+#define CKPT_L1 4u
+#define CKPT_AVERAGE 8u
+#define CKPT_BEST 16u
+
+/* Reads and checks the checkpoint at path into *ck: its magic, version,
+ * sizes and checksum, then that it was made with p (every field but those
+ * a resumed run may change). Returns 0, -errno, -ENOMEM, HOG_EMAGIC,
+ * HOG_EVERSION, HOG_ETRUNCATED, HOG_ECHECKSUM, HOG_ECORRUPT or HOG_EPARAM
+ * (the field and both values in err). hog_checkpoint_free frees it. */
+int hog_checkpoint_read(const char *path, const hog_train_params *p, checkpoint *ck, char *err, size_t err_len);
+void hog_checkpoint_free(checkpoint *ck);
+
+/* Before a run: refuses what a run with t's checkpoint settings may not
+ * do (HOG_EPARAM for a multi-node run) and, when t resumes, reads its
+ * checkpoint into *ck (hog_checkpoint_read): *resume is then ck, else
+ * NULL. *ck is ready for hog_checkpoint_free whatever happens. */
+int hog_run_checkpoint_open(hog_trainer *t, checkpoint *ck, checkpoint **resume, char *err, size_t err_len);
+
+/* Before the scan: HOG_EPARAM unless ck was made on train's data and with
+ * test (or none again). */
+int hog_checkpoint_data(const checkpoint *ck, const hog_dataset *train, const hog_dataset *test, char *err,
+                        size_t err_len);
+
+/* After the run's set-up: checks that ck fits it (kernel, outputs, labels,
+ * segments) and loads its state: the model, the workers' totals, the
+ * optimisers' arrays, early stopping, averaging, the statistics, and
+ * rs->ck.at. Returns 0 or HOG_ECORRUPT. */
+int hog_checkpoint_apply(const checkpoint *ck, run_state *rs, char *err, size_t err_len);
+
+/* At a point where the model is consistent (between epochs, with a pass
+ * paused after at->segment segments of its epoch, or after the last epoch):
+ * writes the checkpoint when one is set and due, or force is set (the
+ * workers found it due; the last one), or the run is interrupted. Returns
+ * 0 (go on), HOG_EINTERRUPTED (after writing it, if one is set; the flag
+ * is cleared) or, interrupted, the error of writing it. A checkpoint the
+ * timer asked for that cannot be written is a warning. A multi-node run
+ * takes no checkpoint and stops through its link: 0. */
+int hog_run_pause(run_state *rs, const run_position *at, int force, char *err, size_t err_len);
 
 /* ===================================================================== *
  *  A segment (train_rows.c)

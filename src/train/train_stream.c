@@ -47,6 +47,8 @@ static const char *stream_refusal(const hog_trainer *t)
         return "the dense kernel";
     if (p->average == p->epochs)
         return "averaging over every epoch";
+    if (t->ckpt_path)
+        return "checkpoints are on";
     return NULL;
 }
 
@@ -163,8 +165,9 @@ static int stream_head(run_state *rs, const hog_block *head, uint32_t n, uint32_
     return hog_run_tables(rs);
 }
 
-/* Trains one window: a pass of the workers over its blocks' segments. */
-static void stream_pass(run_state *rs, const hog_block *blks, uint32_t n, uint64_t row0, uint32_t rpb,
+/* Trains one window: a pass of the workers over its blocks' segments.
+ * Returns 0, or 1 when the run was interrupted before all were done. */
+static int stream_pass(run_state *rs, const hog_block *blks, uint32_t n, uint64_t row0, uint32_t rpb,
                         double frac0, double frac1, uint32_t *segments, uint32_t window_index, double t_start)
 {
     uint32_t spb = segments_per_block(rpb), nsegments = 0;
@@ -195,6 +198,7 @@ static void stream_pass(run_state *rs, const hog_block *blks, uint32_t n, uint64
     job.t0 = hog_now();
     job.done_seconds = job.t0 - t_start;
     hog_epoch_pass(rs, &job);
+    return job.paused_at < job.nsegments;
 }
 
 /* Trains the first epoch on the feed's blocks as they come, the head (n
@@ -240,9 +244,16 @@ static int stream_epoch(run_state *rs, hog_feed *feed, hog_block *held, uint32_t
             if (!counting) /* no thread to spare: count first */
                 hog_window_count(&sc);
         }
-        stream_pass(rs, cur, ncur, row0, rpb, frac0, pos_cur, segments, w, t_start);
+        int paused = atomic_load_explicit(rs->ck.timer.interrupted, memory_order_relaxed) ||
+                     stream_pass(rs, cur, ncur, row0, rpb, frac0, pos_cur, segments, w, t_start);
         if (counting)
             pthread_join(counter, NULL);
+        if (paused) { /* no checkpoint: a streamed run takes none */
+            atomic_store_explicit(rs->ck.timer.interrupted, 0, memory_order_relaxed);
+            rc = hog_fail(HOG_EINTERRUPTED, err, err_len, "interrupted in epoch 1 of %u, while the training text "
+                          "was read: nothing was saved", rs->p->epochs);
+            break;
+        }
         for (uint32_t b = 0; b < ncur; b++)
             hog_feed_release(feed);
         hog_block *tmp = cur;
@@ -325,6 +336,7 @@ static int stream_file(hog_trainer *t, const char *path, const hog_input *in, ui
 
     hog_log(HOG_LOG_INFO, "training while reading %s: the first epoch takes its rows in file order, in windows of "
             "%u blocks", path, window);
+    atomic_store(&t->training, 1);
     rc = stream_epoch(&rs, feed, held, n, pos, window, rpb, segments, &n, fr->note, sizeof(fr->note), err, err_len);
     if (rc == 1) {
         hog_log(HOG_LOG_INFO, "%s: %s: training again from the start on the whole file", path, fr->note);
@@ -347,12 +359,13 @@ static int stream_file(hog_trainer *t, const char *path, const hog_input *in, ui
     if (rc == 0)
         rc = hog_run_alloc_final(&rs);
     if (rc == 0)
-        rc = hog_run_segments(&rs, *ds);
+        rc = hog_run_segments(&rs, *ds, err, err_len);
     if (rc == 0)
         rc = hog_epochs_run(&rs, *ds, *test, 1, out, err, err_len);
     if (rc == -ENOMEM)
         hog_fail(rc, err, err_len, "out of memory");
 out:
+    atomic_store(&t->training, 0);
     for (uint32_t b = 0; b < n; b++)
         hog_feed_release(feed);
     hog_run_free(&rs);
@@ -378,11 +391,20 @@ int hog_trainer_run_file(hog_trainer *t, const char *path, const hog_read_params
      * one being parsed. */
     const uint32_t window = stream_window(hog_pool_threads(t->pool));
     _Static_assert(STREAM_HEAD <= 4, "the head is a window: stream_window is at least 4");
+    /* A checkpoint to resume from is read and checked before the data. */
+    checkpoint ck, *resume;
+    int rc = hog_run_checkpoint_open(t, &ck, &resume, err, err_len);
+    if (rc < 0) {
+        hog_checkpoint_free(&ck);
+        return rc;
+    }
     hog_input in;
     hog_read_params within;
-    int rc = hog_input_open(path, hog_trainer_read_params(t, rp, &within), cache_path, 3 * window, &in, err, err_len);
-    if (rc < 0)
+    rc = hog_input_open(path, hog_trainer_read_params(t, rp, &within), cache_path, 3 * window, &in, err, err_len);
+    if (rc < 0) {
+        hog_checkpoint_free(&ck);
         return rc;
+    }
     hog_dataset *ds = in.ds, *test = NULL;
     fr.cache_used = in.cache_used;
     rc = 1; /* 1: train on the whole data set */
@@ -411,8 +433,9 @@ int hog_trainer_run_file(hog_trainer *t, const char *path, const hog_read_params
         fr.read_seconds = hog_now() - t0;
         rc = test ? 0 : hog_input_open_test(test_path, &in.read, ds->info.index_base, &test, err, err_len);
         if (rc == 0)
-            rc = hog_trainer_run(t, ds, test, out, err, err_len);
+            rc = hog_run_dataset(t, ds, test, resume, out, err, err_len);
     }
+    hog_checkpoint_free(&ck);
     hog_feed_free(in.feed);
     if (rc < 0) {
         hog_model_free(*out);

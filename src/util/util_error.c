@@ -35,6 +35,7 @@ const char *hog_strerror(int rc)
     case HOG_ENOTFILE: return "not a regular file: a device, FIFO or socket is never replaced";
     case HOG_ENONFINITE: return "the model holds NaN or infinite weights: the training diverged";
     case HOG_ENET: return "a multi-node run failed";
+    case HOG_EINTERRUPTED: return "interrupted";
     default: break;
     }
     if (rc < 0 && rc > -4096)
