@@ -195,7 +195,7 @@ static int parse_line(ratings_text *c, const char *line, const char *eol)
             }
             return text_error(c, line, f[2], eol, "a finite number (the rating)");
         }
-        if (fabs(v) > FLT_MAX) /* it would be stored as infinite */
+        if (fabs(v) > (double)FLT_MAX) /* it would be stored as infinite */
             return text_error(c, line, f[2], eol, "a rating within the float range (|rating| <= 3.4e38)");
         /* Fields after the third (a timestamp) are ignored; a separator must come first. */
         q = f[2] + flen[2];
