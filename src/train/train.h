@@ -406,6 +406,17 @@ typedef struct hog_meta_field {
                                unsigned *: HOG_META_UINT, int *: HOG_META_INT),                               \
                       (at), NULL, NULL})
 
+/* hog_meta_field.parse for the settings named by words: hog_loss_parse,
+ * hog_schedule_parse, hog_kernel_parse and hog_replicas_parse. */
+int hog_meta_parse_loss(const char *text, void *at);
+int hog_meta_parse_schedule(const char *text, void *at);
+int hog_meta_parse_kernel(const char *text, void *at);
+int hog_meta_parse_replicas(const char *text, void *at);
+
+/* The six fields of a hog_metrics (rows, loss, logloss, accuracy, auc,
+ * rmse) under the keys key[0..5], into f. Returns 6. */
+size_t hog_meta_metrics(hog_meta_field *f, const char *const key[6], hog_metrics *m);
+
 /* Writes the n fields as lines into a new buffer (*text, hog_free it; *len
  * bytes, no NUL). Returns 0 or -ENOMEM. */
 int hog_meta_write(const hog_meta_field *f, size_t n, char **text, size_t *len);

@@ -71,37 +71,6 @@ int hog_trainer_interrupt(hog_trainer *t)
 /* ===================================================================== *
  *  Metadata: one table of fields, for writing, reading and comparing
  * ===================================================================== */
-static int parse_loss(const char *text, void *at)
-{
-    return hog_loss_parse(text, at);
-}
-
-static int parse_schedule(const char *text, void *at)
-{
-    return hog_schedule_parse(text, at);
-}
-
-static int parse_kernel(const char *text, void *at)
-{
-    return hog_kernel_parse(text, at);
-}
-
-static int parse_replicas(const char *text, void *at)
-{
-    return hog_replicas_parse(text, at);
-}
-
-static size_t metric_fields(hog_meta_field *f, const char *const key[6], hog_metrics *m)
-{
-    f[0] = HOG_META_NUM(key[0], &m->rows);
-    f[1] = HOG_META_NUM(key[1], &m->loss);
-    f[2] = HOG_META_NUM(key[2], &m->logloss);
-    f[3] = HOG_META_NUM(key[3], &m->accuracy);
-    f[4] = HOG_META_NUM(key[4], &m->auc);
-    f[5] = HOG_META_NUM(key[5], &m->rmse);
-    return 6;
-}
-
 #define CKPT_FIELDS 80 /* room for the fields ckpt_fields makes */
 #define PARAMS_KEY "params."
 
@@ -116,19 +85,19 @@ static size_t ckpt_fields(checkpoint *c, hog_meta_field *f)
     hog_train_params *p = &c->p;
     size_t n = 0;
     f[n++] = (hog_meta_field){"hogtrain", HOG_META_NOTE, NULL, hog_version_string(), NULL};
-    f[n++] = (hog_meta_field){PARAMS_KEY "loss", HOG_META_WORD, &p->loss, hog_loss_name(p->loss), parse_loss};
+    f[n++] = (hog_meta_field){PARAMS_KEY "loss", HOG_META_WORD, &p->loss, hog_loss_name(p->loss), hog_meta_parse_loss};
     f[n++] = HOG_META_NUM(PARAMS_KEY "epochs", &p->epochs);
     f[n++] = HOG_META_NUM(PARAMS_KEY "step", &p->step);
     f[n++] = HOG_META_NUM(PARAMS_KEY "decay", &p->decay);
     f[n++] = HOG_META_NUM(PARAMS_KEY "power", &p->power);
     f[n++] = (hog_meta_field){PARAMS_KEY "schedule", HOG_META_WORD, &p->schedule, hog_schedule_name(p->schedule),
-                              parse_schedule};
+                              hog_meta_parse_schedule};
     f[n++] = HOG_META_NUM(PARAMS_KEY "l2", &p->l2);
     f[n++] = HOG_META_NUM(PARAMS_KEY "holdout", &p->holdout);
     f[n++] = HOG_META_NUM(PARAMS_KEY "seed", &p->seed);
     f[n++] = HOG_META_NUM(PARAMS_KEY "bias", &p->bias);
     f[n++] = (hog_meta_field){PARAMS_KEY "kernel", HOG_META_WORD, &p->kernel, hog_kernel_name(p->kernel),
-                              parse_kernel};
+                              hog_meta_parse_kernel};
     f[n++] = HOG_META_NUM(PARAMS_KEY "batch", &p->batch);
     f[n++] = HOG_META_NUM(PARAMS_KEY "normalized", &p->normalized);
     f[n++] = HOG_META_NUM(PARAMS_KEY "l1", &p->l1);
@@ -136,14 +105,14 @@ static size_t ckpt_fields(checkpoint *c, hog_meta_field *f)
     f[n++] = HOG_META_NUM(PARAMS_KEY "average", &p->average);
     f[n++] = HOG_META_NUM(PARAMS_KEY "quantile", &p->quantile);
     f[n++] = (hog_meta_field){PARAMS_KEY "replicas", HOG_META_WORD, &p->replicas, hog_replicas_name(p->replicas),
-                              parse_replicas};
+                              hog_meta_parse_replicas};
     f[n++] = (hog_meta_field){"data.fingerprint", HOG_META_HEX64, &c->fingerprint, NULL, NULL};
     f[n++] = HOG_META_NUM("data.rows", &c->rows);
     f[n++] = HOG_META_NUM("data.features", &c->features);
     f[n++] = HOG_META_NUM("data.blocks", &c->blocks);
     f[n++] = HOG_META_NUM("data.rows_per_block", &c->rows_per_block);
     f[n++] = (hog_meta_field){"data.test_fingerprint", HOG_META_HEX64, &c->test_fingerprint, NULL, NULL};
-    f[n++] = (hog_meta_field){"run.kernel", HOG_META_WORD, &c->kernel, hog_kernel_name(c->kernel), parse_kernel};
+    f[n++] = (hog_meta_field){"run.kernel", HOG_META_WORD, &c->kernel, hog_kernel_name(c->kernel), hog_meta_parse_kernel};
     f[n++] = HOG_META_NUM("run.ooc", &c->ooc);
     f[n++] = HOG_META_NUM("run.segments", &c->segments);
     f[n++] = HOG_META_NUM("at.epoch", &c->at.epoch);
@@ -156,13 +125,13 @@ static size_t ckpt_fields(checkpoint *c, hog_meta_field *f)
     f[n++] = HOG_META_NUM("stats.examples", &c->st.examples);
     f[n++] = HOG_META_NUM("stats.nnz", &c->st.nnz);
     f[n++] = HOG_META_NUM("stats.train_loss", &c->st.train_loss);
-    n += metric_fields(f + n, stats_keys, &c->st.test);
+    n += hog_meta_metrics(f + n, stats_keys, &c->st.test);
     f[n++] = HOG_META_NUM("stats.seconds", &c->seconds);
     f[n++] = HOG_META_NUM("stats.epochs_run", &c->epochs_run);
     f[n++] = HOG_META_NUM("best.loss", &c->best.loss);
     f[n++] = HOG_META_NUM("best.epoch", &c->best.epoch);
     f[n++] = HOG_META_NUM("best.since", &c->best.since);
-    n += metric_fields(f + n, best_keys, &c->best.test);
+    n += hog_meta_metrics(f + n, best_keys, &c->best.test);
     f[n++] = HOG_META_NUM("average.count", &c->avg_count);
     return n;
 }

@@ -237,3 +237,34 @@ int hog_meta_differ(const hog_meta_field *a, const hog_meta_field *b, size_t n, 
     }
     return 0;
 }
+
+int hog_meta_parse_loss(const char *text, void *at)
+{
+    return hog_loss_parse(text, at);
+}
+
+int hog_meta_parse_schedule(const char *text, void *at)
+{
+    return hog_schedule_parse(text, at);
+}
+
+int hog_meta_parse_kernel(const char *text, void *at)
+{
+    return hog_kernel_parse(text, at);
+}
+
+int hog_meta_parse_replicas(const char *text, void *at)
+{
+    return hog_replicas_parse(text, at);
+}
+
+size_t hog_meta_metrics(hog_meta_field *f, const char *const key[6], hog_metrics *m)
+{
+    f[0] = HOG_META_NUM(key[0], &m->rows);
+    f[1] = HOG_META_NUM(key[1], &m->loss);
+    f[2] = HOG_META_NUM(key[2], &m->logloss);
+    f[3] = HOG_META_NUM(key[3], &m->accuracy);
+    f[4] = HOG_META_NUM(key[4], &m->auc);
+    f[5] = HOG_META_NUM(key[5], &m->rmse);
+    return 6;
+}

@@ -32,40 +32,6 @@
 /* ===================================================================== *
  *  Metadata: one table of fields, for writing and for reading
  * ===================================================================== */
-/* hog_meta_field.parse for the named settings. */
-static int parse_loss(const char *text, void *at)
-{
-    return hog_loss_parse(text, at);
-}
-
-static int parse_schedule(const char *text, void *at)
-{
-    return hog_schedule_parse(text, at);
-}
-
-static int parse_kernel(const char *text, void *at)
-{
-    return hog_kernel_parse(text, at);
-}
-
-static int parse_replicas(const char *text, void *at)
-{
-    return hog_replicas_parse(text, at);
-}
-
-/* One entry per metric, in the file's order; the keys are prefix.name. */
-static size_t metric_fields(hog_meta_field *f, const char *const key[6], hog_metrics *m)
-{
-    size_t n = 0;
-    f[n++] = HOG_META_NUM(key[0], &m->rows);
-    f[n++] = HOG_META_NUM(key[1], &m->loss);
-    f[n++] = HOG_META_NUM(key[2], &m->logloss);
-    f[n++] = HOG_META_NUM(key[3], &m->accuracy);
-    f[n++] = HOG_META_NUM(key[4], &m->auc);
-    f[n++] = HOG_META_NUM(key[5], &m->rmse);
-    return n;
-}
-
 #define MODEL_FIELDS 64 /* room for the fields model_fields makes */
 
 /* The metadata of a model file, in the order it is written. */
@@ -78,7 +44,7 @@ static size_t model_fields(hog_model_info *in, hog_meta_field *f)
     hog_train_params *p = &in->params;
     size_t n = 0;
     f[n++] = (hog_meta_field){"hogtrain", HOG_META_NOTE, NULL, hog_version_string(), NULL};
-    f[n++] = (hog_meta_field){"loss", HOG_META_WORD, &in->loss, hog_loss_name(in->loss), parse_loss};
+    f[n++] = (hog_meta_field){"loss", HOG_META_WORD, &in->loss, hog_loss_name(in->loss), hog_meta_parse_loss};
     f[n++] = (hog_meta_field){"data_fingerprint", HOG_META_HEX64, &in->data_fingerprint, NULL, NULL};
     f[n++] = HOG_META_NUM("data_skipped", &in->data_skipped);
     f[n++] = HOG_META_NUM("data_index_base", &in->data_index_base);
@@ -90,7 +56,7 @@ static size_t model_fields(hog_model_info *in, hog_meta_field *f)
     f[n++] = HOG_META_NUM("decay", &p->decay);
     f[n++] = HOG_META_NUM("power", &p->power);
     f[n++] = (hog_meta_field){"schedule", HOG_META_WORD, &p->schedule, hog_schedule_name(p->schedule),
-                              parse_schedule};
+                              hog_meta_parse_schedule};
     f[n++] = HOG_META_NUM("l2", &p->l2);
     f[n++] = HOG_META_NUM("holdout", &p->holdout);
     f[n++] = HOG_META_NUM("seed", &p->seed);
@@ -98,7 +64,7 @@ static size_t model_fields(hog_model_info *in, hog_meta_field *f)
     f[n++] = HOG_META_NUM("bind", &p->bind);
     /* hog_train_params.kernel keeps its first name, "path", on disk: model
      * files stay byte-identical across versions and old ones still load. */
-    f[n++] = (hog_meta_field){"path", HOG_META_WORD, &p->kernel, hog_kernel_name(p->kernel), parse_kernel};
+    f[n++] = (hog_meta_field){"path", HOG_META_WORD, &p->kernel, hog_kernel_name(p->kernel), hog_meta_parse_kernel};
     f[n++] = HOG_META_NUM("batch", &p->batch);
     f[n++] = HOG_META_NUM("normalized", &p->normalized);
     f[n++] = HOG_META_NUM("l1", &p->l1);
@@ -106,12 +72,12 @@ static size_t model_fields(hog_model_info *in, hog_meta_field *f)
     f[n++] = HOG_META_NUM("average", &p->average);
     f[n++] = HOG_META_NUM("quantile", &p->quantile);
     f[n++] = (hog_meta_field){"replicas", HOG_META_WORD, &p->replicas, hog_replicas_name(p->replicas),
-                              parse_replicas};
+                              hog_meta_parse_replicas};
     f[n++] = HOG_META_NUM("nonzero", &in->nonzero);
     f[n++] = HOG_META_NUM("epochs_run", &in->epochs_run);
     f[n++] = HOG_META_NUM("best_epoch", &in->best_epoch);
-    n += metric_fields(f + n, train_keys, &in->train);
-    n += metric_fields(f + n, test_keys, &in->test);
+    n += hog_meta_metrics(f + n, train_keys, &in->train);
+    n += hog_meta_metrics(f + n, test_keys, &in->test);
     return n;
 }
 
