@@ -223,6 +223,20 @@ typedef struct hog_dataset_info {
 int hog_dataset_open(const char *path, const hog_read_params *params,
                      hog_dataset **out, char *err_detail, size_t err_len);
 
+/* A binary data set is memory-mapped, not copied: a file truncated or
+ * rewritten in place while a run reads it cannot be trusted (hogtrain's own
+ * outputs replace a file by renaming, which a mapping survives). Returns 1
+ * when the file ds was mapped from now has another size or modification
+ * time than when it was opened; 0 when it has not, and for data sets held in
+ * memory. A run checks its training data after every epoch and stops with
+ * HOG_ECORRUPT ("PATH changed while it was read") when it changed.
+ * Async-signal-safe (one fstat). */
+int hog_dataset_changed(const hog_dataset *ds);
+
+/* For a SIGBUS handler (a page of a truncated file touched): the path of an
+ * open mapped data set whose file changed, or NULL. Async-signal-safe. */
+const char *hog_dataset_changed_path(void);
+
 /* Releases a data set. NULL is accepted. */
 void hog_dataset_close(hog_dataset *ds);
 

@@ -226,3 +226,31 @@ if [ "$root" -eq 1 ] && [ -n "$cgmem" ] && [ -d "/sys/fs/cgroup/memory$cgmem" ] 
 else
     skip "a memory cgroup: needs root and cgroup v1 (/sys/fs/cgroup/memory)"
 fi
+
+# A mapped dataset truncated, or rewritten in place, under a run: the run
+# stops with a message that names the file and writes no model. The change
+# is made once the run has mapped the file (its /proc maps say so).
+for how in truncated rewritten; do
+    cp "$tmp/mid.hgd" "$tmp/live.hgd"
+    rm -f "$tmp/live.hog"
+    "$bin" train "$tmp/live.hgd" -o "$tmp/live.hog" --threads 2 --epochs 5000 -q >"$tmp/log" 2>&1 &
+    pid=$!
+    mapped=0
+    for _ in $(seq 1 2000); do
+        grep -q "live.hgd" "/proc/$pid/maps" 2>/dev/null && { mapped=1; break; }
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.01
+    done
+    if [ "$how" = truncated ]; then
+        truncate -s 4096 "$tmp/live.hgd"
+    else
+        size=$(stat -c %s "$tmp/live.hgd")
+        head -c "$size" /dev/urandom | dd of="$tmp/live.hgd" conv=notrunc status=none
+    fi
+    wait "$pid"
+    rc=$?
+    pid=
+    [ "$mapped" -eq 1 ] || echo "not mapped before the change" >>"$tmp/log"
+    expect "a mapped dataset $how under a run: stopped, named, no model" 1 "live.hgd changed while it was read" \
+        '[ ! -e "$tmp/live.hog" ]' '[ "$mapped" -eq 1 ]'
+done

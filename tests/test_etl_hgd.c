@@ -549,3 +549,29 @@ Test(etl_hgd, missing_binary_file)
     snprintf(expect, sizeof(expect), "%s: %s", path, strerror(ENOENT));
     cr_assert_str_eq(err, expect);
 }
+
+/* A mapped file cut short or written in place under its reader is seen as
+ * changed, and named for a signal handler; a file replaced by renaming (as
+ * hogtrain writes) leaves the mapping, and its data set, as they were. */
+Test(etl_hgd, a_file_changed_under_its_mapping_is_seen)
+{
+    make_good();
+    char path[256], other[256], err[512] = "";
+    write_bytes(path_of(path, "live.hgd"), good, good_len);
+    hog_dataset *ds = NULL;
+    cr_assert_eq(hog_dataset_open(path, NULL, &ds, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_dataset_changed(ds), 0);
+    cr_assert_null(hog_dataset_changed_path());
+
+    write_bytes(path_of(other, "next.hgd"), good, good_len);
+    cr_assert_eq(rename(other, path), 0);
+    cr_assert_eq(hog_dataset_changed(ds), 0, "a rename over the path leaves the mapped file as it was");
+    hog_dataset_close(ds);
+
+    cr_assert_eq(hog_dataset_open(path, NULL, &ds, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(truncate(path, 4096), 0);
+    cr_assert_eq(hog_dataset_changed(ds), 1);
+    cr_assert_str_eq(hog_dataset_changed_path(), path);
+    hog_dataset_close(ds);
+    cr_assert_null(hog_dataset_changed_path(), "a closed data set is no longer listed");
+}

@@ -442,7 +442,12 @@ Test(train_checkpoint, several_threads_resume_within_the_spread)
     hog_model *resumed = run_resumed(tr, te, &p);
     hog_model_info b;
     hog_model_get_info(resumed, &b);
-    double margin = fmax(hi - lo, 0.05 * mean);
+    /* Four runs understate the spread on a loaded machine (or under a
+     * sanitizer), where one thread may run alone for a while: the bit-for-bit
+     * one-thread tests above hold resume to exactness, this one to the
+     * same run within a generous spread (a resume that lost the optimiser's
+     * state or restarted the schedule lands far outside it). */
+    double margin = fmax(2 * (hi - lo), 0.15 * mean);
     cr_assert(b.test.loss > lo - margin && b.test.loss < hi + margin, "resumed: test loss %g; never interrupted: "
               "%g to %g", b.test.loss, lo, hi);
     cr_assert_eq(b.epochs_run, 4u);

@@ -147,7 +147,11 @@ int cli_ckpt_option(const char *name, const char *val, cli_ckpt *c);
  * and a run of several ranks takes none. Returns 0, or -1 (reported). */
 int cli_ckpt_check(const cli_ckpt *c, const hog_link_params *lp);
 
-/* ---- cli_signal.c: SIGINT and SIGTERM ---- */
+/* ---- cli_signal.c: SIGINT and SIGTERM; SIGBUS and SIGSEGV of mapped files ---- */
+/* Routes SIGBUS and SIGSEGV that come of a mapped data set's file truncated
+ * or rewritten under the command (hog_dataset_changed_path) to an error that
+ * names the file and exits 1; others keep their default action. */
+void cli_signal_guard_maps(void);
 /* From now on the first SIGINT or SIGTERM stops the training that
  * cli_signal_route names at its next consistent point (the command then
  * writes no model and exits 128 + the signal's number); when no training

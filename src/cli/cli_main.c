@@ -63,6 +63,7 @@ int main(int argc, char **argv)
      * reach every command's user; train and mf set their own level once
      * they know of -q. */
     hog_log_set(cli_log, NULL, HOG_LOG_WARN);
+    cli_signal_guard_maps();
     const char *const placing[] = {"convert", "train", "predict", "info"};
     for (size_t i = 0; i < sizeof(placing) / sizeof(placing[0]); i++)
         if (strcmp(cmd, placing[i]) == 0 && topology_from_env() < 0)

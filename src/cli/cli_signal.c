@@ -1,9 +1,10 @@
-/* cli_signal.c: how the training commands stop and go on: SIGINT and SIGTERM (the first stops the run at its next consistent point, a second ends the process at once), the checkpoint options and the line that resumes. */
+/* cli_signal.c: how the commands stop and go on: SIGINT and SIGTERM (the first stops a run at its next consistent point, a second ends the process at once), SIGBUS from a mapped file cut short, the checkpoint options and the line that resumes. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -61,6 +62,38 @@ void cli_signal_catch(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+}
+
+/* SIGBUS: a page of a memory-mapped data set that is no longer in its
+ * file (truncated under the run); SIGSEGV: an index read from a file
+ * rewritten in place. When a mapped file did change, it is named, the
+ * outputs' names in flight removed, and the process exits 1; a signal of
+ * another cause is left to its default action. */
+static void on_bus(int sig)
+{
+    const char *path = hog_dataset_changed_path();
+    if (!path) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    static const char head[] = "hogtrain: ", tail[] = " changed while it was read (truncated or written in place): "
+                                                      "the run stopped and wrote nothing\n";
+    hog_output_unlink_temps();
+    (void)!write(2, head, sizeof(head) - 1);
+    (void)!write(2, path, strlen(path));
+    (void)!write(2, tail, sizeof(tail) - 1);
+    _exit(1);
+}
+
+void cli_signal_guard_maps(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_bus;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, NULL);
+    sigaction(SIGSEGV, &sa, NULL);
 }
 
 void cli_signal_route(hog_trainer *t, hog_link *l, hog_mf_control *mf)

@@ -118,7 +118,14 @@ struct hog_dataset {
     int fd;                /* the mapped file, kept for posix_fadvise; -1 if none */
     uint32_t version;      /* the format version of the blocks' checksums (1: CRC-32) */
     char *skip_report;     /* the first skipped lines' locations, or NULL */
+    char *path;            /* the mapped file's path, for hog_dataset_changed_path; or NULL */
+    uint64_t mapped_size;  /* the mapped file's size and modification time when it was opened */
+    int64_t mapped_mtime_ns;
 };
+
+/* Mapped data sets are listed while open, for hog_dataset_changed_path
+ * (etl_hgd.c): hog_hgd_forget takes ds off the list (hog_dataset_close). */
+void hog_hgd_forget(const hog_dataset *ds);
 
 /* Out-of-core scans (etl_hgd.c). A data set larger than the memory it may use is walked
  * block by block: hog_dataset_willneed starts reading a block ahead of use

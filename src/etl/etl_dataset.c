@@ -293,6 +293,7 @@ void hog_dataset_close(hog_dataset *ds)
 {
     if (!ds)
         return;
+    hog_hgd_forget(ds);
     if (ds->map)
         munmap(ds->map, ds->map_bytes);
     if (ds->fd >= 0)
@@ -302,5 +303,6 @@ void hog_dataset_close(hog_dataset *ds)
     hog_free(ds->heap);
     hog_free(ds->blocks);
     hog_free(ds->skip_report);
+    hog_free(ds->path);
     hog_free(ds);
 }

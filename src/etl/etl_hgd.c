@@ -771,6 +771,49 @@ static int read_full(int fd, uint8_t *buf, size_t len)
     return 0;
 }
 
+/* The mapped data sets open now, for hog_dataset_changed_path: a signal
+ * handler reads the list, so slots are claimed and freed with atomics and
+ * never locked. A data set that finds no free slot is simply not listed. */
+#define MAPPED_SLOTS 64
+static const hog_dataset *_Atomic mapped_sets[MAPPED_SLOTS];
+
+static void mapped_add(const hog_dataset *ds)
+{
+    for (size_t i = 0; i < MAPPED_SLOTS; i++) {
+        const hog_dataset *none = NULL;
+        if (atomic_compare_exchange_strong(&mapped_sets[i], &none, ds))
+            return;
+    }
+}
+
+void hog_hgd_forget(const hog_dataset *ds)
+{
+    for (size_t i = 0; i < MAPPED_SLOTS; i++) {
+        const hog_dataset *was = ds;
+        if (atomic_compare_exchange_strong(&mapped_sets[i], &was, NULL))
+            return;
+    }
+}
+
+int hog_dataset_changed(const hog_dataset *ds)
+{
+    struct stat st;
+    if (!ds->map || ds->fd < 0 || fstat(ds->fd, &st) < 0)
+        return 0;
+    int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    return (uint64_t)st.st_size != ds->mapped_size || mtime != ds->mapped_mtime_ns;
+}
+
+const char *hog_dataset_changed_path(void)
+{
+    for (size_t i = 0; i < MAPPED_SLOTS; i++) {
+        const hog_dataset *ds = atomic_load(&mapped_sets[i]);
+        if (ds && ds->path && hog_dataset_changed(ds))
+            return ds->path;
+    }
+    return NULL;
+}
+
 int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
 {
     *out = NULL;
@@ -858,6 +901,10 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
     ds->info.index_base = (hog_get_u32(h + H_FLAGS) & HOG_HGD_ONE_BASED) != 0;
     ds->info.fingerprint = hog_get_u64(h + H_FINGERPRINT);
     ds->info.file_bytes = size;
+    ds->mapped_size = size;
+    ds->mapped_mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    ds->path = hog_strdup(path); /* only for the message of a change: none without it */
+    mapped_add(ds);
     *out = ds;
     return 0;
 

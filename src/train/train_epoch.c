@@ -319,6 +319,19 @@ static double workers_loss(const run_state *rs)
     return loss;
 }
 
+/* HOG_ECORRUPT when the file a mapped data set was opened from was
+ * truncated or rewritten in place since (hog_dataset_changed): what the
+ * epoch read of it cannot be trusted, nor the model it made. */
+static int data_unchanged(const hog_dataset *ds, char *err, size_t err_len)
+{
+    if (!hog_dataset_changed(ds))
+        return 0;
+    return hog_fail(HOG_ECORRUPT, err, err_len,
+                    "%s changed while it was read (truncated or written in place): the run stopped, its model "
+                    "cannot be trusted; replace a data set in use by writing a new file and renaming it",
+                    ds->path ? ds->path : "the data set");
+}
+
 /* After epoch e (examples ex0 and loss loss0 before it): the epoch's
  * statistics, evaluation, early stopping and the progress report. Sets
  * *stop when early stopping ends the run. Returns 0 or an evaluation error. */
@@ -402,6 +415,10 @@ int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *t
         rs->st.epoch = e + 1;
         rs->st.progress = 0;
         if ((rc = run_epoch(rs, train, &at, err, err_len)) < 0)
+            return rc;
+        if ((rc = data_unchanged(train, err, err_len)) < 0)
+            return rc;
+        if (eval_ds && (rc = data_unchanged(eval_ds, err, err_len)) < 0)
             return rc;
         if (rs->link && (rc = hog_link_failed(rs->link, err, err_len)) < 0)
             return rc;
