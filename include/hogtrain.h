@@ -1025,6 +1025,8 @@ typedef enum hog_file_kind {
     HOG_FILE_MODEL,     /* a linear model: hog_model_load */
     HOG_FILE_MF_MODEL,  /* a matrix factorisation model: hog_mf_load */
     HOG_FILE_RATINGS,   /* a binary ratings file (.hgr): hog_ratings_open */
+    HOG_FILE_CHECKPOINT,    /* a linear trainer's checkpoint: hog_trainer_set_checkpoint */
+    HOG_FILE_MF_CHECKPOINT, /* a matrix factorisation checkpoint: hog_mf_control_set_checkpoint */
 } hog_file_kind;
 
 /* Sets *kind to what the file at path holds, from its magic alone: the
@@ -1037,8 +1039,8 @@ typedef enum hog_file_kind {
  * bytes, NUL-terminated; may be NULL). Thread-safe. */
 int hog_file_probe(const char *path, hog_file_kind *kind, char *err_detail, size_t err_len);
 
-/* "text", "dataset", "model", "mf_model", "ratings"; "unknown" for any
- * other value. */
+/* "text", "dataset", "model", "mf_model", "ratings", "checkpoint",
+ * "mf_checkpoint"; "unknown" for any other value. */
 const char *hog_file_kind_name(hog_file_kind kind);
 
 /* An output file written whole or not at all, as the library writes its

@@ -154,6 +154,8 @@ Test(api, kind_names)
     cr_assert_str_eq(hog_file_kind_name(HOG_FILE_MODEL), "model");
     cr_assert_str_eq(hog_file_kind_name(HOG_FILE_MF_MODEL), "mf_model");
     cr_assert_str_eq(hog_file_kind_name(HOG_FILE_RATINGS), "ratings");
+    cr_assert_str_eq(hog_file_kind_name(HOG_FILE_CHECKPOINT), "checkpoint");
+    cr_assert_str_eq(hog_file_kind_name(HOG_FILE_MF_CHECKPOINT), "mf_checkpoint");
     cr_assert_str_eq(hog_file_kind_name((hog_file_kind)99), "unknown");
 }
 

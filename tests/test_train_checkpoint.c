@@ -287,6 +287,9 @@ Test(train_checkpoint, the_file_round_trips_byte_for_byte)
     cr_assert_eq(hog_read_file(ckpt, &b, &blen), 0);
     cr_assert_eq(alen, blen);
     cr_assert(memcmp(a, b, alen) == 0, "the checkpoint written again differs");
+    hog_file_kind kind;
+    cr_assert_eq(hog_file_probe(ckpt, &kind, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(kind, HOG_FILE_CHECKPOINT, "a checkpoint is known by its magic");
     checkpoint ck;
     cr_assert_eq(hog_checkpoint_read(ckpt, &p, &ck, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ck.at.epoch, at.epoch);

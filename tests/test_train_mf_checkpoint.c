@@ -193,6 +193,9 @@ Test(mf_checkpoint, damage_other_parameters_and_other_ratings_are_refused)
     hog_mf_control *c = control(1e9, 0, 6);
     cr_assert_null(mf_train(rt, p, c, HOG_EINTERRUPTED));
     hog_mf_control_free(c);
+    hog_file_kind kind;
+    cr_assert_eq(hog_file_probe(ckpt, &kind, NULL, 0), 0);
+    cr_assert_eq(kind, HOG_FILE_MF_CHECKPOINT, "an MF checkpoint is known by its magic");
     hog_mf_params q = p;
     q.l2 = 0.01;
     refused(rt, q, HOG_EPARAM, "hog_mf_params.l2 = 0.05", "hog_mf_params.l2 = 0.01");

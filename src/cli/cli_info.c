@@ -201,6 +201,14 @@ int cli_info(int argc, char **argv)
     case HOG_FILE_MODEL: return info_model(path);
     case HOG_FILE_MF_MODEL: return cli_mf_info(path);
     case HOG_FILE_RATINGS: return cli_mf_ratings_info(path);
+    case HOG_FILE_CHECKPOINT:
+    case HOG_FILE_MF_CHECKPOINT:
+        /* Its state is for the run that made it: what it holds is checked
+         * when that run resumes, against the data and the flags given. */
+        printf("%s: a checkpoint of `hogtrain train%s`: continue that run with the same data and flags and "
+               "`--checkpoint %s --resume`\n",
+               path, kind == HOG_FILE_MF_CHECKPOINT ? " --model mf" : "", path);
+        return 0;
     case HOG_FILE_DATASET:
     case HOG_FILE_TEXT: break;
     }

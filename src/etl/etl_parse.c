@@ -146,6 +146,8 @@ static const struct signature {
     {"HOGRATE\0", 8, "a hogtrain ratings file (.hgr), which matrix factorisation reads"},
     {"HOGMODEL", 8, "a hogtrain model, not data"},
     {"HOGMFMOD", 8, "a hogtrain matrix factorisation model, not data"},
+    {"HOGCHKPT", 8, "a hogtrain checkpoint (hog_trainer_set_checkpoint resumes it), not data"},
+    {"HOGMFCKP", 8, "a hogtrain matrix factorisation checkpoint (hog_mf_control_set_checkpoint), not data"},
     {"\x7f" "ELF", 4, "an executable (ELF)"},
     {"PK\x03\x04", 4, "a zip archive (a spreadsheet? save it as CSV)"},
     {"BZh", 3, "bzip2-compressed data (decompress it first)"},

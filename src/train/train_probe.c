@@ -1,4 +1,4 @@
-/* train_probe.c: hog_file_probe: what a file holds (a dataset, a model, an MF model, ratings or text), told by its magic. */
+/* train_probe.c: hog_file_probe: what a file holds (a dataset, a model, an MF model, ratings, a checkpoint or text), told by its magic. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +15,8 @@ static const struct {
     {MODEL_MAGIC, HOG_FILE_MODEL},
     {MF_MAGIC, HOG_FILE_MF_MODEL},
     {HOG_HGR_MAGIC, HOG_FILE_RATINGS},
+    {CKPT_MAGIC, HOG_FILE_CHECKPOINT},
+    {MF_CKPT_MAGIC, HOG_FILE_MF_CHECKPOINT},
 };
 
 /* Reads up to len bytes from the start of fd: fewer only at the end of the file. */
@@ -73,6 +75,8 @@ const char *hog_file_kind_name(hog_file_kind kind)
     case HOG_FILE_MODEL: return "model";
     case HOG_FILE_MF_MODEL: return "mf_model";
     case HOG_FILE_RATINGS: return "ratings";
+    case HOG_FILE_CHECKPOINT: return "checkpoint";
+    case HOG_FILE_MF_CHECKPOINT: return "mf_checkpoint";
     }
     return "unknown";
 }
