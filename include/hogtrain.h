@@ -181,7 +181,16 @@ typedef struct hog_read_params {
                               to them. 0: no ceiling of its own; hog_trainer_run_file then takes
                               what hog_train_params.mem_limit holds of the model and its
                               optimiser's state, and a lower one given here wins */
-    uint64_t reserved[5];  /* zero; the room for new fields (see Compatibility) */
+    uint64_t mem_limit;    /* bytes that reading text may hold: its read-ahead and parsed rows take
+                              up to a quarter (smaller chunks when it is small), and once the blocks
+                              built pass half of it they, and all that follow, go to a scratch file
+                              in temp_dir, which the data set is then mapped from. 0: half of the
+                              memory this process may use (MemAvailable and its cgroup's limit);
+                              hog_trainer_run_file passes hog_train_params.mem_limit */
+    const char *temp_dir;  /* the folder of that scratch file, which never has a name (O_TMPFILE) and
+                              vanishes with the process; NULL: the input's folder. A folder that
+                              takes no file leaves the blocks in memory, with a warning logged */
+    uint64_t reserved[3];  /* zero; the room for new fields (see Compatibility) */
 } hog_read_params;
 
 hog_read_params hog_read_params_default(void);

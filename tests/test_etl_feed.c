@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "etl/etl.h"
@@ -62,14 +63,22 @@ static int same_block(const hog_block *a, const hog_block *b)
 }
 
 /* Takes every block from a feed of path, holding up to hold of them at a
- * time, checks each against the data set read whole, then finishes. */
-static void feed_all(const char *path, const char *cache, unsigned depth, unsigned hold)
+ * time, checks each against the data set read whole, then finishes. With
+ * spill, the data set goes to a scratch file in dir/spill past 40 KB. */
+static void feed_spill(const char *path, const char *cache, unsigned depth, unsigned hold, int spill)
 {
     hog_read_params p = hog_read_params_default();
     p.rows_per_block = 700;
     hog_dataset *whole;
-    char err[512] = "";
+    char err[512] = "", spill_dir[160];
     cr_assert_eq(hog_dataset_open(path, &p, &whole, err, sizeof(err)), 0, "%s", err);
+    cr_assert_null(whole->map);
+    if (spill) {
+        snprintf(spill_dir, sizeof(spill_dir), "%s/spill", dir);
+        cr_assert(mkdir(spill_dir, 0700) == 0 || errno == EEXIST);
+        p.mem_limit = 80000;
+        p.temp_dir = spill_dir;
+    }
     hog_feed *f;
     cr_assert_eq(hog_feed_start(path, &p, cache, NULL, depth, &f, err, sizeof(err)), 0, "%s", err);
     hog_block blk;
@@ -97,10 +106,21 @@ static void feed_all(const char *path, const char *cache, unsigned depth, unsign
     cr_assert_eq(ds->info.rows, whole->info.rows);
     cr_assert_eq(ds->info.fingerprint, whole->info.fingerprint);
     cr_assert_eq(ds->info.index_base, whole->info.index_base);
-    if (cache)
-        cr_assert(ds->map != NULL, "the cache is mapped");
+    if (cache || spill)
+        cr_assert(ds->map != NULL, "the cache or the scratch file is mapped");
+    if (spill) { /* a file that has no name: the folder stays empty */
+        cr_assert_null(ds->heap, "the blocks held before the spill were let go");
+        char cmd[256];
+        snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A %s)\"", spill_dir);
+        cr_assert_eq(system(cmd), 0, "%s is not empty", spill_dir);
+    }
     hog_dataset_close(ds);
     hog_dataset_close(whole);
+}
+
+static void feed_all(const char *path, const char *cache, unsigned depth, unsigned hold)
+{
+    feed_spill(path, cache, depth, hold, 0);
 }
 
 Test(etl_feed, every_block_in_order_into_memory_and_into_a_cache)
@@ -112,6 +132,42 @@ Test(etl_feed, every_block_in_order_into_memory_and_into_a_cache)
     feed_all(path, cache, 3, 3);
     feed_all(path, cache, 1, 1); /* one slot: the reader waits for every release */
     cr_assert_eq(access(cache, F_OK), 0);
+}
+
+/* Text past half of hog_read_params.mem_limit goes on in a scratch file:
+ * the same blocks in the same order, a mapped data set, no file left. */
+Test(etl_feed, text_past_the_limit_spills_to_a_file_without_a_name)
+{
+    const char *path = write_rows("a.svm", 20000, 0);
+    feed_spill(path, NULL, 3, 2, 1);
+    feed_spill(path, NULL, 1, 1, 1);
+    /* hog_dataset_open spills the same way */
+    hog_read_params p = hog_read_params_default();
+    p.rows_per_block = 700;
+    p.mem_limit = 80000;
+    p.temp_dir = dir;
+    hog_dataset *whole, *spilled;
+    char err[512] = "";
+    cr_assert_eq(hog_dataset_open(path, &p, &spilled, err, sizeof(err)), 0, "%s", err);
+    cr_assert_not_null(spilled->map);
+    cr_assert_null(spilled->heap);
+    cr_assert_eq(spilled->info.format, HOG_FORMAT_LIBSVM);
+    p.mem_limit = 0;
+    cr_assert_eq(hog_dataset_open(path, &p, &whole, err, sizeof(err)), 0, "%s", err);
+    cr_assert_null(whole->map);
+    cr_assert_eq(spilled->info.fingerprint, whole->info.fingerprint);
+    cr_assert_eq(spilled->info.features, whole->info.features);
+    hog_dataset_close(whole);
+    hog_dataset_close(spilled);
+    /* A folder that takes no file: the data set stays in memory. */
+    char missing[160];
+    snprintf(missing, sizeof(missing), "%s/missing", dir);
+    p.mem_limit = 80000;
+    p.temp_dir = missing;
+    cr_assert_eq(hog_dataset_open(path, &p, &spilled, err, sizeof(err)), 0, "%s", err);
+    cr_assert_null(spilled->map);
+    cr_assert_eq(spilled->info.rows, 20000);
+    hog_dataset_close(spilled);
 }
 
 Test(etl_feed, a_malformed_line_stops_the_feed_and_leaves_no_cache)

@@ -499,6 +499,50 @@ Test(util, named_private_file_is_0600_from_its_creation)
     scratch_remove();
 }
 
+
+/* A scratch file is never seen in its folder, unnamed or (where O_TMPFILE
+ * is refused) unlinked at once; what is written reads back through the
+ * descriptor taken, and the file is 0600. */
+static void scratch_round_trip(int refuse)
+{
+    scratch_make("util");
+    if (refuse)
+        refuse_tmpfile(EOPNOTSUPP);
+    hog_atomic_file f;
+    cr_assert_eq(hog_scratch_open(&f, dir, "scratch file for x.svm"), 0);
+    cr_assert_eq(f.unnamed, !refuse);
+    cr_assert_str_eq(f.name, "scratch file for x.svm");
+    cr_assert_eq(names_in_dir(NULL), 0);
+    cr_assert_eq(hog_atomic_pwrite(&f, "blocks", 6, 4096), 0);
+    int fd = hog_scratch_take(&f);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(f.fd, -1);
+    char got[6];
+    cr_assert_eq(pread(fd, got, 6, 4096), 6);
+    cr_assert_eq(memcmp(got, "blocks", 6), 0);
+    struct stat st;
+    cr_assert_eq(fstat(fd, &st), 0);
+    cr_assert_eq(st.st_mode & 07777, 0600);
+    cr_assert_eq(st.st_nlink, 0, "the scratch file has a name");
+    cr_assert_eq(names_in_dir(NULL), 0);
+    close(fd);
+    char missing[128];
+    snprintf(missing, sizeof(missing), "%s/none", dir);
+    cr_assert_eq(hog_scratch_open(&f, missing, "x"), -ENOENT);
+    hog_atomic_abort(&f);
+    scratch_remove();
+}
+
+Test(util, scratch_file_has_no_name)
+{
+    scratch_round_trip(0);
+}
+
+Test(util, scratch_file_where_o_tmpfile_is_not_supported_is_unlinked_at_once)
+{
+    scratch_round_trip(1);
+}
+
 /* A writer killed in the middle leaves nothing of an unnamed file. */
 Test(util, a_killed_writer_of_an_unnamed_file_leaves_nothing)
 {

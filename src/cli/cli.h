@@ -49,7 +49,13 @@ int cli_bytes(const char *opt, const char *s, unsigned long long *out);
     {"on-error", required_argument, 0, CLI_READ_OPT},                                           \
     {"parse-threads", required_argument, 0, CLI_READ_OPT},                                      \
     {"max-line", required_argument, 0, CLI_READ_OPT},                                           \
-    {"max-features", required_argument, 0, CLI_READ_OPT}
+    {"max-features", required_argument, 0, CLI_READ_OPT},                                       \
+    {"temp-dir", required_argument, 0, CLI_READ_OPT}
+/* --mem-limit as a reading option, for the commands that have no other use for it. */
+#define CLI_READ_MEM_OPTION {"mem-limit", required_argument, 0, CLI_READ_OPT}
+#define CLI_READ_MEM_USAGE                                                                      \
+    "  --mem-limit BYTES       memory the reading may hold (K/M/G; default half of what this\n" \
+    "                          process may use): text beyond half of it goes to a scratch file\n"
 #define CLI_READ_USAGE                                                                          \
     "  --format csv|libsvm|vw|hgd  input format (default: detected from the content)\n"        \
     "  --label COL             CSV label column, 0-based index or header name (default 0)\n"  \
@@ -65,7 +71,14 @@ int cli_bytes(const char *opt, const char *s, unsigned long long *out);
     "  --parse-threads N       threads parsing text (default: one per core)\n"               \
     "  --max-line BYTES        a longer line of text is an error (K/M/G; default 64M)\n"        \
     "  --max-features N        a larger feature index is an error (default: none; train:\n"    \
-    "                          what --mem-limit holds of the model, and the lower of the two)\n"
+    "                          what --mem-limit holds of the model, and the lower of the two)\n" \
+    "  --temp-dir DIR          where text too large for --mem-limit goes, in a file without a\n" \
+    "                          name that vanishes with the run (default: the output's folder,\n" \
+    "                          else the input's)\n"
+
+/* The folder path is in: "." for a bare name, else what comes before its
+ * last '/' ("/" for "/x"), copied into buf. */
+const char *cli_folder_of(const char *path, char *buf, size_t len);
 
 /* Applies one of the data-reading options to p. Returns 1 if opt was one
  * of them, 0 if not, -1 on a bad value (reported). */

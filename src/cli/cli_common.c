@@ -86,6 +86,15 @@ int cli_bytes(const char *opt, const char *s, unsigned long long *out)
     return 0;
 }
 
+const char *cli_folder_of(const char *path, char *buf, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return ".";
+    snprintf(buf, len, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    return buf;
+}
+
 int cli_read_option(const char *opt, const char *val, hog_read_params *p)
 {
     if (strcmp(opt, "format") == 0) {
@@ -151,6 +160,22 @@ int cli_read_option(const char *opt, const char *val, hog_read_params *p)
             cli_error("--on-error: expected stop or skip, found '%s'", val);
             return -1;
         }
+        return 1;
+    }
+    if (strcmp(opt, "temp-dir") == 0) {
+        struct stat st;
+        if (stat(val, &st) < 0 || !S_ISDIR(st.st_mode)) {
+            cli_error("--temp-dir: %s is not a folder", val);
+            return -1;
+        }
+        p->temp_dir = val;
+        return 1;
+    }
+    if (strcmp(opt, "mem-limit") == 0) {
+        unsigned long long v;
+        if (cli_bytes("--mem-limit", val, &v) < 0)
+            return -1;
+        p->mem_limit = v;
         return 1;
     }
     if (strcmp(opt, "max-line") == 0) {

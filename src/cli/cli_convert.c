@@ -14,7 +14,7 @@ static const char convert_usage[] =
     "  --ratings             INPUT holds \"user item rating\" triples (matrix\n"
     "                        factorisation): write a binary ratings file\n"
     "  -q, --quiet           print nothing on success\n"
-    CLI_READ_USAGE;
+    CLI_READ_MEM_USAGE CLI_READ_USAGE;
 
 /* A SIGINT or SIGTERM ends a conversion at once, with no output: the file
  * being written has no name (or its temporary name goes here), and the
@@ -65,7 +65,8 @@ int cli_convert(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"output", required_argument, 0, 'o'}, {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'}, {"ratings", no_argument, 0, 'r'}, CLI_READ_OPTIONS, {0, 0, 0, 0},
+        {"help", no_argument, 0, 'h'}, {"ratings", no_argument, 0, 'r'}, CLI_READ_OPTIONS,
+        CLI_READ_MEM_OPTION, {0, 0, 0, 0},
     };
     hog_read_params rp = hog_read_params_default();
     const char *out = NULL;

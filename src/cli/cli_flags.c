@@ -29,6 +29,8 @@ static const struct flag {
     {"hog_read_params", "threads", "--parse-threads", TAKES_VALUE, NULL},
     {"hog_read_params", "max_line", "--max-line", TAKES_VALUE, NULL},
     {"hog_read_params", "max_features", "--max-features", TAKES_VALUE, NULL},
+    {"hog_read_params", "mem_limit", "--mem-limit", TAKES_VALUE, NULL},
+    {"hog_read_params", "temp_dir", "--temp-dir", TAKES_VALUE, NULL},
 
     {"hog_train_params", "loss", "--loss", TAKES_VALUE, "HOG_LOSS_"},
     {"hog_train_params", "threads", "--threads", TAKES_VALUE, NULL},

@@ -150,7 +150,8 @@ int cli_info(int argc, char **argv)
     enum { OPT_TOPOLOGY = 256, OPT_THREADS };
     static const struct option opts[] = {
         {"help", no_argument, 0, 'h'}, {"topology", no_argument, 0, OPT_TOPOLOGY},
-        {"threads", required_argument, 0, OPT_THREADS}, CLI_READ_OPTIONS, {0, 0, 0, 0},
+        {"threads", required_argument, 0, OPT_THREADS}, CLI_READ_OPTIONS,
+        CLI_READ_MEM_OPTION, {0, 0, 0, 0},
     };
     hog_read_params rp = hog_read_params_default();
     int c, li, topology = 0;
@@ -158,7 +159,7 @@ int cli_info(int argc, char **argv)
     const char *threads_arg = NULL;
     while ((c = getopt_long(argc, argv, "hb:", opts, &li)) != -1) {
         if (c == 'h') {
-            fputs(INFO_USAGE CLI_READ_USAGE, stdout);
+            fputs(INFO_USAGE CLI_READ_MEM_USAGE CLI_READ_USAGE, stdout);
             return 0;
         }
         if (c == OPT_TOPOLOGY) {

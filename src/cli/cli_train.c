@@ -385,6 +385,9 @@ int cli_train(int argc, char **argv)
         goto usage;
     }
     cli_signal_catch();
+    char out_dir[4096];
+    if (!rp.temp_dir && out) /* text too large for the limit goes next to the model */
+        rp.temp_dir = cli_folder_of(out, out_dir, sizeof(out_dir));
 
     progress_state ps = {isatty(2), 0, p.loss, {0}, calloc(p.epochs, sizeof(double)),
                          calloc(p.epochs, sizeof(double))};

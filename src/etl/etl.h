@@ -137,6 +137,10 @@ void hog_dataset_willneed(const hog_dataset *ds, uint32_t block);
 void hog_dataset_drop(const hog_dataset *ds, uint32_t block, int cache);
 /* Bytes a data set occupies when fully resident (etl_dataset.c). */
 uint64_t hog_dataset_bytes(const hog_dataset *ds);
+/* Frees what a mapped data set made by a spilled builder still holds of
+ * the blocks built before the spill (see hog_builder_spill): their views
+ * handed out before must be done with. Nothing for any other data set. */
+void hog_dataset_drop_heap(hog_dataset *ds);
 
 /* The size of a block's unpadded bytes in the file layout above. */
 static inline uint64_t hog_block_bytes(uint64_t rows, uint64_t nnz, int weighted)
@@ -236,6 +240,22 @@ void hog_builder_set_position(hog_builder *b, double position);
  * input whose size is not known at the start, a pipe. */
 void hog_builder_direct_from(hog_builder *b, uint64_t bytes);
 
+/* An in-memory builder whose finished blocks pass `bytes` writes them, and
+ * every block after them, to a scratch file in dir (hog_scratch_open;
+ * written buffered, so that the pages stay cached for the epochs when the
+ * memory allows), which label names in messages; blocks from then
+ * on reach on_block as a file builder's do. hog_builder_finish then maps
+ * the file; the blocks held before the spill stay valid, for those
+ * on_block handed them to, until hog_dataset_drop_heap. A folder that
+ * takes no file leaves the blocks in memory, with a warning logged.
+ * Ignored by a file builder. Returns 0 or -ENOMEM. */
+int hog_builder_spill(hog_builder *b, uint64_t bytes, const char *dir, const char *label);
+
+/* hog_builder_spill as reading path with p asks: past half of
+ * p->mem_limit (0: of half the memory usable), into p->temp_dir (NULL: the
+ * folder of path, or the current one when path is not a file). */
+int hog_builder_spill_within(hog_builder *b, const char *path, const hog_read_params *p);
+
 /* In-memory builder: hands the blocks to a new data set. Frees b.
  * Errors: HOG_EEMPTY (no rows), -ENOMEM. */
 int hog_builder_finish(hog_builder *b, hog_format format, hog_dataset **out);
@@ -252,6 +272,9 @@ void hog_builder_free(hog_builder *b);
 /* Opens and validates a binary dataset (memory-mapped). err gets a message
  * naming the file and the first thing wrong. */
 int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len);
+/* hog_hgd_open of the file open at fd, which the call takes over (closed on
+ * failure, kept by the data set on success); path names it in messages. */
+int hog_hgd_open_fd(int fd, const char *path, hog_dataset **out, char *err, size_t err_len);
 
 /* Reads and checks the header of the binary dataset at path (its magic,
  * version, checksum and sizes against the file's length; not the blocks)

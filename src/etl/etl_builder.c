@@ -1,7 +1,10 @@
 /* etl_builder.c: the block builder: rows in, blocks of the .hgd layout out, kept in memory or streamed to a file as they fill. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "etl.h"
 
@@ -32,9 +35,19 @@ struct hog_builder {
     size_t blocks_cap, heap_cap;
     uint32_t nblocks;
 
+    uint64_t heap_bytes;          /* what the finished blocks in memory hold */
+
     /* streaming to a file */
     hog_atomic_file *out;
     hog_hgd_writer *writer; /* NULL in memory */
+
+    /* spilling: an in-memory builder past spill_at bytes goes on in a
+     * scratch file; the blocks it held stay (handed out, see on_block)
+     * until the data set it makes is told to let them go */
+    uint64_t spill_at;            /* 0: never */
+    char *spill_dir, *spill_label;
+    hog_atomic_file scratch;
+    int spilled;
 
     /* told of every finished block */
     hog_block_fn on_block;
@@ -50,6 +63,7 @@ int hog_builder_create(uint32_t rows_per_block, hog_atomic_file *out, hog_builde
         return -ENOMEM;
     b->rows_per_block = rows_per_block ? rows_per_block : HOG_DEFAULT_ROWS_PER_BLOCK;
     b->out = out;
+    b->scratch.fd = -1;
     size_t r = b->rows_per_block;
     b->ptr = hog_malloc((r + 1) * sizeof(uint32_t));
     b->label = hog_malloc(r * sizeof(float));
@@ -103,6 +117,63 @@ void hog_builder_direct_from(hog_builder *b, uint64_t bytes)
 {
     if (b->writer)
         hog_hgd_writer_direct_from(b->writer, bytes);
+}
+
+int hog_builder_spill(hog_builder *b, uint64_t bytes, const char *dir, const char *label)
+{
+    if (b->out)
+        return 0;
+    hog_free(b->spill_dir);
+    hog_free(b->spill_label);
+    b->spill_dir = hog_strdup(dir);
+    b->spill_label = hog_strdup(label);
+    if (!b->spill_dir || !b->spill_label)
+        return -ENOMEM;
+    b->spill_at = bytes;
+    return 0;
+}
+
+int hog_builder_spill_within(hog_builder *b, const char *path, const hog_read_params *p)
+{
+    const uint64_t limit = p->mem_limit ? p->mem_limit : hog_mem_usable() / 2;
+    if (p->temp_dir)
+        return hog_builder_spill(b, limit / 2, p->temp_dir, path);
+    /* The input's folder; the current one for a pipe or a device (standard
+     * input's folder is /dev, which is memory). */
+    struct stat st;
+    const char *slash = strrchr(path, '/');
+    if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || !slash)
+        return hog_builder_spill(b, limit / 2, ".", path);
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    return hog_builder_spill(b, limit / 2, dir, path);
+}
+
+/* The blocks held pass spill_at: they, and every block after them, go to
+ * a scratch file. A folder that takes no file leaves them in memory. */
+static int spill_now(hog_builder *b)
+{
+    b->spill_at = 0; /* tried once */
+    const char *slash = strrchr(b->spill_label, '/');
+    char name[NAME_MAX + 1];
+    snprintf(name, sizeof(name), "scratch file for %s", slash ? slash + 1 : b->spill_label);
+    int rc = hog_scratch_open(&b->scratch, b->spill_dir, name);
+    if (rc < 0) {
+        hog_log(HOG_LOG_WARN, "%s: the data set stays in memory: no scratch file can be made in %s "
+                "(hog_read_params.temp_dir): %s", b->spill_label, b->spill_dir, hog_strerror(rc));
+        return 0;
+    }
+    if ((rc = hog_hgd_writer_create(&b->scratch, &b->writer)) < 0)
+        return rc;
+    for (uint32_t i = 0; i < b->nblocks && rc == 0; i++)
+        rc = hog_hgd_writer_block(b->writer, &b->blocks[i]);
+    if (rc < 0)
+        return rc;
+    b->out = &b->scratch;
+    b->spilled = 1;
+    hog_log(HOG_LOG_INFO, "%s: %u blocks (%.0f MB) held: they and the rest go to a scratch file in %s", b->spill_label,
+            b->nblocks, (double)b->heap_bytes / 1e6, b->spill_dir);
+    return 0;
 }
 
 /* Copies len bytes of an array to at (none: the array may be NULL); returns the end. */
@@ -162,7 +233,10 @@ static int builder_flush(hog_builder *b)
         hog_block_view(&b->blocks[b->nblocks], buf, view.rows, view.nnz, b->weighted, view.sum);
         b->heap[b->nblocks] = buf;
         b->nblocks++;
+        b->heap_bytes += bytes;
         if (b->on_block && (rc = b->on_block(b->on_block_ctx, &b->blocks[b->nblocks - 1], 1, b->position, NULL)) != 0)
+            return rc;
+        if (b->spill_at && b->heap_bytes > b->spill_at && (rc = spill_now(b)) < 0)
             return rc;
     }
     b->cur_rows = 0;
@@ -283,13 +357,45 @@ void hog_builder_free(hog_builder *b)
     hog_free(b->index);
     hog_free(b->value);
     hog_hgd_writer_free(b->writer);
+    hog_atomic_abort(&b->scratch);
+    hog_free(b->spill_dir);
+    hog_free(b->spill_label);
     hog_free(b);
+}
+
+/* A spilled builder's data set: the scratch file, mapped, and the blocks
+ * held in memory before the spill, which it keeps until
+ * hog_dataset_drop_heap. */
+static int finish_spilled(hog_builder *b, hog_format format, hog_dataset **out)
+{
+    int rc = hog_hgd_writer_finish(b->writer, b->features, b->rows_per_block, b->weighted, b->one_based, NULL);
+    if (rc < 0)
+        return rc;
+    char name[PATH_MAX], err[256];
+    snprintf(name, sizeof(name), "%s", b->scratch.path);
+    int fd = hog_scratch_take(&b->scratch);
+    if ((rc = hog_hgd_open_fd(fd, name, out, err, sizeof(err))) < 0) {
+        hog_log(HOG_LOG_ERROR, "%s", err);
+        return rc;
+    }
+    hog_dataset *ds = *out;
+    ds->info.format = format;
+    ds->heap = b->heap;
+    ds->heap_count = b->nblocks;
+    b->heap = NULL;
+    b->nblocks = 0;
+    return 0;
 }
 
 int hog_builder_finish(hog_builder *b, hog_format format, hog_dataset **out)
 {
     *out = NULL;
     int rc = b->rows == 0 ? HOG_EEMPTY : builder_flush(b);
+    if (rc == 0 && b->spilled) {
+        rc = finish_spilled(b, format, out);
+        hog_builder_free(b);
+        return rc;
+    }
     hog_dataset *ds = rc == 0 ? hog_calloc(1, sizeof(*ds)) : NULL;
     if (rc == 0 && !ds)
         rc = -ENOMEM;

@@ -130,6 +130,8 @@ int hog_dataset_open(const char *path, const hog_read_params *params, hog_datase
     p.format = fmt;
     hog_builder *b;
     rc = hog_builder_create(p.rows_per_block, NULL, &b);
+    if (rc == 0 && (rc = hog_builder_spill_within(b, path, &p)) < 0)
+        hog_builder_free(b);
     if (rc < 0)
         return hog_fail(rc, err_detail, err_len, "%s: out of memory", path);
     uint64_t skipped;
@@ -145,6 +147,7 @@ int hog_dataset_open(const char *path, const hog_read_params *params, hog_datase
         hog_free(report);
         return hog_fail(rc, err_detail, err_len, "%s: %s", path, hog_strerror(rc));
     }
+    hog_dataset_drop_heap(ds); /* spilled: nobody was handed its first blocks */
     ds->info.skipped = skipped;
     ds->skip_report = report;
     struct stat st;
@@ -287,6 +290,17 @@ uint64_t hog_dataset_bytes(const hog_dataset *ds)
     if (ds->map)
         return ds->map_bytes;
     return hog_block_bytes(ds->info.rows, ds->info.nnz, ds->info.weighted);
+}
+
+void hog_dataset_drop_heap(hog_dataset *ds)
+{
+    if (!ds->map)
+        return;
+    for (uint32_t i = 0; i < ds->heap_count; i++)
+        hog_free(ds->heap[i]);
+    hog_free(ds->heap);
+    ds->heap = NULL;
+    ds->heap_count = 0;
 }
 
 void hog_dataset_close(hog_dataset *ds)

@@ -193,6 +193,8 @@ int hog_feed_start(const char *path, const hog_read_params *p, const char *cache
         f->file_open = 1;
     }
     rc = hog_builder_create(p->rows_per_block, cache_path ? &f->file : NULL, &f->b);
+    if (rc == 0 && !cache_path)
+        rc = hog_builder_spill_within(f->b, path, p);
     if (rc < 0) {
         hog_feed_free(f);
         return hog_fail(rc, err, err_len, "%s: out of memory", path);
@@ -274,6 +276,10 @@ int hog_feed_finish(hog_feed *f, hog_dataset **out, char *err, size_t err_len)
         if (rc < 0)
             return rc;
     } else {
+        /* A spilled data set holds the blocks built before the spill until
+         * every block handed out is back. */
+        if (f->released == f->taken)
+            hog_dataset_drop_heap(ds);
         struct stat st;
         if (stat(f->path, &st) == 0)
             ds->info.file_bytes = (uint64_t)st.st_size;

@@ -822,6 +822,12 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
         int rc = -errno;
         return hog_fail(rc, err, err_len, "%s: %s", path, hog_strerror(rc));
     }
+    return hog_hgd_open_fd(fd, path, out, err, err_len);
+}
+
+int hog_hgd_open_fd(int fd, const char *path, hog_dataset **out, char *err, size_t err_len)
+{
+    *out = NULL;
     struct stat st;
     if (fstat(fd, &st) < 0) {
         int rc = -errno;

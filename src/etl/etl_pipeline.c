@@ -22,8 +22,10 @@
  * A piece is either the body of one chunk (from its first line start to its
  * last newline, pointing into the reader's buffer) or a seam: the line cut
  * by a chunk boundary, copied into a buffer of its own. Memory stays bounded:
- * at most `depth` chunks are out of the reader and at most RING pieces are
- * between the producer and the consumer. Pieces are a few MiB and a file
+ * at most `depth` chunks are out of the reader and at most 2 x depth pieces
+ * (a body and a seam per chunk) are between the producer and the consumer,
+ * each keeping the capacity of its parsed rows. The chunks are smaller and
+ * fewer when hog_read_params.mem_limit is small (pipeline_size). Pieces are a few MiB and a file
  * has at most thousands of them, so one mutex costs nothing measurable.
  *
  * A seam grows with its line, so a line is never held past the plan's
@@ -34,9 +36,9 @@
  * not in an allocation as large as memory.
  */
 
-#define RING 32u
-#define CHUNK_BYTES (4u << 20)
-#define DEPTH 8u
+#define DEPTH 8u   /* chunks out of the reader, at most */
+#define RING (2u * DEPTH)
+#define CHUNK_BYTES (4u << 20) /* at most */
 #define HEAD_BYTES (1u << 20) /* what the plan sees of the first chunk: the header and the first lines */
 
 typedef struct piece {
@@ -61,6 +63,7 @@ typedef struct pipeline {
     uint64_t position;   /* the producer's: hog_reader_position after its last read */
 
     piece ring[RING];
+    unsigned depth, ring_len; /* of the plan: chunks out at most, and pieces queued (2 x depth) */
     uint64_t produced;   /* pieces queued so far */
     uint64_t parsing;    /* next piece a parser takes */
     uint64_t consumed;   /* next piece the consumer takes */
@@ -83,11 +86,11 @@ typedef struct pipeline {
  * pipeline is stopping. Called with the mutex held. */
 static int queue_piece(pipeline *pl, const char *data, size_t len, const char *chunk, char *owned, int too_long)
 {
-    while (pl->produced - pl->consumed >= RING && !pl->stop)
+    while (pl->produced - pl->consumed >= pl->ring_len && !pl->stop)
         pthread_cond_wait(&pl->changed, &pl->mu);
     if (pl->stop)
         return -1;
-    piece *pc = &pl->ring[pl->produced % RING];
+    piece *pc = &pl->ring[pl->produced % pl->ring_len];
     pc->seq = pl->produced;
     pc->data = data;
     pc->len = len;
@@ -160,10 +163,10 @@ static void *producer_main(void *v)
     const uint64_t max_line = pl->plan->max_line;
     int rc = 0, too_long = 0;
     for (;;) {
-        /* The reader lends at most DEPTH chunks: wait for one to come back. */
+        /* The reader lends at most depth chunks: wait for one to come back. */
         pthread_mutex_lock(&pl->mu);
         give_back_chunks(pl);
-        while (pl->held >= DEPTH && !pl->stop) {
+        while (pl->held >= pl->depth && !pl->stop) {
             pthread_cond_wait(&pl->changed, &pl->mu);
             give_back_chunks(pl);
         }
@@ -265,7 +268,7 @@ static void *parser_main(void *v)
             pthread_cond_wait(&pl->changed, &pl->mu);
         if (pl->stop || pl->parsing == pl->produced)
             break;
-        piece *pc = &pl->ring[pl->parsing++ % RING];
+        piece *pc = &pl->ring[pl->parsing++ % pl->ring_len];
         pthread_mutex_unlock(&pl->mu);
 
         hog_rows_clear(&pc->rows);
@@ -283,6 +286,24 @@ static void *parser_main(void *v)
 /* ===================================================================== *
  *  Consumer
  * ===================================================================== */
+/* The chunks' size and how many are out at once, from the quarter of
+ * hog_read_params.mem_limit that reading may hold: each chunk out costs
+ * its bytes, and each of its two pieces parsed rows of at most about twice
+ * as many (numbers of a few characters become 8 bytes, in arrays grown by
+ * doubling). At least HEAD_BYTES, which the first line of CSV must fit. */
+static void pipeline_size(const hog_read_params *p, size_t *chunk, unsigned *depth)
+{
+    const uint64_t budget = (p->mem_limit ? p->mem_limit : hog_mem_usable() / 2) / 4;
+    size_t c = CHUNK_BYTES;
+    unsigned d = DEPTH;
+    while (c > HEAD_BYTES && (uint64_t)d * 5 * c > budget)
+        c /= 2;
+    while (d > 4 && (uint64_t)d * 5 * c > budget)
+        d--;
+    *chunk = c;
+    *depth = d;
+}
+
 int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, hog_text_summary *sum,
                     char *err, size_t err_len)
 {
@@ -294,7 +315,10 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
     if (!pl)
         return hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
     hog_reader *reader;
-    int rc = hog_reader_open(path, CHUNK_BYTES, DEPTH, &reader, pl->read_err, sizeof(pl->read_err));
+    size_t chunk;
+    pipeline_size(p, &chunk, &pl->depth);
+    pl->ring_len = 2 * pl->depth;
+    int rc = hog_reader_open(path, chunk, pl->depth, &reader, pl->read_err, sizeof(pl->read_err));
     if (rc < 0) {
         hog_fail(rc, err, err_len, "%s", pl->read_err);
         hog_free(pl);
@@ -372,7 +396,7 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
     const uint64_t file_bytes = hog_reader_file_bytes(reader);
     pthread_mutex_lock(&pl->mu);
     while (rc == 0) {
-        piece *pc = &pl->ring[pl->consumed % RING];
+        piece *pc = &pl->ring[pl->consumed % pl->ring_len];
         while (!pl->stop && !(pl->consumed < pl->produced && pc->done) &&
                !(pl->eof && pl->consumed == pl->produced))
             pthread_cond_wait(&pl->changed, &pl->mu);
@@ -439,7 +463,7 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
          * so the producer can finish. */
         pthread_mutex_lock(&pl->mu);
         while (pl->consumed < pl->produced) {
-            piece *pc = &pl->ring[pl->consumed % RING];
+            piece *pc = &pl->ring[pl->consumed % pl->ring_len];
             if (pc->chunk)
                 pl->giveback[pl->ngiveback++] = pc->chunk;
             hog_free(pc->owned);

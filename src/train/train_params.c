@@ -98,6 +98,10 @@ const hog_read_params *hog_trainer_read_params(const hog_trainer *t, const hog_r
     const uint64_t cap = hog_trainer_max_features(t, t->p.loss == HOG_LOSS_SOFTMAX ? 2 : 1);
     if (!buf->max_features || buf->max_features > cap)
         buf->max_features = cap;
+    /* The reading is held within the run's limit. */
+    const uint64_t limit = hog_mem_limit(&t->p);
+    if (!buf->mem_limit || buf->mem_limit > limit)
+        buf->mem_limit = limit;
     return buf;
 }
 

@@ -284,6 +284,15 @@ int hog_atomic_open(hog_atomic_file *f, const char *path);
  * owner of the file it replaces, so that no other user can open it at any
  * moment. */
 int hog_atomic_open_private(hog_atomic_file *f, const char *path);
+/* A scratch file in the folder dir, for data too large for memory: never
+ * named (O_TMPFILE), or, where the file system refuses that, unlinked the
+ * moment it is created, so that it vanishes with its last descriptor, a
+ * crash included. Only its owner may read it. Written with the calls
+ * below; label is how messages name it (f->path is DIR/LABEL). Returns 0
+ * or -errno. */
+int hog_scratch_open(hog_atomic_file *f, const char *dir, const char *label);
+/* The scratch file's descriptor, which the caller now owns; frees f. */
+int hog_scratch_take(hog_atomic_file *f);
 /* Appends all of buf after the furthest byte written so far. Returns 0 or -errno. */
 int hog_atomic_write(hog_atomic_file *f, const void *buf, size_t len);
 /* hog_atomic_write that also runs the CRC-32 *crc over buf, for the file

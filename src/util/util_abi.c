@@ -126,7 +126,9 @@ AT(hog_read_params, on_error, 60);
 AT(hog_read_params, threads, 64);
 AT(hog_read_params, max_line, 72);
 AT(hog_read_params, max_features, 80);
-AT(hog_read_params, reserved, 88);
+AT(hog_read_params, mem_limit, 88);
+AT(hog_read_params, temp_dir, 96);
+AT(hog_read_params, reserved, 104);
 
 _Static_assert(sizeof(hog_train_params) == 256, "hog_train_params stays 256 bytes");
 AT(hog_train_params, loss, 0);

@@ -361,6 +361,50 @@ int hog_atomic_open_private(hog_atomic_file *f, const char *path)
     return atomic_open(f, path, 1);
 }
 
+int hog_scratch_open(hog_atomic_file *f, const char *dir, const char *label)
+{
+    memset(f, 0, sizeof(*f));
+    f->fd = -1;
+    f->slot = -1;
+    size_t dn = strlen(dir), ln = strlen(label);
+    if (!(f->path = hog_malloc(dn + ln + 2)))
+        return -ENOMEM;
+    snprintf(f->path, dn + ln + 2, "%s/%s", dir, label);
+    f->name = f->path + dn + 1;
+    f->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (f->dir_fd < 0) {
+        int rc = -errno;
+        hog_atomic_abort(f);
+        return rc;
+    }
+    /* No name ever, or one for the instant between its creation and its
+     * unlink (a crash there leaves a file of the pattern the sweeps take). */
+    f->fd = temp_create_unnamed(f, 0600);
+    f->unnamed = f->fd >= 0;
+    if (f->fd == -EOPNOTSUPP) {
+        temps_sweep(f->dir_fd, f->path);
+        f->fd = temp_create_named(f, 0600);
+        if (f->fd >= 0 && unlinkat(f->dir_fd, f->tmp_name, 0) == 0) {
+            pending_drop(&f->slot);
+            f->tmp_name[0] = '\0';
+        }
+    }
+    if (f->fd < 0 || f->tmp_name[0]) {
+        int rc = f->fd < 0 ? f->fd : -errno;
+        hog_atomic_abort(f);
+        return rc;
+    }
+    return 0;
+}
+
+int hog_scratch_take(hog_atomic_file *f)
+{
+    int fd = f->fd;
+    f->fd = -1;
+    hog_atomic_abort(f);
+    return fd;
+}
+
 int hog_atomic_write(hog_atomic_file *f, const void *buf, size_t len)
 {
     return hog_atomic_pwrite(f, buf, len, f->end);
