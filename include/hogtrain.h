@@ -74,6 +74,8 @@ enum hog_error {
                                unreachable, the run aborted (the detail names the peer) */
     HOG_EINTERRUPTED = -10016, /* a run stopped by hog_trainer_interrupt (its checkpoint, if one
                                   was set, written: the detail says where it stands) */
+    HOG_EDIVERGED = -10017, /* the training diverged: an epoch's loss was NaN, infinite or more
+                               than ten times the first epoch's (plus one); no model is made */
 };
 
 /* A static, human-readable name for any return code of this library

@@ -159,9 +159,14 @@ Test(cli_flags_command, library_messages_name_options)
     cr_assert(strstr(out, "whole before training: --replicas node\n"), "%s", out);
     /* a diverged run says what to lower, and its NaN weights are never saved */
     cr_assert_eq(hog("train t.svm -o nan.hog --loss squared --step 1e30 --epochs 1 --threads 1"), 1, "%s", out);
-    cr_assert(strstr(out, "hogtrain: warning: epoch 1: the training loss is not finite: lower --step\n"), "%s", out);
-    cr_assert(strstr(out, "hogtrain: nan.hog: cannot save the model: the model holds NaN or infinite weights"), "%s",
-              out);
+    cr_assert(strstr(out, "hogtrain: the training diverged in epoch 1: its loss is NaN, and no model was made. The "
+                          "steps are too large for the data's scale: lower --step (now 1e+30), or set --normalized "
+                          "for features of very different ranges\n"), "%s", out);
+    cr_assert(!exists("nan.hog"));
+    /* a loss that grows past ten times the first epoch's stops the run too */
+    cr_assert_eq(hog("train t.svm -o nan.hog --loss squared --step 0.3 --schedule constant --epochs 20 --threads 1"),
+                 1, "%s", out);
+    cr_assert(strstr(out, "its loss is growing ("), "%s", out);
     cr_assert(!exists("nan.hog"));
     for (const char *s = out; (s = strstr(s, "hog_")) != NULL; s++)
         cr_assert(strncmp(s, "hog_train_params", 16) != 0 && strncmp(s, "hog_read_params", 15) != 0,
@@ -191,7 +196,8 @@ Test(cli_flags_command, an_mf_warning_names_the_step_option)
     write_file("r.txt", text);
     /* the diverged factors are never saved */
     cr_assert_eq(hog("train r.txt --model mf -o m.mf --step 1e30 --epochs 1 --threads 1 --rank 2"), 1, "%s", out);
-    cr_assert(strstr(out, "hogtrain: warning: epoch 1: the training error is not finite: lower --step\n"), "%s", out);
-    cr_assert(strstr(out, "the model holds NaN or infinite weights"), "%s", out);
+    cr_assert(strstr(out, "the training diverged in epoch 1: its error is not finite (NaN or infinite), and "
+                          "no model was made. The steps are too large for the ratings' scale: lower --step (now "
+                          "1e+30)\n"), "%s", out);
     cr_assert(!exists("m.mf"));
 }

@@ -1,6 +1,7 @@
 /* train_epoch.c: a run's epochs: the workers' pass over shuffled segments, out-of-core read-ahead, averaging samples, progress, and each epoch's evaluation and early stopping. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "train_run.h"
@@ -332,11 +333,35 @@ static int data_unchanged(const hog_dataset *ds, char *err, size_t err_len)
                     ds->path ? ds->path : "the data set");
 }
 
+/* HOG_EDIVERGED when epoch e's training loss is not finite, or more than
+ * ten times the first epoch's (plus one, so that a first epoch that all
+ * but fits the data is not held to its own noise): the steps are too large
+ * for the data's scale, and the model is worth nothing. */
+static int converging(run_state *rs, unsigned e, double loss, char *err, size_t err_len)
+{
+    const hog_train_params *p = rs->p;
+    if (e == 0 || !isfinite(rs->first_loss))
+        rs->first_loss = loss;
+    const int grew = isfinite(loss) && e > 0 && loss > 10 * rs->first_loss + 1;
+    if (isfinite(loss) && !grew)
+        return 0;
+    char seen[96] = "";
+    if (grew)
+        snprintf(seen, sizeof(seen), " (%.4g after %.4g in epoch 1)", loss, rs->first_loss);
+    return hog_fail(HOG_EDIVERGED, err, err_len,
+                    "the training diverged in epoch %u: its loss is %s%s, and no model was made. The steps are too "
+                    "large for the data's scale: lower hog_train_params.step (now %g)%s",
+                    e + 1, isnan(loss) ? "NaN" : isinf(loss) ? "infinite" : "growing", seen, p->step,
+                    p->normalized ? "" : ", or set hog_train_params.normalized for features of very different "
+                    "ranges");
+}
+
 /* After epoch e (examples ex0 and loss loss0 before it): the epoch's
  * statistics, evaluation, early stopping and the progress report. Sets
- * *stop when early stopping ends the run. Returns 0 or an evaluation error. */
+ * *stop when early stopping ends the run. Returns 0, HOG_EDIVERGED
+ * (converging) or an evaluation error. */
 static int run_epoch_end(run_state *rs, unsigned e, uint64_t ex0, double loss0, const hog_dataset *eval_ds,
-                         const hog_rowsel *eval_sel, int *stop)
+                         const hog_rowsel *eval_sel, int *stop, char *err, size_t err_len)
 {
     const hog_train_params *p = rs->p;
     hog_epoch_stats *st = &rs->st;
@@ -349,8 +374,6 @@ static int run_epoch_end(run_state *rs, unsigned e, uint64_t ex0, double loss0, 
     st->progress = 1;
     st->seconds = rs->seconds;
     st->train_loss = st->examples > ex0 ? (loss - loss0) / (double)(st->examples - ex0) : (double)NAN;
-    if (!isfinite(st->train_loss) && st->examples > ex0)
-        hog_log(HOG_LOG_WARN, "epoch %u: the training loss is not finite: lower hog_train_params.step", e + 1);
     rs->epochs_run = e + 1;
     /* Within the averaging window the average is the model. */
     const hog_model *now_m = rs->m;
@@ -377,6 +400,11 @@ static int run_epoch_end(run_state *rs, unsigned e, uint64_t ex0, double loss0, 
     }
     if (p->progress)
         p->progress(p->progress_ctx, st, 1);
+    if (st->examples > ex0) {
+        int rc = converging(rs, e, st->train_loss, err, err_len);
+        if (rc < 0)
+            return rc;
+    }
     if (*stop)
         hog_log(HOG_LOG_INFO, "early stop after epoch %u: no lower test loss for %u epochs; keeping epoch %u", e + 1,
                 p->early_stop, rs->best.epoch);
@@ -395,7 +423,7 @@ int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *t
     const hog_rowsel train_sel = {p->holdout, p->seed, 0};
     int rc = 0, stop = rs->ck.at.finished;
     if (from > 0) { /* the first epoch ran while train was read: evaluate it now */
-        rc = run_epoch_end(rs, from - 1, 0, 0, eval_ds, &eval_sel, &stop);
+        rc = run_epoch_end(rs, from - 1, 0, 0, eval_ds, &eval_sel, &stop, err, err_len);
         if (rc < 0)
             return rc;
     }
@@ -422,7 +450,7 @@ int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *t
             return rc;
         if (rs->link && (rc = hog_link_failed(rs->link, err, err_len)) < 0)
             return rc;
-        rc = run_epoch_end(rs, e, at.examples0, at.loss0, eval_ds, &eval_sel, &stop);
+        rc = run_epoch_end(rs, e, at.examples0, at.loss0, eval_ds, &eval_sel, &stop, err, err_len);
         if (rc < 0)
             return rc;
         if (rs->link) {

@@ -505,6 +505,7 @@ static int mf_epochs(mf_run *rs, mf_job *job, uint64_t nseg, uint64_t neval, mf_
 {
     const hog_mf_params *p = job->p;
     int rc;
+    double first = NAN; /* the first epoch's training error */
     for (; at->epoch < p->epochs; at->epoch++, at->segment = 0) {
         const unsigned e = at->epoch;
         if (at->segment == 0) { /* the last evaluation used se */
@@ -543,8 +544,6 @@ static int mf_epochs(mf_run *rs, mf_job *job, uint64_t nseg, uint64_t neval, mf_
         int stepped = updates > st->updates; /* a rank with no ratings of its own steps none */
         st->train_rmse = stepped ? sqrt(se / (double)(updates - st->updates)) : (double)NAN;
         st->updates = updates;
-        if (!isfinite(st->train_rmse) && stepped)
-            hog_log(HOG_LOG_WARN, "epoch %u: the training error is not finite: lower hog_mf_params.step", e + 1);
         if (p->link && (rc = hog_link_failed(p->link, err, err_len)) < 0)
             return rc;
         if (neval)
@@ -553,6 +552,19 @@ static int mf_epochs(mf_run *rs, mf_job *job, uint64_t nseg, uint64_t neval, mf_
         at->test_rmse = st->test_rmse;
         if (p->progress)
             p->progress(p->progress_ctx, st);
+        /* As the linear runs (train_epoch.c): a NaN or infinite error, or
+         * one ten times the first epoch's of this call (plus one), ends it. */
+        if (stepped && !isfinite(first))
+            first = st->train_rmse;
+        if (stepped && (!isfinite(st->train_rmse) || st->train_rmse > 10 * first + 1)) {
+            char seen[96] = " (NaN or infinite)";
+            if (isfinite(st->train_rmse))
+                snprintf(seen, sizeof(seen), " (%.4g after %.4g in the first epoch)", st->train_rmse, first);
+            return hog_fail(HOG_EDIVERGED, err, err_len,
+                            "the training diverged in epoch %u: its error is %s%s, and no model was made. The steps "
+                            "are too large for the ratings' scale: lower hog_mf_params.step (now %g)",
+                            e + 1, isfinite(st->train_rmse) ? "growing" : "not finite", seen, p->step);
+        }
         if (p->link) {
             hog_link_progress(p->link, e + 1, updates, at->seconds);
             if ((rc = hog_link_epoch_end(p->link, e, err, err_len)) < 0)

@@ -65,6 +65,7 @@ void hog_run_init(run_state *rs, hog_trainer *t)
     rs->st.epochs = t->p.epochs;
     rs->st.test = hog_metrics_none();
     rs->best.loss = INFINITY;
+    rs->first_loss = NAN;
     rs->best.test = hog_metrics_none();
     rs->ck.timer = (hog_ckpt_timer){t->ckpt_path, t->ckpt_every, t->now, &t->interrupted, t->now()};
 }

@@ -195,6 +195,7 @@ typedef struct run_state {
     unsigned char *mine;  /* multi-node: per block, 1 when this rank trains it (the scan's) */
     unsigned char *link_hot; /* multi-node: per feature, 1 when its changes are averaged across ranks */
     int ooc;              /* out of core: read blocks ahead, drop them when done */
+    double first_loss;    /* the first epoch's training loss, for the divergence check (NaN: unknown) */
     segment_plan seg;
     uint32_t *deg;        /* per feature: training rows that touch it */
     uint64_t deg_rows;    /* training rows (holdout excluded) counted in deg */

@@ -36,6 +36,7 @@ const char *hog_strerror(int rc)
     case HOG_ENONFINITE: return "the model holds NaN or infinite weights: the training diverged";
     case HOG_ENET: return "a multi-node run failed";
     case HOG_EINTERRUPTED: return "interrupted";
+    case HOG_EDIVERGED: return "the training diverged";
     default: break;
     }
     if (rc < 0 && rc > -4096)
