@@ -1089,6 +1089,14 @@ int hog_output_commit(hog_output *o);
 /* Removes the temporary file and frees o. NULL is accepted. */
 void hog_output_abort(hog_output *o);
 
+/* hog_model_save and hog_mf_save into an output opened with
+ * hog_output_open, which they commit (or abort, on any error) and free: a
+ * program opens the output before a long run, so that a path that cannot
+ * be written fails at once, not after the last epoch. Errors: those of
+ * hog_model_save or hog_mf_save and of hog_output_commit. */
+int hog_model_save_output(const hog_model *m, hog_output *o);
+int hog_mf_save_output(const hog_mf_model *m, hog_output *o);
+
 /* For a handler of SIGINT or SIGTERM that then ends the process: removes
  * the names of the temporary files that this process's outputs (its
  * hog_output and the library's own: datasets, caches, models) have at this

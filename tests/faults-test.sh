@@ -104,8 +104,9 @@ if [ "$root" -eq 1 ] && mount --bind "$tmp/ro" "$tmp/ro" && mounts="$tmp/ro $mou
     run "$bin" convert "$tmp/small.svm" -o "$tmp/ro/out.hgd" -q
     expect "a read-only folder: convert fails, the dataset stays" 1 "out.hgd: Read-only file system" \
         'cmp -s "$tmp/ro/out.hgd" "$tmp/small.hgd"' 'only "$tmp/ro" out.hgd m.hog'
-    run "$bin" train "$tmp/mid.svm" -o "$tmp/ro/m.hog" --epochs 1 -q
-    expect "a read-only folder: train fails, the model stays" 1 "m.hog: cannot save the model: Read-only file system" \
+    run "$bin" train "$tmp/mid.svm" -o "$tmp/ro/m.hog" --epochs 1
+    expect "a read-only folder: train fails before its first epoch, the model stays" 1 \
+        "m.hog: cannot create a file beside it: Read-only file system" '! grep -q "^epoch" "$tmp/log"' \
         'cmp -s "$tmp/ro/m.hog" "$tmp/small.hog"' 'only "$tmp/ro" out.hgd m.hog'
     run "$bin" predict "$tmp/small.hog" "$tmp/small.svm" -o "$tmp/ro/p.txt" -q
     expect "a read-only folder: predict fails" 1 "p.txt: cannot create a file beside it: Read-only file system" \
@@ -120,9 +121,21 @@ run "$bin" convert "$tmp/small.svm" -o "$tmp/d/sub" -q
 expect "an output that is a folder is refused" 1 "sub: Is a directory" 'only "$tmp/d/sub"' 'only "$tmp/d" sub'
 run "$bin" convert "$tmp/small.svm" -o "$tmp/d/new/" -q
 expect "an output named as a folder (new/) is refused" 1 "new/: Is a directory" 'only "$tmp/d" sub'
-run "$bin" train "$tmp/small.svm" -o "$tmp/d/sub" --epochs 1 -q
-expect "a model that would replace a folder is refused" 1 "sub: cannot save the model: Is a directory" \
-    'only "$tmp/d/sub"' 'only "$tmp/d" sub'
+run "$bin" train "$tmp/small.svm" -o "$tmp/d/sub" --epochs 1
+expect "a model that would replace a folder is refused before the first epoch" 1 \
+    "sub: cannot create a file beside it: Is a directory" '! grep -q "^epoch" "$tmp/log"' 'only "$tmp/d/sub"' \
+    'only "$tmp/d" sub'
+printf '1 1 3\n1 2 4\n2 1 5\n2 2 1\n' >"$tmp/r.txt"
+run "$bin" train "$tmp/r.txt" --model mf --rank 2 -o "$tmp/d/none/m.mf"
+expect "a factorisation's model in a missing folder is refused before the first epoch" 1 \
+    "m.mf: cannot create a file beside it: No such file or directory" '! grep -q "^epoch" "$tmp/log"' \
+    'only "$tmp/d" sub'
+for what in "--report $tmp/d/none/r.json" "--checkpoint $tmp/d/none/c.ckpt"; do
+    run "$bin" train "$tmp/small.svm" -o "$tmp/d/m.hog" --epochs 1 $what
+    expect "${what%% *} in a missing folder is refused before the first epoch, no model" 1 \
+        "cannot create a file beside it: No such file or directory" '! grep -q "^epoch" "$tmp/log"' \
+        'only "$tmp/d" sub'
+done
 
 # ---- an output that is a symbolic link: replaced, not followed ----
 mkdir "$tmp/l"

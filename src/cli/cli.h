@@ -129,6 +129,9 @@ typedef struct cli_out {
     int rc;          /* the first failed write's error */
 } cli_out;
 int cli_out_open(cli_out *o, const char *path);
+/* Whether a file could be written at path now (made and removed, with no
+ * name, as an output would be); says why not. Returns 0 or -1. */
+int cli_output_check(const char *path);
 /* Commits (ok != 0) or discards the file. Returns 0 or -1 (reported). */
 int cli_out_close(cli_out *o, int ok);
 

@@ -243,6 +243,7 @@ int cli_mf_train(int argc, char **argv)
     hog_link *link = NULL;
     hog_mf_control *ctl = NULL;
     char err[CLI_ERR_LEN] = "", rank_out[4096], rank_report[4096];
+    hog_output *model_out = NULL;
     int rc = hog_mf_control_create(&ctl);
     if (rc == 0 && ck.path)
         rc = hog_mf_control_set_checkpoint(ctl, ck.path, ck.every, ck.resume);
@@ -262,6 +263,13 @@ int cli_mf_train(int argc, char **argv)
         report = cli_rank_path(link, report, rank_outputs, rank_report, sizeof(rank_report));
         save = NULL;
     }
+    /* The outputs are made before the ratings are read (see cli_train). */
+    if (out && (rc = hog_output_open(out, &model_out)) < 0) {
+        cli_error("%s: cannot create a file beside it: %s", out, hog_strerror(rc));
+        goto out;
+    }
+    if ((report && cli_output_check(report) < 0) || (ck.path && !ck.resume && cli_output_check(ck.path) < 0))
+        goto out;
     double t_read = cli_now();
     if (open_ratings(input, 0, &train) < 0)
         goto out;
@@ -297,7 +305,8 @@ int cli_mf_train(int argc, char **argv)
         status = cli_signal_report(cli_signal_caught(), 0, err, out, ck.path, link, argc, given);
         goto out;
     }
-    rc = hog_mf_save(m, out);
+    rc = hog_mf_save_output(m, model_out);
+    model_out = NULL;
     if (rc < 0) {
         cli_error("%s: cannot save the model: %s", out, hog_strerror(rc));
         goto out;
@@ -316,6 +325,7 @@ int cli_mf_train(int argc, char **argv)
         goto out;
     status = 0;
 out:
+    hog_output_abort(model_out);
     cli_signal_release();
     hog_mf_free(m);
     hog_ratings_close(test);

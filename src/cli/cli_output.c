@@ -43,6 +43,18 @@ int cli_out_open(cli_out *o, const char *path)
     return 0;
 }
 
+int cli_output_check(const char *path)
+{
+    hog_output *o;
+    int rc = hog_output_open(path, &o);
+    if (rc < 0) {
+        cli_error("%s: cannot create a file beside it: %s", path, hog_strerror(rc));
+        return -1;
+    }
+    hog_output_abort(o);
+    return 0;
+}
+
 int cli_out_close(cli_out *o, int ok)
 {
     if (o->f == stdout)

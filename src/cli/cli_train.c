@@ -125,17 +125,15 @@ static void on_progress(void *ctx, const hog_epoch_stats *s, int done)
     fprintf(stderr, "  %.2f s  %.3g ex/s\n", s->seconds, rate);
 }
 
-/* The report of a run: fr says how INPUT was read (read_seconds overlap
- * the first epoch when it was streamed), cache is --cache or NULL. */
-static int write_report(const char *path, const char *input, const char *model_path,
-                        const hog_dataset_info *di, const hog_model_info *mi, const progress_state *ps,
-                        const hog_file_run *fr, const char *cache, const hog_link *link, double wall)
+/* The report of a run into o, opened before it, which this closes: fr
+ * says how INPUT was read (read_seconds overlap the first epoch when it was
+ * streamed), cache is --cache or NULL. */
+static int write_report(cli_out *o, const char *input, const char *model_path, const hog_dataset_info *di,
+                        const hog_model_info *mi, const progress_state *ps, const hog_file_run *fr, const char *cache,
+                        const hog_link *link, double wall)
 {
     const hog_epoch_stats *last = &ps->last;
-    cli_out o;
-    if (cli_out_open(&o, path) < 0)
-        return -1;
-    FILE *f = o.f;
+    FILE *f = o->f;
     double secs = last->seconds;
     fprintf(f, "{\n  \"command\": \"train\",\n  \"input\": ");
     cli_json_string(f, input);
@@ -197,7 +195,7 @@ static int write_report(const char *path, const char *input, const char *model_p
     if (link)
         cli_link_report(f, link);
     fprintf(f, "\n}\n");
-    return cli_out_close(&o, 1);
+    return cli_out_close(o, 1);
 }
 
 /* Parses one training option into p. Returns 0, or -1 (reported). */
@@ -399,6 +397,9 @@ int cli_train(int argc, char **argv)
     hog_model *m = NULL;
     hog_link *link = NULL;
     char err[CLI_ERR_LEN] = "", rank_out[4096], rank_report[4096];
+    hog_output *model_out = NULL;
+    cli_out report_out;
+    int report_open = 0;
     status = 1;
     int rc = hog_trainer_create(&p, &t, err, sizeof(err));
     if (rc < 0) {
@@ -420,6 +421,19 @@ int cli_train(int argc, char **argv)
         out = cli_rank_path(link, out, rank_outputs, rank_out, sizeof(rank_out));
         report = cli_rank_path(link, report, rank_outputs, rank_report, sizeof(rank_report));
     }
+    /* Every output is made (its file without a name yet) before the first
+     * epoch: a path that cannot be written fails now, not after the run. */
+    if (out && (rc = hog_output_open(out, &model_out)) < 0) {
+        cli_error("%s: cannot create a file beside it: %s", out, hog_strerror(rc));
+        goto out;
+    }
+    if (report) {
+        if (cli_out_open(&report_out, report) < 0)
+            goto out;
+        report_open = 1;
+    }
+    if (ck.path && !ck.resume && (rc = cli_output_check(ck.path)) < 0)
+        goto out;
     rc = hog_trainer_run_file(t, input, &rp, cache, test_path, &m, &fr, err, sizeof(err));
     if (cli_signal_caught()) {
         if (ps.bar && !cli_quiet)
@@ -447,7 +461,8 @@ int cli_train(int argc, char **argv)
         status = cli_signal_report(cli_signal_caught(), 0, err, out, ck.path, link, argc, given);
         goto out;
     }
-    rc = hog_model_save(m, out);
+    rc = hog_model_save_output(m, model_out);
+    model_out = NULL;
     if (rc < 0) {
         cli_error("%s: cannot save the model: %s", out, hog_strerror(rc));
         goto out;
@@ -478,10 +493,14 @@ int cli_train(int argc, char **argv)
             fprintf(stderr, "\n");
         }
     }
-    if (report && write_report(report, input, out, &di, &mi, &ps, &fr, cache, link, cli_now() - t_start) < 0)
+    report_open = 0;
+    if (report && write_report(&report_out, input, out, &di, &mi, &ps, &fr, cache, link, cli_now() - t_start) < 0)
         goto out;
     status = 0;
 out:
+    hog_output_abort(model_out);
+    if (report_open)
+        cli_out_close(&report_out, 0);
     cli_signal_release();
     hog_model_free(m);
     hog_trainer_free(t);

@@ -100,19 +100,24 @@ static int write_names(hog_atomic_file *f, uint32_t *crc, const hog_idmap *m)
     return rc;
 }
 
-int hog_mf_save(const hog_mf_model *m, const char *path)
+/* Writes m into f, then commits it (aborts it on failure). */
+static int mf_write(const hog_mf_model *m, hog_atomic_file *f)
 {
     const uint32_t users = m->info.users, items = m->info.items, rank = m->info.rank;
     if (!hog_w_finite(m->bu, users, 1, 1) || !hog_w_finite(m->bi, items, 1, 1) ||
-        !hog_w_finite(m->p, users, rank, m->stride) || !hog_w_finite(m->q, items, rank, m->stride))
+        !hog_w_finite(m->p, users, rank, m->stride) || !hog_w_finite(m->q, items, rank, m->stride)) {
+        hog_atomic_abort(f);
         return HOG_ENONFINITE;
+    }
     hog_mf_info info = m->info;
     hog_meta_field fields[MF_FIELDS];
     size_t nfields = mf_fields(&info, fields);
     char *meta;
     size_t meta_len;
-    if (hog_meta_write(fields, nfields, &meta, &meta_len) < 0)
+    if (hog_meta_write(fields, nfields, &meta, &meta_len) < 0) {
+        hog_atomic_abort(f);
         return -ENOMEM;
+    }
     unsigned char h[MF_HEAD] = {0};
     memcpy(h, MF_MAGIC, 8);
     hog_put_u32(h + 8, MF_VERSION);
@@ -122,36 +127,44 @@ int hog_mf_save(const hog_mf_model *m, const char *path)
     hog_put_u32(h + 24, m->info.rank);
     hog_put_u64(h + 32, m->users.names_len);
     hog_put_u64(h + 40, m->items.names_len);
-    hog_atomic_file f;
-    int rc = hog_atomic_open(&f, path);
-    if (rc < 0) {
-        hog_free(meta);
-        return rc;
-    }
     uint32_t crc = 0;
-    rc = hog_atomic_write_crc(&f, &crc, h, sizeof(h));
+    int rc = hog_atomic_write_crc(f, &crc, h, sizeof(h));
     if (rc == 0)
-        rc = hog_atomic_write_crc(&f, &crc, meta, meta_len);
+        rc = hog_atomic_write_crc(f, &crc, meta, meta_len);
     if (rc == 0)
-        rc = write_names(&f, &crc, &m->users);
+        rc = write_names(f, &crc, &m->users);
     if (rc == 0)
-        rc = write_names(&f, &crc, &m->items);
+        rc = write_names(f, &crc, &m->items);
     if (rc == 0)
-        rc = write_rows(&f, &crc, m->bu, m->info.users, 1, 1);
+        rc = write_rows(f, &crc, m->bu, m->info.users, 1, 1);
     if (rc == 0)
-        rc = write_rows(&f, &crc, m->bi, m->info.items, 1, 1);
+        rc = write_rows(f, &crc, m->bi, m->info.items, 1, 1);
     if (rc == 0)
-        rc = write_rows(&f, &crc, m->p, m->info.users, m->info.rank, m->stride);
+        rc = write_rows(f, &crc, m->p, m->info.users, m->info.rank, m->stride);
     if (rc == 0)
-        rc = write_rows(&f, &crc, m->q, m->info.items, m->info.rank, m->stride);
+        rc = write_rows(f, &crc, m->q, m->info.items, m->info.rank, m->stride);
     if (rc == 0)
-        rc = hog_atomic_write(&f, &crc, 4);
+        rc = hog_atomic_write(f, &crc, 4);
     hog_free(meta);
     if (rc < 0) {
-        hog_atomic_abort(&f);
+        hog_atomic_abort(f);
         return rc;
     }
-    return hog_atomic_commit(&f);
+    return hog_atomic_commit(f);
+}
+
+int hog_mf_save(const hog_mf_model *m, const char *path)
+{
+    hog_atomic_file f;
+    int rc = hog_atomic_open(&f, path);
+    return rc < 0 ? rc : mf_write(m, &f);
+}
+
+int hog_mf_save_output(const hog_mf_model *m, hog_output *o)
+{
+    int rc = mf_write(m, hog_output_file(o));
+    hog_free(o);
+    return rc;
 }
 
 /* Copies a name table out of the file at *p into an owned map and checks

@@ -97,17 +97,22 @@ static uint64_t first_nonfinite_f32(const unsigned char *p, uint64_t n)
     return n;
 }
 
-int hog_model_save(const hog_model *m, const char *path)
+/* Writes m into f, then commits it (aborts it on failure). */
+static int model_write(const hog_model *m, hog_atomic_file *f)
 {
-    if (!hog_w_finite(m->bias, m->outputs, 1, 1) || !hog_w_finite(m->w, m->dim * m->outputs, 1, 1))
+    if (!hog_w_finite(m->bias, m->outputs, 1, 1) || !hog_w_finite(m->w, m->dim * m->outputs, 1, 1)) {
+        hog_atomic_abort(f);
         return HOG_ENONFINITE;
+    }
     hog_model_info info = m->info;
     hog_meta_field fields[MODEL_FIELDS];
     size_t nfields = model_fields(&info, fields);
     char *meta;
     size_t meta_len;
-    if (hog_meta_write(fields, nfields, &meta, &meta_len) < 0)
+    if (hog_meta_write(fields, nfields, &meta, &meta_len) < 0) {
+        hog_atomic_abort(f);
         return -ENOMEM;
+    }
 
     unsigned char head[MODEL_HEAD] = {0};
     memcpy(head, MODEL_MAGIC, 8);
@@ -117,19 +122,13 @@ int hog_model_save(const hog_model *m, const char *path)
     hog_put_u32(head + 24, m->outputs);
     hog_put_u32(head + 28, m->info.classes);
 
-    hog_atomic_file f;
-    int rc = hog_atomic_open(&f, path);
-    if (rc < 0) {
-        hog_free(meta);
-        return rc;
-    }
     uint32_t crc = 0;
     float chunk[4096];
-    rc = hog_atomic_write_crc(&f, &crc, head, sizeof(head));
+    int rc = hog_atomic_write_crc(f, &crc, head, sizeof(head));
     if (rc == 0)
-        rc = hog_atomic_write_crc(&f, &crc, meta, meta_len);
+        rc = hog_atomic_write_crc(f, &crc, meta, meta_len);
     if (rc == 0)
-        rc = hog_atomic_write_crc(&f, &crc, m->class_labels, m->info.classes * sizeof(double));
+        rc = hog_atomic_write_crc(f, &crc, m->class_labels, m->info.classes * sizeof(double));
     /* Weights are copied out through the relaxed loads, then written in chunks. */
     const struct { const hog_weight *w; uint64_t n; } parts[] = {
         {m->bias, m->outputs}, {m->w, m->dim * m->outputs},
@@ -139,16 +138,30 @@ int hog_model_save(const hog_model *m, const char *path)
             uint64_t n = HOG_MIN(HOG_ARRAY_LEN(chunk), parts[part].n - i);
             for (uint64_t k = 0; k < n; k++)
                 chunk[k] = hog_w_load(&parts[part].w[i + k]);
-            rc = hog_atomic_write_crc(&f, &crc, chunk, n * sizeof(float));
+            rc = hog_atomic_write_crc(f, &crc, chunk, n * sizeof(float));
         }
     if (rc == 0)
-        rc = hog_atomic_write(&f, &crc, 4);
+        rc = hog_atomic_write(f, &crc, 4);
     hog_free(meta);
     if (rc < 0) {
-        hog_atomic_abort(&f);
+        hog_atomic_abort(f);
         return rc;
     }
-    return hog_atomic_commit(&f);
+    return hog_atomic_commit(f);
+}
+
+int hog_model_save(const hog_model *m, const char *path)
+{
+    hog_atomic_file f;
+    int rc = hog_atomic_open(&f, path);
+    return rc < 0 ? rc : model_write(m, &f);
+}
+
+int hog_model_save_output(const hog_model *m, hog_output *o)
+{
+    int rc = model_write(m, hog_output_file(o));
+    hog_free(o);
+    return rc;
 }
 
 int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)

@@ -325,6 +325,11 @@ int hog_atomic_commit(hog_atomic_file *f);
  * a struct set to {.fd = -1}. */
 void hog_atomic_abort(hog_atomic_file *f);
 
+/* The file a hog_output writes (util_file.c), for the library's own
+ * writers; the caller of a writer that commits or aborts it then frees o
+ * with hog_free. */
+hog_atomic_file *hog_output_file(hog_output *o);
+
 /* Reads a whole regular file into a new buffer (*out, hog_free it; at least
  * one byte is allocated, so an empty file gives a valid pointer and *len 0).
  * Returns 0, -errno, -EINVAL (not a regular file), -EIO (it shrank while

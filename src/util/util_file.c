@@ -541,6 +541,11 @@ int hog_output_open(const char *path, hog_output **out)
     return 0;
 }
 
+hog_atomic_file *hog_output_file(hog_output *o)
+{
+    return &o->file;
+}
+
 int hog_output_write(hog_output *o, const void *buf, size_t len)
 {
     return hog_atomic_write(&o->file, buf, len);
