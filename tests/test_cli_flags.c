@@ -201,3 +201,75 @@ Test(cli_flags_command, an_mf_warning_names_the_step_option)
                           "1e+30)\n"), "%s", out);
     cr_assert(!exists("m.mf"));
 }
+
+/* ===================================================================== *
+ *  Options as people type them
+ * ===================================================================== */
+
+/* How many lines out holds. */
+static int lines(void)
+{
+    int n = 0;
+    for (const char *s = out; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+Test(cli_flags_command, a_mistyped_option_gets_one_line_naming_the_one_meant)
+{
+    write_rows("t.svm", 200, NULL);
+    cr_assert_eq(hog("train t.svm -o m.hog --stpe 0.1"), 2, "%s", out);
+    cr_assert_str_eq(out, "hogtrain: train: unknown option --stpe (did you mean --step?); see hogtrain train --help\n");
+    cr_assert_eq(hog("train t.svm -o m.hog --loss_functon logistic"), 2, "%s", out);
+    cr_assert(strstr(out, "(did you mean --loss_function?)"), "%s", out);
+    cr_assert_eq(hog("convert t.svm --outptu t.hgd"), 2, "%s", out);
+    cr_assert(strstr(out, "convert: unknown option --outptu (did you mean --output?)"), "%s", out);
+    cr_assert_eq(hog("train t.svm -o m.hog --zzzzzzzz"), 2, "%s", out);
+    cr_assert_str_eq(out, "hogtrain: train: unknown option --zzzzzzzz; see hogtrain train --help\n");
+    cr_assert_eq(hog("train t.svm -o m.hog --step"), 2, "%s", out);
+    cr_assert_str_eq(out, "hogtrain: train: --step needs a value; see hogtrain train --help\n");
+    cr_assert_eq(hog("train t.svm -o m.hog -z"), 2, "%s", out);
+    cr_assert_eq(lines(), 1, "%s", out);
+    cr_assert_eq(hog("info --topolgy"), 2, "%s", out);
+    cr_assert(strstr(out, "(did you mean --topology?)"), "%s", out);
+    cr_assert(!exists("m.hog"));
+}
+
+/* Vowpal Wabbit's names train the model ours do, and --average takes its
+ * value either way. */
+Test(cli_flags_command, other_tools_names_mean_the_same)
+{
+    write_rows("t.svm", 2000, NULL);
+    cr_assert_eq(hog("train t.svm -o a.hog --epochs 3 --step 0.2 --loss hinge --hash-bits 10 --holdout 0 "
+                     "--average=2 --threads 1 -q"), 0, "%s", out);
+    cr_assert_eq(hog("train -d t.svm -f b.hog --passes 3 -l 0.2 --loss_function hinge --bit_precision 10 "
+                     "--holdout_off --average 2 --threads 1 -q"), 0, "%s", out);
+    cr_assert_eq(hog("train -d t.svm --final_regressor c.hog --passes 3 --learning_rate 0.2 --loss hinge -b 10 "
+                     "--average 2 --threads 1 -c -q"), 0, "%s", out);
+    cr_assert(exists("t.svm.cache"), "-c makes the cache beside the data");
+    cr_assert_eq(hog("predict a.hog t.svm -o a.txt -q"), 0, "%s", out);
+    cr_assert_eq(hog("predict b.hog t.svm -o b.txt -q"), 0, "%s", out);
+    cr_assert_eq(hog("predict c.hog t.svm -o c.txt -q"), 0, "%s", out);
+    char a[65536];
+    snprintf(a, sizeof(a), "%s", slurp("a.txt"));
+    cr_assert_str_eq(a, slurp("b.txt"));
+    cr_assert_str_eq(a, slurp("c.txt"));
+    cr_assert_eq(hog("info b.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "epochs 3, step 0.2"), "%s", out);
+    cr_assert(strstr(out, "average 2"), "%s", out);
+}
+
+Test(cli_flags_command, help_command_is_the_commands_help)
+{
+    char want[sizeof(out)];
+    const char *cmds[] = {"train", "train --model mf", "predict", "convert", "info", "keygen"};
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        cr_assert_eq(hog("%s --help", cmds[i]), 0, "%s", out);
+        memcpy(want, out, sizeof(out));
+        cr_assert_eq(hog("help %s", cmds[i]), 0, "%s", out);
+        cr_assert_str_eq(out, want, "help %s", cmds[i]);
+    }
+    cr_assert_eq(hog("train --help"), 0, "%s", out);
+    cr_assert(strstr(out, "--model mf "), "%s", out);
+    cr_assert(strstr(out, "--passes N (--epochs)"), "%s", out);
+}

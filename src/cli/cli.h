@@ -19,6 +19,21 @@
 #define CLI_BUILD_CPU "portable C"
 #endif
 
+/* ---- cli_args.c ---- */
+struct option;
+/* getopt_long for command cmd, whose messages are one line: an unknown
+ * option names the option it is nearest to (did you mean --step?), a
+ * missing value says which option wants one, and both point at
+ * `hogtrain CMD --help`; '?' is returned for either, after the message. */
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shorts, const struct option *opts, int *li);
+/* Our name for an option that Vowpal Wabbit or LIBLINEAR users type
+ * under theirs (passes: epochs), or name itself. */
+const char *cli_canonical(const char *name);
+/* The value of an option with an optional one, given as --opt=V or as
+ * --opt V when the next argument is a whole number (then taken); NULL when
+ * there is none. Call right after cli_getopt returned the option. */
+const char *cli_optional_value(int argc, char **argv);
+
 /* ---- cli_common.c ---- */
 extern int cli_quiet;
 

@@ -71,7 +71,7 @@ int cli_convert(int argc, char **argv)
     hog_read_params rp = hog_read_params_default();
     const char *out = NULL;
     int c, li, ratings = 0;
-    while ((c = getopt_long(argc, argv, "o:qhb:", opts, &li)) != -1) {
+    while ((c = cli_getopt("convert", argc, argv, "o:qhb:", opts, &li)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'q': cli_quiet = 1; break;
@@ -82,7 +82,7 @@ int cli_convert(int argc, char **argv)
             if (cli_read_option(c == 'b' ? "hash-bits" : opts[li].name, optarg, &rp) < 0)
                 return 2;
             break;
-        default: fputs(convert_usage, stderr); return 2;
+        default: return 2;
         }
     }
     if (optind != argc - 1 || !out) {

@@ -157,7 +157,7 @@ int cli_info(int argc, char **argv)
     int c, li, topology = 0;
     unsigned long long threads = 0;
     const char *threads_arg = NULL;
-    while ((c = getopt_long(argc, argv, "hb:", opts, &li)) != -1) {
+    while ((c = cli_getopt("info", argc, argv, "hb:", opts, &li)) != -1) {
         if (c == 'h') {
             fputs(INFO_USAGE CLI_READ_MEM_USAGE CLI_READ_USAGE, stdout);
             return 0;

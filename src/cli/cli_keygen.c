@@ -18,11 +18,11 @@ int cli_keygen(int argc, char **argv)
         {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
     };
     int c;
-    while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+    while ((c = cli_getopt("keygen", argc, argv, "qh", opts, NULL)) != -1) {
         switch (c) {
         case 'q': cli_quiet = 1; break;
         case 'h': fputs(keygen_usage, stdout); return 0;
-        default: fputs(keygen_usage, stderr); return 2;
+        default: return 2;
         }
     }
     if (optind != argc - 1) {

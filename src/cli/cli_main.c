@@ -82,9 +82,22 @@ int main(int argc, char **argv)
         printf("hogtrain %s (built for %s)\n", hog_version_string(), CLI_BUILD_CPU);
         return 0;
     }
-    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+    if ((strcmp(cmd, "help") == 0 && argc == 2) || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         fputs(usage, stdout);
         return 0;
+    }
+    if (strcmp(cmd, "help") == 0) { /* help COMMAND [--model mf]: COMMAND --model mf --help */
+        char **args = calloc((size_t)argc + 1, sizeof(char *));
+        if (!args) {
+            cli_error("out of memory");
+            return 1;
+        }
+        args[0] = argv[0];
+        memcpy(args + 1, argv + 2, (size_t)(argc - 2) * sizeof(char *));
+        args[argc - 1] = "--help";
+        int rc = main(argc, args);
+        free(args);
+        return rc;
     }
     cli_error("unknown command '%s'", cmd);
     fputs(usage, stderr);

@@ -179,7 +179,7 @@ int cli_mf_train(int argc, char **argv)
         return 1;
     }
     memcpy(given, argv, (size_t)argc * sizeof(char *));
-    while ((c = getopt_long(argc, argv, "o:qh", opts, &li)) != -1) {
+    while ((c = cli_getopt("train", argc, argv, "o:qh", opts, &li)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'q': cli_quiet = 1; break;
@@ -208,7 +208,7 @@ int cli_mf_train(int argc, char **argv)
             if (mf_option(opts[li].name, optarg, &p) < 0)
                 goto usage;
             break;
-        default: fputs(mf_usage, stderr); goto usage;
+        default: goto usage;
         }
     }
     if (optind != argc - 1 || !out) {

@@ -33,7 +33,7 @@ static const char train_usage[] =
     "                          exact zeros (default 0); with --l2: elastic net\n"
     "  --early-stop K          with --test or --holdout: stop after K epochs without a lower\n"
     "                          test loss and keep the best epoch's model\n"
-    "  --average[=E]           the model is the average of the weights over the last E\n"
+    "  --average[=E]           (or --average E) the model is the average of the weights over the last E\n"
     "                          epochs (Polyak-Ruppert; default E 1), evaluated and saved\n"
     "  --test FILE             evaluate on FILE after every epoch\n"
     "  --holdout F             or hold out a fraction F of INPUT for that (default 0)\n"
@@ -62,6 +62,12 @@ static const char train_usage[] =
     "                          label, say)\n"
     "  --report FILE           write a JSON report (atomically)\n"
     "  -q, --quiet             no progress output\n"
+    "  --model mf              matrix factorisation of \"user item rating\" triples instead:\n"
+    "                          see hogtrain train --model mf --help\n"
+    "  Vowpal Wabbit's names for the same settings work too: -d INPUT, -f MODEL (-o),\n"
+    "  -c (--cache INPUT.cache), --cache_file FILE (--cache), --passes N (--epochs),\n"
+    "  -l, --learning_rate S (--step), --loss_function L (--loss), --bit_precision B\n"
+    "  (--hash-bits), --holdout_off (--holdout 0)\n"
     CLI_CKPT_USAGE
     CLI_LINK_USAGE
     "  how to read text INPUT and --test:\n"
@@ -301,7 +307,12 @@ int cli_train(int argc, char **argv)
         {"batch", required_argument, 0, 0}, {"normalized", no_argument, 0, 0},
         {"l1", required_argument, 0, 0}, {"early-stop", required_argument, 0, 0},
         {"average", optional_argument, 0, 0}, {"quantile", required_argument, 0, 0},
-        {"path", required_argument, 0, 0}, CLI_CKPT_OPTIONS, CLI_LINK_OPTIONS, {0, 0, 0, 0},
+        {"path", required_argument, 0, 0}, CLI_CKPT_OPTIONS, CLI_LINK_OPTIONS,
+        /* the names Vowpal Wabbit users type (cli_canonical) */
+        {"data", required_argument, 0, 'd'}, {"final_regressor", required_argument, 0, 'o'},
+        {"cache_file", required_argument, 0, 'C'}, {"passes", required_argument, 0, 0},
+        {"loss_function", required_argument, 0, 0}, {"learning_rate", required_argument, 0, 0},
+        {"holdout_off", no_argument, 0, 0}, {"bit_precision", required_argument, 0, 'b'}, {0, 0, 0, 0},
     };
     if (cli_mf_wanted(argc, argv))
         return cli_mf_train(argc, argv);
@@ -319,14 +330,23 @@ int cli_train(int argc, char **argv)
     const char *out = NULL, *test_path = NULL, *report = NULL, *cache = NULL;
     cli_ckpt ck = {NULL, 300, 0, 0};
     int c, li, holdout_set = 0, rank_outputs = 0, status = 2;
-    while ((c = getopt_long(argc, argv, "o:qhb:", opts, &li)) != -1) {
+    const char *data = NULL;
+    int cache_beside = 0;
+    while ((c = cli_getopt("train", argc, argv, "o:qhb:d:f:l:c", opts, &li)) != -1) {
         switch (c) {
-        case 'o': out = optarg; break;
+        case 'o':
+        case 'f': out = optarg; break;
         case 'q': cli_quiet = 1; break;
         case 'h': fputs(train_usage, stdout); status = 0; goto usage;
         case 'T': test_path = optarg; break;
         case 'R': report = optarg; break;
         case 'C': cache = optarg; break;
+        case 'c': cache_beside = 1; break;
+        case 'd': data = optarg; break;
+        case 'l':
+            if (train_option("step", optarg, &p) < 0)
+                goto usage;
+            break;
         case CLI_CKPT_OPT:
             if (cli_ckpt_option(opts[li].name, optarg, &ck) < 0)
                 goto usage;
@@ -342,18 +362,31 @@ int cli_train(int argc, char **argv)
             else if (cli_link_option(opts[li].name, optarg, &lp) < 0)
                 goto usage;
             break;
-        case 0:
-            holdout_set |= strcmp(opts[li].name, "holdout") == 0;
-            if (train_option(opts[li].name, optarg, &p) < 0)
+        case 0: {
+            const char *name = cli_canonical(opts[li].name);
+            if (strcmp(name, "holdout_off") == 0) {
+                p.holdout = 0;
+                break;
+            }
+            holdout_set |= strcmp(name, "holdout") == 0;
+            const char *val = strcmp(name, "average") == 0 ? cli_optional_value(argc, argv) : optarg;
+            if (train_option(name, val, &p) < 0)
                 goto usage;
             break;
-        default: fputs(train_usage, stderr); goto usage;
+        }
+        default: goto usage;
         }
     }
-    if (optind != argc - 1 || !out) {
-        cli_error("train needs one INPUT and -o MODEL");
-        fputs(train_usage, stderr);
+    /* INPUT, or -d INPUT as Vowpal Wabbit takes it */
+    if (optind != argc - (data ? 0 : 1) || !out) {
+        cli_error("train needs one INPUT (or -d INPUT) and -o MODEL; see hogtrain train --help");
         goto usage;
+    }
+    const char *input_arg = data ? data : argv[optind];
+    char cache_buf[4096];
+    if (cache_beside && !cache) { /* -c: Vowpal Wabbit's cache beside the data */
+        snprintf(cache_buf, sizeof(cache_buf), "%s.cache", input_arg);
+        cache = cache_buf;
     }
     if (test_path && holdout_set) {
         cli_error("--test and --holdout are alternatives: give one");
@@ -376,7 +409,7 @@ int cli_train(int argc, char **argv)
         goto usage;
     }
     hog_log_set(cli_log, NULL, cli_quiet ? HOG_LOG_ERROR : HOG_LOG_INFO);
-    const char *input = cli_input(argv[optind]);
+    const char *input = cli_input(input_arg);
     const char *ins[] = {input, test_path}, *outs[] = {out, report, cache, ck.path};
     if (cli_outputs_apart(ins, 2, outs, 4) < 0) {
         status = 1;
