@@ -595,6 +595,20 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train,
  * 0.05"). */
 int hog_trainer_set_checkpoint(hog_trainer *t, const char *path, double every_seconds, int resume);
 
+/* Warm start: t's runs start from init's weights and biases instead of
+ * zeros, to go on training a saved model on new data (Vowpal Wabbit's -i).
+ * init must have been trained with t's loss, and each run's data must have
+ * init's class labels (binary and softmax); features beyond init's start at
+ * zero, and the model keeps all of init's features when the data has
+ * fewer. The optimiser's own state (AdaGrad's sums, the normalised
+ * updates' scales) and the step schedule start afresh. init is not copied:
+ * it must outlive the runs; NULL turns warm starts off. A checkpoint being
+ * resumed takes precedence. Returns 0 or HOG_EPARAM (another loss: the
+ * detail of the run then names both). A run then also returns HOG_ELABEL
+ * when its data's classes are not init's. Not thread-safe against a run
+ * of t. */
+int hog_trainer_set_init(hog_trainer *t, const hog_model *init);
+
 /* Stops t's run at the next point where its model is consistent: the
  * workers finish the segments they hold (a few thousand rows) and claim no
  * more; the checkpoint, if one is set, is written; and the run returns

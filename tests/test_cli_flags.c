@@ -273,3 +273,27 @@ Test(cli_flags_command, help_command_is_the_commands_help)
     cr_assert(strstr(out, "--model mf "), "%s", out);
     cr_assert(strstr(out, "--passes N (--epochs)"), "%s", out);
 }
+
+static int two_or_three(int i)
+{
+    return 2 + i % 2;
+}
+
+/* -i goes on from a saved model: its loss unless given, and its classes. */
+Test(cli_flags_command, a_warm_start_keeps_the_models_loss_and_classes)
+{
+    write_rows("t.svm", 2000, NULL);
+    write_rows("o.svm", 2000, two_or_three);
+    cr_assert_eq(hog("train t.svm -o a.hog --loss hinge --epochs 2 -q"), 0, "%s", out);
+    cr_assert_eq(hog("train t.svm -o b.hog -i a.hog --epochs 1"), 0, "%s", out);
+    cr_assert(strstr(out, "starting from the weights of the model given"), "%s", out);
+    cr_assert_eq(hog("info b.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "hinge"), "%s", out);
+    cr_assert_eq(hog("train t.svm -o c.hog --init a.hog --loss logistic"), 2, "%s", out);
+    cr_assert(strstr(out, "--init a.hog was trained with --loss hinge, this run has --loss logistic"), "%s", out);
+    cr_assert_eq(hog("train o.svm -o c.hog --initial_regressor a.hog"), 1, "%s", out);
+    cr_assert(strstr(out, "the model to start from has the classes {-1 1}, the training data {2 3}"), "%s", out);
+    cr_assert_eq(hog("train t.svm -o c.hog -i none.hog"), 1, "%s", out);
+    cr_assert(strstr(out, "--init: "), "%s", out);
+    cr_assert(!exists("c.hog"));
+}

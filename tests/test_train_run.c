@@ -283,3 +283,50 @@ Test(train_run, importance_weights_scale_each_example)
     }
     hog_dataset_close(ds);
 }
+
+/* A warm start goes on from the model given: one more epoch from a model
+ * trained for five ends nearer its test loss than one epoch from zero, the
+ * weights the data does not reach are kept, and another loss is refused. */
+Test(train_run, a_warm_start_goes_on_from_the_model_given)
+{
+    hog_dataset *tr = make_data("tr.svm", 4000, 200, 20, 'b', 11);
+    hog_dataset *te = make_data("te.svm", 1000, 200, 20, 'b', 12);
+    hog_dataset *narrow = make_data("narrow.svm", 4000, 100, 10, 'b', 13);
+    hog_train_params p = hog_train_params_default();
+    p.threads = 1;
+    p.step = 0.5;
+    p.epochs = 5;
+    hog_model *five = train(tr, te, p);
+    p.epochs = 1;
+    hog_model *cold = train(tr, te, p);
+    hog_trainer *t;
+    char err[512] = "";
+    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_trainer_set_init(t, five), 0);
+    hog_model *warm, *kept;
+    cr_assert_eq(hog_trainer_run(t, tr, te, &warm, err, sizeof(err)), 0, "%s", err);
+    hog_model_info fi, ci, wi;
+    hog_model_get_info(five, &fi);
+    hog_model_get_info(cold, &ci);
+    hog_model_get_info(warm, &wi);
+    cr_assert_lt(wi.test.logloss, ci.test.logloss, "warm %g, cold %g", wi.test.logloss, ci.test.logloss);
+    cr_assert_lt(fabs(wi.test.logloss - fi.test.logloss), 0.5 * (ci.test.logloss - fi.test.logloss),
+                 "warm %g, five epochs %g, cold %g", wi.test.logloss, fi.test.logloss, ci.test.logloss);
+    /* data with half the features: the model keeps the other half as given */
+    cr_assert_eq(hog_trainer_run(t, narrow, NULL, &kept, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(kept->dim, five->dim);
+    for (uint64_t j = 100; j < five->dim; j++)
+        cr_assert_eq(hog_w_load(&kept->w[j]), hog_w_load(&five->w[j]), "feature %llu", (unsigned long long)j);
+    hog_trainer_free(t);
+    p.loss = HOG_LOSS_HINGE;
+    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_trainer_set_init(t, five), HOG_EPARAM);
+    hog_trainer_free(t);
+    hog_model_free(five);
+    hog_model_free(cold);
+    hog_model_free(warm);
+    hog_model_free(kept);
+    hog_dataset_close(tr);
+    hog_dataset_close(te);
+    hog_dataset_close(narrow);
+}

@@ -15,12 +15,6 @@ static const struct alias {
     {"passes", "epochs"},         /* VW */
     {"loss_function", "loss"},    /* VW */
     {"learning_rate", "step"},    /* VW's -l */
-    {"final_regressor", "output"},/* VW's -f */
-    {"cache_file", "cache"},      /* VW */
-    {"data", "input"},            /* VW's -d */
-    {"initial_regressor", "init"},/* VW's -i */
-    {"predictions", "output"},    /* VW's -p, for predict */
-    {"bit_precision", "hash-bits"},/* VW's -b */
 };
 
 const char *cli_canonical(const char *name)

@@ -62,12 +62,14 @@ static const char train_usage[] =
     "                          label, say)\n"
     "  --report FILE           write a JSON report (atomically)\n"
     "  -q, --quiet             no progress output\n"
+    "  -i, --init MODEL        start from MODEL's weights, to go on training it on new data\n"
+    "                          (its loss and index base unless given; the same classes)\n"
     "  --model mf              matrix factorisation of \"user item rating\" triples instead:\n"
     "                          see hogtrain train --model mf --help\n"
     "  Vowpal Wabbit's names for the same settings work too: -d INPUT, -f MODEL (-o),\n"
     "  -c (--cache INPUT.cache), --cache_file FILE (--cache), --passes N (--epochs),\n"
     "  -l, --learning_rate S (--step), --loss_function L (--loss), --bit_precision B\n"
-    "  (--hash-bits), --holdout_off (--holdout 0)\n"
+    "  (--hash-bits), --holdout_off (--holdout 0), --initial_regressor MODEL (-i)\n"
     CLI_CKPT_USAGE
     CLI_LINK_USAGE
     "  how to read text INPUT and --test:\n"
@@ -312,7 +314,8 @@ int cli_train(int argc, char **argv)
         {"data", required_argument, 0, 'd'}, {"final_regressor", required_argument, 0, 'o'},
         {"cache_file", required_argument, 0, 'C'}, {"passes", required_argument, 0, 0},
         {"loss_function", required_argument, 0, 0}, {"learning_rate", required_argument, 0, 0},
-        {"holdout_off", no_argument, 0, 0}, {"bit_precision", required_argument, 0, 'b'}, {0, 0, 0, 0},
+        {"holdout_off", no_argument, 0, 0}, {"bit_precision", required_argument, 0, 'b'},
+        {"init", required_argument, 0, 'i'}, {"initial_regressor", required_argument, 0, 'i'}, {0, 0, 0, 0},
     };
     if (cli_mf_wanted(argc, argv))
         return cli_mf_train(argc, argv);
@@ -328,11 +331,12 @@ int cli_train(int argc, char **argv)
     hog_read_params rp = hog_read_params_default();
     hog_link_params lp = hog_link_params_default();
     const char *out = NULL, *test_path = NULL, *report = NULL, *cache = NULL;
+    hog_model *init = NULL;
     cli_ckpt ck = {NULL, 300, 0, 0};
     int c, li, holdout_set = 0, rank_outputs = 0, status = 2;
-    const char *data = NULL;
-    int cache_beside = 0;
-    while ((c = cli_getopt("train", argc, argv, "o:qhb:d:f:l:c", opts, &li)) != -1) {
+    const char *data = NULL, *init_path = NULL;
+    int cache_beside = 0, loss_set = 0;
+    while ((c = cli_getopt("train", argc, argv, "o:qhb:d:f:l:ci:", opts, &li)) != -1) {
         switch (c) {
         case 'o':
         case 'f': out = optarg; break;
@@ -343,6 +347,7 @@ int cli_train(int argc, char **argv)
         case 'C': cache = optarg; break;
         case 'c': cache_beside = 1; break;
         case 'd': data = optarg; break;
+        case 'i': init_path = optarg; break;
         case 'l':
             if (train_option("step", optarg, &p) < 0)
                 goto usage;
@@ -369,6 +374,7 @@ int cli_train(int argc, char **argv)
                 break;
             }
             holdout_set |= strcmp(name, "holdout") == 0;
+            loss_set |= strcmp(name, "loss") == 0;
             const char *val = strcmp(name, "average") == 0 ? cli_optional_value(argc, argv) : optarg;
             if (train_option(name, val, &p) < 0)
                 goto usage;
@@ -398,6 +404,29 @@ int cli_train(int argc, char **argv)
     }
     if (cli_ckpt_check(&ck, &lp) < 0)
         goto usage;
+    if (init_path && ck.resume) {
+        cli_error("--init and --resume are alternatives: a resumed run starts from its checkpoint");
+        goto usage;
+    }
+    if (init_path) { /* the model's loss and index base unless given */
+        char ierr[CLI_ERR_LEN] = "";
+        if (hog_model_load(init_path, &init, ierr, sizeof(ierr)) < 0) {
+            cli_error("--init: %s", ierr);
+            status = 1;
+            goto usage;
+        }
+        hog_model_info ii;
+        hog_model_get_info(init, &ii);
+        if (!loss_set)
+            p.loss = ii.loss;
+        else if (p.loss != ii.loss) {
+            cli_error("--init %s was trained with --loss %s, this run has --loss %s: a warm start keeps the loss",
+                      init_path, hog_loss_name(ii.loss), hog_loss_name(p.loss));
+            goto usage;
+        }
+        if (rp.index_base < 0)
+            rp.index_base = ii.data_index_base;
+    }
     const char *field;
     if (hog_train_params_check(&p, &field) < 0) {
         if (strcmp(field, "average") == 0)
@@ -440,6 +469,7 @@ int cli_train(int argc, char **argv)
         goto out;
     }
     cli_signal_route(t, NULL, NULL);
+    hog_trainer_set_init(t, init); /* its loss is the run's (checked above) */
     if (ck.path && (rc = hog_trainer_set_checkpoint(t, ck.path, ck.every, ck.resume)) < 0) {
         cli_error("--checkpoint %s: %s", ck.path, hog_strerror(rc));
         goto out;
@@ -543,6 +573,7 @@ out:
     free(ps.epoch_seconds);
     free(ps.epoch_test);
 usage:
+    hog_model_free(init);
     free(given);
     return status;
 }

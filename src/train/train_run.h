@@ -50,6 +50,7 @@ struct hog_trainer {
     char *ckpt_path;      /* where checkpoints go (hog_trainer_set_checkpoint), or NULL */
     double ckpt_every;    /* seconds between checkpoints; 0: only when interrupted and at the end */
     int resume;           /* 1: runs continue from ckpt_path */
+    const hog_model *init; /* the weights runs start from (hog_trainer_set_init), or NULL */
     atomic_int interrupted; /* hog_trainer_interrupt's flag */
     atomic_int training;  /* 1 while a run's epochs are under way (hog_trainer_interrupt's answer) */
     double (*now)(void);  /* the checkpoint interval's clock: hog_now, or a test's */

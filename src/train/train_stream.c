@@ -49,6 +49,8 @@ static const char *stream_refusal(const hog_trainer *t)
         return "averaging over every epoch";
     if (t->ckpt_path)
         return "checkpoints are on";
+    if (t->init)
+        return "a warm start (its features and classes are settled on the whole data)";
     return NULL;
 }
 
