@@ -499,10 +499,14 @@ int hog_text_plan_make(const char *path, const hog_read_params *p, const char *h
     plan->format = p->format == HOG_FORMAT_AUTO ? detect_format(path, head, head_len) : p->format;
     plan->hash_bits = p->hash_bits;
     plan->max_features = p->max_features;
-    if (plan->format == HOG_FORMAT_LIBSVM && p->index_base < 0)
-        plan->index_base = hog_text_plan_index_base(head, head_len, &plan->base_lines);
-    else
+    if (plan->format == HOG_FORMAT_LIBSVM && p->index_base < 0) {
+        const char *why;
+        plan->index_base = hog_text_plan_index_base(head, head_len, &plan->base_lines, &why);
+        hog_log(HOG_LOG_INFO, "%s: libsvm indices taken as %u-based: %s (hog_read_params.index_base sets it)", path,
+                plan->index_base, why);
+    } else {
         plan->index_base = p->index_base < 0 ? 0 : (unsigned)p->index_base;
+    }
     plan->skip_errors = p->on_error == HOG_ON_ERROR_SKIP;
     plan->max_line = p->max_line ? p->max_line : HOG_DEFAULT_MAX_LINE;
     if (plan->format == HOG_FORMAT_CSV)

@@ -341,8 +341,10 @@ static inline int hog_head_next(const char **p, const char *end, hog_head_line *
 int hog_text_plan_csv(const char *path, const hog_read_params *p, const char *head, size_t head_len,
                       hog_text_plan *plan, char *err, size_t err_len);
 
-/* The index base of a libsvm head (etl_parse_libsvm.c): 0 if an index 0
- * appears in it, else 1; *lines gets the lines looked at. */
-unsigned hog_text_plan_index_base(const char *head, size_t len, uint64_t *lines);
+/* The index base of a libsvm head (etl_parse_libsvm.c): what a comment
+ * line of scikit-learn's says ("# Column indices are zero-based"), else 0
+ * if an index 0 appears in it, else 1; *lines gets the lines looked at,
+ * *why the reason, for the log. */
+unsigned hog_text_plan_index_base(const char *head, size_t len, uint64_t *lines, const char **why);
 
 #endif /* HOG_ETL_PARSE_H */

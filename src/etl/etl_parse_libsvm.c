@@ -371,14 +371,25 @@ int hog_parse_libsvm_line(hog_parse_ctx *c, const char *line, const char *le)
  * is taken as 1-based, and an index 0 met later is then an error that says
  * so (see hog_parse_libsvm_line), never a silent shift. *lines gets the
  * lines looked at. */
-unsigned hog_text_plan_index_base(const char *head, size_t len, uint64_t *lines)
+unsigned hog_text_plan_index_base(const char *head, size_t len, uint64_t *lines, const char **why)
 {
     const char *p = head, *end = head + len;
     *lines = 0;
+    *why = "no index 0 in the first MiB";
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl ? nl : end;
         const char *hash = memchr(p, '#', (size_t)(le - p));
+        /* scikit-learn's dump_svmlight_file, given a comment, says which
+         * (its files with column 0 always zero have no index 0 to show it) */
+        if (hash == p && memmem(p, (size_t)(le - p), "indices are zero-based", 22)) {
+            *why = "the file's header says its column indices are zero-based";
+            return 0;
+        }
+        if (hash == p && memmem(p, (size_t)(le - p), "indices are one-based", 21)) {
+            *why = "the file's header says its column indices are one-based";
+            return 1;
+        }
         const char *q = hash ? hash : le;
         (*lines)++;
         int first = 1;
@@ -393,8 +404,10 @@ unsigned hog_text_plan_index_base(const char *head, size_t len, uint64_t *lines)
                 const char *d = t;
                 while (d < p && *d == '0')
                     d++;
-                if (d > t && d < p && *d == ':')
+                if (d > t && d < p && *d == ':') {
+                    *why = "an index 0 in the first MiB";
                     return 0;
+                }
             }
             first = 0;
         }
