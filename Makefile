@@ -62,7 +62,8 @@ RACES    := $(RACE_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 QUICK_TESTS := $(filter-out $(BUILD)/tests/test_accuracy $(BUILD)/tests/test_cli,$(TESTS))
 
-.PHONY: all deps test check check-layers asan tsan fuzz bench bench-tools bench-check demo install uninstall clean help symbols tools
+.PHONY: all deps test check check-layers asan tsan fuzz bench bench-tools bench-check demo install uninstall clean help symbols tools \
+	man install-docs uninstall-docs
 
 ## all: build libhogtrain.a, the hogtrain command and the tools (the default)
 all: $(LIB) $(BIN) tools
@@ -113,7 +114,7 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory all $(TESTS) $(BENCH_BIN) symbols check-layers
 	@sh tests/run-tests.sh $(BUILD) $(TESTS) tests/check-layers-test.sh tests/nodes-test.sh \
-	    tests/crash-test.sh tests/faults-test.sh tests/checkpoint-test.sh
+	    tests/crash-test.sh tests/faults-test.sh tests/checkpoint-test.sh tests/docs-test.sh
 	@sh bench/check.sh $(BUILD)
 
 ## check: build and run the quick unit tests only
@@ -180,6 +181,22 @@ install: all $(BUILD)/hogtrain.pc
 	install -m 644 include/hogtrain.h $(DESTDIR)$(PREFIX)/include/
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/hogtrain.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+
+## man: the man pages, made by help2man from each command's --help, into $(BUILD)/man/
+MAN_PAGES := hogtrain hogtrain-convert hogtrain-train hogtrain-train-mf hogtrain-predict hogtrain-info hogtrain-keygen
+man: $(BIN) tools/make-man.sh
+	@sh tools/make-man.sh $(BIN) $(BUILD)/man
+
+# install and uninstall also take the man pages and the bash completion
+install: install-docs
+uninstall: uninstall-docs
+install-docs: man
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 644 $(MAN_PAGES:%=$(BUILD)/man/%.1) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 tools/hogtrain-completion.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/hogtrain
+uninstall-docs:
+	rm -f $(MAN_PAGES:%=$(DESTDIR)$(PREFIX)/share/man/man1/%.1) \
+	      $(DESTDIR)$(PREFIX)/share/bash-completion/completions/hogtrain
 
 ## uninstall: remove what install put there
 uninstall:

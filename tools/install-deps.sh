@@ -16,6 +16,8 @@ set -eu
 packages="build-essential pkg-config libopenblas-dev libhwloc-dev liburing-dev \
 libjemalloc-dev libcriterion-dev zlib1g-dev libzstd-dev libxxhash-dev libzmq3-dev liblinear-tools \
 dataset-fashion-mnist python3 clang gnuplot-nox python3-sklearn hwloc openmpi-bin iproute2"
+# help2man makes the man pages from each command's --help (make man, make install).
+packages="$packages help2man"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
     echo "install-deps.sh: dpkg-query not found: this script knows Debian only." >&2
