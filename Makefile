@@ -183,7 +183,7 @@ install: all $(BUILD)/hogtrain.pc
 	install -m 644 $(BUILD)/hogtrain.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 
 ## man: the man pages, made by help2man from each command's --help, into $(BUILD)/man/
-MAN_PAGES := hogtrain hogtrain-convert hogtrain-train hogtrain-train-mf hogtrain-predict hogtrain-info hogtrain-keygen
+MAN_PAGES := hogtrain hogtrain-convert hogtrain-train hogtrain-train-mf hogtrain-tune hogtrain-predict hogtrain-info hogtrain-keygen
 man: $(BIN) tools/make-man.sh
 	@sh tools/make-man.sh $(BIN) $(BUILD)/man
 

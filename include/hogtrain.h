@@ -370,7 +370,12 @@ typedef struct hog_train_params {
     int stream;          /* hog_trainer_run_file on text: 1 trains the first epoch on the blocks
                             as the parsers build them, while the file is still being read; 0
                             reads the whole file first (see hog_trainer_run_file) */
-    uint64_t reserved[13]; /* zero; the room for new fields (see Compatibility) */
+    uint64_t fold;       /* with holdout H: which slice of width H of the rows is held out
+                            (each row draws a number in [0, 1) from seed; fold f holds out the
+                            rows whose draw is in [f H, (f + 1) H)): K runs with holdout 1/K and
+                            folds 0..K-1 hold out every row once, K-fold cross-validation.
+                            0: the first slice, as before. (fold + 1) H must be at most 1 */
+    uint64_t reserved[12]; /* zero; the room for new fields (see Compatibility) */
 } hog_train_params;
 
 /* The defaults: logistic, one thread per core, 10 epochs, step 0.1, decay 0.9,

@@ -20,7 +20,7 @@ check() { # check WHAT COMMAND...
 sh "$here/tools/make-man.sh" "$bin" "$tmp/man" >"$tmp/log" 2>&1 || { not_ok "make-man.sh runs"; cat "$tmp/log"; exit 1; }
 # page: the words of the command it documents
 for page in "hogtrain:" "hogtrain-convert:convert" "hogtrain-train:train" "hogtrain-train-mf:train --model mf" \
-    "hogtrain-predict:predict" "hogtrain-info:info" "hogtrain-keygen:keygen"; do
+    "hogtrain-tune:tune" "hogtrain-predict:predict" "hogtrain-info:info" "hogtrain-keygen:keygen"; do
     name=${page%%:*} words=${page#*:}
     f="$tmp/man/$name.1"
     # shellcheck disable=SC2086 # the command's words
@@ -44,8 +44,8 @@ complete_words() {
     bash -c '. "$1"/tools/hogtrain-completion.bash; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _hogtrain
              printf "%s\n" "${COMPREPLY[@]}"' sh "$here" "$@" | tr '\n' ' '
 }
-got=$(complete_words "$bin" tr)
-check "completion: the commands ($got)" test "$got" = "train "
+got=$(complete_words "$bin" t)
+check "completion: the commands ($got)" test "$got" = "train tune "
 got=$(complete_words "$bin" train x.svm --st)
 check "completion: train's options ($got)" test "$got" = "--step --stream "
 got=$(complete_words "$bin" train x.svm --model mf --ran)

@@ -297,3 +297,35 @@ Test(cli_flags_command, a_warm_start_keeps_the_models_loss_and_classes)
     cr_assert(strstr(out, "--init: "), "%s", out);
     cr_assert(!exists("c.hog"));
 }
+
+/* train --cv K: the metrics of each fold and their mean, no model unless
+ * -o; tune: a leaderboard of the trials and the best model. */
+Test(cli_flags_command, cross_validation_and_tuning)
+{
+    write_rows("t.svm", 3000, NULL);
+    cr_assert_eq(hog("train t.svm --cv 4 --epochs 3 --report cv.json"), 0, "%s", out);
+    cr_assert(strstr(out, "4-fold cross-validation of t.svm (3000 rows):"), "%s", out);
+    cr_assert(strstr(out, "  fold 4: "), "%s", out);
+    cr_assert(strstr(out, "  mean:  loss "), "%s", out);
+    cr_assert(strstr(out, "accuracy "), "%s", out);
+    cr_assert(exists("cv.json"));
+    cr_assert(strstr(slurp("cv.json"), "\"folds\": 4"), "%s", slurp("cv.json"));
+    cr_assert_eq(hog("train t.svm --cv 3 --epochs 2 -o cv.hog -q"), 0, "%s", out);
+    cr_assert(exists("cv.hog"), "with -o the model of all rows is written too");
+    cr_assert_eq(hog("train t.svm --cv 3 --test t.svm"), 2, "%s", out);
+    cr_assert(strstr(out, "--cv holds out parts of INPUT, read once"), "%s", out);
+    cr_assert_eq(hog("train t.svm --cv 3 --holdout 0.1"), 2, "%s", out);
+    cr_assert_eq(hog("train t.svm -o x.hog --trials 4"), 2, "%s", out);
+    cr_assert(strstr(out, "--trials is for hogtrain tune"), "%s", out);
+    cr_assert_eq(hog("tune t.svm -o best.hog --trials 4 --epochs 4 --seed 3"), 0, "%s", out);
+    cr_assert(strstr(out, "tune: 4 trials on t.svm, scored on the holdout; the best first:"), "%s", out);
+    cr_assert(strstr(out, "\n   4  step "), "%s", out);
+    cr_assert(strstr(out, "round 2 of 3: 2 trials of 2 epochs"), "%s", out);
+    cr_assert(exists("best.hog"));
+    cr_assert_eq(hog("info best.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "epochs 4"), "%s", out);
+    cr_assert_eq(hog("tune t.svm -o best2.hog --trials 2 --epochs 2 --cv 3 -q"), 0, "%s", out);
+    cr_assert(strstr(out, "scored on K folds"), "%s", out);
+    cr_assert_eq(hog("help tune"), 0, "%s", out);
+    cr_assert(strstr(out, "usage: hogtrain tune INPUT -o MODEL"), "%s", out);
+}

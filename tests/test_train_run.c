@@ -330,3 +330,27 @@ Test(train_run, a_warm_start_goes_on_from_the_model_given)
     hog_dataset_close(te);
     hog_dataset_close(narrow);
 }
+
+/* K folds of holdout 1/K hold out every row exactly once, fold 0 is the
+ * plain holdout, and a fold past the rows is refused. */
+Test(train_run, folds_hold_out_every_row_once)
+{
+    const unsigned K = 5;
+    for (uint64_t row = 0; row < 20000; row++) {
+        unsigned held = 0;
+        for (unsigned k = 0; k < K; k++) {
+            hog_rowsel s = {1.0 / K, 42, 1, k};
+            held += hog_rowsel_keep(&s, row);
+        }
+        cr_assert_eq(held, 1, "row %llu held out %u times", (unsigned long long)row, held);
+        cr_assert_eq(hog_row_in_fold(row, 0.2, 0, 42), hog_row_held_out(row, 0.2, 42));
+    }
+    hog_train_params p = hog_train_params_default();
+    const char *field = NULL;
+    p.holdout = 0.25;
+    p.fold = 3;
+    cr_assert_eq(hog_train_params_check(&p, &field), 0);
+    p.fold = 4;
+    cr_assert_eq(hog_train_params_check(&p, &field), HOG_EPARAM);
+    cr_assert_str_eq(field, "fold");
+}

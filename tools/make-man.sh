@@ -23,6 +23,7 @@ help2man --no-info --version-string="$version" --help-option=--help \
 page hogtrain-convert convert "convert text (CSV, libsvm, Vowpal Wabbit) to a binary dataset"
 page hogtrain-train train "train a linear model with HOGWILD! SGD on every core"
 page hogtrain-train-mf "train --model mf" "factorise a ratings matrix with HOGWILD! SGD"
+page hogtrain-tune tune "search the step, schedule and penalties, then train the best"
 page hogtrain-predict predict "score a data set with a saved model"
 page hogtrain-info info "describe a data set, a model, a checkpoint or the machine"
 page hogtrain-keygen keygen "make the secret key of a run on several machines"

@@ -34,6 +34,18 @@ const char *cli_canonical(const char *name);
  * there is none. Call right after cli_getopt returned the option. */
 const char *cli_optional_value(int argc, char **argv);
 
+/* ---- cli_tune.c ---- */
+/* Prints p's K-fold cross-validated metrics on ds (each fold, the mean
+ * and the standard deviation; into report as JSON when not NULL). Returns
+ * 0 or -1 (reported). */
+int cli_cv_run(const hog_train_params *p, const hog_dataset *ds, unsigned cv, const char *input, const char *report);
+/* Searches `trials` settings of step, schedule, normalisation, L2 and L1
+ * around base by successive halving up to base->epochs, scored on K folds
+ * (cv > 1) or base->holdout; prints the leaderboard; *best gets the
+ * winner's parameters (base's epochs). Returns 0 or -1 (reported). */
+int cli_tune_run(const hog_train_params *base, const hog_dataset *ds, unsigned trials, unsigned cv,
+                 const char *input, hog_train_params *best);
+
 /* ---- cli_common.c ---- */
 extern int cli_quiet;
 
@@ -214,6 +226,7 @@ int cli_signal_report(int sig, int rc, const char *err, const char *out, const c
 /* ---- the subcommands, one file each ---- */
 int cli_convert(int argc, char **argv);
 int cli_train(int argc, char **argv);
+int cli_tune(int argc, char **argv);
 
 /* ---- cli_nodes.c: train on several machines ---- */
 #define CLI_LINK_OPTIONS                                                                              \

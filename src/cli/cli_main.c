@@ -15,6 +15,8 @@ static const char usage[] =
     "                 [--l2 L] [--l1 L] [--test FILE | --holdout F] [--seed N]\n"
     "                 [--cache FILE.hgd] [--mem-limit BYTES] [--report R.json]\n"
     "  train   RATINGS --model mf -o MODEL [--rank K] ...  matrix factorisation\n"
+    "  train   INPUT --cv K [...]   K-fold cross-validated metrics (and -o MODEL: the model)\n"
+    "  tune    INPUT -o MODEL [--trials N] [--cv K]   search step, schedule and penalties\n"
     "  predict MODEL INPUT [-o PREDICTIONS] [--report R.json]\n"
     "  info    FILE          a dataset (.hgd or text) or a model\n"
     "  info    --topology    NUMA nodes, cores and where workers would run\n"
@@ -64,7 +66,7 @@ int main(int argc, char **argv)
      * they know of -q. */
     hog_log_set(cli_log, NULL, HOG_LOG_WARN);
     cli_signal_guard_maps();
-    const char *const placing[] = {"convert", "train", "predict", "info"};
+    const char *const placing[] = {"convert", "train", "tune", "predict", "info"};
     for (size_t i = 0; i < sizeof(placing) / sizeof(placing[0]); i++)
         if (strcmp(cmd, placing[i]) == 0 && topology_from_env() < 0)
             return 1;
@@ -72,6 +74,8 @@ int main(int argc, char **argv)
         return cli_convert(argc - 1, argv + 1);
     if (strcmp(cmd, "train") == 0)
         return cli_train(argc - 1, argv + 1);
+    if (strcmp(cmd, "tune") == 0)
+        return cli_tune(argc - 1, argv + 1);
     if (strcmp(cmd, "predict") == 0)
         return cli_predict(argc - 1, argv + 1);
     if (strcmp(cmd, "info") == 0)

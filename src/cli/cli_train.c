@@ -291,7 +291,31 @@ static int train_option(const char *name, const char *val, hog_train_params *p)
     return cli_double(opt, val, d);
 }
 
+static const char tune_usage[] =
+    "usage: hogtrain tune INPUT -o MODEL [--trials N] [--cv K | --holdout F] [train options]\n"
+    "  searches N settings (default 16) of --step (1e-3 to 1), --schedule (decay or adagrad),\n"
+    "  --normalized, --l2 (1e-8 to 1e-2) and --l1 (none, or 1e-8 to 1e-4) by successive\n"
+    "  halving: every trial runs a few epochs, the better half twice as many, and so on up\n"
+    "  to --epochs; each is scored by its held-out loss on K folds (--cv K) or on a holdout\n"
+    "  (--holdout F, default 0.2). Prints the leaderboard, then trains the best on all of\n"
+    "  INPUT and writes it to MODEL. The other options are train's, fixed for every trial:\n"
+    "  --trials N              settings to try (default 16)\n"
+    "  --cv K                  score each on K folds instead of one holdout\n";
+
+static int train_main(int argc, char **argv, int tune);
+
 int cli_train(int argc, char **argv)
+{
+    return train_main(argc, argv, 0);
+}
+
+int cli_tune(int argc, char **argv)
+{
+    return train_main(argc, argv, 1);
+}
+
+/* train, or with tune the search of cli_tune_run before it. */
+static int train_main(int argc, char **argv, int tune)
 {
     static const struct option opts[] = {
         {"output", required_argument, 0, 'o'}, {"quiet", no_argument, 0, 'q'},
@@ -315,7 +339,8 @@ int cli_train(int argc, char **argv)
         {"cache_file", required_argument, 0, 'C'}, {"passes", required_argument, 0, 0},
         {"loss_function", required_argument, 0, 0}, {"learning_rate", required_argument, 0, 0},
         {"holdout_off", no_argument, 0, 0}, {"bit_precision", required_argument, 0, 'b'},
-        {"init", required_argument, 0, 'i'}, {"initial_regressor", required_argument, 0, 'i'}, {0, 0, 0, 0},
+        {"init", required_argument, 0, 'i'}, {"initial_regressor", required_argument, 0, 'i'},
+        {"cv", required_argument, 0, 'V'}, {"trials", required_argument, 0, 'U'}, {0, 0, 0, 0},
     };
     if (cli_mf_wanted(argc, argv))
         return cli_mf_train(argc, argv);
@@ -336,12 +361,30 @@ int cli_train(int argc, char **argv)
     int c, li, holdout_set = 0, rank_outputs = 0, status = 2;
     const char *data = NULL, *init_path = NULL;
     int cache_beside = 0, loss_set = 0;
-    while ((c = cli_getopt("train", argc, argv, "o:qhb:d:f:l:ci:", opts, &li)) != -1) {
+    unsigned cv = 0, trials = 16;
+    while ((c = cli_getopt(tune ? "tune" : "train", argc, argv, "o:qhb:d:f:l:ci:", opts, &li)) != -1) {
         switch (c) {
         case 'o':
         case 'f': out = optarg; break;
         case 'q': cli_quiet = 1; break;
-        case 'h': fputs(train_usage, stdout); status = 0; goto usage;
+        case 'h':
+            if (tune)
+                fputs(tune_usage, stdout);
+            fputs(train_usage, stdout);
+            status = 0;
+            goto usage;
+        case 'V':
+        case 'U': {
+            unsigned long long v;
+            if (cli_unsigned(c == 'V' ? "--cv" : "--trials", optarg, 1000, &v) < 0)
+                goto usage;
+            if (v < 2) {
+                cli_error("%s: at least 2, found %s", c == 'V' ? "--cv" : "--trials", optarg);
+                goto usage;
+            }
+            *(c == 'V' ? &cv : &trials) = (unsigned)v;
+            break;
+        }
         case 'T': test_path = optarg; break;
         case 'R': report = optarg; break;
         case 'C': cache = optarg; break;
@@ -383,9 +426,23 @@ int cli_train(int argc, char **argv)
         default: goto usage;
         }
     }
-    /* INPUT, or -d INPUT as Vowpal Wabbit takes it */
-    if (optind != argc - (data ? 0 : 1) || !out) {
-        cli_error("train needs one INPUT (or -d INPUT) and -o MODEL; see hogtrain train --help");
+    /* INPUT, or -d INPUT as Vowpal Wabbit takes it; --cv alone writes no model */
+    if (optind != argc - (data ? 0 : 1) || (!out && !(cv && !tune))) {
+        cli_error("%s needs one INPUT (or -d INPUT) and -o MODEL; see hogtrain %s --help", tune ? "tune" : "train",
+                  tune ? "tune" : "train");
+        goto usage;
+    }
+    if ((cv || tune) && (test_path || ck.path || cache || cache_beside || init_path || lp.nodes > 1)) {
+        cli_error("%s holds out parts of INPUT, read once: --test, --checkpoint, --cache, -c, --init and several "
+                  "machines are not for it", tune ? "tune" : "--cv");
+        goto usage;
+    }
+    if (cv && holdout_set) {
+        cli_error("--cv and --holdout are alternatives: give one");
+        goto usage;
+    }
+    if (!tune && trials != 16) {
+        cli_error("--trials is for hogtrain tune");
         goto usage;
     }
     const char *input_arg = data ? data : argv[optind];
@@ -439,6 +496,39 @@ int cli_train(int argc, char **argv)
     }
     hog_log_set(cli_log, NULL, cli_quiet ? HOG_LOG_ERROR : HOG_LOG_INFO);
     const char *input = cli_input(input_arg);
+    if (cv || tune) { /* the folds or the search on INPUT read once, then (with -o) the model on all of it */
+        status = 1;
+        hog_dataset *ds = NULL;
+        char derr[CLI_ERR_LEN] = "";
+        if (!rp.mem_limit)
+            rp.mem_limit = p.mem_limit;
+        if (hog_dataset_open(input, &rp, &ds, derr, sizeof(derr)) < 0) {
+            cli_error("%s", derr);
+            goto usage;
+        }
+        hog_log_set(cli_log, NULL, HOG_LOG_ERROR); /* one line per trial is enough */
+        int rc = 0;
+        if (tune) {
+            hog_train_params base = p, best;
+            if (!cv && !holdout_set)
+                base.holdout = 0.2;
+            rc = cli_tune_run(&base, ds, trials, cv, input, &best);
+            if (rc == 0) {
+                best.progress = p.progress;
+                best.progress_ctx = p.progress_ctx;
+                best.holdout = holdout_set ? p.holdout : 0;
+                p = best;
+            }
+        } else {
+            rc = cli_cv_run(&p, ds, cv, input, out ? NULL : report);
+        }
+        hog_dataset_close(ds);
+        hog_log_set(cli_log, NULL, cli_quiet ? HOG_LOG_ERROR : HOG_LOG_INFO);
+        if (rc < 0 || !out) {
+            status = rc < 0 ? 1 : 0;
+            goto usage;
+        }
+    }
     const char *ins[] = {input, test_path}, *outs[] = {out, report, cache, ck.path};
     if (cli_outputs_apart(ins, 2, outs, 4) < 0) {
         status = 1;

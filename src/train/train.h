@@ -327,21 +327,29 @@ typedef struct hog_rowsel {
     double holdout;  /* fraction held out; 0: none */
     uint64_t seed;
     int want_holdout;/* 1: only held-out rows; 0: only the others */
+    uint64_t fold;   /* which slice of width holdout (hog_train_params.fold) */
 } hog_rowsel;
 
-static inline int hog_row_held_out(uint64_t row, double holdout, uint64_t seed)
+/* Whether row is in slice `fold` of width holdout of the rows' draws. */
+static inline int hog_row_in_fold(uint64_t row, double holdout, uint64_t fold, uint64_t seed)
 {
     if (holdout <= 0)
         return 0;
     uint64_t h = hog_mix64(row ^ hog_mix64(seed));
-    return (double)(h >> 11) * 0x1p-53 < holdout;
+    double u = (double)(h >> 11) * 0x1p-53, lo = (double)fold * holdout;
+    return u >= lo && u < lo + holdout;
+}
+
+static inline int hog_row_held_out(uint64_t row, double holdout, uint64_t seed)
+{
+    return hog_row_in_fold(row, holdout, 0, seed);
 }
 
 static inline int hog_rowsel_keep(const hog_rowsel *s, uint64_t row)
 {
     if (!s || s->holdout <= 0)
         return 1;
-    return hog_row_held_out(row, s->holdout, s->seed) == s->want_holdout;
+    return hog_row_in_fold(row, s->holdout, s->fold, s->seed) == s->want_holdout;
 }
 
 /* Evaluates m on the selected rows of ds with the pool's workers, block by

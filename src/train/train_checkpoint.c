@@ -348,6 +348,9 @@ int hog_run_checkpoint_open(hog_trainer *t, checkpoint *ck, checkpoint **resume,
     if (t->link)
         return hog_fail(HOG_EPARAM, err, err_len,
                         "a multi-node run takes no checkpoint: set none (hog_trainer_set_checkpoint) with a link");
+    if (t->p.fold)
+        return hog_fail(HOG_EPARAM, err, err_len,
+                        "a cross-validation fold (hog_train_params.fold) takes no checkpoint: set none");
     if (!t->resume)
         return 0;
     int rc = hog_checkpoint_read(t->ckpt_path, &t->p, ck, err, err_len);

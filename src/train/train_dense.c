@@ -351,7 +351,7 @@ void hog_dense_segment(hog_dense *d, hog_model *m, const hog_train_params *p, co
     uint32_t nb = 0;
     hog_dense_snapshot(d, m);
     for (uint32_t i = 0; i < n; i++) {
-        if (p->holdout > 0 && hog_row_held_out(first_row + perm[i], p->holdout, p->seed))
+        if (p->holdout > 0 && hog_row_in_fold(first_row + perm[i], p->holdout, p->fold, p->seed))
             continue;
         uint32_t r = start + perm[i];
         const uint32_t *ptr = blk->ptr;

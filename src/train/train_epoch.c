@@ -419,8 +419,8 @@ int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *t
 {
     const hog_train_params *p = rs->p;
     const hog_dataset *eval_ds = test ? test : (p->holdout > 0 ? train : NULL);
-    const hog_rowsel eval_sel = {test ? 0.0 : p->holdout, p->seed, 1};
-    const hog_rowsel train_sel = {p->holdout, p->seed, 0};
+    const hog_rowsel eval_sel = {test ? 0.0 : p->holdout, p->seed, 1, p->fold};
+    const hog_rowsel train_sel = {p->holdout, p->seed, 0, p->fold};
     int rc = 0, stop = rs->ck.at.finished;
     if (from > 0) { /* the first epoch ran while train was read: evaluate it now */
         rc = run_epoch_end(rs, from - 1, 0, 0, eval_ds, &eval_sel, &stop, err, err_len);

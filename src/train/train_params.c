@@ -138,6 +138,8 @@ int hog_train_params_check(const hog_train_params *p, const char **field)
         bad = "l2";
     else if (!(p->holdout >= 0 && p->holdout < 1))
         bad = "holdout";
+    else if (p->fold && !((double)(p->fold + 1) * p->holdout <= 1 + 1e-9))
+        bad = "fold";
     else if (p->bias != 0 && p->bias != 1)
         bad = "bias";
     else if (p->bind != 0 && p->bind != 1)

@@ -334,7 +334,7 @@ KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
     uint64_t examples = 0, nnz = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t r = start + ws->perm[i];
-        if (p->holdout > 0 && hog_row_held_out(first + ws->perm[i], p->holdout, p->seed))
+        if (p->holdout > 0 && hog_row_in_fold(first + ws->perm[i], p->holdout, p->fold, p->seed))
             continue;
         const uint32_t *ptr = blk->ptr;
         hog_row row = {blk->index + ptr[r], blk->value + ptr[r], ptr[r + 1] - ptr[r], blk->label[r],
@@ -458,7 +458,7 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
     const hog_loss lossf = job->m->info.loss;
     const int regression = hog_loss_is_regression(lossf), has_bias = p->bias;
     const double holdout = p->holdout;
-    const uint64_t seed = p->seed, first = c->first;
+    const uint64_t seed = p->seed, fold = p->fold, first = c->first;
     const float mid = job->mid, tau = job->tau, step = c->step, reg = c->reg;
     const uint32_t start = c->start, n = c->n;
     const float *const shrink = plain_shrink(job, ws, reg);
@@ -480,7 +480,7 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
             prefetch_span(index + ptr[q], ptr[q + 1] - ptr[q]);
             prefetch_span(value + ptr[q], ptr[q + 1] - ptr[q]);
         }
-        if (holdout > 0 && hog_row_held_out(first + perm[i], holdout, seed))
+        if (holdout > 0 && hog_row_in_fold(first + perm[i], holdout, fold, seed))
             continue;
         const uint32_t r = start + perm[i], k = ptr[r + 1] - ptr[r];
         const uint32_t *const idx = index + ptr[r];

@@ -45,7 +45,7 @@ int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint
                               (unsigned long long)i, y);
             else if (want_classes && hog_class_insert(c, &n, y) < 0)
                 rc = hog_fail(HOG_ELABEL, err, err_len, "more than %u distinct labels", MAX_CLASSES);
-            if (rc < 0 || (p->holdout > 0 && hog_row_held_out(i, p->holdout, p->seed)))
+            if (rc < 0 || (p->holdout > 0 && hog_row_in_fold(i, p->holdout, p->fold, p->seed)))
                 continue;
             kept++;
             for (uint32_t k = blk->ptr[r]; k < blk->ptr[r + 1]; k++)
@@ -128,7 +128,7 @@ void *hog_window_count(void *arg)
     for (uint32_t b = 0; b < c->n; b++) {
         const hog_block *blk = &c->blks[b];
         for (uint32_t r = 0; r < blk->rows; r++) {
-            if (p->holdout > 0 && hog_row_held_out(c->row0 + (uint64_t)b * c->rpb + r, p->holdout, p->seed))
+            if (p->holdout > 0 && hog_row_in_fold(c->row0 + (uint64_t)b * c->rpb + r, p->holdout, p->fold, p->seed))
                 continue;
             c->deg_rows++;
             for (uint32_t k = blk->ptr[r]; k < blk->ptr[r + 1]; k++)

@@ -155,7 +155,8 @@ AT(hog_train_params, average, 132);
 AT(hog_train_params, quantile, 136);
 AT(hog_train_params, replicas, 144);
 AT(hog_train_params, stream, 148);
-AT(hog_train_params, reserved, 152);
+AT(hog_train_params, fold, 152);
+AT(hog_train_params, reserved, 160);
 
 _Static_assert(sizeof(hog_mf_params) == 128, "hog_mf_params stays 128 bytes");
 AT(hog_mf_params, rank, 0);
