@@ -433,12 +433,12 @@ def scaling_rows(rows, limits):
 
 def study_threads(rows, limits, curves, plots, out):
     text, series = scaling_rows(rows, limits)
-    plots.append(("threads-speedup", "threads", "speedup over 1 thread",
+    plots.append(("threads-speedup", "worker threads", "speedup over 1 thread (x)",
                   {c: [(t, s) for t, s, _ in v if s] for c, v in series.items()}, True))
     for case in sorted({r["case"] for r in curves}):
         cs = [r for r in curves if r["case"] == case and r["rep"] == "1"]
-        by_t = groups(cs, lambda r: "%s threads" % r["threads"])
-        plots.append(("threads-loss-%s" % re.sub(r"[^A-Za-z0-9]+", "-", case), "training seconds",
+        by_t = groups(cs, lambda r: "%s thread%s" % (r["threads"], "" if r["threads"] == "1" else "s"))
+        plots.append(("threads-loss-%s" % re.sub(r"[^A-Za-z0-9]+", "-", case), "training time (s)",
                       "test loss (%s)" % case,
                       {k: [(fnum(r["seconds"]), fnum(r["test_loss"])) for r in v]
                        for k, v in by_t.items()}, False))
@@ -456,7 +456,7 @@ def study_sparsity(rows, limits, curves, plots, out):
         for t, s, _ in v:
             if t == maxt and s and m:
                 pts.append((int(m.group(1)), s))
-    plots.append(("sparsity-speedup", "non-zeros per row", "speedup on %d threads" % maxt,
+    plots.append(("sparsity-speedup", "non-zeros per row", "speedup on %d threads (x)" % maxt,
                   {"hogtrain": sorted(pts)}, False))
     return text
 
@@ -496,7 +496,7 @@ def study_etl(rows, limits, curves, plots, out):
                       ratio(bps, limits.file_read("cold", data), "%.2f")])
         if bps:
             pts.setdefault(case, []).append((t, bps / 1e6))
-    plots.append(("etl-rates", "threads", "MB/s of input", pts, False))
+    plots.append(("etl-rates", "parser threads", "input read and parsed (MB/s, log scale)", pts, "logy"))
     return md_table(["what", "threads", "runs", "input rate median (min to max)",
                      "of memory bandwidth", "of warm file read", "of cold file read"], lines)
 
@@ -523,7 +523,7 @@ def study_peers(rows, limits, curves, plots, out):
                       "%.0f MiB" % (rss / 1024) if rss else "-"])
         if ttt is not None:
             bars.setdefault("time to target (s)", []).append(("%s %dt" % (tool, t), ttt))
-    plots.append(("peers-time-to-target", "", "seconds to the target test logloss", bars, "bars"))
+    plots.append(("peers-time-to-target", "tool and threads", "time to the target test logloss (s)", bars, "bars"))
     return md_table(["data", "tool", "threads", "runs", "time to target (median)",
                      "vs hogtrain", "training time", "wall (load + train + save)",
                      "examples/s", "final test logloss", "peak RSS"], lines)
@@ -549,7 +549,8 @@ def study_replicas(rows, limits, curves, plots, out):
                       "%.4f" % med(col(rs, "test_metric")) if med(col(rs, "test_metric")) is not None else "-"])
         if ttt is not None:
             bars.setdefault("time to target (s)", []).append(("%s %dt" % (tool.replace("replicas ", ""), t), ttt))
-    plots.append(("replicas-time-to-target", "", "seconds to the target test logloss", bars, "bars"))
+    plots.append(("replicas-time-to-target", "replicas and threads", "time to the target test logloss (s)", bars,
+                  "bars"))
     return md_table(["data", "replicas", "threads", "runs", "examples/s median (min to max)", "vs machine",
                      "time to target (median)", "vs machine", "final test logloss"], lines)
 
@@ -565,6 +566,31 @@ def study_nodes(rows, limits, curves, plots, out):
 # add plots as (name, x label, y label, {series: points}, kind).
 STUDIES = {"threads": study_threads, "sparsity": study_sparsity, "size": study_size,
            "etl": study_etl, "peers": study_peers, "replicas": study_replicas, "nodes": study_nodes}
+
+
+# Each figure's title, by its name (or the start of it).
+TITLES = [
+    ("threads-speedup", "Speedup over one thread, per data set (HOGWILD!, one shared model)"),
+    ("threads-loss-", "Test loss against training time, per thread count"),
+    ("sparsity-speedup", "Speedup on every core against the non-zeros per row"),
+    ("size-throughput", "Epoch data rate against data set size (in memory, then out of core)"),
+    ("etl-rates", "Text read and parsed per second, per thread count"),
+    ("peers-time-to-target", "Time to the target test logloss: hogtrain and its peers"),
+    ("replicas-time-to-target", "Time to the target test logloss, per model replica layout"),
+    ("nodes-time-to-target", "Time to the one-node test logloss, per number of ranks"),
+    ("nodes-loss", "Rank 0's test logloss per epoch, per number of ranks"),
+]
+
+# Colour-blind-safe colours (Okabe and Ito), one per series or bar, and
+# point shapes that tell the series apart in grey too.
+COLOURS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
+
+
+def title_of(name):
+    for start, title in TITLES:
+        if name == start or (start.endswith("-") and name.startswith(start)):
+            return title + (" (%s)" % name[len(start):] if start.endswith("-") else "")
+    return name
 
 
 def gnuplot(out, name, xlabel, ylabel, series, kind):
@@ -585,20 +611,34 @@ def gnuplot(out, name, xlabel, ylabel, series, kind):
                     f.write("%s %s\n" % (x, y))
             f.write("\n\n")
     png = os.path.join(pdir, name + ".png")
-    gp = ["set terminal pngcairo size 800,500 noenhanced" if pngcairo() else
-          "set terminal png size 800,500 noenhanced",
-          "set output '%s'" % png, "set grid", "set key top left",
-          "set xlabel '%s'" % xlabel.replace("'", "''"), "set ylabel '%s'" % ylabel.replace("'", "''")]
+    q = lambda t: t.replace("'", "''")
+    gp = ["set terminal pngcairo size 960,560 noenhanced font 'sans,11'" if pngcairo() else
+          "set terminal png size 960,560 noenhanced",
+          "set output '%s'" % png, "set grid lc rgb '#dddddd'", "set border 3", "set tics nomirror",
+          "set title '%s' font ',13'" % q(title_of(name)),
+          "set xlabel '%s'" % q(xlabel), "set ylabel '%s'" % q(ylabel)]
+    gp += ["set linetype %d lc rgb '%s' lw 2 pt %d ps 1.2" % (i + 1, c, (5, 7, 9, 11, 13, 4, 6, 8)[i])
+           for i, c in enumerate(COLOURS)]
     if kind == "bars":
-        gp += ["set style fill solid 0.6", "set boxwidth 0.6", "set yrange [0:*]",
-               "plot '%s' index 0 using 1:3:xtic(2) with boxes notitle" % dat]
+        # one colour per bar, its label under it, turned so that long labels do not meet
+        n = max(len(v) for v in series.values())
+        gp += ["set style fill solid 0.8 border -1", "set boxwidth 0.6", "set yrange [0:*]",
+               "set xrange [-0.6:%g]" % (n - 0.4), "set xtics rotate by -30 left", "set bmargin 6",
+               "plot '%s' index 0 using 1:3:(int($1) %% %d + 1):xtic(2) with boxes lc variable notitle, "
+               "'' index 0 using 1:3:(sprintf('%%.3g', $3)) with labels offset 0,0.8 notitle" % (dat, len(COLOURS))]
     else:
-        plots = ["'%s' index %d using 1:2 with linespoints title '%s'" % (dat, i, k)
+        # the legend outside the plot, where it covers no point
+        gp.append("set key outside right top vertical Left reverse box lc rgb '#999999'")
+        plots = ["'%s' index %d using 1:2 with linespoints lt %d title '%s'" % (dat, i, i % len(COLOURS) + 1, q(k))
                  for i, k in enumerate(series)]
+        xs = [x for v in series.values() for x, _ in v]
+        if all(float(x).is_integer() for x in xs) and max(xs) - min(xs) <= 32:
+            gp.append("set xtics 1" if max(xs) - min(xs) <= 16 else "set xtics 2")  # thread counts
         if kind is True:  # speedup: the ideal line
             xs = [x for v in series.values() for x, _ in v]
             gp.append("set xrange [1:%d]" % max(max(xs), 2))
-            plots.append("x with lines dashtype 2 title 'ideal'")
+            gp.append("set yrange [0:*]")
+            plots.append("x with lines dashtype 2 lc rgb '#777777' title 'ideal'")
         if kind == "logy":  # losses that blow up stay on the page
             gp.append("set logscale y")
         gp.append("plot " + ", ".join(plots))

@@ -363,7 +363,7 @@ def table(rows, limits, curves, plots, out):
                           ratio_text(sp), ratio_text(lim), "%.0f%%" % (100 * sp / lim) if sp and lim else "-"])
             if ttt is not None:
                 bars.setdefault("time to target (s)", []).append(("%s %d" % (sync, n), ttt))
-    plots.append(("nodes-time-to-target", "", "training seconds to the one-node test logloss", bars, "bars"))
+    plots.append(("nodes-time-to-target", "ranks", "training time to the one-node test logloss (s)", bars, "bars"))
     parts += ["### Wall time to the target loss, against the machine's parallel limit", "",
               h.md_table(["sync", "ranks", "runs", "rank 0's training time to the target (median)",
                           "wall clock from launch", "speedup vs one node", "parallel limit (N runs at once)",
