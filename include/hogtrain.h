@@ -301,6 +301,14 @@ typedef enum hog_schedule {
     HOG_SCHEDULE_ADAGRAD,   /* step / sqrt(sum of the coordinate's squared gradients) */
 } hog_schedule;
 
+/* How much each class's rows count in training. */
+typedef enum hog_class_weight {
+    HOG_CLASS_WEIGHT_NONE = 0, /* every row as much as its importance weight says (1 without) */
+    HOG_CLASS_WEIGHT_BALANCED, /* rows of class c count n / (K n_c) times (n training rows, K
+                                  classes, n_c of them in c), scikit-learn's "balanced": every
+                                  class weighs the same in total, for imbalanced data */
+} hog_class_weight;
+
 /* The training kernel: how the trainer steps through the data. */
 typedef enum hog_kernel {
     HOG_KERNEL_AUTO = 0, /* dense when the data is dense enough and small enough (see hog_kernel_pick) */
@@ -375,7 +383,11 @@ typedef struct hog_train_params {
                             rows whose draw is in [f H, (f + 1) H)): K runs with holdout 1/K and
                             folds 0..K-1 hold out every row once, K-fold cross-validation.
                             0: the first slice, as before. (fold + 1) H must be at most 1 */
-    uint64_t reserved[12]; /* zero; the room for new fields (see Compatibility) */
+    hog_class_weight class_weight; /* binary and softmax losses: HOG_CLASS_WEIGHT_BALANCED weighs
+                            the classes' rows to equal totals (times any importance weight); the
+                            metrics stay unweighted. Counted on the whole data, so text is read
+                            whole before the first epoch */
+    uint64_t reserved[11]; /* zero; the room for new fields (see Compatibility) */
 } hog_train_params;
 
 /* The defaults: logistic, one thread per core, 10 epochs, step 0.1, decay 0.9,
@@ -402,6 +414,8 @@ int hog_kernel_parse(const char *name, hog_kernel *out);
 /* "machine", "node", "core". */
 const char *hog_replicas_name(hog_replicas r);
 int hog_replicas_parse(const char *name, hog_replicas *out);
+const char *hog_class_weight_name(hog_class_weight w);
+int hog_class_weight_parse(const char *name, hog_class_weight *out);
 
 /* The kernel a run with `kernel` takes on data of `rows` rows, `features`
  * features and `nnz` non-zeros, for a model of `outputs` outputs: SPARSE or

@@ -329,3 +329,22 @@ Test(cli_flags_command, cross_validation_and_tuning)
     cr_assert_eq(hog("help tune"), 0, "%s", out);
     cr_assert(strstr(out, "usage: hogtrain tune INPUT -o MODEL"), "%s", out);
 }
+
+static int one_in_eight(int i)
+{
+    return i % 8 == 0 ? 1 : -1;
+}
+
+Test(cli_flags_command, class_weights_are_logged_and_kept_in_the_model)
+{
+    write_rows("skew.svm", 2000, one_in_eight);
+    cr_assert_eq(hog("train skew.svm -o m.hog --class-weight balanced --epochs 2"), 0, "%s", out);
+    cr_assert(strstr(out, "class weights (balanced): -1: 0.571, 1: 4"), "%s", out);
+    cr_assert(strstr(out, "read skew.svm whole") || strstr(out, "reading skew.svm whole"), "%s", out);
+    cr_assert_eq(hog("info m.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "class weights balanced"), "%s", out);
+    cr_assert_eq(hog("train skew.svm -o m.hog --class-weight heavy"), 2, "%s", out);
+    cr_assert(strstr(out, "--class-weight: expected balanced or none, found 'heavy'"), "%s", out);
+    cr_assert_eq(hog("train skew.svm -o m.hog --class-weight balanced --loss squared"), 2, "%s", out);
+    cr_assert(strstr(out, "invalid value for --class-weight"), "%s", out);
+}

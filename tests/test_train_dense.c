@@ -131,7 +131,7 @@ static void check_batch_step(hog_loss loss, uint32_t K, char kind)
         perm[i] = i;
     double got_loss = 0;
     uint64_t examples = 0, nnz = 0;
-    hog_dense_segment(dn, m, &p, blk, 0, perm, n, 0, step, 0.0f, &got_loss, &examples, &nnz);
+    hog_dense_segment(dn, m, &p, blk, 0, perm, n, 0, step, 0.0f, NULL, &got_loss, &examples, &nnz);
     cr_assert_eq(examples, n);
     cr_assert_eq(nnz, (uint64_t)n * d);
     cr_assert_float_eq(got_loss, loss_ref, 1e-4 * fmax(1.0, fabs(loss_ref)), "loss %g, per example %g", got_loss,
@@ -394,7 +394,7 @@ Test(dense, gemm_evaluation_gives_the_row_by_row_metrics)
     hog_model *m = train(tr, NULL, p);
     hog_pool *pool;
     cr_assert_eq(hog_pool_create(2, 0, &pool, NULL, 0), 0);
-    hog_rowsel sel = {0.3, 5, 1};
+    hog_rowsel sel = {0.3, 5, 1, 0};
     hog_metrics dense_all, dense_sel, sparse_all, sparse_sel;
     cr_assert_eq(hog_evaluate(m, tr, NULL, 0, pool, &dense_all), 0);
     cr_assert_eq(hog_evaluate(m, tr, &sel, 0, pool, &dense_sel), 0);

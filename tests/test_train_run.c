@@ -354,3 +354,54 @@ Test(train_run, folds_hold_out_every_row_once)
     cr_assert_eq(hog_train_params_check(&p, &field), HOG_EPARAM);
     cr_assert_str_eq(field, "fold");
 }
+
+/* The recall of class 1 of m on ds. */
+static double recall_of_positive(const hog_model *m, const hog_dataset *ds)
+{
+    uint64_t pos = 0, hit = 0;
+    for (uint64_t i = 0; i < ds->info.rows; i++) {
+        hog_row r = hog_dataset_row(ds, i);
+        if (r.label <= 0)
+            continue;
+        uint32_t cls = 0;
+        hog_model_predict(m, &r, &cls, NULL);
+        pos++;
+        hit += cls == 1;
+    }
+    return (double)hit / (double)pos;
+}
+
+/* Balanced class weights: on data with one positive row in ten, the
+ * minority class is found far more often than without them. */
+Test(train_run, balanced_class_weights_lift_the_minority_class)
+{
+    char path[256];
+    FILE *f = create("skew.svm", path);
+    hog_rng rng = {5};
+    for (int i = 0; i < 6000; i++) {
+        int y = i % 10 == 0 ? 1 : -1;
+        double x1 = 0.3 * y + hog_rng_below(&rng, 2000) / 1000.0 - 1, x2 = hog_rng_below(&rng, 2000) / 1000.0 - 1;
+        fprintf(f, "%d 1:%.4f 2:%.4f\n", y, x1, x2);
+    }
+    fclose(f);
+    hog_dataset *ds = open_written(path);
+    hog_train_params p = hog_train_params_default();
+    p.threads = 1;
+    p.epochs = 5;
+    hog_model *plain = train(ds, NULL, p);
+    p.class_weight = HOG_CLASS_WEIGHT_BALANCED;
+    hog_model *balanced = train(ds, NULL, p);
+    double r0 = recall_of_positive(plain, ds), r1 = recall_of_positive(balanced, ds);
+    cr_assert_lt(r0, 0.2, "without weights the minority is mostly missed: recall %g", r0);
+    cr_assert_gt(r1, 0.5, "balanced: recall %g (plain %g)", r1, r0);
+    hog_model_info mi;
+    hog_model_get_info(balanced, &mi);
+    cr_assert_eq(mi.params.class_weight, HOG_CLASS_WEIGHT_BALANCED);
+    const char *field = NULL;
+    p.loss = HOG_LOSS_SQUARED;
+    cr_assert_eq(hog_train_params_check(&p, &field), HOG_EPARAM);
+    cr_assert_str_eq(field, "class_weight");
+    hog_model_free(plain);
+    hog_model_free(balanced);
+    hog_dataset_close(ds);
+}

@@ -70,6 +70,8 @@ static int info_model(const char *path)
            p->l1, p->l1 > 0 && p->l2 > 0 ? " (elastic net)" : "", p->early_stop, p->average);
     if (in.loss == HOG_LOSS_QUANTILE)
         printf(", quantile %g", p->quantile);
+    if (p->class_weight)
+        printf(", class weights %s", hog_class_weight_name(p->class_weight));
     printf("\n");
     printf("%-18s %s", "kernel", hog_kernel_name(p->kernel));
     if (p->kernel == HOG_KERNEL_DENSE)

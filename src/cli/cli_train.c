@@ -31,6 +31,8 @@ static const char train_usage[] =
     "  --l2 L                  L2 penalty: mean loss + L/2 |w|^2 (default 1e-6)\n"
     "  --l1 L                  L1 penalty: + L |w|_1, truncated gradient: sparse models with\n"
     "                          exact zeros (default 0); with --l2: elastic net\n"
+    "  --class-weight balanced rows of class c count n / (K n_c): every class weighs the same\n"
+    "                          in total, for imbalanced data (default none)\n"
     "  --early-stop K          with --test or --holdout: stop after K epochs without a lower\n"
     "                          test loss and keep the best epoch's model\n"
     "  --average[=E]           (or --average E) the model is the average of the weights over the last E\n"
@@ -224,6 +226,12 @@ static int train_option(const char *name, const char *val, hog_train_params *p)
         cli_error("--schedule: expected constant, decay, invscaling or adagrad, found '%s'", val);
         return -1;
     }
+    if (strcmp(name, "class-weight") == 0) {
+        if (hog_class_weight_parse(val, &p->class_weight) == 0)
+            return 0;
+        cli_error("--class-weight: expected balanced or none, found '%s'", val);
+        return -1;
+    }
     if (strcmp(name, "normalized") == 0) {
         p->normalized = 1;
         return 0;
@@ -340,7 +348,8 @@ static int train_main(int argc, char **argv, int tune)
         {"loss_function", required_argument, 0, 0}, {"learning_rate", required_argument, 0, 0},
         {"holdout_off", no_argument, 0, 0}, {"bit_precision", required_argument, 0, 'b'},
         {"init", required_argument, 0, 'i'}, {"initial_regressor", required_argument, 0, 'i'},
-        {"cv", required_argument, 0, 'V'}, {"trials", required_argument, 0, 'U'}, {0, 0, 0, 0},
+        {"cv", required_argument, 0, 'V'}, {"trials", required_argument, 0, 'U'},
+        {"class-weight", required_argument, 0, 0}, {0, 0, 0, 0},
     };
     if (cli_mf_wanted(argc, argv))
         return cli_mf_train(argc, argv);

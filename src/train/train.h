@@ -120,6 +120,17 @@ hog_model *hog_model_new(hog_loss loss, uint64_t dim, uint32_t outputs, uint32_t
  * the two classes, else 0; softmax: its index, or -1 if unknown. */
 int hog_model_class_of(const hog_model *m, float label);
 
+/* The weight of label's class among class_w (per class index, see
+ * hog_class_weight): binary, its side of mid; softmax, its index. */
+static inline float hog_class_weight_of(const float *class_w, const hog_model *m, float label, float mid)
+{
+    if (m->info.loss == HOG_LOSS_SOFTMAX) {
+        int c = hog_model_class_of(m, label);
+        return c < 0 ? 1.0f : class_w[c];
+    }
+    return class_w[label > mid];
+}
+
 /* ---- losses (the margin is the model's raw output) ---- */
 /* Regression losses take the label as the target and need no classes. */
 static inline int hog_loss_is_regression(hog_loss loss)
@@ -253,10 +264,11 @@ void hog_dense_share(hog_dense *d, atomic_uint *published, unsigned members);
  * the weights, steps by `step` times its summed gradient (times its share,
  * see hog_dense_share), with L2, and
  * writes the shared model HOGWILD!-style. Binary labels above mid are
- * positive. Adds the loss, examples and non-zeros seen to the totals. */
+ * positive; class_w (NULL: none) weighs each class's rows. Adds the loss,
+ * examples and non-zeros seen to the totals. */
 void hog_dense_segment(hog_dense *d, hog_model *m, const hog_train_params *p, const hog_block *blk,
                        uint32_t start, const uint32_t *perm, uint32_t n, uint64_t first_row, float step,
-                       float mid, double *loss, uint64_t *examples, uint64_t *nnz);
+                       float mid, const float *class_w, double *loss, uint64_t *examples, uint64_t *nnz);
 
 /* ---- segments side by side (train_overlap.c) ---- */
 /*
@@ -415,11 +427,13 @@ typedef struct hog_meta_field {
                       (at), NULL, NULL})
 
 /* hog_meta_field.parse for the settings named by words: hog_loss_parse,
- * hog_schedule_parse, hog_kernel_parse and hog_replicas_parse. */
+ * hog_schedule_parse, hog_kernel_parse, hog_replicas_parse and
+ * hog_class_weight_parse. */
 int hog_meta_parse_loss(const char *text, void *at);
 int hog_meta_parse_schedule(const char *text, void *at);
 int hog_meta_parse_kernel(const char *text, void *at);
 int hog_meta_parse_replicas(const char *text, void *at);
+int hog_meta_parse_class_weight(const char *text, void *at);
 
 /* The six fields of a hog_metrics (rows, loss, logloss, accuracy, auc,
  * rmse) under the keys key[0..5], into f. Returns 6. */

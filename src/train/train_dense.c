@@ -345,7 +345,7 @@ static double batch_step(hog_dense *d, hog_model *m, const hog_train_params *p, 
 
 void hog_dense_segment(hog_dense *d, hog_model *m, const hog_train_params *p, const hog_block *blk,
                        uint32_t start, const uint32_t *perm, uint32_t n, uint64_t first_row, float step,
-                       float mid, double *loss, uint64_t *examples, uint64_t *nnz)
+                       float mid, const float *class_w, double *loss, uint64_t *examples, uint64_t *nnz)
 {
     const hog_loss kind = m->info.loss;
     uint32_t nb = 0;
@@ -357,6 +357,8 @@ void hog_dense_segment(hog_dense *d, hog_model *m, const hog_train_params *p, co
         const uint32_t *ptr = blk->ptr;
         hog_row row = {blk->index + ptr[r], blk->value + ptr[r], ptr[r + 1] - ptr[r], blk->label[r],
                        blk->weight ? blk->weight[r] : 1.0f};
+        if (class_w)
+            row.weight *= hog_class_weight_of(class_w, m, row.label, mid);
         float y;
         if (kind == HOG_LOSS_SOFTMAX)
             y = (float)hog_model_class_of(m, row.label);

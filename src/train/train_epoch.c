@@ -152,6 +152,7 @@ epoch_job hog_epoch_job(run_state *rs, unsigned e)
         .ws = rs->ws, .done_seconds = rs->seconds, .stats = &rs->st,
     };
     job.mid = rs->classes == 2 ? (float)(0.5 * (rs->classes_of[0] + rs->classes_of[1])) : 0.0f;
+    job.class_w = rs->class_w;
     job.tau = (float)p->quantile;
     job.avg = rs->avg.sum && e >= rs->avg.from_epoch ? &rs->avg : NULL;
     job.rep = &rs->rep;

@@ -258,6 +258,11 @@ int hog_meta_parse_replicas(const char *text, void *at)
     return hog_replicas_parse(text, at);
 }
 
+int hog_meta_parse_class_weight(const char *text, void *at)
+{
+    return hog_class_weight_parse(text, at);
+}
+
 size_t hog_meta_metrics(hog_meta_field *f, const char *const key[6], hog_metrics *m)
 {
     f[0] = HOG_META_NUM(key[0], &m->rows);

@@ -73,6 +73,8 @@ static size_t model_fields(hog_model_info *in, hog_meta_field *f)
     f[n++] = HOG_META_NUM("quantile", &p->quantile);
     f[n++] = (hog_meta_field){"replicas", HOG_META_WORD, &p->replicas, hog_replicas_name(p->replicas),
                               hog_meta_parse_replicas};
+    f[n++] = (hog_meta_field){"class_weight", HOG_META_WORD, &p->class_weight, hog_class_weight_name(p->class_weight),
+                              hog_meta_parse_class_weight};
     f[n++] = HOG_META_NUM("nonzero", &in->nonzero);
     f[n++] = HOG_META_NUM("epochs_run", &in->epochs_run);
     f[n++] = HOG_META_NUM("best_epoch", &in->best_epoch);

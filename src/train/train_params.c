@@ -140,6 +140,9 @@ int hog_train_params_check(const hog_train_params *p, const char **field)
         bad = "holdout";
     else if (p->fold && !((double)(p->fold + 1) * p->holdout <= 1 + 1e-9))
         bad = "fold";
+    else if ((unsigned)p->class_weight > HOG_CLASS_WEIGHT_BALANCED ||
+             (p->class_weight && hog_loss_is_regression(p->loss)))
+        bad = "class_weight";
     else if (p->bias != 0 && p->bias != 1)
         bad = "bias";
     else if (p->bind != 0 && p->bind != 1)
@@ -218,6 +221,23 @@ int hog_replicas_parse(const char *name, hog_replicas *out)
     for (unsigned i = 0; i < HOG_ARRAY_LEN(replicas_names); i++)
         if (strcmp(name, replicas_names[i]) == 0) {
             *out = (hog_replicas)i;
+            return 0;
+        }
+    return HOG_EPARAM;
+}
+
+static const char *const class_weight_names[] = {"none", "balanced"};
+
+const char *hog_class_weight_name(hog_class_weight w)
+{
+    return (unsigned)w < HOG_ARRAY_LEN(class_weight_names) ? class_weight_names[w] : "unknown";
+}
+
+int hog_class_weight_parse(const char *name, hog_class_weight *out)
+{
+    for (unsigned i = 0; i < HOG_ARRAY_LEN(class_weight_names); i++)
+        if (strcmp(name, class_weight_names[i]) == 0) {
+            *out = (hog_class_weight)i;
             return 0;
         }
     return HOG_EPARAM;

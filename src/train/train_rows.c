@@ -339,6 +339,8 @@ KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
         const uint32_t *ptr = blk->ptr;
         hog_row row = {blk->index + ptr[r], blk->value + ptr[r], ptr[r + 1] - ptr[r], blk->label[r],
                        blk->weight ? blk->weight[r] : 1.0f};
+        if (job->class_w)
+            row.weight *= hog_class_weight_of(job->class_w, m, row.label, job->mid);
         float l;
         if (m->info.loss == HOG_LOSS_SOFTMAX) {
             int y = hog_model_class_of(m, row.label);
@@ -465,7 +467,8 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
     float bias = c->bias[0];
     double loss = 0;
     /* Unweighted logistic loss: see LOGISTIC_PRODUCT_ROWS. */
-    const int logistic = lossf == HOG_LOSS_LOGISTIC && !rweight;
+    const float *const class_w = job->class_w;
+    const int logistic = lossf == HOG_LOSS_LOGISTIC && !rweight && !class_w;
     double prod = 1.0;
     uint32_t nprod = 0;
     uint64_t examples = 0, nnz = 0;
@@ -500,7 +503,7 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
         /* The bias joins last, so the sums do not wait for the previous
          * row's update of it. */
         const float margin = bias + ((a0 + a1) + (a2 + a3));
-        const float rw = rweight ? rweight[r] : 1.0f;
+        const float rw = (rweight ? rweight[r] : 1.0f) * (class_w ? class_w[label[r] > mid] : 1.0f);
         const float y = regression ? label[r] : (label[r] > mid ? 1.0f : -1.0f);
         float sg;
         if (logistic) {
@@ -607,7 +610,7 @@ void hog_segment_run(epoch_job *job, worker_state *ws, uint32_t pos, int fresh)
 
     float step = hog_segment_step(job, pos);
     if (ws->dense) {
-        hog_dense_segment(ws->dense, m, p, blk, start, ws->perm, n, first, step, job->mid, &ws->loss,
+        hog_dense_segment(ws->dense, m, p, blk, start, ws->perm, n, first, step, job->mid, job->class_w, &ws->loss,
                           &ws->examples, &ws->nnz);
         return;
     }

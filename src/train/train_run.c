@@ -93,6 +93,7 @@ void hog_run_free(run_state *rs)
     hog_free(rs->tab.slot);
     hog_free(rs->tab.hot_ids);
     hog_free(rs->classes_of);
+    hog_free(rs->class_w);
     hog_free(rs->mine);
     hog_free(rs->link_hot);
     hog_free((void *)rs->optim.acc);
@@ -339,6 +340,63 @@ int hog_run_segments(run_state *rs, const hog_dataset *train, char *err, size_t 
 }
 
 /* ===================================================================== *
+ *  Class weights
+ * ===================================================================== */
+/* HOG_CLASS_WEIGHT_BALANCED: each class's training rows (the held-out
+ * ones not counted) weigh n / (K n_c). One pass over the labels. */
+static int run_class_weights(run_state *rs, const hog_dataset *ds)
+{
+    const hog_train_params *p = rs->p;
+    const uint32_t K = rs->classes;
+    if (p->class_weight != HOG_CLASS_WEIGHT_BALANCED || K < 2)
+        return 0;
+    uint64_t *count = hog_calloc(K, sizeof(uint64_t));
+    rs->class_w = hog_malloc(K * sizeof(float));
+    if (!count || !rs->class_w) {
+        hog_free(count);
+        return -ENOMEM;
+    }
+    const double mid = 0.5 * (rs->classes_of[0] + rs->classes_of[K - 1]);
+    uint64_t n = 0;
+    for (uint32_t b = 0; b < ds->info.blocks; b++) {
+        const hog_block *blk = &ds->blocks[b];
+        if (rs->mine && !rs->mine[b])
+            continue;
+        for (uint32_t r = 0; r < blk->rows; r++) {
+            uint64_t i = (uint64_t)b * ds->info.rows_per_block + r;
+            if (p->holdout > 0 && hog_row_in_fold(i, p->holdout, p->fold, p->seed))
+                continue;
+            uint32_t c = 0;
+            if (K == 2 && p->loss != HOG_LOSS_SOFTMAX) {
+                c = blk->label[r] > mid;
+            } else {
+                uint32_t lo = 0, hi = K - 1; /* the labels are ascending; every row's is one of them */
+                while (lo < hi) {
+                    uint32_t m = lo + (hi - lo) / 2;
+                    if (rs->classes_of[m] < blk->label[r])
+                        lo = m + 1;
+                    else
+                        hi = m;
+                }
+                c = lo;
+            }
+            count[c]++;
+            n++;
+        }
+    }
+    char line[512] = "";
+    for (uint32_t c = 0; c < K; c++) {
+        rs->class_w[c] = count[c] ? (float)((double)n / ((double)K * (double)count[c])) : 1.0f;
+        if (strlen(line) < 400)
+            snprintf(line + strlen(line), sizeof(line) - strlen(line), "%s%g: %.3g", c ? ", " : "",
+                     rs->classes_of[c], (double)rs->class_w[c]);
+    }
+    hog_free(count);
+    hog_log(HOG_LOG_INFO, "class weights (balanced): %s", line);
+    return 0;
+}
+
+/* ===================================================================== *
  *  Warm start
  * ===================================================================== */
 int hog_trainer_set_init(hog_trainer *t, const hog_model *init)
@@ -434,6 +492,8 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         rc = hog_link_run_join(&rs, train, err, err_len);
     if (rc == 0)
         rc = hog_run_outputs(&rs, err, err_len);
+    if (rc == 0)
+        rc = run_class_weights(&rs, train);
     const char *forced = NULL;
     if (rc == 0 && (rc = hog_run_kernel(&rs, train->info.rows, train->info.features, train->info.nnz, &forced,
                                         err, err_len)) == 0)

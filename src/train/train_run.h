@@ -197,6 +197,7 @@ typedef struct run_state {
     unsigned char *link_hot; /* multi-node: per feature, 1 when its changes are averaged across ranks */
     int ooc;              /* out of core: read blocks ahead, drop them when done */
     double first_loss;    /* the first epoch's training loss, for the divergence check (NaN: unknown) */
+    float *class_w;       /* per class index, HOG_CLASS_WEIGHT_BALANCED's row weights; NULL: none */
     segment_plan seg;
     uint32_t *deg;        /* per feature: training rows that touch it */
     uint64_t deg_rows;    /* training rows (holdout excluded) counted in deg */
@@ -235,6 +236,7 @@ typedef struct epoch_job {
     atomic_uint *left;        /* out of core: segments of each block not yet done */
     unsigned epoch;           /* 0-based */
     float mid;                /* binary: labels above this are positive */
+    const float *class_w;     /* per class index, the weight of its rows (run_state's); NULL: none */
     float tau;                /* quantile loss */
     optim_state optim;
     avg_state *avg;           /* averaging, or NULL */

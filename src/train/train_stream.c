@@ -51,6 +51,8 @@ static const char *stream_refusal(const hog_trainer *t)
         return "checkpoints are on";
     if (t->init)
         return "a warm start (its features and classes are settled on the whole data)";
+    if (p->class_weight)
+        return "class weights (counted on the whole data)";
     return NULL;
 }
 
