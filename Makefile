@@ -44,6 +44,13 @@ override LDFLAGS += -fsanitize=$(SANITIZE)
 ALLOC_LIB :=
 endif
 LDLIBS := $(LDLIBS_DEPS) $(ALLOC_LIB)
+# ALLOC_FAULTS=1 (make asan, make alloc-faults) compiles in the allocation
+# failures on demand of src/util/util_alloc.c and routes every malloc, calloc,
+# realloc and posix_memalign of our objects through them; never in a release.
+ifneq ($(ALLOC_FAULTS),)
+override CFLAGS += -DHOG_ALLOC_FAULTS
+override LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign
+endif
 
 LIB_SRC  := $(wildcard src/util/*.c src/etl/*.c src/pool/*.c src/net/*.c src/train/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
