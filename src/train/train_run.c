@@ -203,9 +203,10 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len)
     const uint32_t outputs = rs->outputs;
     rs->m = hog_model_new(p->loss, dim, outputs, rs->classes);
     rs->ws = hog_aligned_alloc(HOG_CACHELINE, rs->nth * sizeof(worker_state));
+    if (rs->ws) /* before any return: hog_run_free reads every worker's state */
+        memset(rs->ws, 0, rs->nth * sizeof(worker_state));
     if (!rs->m || !rs->ws)
         return -ENOMEM;
-    memset(rs->ws, 0, rs->nth * sizeof(worker_state));
     if (rs->classes)
         memcpy(rs->m->class_labels, rs->classes_of, rs->classes * sizeof(double));
     if (rs->kernel == HOG_KERNEL_DENSE) {
