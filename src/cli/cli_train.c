@@ -97,11 +97,9 @@ static void on_progress(void *ctx, const hog_epoch_stats *s, int done)
     progress_state *ps = ctx;
     if (done) {
         /* A resumed run's first epoch: the seconds before it are unknown here. */
-        if (ps->epoch_seconds)
-            ps->epoch_seconds[s->epoch - 1] = ps->last.epoch + 1 == s->epoch ? s->seconds - ps->last.seconds
-                                                                              : (double)NAN;
-        if (ps->epoch_test)
-            ps->epoch_test[s->epoch - 1] = isfinite(s->test.logloss) ? s->test.logloss : s->test.loss;
+        ps->epoch_seconds[s->epoch - 1] = ps->last.epoch + 1 == s->epoch ? s->seconds - ps->last.seconds
+                                                                          : (double)NAN;
+        ps->epoch_test[s->epoch - 1] = isfinite(s->test.logloss) ? s->test.logloss : s->test.loss;
         ps->last = *s;
     }
     if (cli_quiet)
@@ -125,17 +123,16 @@ static void on_progress(void *ctx, const hog_epoch_stats *s, int done)
     fprintf(stderr, "  %.2f s  %.3g ex/s\n", s->seconds, rate);
 }
 
-/* The report of a run: fr says how INPUT was read (read_seconds overlap
- * the first epoch when it was streamed), cache is --cache or NULL. */
-static int write_report(const char *path, const char *input, const char *model_path,
-                        const hog_dataset_info *di, const hog_model_info *mi, const progress_state *ps,
-                        const hog_file_run *fr, const char *cache, const hog_link *link, double wall)
+/* The report of a run, into o (opened before the model was saved, so that
+ * a report that cannot be made leaves the older model as it was), which
+ * it commits: fr says how INPUT was read (read_seconds overlap the first
+ * epoch when it was streamed), cache is --cache or NULL. */
+static int write_report(cli_out *o, const char *input, const char *model_path, const hog_dataset_info *di,
+                        const hog_model_info *mi, const progress_state *ps, const hog_file_run *fr,
+                        const char *cache, const hog_link *link, double wall)
 {
     const hog_epoch_stats *last = &ps->last;
-    cli_out o;
-    if (cli_out_open(&o, path) < 0)
-        return -1;
-    FILE *f = o.f;
+    FILE *f = o->f;
     double secs = last->seconds;
     fprintf(f, "{\n  \"command\": \"train\",\n  \"input\": ");
     cli_json_string(f, input);
@@ -162,13 +159,13 @@ static int write_report(const char *path, const char *input, const char *model_p
     fprintf(f, ",\n  \"epoch_seconds\": [");
     for (unsigned e = 0; e < last->epoch; e++) {
         fputs(e ? ", " : "", f);
-        cli_json_number(f, ps->epoch_seconds ? ps->epoch_seconds[e] : (double)NAN);
+        cli_json_number(f, ps->epoch_seconds[e]);
     }
     fputc(']', f);
     fprintf(f, ",\n  \"epoch_test_loss\": [");
     for (unsigned e = 0; e < last->epoch; e++) {
         fputs(e ? ", " : "", f);
-        cli_json_number(f, ps->epoch_test && last->test.rows ? ps->epoch_test[e] : (double)NAN);
+        cli_json_number(f, last->test.rows ? ps->epoch_test[e] : (double)NAN);
     }
     fputc(']', f);
     fprintf(f, ",\n  \"examples\": %llu,\n  \"examples_per_s\": ", (unsigned long long)last->examples);
@@ -197,7 +194,7 @@ static int write_report(const char *path, const char *input, const char *model_p
     if (link)
         cli_link_report(f, link);
     fprintf(f, "\n}\n");
-    return cli_out_close(&o, 1);
+    return cli_out_close(o, 1);
 }
 
 /* Parses one training option into p. Returns 0, or -1 (reported). */
@@ -396,7 +393,13 @@ int cli_train(int argc, char **argv)
     hog_model *m = NULL;
     hog_link *link = NULL;
     char err[CLI_ERR_LEN] = "", rank_out[4096], rank_report[4096];
+    cli_out ro;
+    int ro_open = 0;
     status = 1;
+    if (!ps.epoch_seconds || !ps.epoch_test) {
+        cli_error("out of memory");
+        goto out;
+    }
     int rc = hog_trainer_create(&p, &t, err, sizeof(err));
     if (rc < 0) {
         cli_error("%s", err[0] ? err : hog_strerror(rc));
@@ -444,6 +447,11 @@ int cli_train(int argc, char **argv)
         status = cli_signal_report(cli_signal_caught(), 0, err, out, ck.path, link, argc, given);
         goto out;
     }
+    if (report) {
+        if (cli_out_open(&ro, report) < 0)
+            goto out;
+        ro_open = 1;
+    }
     rc = hog_model_save(m, out);
     if (rc < 0) {
         cli_error("%s: cannot save the model: %s", out, hog_strerror(rc));
@@ -475,10 +483,15 @@ int cli_train(int argc, char **argv)
             fprintf(stderr, "\n");
         }
     }
-    if (report && write_report(report, input, out, &di, &mi, &ps, &fr, cache, link, cli_now() - t_start) < 0)
-        goto out;
+    if (report) {
+        ro_open = 0;
+        if (write_report(&ro, input, out, &di, &mi, &ps, &fr, cache, link, cli_now() - t_start) < 0)
+            goto out;
+    }
     status = 0;
 out:
+    if (ro_open)
+        cli_out_close(&ro, 0);
     cli_signal_release();
     hog_model_free(m);
     hog_trainer_free(t);
