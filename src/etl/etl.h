@@ -236,7 +236,9 @@ void hog_builder_set_position(hog_builder *b, double position);
  * input whose size is not known at the start, a pipe. */
 void hog_builder_direct_from(hog_builder *b, uint64_t bytes);
 
-/* In-memory builder: hands the blocks to a new data set. Frees b.
+/* In-memory builder: hands the blocks to a new data set and frees b. On an
+ * error b is still the caller's to free (hog_builder_free), and the blocks
+ * it handed out (hog_builder_on_block) stay valid until then.
  * Errors: HOG_EEMPTY (no rows), -ENOMEM. */
 int hog_builder_finish(hog_builder *b, hog_format format, hog_dataset **out);
 
