@@ -69,7 +69,7 @@ RACES    := $(RACE_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 QUICK_TESTS := $(filter-out $(BUILD)/tests/test_accuracy $(BUILD)/tests/test_cli,$(TESTS))
 
-.PHONY: all deps test check check-layers asan tsan fuzz bench bench-tools bench-check demo install uninstall clean help symbols tools
+.PHONY: all deps test check check-layers asan alloc-faults tsan fuzz bench bench-tools bench-check demo install uninstall clean help symbols tools
 
 ## all: build libhogtrain.a, the hogtrain command and the tools (the default)
 all: $(LIB) $(BIN) tools
@@ -128,11 +128,17 @@ check:
 	@$(MAKE) --no-print-directory all $(QUICK_TESTS)
 	@sh tests/run-tests.sh $(BUILD) $(QUICK_TESTS)
 
-## asan: build in build-asan/ with AddressSanitizer and UBSan, for the x86-64 baseline (ARCH=), and run the tests
+## asan: build in build-asan/ with AddressSanitizer and UBSan, for the x86-64 baseline (ARCH=), and run the tests and the allocation failures
+ASAN_VARS := BUILD=build-asan SANITIZE=address,undefined ARCH= ALLOC_FAULTS=1
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=address,undefined ARCH= all
-	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=address,undefined ARCH= $(TEST_SRC:tests/%.c=build-asan/tests/%)
-	@sh tests/run-tests.sh build-asan $(TEST_SRC:tests/%.c=build-asan/tests/%)
+	@$(MAKE) --no-print-directory $(ASAN_VARS) all
+	@$(MAKE) --no-print-directory $(ASAN_VARS) $(TEST_SRC:tests/%.c=build-asan/tests/%)
+	@sh tests/run-tests.sh build-asan $(TEST_SRC:tests/%.c=build-asan/tests/%) tests/alloc-fail-test.sh
+
+## alloc-faults: build in build-asan/ (as make asan does) and make each allocation of convert, train, predict and info fail in turn
+alloc-faults: deps
+	@$(MAKE) --no-print-directory $(ASAN_VARS) all
+	@sh tests/run-tests.sh build-asan tests/alloc-fail-test.sh
 
 ## tsan: build in build-tsan/ with ThreadSanitizer and run the multi-threaded stress programs
 tsan: deps
