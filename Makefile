@@ -44,6 +44,13 @@ override LDFLAGS += -fsanitize=$(SANITIZE)
 ALLOC_LIB :=
 endif
 LDLIBS := $(LDLIBS_DEPS) $(ALLOC_LIB)
+# ALLOC_FAULTS=1 (make asan, make alloc-faults) compiles in the allocation
+# failures on demand of src/util/util_alloc.c and routes every malloc, calloc,
+# realloc and posix_memalign of our objects through them; never in a release.
+ifneq ($(ALLOC_FAULTS),)
+override CFLAGS += -DHOG_ALLOC_FAULTS
+override LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign
+endif
 
 LIB_SRC  := $(wildcard src/util/*.c src/etl/*.c src/pool/*.c src/net/*.c src/train/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
@@ -62,8 +69,8 @@ RACES    := $(RACE_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 QUICK_TESTS := $(filter-out $(BUILD)/tests/test_accuracy $(BUILD)/tests/test_cli,$(TESTS))
 
-.PHONY: all deps test check check-layers asan tsan fuzz bench bench-tools bench-check demo install uninstall clean help symbols tools \
-	man install-docs uninstall-docs
+.PHONY: all deps test check check-layers asan alloc-faults tsan fuzz bench bench-tools bench-check demo install uninstall clean help \
+	symbols tools man install-docs uninstall-docs
 
 ## all: build libhogtrain.a, the hogtrain command and the tools (the default)
 all: $(LIB) $(BIN) tools
@@ -122,11 +129,17 @@ check:
 	@$(MAKE) --no-print-directory all $(QUICK_TESTS)
 	@sh tests/run-tests.sh $(BUILD) $(QUICK_TESTS)
 
-## asan: build in build-asan/ with AddressSanitizer and UBSan, for the x86-64 baseline (ARCH=), and run the tests
+## asan: build in build-asan/ with AddressSanitizer and UBSan, for the x86-64 baseline (ARCH=), and run the tests and the allocation failures
+ASAN_VARS := BUILD=build-asan SANITIZE=address,undefined ARCH= ALLOC_FAULTS=1
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=address,undefined ARCH= all
-	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=address,undefined ARCH= $(TEST_SRC:tests/%.c=build-asan/tests/%)
-	@sh tests/run-tests.sh build-asan $(TEST_SRC:tests/%.c=build-asan/tests/%)
+	@$(MAKE) --no-print-directory $(ASAN_VARS) all
+	@$(MAKE) --no-print-directory $(ASAN_VARS) $(TEST_SRC:tests/%.c=build-asan/tests/%)
+	@sh tests/run-tests.sh build-asan $(TEST_SRC:tests/%.c=build-asan/tests/%) tests/alloc-fail-test.sh
+
+## alloc-faults: build in build-asan/ (as make asan does) and make each allocation of convert, train, predict and info fail in turn
+alloc-faults: deps
+	@$(MAKE) --no-print-directory $(ASAN_VARS) all
+	@sh tests/run-tests.sh build-asan tests/alloc-fail-test.sh
 
 ## tsan: build in build-tsan/ with ThreadSanitizer and run the multi-threaded stress programs
 tsan: deps

@@ -21,6 +21,7 @@ Test(etl_builder, builder_in_memory_and_limits)
     hog_dataset *ds;
     cr_assert_eq(hog_builder_finish(b, HOG_FORMAT_LIBSVM, &ds), HOG_EEMPTY);
     cr_assert_null(ds);
+    hog_builder_free(b);
 
     cr_assert_eq(hog_builder_create(2, NULL, &b), 0);
     uint32_t idx[] = {3, 9};

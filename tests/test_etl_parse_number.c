@@ -83,6 +83,47 @@ Test(etl_parse_number, numbers_match_strtod_bitwise)
     }
 }
 
+/* Numbers longer than any stack buffer: strtod reads a bounded copy of
+ * their significant digits, and a nonzero digit past them still decides a
+ * tie. Halfway points between doubles, written out exactly and continued
+ * with zeros, then with a final 1. */
+Test(etl_parse_number, long_numbers_match_strtod_bitwise)
+{
+    static char buf[4096];
+    /* 1 + 2^-53, between 1 and the next double (a tie: even, 1), and 2^-1075,
+     * between 0 and the least subnormal (a tie: 0); exact in a long double. */
+    const long double halves[] = {1.0L + 0x1p-53L, 0x1p-1075L};
+    for (size_t h = 0; h < sizeof(halves) / sizeof(halves[0]); h++) {
+        int len = snprintf(buf, sizeof(buf), "%.1200Lf", halves[h]);
+        cr_assert(len > 1000 && (size_t)len < sizeof(buf));
+        expect_same(buf, (size_t)len);
+        double tie = strtod(buf, NULL);
+        buf[len - 1] = '1';
+        expect_same(buf, (size_t)len);
+        cr_assert_neq(strtod(buf, NULL), tie, "%.30s...: the final 1 must round up", buf);
+    }
+    /* Random digit strings of 100 to 3000 digits, the point anywhere, an
+     * exponent on half of them. */
+    hog_rng rng = {77};
+    for (int i = 0; i < 3000; i++) {
+        size_t len = 0;
+        if (hog_rng_below(&rng, 2))
+            buf[len++] = '-';
+        unsigned nd = 100 + hog_rng_below(&rng, 2901);
+        unsigned point = hog_rng_below(&rng, nd + 1);
+        unsigned zeros = hog_rng_below(&rng, 3) == 0 ? hog_rng_below(&rng, nd) : 0; /* leading zeros */
+        for (unsigned k = 0; k < nd; k++) {
+            if (k == point)
+                buf[len++] = '.';
+            buf[len++] = k < zeros ? '0' : (char)('0' + hog_rng_below(&rng, 10));
+        }
+        if (hog_rng_below(&rng, 2))
+            len += (size_t)snprintf(buf + len, sizeof(buf) - len, "e%d", (int)hog_rng_below(&rng, 6001) - 3000);
+        buf[len] = '\0';
+        expect_same(buf, len);
+    }
+}
+
 Test(etl_parse_number, numbers_rejected)
 {
     static const char *bad[] = {"", "abc", "nan", "NaN", "inf", "-inf", "Infinity", "-", "+",

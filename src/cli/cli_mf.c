@@ -55,9 +55,8 @@ static void on_progress(void *ctx, const hog_mf_epoch_stats *s)
 {
     mf_progress *ps = ctx;
     /* A resumed run's first epoch: the seconds before it are unknown here. */
-    if (ps->epoch_seconds)
-        ps->epoch_seconds[s->epoch - 1] = ps->last.epoch + 1 == s->epoch ? s->seconds - ps->last.seconds
-                                                                          : (double)NAN;
+    ps->epoch_seconds[s->epoch - 1] = ps->last.epoch + 1 == s->epoch ? s->seconds - ps->last.seconds
+                                                                      : (double)NAN;
     ps->last = *s;
     if (cli_quiet)
         return;
@@ -79,13 +78,13 @@ static int open_ratings(const char *path, int pairs, hog_ratings **out)
     return 0;
 }
 
-static int write_report(const char *path, const char *input, const char *model, const hog_ratings_info *ri,
+/* The report of a run, into o (opened before the model was saved, so that
+ * a report that cannot be made leaves the older model as it was), which
+ * it commits. */
+static int write_report(cli_out *o, const char *input, const char *model, const hog_ratings_info *ri,
                         const hog_mf_info *mi, const mf_progress *ps, const hog_link *link, double read_s, double wall)
 {
-    cli_out o;
-    if (cli_out_open(&o, path) < 0)
-        return -1;
-    FILE *f = o.f;
+    FILE *f = o->f;
     double secs = mi->seconds;
     fprintf(f, "{\n  \"command\": \"train\",\n  \"model_kind\": \"mf\",\n  \"input\": ");
     cli_json_string(f, input);
@@ -104,7 +103,7 @@ static int write_report(const char *path, const char *input, const char *model, 
     fprintf(f, ",\n  \"epoch_seconds\": [");
     for (unsigned e = 0; e < ps->last.epoch; e++) {
         fputs(e ? ", " : "", f);
-        cli_json_number(f, ps->epoch_seconds ? ps->epoch_seconds[e] : (double)NAN);
+        cli_json_number(f, ps->epoch_seconds[e]);
     }
     fprintf(f, "],\n  \"updates\": %llu,\n  \"updates_per_s\": ", (unsigned long long)mi->updates);
     cli_json_number(f, secs > 0 ? (double)mi->updates / secs : (double)NAN);
@@ -117,7 +116,7 @@ static int write_report(const char *path, const char *input, const char *model, 
     if (link)
         cli_link_report(f, link);
     fprintf(f, "\n}\n");
-    return cli_out_close(&o, 1);
+    return cli_out_close(o, 1);
 }
 
 /* Parses one numeric option into p. Returns 0, or -1 (reported). */
@@ -244,6 +243,12 @@ int cli_mf_train(int argc, char **argv)
     hog_mf_control *ctl = NULL;
     char err[CLI_ERR_LEN] = "", rank_out[4096], rank_report[4096];
     hog_output *model_out = NULL;
+    cli_out ro;
+    int ro_open = 0;
+    if (!ps.epoch_seconds) {
+        cli_error("out of memory");
+        goto out;
+    }
     int rc = hog_mf_control_create(&ctl);
     if (rc == 0 && ck.path)
         rc = hog_mf_control_set_checkpoint(ctl, ck.path, ck.every, ck.resume);
@@ -268,7 +273,12 @@ int cli_mf_train(int argc, char **argv)
         cli_error("%s: cannot create a file beside it: %s", out, hog_strerror(rc));
         goto out;
     }
-    if ((report && cli_output_check(report) < 0) || (ck.path && !ck.resume && cli_output_check(ck.path) < 0))
+    if (report) {
+        if (cli_out_open(&ro, report) < 0)
+            goto out;
+        ro_open = 1;
+    }
+    if (ck.path && !ck.resume && cli_output_check(ck.path) < 0)
         goto out;
     double t_read = cli_now();
     if (open_ratings(input, 0, &train) < 0)
@@ -321,11 +331,16 @@ int cli_mf_train(int argc, char **argv)
         if (mi.test_ratings)
             fprintf(stderr, "test (%llu ratings): rmse %.4f\n", (unsigned long long)mi.test_ratings, mi.test_rmse);
     }
-    if (report && write_report(report, input, out, &ri, &mi, &ps, link, read_s, cli_now() - t_start) < 0)
-        goto out;
+    if (report) {
+        ro_open = 0;
+        if (write_report(&ro, input, out, &ri, &mi, &ps, link, read_s, cli_now() - t_start) < 0)
+            goto out;
+    }
     status = 0;
 out:
     hog_output_abort(model_out);
+    if (ro_open)
+        cli_out_close(&ro, 0);
     cli_signal_release();
     hog_mf_free(m);
     hog_ratings_close(test);
@@ -359,13 +374,22 @@ int cli_mf_predict(const char *model_path, const char *input, const char *out, c
         cli_error("%s: out of memory", input);
         goto out;
     }
-    cli_out o;
+    /* The report is opened before the predictions are committed, so that
+     * one that cannot be made leaves an older file of predictions as it was. */
+    cli_out o, rep;
     if (cli_out_open(&o, out) < 0)
         goto out;
+    if (report && cli_out_open(&rep, report) < 0) {
+        cli_out_close(&o, 0);
+        goto out;
+    }
     for (uint64_t i = 0; i < ri.ratings; i++)
         fprintf(o.f, "%.9g\n", (double)pred[i]);
-    if (cli_out_close(&o, 1) < 0)
+    if (cli_out_close(&o, 1) < 0) {
+        if (report)
+            cli_out_close(&rep, 0);
         goto out;
+    }
     if (!cli_quiet) {
         fprintf(stderr, "%s: %llu pairs", input, (unsigned long long)ri.ratings);
         if (isfinite(rmse))
@@ -373,9 +397,6 @@ int cli_mf_predict(const char *model_path, const char *input, const char *out, c
         fprintf(stderr, "\n");
     }
     if (report) {
-        cli_out rep;
-        if (cli_out_open(&rep, report) < 0)
-            goto out;
         fprintf(rep.f, "{\n  \"command\": \"predict\",\n  \"model_kind\": \"mf\",\n  \"model\": ");
         cli_json_string(rep.f, model_path);
         fprintf(rep.f, ",\n  \"input\": ");

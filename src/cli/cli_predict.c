@@ -104,13 +104,14 @@ int cli_predict(int argc, char **argv)
         default: fprintf(o.f, "%.17g\n", hog_model_class_label(m, cls)); break;
         }
     }
-    if (cli_out_close(&o, 1) < 0)
-        goto out;
+    /* The predictions are committed last: an evaluation or a report that
+     * fails leaves an older file as it was. */
     if (report || !cli_quiet) {
         hog_metrics mt;
         int rc = hog_model_evaluate(m, ds, 0, &mt);
         if (rc < 0) {
             cli_error("evaluating %s: %s", input, hog_strerror(rc));
+            cli_out_close(&o, 0);
             goto out;
         }
         if (!cli_quiet) {
@@ -125,9 +126,13 @@ int cli_predict(int argc, char **argv)
                 fprintf(stderr, ", rmse %.4f", mt.rmse);
             fprintf(stderr, "\n");
         }
-        if (report && write_report(report, model_path, input, &mt) < 0)
+        if (report && write_report(report, model_path, input, &mt) < 0) {
+            cli_out_close(&o, 0);
             goto out;
+        }
     }
+    if (cli_out_close(&o, 1) < 0)
+        goto out;
     status = 0;
 out:
     hog_dataset_close(ds);

@@ -107,11 +107,9 @@ static void on_progress(void *ctx, const hog_epoch_stats *s, int done)
     progress_state *ps = ctx;
     if (done) {
         /* A resumed run's first epoch: the seconds before it are unknown here. */
-        if (ps->epoch_seconds)
-            ps->epoch_seconds[s->epoch - 1] = ps->last.epoch + 1 == s->epoch ? s->seconds - ps->last.seconds
-                                                                              : (double)NAN;
-        if (ps->epoch_test)
-            ps->epoch_test[s->epoch - 1] = isfinite(s->test.logloss) ? s->test.logloss : s->test.loss;
+        ps->epoch_seconds[s->epoch - 1] = ps->last.epoch + 1 == s->epoch ? s->seconds - ps->last.seconds
+                                                                          : (double)NAN;
+        ps->epoch_test[s->epoch - 1] = isfinite(s->test.logloss) ? s->test.logloss : s->test.loss;
         ps->last = *s;
     }
     if (cli_quiet)
@@ -170,13 +168,13 @@ static int write_report(cli_out *o, const char *input, const char *model_path, c
     fprintf(f, ",\n  \"epoch_seconds\": [");
     for (unsigned e = 0; e < last->epoch; e++) {
         fputs(e ? ", " : "", f);
-        cli_json_number(f, ps->epoch_seconds ? ps->epoch_seconds[e] : (double)NAN);
+        cli_json_number(f, ps->epoch_seconds[e]);
     }
     fputc(']', f);
     fprintf(f, ",\n  \"epoch_test_loss\": [");
     for (unsigned e = 0; e < last->epoch; e++) {
         fputs(e ? ", " : "", f);
-        cli_json_number(f, ps->epoch_test && last->test.rows ? ps->epoch_test[e] : (double)NAN);
+        cli_json_number(f, last->test.rows ? ps->epoch_test[e] : (double)NAN);
     }
     fputc(']', f);
     fprintf(f, ",\n  \"examples\": %llu,\n  \"examples_per_s\": ", (unsigned long long)last->examples);
@@ -562,6 +560,10 @@ static int train_main(int argc, char **argv, int tune)
     cli_out report_out;
     int report_open = 0;
     status = 1;
+    if (!ps.epoch_seconds || !ps.epoch_test) {
+        cli_error("out of memory");
+        goto out;
+    }
     int rc = hog_trainer_create(&p, &t, err, sizeof(err));
     if (rc < 0) {
         cli_error("%s", err[0] ? err : hog_strerror(rc));

@@ -256,7 +256,9 @@ int hog_builder_spill(hog_builder *b, uint64_t bytes, const char *dir, const cha
  * folder of path, or the current one when path is not a file). */
 int hog_builder_spill_within(hog_builder *b, const char *path, const hog_read_params *p);
 
-/* In-memory builder: hands the blocks to a new data set. Frees b.
+/* In-memory builder: hands the blocks to a new data set and frees b. On an
+ * error b is still the caller's to free (hog_builder_free), and the blocks
+ * it handed out (hog_builder_on_block) stay valid until then.
  * Errors: HOG_EEMPTY (no rows), -ENOMEM. */
 int hog_builder_finish(hog_builder *b, hog_format format, hog_dataset **out);
 

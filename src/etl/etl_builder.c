@@ -393,16 +393,15 @@ int hog_builder_finish(hog_builder *b, hog_format format, hog_dataset **out)
     int rc = b->rows == 0 ? HOG_EEMPTY : builder_flush(b);
     if (rc == 0 && b->spilled) {
         rc = finish_spilled(b, format, out);
-        hog_builder_free(b);
+        if (rc == 0)
+            hog_builder_free(b);
         return rc;
     }
     hog_dataset *ds = rc == 0 ? hog_calloc(1, sizeof(*ds)) : NULL;
     if (rc == 0 && !ds)
         rc = -ENOMEM;
-    if (rc < 0) {
-        hog_builder_free(b);
+    if (rc < 0)
         return rc;
-    }
     ds->fd = -1;
     ds->version = HOG_HGD_VERSION;
     ds->info.format = format;

@@ -144,6 +144,7 @@ int hog_dataset_open(const char *path, const hog_read_params *params, hog_datase
     hog_dataset *ds;
     rc = hog_builder_finish(b, fmt, &ds);
     if (rc < 0) {
+        hog_builder_free(b);
         hog_free(report);
         return hog_fail(rc, err_detail, err_len, "%s: %s", path, hog_strerror(rc));
     }

@@ -130,7 +130,8 @@ static void *feed_main(void *arg)
             hog_fail(rc, err, sizeof(err), "%s: %s", f->cache_path, hog_strerror(rc));
     } else if (rc == 0) {
         rc = hog_builder_finish(f->b, fmt, &ds);
-        f->b = NULL;
+        if (rc == 0) /* else the consumer may still hold its blocks: hog_feed_free frees it */
+            f->b = NULL;
         if (rc < 0)
             hog_fail(rc, err, sizeof(err), "%s: %s", f->path, hog_strerror(rc));
     }

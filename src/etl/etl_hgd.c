@@ -909,7 +909,11 @@ int hog_hgd_open_fd(int fd, const char *path, hog_dataset **out, char *err, size
     ds->info.file_bytes = size;
     ds->mapped_size = size;
     ds->mapped_mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-    ds->path = hog_strdup(path); /* only for the message of a change: none without it */
+    ds->path = hog_strdup(path); /* for the message of a change */
+    if (!ds->path) {
+        rc = hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
+        goto refused;
+    }
     mapped_add(ds);
     *out = ds;
     return 0;

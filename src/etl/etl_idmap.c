@@ -80,6 +80,7 @@ int hog_idmap_intern(hog_idmap *m, const char *s, size_t len, uint32_t *id)
         if (rc == 0)
             rc = hog_array_grow(&names, &m->names_cap, (size_t)(m->names_len + len + 1), 1, 4096);
         m->names = names;
+        m->owned = 1; /* what was grown is freed with the map, even when the rest failed */
         if (rc < 0)
             return rc;
     }

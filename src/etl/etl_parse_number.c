@@ -1,34 +1,74 @@
 /* etl_parse_number.c: the exact decimal number parser: every number as strtod reads it in the C locale, by Clinger's fast path where it can. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <locale.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "etl_parse.h"
 
 /* The rare forms: many digits, large exponents, subnormals. [s, p) has
- * already been checked against the grammar, so strtod must take all of it. */
+ * already been checked against the grammar, so strtod must take all of it.
+ * strtod needs a string of its own, and a number can be as long as a line:
+ * it gets a bounded copy on the stack instead, "[-]0.DIGITS" and a decimal
+ * exponent, which rounds to the same double. Its significant digits stop
+ * at SLOW_DIGITS, followed by a '1' when a digit dropped was not 0: the
+ * halfway points between doubles have at most 767 significant digits, so
+ * the digits past them only tell which side of one the number lies on,
+ * and the '1' keeps that side. */
+#define SLOW_DIGITS 780
+
 static const char *number_slow(const char *s, const char *p, double *out)
 {
-    size_t n = (size_t)(p - s);
-    char small[128];
-    char *buf = n < sizeof(small) ? small : hog_malloc(n + 1);
-    if (!buf)
-        return NULL;
-    memcpy(buf, s, n);
-    buf[n] = '\0';
+    char buf[SLOW_DIGITS + 32];
+    size_t n = 0;
+    const char *q = s;
+    if (*q == '-' || *q == '+')
+        buf[n++] = *q++;
+    buf[n++] = '0';
+    buf[n++] = '.';
+    size_t digits = 0;
+    int64_t point = 0; /* the number is 0.DIGITS x 10^(point + exponent) */
+    int seen = 0, frac = 0, sticky = 0;
+    for (; q < p && *q != 'e' && *q != 'E'; q++) {
+        if (*q == '.') {
+            frac = 1;
+        } else if (!seen && *q == '0') {
+            point -= frac;
+        } else {
+            seen = 1;
+            point += !frac;
+            if (digits < SLOW_DIGITS) {
+                buf[n++] = *q;
+                digits++;
+            } else if (*q != '0') {
+                sticky = 1;
+            }
+        }
+    }
+    if (sticky)
+        buf[n++] = '1';
+    if (!seen)
+        buf[n++] = '0';
+    int64_t e = 0;
+    if (q < p) { /* [eE] [+-] digits */
+        int neg = *++q == '-';
+        q += *q == '-' || *q == '+';
+        for (; q < p; q++)
+            if (e < 1000000000) /* strtod takes it as far out of range all the same */
+                e = e * 10 + (*q - '0');
+        e = neg ? -e : e;
+    }
+    n += (size_t)snprintf(buf + n, sizeof(buf) - n, "e%lld", (long long)(e + point));
     /* strtod_l in the process's one C locale (util_number.c), so '.' is the
      * decimal point whatever the program's locale; if it could not be made,
      * strtod under the process locale is the fallback (the C locale unless
      * the program called setlocale). */
     locale_t c = hog_c_locale();
-    char *e;
-    double d = c != (locale_t)0 ? strtod_l(buf, &e, c) : strtod(buf, &e);
-    const char *r = e == buf + n ? p : NULL;
-    if (buf != small)
-        hog_free(buf);
+    char *end;
+    double d = c != (locale_t)0 ? strtod_l(buf, &end, c) : strtod(buf, &end);
     *out = d;
-    return r;
+    return end == buf + n ? p : NULL;
 }
 
 /* Parses [+-] digits [. digits] [(e|E) [+-] digits], with digits on at least

@@ -41,9 +41,13 @@ static double gib(uint64_t bytes)
     return (double)bytes / (1024.0 * 1024.0 * 1024.0);
 }
 
-static void put_machine(text *o, const hog_topo *t)
+/* Returns 0, or -ENOMEM (nothing written). */
+static int put_machine(text *o, const hog_topo *t)
 {
     unsigned nn = hog_topo_nodes(t), nc = hog_topo_cores(t), np = hog_topo_pus(t);
+    unsigned *ids = hog_malloc(((size_t)HOG_MAX(nc, np) + 1) * sizeof(unsigned));
+    if (!ids)
+        return -ENOMEM;
     if (hog_topo_is_machine(t))
         put(o, "%-18s %s\n", "topology", hog_topo_source(t));
     else
@@ -55,13 +59,12 @@ static void put_machine(text *o, const hog_topo *t)
     put(o, "%-18s %.2f GiB available (MemAvailable), counted as %.2f GiB per node:"
         " hwloc's per-node sizes are not used\n", "memory", gib(hog_topo_mem_available(t)),
         gib(hog_topo_mem_available(t) / nn));
-    unsigned *ids = hog_malloc(((size_t)HOG_MAX(nc, np) + 1) * sizeof(unsigned));
     for (unsigned n = 0; n < nn; n++) {
         const hog_topo_node *node = hog_topo_node_at(t, n);
         char label[32];
         snprintf(label, sizeof(label), "node %u (P#%u)", n, node->os_index);
         put(o, "%-18s %u cores, %u PUs, ~%.2f GiB", label, node->cores, node->pus, gib(node->mem_bytes));
-        if (ids && node->cores) {
+        if (node->cores) {
             for (unsigned k = 0; k < node->cores; k++)
                 ids[k] = hog_topo_core_at(t, node->core_ids[k])->logical;
             put(o, ": cores L#");
@@ -78,6 +81,7 @@ static void put_machine(text *o, const hog_topo *t)
         put(o, "\n");
     }
     hog_free(ids);
+    return 0;
 }
 
 static void put_placement(text *o, const hog_topo *t, unsigned nth, const hog_place *pl)
@@ -152,7 +156,10 @@ int hog_topology_describe(unsigned threads, char *buf, size_t len)
         return hog_fail(rc, buf, len, "cannot place %u threads: %s", nth, hog_strerror(rc));
     }
     text o = {buf, len, 0};
-    put_machine(&o, t);
+    if (put_machine(&o, t) < 0) {
+        hog_free(pl);
+        return hog_fail(-ENOMEM, buf, len, "out of memory describing the topology");
+    }
     put_placement(&o, t, nth, pl);
     hog_free(pl);
     rc = put_binding(&o, t, nth);

@@ -1,5 +1,6 @@
 /* pool_shared.c: the process-wide worker pool that one-shot parallel calls borrow, so that they do not start threads on every call. */
 /* SPDX-License-Identifier: BSD-2-Clause */
+#include <errno.h>
 #include <pthread.h>
 
 #include "pool.h"
@@ -63,7 +64,10 @@ int hog_pool_borrow(unsigned nthreads, int bind, hog_pool **out, char *err, size
     pthread_once(&fork_once, fork_register);
     unsigned want = nthreads;
     const hog_topo *t;
-    if (want == 0 && hog_topo_default(&t, NULL, 0) == 0)
+    int topo_rc = want == 0 ? hog_topo_default(&t, err, err_len) : 0;
+    if (topo_rc == -ENOMEM)
+        return topo_rc;
+    if (want == 0 && topo_rc == 0)
         want = hog_topo_workers(t);
     /* want is 0 only when the topology failed: hog_pool_create then fails
      * with its message, as it did for every call before. */

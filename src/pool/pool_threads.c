@@ -137,7 +137,7 @@ static int pool_create(const hog_topo *t, unsigned nthreads, int bind, hog_pool 
     *out = NULL;
     hog_pool *p = hog_calloc(1, sizeof(*p));
     if (!p)
-        return -ENOMEM;
+        return hog_fail(-ENOMEM, err, err_len, "out of memory for a pool of workers");
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->start, NULL);
     pthread_cond_init(&p->done, NULL);
@@ -162,10 +162,13 @@ int hog_pool_create(unsigned nthreads, int bind, hog_pool **out, char *err, size
     *out = NULL;
     const hog_topo *t;
     char why[512] = "";
-    if (hog_topo_default(&t, why, sizeof(why)) < 0) {
-        /* A known thread count with no binding needs no topology. */
-        if (bind || nthreads == 0)
-            return hog_fail(HOG_ETOPOLOGY, err, err_len, "hwloc: cannot load the topology: %s", why);
+    int rc = hog_topo_default(&t, why, sizeof(why));
+    if (rc < 0) {
+        /* A known thread count with no binding needs no topology (but
+         * memory that cannot be had is an error wherever it is missed). */
+        if (bind || nthreads == 0 || rc == -ENOMEM)
+            return hog_fail(rc == -ENOMEM ? rc : HOG_ETOPOLOGY, err, err_len, "hwloc: cannot load the topology: %s",
+                            why);
         t = NULL;
     }
     return pool_create(t, nthreads, bind, out, err, err_len);

@@ -159,7 +159,7 @@ int hog_topo_load(const char *spec, hog_topo **out, char *err, size_t err_len)
     *out = NULL;
     hog_topo *t = hog_calloc(1, sizeof(*t));
     if (!t)
-        return -ENOMEM;
+        return hog_fail(-ENOMEM, err, err_len, "out of memory describing the topology");
     int rc = load_hwloc(t, spec, err, err_len);
     if (rc == 0)
         rc = build(t, err, err_len);
@@ -204,7 +204,7 @@ int hog_topo_default(const hog_topo **out, char *err, size_t err_len)
     pthread_mutex_lock(&default_mu);
     if (!default_done) {
         default_rc = hog_topo_load(NULL, &default_topo, default_err, sizeof(default_err));
-        default_done = 1;
+        default_done = default_rc != -ENOMEM; /* memory may be had on a later call */
     }
     int rc = default_rc;
     *out = default_topo;

@@ -690,11 +690,12 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
     /* A claim's counter keeps its top bit for pausing (mf_job.next). */
     rs.order = nseg < MF_PAUSED ? hog_malloc(nseg * sizeof(uint32_t)) : NULL;
     rs.ws = hog_aligned_alloc(HOG_CACHELINE, rs.nth * sizeof(mf_worker));
+    if (rs.ws) /* before any failure: mf_run_free reads every worker's state */
+        memset(rs.ws, 0, rs.nth * sizeof(mf_worker));
     if (!m || !rs.order || !rs.ws) {
         rc = -ENOMEM;
         goto fail;
     }
-    memset(rs.ws, 0, rs.nth * sizeof(mf_worker));
     for (unsigned i = 0; i < rs.nth; i++) {
         /* In the memory of the worker's NUMA node. */
         rs.ws[i].pl = hog_pool_alloc_local(rs.pool, i, m->stride * sizeof(float));

@@ -206,9 +206,10 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len)
     const uint32_t outputs = rs->outputs;
     rs->m = hog_model_new(p->loss, dim, outputs, rs->classes);
     rs->ws = hog_aligned_alloc(HOG_CACHELINE, rs->nth * sizeof(worker_state));
+    if (rs->ws) /* before any return: hog_run_free reads every worker's state */
+        memset(rs->ws, 0, rs->nth * sizeof(worker_state));
     if (!rs->m || !rs->ws)
         return -ENOMEM;
-    memset(rs->ws, 0, rs->nth * sizeof(worker_state));
     if (rs->classes)
         memcpy(rs->m->class_labels, rs->classes_of, rs->classes * sizeof(double));
     if (rs->kernel == HOG_KERNEL_DENSE) {
@@ -368,12 +369,12 @@ static int run_class_weights(run_state *rs, const hog_dataset *ds)
                 continue;
             uint32_t c = 0;
             if (K == 2 && p->loss != HOG_LOSS_SOFTMAX) {
-                c = blk->label[r] > mid;
+                c = (double)blk->label[r] > mid;
             } else {
                 uint32_t lo = 0, hi = K - 1; /* the labels are ascending; every row's is one of them */
                 while (lo < hi) {
                     uint32_t m = lo + (hi - lo) / 2;
-                    if (rs->classes_of[m] < blk->label[r])
+                    if (rs->classes_of[m] < (double)blk->label[r])
                         lo = m + 1;
                     else
                         hi = m;

@@ -12,6 +12,136 @@
  * so ASan's interceptors see every allocation. Everything in hogtrain
  * allocates through these functions, so changing that policy is one file. */
 
+#ifdef HOG_ALLOC_FAULTS
+/* ---- allocation failures on demand: test builds only ----
+ *
+ * Compiled in only where the Makefile defines HOG_ALLOC_FAULTS (make asan,
+ * make alloc-faults: ALLOC_FAULTS=1), never in a release build or library.
+ * Those builds link with -Wl,--wrap=malloc,calloc,realloc,posix_memalign, so
+ * every allocation of our own objects, the library's (through the functions
+ * below) and the command's (which uses libc's directly), comes here first.
+ * What the link cannot wrap is not counted: libc's own (stdio buffers,
+ * fopencookie, thread stacks) and that of the shared libraries (hwloc,
+ * OpenBLAS, liburing, zstd, zlib, ZeroMQ; jemalloc is not linked there).
+ *
+ * The test harness (tests/alloc-fail-test.sh) sets, in the environment:
+ *   HOG_ALLOC_FAIL_AT=N    the Nth allocation (counted from 1) returns NULL;
+ *                          N+ fails it and every later one
+ *   HOG_ALLOC_REPORT=FILE  FILE gets "allocations N" at exit, and the call
+ *                          stack of the allocation made to fail, when it is
+ * The constructor reads them: the released library reads no environment,
+ * and this code is compiled only into test builds (so are the __wrap_
+ * names, which make symbols would refuse in a release). The count is one
+ * atomic counter; with several threads allocating, which call is the Nth
+ * can vary from run to run. */
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <unistd.h>
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t count, size_t size);
+void *__real_realloc(void *p, size_t n);
+int __real_posix_memalign(void **p, size_t align, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t count, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+int __wrap_posix_memalign(void **p, size_t align, size_t n);
+
+static atomic_ulong fault_count;
+static unsigned long fault_at;  /* 0: none fails */
+static int fault_onward;        /* every allocation from fault_at on fails */
+static const char *fault_report;
+
+/* Appends the stack of the failed call to the report: the frames in the
+ * program itself (not in libc or the sanitizer's runtime), as offsets into
+ * it, which the harness names with addr2line (a symbolizer here would make
+ * each run several times slower). */
+static void fault_trace(unsigned long n)
+{
+    int fd = open(fault_report, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    void *pc[16];
+    int depth = backtrace(pc, 16);
+    Dl_info self, in;
+    dprintf(fd, "failed %lu\n", n);
+    for (int i = 0; i < depth && dladdr((void *)fault_trace, &self); i++)
+        if (dladdr(pc[i], &in) && in.dli_fbase == self.dli_fbase)
+            dprintf(fd, "  %#lx\n", (unsigned long)((char *)pc[i] - (char *)in.dli_fbase - 1));
+    close(fd);
+}
+
+/* Counts one allocation; true when it is to fail. */
+static int fault_take(void)
+{
+    unsigned long n = atomic_fetch_add_explicit(&fault_count, 1, memory_order_relaxed) + 1;
+    if (!fault_at || n < fault_at || (n > fault_at && !fault_onward))
+        return 0;
+    if (n == fault_at && fault_report)
+        fault_trace(n);
+    return 1;
+}
+
+__attribute__((constructor)) static void fault_init(void)
+{
+    const char *at = getenv("HOG_ALLOC_FAIL_AT");
+    if (at && *at) {
+        char *end;
+        fault_at = strtoul(at, &end, 10);
+        fault_onward = *end == '+';
+    }
+    fault_report = getenv("HOG_ALLOC_REPORT");
+}
+
+__attribute__((destructor)) static void fault_fini(void)
+{
+    if (!fault_report)
+        return;
+    int fd = open(fault_report, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    dprintf(fd, "allocations %lu\n", atomic_load(&fault_count));
+    close(fd);
+}
+
+void *__wrap_malloc(size_t n)
+{
+    if (fault_take()) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t count, size_t size)
+{
+    if (fault_take()) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return __real_calloc(count, size);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+    if (fault_take()) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return __real_realloc(p, n);
+}
+
+int __wrap_posix_memalign(void **p, size_t align, size_t n)
+{
+    if (fault_take())
+        return ENOMEM;
+    return __real_posix_memalign(p, align, n);
+}
+#endif
+
 void *hog_malloc(size_t n)
 {
     return malloc(n ? n : 1);
