@@ -473,7 +473,11 @@ double hog_model_predict(const hog_model *m, const hog_row *row, uint32_t *cls,
 
 /* Evaluates a model on every row of ds (rows with features unknown to the
  * model are scored on the known ones; softmax labels not among the model's
- * classes count as errors, not failures). Uses up to `threads` threads (0:
+ * classes count as errors, not failures). AUC comes from a histogram of
+ * the scores of fixed size (about 1 MiB a thread, whatever the rows): exact
+ * but for a positive and a negative row whose scores share one of its bins
+ * (0.2% of their magnitude wide), which count as a tie; the README says how
+ * far that can move it. Uses up to `threads` threads (0:
  * all cores): the library's shared pool, started by the first call and kept
  * for the next ones (and for hog_mf_train); a call made while another holds
  * it starts threads of its own. Thread-safe. Errors: -ENOMEM, -errno from
