@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,4 +366,19 @@ Test(train_predict, failed_writes_and_bad_parameters)
     cr_assert(strstr(err, "empty.svm"), "%s", err);
     cr_assert_eq(hog_model_predict_file(m, "/nonexistent/x.svm", NULL, NULL, NULL, err, sizeof(err)), -ENOENT);
     hog_model_free(m);
+}
+
+/* The defaults leave the reserved area zero, and it ends the struct: a
+ * later field taken from it keeps the old behaviour at zero. */
+Test(train_predict, defaults_and_the_reserved_area)
+{
+    hog_predict_params pp = hog_predict_params_default();
+    cr_assert_eq(pp.threads, 0);
+    cr_assert_eq(pp.format, HOG_PREDICT_TEXT);
+    cr_assert_null(pp.write);
+    cr_assert_eq(pp.fd, -1);
+    cr_assert_eq(pp.metrics, 1);
+    for (size_t i = 0; i < sizeof(pp.reserved) / sizeof(pp.reserved[0]); i++)
+        cr_assert_eq(pp.reserved[i], 0);
+    cr_assert_eq(offsetof(hog_predict_params, reserved) + sizeof(pp.reserved), sizeof(pp));
 }
