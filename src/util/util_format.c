@@ -39,13 +39,21 @@ static size_t slow(char *buf, int g9, double v)
     return n < 0 ? 0 : HOG_MIN((size_t)n, (size_t)HOG_FORMAT_CHARS - 1);
 }
 
+/* "00" to "99": two digits per division. */
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                     "8081828384858687888990919293949596979899";
+
 /* Writes the `width` decimal digits of u (zero-padded) at p; returns the end. */
 static char *digits(char *p, uint64_t u, int width)
 {
-    for (int i = width - 1; i >= 0; i--) {
-        p[i] = (char)('0' + u % 10);
-        u /= 10;
+    int i = width;
+    for (; i >= 2; i -= 2) {
+        memcpy(p + i - 2, digit_pairs + 2 * (u % 100), 2);
+        u /= 100;
     }
+    if (i)
+        p[0] = (char)('0' + u % 10);
     return p + width;
 }
 
