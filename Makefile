@@ -121,7 +121,7 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory all $(TESTS) $(BENCH_BIN) symbols check-layers
 	@sh tests/run-tests.sh $(BUILD) $(TESTS) tests/check-layers-test.sh tests/nodes-test.sh \
-	    tests/crash-test.sh tests/faults-test.sh tests/checkpoint-test.sh tests/docs-test.sh
+	    tests/crash-test.sh tests/faults-test.sh tests/checkpoint-test.sh tests/docs-test.sh tests/predict-test.sh
 	@sh bench/check.sh $(BUILD)
 
 ## check: build and run the quick unit tests only

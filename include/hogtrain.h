@@ -30,9 +30,9 @@ const char *hog_version_string(void);
  *  Within one major version, a program built against an older header runs
  *  with a newer library unchanged. The parameter structs a caller holds by
  *  value and passes in (hog_read_params, hog_train_params, hog_mf_params,
- *  hog_link_params) have a fixed size (128, 256, 128 and 192 bytes on
- *  64-bit systems, which the library's build checks) and end in a reserved
- *  area:
+ *  hog_link_params, hog_predict_params) have a fixed size (128, 256, 128,
+ *  192 and 64 bytes on 64-bit systems, which the library's build checks)
+ *  and end in a reserved area:
  *  - Make them with their _default() function, which zeroes the reserved
  *    area; a program that fills one in itself zeroes it all first.
  *  - A minor version adds a field only by taking its bytes from the front
@@ -503,13 +503,94 @@ double hog_model_predict(const hog_model *m, const hog_row *row, uint32_t *cls,
 
 /* Evaluates a model on every row of ds (rows with features unknown to the
  * model are scored on the known ones; softmax labels not among the model's
- * classes count as errors, not failures). Uses up to `threads` threads (0:
+ * classes count as errors, not failures). AUC comes from a histogram of
+ * the scores of fixed size (about 1 MiB a thread, whatever the rows): exact
+ * but for a positive and a negative row whose scores share one of its bins
+ * (0.2% of their magnitude wide), which count as a tie; the README says how
+ * far that can move it. Uses up to `threads` threads (0:
  * all cores): the library's shared pool, started by the first call and kept
  * for the next ones (and for hog_mf_train); a call made while another holds
  * it starts threads of its own. Thread-safe. Errors: -ENOMEM, -errno from
  * pthread_create, HOG_ETOPOLOGY. */
 int hog_model_evaluate(const hog_model *m, const hog_dataset *ds,
                        unsigned threads, hog_metrics *out);
+
+/* ---- Predicting a file in one pass, in bounded memory ---- */
+
+/* What hog_model_predict_file writes for each row. */
+typedef enum hog_predict_format {
+    HOG_PREDICT_TEXT = 0, /* a line per row, as `hogtrain predict` writes it: logistic, the
+                             probability of the positive class ("%.6f"); squared and quantile,
+                             the prediction ("%.9g", which reads back to the same float);
+                             hinge, modified_huber and softmax, the predicted class's label
+                             as the training data had it ("%.17g") */
+    HOG_PREDICT_F32,      /* 4 bytes per row: that value as a little-endian IEEE float */
+} hog_predict_format;
+
+/* Takes the next len bytes of predictions, in row order. Returns 0, or a
+ * negative code that stops the prediction and is returned by it. Called
+ * from one thread at a time (any of the workers). */
+typedef int (*hog_predict_write_fn)(void *ctx, const void *buf, size_t len);
+
+/* How to predict. Make one with hog_predict_params_default(). */
+typedef struct hog_predict_params {
+    unsigned threads;           /* scoring threads; 0: one per core */
+    hog_predict_format format;
+    hog_predict_write_fn write; /* the predictions go here; NULL: to fd */
+    void *write_ctx;
+    int fd;                     /* with write NULL: the predictions are written to this file
+                                   descriptor; -1: nowhere, and nothing is formatted
+                                   (only the metrics are wanted) */
+    int metrics;                /* 1: the metrics against the input's labels are computed */
+    uint64_t reserved[4];       /* zero; the room for new fields (see Compatibility) */
+} hog_predict_params;
+
+/* The defaults: one thread per core, text, no output (fd -1), metrics on. */
+hog_predict_params hog_predict_params_default(void);
+
+/* What hog_model_predict_file read and measured. */
+typedef struct hog_predict_stats {
+    uint64_t rows;         /* rows scored (and written) */
+    uint64_t features;     /* the input's largest feature index + 1: those at or past the
+                              model's features were ignored */
+    uint64_t skipped;      /* malformed lines skipped (hog_read_params.on_error SKIP) */
+    hog_format format;     /* what the input was read as */
+    hog_metrics metrics;   /* against the input's labels, as hog_model_evaluate computes
+                              them (AUC from the same histogram); rows 0 and NaN without
+                              params.metrics */
+} hog_predict_stats;
+
+/* Scores every row of the data set at path with m and writes the
+ * predictions in row order, reading it once: text through the parsers
+ * (rp: how, as for hog_dataset_open; NULL the defaults; a libsvm index
+ * base left to detection, index_base -1, takes the model's training data's
+ * base, hog_model_info.data_index_base), a block of rows at a time, each
+ * scored and formatted on one of pp->threads workers (the library's shared
+ * pool, as hog_model_evaluate borrows it) into a buffer of its own, and
+ * the buffers written in order; a binary dataset is mapped and walked the
+ * same way, each block read ahead and unmapped once scored. At most about
+ * 2 * threads + 2 blocks and their predictions are held at any time,
+ * whatever the size of the input; nothing of it is kept. The metrics come
+ * from the same pass. Rows are scored as hog_model_predict scores them, so
+ * the values are those it gives (the text format's digits are written
+ * without printf, byte for byte what printf writes in the C locale).
+ *
+ * A malformed line (on_error STOP) stops the run at once, after the
+ * predictions of the rows before it may have been written: an output that
+ * must not be left half written is a hog_output, aborted on failure. When
+ * lines were skipped (on_error SKIP), err_detail receives their first
+ * locations as hog_dataset_skipped writes them, and 0 is still returned.
+ * pp NULL: the defaults; stats may be NULL.
+ * Returns 0. Errors: those of hog_dataset_open (HOG_EFORMAT with
+ * "file:line:column: expected ...", HOG_EEMPTY, HOG_EMAGIC, HOG_ECHECKSUM,
+ * ...), HOG_EPARAM (a format not listed above: the detail names
+ * hog_predict_params.format), -ENOMEM, -errno from pthread_create,
+ * HOG_ETOPOLOGY, HOG_ECPU, and what pp->write returned (or -errno from
+ * writing to pp->fd), the detail saying the predictions could not be
+ * written. Thread-safe. */
+int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_params *rp,
+                           const hog_predict_params *pp, hog_predict_stats *stats, char *err_detail,
+                           size_t err_len);
 
 /* Saves a model atomically (temporary file, fsync, rename). The file holds a
  * magic, a version, the training parameters, the data fingerprint, the

@@ -1,5 +1,6 @@
 /* cli_predict.c: `hogtrain predict`: score every row of a data set with a saved model. */
 /* SPDX-License-Identifier: BSD-2-Clause */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <string.h>
@@ -7,11 +8,16 @@
 #include "cli.h"
 
 static const char predict_usage[] =
-    "usage: hogtrain predict MODEL INPUT [-o PREDICTIONS] [--report R.json]\n"
+    "usage: hogtrain predict MODEL INPUT [-o PREDICTIONS] [--output-format text|f32] [--threads N]\n"
+    "                        [--report R.json]\n"
     "  writes one line per row: the probability of the positive class (logistic),\n"
     "  the predicted label (hinge, softmax) or the predicted value (squared).\n"
     "  INPUT -        standard input\n"
-    "  -o FILE        predictions to FILE (atomically) instead of standard output\n"
+    "  -o FILE        predictions to FILE (atomically) instead of standard output;\n"
+    "                 with --report and no -o, none are written (-o - writes them too)\n"
+    "  --output-format text|f32\n"
+    "                 lines of text (default), or one little-endian float32 per row\n"
+    "  --threads N    scoring threads (default: one per core)\n"
     "  --report FILE  JSON with the metrics against INPUT's labels\n"
     "  how to read text INPUT (the model was trained with the same, usually):\n"
     CLI_READ_USAGE;
@@ -31,15 +37,33 @@ static int write_report(const char *path, const char *model, const char *input, 
     return cli_out_close(&o, 1);
 }
 
+/* Where the library's predictions go: the output's stdio stream. */
+typedef struct predict_sink {
+    cli_out o;
+    int failed; /* a write failed: the output reports why when closed */
+} predict_sink;
+
+static int sink_write(void *ctx, const void *buf, size_t len)
+{
+    predict_sink *k = ctx;
+    if (fwrite(buf, 1, len, k->o.f) == len)
+        return 0;
+    k->failed = 1;
+    return k->o.rc ? k->o.rc : errno ? -errno : -EIO;
+}
+
 int cli_predict(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"output", required_argument, 0, 'o'}, {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'}, {"report", required_argument, 0, 'R'},
+        {"output-format", required_argument, 0, 'O'}, {"threads", required_argument, 0, 'T'},
         CLI_READ_OPTIONS, {0, 0, 0, 0},
     };
     hog_read_params rp = hog_read_params_default();
+    hog_predict_params pp = hog_predict_params_default();
     const char *out = NULL, *report = NULL;
+    unsigned long long threads;
     int c, li;
     while ((c = getopt_long(argc, argv, "o:qhb:", opts, &li)) != -1) {
         switch (c) {
@@ -47,6 +71,21 @@ int cli_predict(int argc, char **argv)
         case 'q': cli_quiet = 1; break;
         case 'h': fputs(predict_usage, stdout); return 0;
         case 'R': report = optarg; break;
+        case 'O':
+            if (strcmp(optarg, "text") == 0) {
+                pp.format = HOG_PREDICT_TEXT;
+            } else if (strcmp(optarg, "f32") == 0) {
+                pp.format = HOG_PREDICT_F32;
+            } else {
+                cli_error("--output-format: expected text or f32, found '%s'", optarg);
+                return 2;
+            }
+            break;
+        case 'T':
+            if (cli_unsigned("--threads", optarg, 4096, &threads) < 0)
+                return 2;
+            pp.threads = (unsigned)threads;
+            break;
         case 'b':
         case CLI_READ_OPT:
             if (cli_read_option(c == 'b' ? "hash-bits" : opts[li].name, optarg, &rp) < 0)
@@ -70,72 +109,73 @@ int cli_predict(int argc, char **argv)
         cli_error("%s", err);
         return 1;
     }
-    if (kind == HOG_FILE_MF_MODEL)
+    if (kind == HOG_FILE_MF_MODEL) {
+        if (pp.format != HOG_PREDICT_TEXT) {
+            cli_error("--output-format f32: linear models only; %s is a matrix factorisation", model_path);
+            return 2;
+        }
         return cli_mf_predict(model_path, input, out, report);
+    }
     hog_model *m = NULL;
-    hog_dataset *ds = NULL;
-    int status = 1;
     if (hog_model_load(model_path, &m, err, sizeof(err)) < 0) {
         cli_error("%s", err);
         return 1;
     }
     hog_model_info mi;
     hog_model_get_info(m, &mi);
-    if (rp.index_base < 0) /* libsvm indices mean what they meant in training */
-        rp.index_base = mi.data_index_base;
-    if (cli_open(input, &rp, &ds) < 0)
+    /* A report alone asks for the metrics: nothing is formatted then. */
+    const int predictions = out || !report;
+    predict_sink sink = {.failed = 0};
+    if (predictions) {
+        if (cli_out_open(&sink.o, out) < 0) {
+            hog_model_free(m);
+            return 1;
+        }
+        pp.write = sink_write;
+        pp.write_ctx = &sink;
+    }
+    pp.metrics = report || !cli_quiet;
+    hog_predict_stats st;
+    int rc = hog_model_predict_file(m, input, &rp, &pp, &st, err, sizeof(err));
+    int status = 1;
+    if (rc < 0) {
+        if (sink.failed && sink.o.out) /* says which file and why, as any failed output */
+            cli_out_close(&sink.o, 1);
+        else {
+            cli_error("%s", err[0] ? err : hog_strerror(rc));
+            if (predictions)
+                cli_out_close(&sink.o, 0);
+        }
         goto out;
-    hog_dataset_info di;
-    hog_dataset_get_info(ds, &di);
-    if (di.features > mi.features && !cli_quiet)
+    }
+    cli_report_skipped(input, st.skipped, err);
+    if (st.features > mi.features && !cli_quiet)
         fprintf(stderr, "hogtrain: note: %s has features up to %llu, the model %llu: the extra ones are ignored\n",
-                input, (unsigned long long)di.features - 1, (unsigned long long)mi.features);
-    cli_out o;
-    if (cli_out_open(&o, out) < 0)
+                input, (unsigned long long)st.features - 1, (unsigned long long)mi.features);
+    if (!cli_quiet) {
+        const hog_metrics *mt = &st.metrics;
+        fprintf(stderr, "%s: %llu rows", input, (unsigned long long)mt->rows);
+        if (isfinite(mt->accuracy))
+            fprintf(stderr, ", accuracy %.4f", mt->accuracy);
+        if (isfinite(mt->logloss))
+            fprintf(stderr, ", logloss %.4f", mt->logloss);
+        if (isfinite(mt->auc))
+            fprintf(stderr, ", auc %.4f", mt->auc);
+        if (isfinite(mt->rmse))
+            fprintf(stderr, ", rmse %.4f", mt->rmse);
+        fprintf(stderr, "\n");
+    }
+    /* The predictions are committed last: a report that fails leaves an
+     * older file of them as it was. */
+    if (report && write_report(report, model_path, input, &st.metrics) < 0) {
+        if (predictions)
+            cli_out_close(&sink.o, 0);
         goto out;
-    for (uint64_t i = 0; i < di.rows; i++) {
-        hog_row row = hog_dataset_row(ds, i);
-        uint32_t cls = 0;
-        double v = hog_model_predict(m, &row, &cls, NULL);
-        switch (mi.loss) {
-        case HOG_LOSS_LOGISTIC: fprintf(o.f, "%.6f\n", v); break;
-        case HOG_LOSS_SQUARED:
-        case HOG_LOSS_QUANTILE: fprintf(o.f, "%.9g\n", v); break;
-        default: fprintf(o.f, "%.17g\n", hog_model_class_label(m, cls)); break;
-        }
     }
-    /* The predictions are committed last: an evaluation or a report that
-     * fails leaves an older file as it was. */
-    if (report || !cli_quiet) {
-        hog_metrics mt;
-        int rc = hog_model_evaluate(m, ds, 0, &mt);
-        if (rc < 0) {
-            cli_error("evaluating %s: %s", input, hog_strerror(rc));
-            cli_out_close(&o, 0);
-            goto out;
-        }
-        if (!cli_quiet) {
-            fprintf(stderr, "%s: %llu rows", input, (unsigned long long)mt.rows);
-            if (isfinite(mt.accuracy))
-                fprintf(stderr, ", accuracy %.4f", mt.accuracy);
-            if (isfinite(mt.logloss))
-                fprintf(stderr, ", logloss %.4f", mt.logloss);
-            if (isfinite(mt.auc))
-                fprintf(stderr, ", auc %.4f", mt.auc);
-            if (isfinite(mt.rmse))
-                fprintf(stderr, ", rmse %.4f", mt.rmse);
-            fprintf(stderr, "\n");
-        }
-        if (report && write_report(report, model_path, input, &mt) < 0) {
-            cli_out_close(&o, 0);
-            goto out;
-        }
-    }
-    if (cli_out_close(&o, 1) < 0)
+    if (predictions && cli_out_close(&sink.o, 1) < 0)
         goto out;
     status = 0;
 out:
-    hog_dataset_close(ds);
     hog_model_free(m);
     return status;
 }

@@ -179,6 +179,12 @@ typedef struct hog_builder hog_builder;
  * Returns 0 or -ENOMEM. */
 int hog_builder_create(uint32_t rows_per_block, hog_atomic_file *out, hog_builder **b);
 
+/* Makes a builder that keeps no block: each, once full, is handed to the
+ * on_block callback as a view of the builder's arrays (kept 0, as from a
+ * file builder: fn may trade them) and the arrays are then filled again,
+ * so memory stays at one block plus what fn holds. Returns 0 or -ENOMEM. */
+int hog_builder_create_pass(uint32_t rows_per_block, hog_builder **b);
+
 /* Appends one row. index must be strictly increasing (the caller, a parser,
  * reports violations with their location); values finite.
  * Returns 0, -ENOMEM, -errno (writing), or HOG_EPARAM if nnz or the block's
@@ -266,6 +272,10 @@ int hog_builder_finish(hog_builder *b, hog_format format, hog_dataset **out);
  * the caller then commits or aborts the file. info (if not NULL) is filled.
  * Errors: HOG_EEMPTY, -errno, -ENOMEM. */
 int hog_builder_finish_file(hog_builder *b, hog_dataset_info *info);
+
+/* Pass builder: hands the last block to the callback and frees b.
+ * Errors: HOG_EEMPTY (no rows), the callback's. */
+int hog_builder_finish_pass(hog_builder *b);
 
 /* Frees a builder without finishing it. NULL is accepted. */
 void hog_builder_free(hog_builder *b);

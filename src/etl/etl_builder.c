@@ -40,6 +40,7 @@ struct hog_builder {
     /* streaming to a file */
     hog_atomic_file *out;
     hog_hgd_writer *writer; /* NULL in memory */
+    int pass;               /* blocks go to on_block only (hog_builder_create_pass) */
 
     /* spilling: an in-memory builder past spill_at bytes goes on in a
      * scratch file; the blocks it held stay (handed out, see on_block)
@@ -74,6 +75,14 @@ int hog_builder_create(uint32_t rows_per_block, hog_atomic_file *out, hog_builde
     b->ptr[0] = 0;
     *bp = b;
     return 0;
+}
+
+int hog_builder_create_pass(uint32_t rows_per_block, hog_builder **bp)
+{
+    int rc = hog_builder_create(rows_per_block, NULL, bp);
+    if (rc == 0)
+        (*bp)->pass = 1;
+    return rc;
 }
 
 void hog_builder_set_one_based(hog_builder *b, int one_based)
@@ -192,9 +201,8 @@ static int builder_flush(hog_builder *b)
                       b->index,    b->value,   b->label, b->weighted ? b->weight : NULL};
     view.sum = hog_block_sum(&view);
     int rc;
-    if (b->writer) {
-        rc = hog_hgd_writer_block(b->writer, &view);
-        if (rc < 0)
+    if (b->writer || b->pass) {
+        if (b->writer && (rc = hog_hgd_writer_block(b->writer, &view)) < 0)
             return rc;
         if (b->on_block) { /* a view of the builder's arrays, which the callback may keep */
             hog_block_buffers bufs = {b->ptr, b->label, b->weight, b->index, b->value, b->nnz_cap};
@@ -422,6 +430,13 @@ int hog_builder_finish(hog_builder *b, hog_format format, hog_dataset **out)
     hog_builder_free(b);
     *out = ds;
     return 0;
+}
+
+int hog_builder_finish_pass(hog_builder *b)
+{
+    int rc = b->rows == 0 ? HOG_EEMPTY : builder_flush(b);
+    hog_builder_free(b);
+    return rc;
 }
 
 int hog_builder_finish_file(hog_builder *b, hog_dataset_info *info)

@@ -370,6 +370,55 @@ static inline int hog_rowsel_keep(const hog_rowsel *s, uint64_t row)
 int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *sel, int drop,
                  hog_pool *pool, hog_metrics *out);
 
+/* The sums an evaluation keeps of one worker's rows (train_eval.c), in
+ * memory that does not grow with the rows: AUC comes from a histogram of
+ * the scores (HOG_AUC_BINS bins, each a pair of counts: negatives, then
+ * positives), exact but for the pairs of a positive and a negative row
+ * whose scores share a bin (see train_eval.c for the bins and the bound). */
+#define HOG_AUC_BINADES 64   /* powers of two of magnitude binned: 2^-32 .. 2^32 */
+#define HOG_AUC_STEP_BITS 9  /* each cut into 2^9 bins */
+#define HOG_AUC_STEPS (1u << HOG_AUC_STEP_BITS)
+#define HOG_AUC_BINS (2u * HOG_AUC_BINADES * HOG_AUC_STEPS + 1u)
+
+typedef struct hog_eval_sums {
+    uint64_t rows;
+    double wsum;      /* their importance weights (the rows, when unweighted) */
+    double correct;   /* weight of the rows classified right */
+    double known;     /* softmax: weight of the rows whose label is one of the model's classes */
+    double loss;      /* weighted sum of the model's own loss */
+    double sq;        /* weighted sum of squared residuals */
+    uint64_t *hist;   /* binary losses: 2 * HOG_AUC_BINS counts; NULL otherwise */
+} hog_eval_sums;
+
+/* Zeroes e for rows of m (the histogram too, for a binary loss). Returns
+ * 0 or -ENOMEM; hog_eval_sums_free accepts what a failed init left. */
+int hog_eval_sums_init(hog_eval_sums *e, const hog_model *m);
+void hog_eval_sums_free(hog_eval_sums *e);
+
+/* Adds a row (its label, its importance weight and its m->outputs scores
+ * s, which softmax turns into probabilities in place) to e and returns the
+ * class predicted, as hog_scores_class does. */
+uint32_t hog_eval_add(const hog_model *m, hog_eval_sums *e, float label, float weight, float *s);
+
+/* The class m predicts from its scores s (softmax: turned into
+ * probabilities in place, the most probable picked as hog_model_predict
+ * picks it): binary 1 for a positive score, regression 0. */
+uint32_t hog_scores_class(const hog_model *m, float *s);
+
+/* Adds from's sums into into's. */
+void hog_eval_sums_merge(hog_eval_sums *into, const hog_eval_sums *from);
+
+/* The metrics of the rows summed in t (NaN where they do not apply). */
+void hog_eval_metrics(const hog_model *m, const hog_eval_sums *t, hog_metrics *out);
+
+/* The histogram bin of a score: bins are ordered as the scores are. */
+uint32_t hog_auc_bin(float score);
+
+/* The AUC of a histogram (NaN without both classes), pairs in one bin
+ * counted half; *bound (if not NULL) gets the most it can differ from the
+ * exact AUC: half the fraction of positive-negative pairs in one bin. */
+double hog_auc_of(const uint64_t *hist, double *bound);
+
 /* The memory limit a run uses: p->mem_limit, or half of what is available. */
 uint64_t hog_mem_limit(const hog_train_params *p);
 

@@ -1,8 +1,7 @@
-/* train_eval.c: metrics of a model on a data set (log loss, accuracy, AUC, RMSE), computed in parallel. */
+/* train_eval.c: metrics of a model on a data set (log loss, accuracy, AUC from a histogram of scores, RMSE), computed in parallel in bounded memory. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "train.h"
@@ -10,13 +9,185 @@
 /* Rows per GEMM when evaluating on the dense kernel. */
 #define EVAL_BATCH 256u
 
+/* ===================================================================== *
+ *  AUC from a histogram of scores
+ *
+ *  Sorting every score (8 bytes a row, kept until the end) made the
+ *  evaluation's memory grow with the data. A row's score instead picks a
+ *  bin by its float bits, which orders bins as the scores: the middle bin
+ *  holds magnitudes below 2^-HOG_AUC_BINADES/2 (zero among them), the
+ *  outermost ones everything beyond 2^HOG_AUC_BINADES/2, and between them
+ *  each power of two is cut into HOG_AUC_STEPS bins of equal width (a bin
+ *  is 1/512 of its scores' magnitude wide, 0.2%). A positive and a negative
+ *  row in different bins are ordered as their scores are; two in one bin
+ *  count as a tie, half, as the exact Mann-Whitney statistic counts equal
+ *  scores. So the AUC is exact but for pairs that share a bin, and differs
+ *  from the exact one by at most half the fraction of positive-negative
+ *  pairs that do (hog_auc_of returns that bound): zero when no bin holds
+ *  both, and for scores spread over a range a few hundred bins wide or
+ *  more, below 1e-4 (the tests measure it).
+ * ===================================================================== */
+uint32_t hog_auc_bin(float score)
+{
+    uint32_t u;
+    memcpy(&u, &score, sizeof(u));
+    const uint32_t mag = u & 0x7fffffffu;
+    const uint32_t lo = (uint32_t)(127 - HOG_AUC_BINADES / 2) << 23; /* 2^-32 */
+    const uint32_t span = (uint32_t)HOG_AUC_BINADES << 23;
+    const uint32_t mid = HOG_AUC_BINADES * HOG_AUC_STEPS;
+    if (mag < lo)
+        return mid;
+    /* the top bits of the exponent and mantissa above 2^-32: HOG_AUC_STEPS a binade */
+    uint32_t q = (HOG_MIN(mag - lo, span - 1) >> (23 - HOG_AUC_STEP_BITS)) + 1;
+    return u >> 31 ? mid - q : mid + q;
+}
+
+double hog_auc_of(const uint64_t *hist, double *bound)
+{
+    double below = 0, pairs = 0, tied = 0, npos = 0;
+    for (uint32_t b = 0; b < HOG_AUC_BINS; b++) {
+        double neg = (double)hist[2 * b], pos = (double)hist[2 * b + 1];
+        pairs += pos * below + 0.5 * pos * neg;
+        tied += pos * neg;
+        below += neg;
+        npos += pos;
+    }
+    double all = npos * below;
+    if (bound)
+        *bound = all > 0 ? 0.5 * tied / all : (double)NAN;
+    return all > 0 ? pairs / all : (double)NAN;
+}
+
+/* ===================================================================== *
+ *  Sums of one worker's rows
+ * ===================================================================== */
+int hog_eval_sums_init(hog_eval_sums *e, const hog_model *m)
+{
+    memset(e, 0, sizeof(*e));
+    if (!hog_loss_is_binary(m->info.loss))
+        return 0;
+    /* Pages of zeros until a bin is counted in: a narrow range of scores
+     * touches few of them. */
+    e->hist = hog_calloc(2 * (size_t)HOG_AUC_BINS, sizeof(uint64_t));
+    return e->hist ? 0 : -ENOMEM;
+}
+
+void hog_eval_sums_free(hog_eval_sums *e)
+{
+    hog_free(e->hist);
+    e->hist = NULL;
+}
+
+/* The index of the largest of s[0..k), the first of equals. */
+static uint32_t argmax(const float *s, uint32_t k)
+{
+    uint32_t best = 0;
+    for (uint32_t i = 1; i < k; i++)
+        best = s[i] > s[best] ? i : best;
+    return best;
+}
+
+uint32_t hog_scores_class(const hog_model *m, float *s)
+{
+    switch (m->info.loss) {
+    case HOG_LOSS_SOFTMAX:
+        hog_softmax(s, m->outputs); /* the most probable, as hog_model_predict picks it */
+        return argmax(s, m->outputs);
+    case HOG_LOSS_SQUARED:
+    case HOG_LOSS_QUANTILE:
+        return 0;
+    default:
+        return s[0] > 0;
+    }
+}
+
+/* Losses and accuracy are weighted means, as the training objective weighs
+ * the rows; AUC counts every row once. */
+uint32_t hog_eval_add(const hog_model *m, hog_eval_sums *e, float label, float weight, float *s)
+{
+    const uint32_t K = m->outputs;
+    const double w = (double)weight;
+    e->rows++;
+    e->wsum += w;
+    switch (m->info.loss) {
+    case HOG_LOSS_SOFTMAX: {
+        int y = hog_model_class_of(m, label);
+        float score_y = y >= 0 ? s[y] : 0.0f;
+        float lse = hog_softmax(s, K); /* s now holds probabilities */
+        uint32_t best = argmax(s, K);
+        if (y >= 0) {
+            e->known += w;
+            e->correct += best == (uint32_t)y ? w : 0;
+            e->loss += w * (double)(lse - score_y); /* -log p_y, exact even when p_y underflows */
+        }
+        return best;
+    }
+    case HOG_LOSS_SQUARED:
+    case HOG_LOSS_QUANTILE: {
+        float v; /* squared/2, or the pinball loss at the model's quantile */
+        hog_loss_grad_tau(m->info.loss, s[0], label, (float)m->info.params.quantile, &v);
+        e->loss += w * (double)v;
+        double r = (double)s[0] - (double)label;
+        e->sq += w * r * r;
+        return 0;
+    }
+    default: {
+        int pos = hog_model_class_of(m, label);
+        float v;
+        hog_loss_grad(m->info.loss, s[0], pos ? 1.0f : -1.0f, &v);
+        e->loss += w * (double)v;
+        e->correct += (s[0] > 0) == pos ? w : 0;
+        e->hist[2 * hog_auc_bin(s[0]) + (pos != 0)]++;
+        return s[0] > 0;
+    }
+    }
+}
+
+void hog_eval_sums_merge(hog_eval_sums *into, const hog_eval_sums *from)
+{
+    into->rows += from->rows;
+    into->wsum += from->wsum;
+    into->correct += from->correct;
+    into->known += from->known;
+    into->loss += from->loss;
+    into->sq += from->sq;
+    if (into->hist && from->hist)
+        for (size_t b = 0; b < 2 * (size_t)HOG_AUC_BINS; b++)
+            into->hist[b] += from->hist[b];
+}
+
+void hog_eval_metrics(const hog_model *m, const hog_eval_sums *t, hog_metrics *out)
+{
+    *out = hog_metrics_none();
+    out->rows = t->rows;
+    if (t->rows == 0 || t->wsum == 0)
+        return;
+    double rows = t->wsum;
+    switch (m->info.loss) {
+    case HOG_LOSS_SOFTMAX:
+        out->accuracy = t->correct / rows;
+        out->loss = out->logloss = t->known > 0 ? t->loss / t->known : (double)NAN;
+        break;
+    case HOG_LOSS_SQUARED:
+    case HOG_LOSS_QUANTILE:
+        out->loss = t->loss / rows;
+        out->rmse = sqrt(t->sq / rows);
+        break;
+    default:
+        out->loss = t->loss / rows;
+        out->accuracy = t->correct / rows;
+        if (m->info.loss == HOG_LOSS_LOGISTIC)
+            out->logloss = out->loss;
+        out->auc = hog_auc_of(t->hist, NULL);
+        break;
+    }
+}
+
+/* ===================================================================== *
+ *  Evaluation of a data set on a pool
+ * ===================================================================== */
 typedef struct eval_part {
-    _Alignas(HOG_CACHELINE) uint64_t rows;
-    double wsum;    /* their importance weights (the rows, when unweighted) */
-    double correct; /* weight of the rows classified right */
-    double known;   /* softmax: weight of the rows whose label is one of the model's classes */
-    double loss;    /* weighted sum of the model's own loss */
-    double sq;      /* weighted sum of squared residuals */
+    _Alignas(HOG_CACHELINE) hog_eval_sums sums;
     int oom;
 } eval_part;
 
@@ -28,12 +199,10 @@ typedef struct eval_job {
     int dense;      /* score batches of rows with GEMM (the model was trained on the dense kernel) */
     atomic_uint next_block;
     eval_part *parts;
-    float *score;   /* binary: one score per row, NaN where not selected */
-    uint8_t *pos;   /* binary: 1 where the row is positive */
 } eval_job;
 
-static void eval_rows(eval_job *job, eval_part *part, float *s, uint64_t lo, uint64_t hi);
-static void eval_rows_dense(eval_job *job, eval_part *part, hog_dense *d, uint64_t lo, uint64_t hi);
+static void eval_rows(eval_job *job, hog_eval_sums *e, float *s, uint64_t lo, uint64_t hi);
+static void eval_rows_dense(eval_job *job, hog_eval_sums *e, hog_dense *d, uint64_t lo, uint64_t hi);
 
 static void eval_worker(void *arg, unsigned ith, unsigned nth)
 {
@@ -46,7 +215,7 @@ static void eval_worker(void *arg, unsigned ith, unsigned nth)
     /* Made here, so the buffers are on this worker's node; the snapshot is
      * taken once: nothing writes the model during an evaluation. */
     hog_dense *d = job->dense ? hog_dense_new(m->dim, K, EVAL_BATCH) : NULL;
-    if (!s || (job->dense && !d)) {
+    if (!s || (job->dense && !d) || hog_eval_sums_init(&part->sums, m) < 0) {
         hog_free(s);
         hog_dense_free(d);
         part->oom = 1;
@@ -64,9 +233,9 @@ static void eval_worker(void *arg, unsigned ith, unsigned nth)
             hog_dataset_willneed(ds, b + nth);
         uint64_t lo = (uint64_t)b * ds->info.rows_per_block, hi = lo + ds->blocks[b].rows;
         if (d)
-            eval_rows_dense(job, part, d, lo, hi);
+            eval_rows_dense(job, &part->sums, d, lo, hi);
         else
-            eval_rows(job, part, s, lo, hi);
+            eval_rows(job, &part->sums, s, lo, hi);
         if (job->drop)
             hog_dataset_drop(ds, b, 1);
     }
@@ -74,120 +243,34 @@ static void eval_worker(void *arg, unsigned ith, unsigned nth)
     hog_dense_free(d);
 }
 
-/* Adds row i (its label, its importance weight, its scores s, which it may
- * overwrite) to the metrics: losses and accuracy are weighted means, as the
- * training objective weighs the rows; AUC counts every row once. */
-static void eval_account(eval_job *job, eval_part *part, uint64_t i, float label, float weight, float *s)
-{
-    const hog_model *m = job->m;
-    const uint32_t K = m->outputs;
-    const double w = (double)weight;
-    part->rows++;
-    part->wsum += w;
-    switch (m->info.loss) {
-    case HOG_LOSS_SOFTMAX: {
-        int y = hog_model_class_of(m, label);
-        float score_y = y >= 0 ? s[y] : 0.0f;
-        float lse = hog_softmax(s, K); /* s now holds probabilities */
-        uint32_t best = 0;
-        for (uint32_t k = 1; k < K; k++)
-            best = s[k] > s[best] ? k : best;
-        if (y >= 0) {
-            part->known += w;
-            part->correct += best == (uint32_t)y ? w : 0;
-            part->loss += w * (double)(lse - score_y); /* -log p_y, exact even when p_y underflows */
-        }
-        break;
-    }
-    case HOG_LOSS_SQUARED:
-    case HOG_LOSS_QUANTILE: {
-        float v; /* squared/2, or the pinball loss at the model's quantile */
-        hog_loss_grad_tau(m->info.loss, s[0], label, (float)m->info.params.quantile, &v);
-        part->loss += w * (double)v;
-        double r = (double)s[0] - (double)label;
-        part->sq += w * r * r;
-        break;
-    }
-    default: {
-        int pos = hog_model_class_of(m, label);
-        float v;
-        hog_loss_grad(m->info.loss, s[0], pos ? 1.0f : -1.0f, &v);
-        part->loss += w * (double)v;
-        part->correct += (s[0] > 0) == pos ? w : 0;
-        job->score[i] = s[0];
-        job->pos[i] = (uint8_t)pos;
-        break;
-    }
-    }
-}
-
-static void eval_rows(eval_job *job, eval_part *part, float *s, uint64_t lo, uint64_t hi)
+static void eval_rows(eval_job *job, hog_eval_sums *e, float *s, uint64_t lo, uint64_t hi)
 {
     for (uint64_t i = lo; i < hi; i++) {
-        if (job->score)
-            job->score[i] = NAN;
         if (!hog_rowsel_keep(job->sel, i))
             continue;
         hog_row row = hog_dataset_row(job->ds, i);
         hog_model_scores(job->m, &row, s);
-        eval_account(job, part, i, row.label, row.weight, s);
+        hog_eval_add(job->m, e, row.label, row.weight, s);
     }
 }
 
 /* The same metrics, the scores of EVAL_BATCH selected rows at a time from
  * one GEMM. */
-static void eval_rows_dense(eval_job *job, eval_part *part, hog_dense *d, uint64_t lo, uint64_t hi)
+static void eval_rows_dense(eval_job *job, hog_eval_sums *e, hog_dense *d, uint64_t lo, uint64_t hi)
 {
     const uint32_t K = job->m->outputs;
     hog_row rows[EVAL_BATCH];
-    uint64_t ids[EVAL_BATCH];
     uint32_t n = 0;
     for (uint64_t i = lo; i < hi; i++) {
-        if (job->score)
-            job->score[i] = NAN;
-        if (hog_rowsel_keep(job->sel, i)) {
-            ids[n] = i;
+        if (hog_rowsel_keep(job->sel, i))
             rows[n++] = hog_dataset_row(job->ds, i);
-        }
         if (n == EVAL_BATCH || (i + 1 == hi && n > 0)) {
             float *s = (float *)hog_dense_scores(d, rows, n);
             for (uint32_t r = 0; r < n; r++)
-                eval_account(job, part, ids[r], rows[r].label, rows[r].weight, s + (size_t)r * K);
+                hog_eval_add(job->m, e, rows[r].label, rows[r].weight, s + (size_t)r * K);
             n = 0;
         }
     }
-}
-
-typedef struct scored {
-    float score;
-    uint8_t pos;
-} scored;
-
-static int scored_cmp(const void *a, const void *b)
-{
-    float x = ((const scored *)a)->score, y = ((const scored *)b)->score;
-    return (x > y) - (x < y);
-}
-
-/* Area under the ROC curve: the Mann-Whitney statistic, ties counted half. */
-static double auc_of(scored *v, uint64_t n)
-{
-    qsort(v, n, sizeof(*v), scored_cmp);
-    double npos = 0, rank_sum = 0;
-    for (uint64_t i = 0; i < n;) {
-        uint64_t j = i;
-        uint64_t pos_in_tie = 0;
-        while (j < n && v[j].score == v[i].score)
-            pos_in_tie += v[j++].pos;
-        double mean_rank = 0.5 * (double)(i + 1 + j); /* ranks i+1 .. j */
-        rank_sum += mean_rank * (double)pos_in_tie;
-        npos += (double)pos_in_tie;
-        i = j;
-    }
-    double nneg = (double)n - npos;
-    if (npos == 0 || nneg == 0)
-        return NAN;
-    return (rank_sum - npos * (npos + 1) / 2) / (npos * nneg);
 }
 
 int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *sel, int drop,
@@ -195,8 +278,6 @@ int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *se
 {
     *out = hog_metrics_none();
     unsigned nth = hog_pool_threads(pool);
-    uint64_t n = ds->info.rows;
-    int binary = hog_loss_is_binary(m->info.loss);
     eval_job job = {.m = m, .ds = ds, .sel = sel, .drop = drop, .dense = m->info.params.kernel == HOG_KERNEL_DENSE};
     if (job.dense)
         hog_dense_blas_init();
@@ -205,70 +286,22 @@ int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *se
         for (uint32_t b = 0; b < nth && b < ds->info.blocks; b++)
             hog_dataset_willneed(ds, b);
     job.parts = hog_aligned_alloc(HOG_CACHELINE, nth * sizeof(eval_part));
-    if (binary) {
-        job.score = hog_malloc(n * sizeof(float));
-        job.pos = hog_malloc(n);
-    }
-    int rc = 0;
-    if (!job.parts || (binary && (!job.score || !job.pos))) {
-        rc = -ENOMEM;
-        goto out;
-    }
+    if (!job.parts)
+        return -ENOMEM;
     memset(job.parts, 0, nth * sizeof(eval_part));
     hog_pool_run(pool, eval_worker, &job);
 
-    eval_part t = {0};
+    int rc = 0;
     for (unsigned i = 0; i < nth; i++) {
-        t.rows += job.parts[i].rows;
-        t.wsum += job.parts[i].wsum;
-        t.correct += job.parts[i].correct;
-        t.known += job.parts[i].known;
-        t.loss += job.parts[i].loss;
-        t.sq += job.parts[i].sq;
-        t.oom |= job.parts[i].oom;
+        rc = job.parts[i].oom ? -ENOMEM : rc;
+        if (i > 0)
+            hog_eval_sums_merge(&job.parts[0].sums, &job.parts[i].sums);
     }
-    if (t.oom) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    out->rows = t.rows;
-    if (t.rows == 0 || t.wsum == 0)
-        goto out;
-    double rows = t.wsum;
-    switch (m->info.loss) {
-    case HOG_LOSS_SOFTMAX:
-        out->accuracy = t.correct / rows;
-        out->loss = out->logloss = t.known > 0 ? t.loss / t.known : (double)NAN;
-        break;
-    case HOG_LOSS_SQUARED:
-    case HOG_LOSS_QUANTILE:
-        out->loss = t.loss / rows;
-        out->rmse = sqrt(t.sq / rows);
-        break;
-    default: {
-        out->loss = t.loss / rows;
-        out->accuracy = t.correct / rows;
-        if (m->info.loss == HOG_LOSS_LOGISTIC)
-            out->logloss = out->loss;
-        /* Compact the selected rows' scores in place, reusing the buffers. */
-        scored *v = hog_malloc(t.rows * sizeof(scored));
-        if (!v) {
-            rc = -ENOMEM;
-            goto out;
-        }
-        uint64_t k = 0;
-        for (uint64_t i = 0; i < n; i++)
-            if (!isnan(job.score[i]))
-                v[k++] = (scored){job.score[i], job.pos[i]};
-        out->auc = auc_of(v, k);
-        hog_free(v);
-        break;
-    }
-    }
-out:
+    if (rc == 0)
+        hog_eval_metrics(m, &job.parts[0].sums, out);
+    for (unsigned i = 0; i < nth; i++)
+        hog_eval_sums_free(&job.parts[i].sums);
     hog_free(job.parts);
-    hog_free(job.score);
-    hog_free(job.pos);
     return rc;
 }
 

@@ -251,6 +251,20 @@ int hog_number_format(char *buf, size_t len, double v);
  * success. Thread-safe. */
 int hog_number_parse(const char *s, double *out);
 
+/* ---- numbers as printf writes them, without printf (util_format.c) ---- */
+/* Enough for anything the two formatters below write, and its NUL
+ * ("%.6f" of the largest double takes 318 bytes). */
+#define HOG_FORMAT_CHARS 320
+
+/* Write v into buf (HOG_FORMAT_CHARS bytes) byte for byte as snprintf's
+ * "%.6f" and "%.9g" would in the C locale (correctly rounded, ties to
+ * even; "nan", "-inf" and the like), NUL-terminated, and return the
+ * length. About ten times faster than snprintf for the values they are
+ * made for (probabilities, and floats in %.9g, which round-trips them).
+ * Thread-safe. */
+size_t hog_format_f6(char *buf, double v);
+size_t hog_format_g9(char *buf, double v);
+
 /* ---- atomic file output: an unnamed file (O_TMPFILE) or a named temporary one, fsync, rename, fsync of the folder (util_file.c) ---- */
 typedef struct hog_atomic_file {
     int fd;

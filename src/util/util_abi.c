@@ -194,4 +194,13 @@ AT(hog_link_params, sync_seconds, 72);
 AT(hog_link_params, shards, 80);
 AT(hog_link_params, drop, 88);
 AT(hog_link_params, reserved, 96);
+
+_Static_assert(sizeof(hog_predict_params) == 64, "hog_predict_params stays 64 bytes");
+AT(hog_predict_params, threads, 0);
+AT(hog_predict_params, format, 4);
+AT(hog_predict_params, write, 8);
+AT(hog_predict_params, write_ctx, 16);
+AT(hog_predict_params, fd, 24);
+AT(hog_predict_params, metrics, 28);
+AT(hog_predict_params, reserved, 32);
 #endif

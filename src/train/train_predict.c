@@ -1,0 +1,491 @@
+/* train_predict.c: a model's predictions for a whole file in one pass and bounded memory: blocks of rows scored and formatted on every core, written in order. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "train.h"
+
+/*
+ * The input comes as a sequence of blocks: the blocks of a mapped .hgd, or
+ * those the text parsers build, which a reader thread takes from a builder
+ * that keeps none (hog_builder_create_pass). A ring of `depth` slots holds
+ * the blocks in flight and their formatted predictions:
+ *
+ *   pushed    blocks put in slots (text: by the reader; .hgd: all of them,
+ *             there from the start)
+ *   claimed   blocks taken by a worker to score and format
+ *   written   blocks whose predictions have gone out, in order
+ *
+ * written <= claimed <= pushed, and a block is claimed (.hgd) or pushed
+ * (text) only while it is less than `depth` ahead of written: memory stays
+ * at depth blocks and their text however large the input. A worker that
+ * finishes a block writes out every finished block from `written` on, unless
+ * another worker is doing so (then that one picks it up before it stops),
+ * so the output is in row order and no thread is set aside for writing.
+ * One mutex guards the counters; blocks are thousands of rows, so taking it
+ * twice a block costs nothing measurable.
+ */
+
+typedef struct pred_slot {
+    hog_block blk;          /* text: the block's rows, in bufs */
+    hog_block_buffers bufs; /* text: arrays traded with the builder */
+    char *out;              /* the block's predictions */
+    size_t len, cap;
+    int scored;
+} pred_slot;
+
+typedef struct pred_part {
+    _Alignas(HOG_CACHELINE) hog_eval_sums sums;
+    uint64_t rows;
+    uint64_t top; /* the largest feature index + 1 seen */
+} pred_part;
+
+typedef struct pred_job {
+    const hog_model *m;
+    const char *path;
+    hog_predict_params pp;
+    int output;              /* predictions are written (and so formatted) */
+    const hog_dataset *ds;   /* the mapped input, or NULL for text */
+    int drop_cache;          /* .hgd larger than half the memory: out of the page cache too */
+    uint32_t rows_per_block;
+    char (*label)[HOG_NUMBER_CHARS]; /* the class labels as "%.17g" writes them */
+    size_t *label_len;
+
+    pthread_mutex_t mu;
+    pthread_cond_t changed;
+    pred_slot *slots;
+    unsigned depth;
+    uint64_t pushed, claimed, written;
+    int reading_done; /* no more blocks will be pushed */
+    int writing;      /* a worker is writing out finished blocks */
+    int stop;         /* an error: everyone winds down */
+    int rc;           /* the first error */
+    char err[512];
+    pred_part *parts;
+} pred_job;
+
+/* Records the first error and stops the run. Called with the mutex held. */
+static void job_fail(pred_job *j, int rc, const char *msg)
+{
+    if (!j->stop) {
+        j->stop = 1;
+        j->rc = rc;
+        snprintf(j->err, sizeof(j->err), "%s", msg);
+    }
+    pthread_cond_broadcast(&j->changed);
+}
+
+/* ===================================================================== *
+ *  Scoring and formatting one block
+ * ===================================================================== */
+
+/* Appends the prediction of a row whose first score was raw and whose
+ * class is cls to the slot, in the output format. */
+static inline void put_prediction(const pred_job *j, pred_slot *sl, float raw, uint32_t cls)
+{
+    const hog_loss loss = j->m->info.loss;
+    char *p = sl->out + sl->len;
+    if (j->pp.format == HOG_PREDICT_F32) {
+        float v = loss == HOG_LOSS_LOGISTIC ? (float)(1.0 / (1.0 + exp(-(double)raw)))
+                  : hog_loss_is_regression(loss) ? raw
+                                                   : (float)j->m->class_labels[cls];
+        uint32_t bits;
+        memcpy(&bits, &v, sizeof(bits));
+        for (int i = 0; i < 4; i++)
+            p[i] = (char)(bits >> (8 * i)); /* little-endian on any host */
+        sl->len += 4;
+        return;
+    }
+    size_t n;
+    if (loss == HOG_LOSS_LOGISTIC) { /* hog_model_predict's probability, to the digit */
+        n = hog_format_f6(p, 1.0 / (1.0 + exp(-(double)raw)));
+    } else if (hog_loss_is_regression(loss)) {
+        n = hog_format_g9(p, (double)raw);
+    } else {
+        n = j->label_len[cls];
+        memcpy(p, j->label[cls], n);
+    }
+    p[n] = '\n';
+    sl->len += n + 1;
+}
+
+/* Scores the rows of blk into sl's predictions and part's sums. s: room
+ * for the model's outputs. Returns 0 or -ENOMEM. */
+static int score_block(pred_job *j, pred_part *part, const hog_block *blk, pred_slot *sl, float *s)
+{
+    const hog_model *m = j->m;
+    const int metrics = j->pp.metrics;
+    sl->len = 0;
+    for (uint32_t r = 0; r < blk->rows; r++) {
+        /* Room for the longest prediction a row can have, checked per row
+         * rather than bounded per block: a cheap test, and no bound to get
+         * wrong. */
+        if (j->output && sl->cap - sl->len <= HOG_FORMAT_CHARS) {
+            void *out = sl->out;
+            size_t need = sl->len + HOG_FORMAT_CHARS + 1 + (size_t)(blk->rows - r) * 12;
+            int rc = hog_array_grow(&out, &sl->cap, need, 1, 4096);
+            sl->out = out;
+            if (rc < 0)
+                return rc;
+        }
+        const uint32_t a = blk->ptr[r];
+        const hog_row row = {blk->index + a, blk->value + a, blk->ptr[r + 1] - a, blk->label[r],
+                             blk->weight ? blk->weight[r] : 1.0f};
+        if (row.nnz)
+            part->top = HOG_MAX(part->top, (uint64_t)row.index[row.nnz - 1] + 1);
+        hog_model_scores(m, &row, s);
+        const float raw = s[0];
+        uint32_t cls = metrics ? hog_eval_add(m, &part->sums, row.label, row.weight, s)
+                               : hog_scores_class(m, s);
+        if (j->output)
+            put_prediction(j, sl, raw, cls);
+    }
+    part->rows += blk->rows;
+    return 0;
+}
+
+/* ===================================================================== *
+ *  Writing in order
+ * ===================================================================== */
+static int write_fd(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static int emit(const pred_job *j, const pred_slot *sl)
+{
+    if (!j->output || sl->len == 0)
+        return 0;
+    if (j->pp.write)
+        return j->pp.write(j->pp.write_ctx, sl->out, sl->len);
+    return write_fd(j->pp.fd, sl->out, sl->len);
+}
+
+/* Writes out the finished blocks from `written` on, unless another worker
+ * is at it. Called with the mutex held; releases it while writing. */
+static void write_ready(pred_job *j)
+{
+    while (!j->writing && !j->stop && j->written < j->claimed && j->slots[j->written % j->depth].scored) {
+        uint64_t from = j->written, to = from;
+        while (to < j->claimed && j->slots[to % j->depth].scored)
+            to++;
+        j->writing = 1;
+        pthread_mutex_unlock(&j->mu);
+        int rc = 0;
+        for (uint64_t q = from; q < to && rc == 0; q++)
+            rc = emit(j, &j->slots[q % j->depth]);
+        pthread_mutex_lock(&j->mu);
+        for (uint64_t q = from; q < to; q++)
+            j->slots[q % j->depth].scored = 0;
+        j->written = to;
+        j->writing = 0;
+        if (rc < 0) {
+            char msg[160];
+            snprintf(msg, sizeof(msg), "the predictions could not be written: %s", hog_strerror(rc));
+            job_fail(j, rc, msg);
+        }
+        pthread_cond_broadcast(&j->changed);
+    }
+}
+
+/* ===================================================================== *
+ *  The workers
+ * ===================================================================== */
+static void pred_worker(void *arg, unsigned ith, unsigned nth)
+{
+    pred_job *j = arg;
+    pred_part *part = &j->parts[ith];
+    float *s = hog_malloc(j->m->outputs * sizeof(float));
+    int rc = s ? 0 : -ENOMEM;
+    if (rc == 0 && j->pp.metrics)
+        rc = hog_eval_sums_init(&part->sums, j->m);
+    pthread_mutex_lock(&j->mu);
+    while (rc == 0) {
+        /* A block is there to claim once pushed, and (for a mapped input,
+         * where all are pushed) while its slot is free. */
+        while (!j->stop && !(j->claimed < j->pushed && j->claimed < j->written + j->depth) &&
+               !(j->reading_done && j->claimed == j->pushed))
+            pthread_cond_wait(&j->changed, &j->mu);
+        if (j->stop || j->claimed == j->pushed)
+            break;
+        uint64_t q = j->claimed++;
+        pthread_mutex_unlock(&j->mu);
+
+        pred_slot *sl = &j->slots[q % j->depth];
+        const hog_block *blk = j->ds ? &j->ds->blocks[q] : &sl->blk;
+        if (j->ds && q + nth < j->pushed)
+            hog_dataset_willneed(j->ds, (uint32_t)(q + nth));
+        rc = score_block(j, part, blk, sl, s);
+        if (j->ds) /* the mapped pages leave the process: its memory stays at the blocks in flight */
+            hog_dataset_drop(j->ds, (uint32_t)q, j->drop_cache);
+
+        pthread_mutex_lock(&j->mu);
+        sl->scored = 1;
+        if (rc == 0)
+            write_ready(j);
+    }
+    if (rc < 0) {
+        char msg[sizeof(j->err)];
+        snprintf(msg, sizeof(msg), "%s: out of memory", j->path);
+        job_fail(j, rc, msg);
+    }
+    pthread_mutex_unlock(&j->mu);
+    hog_free(s);
+}
+
+/* ===================================================================== *
+ *  Text: the reader thread
+ * ===================================================================== */
+typedef struct pred_reader {
+    pred_job *j;
+    const char *path;
+    hog_read_params p;
+    hog_builder *b;
+    hog_format format;
+    uint64_t skipped;
+    char *report;
+} pred_reader;
+
+/* Gives a slot the arrays a builder needs for a block of rpb rows. */
+static int slot_buffers(pred_slot *sl, uint32_t rpb, int weighted)
+{
+    hog_block_buffers *b = &sl->bufs;
+    if (!b->ptr && !(b->ptr = hog_malloc(((size_t)rpb + 1) * sizeof(uint32_t))))
+        return -ENOMEM;
+    b->ptr[0] = 0;
+    if (!b->label && !(b->label = hog_malloc((size_t)rpb * sizeof(float))))
+        return -ENOMEM;
+    if (weighted && !b->weight && !(b->weight = hog_malloc((size_t)rpb * sizeof(float))))
+        return -ENOMEM;
+    return 0;
+}
+
+/* The builder's callback, on the reader thread: the block goes into the
+ * next slot once that slot's last block has been written, the slot taking
+ * the builder's arrays (the block's rows) in exchange for its own. */
+static int reader_block(void *ctx, const hog_block *blk, int kept, double position, hog_block_buffers *bufs)
+{
+    (void)kept; /* always 0: a pass builder keeps nothing */
+    (void)position;
+    pred_job *j = ctx;
+    pthread_mutex_lock(&j->mu);
+    while (!j->stop && j->pushed - j->written >= j->depth)
+        pthread_cond_wait(&j->changed, &j->mu);
+    int stop = j->stop;
+    pthread_mutex_unlock(&j->mu);
+    if (stop)
+        return -ECANCELED;
+    /* The slot is the reader's until pushed moves past it. */
+    pred_slot *sl = &j->slots[j->pushed % j->depth];
+    int rc = slot_buffers(sl, j->rows_per_block, blk->weight != NULL);
+    if (rc < 0)
+        return rc;
+    hog_block_buffers mine = sl->bufs;
+    sl->bufs = *bufs;
+    *bufs = mine;
+    sl->blk = *blk;
+    pthread_mutex_lock(&j->mu);
+    j->pushed++;
+    pthread_cond_broadcast(&j->changed);
+    pthread_mutex_unlock(&j->mu);
+    return 0;
+}
+
+static void *reader_main(void *arg)
+{
+    pred_reader *r = arg;
+    pred_job *j = r->j;
+    char err[sizeof(j->err)] = "";
+    int rc = hog_text_read(r->path, &r->p, r->b, &r->format, &r->skipped, &r->report, err, sizeof(err));
+    if (rc == 0)
+        rc = hog_builder_finish_pass(r->b);
+    else
+        hog_builder_free(r->b);
+    r->b = NULL;
+    if (rc < 0 && !err[0])
+        snprintf(err, sizeof(err), "%s: %s", r->path, hog_strerror(rc));
+    pthread_mutex_lock(&j->mu);
+    j->reading_done = 1;
+    if (rc < 0 && rc != -ECANCELED) /* ECANCELED: the workers stopped it, for a reason of their own */
+        job_fail(j, rc, err);
+    pthread_cond_broadcast(&j->changed);
+    pthread_mutex_unlock(&j->mu);
+    return NULL;
+}
+
+/* ===================================================================== *
+ *  The call
+ * ===================================================================== */
+hog_predict_params hog_predict_params_default(void)
+{
+    hog_predict_params p;
+    memset(&p, 0, sizeof(p));
+    p.format = HOG_PREDICT_TEXT;
+    p.fd = -1;
+    p.metrics = 1;
+    return p;
+}
+
+/* The class labels as "%.17g" writes them, for the text format. */
+static int labels_format(pred_job *j)
+{
+    const uint32_t n = j->m->info.classes;
+    j->label = hog_calloc(n ? n : 1, sizeof(*j->label));
+    j->label_len = hog_calloc(n ? n : 1, sizeof(size_t));
+    if (!j->label || !j->label_len)
+        return -ENOMEM;
+    for (uint32_t k = 0; k < n; k++) {
+        int len = hog_number_format(j->label[k], sizeof(j->label[k]), j->m->class_labels[k]);
+        j->label_len[k] = len < 0 ? 0 : HOG_MIN((size_t)len, sizeof(j->label[k]) - 1);
+    }
+    return 0;
+}
+
+/* Runs the workers over the blocks: with r, as the reader pushes them;
+ * without, the mapped data set's. Returns 0 or the first error (in j->err). */
+static int run_blocks(pred_job *j, hog_pool *pool, pred_reader *r)
+{
+    pthread_t reader;
+    if (r) {
+        int rc = pthread_create(&reader, NULL, reader_main, r);
+        if (rc != 0) {
+            hog_builder_free(r->b);
+            r->b = NULL;
+            snprintf(j->err, sizeof(j->err), "%s: cannot start the reading thread", r->path);
+            return -rc;
+        }
+    }
+    hog_pool_run(pool, pred_worker, j);
+    if (r) {
+        /* The workers are done: stopped, or every block pushed was written
+         * and the reading is over. Either way the reader ends (a stop makes
+         * its next block cancel the read). */
+        pthread_join(reader, NULL);
+    }
+    return j->stop ? j->rc : 0;
+}
+
+int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_params *rp,
+                           const hog_predict_params *pp, hog_predict_stats *stats, char *err_detail,
+                           size_t err_len)
+{
+    hog_predict_stats st = {.format = HOG_FORMAT_AUTO, .metrics = hog_metrics_none()};
+    if (stats)
+        *stats = st;
+    if (!m || !path)
+        return hog_fail(HOG_EPARAM, err_detail, err_len, "m and path must not be NULL");
+    if (hog_cpu_check(err_detail, err_len) < 0)
+        return HOG_ECPU;
+    pred_job j = {.m = m, .path = path, .pp = pp ? *pp : hog_predict_params_default()};
+    if (j.pp.format != HOG_PREDICT_TEXT && j.pp.format != HOG_PREDICT_F32)
+        return hog_fail(HOG_EPARAM, err_detail, err_len,
+                        "hog_predict_params.format is %d: expected HOG_PREDICT_TEXT or HOG_PREDICT_F32",
+                        (int)j.pp.format);
+    j.output = j.pp.write != NULL || j.pp.fd >= 0;
+    hog_read_params p = rp ? *rp : hog_read_params_default();
+    if (p.index_base < 0) /* libsvm indices mean what they meant in training */
+        p.index_base = m->info.data_index_base;
+
+    hog_format fmt;
+    int rc = hog_resolve_format(path, &p, &fmt, err_detail, err_len);
+    if (rc < 0)
+        return rc;
+    hog_dataset *ds = NULL;
+    pred_reader reader = {.j = &j, .path = path, .p = p};
+    if (fmt == HOG_FORMAT_BINARY) {
+        rc = hog_hgd_open_within(path, &p, &ds, err_detail, err_len);
+        if (rc < 0)
+            return rc;
+        j.ds = ds;
+        j.pushed = ds->info.blocks;
+        j.reading_done = 1;
+        j.drop_cache = ds->info.file_bytes > hog_mem_usable() / 2;
+        st.format = HOG_FORMAT_BINARY;
+    } else {
+        reader.p.format = fmt;
+        rc = hog_builder_create_pass(p.rows_per_block, &reader.b);
+        if (rc < 0)
+            return hog_fail(rc, err_detail, err_len, "%s: out of memory", path);
+        hog_builder_on_block(reader.b, reader_block, &j);
+        j.rows_per_block = p.rows_per_block ? p.rows_per_block : HOG_DEFAULT_ROWS_PER_BLOCK;
+    }
+
+    hog_pool *pool = NULL;
+    unsigned nth = 0;
+    rc = hog_pool_borrow(j.pp.threads, 0, &pool, err_detail, err_len);
+    if (rc < 0)
+        goto out;
+    nth = hog_pool_threads(pool);
+    j.depth = 2 * nth + 2;
+    j.slots = hog_calloc(j.depth, sizeof(pred_slot));
+    j.parts = hog_aligned_alloc(HOG_CACHELINE, nth * sizeof(pred_part));
+    if (!j.slots || !j.parts || (!hog_loss_is_regression(m->info.loss) && labels_format(&j) < 0)) {
+        rc = hog_fail(-ENOMEM, err_detail, err_len, "%s: out of memory", path);
+        goto out;
+    }
+    memset(j.parts, 0, nth * sizeof(pred_part));
+    pthread_mutex_init(&j.mu, NULL);
+    pthread_cond_init(&j.changed, NULL);
+    if (ds)
+        for (uint32_t b = 0; b < nth && b < ds->info.blocks; b++)
+            hog_dataset_willneed(ds, b);
+    rc = run_blocks(&j, pool, ds ? NULL : &reader);
+    pthread_cond_destroy(&j.changed);
+    pthread_mutex_destroy(&j.mu);
+    if (rc < 0) {
+        hog_fail(rc, err_detail, err_len, "%s", j.err[0] ? j.err : hog_strerror(rc));
+        goto out;
+    }
+
+    for (unsigned i = 0; i < nth; i++) {
+        st.rows += j.parts[i].rows;
+        st.features = HOG_MAX(st.features, j.parts[i].top);
+        if (i > 0)
+            hog_eval_sums_merge(&j.parts[0].sums, &j.parts[i].sums);
+    }
+    if (j.pp.metrics)
+        hog_eval_metrics(m, &j.parts[0].sums, &st.metrics);
+    if (ds) {
+        st.features = ds->info.features;
+    } else {
+        st.format = reader.format;
+        st.skipped = reader.skipped;
+        if (reader.report && err_detail && err_len)
+            snprintf(err_detail, err_len, "%s", reader.report);
+    }
+    if (stats)
+        *stats = st;
+out:
+    hog_pool_return(pool);
+    for (unsigned i = 0; j.parts && i < nth; i++)
+        hog_eval_sums_free(&j.parts[i].sums);
+    for (unsigned i = 0; j.slots && i < j.depth; i++) {
+        hog_free(j.slots[i].out);
+        hog_free(j.slots[i].bufs.ptr);
+        hog_free(j.slots[i].bufs.label);
+        hog_free(j.slots[i].bufs.weight);
+        hog_free(j.slots[i].bufs.index);
+        hog_free(j.slots[i].bufs.value);
+    }
+    hog_free(j.slots);
+    hog_free(j.parts);
+    hog_free(j.label);
+    hog_free(j.label_len);
+    hog_free(reader.report);
+    hog_builder_free(reader.b);
+    hog_dataset_close(ds);
+    return rc;
+}
