@@ -527,6 +527,15 @@ typedef enum hog_predict_format {
     HOG_PREDICT_F32,      /* 4 bytes per row: that value as a little-endian IEEE float */
 } hog_predict_format;
 
+/* Which numbers hog_model_predict_file writes for each row. */
+typedef enum hog_predict_what {
+    HOG_PREDICT_VALUE = 0,     /* one per row, as hog_predict_format says (the default) */
+    HOG_PREDICT_RAW,           /* the model's scores before any link: the margin (binary), the
+                                  prediction (regression), one score per class (softmax) */
+    HOG_PREDICT_PROBABILITIES, /* logistic and softmax: the probability of each class, in the
+                                  order of the class labels (ascending; hog_model_class_label) */
+} hog_predict_what;
+
 /* Takes the next len bytes of predictions, in row order. Returns 0, or a
  * negative code that stops the prediction and is returned by it. Called
  * from one thread at a time (any of the workers). */
@@ -542,8 +551,19 @@ typedef struct hog_predict_params {
                                    descriptor; -1: nowhere, and nothing is formatted
                                    (only the metrics are wanted) */
     int metrics;                /* 1: the metrics against the input's labels are computed */
-    uint64_t reserved[4];       /* zero; the room for new fields (see Compatibility) */
+    hog_predict_what what;      /* with RAW or PROBABILITIES, a row has as many numbers as
+                                   columns (hog_predict_columns): text writes them on its line
+                                   apart by spaces ("%.9g" raw, "%.6f" probabilities), f32 one
+                                   float each */
+    uint32_t reserved32;        /* zero */
+    uint64_t reserved[3];       /* zero; the room for new fields (see Compatibility) */
 } hog_predict_params;
+
+/* The numbers hog_model_predict_file writes per row of m with what: 1 for
+ * VALUE; the model's outputs for RAW (classes for softmax, else 1); its
+ * classes for PROBABILITIES (2 for logistic), or 0 when m has no
+ * probabilities (hinge, modified_huber, squared, quantile). */
+uint32_t hog_predict_columns(const hog_model *m, hog_predict_what what);
 
 /* The defaults: one thread per core, text, no output (fd -1), metrics on. */
 hog_predict_params hog_predict_params_default(void);

@@ -1,6 +1,7 @@
 /* test_cli_flags.c: the command writes the library's names for settings (hog_train_params.step) as its options (--step), in every message. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <criterion/redirect.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -347,4 +348,49 @@ Test(cli_flags_command, class_weights_are_logged_and_kept_in_the_model)
     cr_assert(strstr(out, "--class-weight: expected balanced or none, found 'heavy'"), "%s", out);
     cr_assert_eq(hog("train skew.svm -o m.hog --class-weight balanced --loss squared"), 2, "%s", out);
     cr_assert(strstr(out, "invalid value for --class-weight"), "%s", out);
+}
+
+static int by_three(int i)
+{
+    return i % 3;
+}
+
+/* predict --probabilities names the classes on its first line and gives a
+ * column each, summing to one; --raw gives the scores; Vowpal Wabbit's
+ * -t -i -d -p predict the same; an --index-base other than the model's is
+ * refused. */
+Test(cli_flags_command, predict_probabilities_raw_and_aliases)
+{
+    write_rows("b.svm", 600, NULL);
+    write_rows("c.svm", 600, by_three);
+    cr_assert_eq(hog("train b.svm -o b.hog --epochs 3 -q"), 0, "%s", out);
+    cr_assert_eq(hog("train c.svm -o c.hog --loss softmax --epochs 3 -q"), 0, "%s", out);
+    cr_assert_eq(hog("predict c.hog c.svm --probabilities -o cp.txt -q"), 0, "%s", out);
+    char *text = slurp("cp.txt");
+    cr_assert_eq(strncmp(text, "0 1 2\n", 6), 0, "%.40s", text);
+    int rows = 0;
+    for (char *line = strchr(text, '\n') + 1; *line; line = strchr(line, '\n') + 1, rows++) {
+        double a, b, c;
+        cr_assert_eq(sscanf(line, "%lf %lf %lf", &a, &b, &c), 3, "%.60s", line);
+        cr_assert(fabs(a + b + c - 1) < 2e-6, "row %d sums to %g", rows, a + b + c);
+    }
+    cr_assert_eq(rows, 600);
+    cr_assert_eq(hog("predict b.hog b.svm -o bv.txt -q"), 0, "%s", out);
+    char values[65536];
+    snprintf(values, sizeof(values), "%s", slurp("bv.txt"));
+    cr_assert_eq(hog("predict b.hog b.svm --raw -o br.txt -q"), 0, "%s", out);
+    text = slurp("br.txt");
+    const char *v = values;
+    for (int i = 0; i < 600; i++) { /* the value is the logistic link of the margin */
+        double margin = strtod(text, &text), p = strtod(v, (char **)&v);
+        cr_assert(fabs(1 / (1 + exp(-margin)) - p) < 1e-6, "row %d: margin %g, probability %g", i, margin, p);
+    }
+    cr_assert_eq(hog("predict -t -i b.hog -d b.svm -p vw.txt -q"), 0, "%s", out);
+    cr_assert_str_eq(slurp("vw.txt"), values);
+    cr_assert_eq(hog("predict b.hog b.svm --index-base 0 -q"), 2, "%s", out);
+    cr_assert(strstr(out, "--index-base 0: b.hog was trained on 1-based libsvm indices"), "%s", out);
+    cr_assert_eq(hog("train b.svm -o h.hog --loss hinge --epochs 1 -q"), 0, "%s", out);
+    cr_assert_eq(hog("predict h.hog b.svm --probabilities"), 2, "%s", out);
+    cr_assert(strstr(out, "h.hog is a hinge model, which gives no probabilities"), "%s", out);
+    cr_assert_eq(hog("predict c.hog c.svm --raw --probabilities"), 2, "%s", out);
 }

@@ -382,3 +382,63 @@ Test(train_predict, defaults_and_the_reserved_area)
         cr_assert_eq(pp.reserved[i], 0);
     cr_assert_eq(offsetof(hog_predict_params, reserved) + sizeof(pp.reserved), sizeof(pp));
 }
+
+/* Raw scores and class probabilities, as f32: hog_model_scores' outputs,
+ * and their logistic or softmax link, a column per class; a model with no
+ * probabilities is refused. */
+Test(train_predict, raw_scores_and_probabilities)
+{
+    for (size_t c = 0; c < sizeof(losses) / sizeof(losses[0]); c++) {
+        char text[160], bin[160];
+        hog_model *m = model_and_files(c, 700, text, bin);
+        hog_dataset *ds = open_written(bin);
+        const hog_loss loss = losses[c].loss;
+        for (int w = HOG_PREDICT_RAW; w <= HOG_PREDICT_PROBABILITIES; w++) {
+            hog_predict_params pp = hog_predict_params_default();
+            pp.format = HOG_PREDICT_F32;
+            pp.what = (hog_predict_what)w;
+            const uint32_t K = hog_predict_columns(m, pp.what);
+            if (K == 0) {
+                char err[512] = "";
+                sink k = {0};
+                pp.write = sink_write;
+                pp.write_ctx = &k;
+                cr_assert_eq(hog_model_predict_file(m, bin, NULL, &pp, NULL, err, sizeof(err)), HOG_EPARAM);
+                cr_assert(strstr(err, "gives no probabilities"), "%s", err);
+                cr_assert(loss != HOG_LOSS_LOGISTIC && loss != HOG_LOSS_SOFTMAX);
+                continue;
+            }
+            sink k = {0};
+            hog_predict_stats st;
+            predict(m, bin, NULL, pp, &k, &st);
+            cr_assert_eq(k.len, 4ull * K * 700, "loss %s, what %d: %zu bytes", hog_loss_name(loss), w, k.len);
+            float s[16];
+            for (uint64_t i = 0; i < 700; i++) {
+                hog_row row = hog_dataset_row(ds, i);
+                hog_model_scores(m, &row, s);
+                double sum = 0;
+                for (uint32_t j = 0; j < K; j++) {
+                    float got;
+                    memcpy(&got, k.buf + 4 * (i * K + j), 4); /* little-endian host */
+                    sum += (double)got;
+                    if (w == HOG_PREDICT_RAW)
+                        cr_assert_eq(got, s[j], "loss %s, row %llu, score %u", hog_loss_name(loss),
+                                     (unsigned long long)i, j);
+                }
+                if (w == HOG_PREDICT_PROBABILITIES) {
+                    cr_assert(fabs(sum - 1) < 1e-5, "loss %s, row %llu: the probabilities sum to %g",
+                              hog_loss_name(loss), (unsigned long long)i, sum);
+                    /* hog_model_predict's: the positive class's, or each class's */
+                    float probs[16], last;
+                    double v = hog_model_predict(m, &row, NULL, probs);
+                    memcpy(&last, k.buf + 4 * (i * K + K - 1), 4);
+                    cr_assert(fabs((double)last - (loss == HOG_LOSS_SOFTMAX ? (double)probs[K - 1] : v)) < 1e-6,
+                              "loss %s, row %llu: %g", hog_loss_name(loss), (unsigned long long)i, (double)last);
+                }
+            }
+            free(k.buf);
+        }
+        hog_dataset_close(ds);
+        hog_model_free(m);
+    }
+}

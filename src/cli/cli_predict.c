@@ -8,18 +8,28 @@
 #include "cli.h"
 
 static const char predict_usage[] =
-    "usage: hogtrain predict MODEL INPUT [-o PREDICTIONS] [--output-format text|f32] [--threads N]\n"
-    "                        [--report R.json]\n"
+    "usage: hogtrain predict MODEL INPUT [-o PREDICTIONS] [options]\n"
     "  writes one line per row: the probability of the positive class (logistic),\n"
     "  the predicted label (hinge, softmax) or the predicted value (squared).\n"
-    "  INPUT -        standard input\n"
-    "  -o FILE        predictions to FILE (atomically) instead of standard output;\n"
-    "                 with --report and no -o, none are written (-o - writes them too)\n"
+    "  INPUT -                 standard input\n"
+    "  -o, --output FILE       predictions to FILE (atomically) instead of standard output;\n"
+    "                          with --report and no -o, none are written (-o - writes them too)\n"
+    "  --probabilities         logistic and softmax: the probability of every class, a\n"
+    "                          column each in the order of the first line, which names the\n"
+    "                          classes by their labels\n"
+    "  --raw                   the model's scores before any link: the margin (binary), the\n"
+    "                          value (regression), a column per class (softmax)\n"
     "  --output-format text|f32\n"
-    "                 lines of text (default), or one little-endian float32 per row\n"
-    "  --threads N    scoring threads (default: one per core)\n"
-    "  --report FILE  JSON with the metrics against INPUT's labels\n"
-    "  how to read text INPUT (the model was trained with the same, usually):\n"
+    "                          lines of text (default), or little-endian float32s, one per\n"
+    "                          number (no header)\n"
+    "  --threads N             scoring threads (default: one per core)\n"
+    "  --report FILE           JSON with the metrics against INPUT's labels\n"
+    "  -q, --quiet             print nothing but errors\n"
+    "  Vowpal Wabbit's names work too: -i MODEL, -d INPUT, -p PREDICTIONS (-o), and -t\n"
+    "  (test only, which predict always is)\n"
+    CLI_READ_MEM_USAGE
+    "  how to read text INPUT (the model was trained with the same, usually; a libsvm\n"
+    "  --index-base other than the model's is an error):\n"
     CLI_READ_USAGE;
 
 static int write_report(const char *path, const char *model, const char *input, const hog_metrics *mt)
@@ -58,16 +68,32 @@ int cli_predict(int argc, char **argv)
         {"output", required_argument, 0, 'o'}, {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'}, {"report", required_argument, 0, 'R'},
         {"output-format", required_argument, 0, 'O'}, {"threads", required_argument, 0, 'T'},
-        CLI_READ_OPTIONS, {0, 0, 0, 0},
+        {"probabilities", no_argument, 0, 'P'}, {"raw", no_argument, 0, 'W'},
+        {"predictions", required_argument, 0, 'o'}, {"data", required_argument, 0, 'd'},
+        {"initial_regressor", required_argument, 0, 'i'}, {"testonly", no_argument, 0, 't'},
+        CLI_READ_OPTIONS, CLI_READ_MEM_OPTION, {0, 0, 0, 0},
     };
     hog_read_params rp = hog_read_params_default();
     hog_predict_params pp = hog_predict_params_default();
     const char *out = NULL, *report = NULL;
     unsigned long long threads;
     int c, li;
-    while ((c = getopt_long(argc, argv, "o:qhb:", opts, &li)) != -1) {
+    const char *model_arg = NULL, *data = NULL;
+    while ((c = cli_getopt("predict", argc, argv, "o:qhb:p:d:i:t", opts, &li)) != -1) {
         switch (c) {
-        case 'o': out = optarg; break;
+        case 'o':
+        case 'p': out = optarg; break;
+        case 'i': model_arg = optarg; break;
+        case 'd': data = optarg; break;
+        case 't': break; /* predict only tests */
+        case 'P':
+        case 'W':
+            if (pp.what != HOG_PREDICT_VALUE) {
+                cli_error("--probabilities and --raw are alternatives: give one");
+                return 2;
+            }
+            pp.what = c == 'P' ? HOG_PREDICT_PROBABILITIES : HOG_PREDICT_RAW;
+            break;
         case 'q': cli_quiet = 1; break;
         case 'h': fputs(predict_usage, stdout); return 0;
         case 'R': report = optarg; break;
@@ -91,15 +117,20 @@ int cli_predict(int argc, char **argv)
             if (cli_read_option(c == 'b' ? "hash-bits" : opts[li].name, optarg, &rp) < 0)
                 return 2;
             break;
-        default: fputs(predict_usage, stderr); return 2;
+        default: return 2;
         }
     }
-    if (optind != argc - 2) {
-        cli_error("predict needs MODEL and INPUT");
-        fputs(predict_usage, stderr);
+    /* MODEL and INPUT, in that order, but for those given as -i MODEL and -d INPUT */
+    int at = optind;
+    if (!model_arg && at < argc)
+        model_arg = argv[at++];
+    if (!data && at < argc)
+        data = argv[at++];
+    if (at != argc || !model_arg || !data) {
+        cli_error("predict needs MODEL and INPUT (or -i MODEL -d INPUT); see hogtrain predict --help");
         return 2;
     }
-    const char *model_path = argv[optind], *input = cli_input(argv[optind + 1]);
+    const char *model_path = model_arg, *input = cli_input(data);
     const char *ins[] = {model_path, input}, *outs[] = {out, report};
     if (cli_outputs_apart(ins, 2, outs, 2) < 0)
         return 1;
@@ -123,6 +154,19 @@ int cli_predict(int argc, char **argv)
     }
     hog_model_info mi;
     hog_model_get_info(m, &mi);
+    if (rp.index_base >= 0 && rp.index_base != mi.data_index_base) {
+        cli_error("--index-base %d: %s was trained on %d-based libsvm indices, and reading %s otherwise would "
+                  "shift every feature by one; leave --index-base out to follow the model", rp.index_base,
+                  model_path, mi.data_index_base, input);
+        hog_model_free(m);
+        return 2;
+    }
+    if (pp.what != HOG_PREDICT_VALUE && !hog_predict_columns(m, pp.what)) {
+        cli_error("--probabilities: %s is a %s model, which gives no probabilities (logistic and softmax do)",
+                  model_path, hog_loss_name(mi.loss));
+        hog_model_free(m);
+        return 2;
+    }
     /* A report alone asks for the metrics: nothing is formatted then. */
     const int predictions = out || !report;
     predict_sink sink = {.failed = 0};
@@ -133,6 +177,10 @@ int cli_predict(int argc, char **argv)
         }
         pp.write = sink_write;
         pp.write_ctx = &sink;
+        /* the probabilities' columns are named by their classes' labels */
+        if (pp.what == HOG_PREDICT_PROBABILITIES && pp.format == HOG_PREDICT_TEXT)
+            for (uint32_t k = 0; k < mi.classes; k++)
+                fprintf(sink.o.f, "%.17g%c", hog_model_class_label(m, k), k + 1 < mi.classes ? ' ' : '\n');
     }
     pp.metrics = report || !cli_quiet;
     hog_predict_stats st;

@@ -49,6 +49,7 @@ typedef struct pred_job {
     const char *path;
     hog_predict_params pp;
     int output;              /* predictions are written (and so formatted) */
+    uint32_t columns;        /* numbers per row (hog_predict_columns) */
     const hog_dataset *ds;   /* the mapped input, or NULL for text */
     int drop_cache;          /* .hgd larger than half the memory: out of the page cache too */
     uint32_t rows_per_block;
@@ -82,6 +83,59 @@ static void job_fail(pred_job *j, int rc, const char *msg)
 /* ===================================================================== *
  *  Scoring and formatting one block
  * ===================================================================== */
+
+uint32_t hog_predict_columns(const hog_model *m, hog_predict_what what)
+{
+    const hog_loss loss = m->info.loss;
+    switch (what) {
+    case HOG_PREDICT_VALUE: return 1;
+    case HOG_PREDICT_RAW: return m->outputs;
+    case HOG_PREDICT_PROBABILITIES:
+        return loss == HOG_LOSS_LOGISTIC ? 2 : loss == HOG_LOSS_SOFTMAX ? m->info.classes : 0;
+    }
+    return 0;
+}
+
+/* Appends one number to the slot: a float (f32), or its text and the
+ * separator sep. */
+static inline void put_number(const pred_job *j, pred_slot *sl, double v, int six, char sep)
+{
+    char *p = sl->out + sl->len;
+    if (j->pp.format == HOG_PREDICT_F32) {
+        float f = (float)v;
+        uint32_t bits;
+        memcpy(&bits, &f, sizeof(bits));
+        for (int i = 0; i < 4; i++)
+            p[i] = (char)(bits >> (8 * i)); /* little-endian on any host */
+        sl->len += 4;
+        return;
+    }
+    size_t n = six ? hog_format_f6(p, v) : hog_format_g9(p, v);
+    p[n] = sep;
+    sl->len += n + 1;
+}
+
+/* Appends a row's scores s (RAW) or its class probabilities (PROBABILITIES). */
+static void put_columns(const pred_job *j, pred_slot *sl, const float *s)
+{
+    const uint32_t K = j->columns;
+    if (j->pp.what == HOG_PREDICT_RAW) {
+        for (uint32_t k = 0; k < K; k++)
+            put_number(j, sl, (double)s[k], 0, k + 1 < K ? ' ' : '\n');
+    } else if (j->m->info.loss == HOG_LOSS_LOGISTIC) {
+        double p1 = 1.0 / (1.0 + exp(-(double)s[0]));
+        put_number(j, sl, 1.0 - p1, 1, ' ');
+        put_number(j, sl, p1, 1, '\n');
+    } else { /* softmax */
+        double top = (double)s[0], sum = 0;
+        for (uint32_t k = 1; k < K; k++)
+            top = fmax(top, (double)s[k]);
+        for (uint32_t k = 0; k < K; k++)
+            sum += exp((double)s[k] - top);
+        for (uint32_t k = 0; k < K; k++)
+            put_number(j, sl, exp((double)s[k] - top) / sum, 1, k + 1 < K ? ' ' : '\n');
+    }
+}
 
 /* Appends the prediction of a row whose first score was raw and whose
  * class is cls to the slot, in the output format. */
@@ -124,9 +178,10 @@ static int score_block(pred_job *j, pred_part *part, const hog_block *blk, pred_
         /* Room for the longest prediction a row can have, checked per row
          * rather than bounded per block: a cheap test, and no bound to get
          * wrong. */
-        if (j->output && sl->cap - sl->len <= HOG_FORMAT_CHARS) {
+        const size_t row_room = (size_t)j->columns * (HOG_FORMAT_CHARS + 1);
+        if (j->output && sl->cap - sl->len <= row_room) {
             void *out = sl->out;
-            size_t need = sl->len + HOG_FORMAT_CHARS + 1 + (size_t)(blk->rows - r) * 12;
+            size_t need = sl->len + row_room + 1 + (size_t)(blk->rows - r) * 12 * j->columns;
             int rc = hog_array_grow(&out, &sl->cap, need, 1, 4096);
             sl->out = out;
             if (rc < 0)
@@ -139,9 +194,11 @@ static int score_block(pred_job *j, pred_part *part, const hog_block *blk, pred_
             part->top = HOG_MAX(part->top, (uint64_t)row.index[row.nnz - 1] + 1);
         hog_model_scores(m, &row, s);
         const float raw = s[0];
+        if (j->output && j->pp.what != HOG_PREDICT_VALUE) /* before hog_eval_add turns s into probabilities */
+            put_columns(j, sl, s);
         uint32_t cls = metrics ? hog_eval_add(m, &part->sums, row.label, row.weight, s)
                                : hog_scores_class(m, s);
-        if (j->output)
+        if (j->output && j->pp.what == HOG_PREDICT_VALUE)
             put_prediction(j, sl, raw, cls);
     }
     part->rows += blk->rows;
@@ -394,6 +451,13 @@ int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_
         return hog_fail(HOG_EPARAM, err_detail, err_len,
                         "hog_predict_params.format is %d: expected HOG_PREDICT_TEXT or HOG_PREDICT_F32",
                         (int)j.pp.format);
+    if ((unsigned)j.pp.what > HOG_PREDICT_PROBABILITIES)
+        return hog_fail(HOG_EPARAM, err_detail, err_len, "hog_predict_params.what is %d: expected "
+                        "HOG_PREDICT_VALUE, HOG_PREDICT_RAW or HOG_PREDICT_PROBABILITIES", (int)j.pp.what);
+    j.columns = hog_predict_columns(m, j.pp.what);
+    if (!j.columns)
+        return hog_fail(HOG_EPARAM, err_detail, err_len, "hog_predict_params.what = HOG_PREDICT_PROBABILITIES: a "
+                        "%s model gives no probabilities (logistic and softmax do)", hog_loss_name(m->info.loss));
     j.output = j.pp.write != NULL || j.pp.fd >= 0;
     hog_read_params p = rp ? *rp : hog_read_params_default();
     if (p.index_base < 0) /* libsvm indices mean what they meant in training */

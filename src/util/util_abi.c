@@ -202,5 +202,7 @@ AT(hog_predict_params, write, 8);
 AT(hog_predict_params, write_ctx, 16);
 AT(hog_predict_params, fd, 24);
 AT(hog_predict_params, metrics, 28);
-AT(hog_predict_params, reserved, 32);
+AT(hog_predict_params, what, 32);
+AT(hog_predict_params, reserved32, 36);
+AT(hog_predict_params, reserved, 40);
 #endif
