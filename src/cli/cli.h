@@ -82,7 +82,8 @@ int cli_bytes(const char *opt, const char *s, unsigned long long *out);
 #define CLI_READ_MEM_OPTION {"mem-limit", required_argument, 0, CLI_READ_OPT}
 #define CLI_READ_MEM_USAGE                                                                      \
     "  --mem-limit BYTES       memory the reading may hold (K/M/G; default half of what this\n" \
-    "                          process may use): text beyond half of it goes to a scratch file\n"
+    "                          process may use): its chunks and parsed rows take a quarter;\n" \
+    "                          a data set built from text (info) goes to a scratch file past half\n"
 #define CLI_READ_USAGE                                                                          \
     "  --format csv|libsvm|vw|hgd  input format (default: detected from the content)\n"        \
     "  --label COL             CSV label column, 0-based index or header name (default 0)\n"  \
