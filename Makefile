@@ -53,6 +53,14 @@ RACE_SRC := $(wildcard tests/race_*.c)
 BENCH_SRC := $(wildcard bench/*.c)
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+# The shared library is built from a second set of objects, position
+# independent and with every symbol hidden but the public header's (its
+# declarations carry default visibility); a version script exports hog_*
+# only. Its soname carries the major version: a program linked to it keeps
+# working with every later library of that major version.
+PIC_OBJ  := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
+SONAME   := libhogtrain.so.$(VERSION_MAJOR)
+SHLIB    := $(BUILD)/libhogtrain.so.$(VERSION)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 LIB      := $(BUILD)/libhogtrain.a
 BIN      := $(BUILD)/hogtrain
@@ -64,8 +72,8 @@ QUICK_TESTS := $(filter-out $(BUILD)/tests/test_accuracy $(BUILD)/tests/test_cli
 
 .PHONY: all deps test check check-layers asan tsan fuzz bench bench-tools bench-check demo install uninstall clean help symbols tools
 
-## all: build libhogtrain.a, the hogtrain command and the tools (the default)
-all: $(LIB) $(BIN) tools
+## all: build libhogtrain.a, libhogtrain.so, the hogtrain command and the tools (the default)
+all: $(LIB) $(SHLIB) $(BIN) tools
 
 tools: $(TOOLS)
 
@@ -76,6 +84,22 @@ $(BUILD)/%.o: %.c
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+
+$(BUILD)/libhogtrain.map: Makefile
+	@mkdir -p $(@D)
+	@printf '%s\n' 'HOGTRAIN_$(VERSION_MAJOR) {' '    global: hog_*;' '    local: *;' '};' > $@
+
+# Linked with its dependencies and -z defs, so that a program needs
+# nothing but -lhogtrain; jemalloc is not one of them (see LDLIBS_DEPS).
+$(SHLIB): $(PIC_OBJ) $(BUILD)/libhogtrain.map
+	$(CC) -shared $(LDFLAGS) -Wl,-soname,$(SONAME) -Wl,--version-script,$(BUILD)/libhogtrain.map -Wl,-z,defs \
+	    -o $@ $(PIC_OBJ) $(LDLIBS_DEPS)
+	ln -sf $(notdir $@) $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $(BUILD)/libhogtrain.so
 
 # The command uses only include/hogtrain.h, as any program linking the
 # library would: make check-layers checks its includes, flags and calls.
@@ -143,11 +167,17 @@ PYTHON3 ?= /usr/bin/python3
 check-layers: $(LIB_OBJ) $(CLI_OBJ)
 	@$(PYTHON3) tools/check-layers.py --build $(BUILD) --cflags '$(CFLAGS)'
 
-## symbols: fail if libhogtrain.a exports a symbol without the hog_ prefix
-symbols: $(LIB)
+## symbols: fail if libhogtrain.a exports a symbol without the hog_ prefix, or libhogtrain.so other than the functions of hogtrain.h
+symbols: $(LIB) $(SHLIB)
 	@bad=$$(nm -g --defined-only $(LIB) | awk 'NF == 3 && $$2 ~ /[A-TV-Z]/ { print $$3 }' | grep -v '^hog_' || true); \
 	if [ -n "$$bad" ]; then echo "unprefixed exported symbols in $(LIB):"; echo "$$bad"; exit 1; fi; \
 	echo "symbols: every exported symbol of $(LIB) starts with hog_"
+	@nm -D --defined-only $(SHLIB) | awk '$$2 != "A" { sub(/@.*/, "", $$3); print $$3 }' | sort -u > $(BUILD)/symbols.so.txt; \
+	grep -oE '^[a-z].*[ *](hog_[a-z0-9_]+)\(' include/hogtrain.h | grep -oE 'hog_[a-z0-9_]+\($$' | tr -d '(' | sort -u > $(BUILD)/symbols.h.txt; \
+	if ! cmp -s $(BUILD)/symbols.so.txt $(BUILD)/symbols.h.txt; then \
+	    echo "$(SHLIB) exports (<) other than the functions hogtrain.h declares (>):"; \
+	    diff $(BUILD)/symbols.so.txt $(BUILD)/symbols.h.txt; exit 1; fi; \
+	echo "symbols: $(SHLIB) exports the $$(wc -l < $(BUILD)/symbols.h.txt) functions of hogtrain.h and nothing else"
 
 ## bench: the quick benchmark suite (bench/run --quick all: threads, sparsity, size, etl, peers) into results/RUN-ID/
 bench: deps all bench-tools
@@ -194,4 +224,4 @@ clean:
 help:
 	@sed -n 's/^## //p' Makefile
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(addsuffix .d,$(TOOLS) $(TESTS) $(RACES) $(BENCH_BIN))
+-include $(LIB_OBJ:.o=.d) $(PIC_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(addsuffix .d,$(TOOLS) $(TESTS) $(RACES) $(BENCH_BIN))

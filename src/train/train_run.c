@@ -36,6 +36,7 @@ void hog_trainer_free(hog_trainer *t)
         return;
     hog_pool_free(t->pool);
     hog_free(t->ckpt_path);
+    hog_model_free(t->init);
     hog_free(t);
 }
 
@@ -61,6 +62,7 @@ void hog_run_init(run_state *rs, hog_trainer *t)
     hog_overlap_init(&rs->clock, hog_now);
     rs->pool = t->pool;
     rs->link = t->link;
+    rs->init = t->init;
     rs->limit = hog_mem_limit(&t->p);
     rs->st.epochs = t->p.epochs;
     rs->st.test = hog_metrics_none();
@@ -374,13 +376,15 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     if (rs.ooc)
         hog_log(HOG_LOG_INFO, "training out of core: %llu bytes of data, a limit of %llu",
                 (unsigned long long)hog_dataset_bytes(train), (unsigned long long)rs.limit);
-    rs.dim = HOG_MAX(train->info.features, 1);
+    rs.dim = hog_warm_dim(&rs, HOG_MAX(train->info.features, 1));
     int rc = rs.link ? hog_link_run_share(&rs, train) : 0;
     if (rc == 0)
         rc = hog_scan_training_set(train, p, rs.dim, rs.ooc, rs.mine, &rs.classes_of, &rs.classes, &rs.deg,
                                    &rs.deg_rows, err, err_len);
     if (rc == 0 && rs.link)
         rc = hog_link_run_join(&rs, train, err, err_len);
+    if (rc == 0 && rs.init)
+        rc = hog_warm_classes(&rs, err, err_len);
     if (rc == 0)
         rc = hog_run_outputs(&rs, err, err_len);
     const char *forced = NULL;
@@ -389,6 +393,8 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         hog_run_log_kernel(&rs, forced, train->info.rows, train->info.features, train->info.nnz);
     if (rc == 0 && (rc = hog_trainer_features_fit(t, rs.dim, rs.outputs, err, err_len)) == 0)
         rc = hog_run_alloc(&rs, err, err_len);
+    if (rc == 0 && rs.init)
+        hog_warm_weights(&rs);
     if (rc == 0)
         rc = hog_run_tables(&rs);
     if (rc == 0)

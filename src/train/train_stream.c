@@ -49,6 +49,8 @@ static const char *stream_refusal(const hog_trainer *t)
         return "averaging over every epoch";
     if (t->ckpt_path)
         return "checkpoints are on";
+    if (t->init)
+        return "an initial model is set";
     return NULL;
 }
 
