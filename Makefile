@@ -70,7 +70,7 @@ RACES    := $(RACE_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 QUICK_TESTS := $(filter-out $(BUILD)/tests/test_accuracy $(BUILD)/tests/test_cli,$(TESTS))
 
-.PHONY: all deps test check check-layers asan tsan fuzz bench bench-tools bench-check demo install uninstall clean help symbols tools
+.PHONY: all deps test python-test check check-layers asan tsan fuzz bench bench-tools bench-check demo install uninstall clean help symbols tools
 
 ## all: build libhogtrain.a, libhogtrain.so, the hogtrain command and the tools (the default)
 all: $(LIB) $(SHLIB) $(BIN) tools
@@ -137,8 +137,13 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory all $(TESTS) $(BENCH_BIN) symbols check-layers
 	@sh tests/run-tests.sh $(BUILD) $(TESTS) tests/check-layers-test.sh tests/nodes-test.sh \
-	    tests/crash-test.sh tests/faults-test.sh tests/checkpoint-test.sh
+	    tests/crash-test.sh tests/faults-test.sh tests/checkpoint-test.sh \
+	    tests/embed-test.sh tests/python-test.sh
 	@sh bench/check.sh $(BUILD)
+
+## python-test: build, then run the Python package's tests (python/tests, pytest) against build/libhogtrain.so
+python-test: all
+	@sh tests/run-tests.sh $(BUILD) tests/python-test.sh
 
 ## check: build and run the quick unit tests only
 check:
@@ -203,18 +208,31 @@ $(BUILD)/hogtrain.pc: Makefile include/hogtrain.h
 	  'Name: hogtrain' 'Description: lock-free multicore SGD trainer' 'Version: $(VERSION)' \
 	  'Libs: -L$${libdir} -lhogtrain' 'Libs.private: $(LDLIBS_DEPS)' 'Cflags: -I$${includedir}' > $@
 
-## install: install the library, hogtrain.h, the command and hogtrain.pc under $(DESTDIR)$(PREFIX)
+# Where Debian's python3 finds packages installed under PREFIX (for /usr/local:
+# /usr/local/lib/python3.X/dist-packages).
+PYTHON_DIR = $(PREFIX)/lib/python$(shell $(PYTHON3) -c 'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages
+
+## install: install the libraries (static, shared and its links), hogtrain.h, the command, hogtrain.pc and the Python package under $(DESTDIR)$(PREFIX)
 install: all $(BUILD)/hogtrain.pc
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SHLIB) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf $(notdir $(SHLIB)) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libhogtrain.so
 	install -m 644 include/hogtrain.h $(DESTDIR)$(PREFIX)/include/
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/hogtrain.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -d $(DESTDIR)$(PYTHON_DIR)/hogtrain
+	install -m 644 python/hogtrain/*.py $(DESTDIR)$(PYTHON_DIR)/hogtrain/
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -eq 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 ## uninstall: remove what install put there
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/lib/libhogtrain.a $(DESTDIR)$(PREFIX)/include/hogtrain.h \
-	      $(DESTDIR)$(PREFIX)/bin/hogtrain $(DESTDIR)$(PREFIX)/lib/pkgconfig/hogtrain.pc
+	      $(DESTDIR)$(PREFIX)/bin/hogtrain $(DESTDIR)$(PREFIX)/lib/pkgconfig/hogtrain.pc \
+	      $(DESTDIR)$(PREFIX)/lib/$(notdir $(SHLIB)) $(DESTDIR)$(PREFIX)/lib/$(SONAME) \
+	      $(DESTDIR)$(PREFIX)/lib/libhogtrain.so
+	rm -rf $(DESTDIR)$(PYTHON_DIR)/hogtrain
 
 ## clean: remove the build folders
 clean:
