@@ -11,7 +11,7 @@ py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 out=$(mktemp /tmp/hog-pytest-XXXXXX)
 trap 'rm -f "$out"' EXIT INT TERM
-PYTHONPATH="$root/python" HOGTRAIN_LIB="$build/libhogtrain.so.0" HOG_BUILD="$build" \
+PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$root/python" HOGTRAIN_LIB="$build/libhogtrain.so.0" HOG_BUILD="$build" \
     "$py" -m pytest -p no:cacheprovider -v -rsx --tb=short "$root/python/tests" >"$out" 2>&1
 rc=$?
 awk '

@@ -185,6 +185,7 @@ class _Hogwild(BaseEstimator):
         info = ffi.new("hog_model_info *")
         lib.hog_model_get_info(model, info)
         self.n_iter_ = int(info.epochs_run)
+        self.train_seconds_ = float(info.seconds)
         self._hog_loss = _name(lib.hog_loss_name, info.loss)
         self._label_values = label_values
 
@@ -275,6 +276,11 @@ class HogwildClassifier(ClassifierMixin, _Hogwild):
     partial_fit trains one epoch on the batch from the current weights, with
     the step the same epoch of a fit would take (decay and invscaling
     schedules); AdaGrad's sums start afresh on each call.
+
+    Fitted: classes_, coef_ (n_classes or 1, n_features), intercept_,
+    n_features_in_, n_iter_ (epochs run), epochs_done_ (all fits' and
+    partial_fits' epochs), train_seconds_ (the library's training time of
+    the last fit, evaluation excluded).
     """
 
     def __init__(self, *, loss="logistic", epochs=10, step=0.1, decay=0.9, schedule="decay", power=0.5, l2=1e-6,
