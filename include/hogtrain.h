@@ -128,7 +128,8 @@ const char *hog_strerror(int rc);
  *  objects (hog_dataset_open, hog_dataset_convert, hog_model_load,
  *  hog_trainer_create, hog_ratings_open, hog_mf_train, hog_mf_load,
  *  hog_topology_set, hog_topology_describe, hog_file_probe,
- *  hog_output_open) check as well
+ *  hog_output_open, hog_dataset_from_csr, hog_dataset_from_dense,
+ *  hog_model_from_weights) check as well
  *  and return HOG_ECPU, with the missing instructions in the detail.
  * ===================================================================== */
 
@@ -358,7 +359,8 @@ typedef struct hog_csr {
  * Errors: HOG_EEMPTY (no rows), HOG_EPARAM (csr, an array or a size that
  * does not hold: the message names the field, the row and what was
  * expected; a block too large for the format: lower rows_per_block),
- * -ENOMEM; a message in err_detail (at most err_len bytes, may be NULL). */
+ * -ENOMEM, HOG_ECPU; a message in err_detail (at most err_len bytes, may be
+ * NULL). */
 int hog_dataset_from_csr(const hog_csr *csr, int flags, hog_dataset **out,
                          char *err_detail, size_t err_len);
 
@@ -656,8 +658,8 @@ void hog_model_weights(hog_model *m, hog_weights *out);
  * trainer's runs with hog_trainer_set_init. On success *out owns it
  * (hog_model_free). Errors: HOG_EPARAM (features 0, classes that do not
  * fit the loss, labels not ascending), HOG_ENONFINITE (a weight or bias
- * that is NaN or infinite: the message names it), -ENOMEM; a message in
- * err_detail. */
+ * that is NaN or infinite: the message names it), -ENOMEM, HOG_ECPU; a
+ * message in err_detail. */
 int hog_model_from_weights(hog_loss loss, uint64_t features, uint32_t classes,
                            const double *class_labels, const float *w,
                            const float *bias, hog_model **out,

@@ -76,7 +76,7 @@ Test(train_arrays, predictions_into_an_array_are_the_model_s_row_by_row)
     const hog_loss losses[] = {HOG_LOSS_LOGISTIC, HOG_LOSS_SOFTMAX, HOG_LOSS_SQUARED, HOG_LOSS_HINGE};
     const char kinds[] = {'b', 'c', 'r', 'b'};
     for (int i = 0; i < 4; i++) {
-        char name[16];
+        char name[32];
         snprintf(name, sizeof(name), "p%d.svm", i);
         hog_dataset *ds = make_data(name, 9000, 200, 10, kinds[i], 20 + (uint64_t)i);
         hog_model *m = trained(ds, losses[i]);

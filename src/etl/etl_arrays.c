@@ -218,6 +218,8 @@ int hog_dataset_from_csr(const hog_csr *csr, int flags, hog_dataset **out, char 
     if (!out)
         return hog_fail(HOG_EPARAM, err_detail, err_len, "out must not be NULL");
     *out = NULL;
+    if (hog_cpu_check(err_detail, err_len) < 0)
+        return HOG_ECPU;
     if (flags & ~HOG_ARRAYS_BORROW)
         return hog_fail(HOG_EPARAM, err_detail, err_len, "flags: 0x%x is not HOG_ARRAYS_BORROW or 0", (unsigned)flags);
     uint64_t nnz = 0;
@@ -317,6 +319,8 @@ int hog_dataset_from_dense(const float *x, uint64_t rows, uint64_t cols, const f
     if (!out)
         return hog_fail(HOG_EPARAM, err_detail, err_len, "out must not be NULL");
     *out = NULL;
+    if (hog_cpu_check(err_detail, err_len) < 0)
+        return HOG_ECPU;
     if (rows == 0)
         return hog_fail(HOG_EEMPTY, err_detail, err_len, "rows is 0: a data set needs rows");
     if (cols == 0 || cols > (1ull << 32))

@@ -174,6 +174,8 @@ int hog_model_from_weights(hog_loss loss, uint64_t features, uint32_t classes, c
     if (!out)
         return hog_fail(HOG_EPARAM, err_detail, err_len, "out must not be NULL");
     *out = NULL;
+    if (hog_cpu_check(err_detail, err_len) < 0)
+        return HOG_ECPU;
     if ((unsigned)loss > HOG_LOSS_QUANTILE)
         return hog_fail(HOG_EPARAM, err_detail, err_len, "loss: %d is not a hog_loss", (int)loss);
     if (features == 0 || features > (1ull << 32))
