@@ -60,6 +60,14 @@ RACE_SRC := $(wildcard tests/race_*.c)
 BENCH_SRC := $(wildcard bench/*.c)
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+# The shared library is built from a second set of objects, position
+# independent and with every symbol hidden but the public header's (its
+# declarations carry default visibility); a version script exports hog_*
+# only. Its soname carries the major version: a program linked to it keeps
+# working with every later library of that major version.
+PIC_OBJ  := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
+SONAME   := libhogtrain.so.$(VERSION_MAJOR)
+SHLIB    := $(BUILD)/libhogtrain.so.$(VERSION)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 LIB      := $(BUILD)/libhogtrain.a
 BIN      := $(BUILD)/hogtrain
@@ -69,11 +77,11 @@ RACES    := $(RACE_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 QUICK_TESTS := $(filter-out $(BUILD)/tests/test_accuracy $(BUILD)/tests/test_cli,$(TESTS))
 
-.PHONY: all deps test check check-layers asan alloc-faults tsan fuzz bench bench-tools bench-check demo install uninstall clean help \
-	symbols tools man install-docs uninstall-docs
+.PHONY: all deps test python-test check check-layers asan alloc-faults tsan fuzz bench bench-tools bench-check demo install \
+	uninstall clean help symbols tools man install-docs uninstall-docs
 
-## all: build libhogtrain.a, the hogtrain command and the tools (the default)
-all: $(LIB) $(BIN) tools
+## all: build libhogtrain.a, libhogtrain.so, the hogtrain command and the tools (the default)
+all: $(LIB) $(SHLIB) $(BIN) tools
 
 tools: $(TOOLS)
 
@@ -84,6 +92,22 @@ $(BUILD)/%.o: %.c
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+
+$(BUILD)/libhogtrain.map: Makefile
+	@mkdir -p $(@D)
+	@printf '%s\n' 'HOGTRAIN_$(VERSION_MAJOR) {' '    global: hog_*;' '    local: *;' '};' > $@
+
+# Linked with its dependencies and -z defs, so that a program needs
+# nothing but -lhogtrain; jemalloc is not one of them (see LDLIBS_DEPS).
+$(SHLIB): $(PIC_OBJ) $(BUILD)/libhogtrain.map
+	$(CC) -shared $(LDFLAGS) -Wl,-soname,$(SONAME) -Wl,--version-script,$(BUILD)/libhogtrain.map -Wl,-z,defs \
+	    -o $@ $(PIC_OBJ) $(LDLIBS_DEPS)
+	ln -sf $(notdir $@) $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $(BUILD)/libhogtrain.so
 
 # The command uses only include/hogtrain.h, as any program linking the
 # library would: make check-layers checks its includes, flags and calls.
@@ -121,8 +145,13 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory all $(TESTS) $(BENCH_BIN) symbols check-layers
 	@sh tests/run-tests.sh $(BUILD) $(TESTS) tests/check-layers-test.sh tests/nodes-test.sh \
-	    tests/crash-test.sh tests/faults-test.sh tests/checkpoint-test.sh tests/docs-test.sh tests/predict-test.sh
+	    tests/crash-test.sh tests/faults-test.sh tests/checkpoint-test.sh tests/docs-test.sh tests/predict-test.sh \
+	    tests/embed-test.sh tests/python-test.sh
 	@sh bench/check.sh $(BUILD)
+
+## python-test: build, then run the Python package's tests (python/tests, pytest) against build/libhogtrain.so
+python-test: all
+	@sh tests/run-tests.sh $(BUILD) tests/python-test.sh
 
 ## check: build and run the quick unit tests only
 check:
@@ -157,11 +186,17 @@ PYTHON3 ?= /usr/bin/python3
 check-layers: $(LIB_OBJ) $(CLI_OBJ)
 	@$(PYTHON3) tools/check-layers.py --build $(BUILD) --cflags '$(CFLAGS)'
 
-## symbols: fail if libhogtrain.a exports a symbol without the hog_ prefix
-symbols: $(LIB)
+## symbols: fail if libhogtrain.a exports a symbol without the hog_ prefix, or libhogtrain.so other than the functions of hogtrain.h
+symbols: $(LIB) $(SHLIB)
 	@bad=$$(nm -g --defined-only $(LIB) | awk 'NF == 3 && $$2 ~ /[A-TV-Z]/ { print $$3 }' | grep -v '^hog_' || true); \
 	if [ -n "$$bad" ]; then echo "unprefixed exported symbols in $(LIB):"; echo "$$bad"; exit 1; fi; \
 	echo "symbols: every exported symbol of $(LIB) starts with hog_"
+	@nm -D --defined-only $(SHLIB) | awk '$$2 != "A" { sub(/@.*/, "", $$3); print $$3 }' | sort -u > $(BUILD)/symbols.so.txt; \
+	grep -oE '^[a-z].*[ *](hog_[a-z0-9_]+)\(' include/hogtrain.h | grep -oE 'hog_[a-z0-9_]+\($$' | tr -d '(' | sort -u > $(BUILD)/symbols.h.txt; \
+	if ! cmp -s $(BUILD)/symbols.so.txt $(BUILD)/symbols.h.txt; then \
+	    echo "$(SHLIB) exports (<) other than the functions hogtrain.h declares (>):"; \
+	    diff $(BUILD)/symbols.so.txt $(BUILD)/symbols.h.txt; exit 1; fi; \
+	echo "symbols: $(SHLIB) exports the $$(wc -l < $(BUILD)/symbols.h.txt) functions of hogtrain.h and nothing else"
 
 ## bench: the quick benchmark suite (bench/run --quick all: threads, sparsity, size, etl, peers) into results/RUN-ID/
 bench: deps all bench-tools
@@ -187,13 +222,23 @@ $(BUILD)/hogtrain.pc: Makefile include/hogtrain.h
 	  'Name: hogtrain' 'Description: lock-free multicore SGD trainer' 'Version: $(VERSION)' \
 	  'Libs: -L$${libdir} -lhogtrain' 'Libs.private: $(LDLIBS_DEPS)' 'Cflags: -I$${includedir}' > $@
 
-## install: install the library, hogtrain.h, the command and hogtrain.pc under $(DESTDIR)$(PREFIX)
+# Where Debian's python3 finds packages installed under PREFIX (for /usr/local:
+# /usr/local/lib/python3.X/dist-packages).
+PYTHON_DIR = $(PREFIX)/lib/python$(shell $(PYTHON3) -c 'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages
+
+## install: install the libraries (static, shared and its links), hogtrain.h, the command, hogtrain.pc and the Python package under $(DESTDIR)$(PREFIX)
 install: all $(BUILD)/hogtrain.pc
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SHLIB) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf $(notdir $(SHLIB)) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libhogtrain.so
 	install -m 644 include/hogtrain.h $(DESTDIR)$(PREFIX)/include/
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/hogtrain.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -d $(DESTDIR)$(PYTHON_DIR)/hogtrain
+	install -m 644 python/hogtrain/*.py $(DESTDIR)$(PYTHON_DIR)/hogtrain/
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -eq 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 ## man: the man pages, made by help2man from each command's --help, into $(BUILD)/man/
 MAN_PAGES := hogtrain hogtrain-convert hogtrain-train hogtrain-train-mf hogtrain-tune hogtrain-predict hogtrain-info hogtrain-keygen
@@ -214,7 +259,10 @@ uninstall-docs:
 ## uninstall: remove what install put there
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/lib/libhogtrain.a $(DESTDIR)$(PREFIX)/include/hogtrain.h \
-	      $(DESTDIR)$(PREFIX)/bin/hogtrain $(DESTDIR)$(PREFIX)/lib/pkgconfig/hogtrain.pc
+	      $(DESTDIR)$(PREFIX)/bin/hogtrain $(DESTDIR)$(PREFIX)/lib/pkgconfig/hogtrain.pc \
+	      $(DESTDIR)$(PREFIX)/lib/$(notdir $(SHLIB)) $(DESTDIR)$(PREFIX)/lib/$(SONAME) \
+	      $(DESTDIR)$(PREFIX)/lib/libhogtrain.so
+	rm -rf $(DESTDIR)$(PYTHON_DIR)/hogtrain
 
 ## clean: remove the build folders
 clean:
@@ -224,4 +272,4 @@ clean:
 help:
 	@sed -n 's/^## //p' Makefile
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(addsuffix .d,$(TOOLS) $(TESTS) $(RACES) $(BENCH_BIN))
+-include $(LIB_OBJ:.o=.d) $(PIC_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(addsuffix .d,$(TOOLS) $(TESTS) $(RACES) $(BENCH_BIN))

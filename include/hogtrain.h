@@ -10,6 +10,13 @@
 extern "C" {
 #endif
 
+/* The library is built with every symbol hidden but those declared here
+ * (-fvisibility=hidden and a version script that exports hog_* only):
+ * this pragma gives the declarations below default visibility. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 /* ===================================================================== *
  *  Version
  * ===================================================================== */
@@ -23,6 +30,31 @@ extern "C" {
 unsigned hog_version_number(void);
 /* The same as a string, "MAJOR.MINOR.PATCH". */
 const char *hog_version_string(void);
+
+/* A program linked to the shared library (libhogtrain.so.MAJOR, whose
+ * soname carries the major version) may meet a newer library than the
+ * header it was built with. It checks at start that the library is of the
+ * header's major version and no older than the header:
+ *     unsigned v = hog_version_number();
+ *     if (v / 10000 != HOG_VERSION_MAJOR || v < HOG_VERSION_NUMBER) refuse;
+ * HOG_VERSION_OK() is that test. */
+#define HOG_VERSION_OK()                                                       \
+    (hog_version_number() / 10000 == HOG_VERSION_MAJOR &&                      \
+     hog_version_number() >= HOG_VERSION_NUMBER)
+
+/* ===================================================================== *
+ *  What is stable
+ *
+ *  Everything declared in this header is the public API, kept within a
+ *  major version as "Compatibility" below says; the library exports
+ *  nothing else (its other hog_ names, in the static library, are
+ *  private and change at will). File formats carry their own versions.
+ *  The library allocates with the host program's malloc, calloc, realloc,
+ *  posix_memalign and free: it brings no allocator of its own (the hogtrain
+ *  command links jemalloc for itself; hogtrain.pc never does). A program
+ *  calls hog_init() first (see Initialisation); nothing else needs setting
+ *  up or tearing down.
+ * ===================================================================== */
 
 /* ===================================================================== *
  *  Compatibility
@@ -98,7 +130,8 @@ const char *hog_strerror(int rc);
  *  objects (hog_dataset_open, hog_dataset_convert, hog_model_load,
  *  hog_trainer_create, hog_ratings_open, hog_mf_train, hog_mf_load,
  *  hog_topology_set, hog_topology_describe, hog_file_probe,
- *  hog_output_open) check as well
+ *  hog_output_open, hog_dataset_from_csr, hog_dataset_from_dense,
+ *  hog_model_from_weights) check as well
  *  and return HOG_ECPU, with the missing instructions in the detail.
  * ===================================================================== */
 
@@ -281,6 +314,72 @@ int hog_dataset_save(const hog_dataset *ds, const char *path);
 int hog_dataset_convert(const char *in_path, const hog_read_params *params,
                         const char *out_path, hog_dataset_info *info,
                         char *err_detail, size_t err_len);
+
+/* ===================================================================== *
+ *  Data sets from arrays in memory
+ *
+ *  A program that holds its data already (NumPy, SciPy, its own vectors)
+ *  makes a data set of it without a file. A data set made from arrays is
+ *  like any other (train, evaluate, predict, save it); its info.format is
+ *  HOG_FORMAT_AUTO (no file), info.file_bytes 0 and info.features the
+ *  matrix's columns, whatever the largest index. Every array is checked
+ *  before the data set is made; a message names the array, the row and
+ *  what was expected ("hog_csr.indices: row 17: index 3 after 9: expected
+ *  strictly increasing indices within a row").
+ * ===================================================================== */
+
+/* A sparse matrix in compressed sparse row form (SciPy's csr_matrix: data,
+ * indices, indptr), with its labels. Zero it (or make it with = {0}) and
+ * fill it in: the reserved area stays zero. Its size is fixed (96 bytes on
+ * 64-bit systems) as the params structs' are (see Compatibility). */
+typedef struct hog_csr {
+    uint64_t rows;           /* rows of the matrix, and labels */
+    uint64_t cols;           /* columns, 1..2^32: the data set's features; every index is below it */
+    const void *indptr;      /* rows + 1 offsets into indices and values: indptr[0] = 0, non-decreasing */
+    uint32_t indptr_bytes;   /* 4: indptr is int32_t, 8: int64_t (SciPy uses either) */
+    uint32_t rows_per_block; /* rows in each block, at most 2^24; 0: the default (4096) */
+    const uint32_t *indices; /* column indices, strictly increasing within each row (SciPy's int32
+                                indices, sorted, pass as they are) */
+    const float *values;     /* one finite value per index */
+    const float *labels;     /* rows finite labels; NULL: every label 0 (data only to predict) */
+    const float *weights;    /* rows importance weights, finite and not negative; NULL: every row
+                                weighs 1 */
+    uint64_t reserved[4];    /* zero; the room for new fields (see Compatibility) */
+} hog_csr;
+
+/* hog_dataset_from_csr's flags. */
+#define HOG_ARRAYS_BORROW 1 /* use the caller's indices, values, labels and weights in place */
+
+/* Makes a data set of the matrix csr describes. Without flags every array
+ * is copied, and the caller may free them as soon as this returns. With
+ * HOG_ARRAYS_BORROW nothing is copied but the row offsets (rebased to each
+ * block, 4 bytes a row): the data set reads the caller's indices, values,
+ * labels and weights where they are, so the caller keeps them alive and
+ * unchanged until hog_dataset_close. Both make the same blocks, with the
+ * same fingerprint, as the same rows read from a file. On success *out
+ * owns the data set (hog_dataset_close) and 0 is returned. Thread-safe.
+ * Errors: HOG_EEMPTY (no rows), HOG_EPARAM (csr, an array or a size that
+ * does not hold: the message names the field, the row and what was
+ * expected; a block too large for the format: lower rows_per_block),
+ * -ENOMEM, HOG_ECPU; a message in err_detail (at most err_len bytes, may be
+ * NULL). */
+int hog_dataset_from_csr(const hog_csr *csr, int flags, hog_dataset **out,
+                         char *err_detail, size_t err_len);
+
+/* Makes a data set of a dense matrix: x holds rows * cols floats, row
+ * after row (C order), every one finite; zeros are not stored, as the CSV
+ * reader stores none. labels and weights as in hog_csr (NULL: all 0, all
+ * 1); rows_per_block as there. Always copies (the data set is sparse
+ * rows): the caller may free x at once. Returns and fails as
+ * hog_dataset_from_csr. */
+int hog_dataset_from_dense(const float *x, uint64_t rows, uint64_t cols,
+                           const float *labels, const float *weights,
+                           uint32_t rows_per_block, hog_dataset **out,
+                           char *err_detail, size_t err_len);
+
+/* Copies the label of every row of ds, in order, into out[0..rows). Never
+ * fails. Thread-safe. */
+void hog_dataset_labels(const hog_dataset *ds, float *out);
 
 /* ===================================================================== *
  *  Training parameters
@@ -628,6 +727,66 @@ int hog_model_save(const hog_model *m, const char *path);
 int hog_model_load(const char *path, hog_model **out, char *err_detail,
                    size_t err_len);
 
+/* What hog_model_predict_array writes for each row. */
+typedef enum hog_predict_kind {
+    HOG_PREDICT_SCORE = 0, /* 1 float: what hog_model_predict returns (the probability of the
+                              positive class for logistic, the margin for hinge, ...; softmax:
+                              the most probable class's probability) */
+    HOG_PREDICT_LABEL,     /* 1 float: the predicted label: the class's label value
+                              (hog_model_class_label), or the prediction for regression */
+    HOG_PREDICT_MARGINS,   /* outputs floats: the raw scores w.x + b, one per output */
+    HOG_PREDICT_PROBS,     /* classes floats: each class's probability (logistic, modified_huber,
+                              softmax; HOG_EPARAM for the others) */
+} hog_predict_kind;
+
+/* Predicts every row of ds, in order, into out: rows * n floats, row
+ * after row, n as kind says (1, the model's outputs or its classes);
+ * out_len is the room in out, in floats. Features beyond the model's
+ * are ignored, as by hog_model_predict. Runs on up to `threads` threads
+ * of the library's shared pool (0: all cores), as hog_model_evaluate does.
+ * Thread-safe. Errors: HOG_EPARAM (a kind the model has not, or out_len
+ * below what ds needs: the message says how many), -ENOMEM, -errno from
+ * pthread_create, HOG_ETOPOLOGY; a message in err_detail. */
+int hog_model_predict_array(const hog_model *m, const hog_dataset *ds,
+                            hog_predict_kind kind, unsigned threads,
+                            float *out, uint64_t out_len,
+                            char *err_detail, size_t err_len);
+
+/* A model's weights, where they lie in the model. */
+typedef struct hog_weights {
+    uint64_t features;   /* rows of w */
+    uint32_t outputs;    /* columns of w: 1, or the classes for softmax */
+    uint32_t classes;    /* as hog_model_info.classes: 2 for binary losses, 0 for regression */
+    float *w;            /* features * outputs: w[j * outputs + k] is feature j's weight for
+                            output k */
+    float *bias;         /* outputs: the intercepts (0 when trained without one) */
+    const double *class_labels; /* classes label values, ascending. Softmax: output k scores
+                            class k. Binary: the one output scores class 1 (the positive
+                            class) against class 0. NULL for regression */
+} hog_weights;
+
+/* Points *out at m's weights, biases and class labels, valid until
+ * hog_model_free. Writing w or bias changes the model (that is how a
+ * program sets weights); it is not thread-safe against anything reading
+ * m. Never fails. */
+void hog_model_weights(hog_model *m, hog_weights *out);
+
+/* Makes a model of `loss` from weights: features weights per output (w
+ * as in hog_weights, NULL: zeros; bias NULL: zeros), with `classes` class
+ * labels (class_labels ascending and finite; NULL: 0..classes-1). classes
+ * is 2 for binary losses, at least 2 for softmax (one output per class),
+ * 0 for regression. The model's parameters are the defaults with loss set;
+ * it predicts, evaluates and saves as a trained one does, and starts a
+ * trainer's runs with hog_trainer_set_init. On success *out owns it
+ * (hog_model_free). Errors: HOG_EPARAM (features 0, classes that do not
+ * fit the loss, labels not ascending), HOG_ENONFINITE (a weight or bias
+ * that is NaN or infinite: the message names it), -ENOMEM, HOG_ECPU; a
+ * message in err_detail. */
+int hog_model_from_weights(hog_loss loss, uint64_t features, uint32_t classes,
+                           const double *class_labels, const float *w,
+                           const float *bias, hog_model **out,
+                           char *err_detail, size_t err_len);
+
 /* ===================================================================== *
  *  Trainer
  *
@@ -661,6 +820,20 @@ unsigned hog_trainer_threads(const hog_trainer *t);
 int hog_trainer_run(hog_trainer *t, const hog_dataset *train,
                     const hog_dataset *test, hog_model **out,
                     char *err_detail, size_t err_len);
+
+/* Makes t's next runs start from init's weights and biases instead of
+ * zeros (init NULL: from zeros again), to train a model further on new
+ * data, as scikit-learn's partial_fit and warm_start do. init is copied:
+ * the caller may free it at once. A run with an initial model takes its
+ * classes from it (the data's labels must be among them, HOG_ELABEL
+ * otherwise: a batch may hold one class only), its loss must be the
+ * run's (HOG_EPARAM otherwise), and the model has the larger of its
+ * features and the data's; the step schedule, AdaGrad's sums and the
+ * normalised update's scales start afresh, as in any run.
+ * hog_trainer_run_file then reads text whole before training; a
+ * multi-node run refuses it (HOG_EPARAM). Not thread-safe against a run
+ * of t. Returns 0 or -ENOMEM. */
+int hog_trainer_set_init(hog_trainer *t, const hog_model *init);
 
 /*
  * Checkpoints, resume and interruption.
@@ -714,20 +887,6 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train,
  * with hog_train_params.step = 0.1, this run has hog_train_params.step =
  * 0.05"). */
 int hog_trainer_set_checkpoint(hog_trainer *t, const char *path, double every_seconds, int resume);
-
-/* Warm start: t's runs start from init's weights and biases instead of
- * zeros, to go on training a saved model on new data (Vowpal Wabbit's -i).
- * init must have been trained with t's loss, and each run's data must have
- * init's class labels (binary and softmax); features beyond init's start at
- * zero, and the model keeps all of init's features when the data has
- * fewer. The optimiser's own state (AdaGrad's sums, the normalised
- * updates' scales) and the step schedule start afresh. init is not copied:
- * it must outlive the runs; NULL turns warm starts off. A checkpoint being
- * resumed takes precedence. Returns 0 or HOG_EPARAM (another loss: the
- * detail of the run then names both). A run then also returns HOG_ELABEL
- * when its data's classes are not init's. Not thread-safe against a run
- * of t. */
-int hog_trainer_set_init(hog_trainer *t, const hog_model *init);
 
 /* Stops t's run at the next point where its model is consistent: the
  * workers finish the segments they hold (a few thousand rows) and claim no
@@ -1283,6 +1442,10 @@ int hog_topology_set(const char *spec, char *err_detail, size_t err_len);
  * Errors (the message in buf): HOG_ETOPOLOGY (hwloc cannot load the
  * topology), -ENOMEM, -errno from pthread_create, HOG_ECPU. Thread-safe. */
 int hog_topology_describe(unsigned threads, char *buf, size_t len);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -286,7 +286,8 @@ Test(train_run, importance_weights_scale_each_example)
 
 /* A warm start goes on from the model given: one more epoch from a model
  * trained for five ends nearer its test loss than one epoch from zero, the
- * weights the data does not reach are kept, and another loss is refused. */
+ * weights the data does not reach are kept, and a run of another loss is
+ * refused. */
 Test(train_run, a_warm_start_goes_on_from_the_model_given)
 {
     hog_dataset *tr = make_data("tr.svm", 4000, 200, 20, 'b', 11);
@@ -320,7 +321,11 @@ Test(train_run, a_warm_start_goes_on_from_the_model_given)
     hog_trainer_free(t);
     p.loss = HOG_LOSS_HINGE;
     cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(hog_trainer_set_init(t, five), HOG_EPARAM);
+    cr_assert_eq(hog_trainer_set_init(t, five), 0);
+    hog_model *none = NULL;
+    cr_assert_eq(hog_trainer_run(t, tr, NULL, &none, err, sizeof(err)), HOG_EPARAM);
+    cr_assert(strstr(err, "hog_train_params.loss = hinge, the initial model's is logistic"), "%s", err);
+    cr_assert_null(none);
     hog_trainer_free(t);
     hog_model_free(five);
     hog_model_free(cold);

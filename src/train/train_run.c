@@ -37,6 +37,7 @@ void hog_trainer_free(hog_trainer *t)
         return;
     hog_pool_free(t->pool);
     hog_free(t->ckpt_path);
+    hog_model_free(t->init);
     hog_free(t);
 }
 
@@ -62,6 +63,7 @@ void hog_run_init(run_state *rs, hog_trainer *t)
     hog_overlap_init(&rs->clock, hog_now);
     rs->pool = t->pool;
     rs->link = t->link;
+    rs->init = t->init;
     rs->limit = hog_mem_limit(&t->p);
     rs->st.epochs = t->p.epochs;
     rs->st.test = hog_metrics_none();
@@ -398,48 +400,6 @@ static int run_class_weights(run_state *rs, const hog_dataset *ds)
 }
 
 /* ===================================================================== *
- *  Warm start
- * ===================================================================== */
-int hog_trainer_set_init(hog_trainer *t, const hog_model *init)
-{
-    if (init && init->info.loss != t->p.loss)
-        return HOG_EPARAM;
-    t->init = init;
-    return 0;
-}
-
-/* The run's model, and its replicas, from init's weights: its class labels
- * must be the data's (an index means the same class in both). */
-static int run_warm(run_state *rs, const hog_model *init, char *err, size_t err_len)
-{
-    if (init->outputs != rs->outputs || init->info.classes != rs->classes ||
-        (rs->classes && memcmp(init->class_labels, rs->classes_of, 8ull * rs->classes) != 0)) {
-        char theirs[256] = "", ours[256] = "";
-        for (uint32_t k = 0; k < init->info.classes && strlen(theirs) < 200; k++)
-            snprintf(theirs + strlen(theirs), sizeof(theirs) - strlen(theirs), "%s%g", k ? " " : "",
-                     init->class_labels[k]);
-        for (uint32_t k = 0; k < rs->classes && strlen(ours) < 200; k++)
-            snprintf(ours + strlen(ours), sizeof(ours) - strlen(ours), "%s%g", k ? " " : "", rs->classes_of[k]);
-        return hog_fail(HOG_ELABEL, err, err_len,
-                        "the model to start from has the classes {%s}, the training data "
-                        "{%s}: a warm start needs the same ones", theirs, ours);
-    }
-    const uint64_t K = rs->outputs, n = HOG_MIN(init->dim, rs->dim) * K;
-    hog_model *m = rs->m;
-    for (uint64_t k = 0; k < K; k++)
-        hog_w_store(&m->bias[k], hog_w_load(&init->bias[k]));
-    for (uint64_t i = 0; i < n; i++)
-        hog_w_store(&m->w[i], hog_w_load(&init->w[i]));
-    for (unsigned r = 0; r < rs->rep.n; r++) { /* replicas start from the model, as at an epoch's start */
-        memcpy((void *)rs->rep.bias[r], (const void *)m->bias, K * sizeof(hog_weight));
-        memcpy((void *)rs->rep.w[r], (const void *)m->w, n * sizeof(hog_weight));
-    }
-    hog_log(HOG_LOG_INFO, "starting from the weights of the model given (%llu features)",
-            (unsigned long long)init->dim);
-    return 0;
-}
-
-/* ===================================================================== *
  *  Training on a data set
  * ===================================================================== */
 int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset *test, checkpoint *resume,
@@ -477,20 +437,15 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     if (rs.ooc)
         hog_log(HOG_LOG_INFO, "training out of core: %llu bytes of data, a limit of %llu",
                 (unsigned long long)hog_dataset_bytes(train), (unsigned long long)rs.limit);
-    rs.dim = HOG_MAX(train->info.features, 1);
-    const hog_model *init = resume ? NULL : t->init;
-    if (init && init->info.loss != p->loss)
-        return hog_fail(HOG_EPARAM, err, err_len, "the model to start from has "
-                        "hog_train_params.loss = %s, this run %s", hog_loss_name(init->info.loss),
-                        hog_loss_name(p->loss));
-    if (init)
-        rs.dim = HOG_MAX(rs.dim, init->dim);
+    rs.dim = hog_warm_dim(&rs, HOG_MAX(train->info.features, 1));
     int rc = rs.link ? hog_link_run_share(&rs, train) : 0;
     if (rc == 0)
         rc = hog_scan_training_set(train, p, rs.dim, rs.ooc, rs.mine, &rs.classes_of, &rs.classes, &rs.deg,
                                    &rs.deg_rows, err, err_len);
     if (rc == 0 && rs.link)
         rc = hog_link_run_join(&rs, train, err, err_len);
+    if (rc == 0 && rs.init)
+        rc = hog_warm_classes(&rs, err, err_len);
     if (rc == 0)
         rc = hog_run_outputs(&rs, err, err_len);
     if (rc == 0)
@@ -501,6 +456,8 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         hog_run_log_kernel(&rs, forced, train->info.rows, train->info.features, train->info.nnz);
     if (rc == 0 && (rc = hog_trainer_features_fit(t, rs.dim, rs.outputs, err, err_len)) == 0)
         rc = hog_run_alloc(&rs, err, err_len);
+    if (rc == 0 && rs.init)
+        hog_warm_weights(&rs);
     if (rc == 0)
         rc = hog_run_tables(&rs);
     if (rc == 0)
@@ -509,8 +466,6 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         rc = hog_run_segments(&rs, train, err, err_len);
     if (rc == 0 && resume)
         rc = hog_checkpoint_apply(resume, &rs, err, err_len);
-    if (rc == 0 && init)
-        rc = run_warm(&rs, init, err, err_len);
     if (rc == 0 && rs.link)
         rc = hog_link_run_start(&rs, err, err_len);
     if (rc == 0) {

@@ -50,10 +50,10 @@ struct hog_trainer {
     char *ckpt_path;      /* where checkpoints go (hog_trainer_set_checkpoint), or NULL */
     double ckpt_every;    /* seconds between checkpoints; 0: only when interrupted and at the end */
     int resume;           /* 1: runs continue from ckpt_path */
-    const hog_model *init; /* the weights runs start from (hog_trainer_set_init), or NULL */
     atomic_int interrupted; /* hog_trainer_interrupt's flag */
     atomic_int training;  /* 1 while a run's epochs are under way (hog_trainer_interrupt's answer) */
     double (*now)(void);  /* the checkpoint interval's clock: hog_now, or a test's */
+    hog_model *init;      /* the weights runs start from (hog_trainer_set_init), or NULL */
 };
 
 /* The OPT_* flags: which optimisers and regularisers the segments run (see
@@ -208,6 +208,7 @@ typedef struct run_state {
     replica_set rep;      /* replicas node|core (rep.n == 0: none) */
 
     run_ckpt ck;          /* checkpoints, interruption and where the epochs start */
+    const hog_model *init; /* the trainer's initial model (train_warm.c), or NULL */
 
     /* the epochs so far */
     hog_epoch_stats st;
@@ -308,6 +309,22 @@ int hog_run_segments(run_state *rs, const hog_dataset *train, char *err, size_t 
 typedef struct checkpoint checkpoint;
 int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset *test, checkpoint *resume,
                     hog_model **out, char *err, size_t err_len);
+
+/* ===================================================================== *
+ *  A run from an initial model (train_warm.c)
+ * ===================================================================== */
+/* The model's features for data of dim: the larger of dim and the
+ * initial model's (dim when there is none). */
+uint64_t hog_warm_dim(const run_state *rs, uint64_t dim);
+
+/* After the scan: refuses a multi-node run and another loss (HOG_EPARAM),
+ * and labels the initial model lacks (HOG_ELABEL); the run's classes
+ * become the initial model's. */
+int hog_warm_classes(run_state *rs, char *err, size_t err_len);
+
+/* After hog_run_alloc: the model and its replicas start from the initial
+ * model's weights and biases. */
+void hog_warm_weights(run_state *rs);
 
 /* ===================================================================== *
  *  Epochs (train_epoch.c)

@@ -205,4 +205,26 @@ AT(hog_predict_params, metrics, 28);
 AT(hog_predict_params, what, 32);
 AT(hog_predict_params, reserved32, 36);
 AT(hog_predict_params, reserved, 40);
+
+/* A matrix the program describes and passes in (as the params structs). */
+_Static_assert(sizeof(hog_csr) == 96, "hog_csr stays 96 bytes");
+AT(hog_csr, rows, 0);
+AT(hog_csr, cols, 8);
+AT(hog_csr, indptr, 16);
+AT(hog_csr, indptr_bytes, 24);
+AT(hog_csr, rows_per_block, 28);
+AT(hog_csr, indices, 32);
+AT(hog_csr, values, 40);
+AT(hog_csr, labels, 48);
+AT(hog_csr, weights, 56);
+AT(hog_csr, reserved, 64);
+
+/* A struct the library fills in: fixed within a major version. */
+_Static_assert(sizeof(hog_weights) == 40, "hog_weights stays 40 bytes");
+AT(hog_weights, features, 0);
+AT(hog_weights, outputs, 8);
+AT(hog_weights, classes, 12);
+AT(hog_weights, w, 16);
+AT(hog_weights, bias, 24);
+AT(hog_weights, class_labels, 32);
 #endif

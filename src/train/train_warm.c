@@ -1,0 +1,73 @@
+/* train_warm.c: a run that starts from a model's weights instead of zeros (hog_trainer_set_init): its classes, its size and its first weights. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <errno.h>
+#include <string.h>
+
+#include "train_run.h"
+
+int hog_trainer_set_init(hog_trainer *t, const hog_model *init)
+{
+    hog_model *copy = NULL;
+    if (init) {
+        copy = hog_model_new(init->info.loss, init->dim, init->outputs, init->info.classes);
+        if (!copy)
+            return -ENOMEM;
+        copy->info = init->info;
+        memcpy((void *)copy->w, (const void *)init->w, (size_t)init->dim * init->outputs * sizeof(hog_weight));
+        memcpy((void *)copy->bias, (const void *)init->bias, init->outputs * sizeof(hog_weight));
+        memcpy(copy->class_labels, init->class_labels, init->info.classes * sizeof(double));
+    }
+    hog_model_free(t->init);
+    t->init = copy;
+    return 0;
+}
+
+uint64_t hog_warm_dim(const run_state *rs, uint64_t dim)
+{
+    return rs->init ? HOG_MAX(dim, rs->init->dim) : dim;
+}
+
+int hog_warm_classes(run_state *rs, char *err, size_t err_len)
+{
+    const hog_model *init = rs->init;
+    const hog_train_params *p = rs->p;
+    if (rs->link)
+        return hog_fail(HOG_EPARAM, err, err_len, "a multi-node run cannot start from an initial model "
+                        "(hog_trainer_set_init)");
+    if (init->info.loss != p->loss)
+        return hog_fail(HOG_EPARAM, err, err_len, "hog_train_params.loss = %s, the initial model's is %s",
+                        hog_loss_name(p->loss), hog_loss_name(init->info.loss));
+    if (hog_loss_is_regression(p->loss))
+        return 0;
+    /* Both lists ascend: every label of the data must be one of init's. */
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < rs->classes; i++) {
+        while (k < init->info.classes && init->class_labels[k] < rs->classes_of[i])
+            k++;
+        if (k == init->info.classes || init->class_labels[k] != rs->classes_of[i])
+            return hog_fail(HOG_ELABEL, err, err_len, "label %g is not one of the initial model's %u classes",
+                            rs->classes_of[i], init->info.classes);
+    }
+    /* classes_of has room for every class a run may have (hog_scan_training_set). */
+    memcpy(rs->classes_of, init->class_labels, init->info.classes * sizeof(double));
+    rs->classes = init->info.classes;
+    return 0;
+}
+
+void hog_warm_weights(run_state *rs)
+{
+    const hog_model *init = rs->init;
+    const size_t w_bytes = (size_t)init->dim * init->outputs * sizeof(hog_weight);
+    const size_t bias_bytes = init->outputs * sizeof(hog_weight);
+    /* All feature-major with the same outputs: init's rows are the first
+     * of the model's (and of each replica's, which start as the model
+     * does), the rest stay zero. */
+    memcpy((void *)rs->m->w, (const void *)init->w, w_bytes);
+    memcpy((void *)rs->m->bias, (const void *)init->bias, bias_bytes);
+    for (unsigned g = 0; g < rs->rep.n; g++) {
+        memcpy((void *)rs->rep.w[g], (const void *)init->w, w_bytes);
+        memcpy((void *)rs->rep.bias[g], (const void *)init->bias, bias_bytes);
+    }
+    hog_log(HOG_LOG_INFO, "starting from the weights of the model given (%llu features)",
+            (unsigned long long)init->dim);
+}
