@@ -241,7 +241,7 @@ install: all $(BUILD)/hogtrain.pc
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -eq 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 ## man: the man pages, made by help2man from each command's --help, into $(BUILD)/man/
-MAN_PAGES := hogtrain hogtrain-convert hogtrain-train hogtrain-train-mf hogtrain-tune hogtrain-predict hogtrain-info hogtrain-keygen
+MAN_PAGES := hogtrain hogtrain-convert hogtrain-train hogtrain-train-mf hogtrain-tune hogtrain-predict hogtrain-info hogtrain-export hogtrain-keygen
 man: $(BIN) tools/make-man.sh
 	@sh tools/make-man.sh $(BIN) $(BUILD)/man
 

@@ -20,7 +20,7 @@ check() { # check WHAT COMMAND...
 sh "$here/tools/make-man.sh" "$bin" "$tmp/man" >"$tmp/log" 2>&1 || { not_ok "make-man.sh runs"; cat "$tmp/log"; exit 1; }
 # page: the words of the command it documents
 for page in "hogtrain:" "hogtrain-convert:convert" "hogtrain-train:train" "hogtrain-train-mf:train --model mf" \
-    "hogtrain-tune:tune" "hogtrain-predict:predict" "hogtrain-info:info" "hogtrain-keygen:keygen"; do
+    "hogtrain-tune:tune" "hogtrain-predict:predict" "hogtrain-info:info" "hogtrain-export:export" "hogtrain-keygen:keygen"; do
     name=${page%%:*} words=${page#*:}
     f="$tmp/man/$name.1"
     # shellcheck disable=SC2086 # the command's words

@@ -394,3 +394,37 @@ Test(cli_flags_command, predict_probabilities_raw_and_aliases)
     cr_assert(strstr(out, "h.hog is a hinge model, which gives no probabilities"), "%s", out);
     cr_assert_eq(hog("predict c.hog c.svm --raw --probabilities"), 2, "%s", out);
 }
+
+/* export: a line per non-zero weight, the features numbered as the
+ * training text wrote them, the bias first; JSON with the same; an MF
+ * model is refused. */
+Test(cli_flags_command, export_writes_the_weights_as_text_and_json)
+{
+    write_rows("b.svm", 800, NULL);
+    write_rows("c.svm", 600, by_three);
+    cr_assert_eq(hog("train b.svm -o b.hog --epochs 2 -q"), 0, "%s", out);
+    cr_assert_eq(hog("export b.hog"), 0, "%s", out);
+    cr_assert_eq(strncmp(out, "bias 1 ", 7), 0, "%.80s", out);
+    for (int j = 1; j <= 4; j++) {
+        char want[16];
+        snprintf(want, sizeof(want), "\n%d 1 ", j);
+        cr_assert(strstr(out, want), "no feature %d in\n%s", j, out);
+    }
+    cr_assert(!strstr(out, "\n0 1 "), "1-based text: no feature 0\n%s", out);
+    cr_assert_eq(lines(), 5, "%s", out);
+    cr_assert_eq(hog("train c.svm -o c.hog --loss softmax --epochs 2 -q"), 0, "%s", out);
+    cr_assert_eq(hog("export c.hog --format json -o c.json"), 0, "%s", out);
+    char *j = slurp("c.json");
+    cr_assert(strstr(j, "\"loss\": \"softmax\""), "%s", j);
+    cr_assert(strstr(j, "\"classes\": [0, 1, 2]"), "%s", j);
+    cr_assert(strstr(j, "\"bias\": {\"0\": "), "%s", j);
+    cr_assert(strstr(j, "[4, \"2\", "), "%s", j);
+    int triples = 0;
+    for (const char *q = j; (q = strstr(q, "\n    [")) != NULL; q++)
+        triples++;
+    cr_assert_eq(triples, 12, "4 features x 3 classes:\n%s", j);
+    write_file("r.txt", "1 1 3\n1 2 4\n2 1 5\n2 2 1\n");
+    cr_assert_eq(hog("train r.txt --model mf --rank 2 -o r.mf -q"), 0, "%s", out);
+    cr_assert_eq(hog("export r.mf"), 1, "%s", out);
+    cr_assert(strstr(out, "not a linear model"), "%s", out);
+}

@@ -6,7 +6,7 @@
 _hogtrain()
 {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local commands="convert train tune predict info keygen version help"
+    local commands="convert train tune predict info export keygen version help"
     if [ "$COMP_CWORD" -eq 1 ]; then
         COMPREPLY=($(compgen -W "$commands" -- "$cur"))
         return
@@ -16,7 +16,7 @@ _hogtrain()
         [ "$w" = mf ] && mf="--model mf"
     done
     if [ "$cmd" = help ]; then
-        COMPREPLY=($(compgen -W "convert train tune predict info keygen" -- "$cur"))
+        COMPREPLY=($(compgen -W "convert train tune predict info export keygen" -- "$cur"))
         return
     fi
     case $cur in

@@ -26,4 +26,5 @@ page hogtrain-train-mf "train --model mf" "factorise a ratings matrix with HOGWI
 page hogtrain-tune tune "search the step, schedule and penalties, then train the best"
 page hogtrain-predict predict "score a data set with a saved model"
 page hogtrain-info info "describe a data set, a model, a checkpoint or the machine"
+page hogtrain-export export "write a linear model's weights as text or JSON"
 page hogtrain-keygen keygen "make the secret key of a run on several machines"

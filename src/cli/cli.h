@@ -228,6 +228,7 @@ int cli_signal_report(int sig, int rc, const char *err, const char *out, const c
 int cli_convert(int argc, char **argv);
 int cli_train(int argc, char **argv);
 int cli_tune(int argc, char **argv);
+int cli_export(int argc, char **argv);
 
 /* ---- cli_nodes.c: train on several machines ---- */
 #define CLI_LINK_OPTIONS                                                                              \

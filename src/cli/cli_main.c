@@ -20,6 +20,7 @@ static const char usage[] =
     "  predict MODEL INPUT [-o PREDICTIONS] [--report R.json]\n"
     "  info    FILE          a dataset (.hgd or text) or a model\n"
     "  info    --topology    NUMA nodes, cores and where workers would run\n"
+    "  export  MODEL [-o FILE] [--format text|json]   a linear model's weights\n"
     "  keygen  FILE          a new secret key for multi-node runs (mode 0600)\n"
     "  version\n"
     "\n"
@@ -82,6 +83,8 @@ int main(int argc, char **argv)
         return cli_info(argc - 1, argv + 1);
     if (strcmp(cmd, "keygen") == 0)
         return cli_keygen(argc - 1, argv + 1);
+    if (strcmp(cmd, "export") == 0)
+        return cli_export(argc - 1, argv + 1);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("hogtrain %s (built for %s)\n", hog_version_string(), CLI_BUILD_CPU);
         return 0;

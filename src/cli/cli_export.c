@@ -1,0 +1,136 @@
+/* cli_export.c: `hogtrain export`: a saved linear model's weights as text or JSON, for reading, plotting or another tool. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <getopt.h>
+#include <math.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char export_usage[] =
+    "usage: hogtrain export MODEL [-o FILE] [--format text|json] [--all]\n"
+    "  writes the weights of a linear model: text, a line per weight, \"FEATURE CLASS WEIGHT\"\n"
+    "  (FEATURE the index as the training data wrote it, or \"bias\"; CLASS the label the\n"
+    "  weight scores: the positive class of a binary model, each class of softmax, \"-\" for\n"
+    "  regression), or one JSON object with the model's kind and the same triples\n"
+    "  -o, --output FILE       to FILE (atomically) instead of standard output\n"
+    "  --format text|json      text (default) or JSON\n"
+    "  --all                   every weight, zeros too (default: those that are not zero)\n"
+    "  -q, --quiet             print nothing but errors\n";
+
+/* The class an output scores, as text: softmax, output k's; binary, the
+ * positive class; regression, none. */
+static void class_of_output(char *buf, size_t len, const hog_weights *w, uint32_t k)
+{
+    if (!w->class_labels)
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.17g", w->class_labels[w->outputs > 1 ? k : w->classes - 1]);
+}
+
+int cli_export(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, 0, 'o'}, {"format", required_argument, 0, 'F'},
+        {"all", no_argument, 0, 'A'},          {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
+    };
+    const char *out = NULL;
+    int json = 0, all = 0, c, li;
+    while ((c = cli_getopt("export", argc, argv, "o:qh", opts, &li)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'q': cli_quiet = 1; break;
+        case 'A': all = 1; break;
+        case 'h': fputs(export_usage, stdout); return 0;
+        case 'F':
+            if (strcmp(optarg, "text") != 0 && strcmp(optarg, "json") != 0) {
+                cli_error("--format: expected text or json, found '%s'", optarg);
+                return 2;
+            }
+            json = optarg[0] == 'j';
+            break;
+        default: return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        cli_error("export needs one MODEL; see hogtrain export --help");
+        return 2;
+    }
+    const char *path = argv[optind];
+    const char *ins[] = {path}, *outs[] = {out};
+    if (cli_outputs_apart(ins, 1, outs, 1) < 0)
+        return 1;
+    char err[CLI_ERR_LEN] = "";
+    hog_file_kind kind;
+    if (hog_file_probe(path, &kind, err, sizeof(err)) < 0) {
+        cli_error("%s", err);
+        return 1;
+    }
+    if (kind != HOG_FILE_MODEL) {
+        cli_error("%s is %s, not a linear model: export writes a linear model's weights", path,
+                  hog_file_kind_name(kind));
+        return 1;
+    }
+    hog_model *m;
+    if (hog_model_load(path, &m, err, sizeof(err)) < 0) {
+        cli_error("%s", err);
+        return 1;
+    }
+    hog_model_info mi;
+    hog_model_get_info(m, &mi);
+    hog_weights w;
+    hog_model_weights(m, &w);
+    cli_out o;
+    if (cli_out_open(&o, out) < 0) {
+        hog_model_free(m);
+        return 1;
+    }
+    /* Features are numbered as the training data wrote them: 1-based
+     * libsvm text was stored minus one. */
+    const uint64_t base = (uint64_t)mi.data_index_base;
+    char cls[64];
+    if (json) {
+        fprintf(o.f, "{\n  \"model\": ");
+        cli_json_string(o.f, path);
+        fprintf(o.f, ",\n  \"loss\": \"%s\",\n  \"features\": %llu,\n  \"index_base\": %llu,\n  \"classes\": [",
+                hog_loss_name(mi.loss), (unsigned long long)w.features, (unsigned long long)base);
+        for (uint32_t k = 0; k < w.classes; k++) {
+            fprintf(o.f, "%s", k ? ", " : "");
+            cli_json_number(o.f, w.class_labels[k]);
+        }
+        fprintf(o.f, "],\n  \"bias\": {");
+        for (uint32_t k = 0; k < w.outputs; k++) {
+            class_of_output(cls, sizeof(cls), &w, k);
+            fprintf(o.f, "%s\"%s\": ", k ? ", " : "", cls);
+            cli_json_number(o.f, (double)w.bias[k]);
+        }
+        fprintf(o.f, "},\n  \"weights\": [");
+    }
+    uint64_t n = 0;
+    if (!json)
+        for (uint32_t k = 0; k < w.outputs; k++) {
+            class_of_output(cls, sizeof(cls), &w, k);
+            fprintf(o.f, "bias %s %.9g\n", cls, (double)w.bias[k]);
+        }
+    for (uint64_t j = 0; j < w.features; j++)
+        for (uint32_t k = 0; k < w.outputs; k++) {
+            float v = w.w[j * w.outputs + k];
+            if (v == 0.0f && !all)
+                continue;
+            class_of_output(cls, sizeof(cls), &w, k);
+            if (json)
+                fprintf(o.f, "%s\n    [%llu, \"%s\", %.9g]", n ? "," : "", (unsigned long long)(j + base), cls,
+                        (double)v);
+            else
+                fprintf(o.f, "%llu %s %.9g\n", (unsigned long long)(j + base), cls, (double)v);
+            n++;
+        }
+    if (json)
+        fprintf(o.f, "%s]\n}\n", n ? "\n  " : "");
+    hog_model_free(m);
+    if (cli_out_close(&o, 1) < 0)
+        return 1;
+    if (!cli_quiet && out)
+        fprintf(stderr, "%s: %llu weights of %s\n", out, (unsigned long long)n, path);
+    return 0;
+}
