@@ -89,6 +89,7 @@ awk '{ printf "%s %s |", $1, NR % 3 + 1; for (i = 2; i <= NF; i++) { sub(":", "_
 "$bin" train d.svm -o m.hog --threads 1 --epochs 2 -q || exit 1
 "$bin" convert r.txt --ratings -o r.hgr -q || exit 1
 "$bin" train r.txt --model mf --rank 4 -o mf.hog --threads 1 --epochs 2 -q || exit 1
+"$bin" train d.hgd --checkpoint ck-done.hog -o done.hog --threads 1 --epochs 2 -q || exit 1
 # Older outputs, made from other data, that a failed run must leave as
 # they are.
 mkdir old
@@ -221,6 +222,7 @@ sweep() {
     fi
     rm -rf w
     mkdir w
+    eval "$pre"
     : >"$tmp/rep"
     HOG_ALLOC_REPORT=$tmp/rep "$bin" "$@" <"$stdin" >/dev/null 2>err
     rc=$?
@@ -240,6 +242,7 @@ sweep() {
             if [ $((k % 2)) -eq 0 ]; then
                 for f in $outs; do cp "old/${f%:side}" w/; done
             fi
+            eval "$pre"
             spec=$k
             [ "$mode" = onward ] && spec=$k+
             : >"$tmp/rep"
@@ -276,6 +279,7 @@ sweep() {
 
 only="$*"
 stdin=/dev/null
+pre=: # a command run before each run of a case, in $tmp
 : >"$tmp/all-sites"
 : >"$tmp/went-on"
 t0=$(date +%s)
@@ -301,6 +305,10 @@ sweep train-optimisers "m.hog" train d.hgd --schedule adagrad --normalized --l1 
     --holdout 0.2 --bind 0 -o w/m.hog $train
 sweep train-cache "m.hog c.hgd:side" train d.svm --cache w/c.hgd -o w/m.hog $train
 sweep train-checkpoint "m.hog ck.hog:side" train d.hgd --checkpoint w/ck.hog -o w/m.hog $train
+# Resuming: each run starts from the same checkpoint, of a finished run.
+pre='cp ck-done.hog w/ck.hog'
+sweep train-resume "m.hog ck.hog:side" train d.hgd --checkpoint w/ck.hog --resume -o w/m.hog $train
+pre=:
 sweep train-softmax "m.hog" train c3.svm --loss softmax -o w/m.hog $train
 sweep train-dense "m.hog" train d.hgd --kernel dense -o w/m.hog $train
 sweep train-threads "m.hog" train d.hgd -o w/m.hog --threads 2 --epochs 2

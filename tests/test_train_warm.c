@@ -163,7 +163,7 @@ Test(train_warm, a_file_is_read_whole_before_a_run_from_an_initial_model)
     cr_assert_eq(hog_trainer_set_init(t, first), 0);
     cr_assert_eq(hog_trainer_run_file(t, path, NULL, NULL, NULL, &m, &run, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(run.streamed, 0);
-    cr_assert_str_eq(run.note, "an initial model is set");
+    cr_assert_str_eq(run.note, "a warm start (its features and classes are settled on the whole data)");
     cr_assert(same_weights(m, first));
     hog_dataset_close(run.train);
     hog_model_free(m);
