@@ -496,11 +496,12 @@ int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_
     j.depth = 2 * nth + 2;
     j.slots = hog_calloc(j.depth, sizeof(pred_slot));
     j.parts = hog_aligned_alloc(HOG_CACHELINE, nth * sizeof(pred_part));
+    if (j.parts) /* zeroed before anything can fail: the way out frees their sums */
+        memset(j.parts, 0, nth * sizeof(pred_part));
     if (!j.slots || !j.parts || (!hog_loss_is_regression(m->info.loss) && labels_format(&j) < 0)) {
         rc = hog_fail(-ENOMEM, err_detail, err_len, "%s: out of memory", path);
         goto out;
     }
-    memset(j.parts, 0, nth * sizeof(pred_part));
     pthread_mutex_init(&j.mu, NULL);
     pthread_cond_init(&j.changed, NULL);
     if (ds)
