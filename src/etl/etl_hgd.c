@@ -868,7 +868,9 @@ int hog_hgd_open_fd(int fd, const char *path, hog_dataset **out, char *err, size
     hog_dataset *ds = hog_calloc(1, sizeof(*ds));
     uint32_t blocks = hog_get_u32(h + H_BLOCKS);
     hog_block *views = hog_calloc(blocks, sizeof(hog_block));
-    if (!ds || !views) {
+    char *name = hog_strdup(path); /* for the message of a change */
+    if (!ds || !views || !name) {
+        hog_free(name);
         rc = hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
         goto refused;
     }
@@ -877,6 +879,13 @@ int hog_hgd_open_fd(int fd, const char *path, hog_dataset **out, char *err, size
     ds->map = map;
     ds->map_bytes = (size_t)size;
     ds->blocks = views;
+    /* Listed from here on: the check of every block below reads the whole
+     * mapping, and a file truncated meanwhile is named by the SIGBUS it
+     * gives (hog_dataset_changed_path), as during the epochs. */
+    ds->mapped_size = size;
+    ds->mapped_mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    ds->path = name;
+    mapped_add(ds);
 
     /* Re-read the header from the mapping: it is what the views point into,
      * and a file rewritten between pread and mmap must not slip through. */
@@ -907,18 +916,14 @@ int hog_hgd_open_fd(int fd, const char *path, hog_dataset **out, char *err, size
     ds->info.index_base = (hog_get_u32(h + H_FLAGS) & HOG_HGD_ONE_BASED) != 0;
     ds->info.fingerprint = hog_get_u64(h + H_FINGERPRINT);
     ds->info.file_bytes = size;
-    ds->mapped_size = size;
-    ds->mapped_mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-    ds->path = hog_strdup(path); /* for the message of a change */
-    if (!ds->path) {
-        rc = hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
-        goto refused;
-    }
-    mapped_add(ds);
     *out = ds;
     return 0;
 
 refused: /* what hog_dataset_close would free, before a data set is handed out */
+    if (ds) {
+        hog_hgd_forget(ds);
+        hog_free(ds->path);
+    }
     hog_free(views);
     hog_free(ds);
     munmap(map, (size_t)size);
