@@ -153,6 +153,22 @@ KERNEL float normalized_rate(const epoch_job *job, worker_state *ws, float nsum,
     return (float)((opt & OPT_ADAGRAD) ? sqrt(ratio) : ratio);
 }
 
+/* The squared loss's importance-invariant update (Karampatziakis and
+ * Langford 2011, Vowpal Wabbit's default with normalized): a gradient step
+ * moves the prediction towards the label by a = the step's rate times the
+ * row's squared norm in the rate's metric (with normalized: step * t/N *
+ * (sum (x/s)^2 + the bias's 1), times the importance weight), and overshoots
+ * it once a > 1, flipping and growing the error once a > 2. Taking the step
+ * as the limit of infinitely many small ones, the prediction moves by
+ * 1 - e^-a of the error instead of a: the same step while a is small, never
+ * past the label however large a row is, so a step that suits the average
+ * row cannot diverge on an unusually long one. The gradient is scaled by
+ * this factor, (1 - e^-a) / a. */
+KERNEL float invariant_factor(float a)
+{
+    return a > 1e-4f ? -expm1f(-a) / a : 1.0f - 0.5f * a;
+}
+
 /* One coordinate's update under opt (see the comment above): w is the
  * weight, a its AdaGrad sum (adagrad only), gx = g x_j, s = s_j. */
 KERNEL void update_coord(hog_weight *w, hog_weight *a, hog_weight *uq, float gx, float rate, float l2c,
@@ -222,8 +238,11 @@ KERNEL float update_binary(const epoch_job *job, worker_state *ws, const hog_row
         return loss;
     }
     float rate = step;
-    if (opt & OPT_NORMALIZED)
+    if (opt & OPT_NORMALIZED) {
         rate *= normalized_rate(job, ws, nsum, opt);
+        if (!(opt & OPT_ADAGRAD) && job->m->info.loss == HOG_LOSS_SQUARED)
+            gl *= invariant_factor(rate * row->weight * (nsum + (job->p->bias ? 1.0f : 0.0f)));
+    }
     const float l2 = (float)job->p->l2, l1 = (float)job->p->l1;
     for (uint32_t i = 0; i < row->nnz; i++) {
         uint32_t j = idx[i];
