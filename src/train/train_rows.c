@@ -315,9 +315,18 @@ KERNEL float update_softmax(const epoch_job *job, worker_state *ws, const hog_ro
                 continue;
         }
         hog_weight *wj = weights_of(job, ws, j);
+        float x = row->value[i];
+        if (opt == OPT_NORMALIZED) {
+            /* update_coord's plain branch with its rate and shrink, which do
+             * not depend on the class, taken once per feature: the same
+             * operations, one division and shrink for K weights. */
+            const float r = rate / (sj * sj), shrink = l2_shrink(r * (l2 * c));
+            for (uint32_t k = 0; k < K; k++)
+                hog_w_store(&wj[k], hog_w_load(&wj[k]) * shrink - r * (g[k] * x));
+            continue;
+        }
         hog_weight *aj = (opt & OPT_ADAGRAD) ? acc_of(job, ws, j) : NULL;
         hog_weight *uq = (opt & OPT_L1) ? job->optim.l1s + 2 * (size_t)j * K : NULL;
-        float x = row->value[i];
         for (uint32_t k = 0; k < K; k++)
             update_coord(&wj[k], aj ? &aj[k] : NULL, uq ? &uq[2 * k] : NULL, g[k] * x, rate, l2 * c, l1 * c, sj, opt);
     }
