@@ -30,7 +30,9 @@
 #               SGDRegressor(random_state=0), with their defaults;
 #   hogtrain    hogtrain train with no flag but --loss (softmax for several
 #               classes, squared for regression) and $HOGTRAIN_ARGS (none
-#               by default: set it to compare other settings), on every core.
+#               by default: set it to compare other settings), on every core;
+#               and the same with the earlier defaults (--normalized 0 --step
+#               0.1 --decay 0.9 --epochs 10), for comparison.
 # Prints a markdown table of test accuracy (RMSE for regression) with, for
 # hogtrain, its gap to LIBLINEAR: the aim is at most 1 point of accuracy
 # below, or an RMSE at most 5% above. Environment: BENCH_DIR (default
@@ -236,7 +238,7 @@ print(" ".join(out))
 PY
 }
 
-# hogtrain SET: test accuracy or RMSE, or "failed".
+# hogtrain SET [OPTIONS]: test accuracy or RMSE, or "failed".
 hogtrain() {
     d=$(folder "$1")
     case $(kind "$1") in
@@ -244,12 +246,14 @@ hogtrain() {
         multi) loss=softmax ;;
         *) loss=logistic ;;
     esac
-    # shellcheck disable=SC2086 # HOGTRAIN_ARGS is a list of flags
+    shift
     if "$bin" train "$d/train.svm" --test "$d/test.svm" --loss "$loss" -o "$dir/hog.model" -q \
-        --report "$dir/hog.json" $extra 2>"$dir/hog.err"; then
+        --report "$dir/hog.json" "$@" 2>"$dir/hog.err"; then
         "$py" -c 'import json, sys
 t = json.load(open(sys.argv[1]))["test"]
 print("%.2f" % t["rmse"] if sys.argv[2] == "squared" else "%.4f" % t["accuracy"])' "$dir/hog.json" "$loss"
+    elif grep -q "diverged" "$dir/hog.err"; then
+        echo diverged
     else
         echo failed
         sed 's/^/    /' "$dir/hog.err" >&2
@@ -258,7 +262,7 @@ print("%.2f" % t["rmse"] if sys.argv[2] == "squared" else "%.4f" % t["accuracy"]
 
 # --- the runs ---------------------------------------------------------------
 csv="$dir/defaults.csv"
-echo "set,kind,rows_train,rows_test,features,liblinear,sklearn,sklearn_sgd,hogtrain" >"$csv"
+echo "set,kind,rows_train,rows_test,features,liblinear,sklearn,sklearn_sgd,hogtrain,hogtrain_before" >"$csv"
 for s in $sk_sets $heart $fashion rcv1_shape; do
     d=$(folder "$s")
     rows_train=$(grep -c . "$d/train.svm")
@@ -266,23 +270,26 @@ for s in $sk_sets $heart $fashion rcv1_shape; do
     features=$(cat "$d/train.svm" "$d/test.svm" | awk '{ for (i = 2; i <= NF; i++) { split($i, f, ":"); if (f[1] > m) m = f[1] } } END { print m }')
     ll=$(liblinear "$s")
     if [ "$have_sklearn" = 1 ]; then sk=$(sklearn "$s"); else sk="- -"; fi
-    hg=$(hogtrain "$s")
-    echo "$s: LIBLINEAR $ll, scikit-learn $sk, hogtrain $hg" >&2
-    echo "$s,$(kind "$s"),$rows_train,$rows_test,$features,$ll,${sk% *},${sk#* },$hg" >>"$csv"
+    # shellcheck disable=SC2086 # HOGTRAIN_ARGS is a list of flags
+    hg=$(hogtrain "$s" $extra)
+    before=$(hogtrain "$s" --normalized 0 --step 0.1 --decay 0.9 --epochs 10 2>/dev/null)
+    echo "$s: LIBLINEAR $ll, scikit-learn $sk, hogtrain $hg (earlier defaults $before)" >&2
+    echo "$s,$(kind "$s"),$rows_train,$rows_test,$features,$ll,${sk% *},${sk#* },$hg,$before" >>"$csv"
 done
 
 "$py" - "$csv" "$bin" "$extra" "$missing" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 print("%s %s" % (sys.argv[2], sys.argv[3] or "(no flags but the loss)"))
-print("| data | train / test rows | features | metric | LIBLINEAR | scikit-learn | scikit-learn SGD | hogtrain | hogtrain against LIBLINEAR |")
-print("|---|---:|---:|---|---:|---:|---:|---:|---|")
+print("| data | train / test rows | features | metric | LIBLINEAR | scikit-learn | scikit-learn SGD | "
+      "hogtrain, earlier defaults | hogtrain | hogtrain against LIBLINEAR |")
+print("|---|---:|---:|---|---:|---:|---:|---:|---:|---|")
 bad = 0
 for r in rows:
     reg = r["kind"] == "reg"
     ll, hg = float(r["liblinear"]), r["hogtrain"]
-    if hg == "failed":
-        verdict, bad = "failed", bad + 1
+    if hg in ("failed", "diverged"):
+        verdict, bad = hg, bad + 1
     elif reg:
         gap = float(hg) / ll - 1
         ok = gap <= 0.05
@@ -293,10 +300,14 @@ for r in rows:
         ok = gap >= -1
         verdict = "%+.1f points %s" % (gap, "ok" if ok else "MISSED")
         bad += not ok
-    fmt = (lambda v: v) if reg else (lambda v: v if v in ("nan", "-", "failed") else "%.3f" % float(v))
-    print("| %s | %s / %s | %s | %s | %s | %s | %s | %s | %s |" % (
+    def fmt(v):
+        if v in ("nan", "-", "failed", "diverged"):
+            return v
+        return ("%.2f" if float(v) < 1e6 else "%.3g") % float(v) if reg else "%.3f" % float(v)
+    print("| %s | %s / %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
         r["set"], r["rows_train"], r["rows_test"], r["features"], "RMSE" if reg else "accuracy",
-        fmt(r["liblinear"]), fmt(r["sklearn"]), fmt(r["sklearn_sgd"]), fmt(hg), verdict))
+        fmt(r["liblinear"]), fmt(r["sklearn"]), fmt(r["sklearn_sgd"]), fmt(r["hogtrain_before"]), fmt(hg),
+        verdict))
 if sys.argv[4]:
     print("left out:%s" % sys.argv[4])
 print("%d of %d rows within 1 point of LIBLINEAR (RMSE within 5%%)" % (len(rows) - bad, len(rows)))
