@@ -213,7 +213,7 @@ bench-check: all bench-tools
 demo: deps all
 	@sh datasets/fashion-mnist.sh $(BUILD)
 	$(BIN) train datasets/fashion-mnist/train.hgd --test datasets/fashion-mnist/test.hgd \
-	    --loss softmax --epochs 10 --step 0.01 --decay 0.7 --l2 1e-4 \
+	    --loss softmax --normalized 0 --epochs 10 --step 0.01 --decay 0.7 --l2 1e-4 \
 	    -o datasets/fashion-mnist/model.hog --report datasets/fashion-mnist/report.json
 
 $(BUILD)/hogtrain.pc: Makefile include/hogtrain.h

@@ -7,7 +7,8 @@
 # Data: Fashion-MNIST as datasets/fashion-mnist.sh builds it (60,000 training
 # rows, 10,000 test rows, 784 features, half of them non-zero) in .hgd form.
 # Runs: `hogtrain train train.hgd --test test.hgd --loss softmax` with the
-# demo's settings (--step 0.01 --decay 0.7 --l2 1e-4), $EPOCHS epochs,
+# demo's settings (--step 0.01 --decay 0.7 --l2 1e-4, plain updates:
+# --normalized 0, which the dense kernel needs), $EPOCHS epochs,
 # $THREADS threads, once with --kernel sparse and once with --kernel auto (which
 # must choose the dense kernel: the script checks the report), one warm-up
 # each, then $REPS repetitions, the two kernels interleaved and their order
@@ -67,7 +68,7 @@ run() {
     [ "$1" = auto ] && opts="$opts $batch"
     # shellcheck disable=SC2086 # options are words
     if ! "$hogtrain" train "$data/train.hgd" --test "$data/test.hgd" -o "$scratch/model.hog" \
-        --loss softmax --epochs "$epochs" --step 0.01 --decay 0.7 --l2 1e-4 --threads "$threads" \
+        --loss softmax --epochs "$epochs" --step 0.01 --decay 0.7 --l2 1e-4 --normalized 0 --threads "$threads" \
         $opts $extra --report "$scratch/report.json" -q; then
         echo "bench-dense.sh: hogtrain train --kernel $1 failed" >&2
         exit 1

@@ -5,8 +5,8 @@
 # Usage: sh bench/bench-rcv1.sh BUILD_DIR
 # Data: BUILD_DIR/tools/gen_sparse, 800,000 rows x 47,000 features x 75
 # non-zeros (RCV1's shape), converted once to a binary dataset and cached
-# under $BENCH_DIR. Each repetition runs `hogtrain train --epochs EPOCHS`
-# once on each thread count (the order reverses between repetitions, so
+# under $BENCH_DIR. Each repetition runs `hogtrain train --epochs EPOCHS
+# $FLAGS` once on each thread count (the order reverses between repetitions, so
 # all see the same noise from whatever else runs on the machine), after
 # one unmeasured warm-up of each, and reads nnz_per_s (non-zeros trained
 # per second of training, reading and evaluation excluded) from --report.
@@ -14,6 +14,9 @@
 # target, and each count's speedup over one thread: the ratio of the
 # medians and the median of the per-repetition ratios (paired: the runs of
 # one repetition ran side by side in time).
+# FLAGS is the plain loop by default ("--normalized 0 --step 0.1 --decay
+# 0.9", the settings the target and the README's figures are for); FLAGS=
+# measures train's defaults (bench-defaults.sh speed compares the two).
 # Environment: THREADS (the thread counts, default "1 2"; 1 is always
 # measured), REPS (default 5), EPOCHS (default 3), TARGET (non-zeros/s,
 # default 200000000), BENCH_DIR (default /tmp/hogtrain-bench), HOGTRAIN
@@ -32,6 +35,7 @@ epochs=${EPOCHS:-3}
 target=${TARGET:-200000000}
 bench_dir=${BENCH_DIR:-/tmp/hogtrain-bench}
 bin=${HOGTRAIN:-$build/hogtrain}
+flags=${FLAGS---normalized 0 --step 0.1 --decay 0.9}
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 mkdir -p "$bench_dir"
@@ -45,7 +49,8 @@ fi
 
 # run THREADS: one training run; prints its nnz_per_s.
 run() {
-    "$bin" train "$data" -o "$bench_dir/rcv1.hog" --threads "$1" --epochs "$epochs" -q \
+    # shellcheck disable=SC2086 # FLAGS is a list of options
+    "$bin" train "$data" -o "$bench_dir/rcv1.hog" --threads "$1" --epochs "$epochs" -q $flags \
         --report "$bench_dir/rcv1.json"
     "$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["nnz_per_s"])' "$bench_dir/rcv1.json"
 }

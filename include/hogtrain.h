@@ -434,7 +434,8 @@ typedef struct hog_train_params {
     hog_loss loss;
     unsigned threads;    /* workers; 0: one per core */
     unsigned epochs;     /* passes over the training rows */
-    double step;         /* initial step size */
+    double step;         /* initial step size; with normalized, relative to each feature's
+                            scale and the rows' norm, so one value suits data of any units */
     double decay;        /* HOG_SCHEDULE_DECAY: multiply step by this after each epoch */
     double power;        /* HOG_SCHEDULE_INVSCALING: the exponent */
     hog_schedule schedule;
@@ -458,9 +459,12 @@ typedef struct hog_train_params {
                             since the trainer's workers already fill the cores */
     unsigned batch;      /* dense kernel: rows per mini-batch, 1..1024 (a batch never spans
                             two of the trainer's 1024-row segments) */
-    int normalized;      /* 1: normalised, scale-invariant update (Ross, Mineiro, Langford
-                            2013, Vowpal Wabbit's default): each feature's step is divided by
-                            its largest |x| seen squared (by |x| times sqrt(G) with adagrad) */
+    int normalized;      /* 1 (the default): normalised, scale-invariant update (Ross, Mineiro,
+                            Langford 2013, Vowpal Wabbit's default): each feature's step is
+                            divided by its largest |x| seen squared (by |x| times sqrt(G) with
+                            adagrad), and the squared loss's step is importance-invariant
+                            (never past the label); sparse kernel only. 0: the plain update,
+                            the fastest loop, whose step must suit the data's scale */
     double l1;           /* objective adds l1 * |w|_1 (bias excluded); with l2: elastic net.
                             Truncated gradient: weights that cross zero stop at exactly zero */
     unsigned early_stop; /* 0: off; K: with a test set or holdout, stop after K epochs without
@@ -489,11 +493,14 @@ typedef struct hog_train_params {
     uint64_t reserved[11]; /* zero; the room for new fields (see Compatibility) */
 } hog_train_params;
 
-/* The defaults: logistic, one thread per core, 10 epochs, step 0.1, decay 0.9,
+/* The defaults: logistic, one thread per core, 20 epochs, step 2, decay 0.8,
  * invscaling power 0.5, decay schedule, l2 1e-6, no holdout, seed 1, bias,
  * binding on, memory limit 0 (half of what is available), no progress callback,
- * kernel auto, batches of 32 rows, plain (not normalised) updates, l1 0, no
- * early stopping, no averaging, quantile 0.5, replicas machine, streaming on. */
+ * kernel auto, batches of 32 rows, normalised updates, l1 0, no early
+ * stopping, no averaging, quantile 0.5, replicas machine, streaming on.
+ * Earlier versions had 10 epochs, step 0.1, decay 0.9 and plain updates,
+ * which diverged or stopped short on data whose features or labels were not
+ * scaled (README, "Defaults against LIBLINEAR and scikit-learn"). */
 hog_train_params hog_train_params_default(void);
 
 /* Checks every field. Returns 0, or HOG_EPARAM with *field (if not NULL) set

@@ -119,7 +119,7 @@ fi
 # ---- other parameters are refused by name ----
 "$bin" train $common -q --step 0.2 -o "$out/m.hog" --checkpoint "$out/c.ckpt" --resume 2>"$tmp/other.log"
 rc=$?
-if [ "$rc" -eq 1 ] && grep -q -- "--step 0.1, this run has --step 0.2" "$tmp/other.log" && [ ! -e "$out/m.hog" ]; then
+if [ "$rc" -eq 1 ] && grep -q -- "--step 2, this run has --step 0.2" "$tmp/other.log" && [ ! -e "$out/m.hog" ]; then
     ok "--resume with another --step: refused, naming both values"
 else
     not_ok "--resume with another --step: exit $rc" "$tmp/other.log"

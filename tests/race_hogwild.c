@@ -63,6 +63,7 @@ static void run(const char *data, hog_loss loss, hog_kernel kernel, hog_replicas
     p.threads = threads;
     p.epochs = 5;
     p.step = 0.3;
+    p.normalized = 0; /* the plain loop, and the dense kernel takes no other */
     p.holdout = holdout;
     p.kernel = kernel;
     p.replicas = replicas;
@@ -113,6 +114,8 @@ static void convert_many_chunks(const char *dir)
     hog_train_params tp = hog_train_params_default();
     tp.threads = 3;
     tp.epochs = 2;
+    tp.step = 0.1;
+    tp.normalized = 0;
     tp.holdout = 0.1;
     tp.mem_limit = 1u << 20;
     hog_trainer *t;
@@ -156,6 +159,8 @@ static void stream_text(const char *dir, const char *data, hog_loss loss, int la
     p.loss = loss;
     p.threads = 3;
     p.epochs = 2;
+    p.step = 0.1;
+    p.normalized = 0;
     p.holdout = 0.1;
     hog_read_params rp = hog_read_params_default();
     rp.rows_per_block = 512;

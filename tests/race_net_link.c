@@ -122,6 +122,7 @@ static void *rank_main(void *arg)
     p.bind = 0;
     p.epochs = 8;
     p.step = 0.3;
+    p.normalized = 0;
     p.holdout = 0.1;
     p.progress = on_epoch;
     p.progress_ctx = r;

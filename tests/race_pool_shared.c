@@ -94,6 +94,8 @@ int main(void)
     hog_train_params p = hog_train_params_default();
     p.threads = 2;
     p.epochs = 2;
+    p.step = 0.1;
+    p.normalized = 0;
     hog_trainer *t = NULL;
     int rc = hog_dataset_open(path, NULL, &data, err, sizeof(err));
     if (rc == 0)

@@ -156,17 +156,25 @@ Test(cli_flags_command, library_messages_name_options)
     /* dense data: auto would take the dense kernel, which normalised updates keep off */
     cr_assert_eq(hog("train t.svm -o m.hog --normalized --epochs 1"), 0, "%s", out);
     cr_assert(strstr(out, "hogtrain: sparse kernel: --normalized runs on the sparse kernel only\n"), "%s", out);
+    /* the default since: --normalized 0 (or =0) turns it off, and auto takes the dense kernel */
+    cr_assert_eq(hog("train t.svm -o m.hog --epochs 1"), 0, "%s", out);
+    cr_assert(strstr(out, "hogtrain: sparse kernel: --normalized runs on the sparse kernel only\n"), "%s", out);
+    cr_assert_eq(hog("train t.svm -o m.hog --normalized 0 --epochs 1"), 0, "%s", out);
+    cr_assert(strstr(out, "hogtrain: dense kernel (auto)"), "%s", out);
+    cr_assert_eq(hog("train t.svm -o m.hog --normalized 2"), 2, "%s", out);
+    cr_assert(strstr(out, "--normalized: expected a whole number from 0 to 1, found '2'"), "%s", out);
     cr_assert_eq(hog("train t.svm -o m.hog --replicas node --epochs 1"), 0, "%s", out);
     cr_assert(strstr(out, "whole before training: --replicas node\n"), "%s", out);
     /* a diverged run says what to lower, and its NaN weights are never saved */
-    cr_assert_eq(hog("train t.svm -o nan.hog --loss squared --step 1e30 --epochs 1 --threads 1"), 1, "%s", out);
+    cr_assert_eq(hog("train t.svm -o nan.hog --loss squared --step 1e30 --epochs 1 --threads 1 --normalized 0"), 1,
+                 "%s", out);
     cr_assert(strstr(out, "hogtrain: the training diverged in epoch 1: its loss is NaN, and no model was made. The "
                           "steps are too large for the data's scale: lower --step (now 1e+30), or set --normalized "
                           "for features of very different ranges\n"), "%s", out);
     cr_assert(!exists("nan.hog"));
     /* a loss that grows past ten times the first epoch's stops the run too */
-    cr_assert_eq(hog("train t.svm -o nan.hog --loss squared --step 0.3 --schedule constant --epochs 20 --threads 1"),
-                 1, "%s", out);
+    cr_assert_eq(hog("train t.svm -o nan.hog --loss squared --step 0.3 --schedule constant --epochs 20 --threads 1 "
+                     "--normalized 0"), 1, "%s", out);
     cr_assert(strstr(out, "its loss is growing ("), "%s", out);
     cr_assert(!exists("nan.hog"));
     for (const char *s = out; (s = strstr(s, "hog_")) != NULL; s++)

@@ -8,6 +8,21 @@
 
 #include "train/train.h"
 
+/* The settings these tests were written for, and what they test: the
+ * plain (not normalized) update at step 0.1, decaying by 0.9 over 10
+ * epochs, hog_train_params_default() before its defaults became the
+ * normalized update. The tests of the defaults themselves start from
+ * hog_train_params_default(). */
+static inline hog_train_params plain_params(void)
+{
+    hog_train_params p = hog_train_params_default();
+    p.normalized = 0;
+    p.step = 0.1;
+    p.decay = 0.9;
+    p.epochs = 10;
+    return p;
+}
+
 /* Opens a data set written by the test, with the default read parameters. */
 static inline hog_dataset *open_written(const char *path)
 {

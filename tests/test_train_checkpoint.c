@@ -133,7 +133,7 @@ Test(train_checkpoint, a_resumed_one_thread_run_is_the_same_bit_for_bit)
     snprintf(ckpt, sizeof(ckpt), "%s/run.ckpt", dir);
     hog_dataset *tr = make_data("tr.svm", 7000, 300, 12, 'b', 11);
     hog_dataset *te = make_data("te.svm", 1000, 300, 12, 'b', 12);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.epochs = 4;
     const unsigned stops[] = {3, 6, 11, 12, 20, 27};
     resume_matches(tr, te, p, stops, HOG_ARRAY_LEN(stops));
@@ -145,7 +145,7 @@ Test(train_checkpoint, every_optimiser_array_resumes)
 {
     snprintf(ckpt, sizeof(ckpt), "%s/run.ckpt", dir);
     hog_dataset *tr = make_data("tr.svm", 7000, 300, 12, 'c', 13);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.loss = HOG_LOSS_SOFTMAX;
     p.epochs = 5;
     p.schedule = HOG_SCHEDULE_ADAGRAD;
@@ -163,7 +163,7 @@ Test(train_checkpoint, the_invscaling_steps_and_the_dense_kernel_resume)
 {
     snprintf(ckpt, sizeof(ckpt), "%s/run.ckpt", dir);
     hog_dataset *tr = make_data("tr.svm", 7000, 40, 20, 'r', 14);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.loss = HOG_LOSS_SQUARED;
     p.schedule = HOG_SCHEDULE_INVSCALING;
     p.step = 0.02;
@@ -188,7 +188,7 @@ Test(train_checkpoint, an_out_of_core_epoch_resumes_in_its_order)
     cr_assert_eq(hog_dataset_convert(write_data("tr.svm", 9000, 300, 12, 'b', 15), &rp, hgd, NULL, err, sizeof(err)),
                  0, "%s", err);
     hog_dataset *tr = open_written(hgd);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.epochs = 3;
     p.mem_limit = 4096;
     p.threads = 1;
@@ -210,7 +210,7 @@ Test(train_checkpoint, timed_checkpoints_leave_the_run_as_it_was)
 {
     snprintf(ckpt, sizeof(ckpt), "%s/run.ckpt", dir);
     hog_dataset *tr = make_data("tr.svm", 7000, 300, 12, 'b', 16);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.threads = 1;
     p.epochs = 3;
     p.schedule = HOG_SCHEDULE_ADAGRAD;
@@ -238,7 +238,7 @@ Test(train_checkpoint, resuming_after_the_last_epoch_gives_the_same_model)
     snprintf(ckpt, sizeof(ckpt), "%s/run.ckpt", dir);
     hog_dataset *tr = make_data("tr.svm", 5000, 300, 12, 'b', 17);
     hog_dataset *te = make_data("te.svm", 1000, 300, 12, 'b', 18);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.epochs = 3;
     p.early_stop = 1;
     hog_trainer *t = trainer(&p, 0, 0, 0);
@@ -261,7 +261,7 @@ Test(train_checkpoint, the_file_round_trips_byte_for_byte)
 {
     snprintf(ckpt, sizeof(ckpt), "%s/run.ckpt", dir);
     hog_dataset *tr = make_data("tr.svm", 7000, 300, 12, 'c', 19);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.loss = HOG_LOSS_SOFTMAX;
     p.threads = 1;
     p.epochs = 4;
@@ -324,7 +324,7 @@ Test(train_checkpoint, damage_is_refused)
 {
     snprintf(ckpt, sizeof(ckpt), "%s/run.ckpt", dir);
     hog_dataset *tr = make_data("tr.svm", 5000, 300, 12, 'b', 20);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.threads = 1;
     p.epochs = 2;
     run_position at;
@@ -358,7 +358,7 @@ Test(train_checkpoint, other_parameters_or_data_are_named)
 {
     snprintf(ckpt, sizeof(ckpt), "%s/run.ckpt", dir);
     hog_dataset *tr = make_data("tr.svm", 5000, 300, 12, 'b', 21);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.threads = 1;
     p.epochs = 2;
     p.step = 0.5;
@@ -399,7 +399,7 @@ Test(train_checkpoint, other_parameters_or_data_are_named)
 Test(train_checkpoint, an_interrupt_without_a_checkpoint_saves_nothing)
 {
     hog_dataset *tr = make_data("tr.svm", 5000, 300, 12, 'b', 23);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.threads = 2;
     hog_trainer *t;
     char err[256] = "";
@@ -422,7 +422,7 @@ Test(train_checkpoint, several_threads_resume_within_the_spread)
     snprintf(ckpt, sizeof(ckpt), "%s/run.ckpt", dir);
     hog_dataset *tr = make_data("tr.svm", 20000, 300, 12, 'b', 24);
     hog_dataset *te = make_data("te.svm", 2000, 300, 12, 'b', 25);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.threads = 2;
     p.epochs = 4;
     p.step = 0.5;
@@ -463,7 +463,7 @@ Test(train_checkpoint, text_is_read_whole_first_with_a_checkpoint)
 {
     snprintf(ckpt, sizeof(ckpt), "%s/run.ckpt", dir);
     const char *svm = write_data("tr.svm", 5000, 300, 12, 'b', 26);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.threads = 1;
     p.epochs = 2;
     hog_trainer *t = trainer(&p, 0, 0, 0);
@@ -489,7 +489,7 @@ Test(train_checkpoint, text_is_read_whole_first_with_a_checkpoint)
 
 Test(train_checkpoint, settings_are_checked)
 {
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     hog_trainer *t;
     char err[256] = "";
     cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
@@ -517,7 +517,7 @@ Test(train_checkpoint, a_multi_node_run_takes_no_checkpoint)
     hog_link *l;
     cr_assert_eq(hog_link_create(&lp, &l, err, sizeof(err)), 0, "%s", err);
     hog_dataset *tr = make_data("tr.svm", 2000, 100, 10, 'b', 27);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     hog_trainer *t;
     cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
     hog_trainer_set_link(t, l);

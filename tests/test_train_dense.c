@@ -83,7 +83,7 @@ static void check_batch_step(hog_loss loss, uint32_t K, char kind)
         hog_w_store(&m->bias[k], 0.1f * (float)k - 0.05f);
 
     const float step = 0.05f;
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.loss = loss;
     p.l2 = 0.01;
     /* The reference: w' = w (1 - step l2 n) - step sum_i g_i x_i, b' = b - step sum_i g_i. */
@@ -220,7 +220,7 @@ static double objective(const hog_model *m, const hog_dataset *ds, double l2)
 static void same_optimum(hog_loss loss, char kind, double step)
 {
     hog_dataset *tr = make_dense("tr.svm", 3000, 20, kind, 0.1, 11);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.loss = loss;
     p.threads = 1;
     p.epochs = 30;
@@ -258,7 +258,7 @@ Test(dense, softmax_reaches_the_sparse_kernels_objective)
 Test(dense, hinge_and_squared_learn_with_two_threads_and_a_holdout)
 {
     hog_dataset *tr = make_dense("tr.svm", 4000, 20, 'b', 0, 12);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.loss = HOG_LOSS_HINGE;
     p.threads = 2;
     p.epochs = 10;
@@ -290,7 +290,7 @@ Test(dense, hinge_and_squared_learn_with_two_threads_and_a_holdout)
 Test(dense, one_thread_is_reproducible_bit_for_bit)
 {
     hog_dataset *tr = make_dense("tr.svm", 3000, 30, 'c', 0.05, 8);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.loss = HOG_LOSS_SOFTMAX;
     p.threads = 1;
     p.epochs = 3;
@@ -340,7 +340,7 @@ Test(dense, auto_picks_dense_for_dense_data_and_sparse_otherwise)
     hog_dataset *sparse;
     char err[256];
     cr_assert_eq(hog_dataset_open(path, NULL, &sparse, err, sizeof(err)), 0, "%s", err);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.epochs = 2;
     p.threads = 1;
     hog_model *a = train(dense, NULL, p), *b = train(sparse, NULL, p);
@@ -362,14 +362,14 @@ Test(dense, auto_picks_dense_for_dense_data_and_sparse_otherwise)
 Test(dense, bad_kernel_and_batch_are_refused_with_the_field)
 {
     const char *field = NULL;
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.batch = 0;
     cr_assert_eq(hog_train_params_check(&p, &field), HOG_EPARAM);
     cr_assert_str_eq(field, "batch");
     p.batch = 1025;
     cr_assert_eq(hog_train_params_check(&p, &field), HOG_EPARAM);
     cr_assert_str_eq(field, "batch");
-    p = hog_train_params_default();
+    p = plain_params();
     p.kernel = (hog_kernel)3;
     cr_assert_eq(hog_train_params_check(&p, &field), HOG_EPARAM);
     cr_assert_str_eq(field, "kernel");
@@ -387,7 +387,7 @@ Test(dense, gemm_evaluation_gives_the_row_by_row_metrics)
 {
     /* 5000 rows: blocks of 4096 and 904, batches cut at block ends. */
     hog_dataset *tr = make_dense("tr.svm", 5000, 20, 'c', 0.1, 21);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.loss = HOG_LOSS_SOFTMAX;
     p.epochs = 3;
     p.kernel = HOG_KERNEL_DENSE;
@@ -436,13 +436,13 @@ Test(dense, the_command_takes_kernel_and_batch_logs_and_reports_the_kernel)
 {
     hog_dataset *ds = make_dense("c.svm", 600, 12, 'c', 0, 4);
     hog_dataset_close(ds);
-    cr_assert_eq(hog("train c.svm -o m.hog --loss softmax --epochs 2 --report r.json"), 0, "%s", out);
+    cr_assert_eq(hog("train c.svm -o m.hog --loss softmax --epochs 2 --normalized 0 --report r.json"), 0, "%s", out);
     cr_assert_not_null(strstr(out, "dense kernel (auto): density 1"), "%s", out);
     cr_assert_eq(hog("train c.svm -o m.hog --loss softmax --epochs 2 --kernel sparse --report r.json"),
                  0, "%s", out);
     cr_assert_not_null(strstr(out, "sparse kernel: density 1"), "%s", out);
     /* --path, the option's first name, still sets it. */
-    cr_assert_eq(hog("train c.svm -o m.hog --loss softmax --epochs 2 --path dense --batch 7 "
+    cr_assert_eq(hog("train c.svm -o m.hog --loss softmax --epochs 2 --normalized=0 --path dense --batch 7 "
                                        "--report r.json -q && cat r.json"), 0, "%s", out);
     cr_assert_not_null(strstr(out, "\"kernel\": \"dense\""), "%s", out);
     cr_assert_not_null(strstr(out, "\"batch\": 7,"), "%s", out);
@@ -468,7 +468,7 @@ Test(dense, a_model_too_large_for_the_dense_buffers_is_refused_with_a_message)
     hog_dataset *ds;
     char err[256] = "";
     cr_assert_eq(hog_dataset_open(path, NULL, &ds, err, sizeof(err)), 0, "%s", err);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.kernel = HOG_KERNEL_DENSE;
     p.threads = 1;
     p.mem_limit = 64u << 20;
@@ -498,7 +498,7 @@ Test(dense, sparse_only_options_choose_or_demand_the_sparse_kernel)
     hog_dataset *ds = make_dense("so.csv", 600, 16, 'b', 0.0, 3);
     const char *what[] = {"hog_train_params.schedule adagrad", "hog_train_params.normalized", "hog_train_params.l1"};
     for (int k = 0; k < 3; k++) {
-        hog_train_params p = hog_train_params_default();
+        hog_train_params p = plain_params();
         p.threads = 1;
         p.epochs = 2;
         if (k == 0)

@@ -188,7 +188,7 @@ static hog_model *reaches_reference(hog_train_params p, double rel, double *ref_
 
 static hog_train_params base_params(void)
 {
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.threads = 1;
     p.l2 = 0.01;
     p.epochs = 40;
@@ -383,7 +383,7 @@ Test(optim, softmax_learns_with_every_optimiser_combination)
 {
     hog_dataset *tr = make_data("c.svm", 6000, 120, 12, 'c', 0, 0, NULL, 17);
     for (unsigned opt = 0; opt < 8; opt++) {
-        hog_train_params p = hog_train_params_default();
+        hog_train_params p = plain_params();
         p.loss = HOG_LOSS_SOFTMAX;
         p.threads = 2;
         p.holdout = 0.25;
@@ -425,7 +425,7 @@ Test(optim, early_stopping_stops_and_keeps_the_best_epoch)
 {
     hog_dataset *tr = make_data("small.svm", 150, 400, 20, 'b', 0.2, 0, NULL, 21);
     hog_dataset *te = make_data("test.svm", 3000, 400, 20, 'b', 0.2, 0, NULL, 22);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.threads = 1;
     p.l2 = 0;
     p.schedule = HOG_SCHEDULE_CONSTANT;
@@ -476,7 +476,7 @@ Test(optim, early_stopping_stops_and_keeps_the_best_epoch)
 Test(optim, early_stopping_without_a_test_set_or_holdout_is_refused)
 {
     hog_dataset *tr = make_data("es.svm", 200, 40, 4, 'b', 0, 0, NULL, 3);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.threads = 1;
     p.early_stop = 2;
     hog_trainer *t;
@@ -605,7 +605,7 @@ Test(optim, quantile_gradient_matches_finite_differences)
 Test(optim, modified_huber_classifies_and_predicts_probabilities)
 {
     hog_dataset *tr = make_data("mh.svm", 4000, 200, 20, 'b', 0, 0, NULL, 31);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.loss = HOG_LOSS_MODIFIED_HUBER;
     p.threads = 2;
     p.holdout = 0.25;
@@ -637,7 +637,7 @@ Test(optim, quantile_regression_covers_tau_of_the_targets)
     const double taus[2] = {0.5, 0.9};
     double mean_pred[2];
     for (int t = 0; t < 2; t++) {
-        hog_train_params p = hog_train_params_default();
+        hog_train_params p = plain_params();
         p.loss = HOG_LOSS_QUANTILE;
         p.quantile = taus[t];
         p.threads = 1;

@@ -32,7 +32,14 @@ Test(train_params, the_ceiling_is_what_the_memory_limit_holds_of_the_model_and_i
     p.threads = 2;
     p.mem_limit = 256 * MIB;
     hog_trainer *t = trainer(p);
-    /* per feature: 4 bytes of weight per output */
+    /* per feature: 4 bytes of weight per output, and 4 of normalized's scale */
+    cr_assert_eq(hog_trainer_max_features(t, 1), 256 * MIB / (4 + 4));
+    cr_assert_eq(hog_trainer_max_features(t, 10), 256 * MIB / (40 + 4));
+    hog_trainer_free(t);
+
+    /* the plain update: the weights alone */
+    p.normalized = 0;
+    t = trainer(p);
     cr_assert_eq(hog_trainer_max_features(t, 1), 256 * MIB / 4);
     cr_assert_eq(hog_trainer_max_features(t, 10), 256 * MIB / 40);
     hog_trainer_free(t);
@@ -51,6 +58,7 @@ Test(train_params, the_ceiling_is_what_the_memory_limit_holds_of_the_model_and_i
     p = hog_train_params_default();
     p.threads = 2;
     p.mem_limit = 256 * MIB;
+    p.normalized = 0;
     p.replicas = HOG_REPLICAS_CORE;
     t = trainer(p);
     cr_assert_eq(hog_trainer_max_features(t, 1), 256 * MIB / (4 + 2 * 4));
@@ -62,6 +70,7 @@ Test(train_params, read_parameters_take_the_lower_ceiling)
     hog_train_params p = hog_train_params_default();
     p.threads = 1;
     p.mem_limit = 256 * MIB;
+    p.normalized = 0; /* 4 bytes a feature */
     hog_trainer *t = trainer(p);
     hog_read_params rp = hog_read_params_default(), buf;
     rp.hash_bits = 7;
@@ -95,6 +104,7 @@ Test(train_params, a_file_past_the_ceiling_fails_at_the_index_before_the_model_i
     hog_train_params p = hog_train_params_default();
     p.threads = 1;
     p.mem_limit = 256 * MIB;
+    p.normalized = 0; /* 4 bytes a feature */
     for (int stream = 0; stream <= 1; stream++) {
         p.stream = stream;
         hog_trainer *t = trainer(p);
@@ -125,6 +135,7 @@ Test(train_params, a_data_set_whose_model_does_not_fit_is_refused_before_it_is_m
     hog_train_params p = hog_train_params_default();
     p.threads = 1;
     p.loss = HOG_LOSS_SOFTMAX;
+    p.normalized = 0;
     p.mem_limit = 100000 * 12; /* 3 x 4 bytes a feature: exactly enough */
     hog_trainer *t = trainer(p);
     hog_model *m;

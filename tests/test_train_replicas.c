@@ -22,7 +22,7 @@ TestSuite(train_replicas, .init = setup, .fini = scratch_remove);
 Test(train_replicas, one_worker_replicas_equal_the_shared_model)
 {
     hog_dataset *tr = make_data("tr.svm", 3000, 200, 20, 'b', 5);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.threads = 1;
     p.epochs = 4;
     hog_model *shared = train(tr, NULL, p);
@@ -46,7 +46,7 @@ static void replicas_learn(hog_replicas r)
 {
     hog_dataset *tr = make_data("tr.svm", 4000, 200, 20, 'b', 1);
     hog_dataset *te = make_data("te.svm", 1000, 200, 20, 'b', 2);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.threads = 4;
     p.epochs = 15;
     p.step = 0.5;
@@ -76,7 +76,7 @@ Test(train_replicas, node_replicas_on_two_nodes_learn)
 Test(train_replicas, replicas_are_sparse_path_only)
 {
     hog_dataset *tr = make_data("tr.svm", 500, 10, 8, 'b', 1); /* dense enough for auto */
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.threads = 2;
     p.epochs = 1;
     p.replicas = HOG_REPLICAS_CORE;

@@ -24,7 +24,7 @@ Test(train_run, logistic_learns_a_separable_problem_on_every_thread_count)
     hog_dataset *tr = make_data("tr.svm", 4000, 200, 20, 'b', 1);
     hog_dataset *te = make_data("te.svm", 1000, 200, 20, 'b', 2);
     for (unsigned threads = 1; threads <= 2; threads++) {
-        hog_train_params p = hog_train_params_default();
+        hog_train_params p = plain_params();
         p.threads = threads;
         p.epochs = 15;
         p.step = 0.5;
@@ -47,7 +47,7 @@ Test(train_run, logistic_learns_a_separable_problem_on_every_thread_count)
 Test(train_run, hinge_learns_a_separable_problem)
 {
     hog_dataset *tr = make_data("tr.svm", 4000, 200, 20, 'b', 3);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.loss = HOG_LOSS_HINGE;
     p.holdout = 0.2;
     p.step = 0.1;
@@ -67,7 +67,7 @@ Test(train_run, softmax_learns_three_classes)
 {
     hog_dataset *tr = make_data("tr.svm", 6000, 200, 20, 'c', 4);
     hog_dataset *te = make_data("te.svm", 1500, 200, 20, 'c', 5);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.loss = HOG_LOSS_SOFTMAX;
     p.epochs = 15;
     p.step = 0.5;
@@ -93,7 +93,7 @@ Test(train_run, squared_loss_fits_a_linear_target)
 {
     hog_dataset *tr = make_data("tr.svm", 4000, 100, 10, 'r', 6);
     hog_dataset *te = make_data("te.svm", 1000, 100, 10, 'r', 7);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.loss = HOG_LOSS_SQUARED;
     p.epochs = 20;
     p.step = 0.05;
@@ -111,7 +111,7 @@ Test(train_run, squared_loss_fits_a_linear_target)
 Test(train_run, one_thread_is_reproducible_bit_for_bit)
 {
     hog_dataset *tr = make_data("tr.svm", 3000, 100, 10, 'c', 8);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.loss = HOG_LOSS_SOFTMAX;
     p.threads = 1;
     p.epochs = 3;
@@ -175,7 +175,7 @@ Test(train_run, sparse_l2_reaches_the_full_batch_optimum)
     }
     double ref = objective(tr, w, b, l2, d);
 
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.l2 = l2;
     p.threads = 1;
     p.epochs = 40;
@@ -205,7 +205,7 @@ Test(train_run, sparse_l2_reaches_the_full_batch_optimum)
 Test(train_run, invscaling_schedule_converges)
 {
     hog_dataset *tr = make_data("tr.svm", 4000, 200, 20, 'b', 10);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.schedule = HOG_SCHEDULE_INVSCALING;
     p.step = 1.0;
     p.power = 0.5;
@@ -221,7 +221,7 @@ Test(train_run, invscaling_schedule_converges)
 Test(train_run, labels_that_do_not_fit_the_loss_are_refused)
 {
     hog_dataset *multi = make_data("m.svm", 300, 50, 5, 'c', 11);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     hog_trainer *t;
     hog_model *m = (hog_model *)1;
     char err[256] = "";
@@ -243,7 +243,7 @@ Test(train_run, labels_that_do_not_fit_the_loss_are_refused)
 
 Test(train_run, bad_parameters_are_refused_with_the_field)
 {
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.decay = 1.5;
     hog_trainer *t = (hog_trainer *)1;
     char err[256] = "";
@@ -268,7 +268,7 @@ Test(train_run, importance_weights_scale_each_example)
     char err[256];
     cr_assert_eq(hog_dataset_open(path, NULL, &ds, err, sizeof(err)), 0, "%s", err);
     for (hog_kernel kernel = HOG_KERNEL_SPARSE; kernel <= HOG_KERNEL_DENSE; kernel++) {
-        hog_train_params p = hog_train_params_default();
+        hog_train_params p = plain_params();
         p.threads = 1;
         p.epochs = 30;
         p.step = 0.05;
@@ -293,7 +293,7 @@ Test(train_run, a_warm_start_goes_on_from_the_model_given)
     hog_dataset *tr = make_data("tr.svm", 4000, 200, 20, 'b', 11);
     hog_dataset *te = make_data("te.svm", 1000, 200, 20, 'b', 12);
     hog_dataset *narrow = make_data("narrow.svm", 4000, 100, 10, 'b', 13);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.threads = 1;
     p.step = 0.5;
     p.epochs = 5;

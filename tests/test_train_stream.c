@@ -48,7 +48,7 @@ Test(train_stream, streamed_first_epoch_learns_as_well_as_reading_whole)
     snprintf(te, sizeof(te), "%s", write_data("te.svm", 1000, 300, 20, 'b', 12));
     snprintf(cache, sizeof(cache), "%s/tr.hgd", dir);
     for (unsigned threads = 1; threads <= 2; threads++) {
-        hog_train_params p = hog_train_params_default();
+        hog_train_params p = plain_params();
         p.threads = threads;
         p.epochs = 6;
         p.step = 0.5;
@@ -97,7 +97,7 @@ Test(train_stream, streamed_run_on_one_thread_is_reproducible_and_grows_the_mode
     }
     fprintf(f, "1 900:1\n");
     cr_assert_eq(fclose(f), 0);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.threads = 1;
     p.epochs = 2;
     p.holdout = 0.2;
@@ -143,7 +143,7 @@ Test(train_stream, streamed_run_on_one_thread_is_reproducible_and_grows_the_mode
 
 Test(train_stream, what_the_head_cannot_settle_is_read_whole_or_started_over)
 {
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     p.epochs = 3;
     hog_file_run fr;
     /* Sorted by label: the first blocks have one label value. */
@@ -200,7 +200,7 @@ Test(train_stream, a_malformed_line_stops_a_streamed_run_with_no_model_and_no_ca
     cr_assert_not_null(f);
     fprintf(f, "1 5:0.5 3:1\n"); /* indices not increasing */
     cr_assert_eq(fclose(f), 0);
-    hog_train_params p = hog_train_params_default();
+    hog_train_params p = plain_params();
     hog_trainer *t;
     hog_model *m = NULL;
     hog_file_run fr;

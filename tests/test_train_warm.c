@@ -23,6 +23,11 @@ static hog_train_params params(hog_loss loss, unsigned epochs)
     p.threads = 1;
     p.bind = 0;
     p.epochs = epochs;
+    /* The normalized update's scales start afresh in any run, and grow
+     * with the values seen, rescaling the weights they cover (NG): the
+     * plain update leaves the initial model's weights as they are. */
+    p.normalized = 0;
+    p.step = 0.1; /* the plain update's scale (the default's 2 is the normalized one's) */
     return p;
 }
 

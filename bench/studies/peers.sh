@@ -18,7 +18,7 @@ study_peers() {
     # AdaGrad's per-coordinate steps reach the optimum on the rare features
     # of power-law data within a few epochs, as the decaying global step of
     # the default schedule does not; 0.5 is Vowpal Wabbit's default rate.
-    hflags="--schedule adagrad --step 0.5"
+    hflags="--schedule adagrad --step 0.5 --normalized 0"
     [ "$QUICK" -eq 1 ] && rows=20000
     note peers command "bench/run peers --reps $REPS --threads \"$THREADS\"$([ "$QUICK" -eq 1 ] && echo ' --quick')${TARGET:+ --target $TARGET}"
     sparse_set "$rows" 65536 40 11

@@ -20,7 +20,8 @@ study_replicas() {
     maxt=$(echo "$THREADS" | tr ' ' '\n' | grep . | sort -n | tail -n 1)
     target=$TARGET
     if [ -z "$target" ]; then
-        "$HOGTRAIN" train "$train" --test "$test" --epochs "$epochs" --threads "$maxt" \
+        # shellcheck disable=SC2086 # PLAIN is a list of options
+        "$HOGTRAIN" train "$train" --test "$test" --epochs "$epochs" --threads "$maxt" $PLAIN \
             -o "$OUT/tmp/model.hog" --report "$OUT/tmp/ref.json" -q
         target=$("$PY" -c 'import json, sys; print("%.6g" % (json.load(open(sys.argv[1]))["test"]["logloss"] * 1.02))' "$OUT/tmp/ref.json")
         note replicas target "test logloss $target (replicas machine on $maxt threads after $epochs epochs, plus 2%)"
@@ -32,10 +33,11 @@ study_replicas() {
         [ "$rep" -eq 0 ] && w=--warmup
         for kind in machine node core; do
             for t in $THREADS; do
+                # shellcheck disable=SC2086 # PLAIN is a list of options
                 measure replicas "$case" "replicas $kind" "rows=$rows;epochs=$epochs;replicas=$kind" "$t" "$rep" \
                     --data "$train" --bytes "$(file_bytes "$train")" --target "$target" \
                     --report "$OUT/tmp/report.json" $w -- \
-                    "$HOGTRAIN" train "$train" --test "$test" --epochs "$epochs" --threads "$t" \
+                    "$HOGTRAIN" train "$train" --test "$test" --epochs "$epochs" --threads "$t" $PLAIN \
                     --replicas "$kind" -o "$OUT/tmp/model.hog" --report "$OUT/tmp/report.json"
             done
         done

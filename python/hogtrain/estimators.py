@@ -74,8 +74,8 @@ class _Hogwild(BaseEstimator):
     from a data set (from zeros or from the fitted weights), the model as
     coef_ and intercept_, and margins predicted by the library."""
 
-    def __init__(self, *, loss, epochs=10, step=0.1, decay=0.9, schedule="decay", power=0.5, l2=1e-6, l1=0.0,
-                 fit_intercept=True, normalized=False, average=0, early_stop=0, holdout=0.0, kernel="auto",
+    def __init__(self, *, loss, epochs=20, step=2.0, decay=0.8, schedule="decay", power=0.5, l2=1e-6, l1=0.0,
+                 fit_intercept=True, normalized=True, average=0, early_stop=0, holdout=0.0, kernel="auto",
                  batch=32, replicas="machine", n_jobs=None, bind=True, random_state=None, mem_limit=0):
         self.loss = loss
         self.epochs = epochs
@@ -283,8 +283,8 @@ class HogwildClassifier(ClassifierMixin, _Hogwild):
     the last fit, evaluation excluded).
     """
 
-    def __init__(self, *, loss="logistic", epochs=10, step=0.1, decay=0.9, schedule="decay", power=0.5, l2=1e-6,
-                 l1=0.0, fit_intercept=True, normalized=False, average=0, early_stop=0, holdout=0.0, kernel="auto",
+    def __init__(self, *, loss="logistic", epochs=20, step=2.0, decay=0.8, schedule="decay", power=0.5, l2=1e-6,
+                 l1=0.0, fit_intercept=True, normalized=True, average=0, early_stop=0, holdout=0.0, kernel="auto",
                  batch=32, replicas="machine", n_jobs=None, bind=True, random_state=None, mem_limit=0):
         super().__init__(loss=loss, epochs=epochs, step=step, decay=decay, schedule=schedule, power=power, l2=l2,
                          l1=l1, fit_intercept=fit_intercept, normalized=normalized, average=average,
@@ -459,7 +459,7 @@ class HogwildRegressor(RegressorMixin, _Hogwild):
     command's default).
     """
 
-    def __init__(self, *, loss="squared", quantile=0.5, epochs=10, step=0.1, decay=0.9, schedule="decay", power=0.5,
+    def __init__(self, *, loss="squared", quantile=0.5, epochs=20, step=2.0, decay=0.8, schedule="decay", power=0.5,
                  l2=1e-6, l1=0.0, fit_intercept=True, normalized=True, average=0, early_stop=0, holdout=0.0,
                  kernel="auto", batch=32, replicas="machine", n_jobs=None, bind=True, random_state=None,
                  mem_limit=0):

@@ -17,16 +17,17 @@ static const char train_usage[] =
     "  --quantile TAU          the quantile loss's tau in (0, 1) (default 0.5: the median);\n"
     "                          its metric is the pinball loss\n"
     "  --threads N             worker threads (default: one per core)\n"
-    "  --epochs E              passes over the data (default 10)\n"
-    "  --step S                initial step size (default 0.1)\n"
+    "  --epochs E              passes over the data (default 20)\n"
+    "  --step S                initial step size (default 2)\n"
     "  --schedule constant|decay|invscaling|adagrad\n"
     "                          step; step * decay^epoch (default); step / (1 + epochs)^power;\n"
     "                          or AdaGrad: step / sqrt(sum of squared gradients), per weight\n"
-    "  --normalized            scale-invariant updates (VW's normalized, NG): each feature's\n"
-    "                          step is divided by its largest |x| seen, squared (with adagrad:\n"
-    "                          by |x| times the AdaGrad root, VW's default), so features of\n"
-    "                          very different ranges need no rescaling; any --schedule\n"
-    "  --decay D               per-epoch step factor (default 0.9)\n"
+    "  --normalized[=0|1]      (or --normalized 0) scale-invariant updates (VW's normalized,\n"
+    "                          NG): each feature's step is divided by its largest |x| seen,\n"
+    "                          squared (with adagrad: by |x| times the AdaGrad root, VW's\n"
+    "                          default), so features of very different ranges need no\n"
+    "                          rescaling; any --schedule (default 1; 0: the plain loop)\n"
+    "  --decay D               per-epoch step factor (default 0.8)\n"
     "  --power P               invscaling exponent (default 0.5)\n"
     "  --l2 L                  L2 penalty: mean loss + L/2 |w|^2 (default 1e-6)\n"
     "  --l1 L                  L1 penalty: + L |w|_1, truncated gradient: sparse models with\n"
@@ -44,8 +45,9 @@ static const char train_usage[] =
     "  --bind 0|1              pin workers to cores (default 1)\n"
     "  --kernel auto|sparse|dense\n"
     "                          the training kernel: one example at a time over its\n"
-    "                          non-zeros, or dense mini-batches with OpenBLAS; auto:\n"
-    "                          dense when at least 20% of the entries are non-zero\n"
+    "                          non-zeros, or dense mini-batches with OpenBLAS (plain\n"
+    "                          updates only: --normalized 0); auto: dense when at least\n"
+    "                          20% of the entries are non-zero and the update is plain\n"
     "                          (default auto); --path is another name for it\n"
     "  --batch N               dense kernel: rows per mini-batch, 1..1024 (default 32)\n"
     "  --replicas machine|node|core\n"
@@ -231,7 +233,13 @@ static int train_option(const char *name, const char *val, hog_train_params *p)
         return -1;
     }
     if (strcmp(name, "normalized") == 0) {
-        p->normalized = 1;
+        if (!val) { /* --normalized alone: on */
+            p->normalized = 1;
+            return 0;
+        }
+        if (cli_unsigned(opt, val, 1, &u) < 0)
+            return -1;
+        p->normalized = (int)u;
         return 0;
     }
     if (strcmp(name, "early-stop") == 0 || strcmp(name, "average") == 0) {
@@ -336,7 +344,7 @@ static int train_main(int argc, char **argv, int tune)
         {"bias", required_argument, 0, 0}, {"bind", required_argument, 0, 0},
         {"mem-limit", required_argument, 0, 0}, {"kernel", required_argument, 0, 0},
         {"replicas", required_argument, 0, 0}, {"stream", required_argument, 0, 0},
-        {"batch", required_argument, 0, 0}, {"normalized", no_argument, 0, 0},
+        {"batch", required_argument, 0, 0}, {"normalized", optional_argument, 0, 0},
         {"l1", required_argument, 0, 0}, {"early-stop", required_argument, 0, 0},
         {"average", optional_argument, 0, 0}, {"quantile", required_argument, 0, 0},
         {"path", required_argument, 0, 0}, CLI_CKPT_OPTIONS, CLI_LINK_OPTIONS,
@@ -425,7 +433,8 @@ static int train_main(int argc, char **argv, int tune)
             }
             holdout_set |= strcmp(name, "holdout") == 0;
             loss_set |= strcmp(name, "loss") == 0;
-            const char *val = strcmp(name, "average") == 0 ? cli_optional_value(argc, argv) : optarg;
+            const char *val = strcmp(name, "average") == 0 || strcmp(name, "normalized") == 0
+                                  ? cli_optional_value(argc, argv) : optarg;
             if (train_option(name, val, &p) < 0)
                 goto usage;
             break;

@@ -83,6 +83,7 @@ void hog_run_free(run_state *rs)
                 hog_pool_free_local(rs->pool, local[k]);
             hog_dense_free(ws->dense);
             hog_free(ws->shrink);
+            hog_free(ws->norm_u);
         }
     hog_free(rs->ws);
     hog_free(rs->seg.order);

@@ -84,6 +84,8 @@ typedef struct worker_state {
     int shrink_ok;
     double norm_t;    /* normalized: examples this worker has seen, all epochs */
     double norm_n;    /* normalized: their sum of |x / xmax|^2 (NG's N) */
+    float *norm_u;    /* the normalized loop's 1 / xmax^2 of a row's non-zeros (see rows_norm) */
+    uint32_t norm_cap; /* its length */
 } worker_state;
 
 /* The per-feature tables the segments step with, made from the features'
