@@ -224,6 +224,14 @@ typedef struct hog_block_buffers {
     size_t nnz_cap;
 } hog_block_buffers;
 
+/* Gives b the arrays a builder needs for a block of rpb rows (those it
+ * lacks; a weight array when weighted), for a consumer that takes the
+ * builder's arrays in exchange (hog_block_fn). Returns 0 or -ENOMEM (what
+ * was made stays, for hog_block_buffers_free). */
+int hog_block_buffers_ready(hog_block_buffers *b, uint32_t rpb, int weighted);
+/* Frees b's arrays and zeroes it. */
+void hog_block_buffers_free(hog_block_buffers *b);
+
 /* Tells fn of every block as it is finished, in order. When kept is 1 (an
  * in-memory builder) blk is the data set's own block, valid until the data
  * set is freed, and bufs is NULL. Otherwise (the block was written to the

@@ -56,6 +56,28 @@ struct hog_builder {
     double position; /* the fraction of the input read (hog_builder_set_position) */
 };
 
+int hog_block_buffers_ready(hog_block_buffers *b, uint32_t rpb, int weighted)
+{
+    if (!b->ptr && !(b->ptr = hog_malloc(((size_t)rpb + 1) * sizeof(uint32_t))))
+        return -ENOMEM;
+    b->ptr[0] = 0;
+    if (!b->label && !(b->label = hog_malloc((size_t)rpb * sizeof(float))))
+        return -ENOMEM;
+    if (weighted && !b->weight && !(b->weight = hog_malloc((size_t)rpb * sizeof(float))))
+        return -ENOMEM;
+    return 0;
+}
+
+void hog_block_buffers_free(hog_block_buffers *b)
+{
+    hog_free(b->ptr);
+    hog_free(b->label);
+    hog_free(b->weight);
+    hog_free(b->index);
+    hog_free(b->value);
+    memset(b, 0, sizeof(*b));
+}
+
 int hog_builder_create(uint32_t rows_per_block, hog_atomic_file *out, hog_builder **bp)
 {
     *bp = NULL;

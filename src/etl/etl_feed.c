@@ -57,29 +57,6 @@ struct hog_feed {
     char *report;
 };
 
-/* Gives a slot the arrays a builder needs for a block of rpb rows. */
-static int slot_buffers(feed_slot *s, uint32_t rpb, int weighted)
-{
-    hog_block_buffers *b = &s->bufs;
-    if (!b->ptr && !(b->ptr = hog_malloc(((size_t)rpb + 1) * sizeof(uint32_t))))
-        return -ENOMEM;
-    b->ptr[0] = 0;
-    if (!b->label && !(b->label = hog_malloc((size_t)rpb * sizeof(float))))
-        return -ENOMEM;
-    if (weighted && !b->weight && !(b->weight = hog_malloc((size_t)rpb * sizeof(float))))
-        return -ENOMEM;
-    return 0;
-}
-
-static void slot_free(feed_slot *s)
-{
-    hog_free(s->bufs.ptr);
-    hog_free(s->bufs.label);
-    hog_free(s->bufs.weight);
-    hog_free(s->bufs.index);
-    hog_free(s->bufs.value);
-}
-
 /* The builder's callback, on the reader thread. */
 static int feed_block(void *ctx, const hog_block *blk, int kept, double position, hog_block_buffers *bufs)
 {
@@ -96,7 +73,7 @@ static int feed_block(void *ctx, const hog_block *blk, int kept, double position
         return 0;
     /* The slot is the reader's until pushed moves past it. */
     if (!kept) { /* keep the builder's arrays, which blk points into */
-        int rc = slot_buffers(s, f->rows_per_block, blk->weight != NULL);
+        int rc = hog_block_buffers_ready(&s->bufs, f->rows_per_block, blk->weight != NULL);
         if (rc < 0)
             return rc;
         hog_block_buffers mine = s->bufs;
@@ -309,7 +286,7 @@ void hog_feed_free(hog_feed *f)
         hog_atomic_abort(&f->file);
     hog_dataset_close(f->ds);
     for (unsigned i = 0; f->slots && i < f->depth; i++)
-        slot_free(&f->slots[i]);
+        hog_block_buffers_free(&f->slots[i].bufs);
     hog_free(f->slots);
     hog_free(f->report);
     hog_free((void *)f->p.label_name);

@@ -316,20 +316,6 @@ typedef struct pred_reader {
     char *report;
 } pred_reader;
 
-/* Gives a slot the arrays a builder needs for a block of rpb rows. */
-static int slot_buffers(pred_slot *sl, uint32_t rpb, int weighted)
-{
-    hog_block_buffers *b = &sl->bufs;
-    if (!b->ptr && !(b->ptr = hog_malloc(((size_t)rpb + 1) * sizeof(uint32_t))))
-        return -ENOMEM;
-    b->ptr[0] = 0;
-    if (!b->label && !(b->label = hog_malloc((size_t)rpb * sizeof(float))))
-        return -ENOMEM;
-    if (weighted && !b->weight && !(b->weight = hog_malloc((size_t)rpb * sizeof(float))))
-        return -ENOMEM;
-    return 0;
-}
-
 /* The builder's callback, on the reader thread: the block goes into the
  * next slot once that slot's last block has been written, the slot taking
  * the builder's arrays (the block's rows) in exchange for its own. */
@@ -347,7 +333,7 @@ static int reader_block(void *ctx, const hog_block *blk, int kept, double positi
         return -ECANCELED;
     /* The slot is the reader's until pushed moves past it. */
     pred_slot *sl = &j->slots[j->pushed % j->depth];
-    int rc = slot_buffers(sl, j->rows_per_block, blk->weight != NULL);
+    int rc = hog_block_buffers_ready(&sl->bufs, j->rows_per_block, blk->weight != NULL);
     if (rc < 0)
         return rc;
     hog_block_buffers mine = sl->bufs;
@@ -539,11 +525,7 @@ out:
         hog_eval_sums_free(&j.parts[i].sums);
     for (unsigned i = 0; j.slots && i < j.depth; i++) {
         hog_free(j.slots[i].out);
-        hog_free(j.slots[i].bufs.ptr);
-        hog_free(j.slots[i].bufs.label);
-        hog_free(j.slots[i].bufs.weight);
-        hog_free(j.slots[i].bufs.index);
-        hog_free(j.slots[i].bufs.value);
+        hog_block_buffers_free(&j.slots[i].bufs);
     }
     hog_free(j.slots);
     hog_free(j.parts);
