@@ -125,17 +125,19 @@ train_runs() {
     _st=$1 _ca=$2 _pa=$3 _da=$4 _te=$5
     shift 5
     _bytes=$(file_bytes "$_da")
+    _plain=$PLAIN
+    case " $* " in *" --model mf "*) _plain= ;; esac # factorisation has no normalized update
     _rep=0
     while [ "$_rep" -le "$REPS" ]; do
         for _th in $THREADS; do
             _w=
             [ "$_rep" -eq 0 ] && _w=--warmup
             [ -z "${BEFORE_RUN:-}" ] || $BEFORE_RUN
-            # shellcheck disable=SC2086 # PLAIN is a list of options
+            # shellcheck disable=SC2086 # _plain is a list of options
             measure "$_st" "$_ca" hogtrain "$_pa" "$_th" "$_rep" --data "$_da" --bytes "$_bytes" \
                 --report "$OUT/tmp/report.json" $_w -- \
                 "$HOGTRAIN" train "$_da" ${_te:+--test "$_te"} -o "$OUT/tmp/model.hog" \
-                --threads "$_th" --report "$OUT/tmp/report.json" $PLAIN "$@"
+                --threads "$_th" --report "$OUT/tmp/report.json" $_plain "$@"
         done
         _rep=$((_rep + 1))
     done
