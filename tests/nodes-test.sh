@@ -51,7 +51,9 @@ head -n 40000 "$tmp/all.svm" >"$tmp/train.svm"
 tail -n 8000 "$tmp/all.svm" >"$tmp/test.svm"
 "$bin" convert "$tmp/train.svm" -o "$tmp/train.hgd" -q || exit 1
 "$bin" keygen "$tmp/key" >/dev/null 2>&1 || exit 1
-common_nq="$tmp/train.hgd --threads 1 --epochs 10 --bind 0"
+# The plain update, as the README's figures for several machines were
+# measured (the normalized default's own scales stay each rank's).
+common_nq="$tmp/train.hgd --threads 1 --epochs 10 --bind 0 --normalized 0 --step 0.1 --decay 0.9"
 common="$common_nq -q"
 "$bin" train $common --test "$tmp/test.svm" -o "$tmp/one.hog" --report "$tmp/one.json" || exit 1
 one=$(json "$tmp/one.json" "d['test']['logloss']")
