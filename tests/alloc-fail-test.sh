@@ -21,7 +21,8 @@
 # in the output folder but its outputs, and each output as it was before
 # (odd k: absent; even k: the older file, byte for byte). A few failures
 # are not fatal, and then the run exits 0 with whole outputs: the functions
-# in `optional` below (each has one allocation, which it can do without),
+# in `optional` below (each has one allocation, which it can do without: the
+# normalized loop's row buffer falls back to the general loop),
 # and a warning that names the memory error (a checkpoint that cannot be
 # written; that output may then be missing). A cache, a --save-ratings file
 # or a checkpoint (NAME:side below) is written before the end of a run, so
@@ -56,7 +57,7 @@ ASAN_OPTIONS=exitcode=99:detect_leaks=1:allocator_may_return_null=0
 UBSAN_OPTIONS=exitcode=99:print_stacktrace=1
 export ASAN_OPTIONS UBSAN_OPTIONS
 unset HOG_ALLOC_FAIL_AT HOG_ALLOC_REPORT
-optional='ring_setup plain_shrink'
+optional='ring_setup plain_shrink norm_room'
 
 # The data, made and converted by the build under test (its hogtrain must
 # work without failures for anything below to mean something).
@@ -310,7 +311,7 @@ pre='cp ck-done.hog w/ck.hog'
 sweep train-resume "m.hog ck.hog:side" train d.hgd --checkpoint w/ck.hog --resume -o w/m.hog $train
 pre=:
 sweep train-softmax "m.hog" train c3.svm --loss softmax -o w/m.hog $train
-sweep train-dense "m.hog" train d.hgd --kernel dense -o w/m.hog $train
+sweep train-dense "m.hog" train d.hgd --kernel dense --normalized 0 --step 0.1 -o w/m.hog $train
 sweep train-threads "m.hog" train d.hgd -o w/m.hog --threads 2 --epochs 2
 sweep train-replicas "m.hog" train d.hgd --replicas core -o w/m.hog --threads 2 --epochs 2
 mf="--model mf --rank 4 --threads 1 --epochs 2"
