@@ -488,6 +488,13 @@ int hog_meta_parse_class_weight(const char *text, void *at);
  * rmse) under the keys key[0..5], into f. Returns 6. */
 size_t hog_meta_metrics(hog_meta_field *f, const char *const key[6], hog_metrics *m);
 
+/* The checkpoint settings a trainer or an MF control keeps (path, its
+ * every-seconds and resume), set as hog_trainer_set_checkpoint and
+ * hog_mf_control_set_checkpoint document: path is copied (NULL: none, and
+ * no resume). Returns 0, HOG_EPARAM or -ENOMEM (nothing changed then). */
+int hog_ckpt_settings_set(char **ckpt_path, double *ckpt_every, int *resume_out, const char *path,
+                          double every_seconds, int resume);
+
 /* Writes the n fields as lines into a new buffer (*text, hog_free it; *len
  * bytes, no NUL). Returns 0 or -ENOMEM. */
 int hog_meta_write(const hog_meta_field *f, size_t n, char **text, size_t *len);

@@ -50,16 +50,7 @@
  * ===================================================================== */
 int hog_trainer_set_checkpoint(hog_trainer *t, const char *path, double every_seconds, int resume)
 {
-    if (!(every_seconds >= 0) || !isfinite(every_seconds) || (resume && !path))
-        return HOG_EPARAM;
-    char *copy = NULL;
-    if (path && !(copy = hog_strdup(path)))
-        return -ENOMEM;
-    hog_free(t->ckpt_path);
-    t->ckpt_path = copy;
-    t->ckpt_every = every_seconds;
-    t->resume = path && resume;
-    return 0;
+    return hog_ckpt_settings_set(&t->ckpt_path, &t->ckpt_every, &t->resume, path, every_seconds, resume);
 }
 
 int hog_trainer_interrupt(hog_trainer *t)

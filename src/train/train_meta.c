@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,4 +273,19 @@ size_t hog_meta_metrics(hog_meta_field *f, const char *const key[6], hog_metrics
     f[4] = HOG_META_NUM(key[4], &m->auc);
     f[5] = HOG_META_NUM(key[5], &m->rmse);
     return 6;
+}
+
+int hog_ckpt_settings_set(char **ckpt_path, double *ckpt_every, int *resume_out, const char *path,
+                          double every_seconds, int resume)
+{
+    if (!(every_seconds >= 0) || !isfinite(every_seconds) || (resume && !path))
+        return HOG_EPARAM;
+    char *copy = NULL;
+    if (path && !(copy = hog_strdup(path)))
+        return -ENOMEM;
+    hog_free(*ckpt_path);
+    *ckpt_path = copy;
+    *ckpt_every = every_seconds;
+    *resume_out = path && resume;
+    return 0;
 }

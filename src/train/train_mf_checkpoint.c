@@ -61,16 +61,7 @@ void hog_mf_control_free(hog_mf_control *c)
 
 int hog_mf_control_set_checkpoint(hog_mf_control *c, const char *path, double every_seconds, int resume)
 {
-    if (!(every_seconds >= 0) || !isfinite(every_seconds) || (resume && !path))
-        return HOG_EPARAM;
-    char *copy = NULL;
-    if (path && !(copy = hog_strdup(path)))
-        return -ENOMEM;
-    hog_free(c->ckpt_path);
-    c->ckpt_path = copy;
-    c->ckpt_every = every_seconds;
-    c->resume = path && resume;
-    return 0;
+    return hog_ckpt_settings_set(&c->ckpt_path, &c->ckpt_every, &c->resume, path, every_seconds, resume);
 }
 
 int hog_mf_interrupt(hog_mf_control *c)
