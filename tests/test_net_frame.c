@@ -169,6 +169,8 @@ static hog_frame sample(hog_frame_type type)
         f.text_len = (uint32_t)strlen(why_text);
         break;
     case HOG_FRAME_CHUNK:
+        f.ack = 0x0badf00du;
+        /* fall through */
     case HOG_FRAME_DELTA:
         f.chunk = 0xdeadbeefu;
         f.count = 1024;
@@ -238,6 +240,7 @@ static void same(const hog_frame *want, const hog_frame *got)
     else
         cr_assert_null(got->live);
     cr_assert_eq(got->chunk, want->chunk);
+    cr_assert_eq(got->ack, want->ack);
     cr_assert_eq(got->count, want->count);
     for (uint64_t i = 0; i < want->count; i++)
         cr_assert_eq(bits32(hog_frame_f32(got->values, i)), bits32(want->f32[i]), "value %llu",
@@ -286,7 +289,7 @@ Test(net_frame, values_keep_nan_payloads_and_signed_zeros_on_the_wire)
     hog_frame f = sample(HOG_FRAME_CHUNK);
     make(&f);
     for (size_t i = 0; i < sizeof(value_bits) / sizeof(value_bits[0]); i++) {
-        cr_assert_eq(rd32(PAY + 8 + 4 * i), value_bits[i], "value %zu on the wire", i);
+        cr_assert_eq(rd32(PAY + 12 + 4 * i), value_bits[i], "value %zu on the wire", i);
     }
     hog_frame d;
     decoded(fb, fl, &d);
@@ -361,7 +364,7 @@ Test(net_frame, encoding_reuses_the_wire_buffer)
     hog_wire w = {0};
     hog_frame f = sample(HOG_FRAME_CHUNK);
     cr_assert_eq(hog_frame_encode(&f, &w), 0);
-    cr_assert_eq(w.len, 32 + 8 + 4096);
+    cr_assert_eq(w.len, 32 + 12 + 4096);
     unsigned char *buf = w.buf;
     size_t cap = w.cap;
     hog_frame t = sample(HOG_FRAME_TICK);
@@ -453,30 +456,41 @@ Test(net_frame, chunk_bytes_are_at_the_documented_offsets)
     hog_frame f;
     memset(&f, 0, sizeof(f));
     f.type = HOG_FRAME_CHUNK;
-    f.version = 1;
+    f.version = 2;
     f.rank = 1;
     f.run = 2;
     f.seq = 0x0102030405060708ull;
     f.chunk = 0x00c0ffee;
+    f.ack = 0x01020304;
     f.count = 3;
     f.f32 = v;
     static const unsigned char want[] = {
-        'H', 'O', 'G', 'L', 1, 0, 4, 0,   /* magic, version 1, type CHUNK, zero */
+        'H', 'O', 'G', 'L', 2, 0, 4, 0,   /* magic, version 2, type CHUNK, zero */
         1, 0, 0, 0,                       /*  8 rank */
-        20, 0, 0, 0,                      /* 12 payload length: 8 + 3 * 4 */
+        24, 0, 0, 0,                      /* 12 payload length: 12 + 3 * 4 */
         2, 0, 0, 0, 0, 0, 0, 0,           /* 16 run id */
         8, 7, 6, 5, 4, 3, 2, 1,           /* 24 seq */
         0xee, 0xff, 0xc0, 0x00,           /* payload 0: chunk id */
         3, 0, 0, 0,                       /* 4: count */
-        0x00, 0x00, 0x80, 0x3f,           /* 8: 1.0f */
-        0x00, 0x00, 0x00, 0xc0,           /* 12: -2.0f */
-        0x01, 0x00, 0xc0, 0x7f,           /* 16: a NaN with payload 1 */
+        4, 3, 2, 1,                       /* 8: ack */
+        0x00, 0x00, 0x80, 0x3f,           /* 12: 1.0f */
+        0x00, 0x00, 0x00, 0xc0,           /* 16: -2.0f */
+        0x01, 0x00, 0xc0, 0x7f,           /* 20: a NaN with payload 1 */
     };
     make(&f);
     cr_assert_eq(fl, sizeof(want));
     cr_assert_eq(memcmp(fb, want, sizeof(want)), 0, "CHUNK's bytes differ from the documented layout");
     hog_frame d;
     decoded(want, sizeof(want), &d);
+    same(&f, &d);
+    /* a DELTA has no ack: its values follow the count */
+    f.type = HOG_FRAME_DELTA;
+    f.ack = 0;
+    make(&f);
+    cr_assert_eq(fl, sizeof(want) - 4);
+    cr_assert_eq(fb[6], 5);
+    cr_assert_eq(rd32(PAY + 8), 0x3f800000u);
+    decoded(fb, fl, &d);
     same(&f, &d);
 }
 
@@ -823,30 +837,30 @@ Test(net_frame, chunk_and_delta_refusals)
 {
     hog_frame f = sample(HOG_FRAME_CHUNK);
     make(&f);
-    cut_payload(7);
-    refused_fb("CHUNK: payload shorter than its 8 fixed bytes");
+    cut_payload(11);
+    refused_fb("CHUNK: payload shorter than its 12 fixed bytes");
     make(&f);
     le32(PAY + 4, 1025);
-    refused_fb("CHUNK: count does not match the payload length (8 + 4 * count)");
+    refused_fb("CHUNK: count does not match the payload length (12 + 4 * count)");
     le32(PAY + 4, 1023);
-    refused_fb("CHUNK: count does not match the payload length (8 + 4 * count)");
+    refused_fb("CHUNK: count does not match the payload length (12 + 4 * count)");
     le32(PAY + 4, UINT32_MAX);
-    refused_fb("CHUNK: count does not match the payload length (8 + 4 * count)");
+    refused_fb("CHUNK: count does not match the payload length (12 + 4 * count)");
     /* 2^30 floats would be 2^32 bytes: a count that wraps to 0 bytes in
      * 32-bit arithmetic must not match an empty chunk */
     make(&f);
-    cut_payload(8);
+    cut_payload(12);
     le32(PAY + 4, 1u << 30);
-    refused_fb("CHUNK: count does not match the payload length (8 + 4 * count)");
+    refused_fb("CHUNK: count does not match the payload length (12 + 4 * count)");
     make(&f);
     append(1, 0);
-    refused_fb("CHUNK: count does not match the payload length (8 + 4 * count)");
+    refused_fb("CHUNK: count does not match the payload length (12 + 4 * count)");
     make(&f);
     append(3, 0);
-    refused_fb("CHUNK: count does not match the payload length (8 + 4 * count)");
+    refused_fb("CHUNK: count does not match the payload length (12 + 4 * count)");
     make(&f);
     append(4, 0);
-    refused_fb("CHUNK: count does not match the payload length (8 + 4 * count)");
+    refused_fb("CHUNK: count does not match the payload length (12 + 4 * count)");
 
     f = sample(HOG_FRAME_DELTA);
     make(&f);

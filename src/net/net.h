@@ -27,7 +27,7 @@
  * The protocol version: a peer speaking another is refused at the
  * handshake.
  */
-#define HOG_NET_VERSION 1u
+#define HOG_NET_VERSION 2u
 
 /* ===================================================================== *
  *  The wire format (net_frame.c)
@@ -60,10 +60,12 @@
  *    REFUSE   coordinator -> rank: not admitted. text (the rest): why
  *    CHUNK    master -> peer, data: a chunk's current values; seq: the
  *               master's sequence number for the chunk
- *               0 u32 chunk id   4 u32 count   8 f32 values[count]
+ *               0 u32 chunk id   4 u32 count   8 u32 ack: the seq of the
+ *               newest DELTA from this peer folded into these values (0:
+ *               none)   12 f32 values[count]
  *    DELTA    peer -> master, data: the peer's change to a chunk since it
  *               last synced it; seq: the CHUNK's it answers
- *               layout as CHUNK
+ *               0 u32 chunk id   4 u32 count   8 f32 values[count]
  *    BEAT     any -> every peer, data: alive; seq: chunks it has sent so far
  *               0 u32 epoch (1-based, 0 before the first)   4 u32 flags
  *               (HOG_BEAT_DONE: this rank has finished its epochs;
@@ -165,6 +167,7 @@ typedef struct hog_frame {
     const unsigned char *live;        /* GATHER: nodes bytes, each 0 or 1 */
     /* CHUNK, DELTA, PART, SUM, MEAN */
     uint32_t chunk;
+    uint32_t ack;                     /* CHUNK */
     uint64_t count;
     const unsigned char *values;      /* decoded: count f32 */
     const float *f32;                 /* to encode */

@@ -95,7 +95,8 @@ const char *hog_frame_type_name(uint32_t type)
 /* The fixed part of each payload that has one, before its variable part. */
 #define HELLO_FIXED 36u   /* nodes, nclasses, dim, params and data fingerprints, flags */
 #define WELCOME_FIXED 16u /* nodes, nclasses, dim */
-#define CHUNK_FIXED 8u    /* chunk id, count (u32) */
+#define CHUNK_FIXED 12u   /* chunk id, count, ack (u32) */
+#define DELTA_FIXED 8u    /* chunk id, count (u32) */
 #define BEAT_SIZE 16u     /* epoch, flags, examples: the whole payload */
 #define GATHER_FIXED 4u   /* nodes */
 #define PART_FIXED (HOG_PART_STATS * 8u + 8u) /* stats, count (u64) */
@@ -187,7 +188,7 @@ static int payload_size(const hog_frame *f, uint64_t *out)
     case HOG_FRAME_DELTA:
         if (f->count > UINT32_MAX || (f->count && !f->f32))
             return -EINVAL;
-        n = CHUNK_FIXED + f->count * 4;
+        n = (f->type == HOG_FRAME_CHUNK ? CHUNK_FIXED : DELTA_FIXED) + f->count * 4;
         break;
     case HOG_FRAME_BEAT:
     case HOG_FRAME_DONE:
@@ -294,7 +295,9 @@ int hog_frame_encode(const hog_frame *f, hog_wire *w)
     case HOG_FRAME_DELTA:
         put32(p, f->chunk);
         put32(p + 4, (uint32_t)f->count);
-        put_f32s(p + CHUNK_FIXED, f->f32, f->count);
+        if (f->type == HOG_FRAME_CHUNK)
+            put32(p + 8, f->ack);
+        put_f32s(p + (f->type == HOG_FRAME_CHUNK ? CHUNK_FIXED : DELTA_FIXED), f->f32, f->count);
         break;
     case HOG_FRAME_BEAT:
     case HOG_FRAME_DONE:
@@ -476,18 +479,23 @@ static int decode_payload(const unsigned char *p, size_t n, hog_frame *f, const 
         f->text_len = (uint32_t)(n - END_FIXED);
         return 0;
     case HOG_FRAME_CHUNK:
-    case HOG_FRAME_DELTA:
         if (n < CHUNK_FIXED)
-            return bad(why, f->type == HOG_FRAME_CHUNK
-                                ? "CHUNK: payload shorter than its 8 fixed bytes"
-                                : "DELTA: payload shorter than its 8 fixed bytes");
+            return bad(why, "CHUNK: payload shorter than its 12 fixed bytes");
         f->chunk = get32(p);
         f->count = get32(p + 4);
+        f->ack = get32(p + 8);
         if (!values_fit(n, CHUNK_FIXED, f->count))
-            return bad(why, f->type == HOG_FRAME_CHUNK
-                                ? "CHUNK: count does not match the payload length (8 + 4 * count)"
-                                : "DELTA: count does not match the payload length (8 + 4 * count)");
+            return bad(why, "CHUNK: count does not match the payload length (12 + 4 * count)");
         f->values = p + CHUNK_FIXED;
+        return 0;
+    case HOG_FRAME_DELTA:
+        if (n < DELTA_FIXED)
+            return bad(why, "DELTA: payload shorter than its 8 fixed bytes");
+        f->chunk = get32(p);
+        f->count = get32(p + 4);
+        if (!values_fit(n, DELTA_FIXED, f->count))
+            return bad(why, "DELTA: count does not match the payload length (8 + 4 * count)");
+        f->values = p + DELTA_FIXED;
         return 0;
     case HOG_FRAME_BEAT:
     case HOG_FRAME_DONE:

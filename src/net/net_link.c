@@ -145,6 +145,9 @@ void hog_link_free(hog_link *l)
     hog_free(l->acc_cnt);
     hog_free(l->seq);
     hog_free(l->seq_from);
+    hog_free(l->await);
+    hog_free(l->await_since);
+    hog_free(l->acked);
     hog_free(l->buf);
     hog_free((void *)l->live);
     hog_free(l->last_seen);
@@ -731,10 +734,13 @@ int hog_link_spans(hog_link *l, const hog_link_span *spans, unsigned n)
     l->base = hog_malloc(HOG_MAX(elems, 1) * sizeof(float));
     l->seq = hog_calloc(HOG_MAX(chunks, 1), sizeof(uint32_t));
     l->seq_from = hog_calloc(HOG_MAX(chunks, 1), sizeof(uint32_t));
+    l->await = hog_calloc(HOG_MAX(chunks, 1), sizeof(uint32_t));
+    l->await_since = hog_calloc(HOG_MAX(chunks, 1), sizeof(double));
+    l->acked = hog_calloc(HOG_MAX(chunks, 1) * (uint64_t)l->nodes, sizeof(uint32_t));
     l->buf = hog_malloc(l->p.chunk * sizeof(float));
     l->acc_sum = hog_calloc(HOG_MAX(elems, 1), sizeof(float));
     l->acc_cnt = hog_calloc(HOG_MAX(elems, 1), sizeof(uint16_t));
-    if (!l->base || !l->seq || !l->seq_from || !l->buf || !l->acc_sum || !l->acc_cnt)
+    if (!l->base || !l->seq || !l->seq_from || !l->await || !l->await_since || !l->acked || !l->buf || !l->acc_sum || !l->acc_cnt)
         return -ENOMEM;
     uint64_t k = 0; /* every rank starts from the same model: the base is it */
     for (unsigned i = 0; i < n; i++)

@@ -16,6 +16,12 @@
 #define LINK_MAX_DIM (1ull << 32)
 /* Synchronous averaging rounds in flight at once on rank 0. */
 #define LINK_ROUNDS 4
+/* Seconds a peer waits (at most the timeout) for a master's values that
+ * hold its change in flight; after that, it takes the change as lost (with
+ * a connection: ZeroMQ loses nothing else) and adopts the values. A
+ * change waits on a new connection's handshake, or on a master's full
+ * queue, for milliseconds. */
+#define LINK_ACK_PATIENCE 1.0
 
 /* A ZeroMQ routing id of a rank's control socket, as rank 0's ROUTER saw it. */
 typedef struct link_id {
@@ -77,6 +83,11 @@ struct hog_link {
     uint16_t *acc_cnt;
     uint32_t *seq;          /* per chunk: sent (a master) or adopted (a peer) sequence number */
     uint32_t *seq_from;     /* per chunk: the master whose seq was adopted */
+    uint32_t *await;        /* a peer, per chunk: the seq of the CHUNK its change in flight
+                               answered (0: none in flight) */
+    double *await_since;    /* a peer, per chunk: when that change was sent */
+    uint32_t *acked;        /* a master, per chunk and peer (c * nodes + r): the seq of the
+                               newest DELTA received, so folded into what it sends next */
     float *buf;             /* a chunk's values, to send */
     uint32_t next_chunk;    /* the master's cycle */
 

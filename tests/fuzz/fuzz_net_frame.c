@@ -38,7 +38,7 @@ static void check_same(const hog_frame *a, const hog_frame *b)
     }
     FUZZ_CHECK((a->live == NULL) == (b->live == NULL));
     FUZZ_CHECK(!a->live || same_bytes(a->live, b->live, a->nodes));
-    FUZZ_CHECK(a->chunk == b->chunk && a->count == b->count);
+    FUZZ_CHECK(a->chunk == b->chunk && a->ack == b->ack && a->count == b->count);
     FUZZ_CHECK(same_bytes(a->values, b->values, (size_t)a->count * 4));
     FUZZ_CHECK(memcmp(a->stats, b->stats, sizeof(a->stats)) == 0);
     FUZZ_CHECK(a->epoch == b->epoch && a->examples == b->examples && a->status == b->status);
