@@ -185,6 +185,18 @@ typedef enum hog_on_error {
     HOG_ON_ERROR_SKIP,     /* skip the line, count it, remember the first locations */
 } hog_on_error;
 
+/* When the blocks of a binary dataset (.hgd) are checked: each block's
+ * checksum, then its offsets, indices, values and labels. */
+typedef enum hog_verify {
+    HOG_VERIFY_AT_OPEN = 0,    /* every block, when the file is opened (the default): an open data set
+                                  is sound throughout, for any reader */
+    HOG_VERIFY_AT_FIRST_READ,  /* each block the first time hogtrain's own calls read it (training, its
+                                  scan, evaluation, prediction): one pass over the file instead of two,
+                                  a bad block still stopping the call, with its number, before any of
+                                  its rows is used. hog_dataset_row does not check: call
+                                  hog_dataset_verify before reading rows of such a data set yourself */
+} hog_verify;
+
 /* How to read a file. Make one with hog_read_params_default(). */
 typedef struct hog_read_params {
     hog_format format;     /* HOG_FORMAT_AUTO: detect from the first bytes */
@@ -225,7 +237,8 @@ typedef struct hog_read_params {
     const char *temp_dir;  /* the folder of that scratch file, which never has a name (O_TMPFILE) and
                               vanishes with the process; NULL: the input's folder. A folder that
                               takes no file leaves the blocks in memory, with a warning logged */
-    uint64_t reserved[3];  /* zero; the room for new fields (see Compatibility) */
+    hog_verify verify;     /* binary datasets: when their blocks are checked (HOG_VERIFY_AT_OPEN) */
+    uint64_t reserved[2];  /* zero; the room for new fields (see Compatibility) */
 } hog_read_params;
 
 hog_read_params hog_read_params_default(void);
@@ -293,8 +306,16 @@ uint64_t hog_dataset_skipped(const hog_dataset *ds, char *buf, size_t len);
 /* Fills *info. Never fails. */
 void hog_dataset_get_info(const hog_dataset *ds, hog_dataset_info *info);
 
-/* Row i (0 <= i < rows). The caller checks the bound; thread-safe. */
+/* Row i (0 <= i < rows). The caller checks the bound; thread-safe. On a
+ * binary dataset opened with HOG_VERIFY_AT_FIRST_READ, call
+ * hog_dataset_verify first. */
 hog_row hog_dataset_row(const hog_dataset *ds, uint64_t i);
+
+/* Checks every block of ds not checked yet (a binary dataset opened with
+ * HOG_VERIFY_AT_FIRST_READ; any other data set is sound already, and this
+ * returns 0 at once), on every core. Errors: HOG_ECHECKSUM or HOG_ECORRUPT,
+ * err naming the file and the first bad block. Thread-safe. */
+int hog_dataset_verify(const hog_dataset *ds, char *err, size_t err_len);
 
 /* Writes ds as a binary dataset at path atomically: a temporary file in the
  * same folder, fsync, rename, fsync of the folder. On failure nothing is left

@@ -575,3 +575,95 @@ Test(etl_hgd, a_file_changed_under_its_mapping_is_seen)
     hog_dataset_close(ds);
     cr_assert_null(hog_dataset_changed_path(), "a closed data set is no longer listed");
 }
+
+/* ===================================================================== *
+ *  Checked at first read (HOG_VERIFY_AT_FIRST_READ)
+ * ===================================================================== */
+
+/* Opens buf's bytes with each block checked at its first read. */
+static hog_dataset *open_lazy(const uint8_t *buf, size_t len, char *path)
+{
+    char err[512] = "";
+    write_bytes(path_of(path, "lazy.hgd"), buf, len);
+    hog_read_params p = hog_read_params_default();
+    p.verify = HOG_VERIFY_AT_FIRST_READ;
+    hog_dataset *ds = NULL;
+    cr_assert_eq(hog_dataset_open(path, &p, &ds, err, sizeof(err)), 0, "%s", err);
+    return ds;
+}
+
+Test(etl_hgd, a_bad_block_opened_to_be_checked_at_first_read_fails_its_first_read)
+{
+    make_good();
+    uint8_t *c = copy_good();
+    c[4096 + 2 * 4096 + 10] ^= 0x40; /* inside block 2 */
+    char path[256], err[512] = "";
+    hog_dataset *ds = open_lazy(c, good_len, path);
+    for (uint32_t b = 0; b < 2; b++)
+        cr_assert_eq(hog_dataset_check(ds, b, err, sizeof(err)), 0, "block %u: %s", b, err);
+    for (int again = 0; again < 2; again++) { /* a bad block stays bad */
+        err[0] = 0;
+        cr_assert_eq(hog_dataset_check(ds, 2, err, sizeof(err)), HOG_ECHECKSUM);
+        cr_assert_eq(strncmp(err, path, strlen(path)), 0, "%s", err);
+        cr_assert(strstr(err, ": block 2: checksum mismatch") != NULL, "%s", err);
+    }
+    err[0] = 0;
+    cr_assert_eq(hog_dataset_verify(ds, err, sizeof(err)), HOG_ECHECKSUM);
+    cr_assert(strstr(err, ": block 2: checksum mismatch") != NULL, "%s", err);
+    hog_dataset_close(ds);
+    free(c);
+}
+
+Test(etl_hgd, a_sound_file_checked_at_first_read_verifies_once_and_again)
+{
+    make_good();
+    char path[256], err[512] = "";
+    hog_dataset *ds = open_lazy(good, good_len, path);
+    cr_assert_eq(hog_dataset_check(ds, 3, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_dataset_verify(ds, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_dataset_verify(ds, err, sizeof(err)), 0, "%s", err);
+    for (uint32_t b = 0; b < 4; b++)
+        cr_assert_eq(hog_dataset_check(ds, b, err, sizeof(err)), 0, "%s", err);
+    hog_dataset_close(ds);
+    /* a data set built in memory is sound as it is */
+    hog_dataset *mem = NULL;
+    hog_read_params p = hog_read_params_default();
+    p.index_base = 0;
+    char txt[256];
+    cr_assert_eq(hog_dataset_open(path_of(txt, "g.svm"), &p, &mem, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_dataset_verify(mem, err, sizeof(err)), 0, "%s", err);
+    hog_dataset_close(mem);
+}
+
+/* The header's feature count is checked against the blocks once all are:
+ * by hog_dataset_verify (which training's scan calls). */
+Test(etl_hgd, a_feature_count_past_the_largest_index_is_refused_once_every_block_is_checked)
+{
+    make_good();
+    uint8_t *c = copy_good();
+    wr64(c + 24, good_features + 5);
+    reseal(c);
+    char path[256], err[512] = "", msg[160];
+    hog_dataset *ds = open_lazy(c, good_len, path);
+    for (uint32_t b = 0; b < 4; b++)
+        cr_assert_eq(hog_dataset_check(ds, b, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_dataset_verify(ds, err, sizeof(err)), HOG_ECORRUPT);
+    snprintf(msg, sizeof(msg), ": header field features is %llu, but the blocks' largest feature index + 1 is %llu",
+             (unsigned long long)good_features + 5, (unsigned long long)good_features);
+    cr_assert(strstr(err, msg) != NULL, "%s", err);
+    hog_dataset_close(ds);
+    free(c);
+}
+
+Test(etl_hgd, a_verify_setting_out_of_range_is_refused_by_name)
+{
+    make_good();
+    char path[256], err[512] = "";
+    write_bytes(path_of(path, "g2.hgd"), good, good_len);
+    hog_read_params p = hog_read_params_default();
+    p.verify = (hog_verify)7;
+    hog_dataset *ds = NULL;
+    cr_assert_eq(hog_dataset_open(path, &p, &ds, err, sizeof(err)), HOG_EPARAM);
+    cr_assert(strstr(err, "hog_read_params.verify: 7") != NULL, "%s", err);
+    cr_assert_null(ds);
+}

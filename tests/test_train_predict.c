@@ -11,6 +11,7 @@
 
 #include "train/train.h"
 
+#include "test_etl_files.h"
 #include "test_scratch.h"
 #include "test_train.h"
 #include "test_train_data.h"
@@ -441,4 +442,38 @@ Test(train_predict, raw_scores_and_probabilities)
         hog_dataset_close(ds);
         hog_model_free(m);
     }
+}
+
+/* A .hgd is opened without a pass of its own: each block is checked as a
+ * worker takes it, and a bad one stops the run with the message a check at
+ * open gives, leaving no output. */
+Test(train_predict, a_bad_block_of_a_hgd_stops_the_run_naming_it)
+{
+    char text[160], bin[160], bad[160], out[160];
+    hog_model *m = model_and_files(0, 3000, text, bin);
+    size_t len;
+    uint8_t *b = read_bytes(bin, &len);
+    b[len / 2] ^= 0x40; /* in a block's arrays: the block table is at the end and small */
+    snprintf(bad, sizeof(bad), "%s/bad.hgd", dir);
+    write_bytes(bad, b, len);
+    free(b);
+    char want[512] = "", err[512] = "";
+    hog_dataset *ds = NULL;
+    cr_assert_eq(hog_dataset_open(bad, NULL, &ds, want, sizeof(want)), HOG_ECHECKSUM, "%s", want);
+    cr_assert(strstr(want, ": block ") && strstr(want, "checksum mismatch"), "%s", want);
+    snprintf(out, sizeof(out), "%s/p.txt", dir);
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        hog_output *o;
+        cr_assert_eq(hog_output_open(out, &o), 0);
+        hog_predict_params pp = hog_predict_params_default();
+        pp.threads = threads;
+        pp.write = output_write;
+        pp.write_ctx = o;
+        hog_predict_stats st;
+        cr_assert_eq(hog_model_predict_file(m, bad, NULL, &pp, &st, err, sizeof(err)), HOG_ECHECKSUM, "%s", err);
+        cr_assert_str_eq(err, want);
+        hog_output_abort(o);
+        cr_assert_neq(access(out, F_OK), 0, "no output file");
+    }
+    hog_model_free(m);
 }

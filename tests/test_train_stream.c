@@ -8,6 +8,7 @@
 
 #include "train/train.h"
 
+#include "test_etl_files.h"
 #include "test_scratch.h"
 #include "test_train.h"
 #include "test_train_data.h"
@@ -214,4 +215,58 @@ Test(train_stream, a_malformed_line_stops_a_streamed_run_with_no_model_and_no_ca
     cr_assert_null(fr.train);
     cr_assert_neq(access(cache, F_OK), 0, "no cache is left");
     hog_trainer_free(t);
+}
+
+/* A .hgd checked as training first reads it: a bad block of the training
+ * set or of the test set stops the run with the message a check at open
+ * gives, and no model; a sound one trains as one checked at open. */
+Test(train_stream, a_hgd_checked_at_first_read_trains_alike_and_stops_at_a_bad_block)
+{
+    char text[160], bin[160], bad[160];
+    snprintf(text, sizeof(text), "%s", write_data("d.svm", 3000, 100, 10, 'b', 8));
+    snprintf(bin, sizeof(bin), "%s/d.hgd", dir);
+    snprintf(bad, sizeof(bad), "%s/bad.hgd", dir);
+    char err[512] = "", want[512] = "";
+    hog_read_params rp = hog_read_params_default();
+    rp.rows_per_block = 200;
+    cr_assert_eq(hog_dataset_convert(text, &rp, bin, NULL, err, sizeof(err)), 0, "%s", err);
+    size_t len;
+    uint8_t *b = read_bytes(bin, &len);
+    b[len / 2] ^= 0x40;
+    write_bytes(bad, b, len);
+    free(b);
+    hog_dataset *ds = NULL;
+    cr_assert_eq(hog_dataset_open(bad, NULL, &ds, want, sizeof(want)), HOG_ECHECKSUM, "%s", want);
+
+    hog_train_params p = plain_params();
+    p.threads = 1;
+    hog_file_run fr;
+    hog_model *at_open = train_file(bin, NULL, NULL, p, &fr);
+    close_run(&fr);
+    const char *cases[][2] = {{bin, NULL}, {bad, NULL}, {bin, bad}};
+    for (size_t i = 0; i < 3; i++) {
+        hog_trainer *t;
+        hog_model *m = NULL;
+        rp.verify = HOG_VERIFY_AT_FIRST_READ;
+        cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+        int rc = hog_trainer_run_file(t, cases[i][0], &rp, NULL, cases[i][1], &m, &fr, err, sizeof(err));
+        hog_trainer_free(t);
+        if (i == 0) {
+            cr_assert_eq(rc, 0, "%s", err);
+            hog_weights w0, w1;
+            hog_model_weights(at_open, &w0);
+            hog_model_weights(m, &w1);
+            cr_assert_eq(w0.features, w1.features);
+            cr_assert_eq(memcmp(w0.w, w1.w, w0.features * w0.outputs * sizeof(float)), 0,
+                         "the same model as a check at open gives");
+            cr_assert_eq(w0.bias[0], w1.bias[0]);
+            hog_model_free(m);
+            close_run(&fr);
+            continue;
+        }
+        cr_assert_eq(rc, HOG_ECHECKSUM, "case %zu: rc %d: %s", i, rc, err);
+        cr_assert_str_eq(err, want);
+        cr_assert_null(m);
+    }
+    hog_model_free(at_open);
 }

@@ -607,6 +607,9 @@ static int train_main(int argc, char **argv, int tune)
     }
     if (ck.path && !ck.resume && (rc = cli_output_check(ck.path)) < 0)
         goto out;
+    /* A .hgd is checked block by block as training first reads it (its
+     * scan), not in a pass of its own when it is opened. */
+    rp.verify = HOG_VERIFY_AT_FIRST_READ;
     rc = hog_trainer_run_file(t, input, &rp, cache, test_path, &m, &fr, err, sizeof(err));
     if (cli_signal_caught()) {
         if (ps.bar && !cli_quiet)

@@ -3,6 +3,7 @@
 #ifndef HOG_ETL_H
 #define HOG_ETL_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "../util/util.h"
@@ -121,7 +122,24 @@ struct hog_dataset {
     char *path;            /* the mapped file's path, for hog_dataset_changed_path; or NULL */
     uint64_t mapped_size;  /* the mapped file's size and modification time when it was opened */
     int64_t mapped_mtime_ns;
+    _Atomic unsigned char *checked; /* opened with HOG_VERIFY_AT_FIRST_READ: per block, 1 once
+                                       checked (hog_dataset_check); NULL: every block is sound */
+    _Atomic uint64_t checked_top;   /* the largest feature index + 1 of the blocks checked so far */
 };
+
+/* Checks block b of ds before its rows are read, once: nothing for a data
+ * set whose blocks are all sound (checked at open, or built here), else
+ * the block's checksum, offsets, indices, values and labels on its first
+ * call (etl_hgd.c). Thread-safe: two threads may both check a block the
+ * first time. Errors: HOG_ECHECKSUM, HOG_ECORRUPT, err naming the file and
+ * the block. */
+int hog_dataset_check_block(const hog_dataset *ds, uint32_t b, char *err, size_t err_len);
+static inline int hog_dataset_check(const hog_dataset *ds, uint32_t b, char *err, size_t err_len)
+{
+    if (!ds->checked || atomic_load_explicit(&ds->checked[b], memory_order_acquire))
+        return 0;
+    return hog_dataset_check_block(ds, b, err, err_len);
+}
 
 /* Mapped data sets are listed while open, for hog_dataset_changed_path
  * (etl_hgd.c): hog_hgd_forget takes ds off the list (hog_dataset_close). */
@@ -486,6 +504,9 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
  * does, then checks so, before its rows are used. */
 int hog_dataset_within(const char *path, const hog_read_params *p, hog_dataset **ds, char *err, size_t err_len);
 int hog_hgd_open_within(const char *path, const hog_read_params *p, hog_dataset **out, char *err, size_t err_len);
+/* hog_hgd_open_fd, its blocks checked at open or (lazy) each at its first
+ * hog_dataset_check. */
+int hog_hgd_open_lazy(int fd, const char *path, int lazy, hog_dataset **out, char *err, size_t err_len);
 
 /* Resolves HOG_FORMAT_AUTO as far as binary (*fmt HOG_FORMAT_BINARY) or
  * text (*fmt stays AUTO: the pipeline's plan settles which text format;

@@ -102,7 +102,17 @@ int hog_dataset_within(const char *path, const hog_read_params *p, hog_dataset *
 
 int hog_hgd_open_within(const char *path, const hog_read_params *p, hog_dataset **out, char *err, size_t err_len)
 {
-    int rc = hog_hgd_open(path, out, err, err_len);
+    *out = NULL;
+    const hog_verify verify = p ? p->verify : HOG_VERIFY_AT_OPEN;
+    if (verify != HOG_VERIFY_AT_OPEN && verify != HOG_VERIFY_AT_FIRST_READ)
+        return hog_fail(HOG_EPARAM, err, err_len,
+                        "hog_read_params.verify: %d is not HOG_VERIFY_AT_OPEN or HOG_VERIFY_AT_FIRST_READ", (int)verify);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int rc = -errno;
+        return hog_fail(rc, err, err_len, "%s: %s", path, hog_strerror(rc));
+    }
+    int rc = hog_hgd_open_lazy(fd, path, verify == HOG_VERIFY_AT_FIRST_READ, out, err, err_len);
     return rc < 0 ? rc : hog_dataset_within(path, p, out, err, err_len);
 }
 
@@ -319,5 +329,6 @@ void hog_dataset_close(hog_dataset *ds)
     hog_free(ds->blocks);
     hog_free(ds->skip_report);
     hog_free(ds->path);
+    hog_free((void *)ds->checked);
     hog_free(ds);
 }

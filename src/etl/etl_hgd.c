@@ -673,6 +673,17 @@ static int check_block(const char *path, uint32_t version, uint32_t i, const hog
     return 0;
 }
 
+/* Records top as a checked block's largest feature index + 1: the record
+ * of the checks, which every reader of the data set shares. */
+static void top_seen(const hog_dataset *ds, uint64_t top)
+{
+    _Atomic uint64_t *t = &((hog_dataset *)ds)->checked_top;
+    uint64_t was = atomic_load_explicit(t, memory_order_relaxed);
+    while (top > was && !atomic_compare_exchange_weak_explicit(t, &was, top, memory_order_relaxed,
+                                                               memory_order_relaxed))
+        ;
+}
+
 /* Checking every block is a CRC and a pass over every index: on a large
  * file, seconds on one core. The blocks are shared out among the CPUs,
  * each thread taking the next unchecked block; the error reported is that
@@ -702,10 +713,14 @@ static void *check_worker(void *v)
         /* Past the first bad block nothing can change the verdict. */
         if (i >= ds->info.blocks || i > atomic_load_explicit(&j->first_bad, memory_order_relaxed))
             break;
+        if (ds->checked && atomic_load_explicit(&ds->checked[i], memory_order_acquire))
+            continue;
         hog_dataset_willneed(ds, i + 1);
         uint64_t btop;
         int rc = check_block(j->path, ds->version, i, &ds->blocks[i], j->features, &btop, err, sizeof(err));
         top = HOG_MAX(top, btop);
+        if (rc == 0 && ds->checked)
+            atomic_store_explicit(&ds->checked[i], 1, memory_order_release);
         hog_dataset_drop(ds, i, j->drop_cache);
         if (rc < 0) {
             pthread_mutex_lock(&j->mu);
@@ -745,6 +760,10 @@ static int check_blocks(const char *path, const hog_dataset *ds, uint64_t featur
     pthread_mutex_destroy(&j.mu);
     if (j.rc < 0)
         return hog_fail(j.rc, err, err_len, "%s", j.err);
+    if (ds->checked) { /* with the blocks checked one by one before */
+        top_seen(ds, j.top);
+        j.top = atomic_load_explicit(&ds->checked_top, memory_order_relaxed);
+    }
     /* A writer records the largest index + 1 (hog_builder): a larger count
      * would have a trainer allocate weights for features no row has. */
     if (features != j.top)
@@ -752,6 +771,26 @@ static int check_blocks(const char *path, const hog_dataset *ds, uint64_t featur
                         "%s: header field features is %llu, but the blocks' largest feature index + 1 is %llu", path,
                         (unsigned long long)features, (unsigned long long)j.top);
     return 0;
+}
+
+int hog_dataset_check_block(const hog_dataset *ds, uint32_t b, char *err, size_t err_len)
+{
+    uint64_t top;
+    int rc = check_block(ds->path, ds->version, b, &ds->blocks[b], ds->info.features, &top, err, err_len);
+    if (rc < 0)
+        return rc;
+    top_seen(ds, top);
+    atomic_store_explicit(&ds->checked[b], 1, memory_order_release);
+    return 0;
+}
+
+int hog_dataset_verify(const hog_dataset *ds, char *err, size_t err_len)
+{
+    if (!ds)
+        return hog_fail(HOG_EPARAM, err, err_len, "ds must not be NULL");
+    if (!ds->checked)
+        return 0;
+    return check_blocks(ds->path, ds, ds->info.features, ds->map_bytes > hog_mem_usable() / 2, err, err_len);
 }
 
 static int read_full(int fd, uint8_t *buf, size_t len)
@@ -827,6 +866,11 @@ int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len)
 
 int hog_hgd_open_fd(int fd, const char *path, hog_dataset **out, char *err, size_t err_len)
 {
+    return hog_hgd_open_lazy(fd, path, 0, out, err, err_len);
+}
+
+int hog_hgd_open_lazy(int fd, const char *path, int lazy, hog_dataset **out, char *err, size_t err_len)
+{
     *out = NULL;
     struct stat st;
     if (fstat(fd, &st) < 0) {
@@ -863,14 +907,17 @@ int hog_hgd_open_fd(int fd, const char *path, hog_dataset **out, char *err, size
     }
     /* Validation reads the file front to back once; afterwards trainers walk
      * whole blocks in shuffled order, which plain readahead serves well. */
-    (void)madvise(map, (size_t)size, MADV_SEQUENTIAL);
+    if (!lazy)
+        (void)madvise(map, (size_t)size, MADV_SEQUENTIAL);
 
     hog_dataset *ds = hog_calloc(1, sizeof(*ds));
     uint32_t blocks = hog_get_u32(h + H_BLOCKS);
     hog_block *views = hog_calloc(blocks, sizeof(hog_block));
     char *name = hog_strdup(path); /* for the message of a change */
-    if (!ds || !views || !name) {
+    _Atomic unsigned char *checked = lazy ? hog_calloc(HOG_MAX(blocks, 1), 1) : NULL;
+    if (!ds || !views || !name || (lazy && !checked)) {
         hog_free(name);
+        hog_free((void *)checked);
         rc = hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
         goto refused;
     }
@@ -900,11 +947,14 @@ int hog_hgd_open_fd(int fd, const char *path, hog_dataset **out, char *err, size
      * (the pages stay in the page cache for the first epoch unless the file
      * is larger than half the available memory, when they go too). */
     ds->info.blocks = blocks; /* what hog_dataset_willneed/drop look at */
-    if (rc == 0)
+    ds->info.features = features; /* what hog_dataset_check checks indices against */
+    if (rc == 0 && !lazy)
         rc = check_blocks(path, ds, features, size > hog_mem_usable() / 2, err, err_len);
     if (rc < 0)
         goto refused;
-    (void)madvise(map, (size_t)size, MADV_NORMAL);
+    if (!lazy)
+        (void)madvise(map, (size_t)size, MADV_NORMAL);
+    ds->checked = checked;
 
     ds->info.format = HOG_FORMAT_BINARY;
     ds->info.rows = hog_get_u64(h + H_ROWS);
@@ -924,6 +974,7 @@ refused: /* what hog_dataset_close would free, before a data set is handed out *
         hog_hgd_forget(ds);
         hog_free(ds->path);
     }
+    hog_free((void *)checked);
     hog_free(views);
     hog_free(ds);
     munmap(map, (size_t)size);

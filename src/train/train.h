@@ -365,10 +365,12 @@ static inline int hog_rowsel_keep(const hog_rowsel *s, uint64_t row)
 }
 
 /* Evaluates m on the selected rows of ds with the pool's workers, block by
- * block; with drop set, each block is read ahead and dropped when done (an
- * out-of-core scan). Returns 0 or -ENOMEM. */
+ * block, each checked at its first read (hog_dataset_check); with drop
+ * set, each block is read ahead and dropped when done (an out-of-core
+ * scan). Returns 0, -ENOMEM, or a bad block's HOG_ECHECKSUM or HOG_ECORRUPT
+ * (err names it). */
 int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *sel, int drop,
-                 hog_pool *pool, hog_metrics *out);
+                 hog_pool *pool, hog_metrics *out, char *err, size_t err_len);
 
 /* The sums an evaluation keeps of one worker's rows (train_eval.c), in
  * memory that does not grow with the rows: AUC comes from a histogram of

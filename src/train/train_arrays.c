@@ -122,6 +122,9 @@ int hog_model_predict_array(const hog_model *m, const hog_dataset *ds, hog_predi
         return hog_fail(HOG_EPARAM, err_detail, err_len, "out_len is %llu: %llu rows of %u need %llu floats",
                         (unsigned long long)out_len, (unsigned long long)rows, n,
                         (unsigned long long)(rows * n));
+    int vrc = hog_dataset_verify(ds, err_detail, err_len); /* its rows are read as they are */
+    if (vrc < 0)
+        return vrc;
     hog_pool *pool;
     int rc = hog_pool_borrow(threads, 0, &pool, err_detail, err_len);
     if (rc < 0)

@@ -125,8 +125,17 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
         /* A paused counter hands out positions at or above MAX_SEGMENTS,
          * beyond every epoch's end. */
         uint32_t pos = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
-        if (pos >= job->nsegments || (job->stop && atomic_load_explicit(job->stop, memory_order_relaxed)))
+        if (pos >= job->nsegments || (job->stop && atomic_load_explicit(job->stop, memory_order_relaxed)) ||
+            atomic_load_explicit(&job->bad_block, memory_order_relaxed) != UINT32_MAX)
             break;
+        /* A block of a file checked as it is read, first read here (the
+         * scan reads this rank's blocks first; a dead rank's come later):
+         * a bad one stops the pass before any of its rows is trained. */
+        uint32_t b = job->segments[pos] / job->per_block;
+        if (hog_dataset_check(job->ds, b, NULL, 0) < 0) {
+            atomic_store_explicit(&job->bad_block, b, memory_order_relaxed);
+            break;
+        }
         if (job->ooc)
             ooc_before(job, pos);
         hog_segment_run(job, ws, pos, fresh);
@@ -163,6 +172,7 @@ epoch_job hog_epoch_job(run_state *rs, unsigned e)
     job.now = rs->ck.timer.now;
     job.paused_at = UINT32_MAX;
     atomic_init(&job.next, 0);
+    atomic_init(&job.bad_block, UINT32_MAX);
     job.clock = &rs->clock;
     return job;
 }
@@ -255,6 +265,12 @@ static int run_epoch(run_state *rs, const hog_dataset *train, run_position *at, 
         job.done_seconds = rs->seconds;
         hog_epoch_pass(rs, &job);
         rs->seconds += hog_now() - job.t0;
+        uint32_t bad = atomic_load_explicit(&job.bad_block, memory_order_relaxed);
+        if (bad != UINT32_MAX) { /* the check again, for its message */
+            int rc = hog_dataset_check_block(train, bad, err, err_len);
+            return rc < 0 ? rc : hog_fail(HOG_ECHECKSUM, err, err_len, "%s: block %u failed its check as it was read",
+                                          train->path ? train->path : "the data set", bad);
+        }
         if (job.paused_at >= job.nsegments)
             break;
         at->segment = job.paused_at;
@@ -383,7 +399,8 @@ static int run_epoch_end(run_state *rs, unsigned e, uint64_t ex0, double loss0, 
         now_m = rs->avg.m;
     }
     if (eval_ds) {
-        int rc = hog_evaluate(now_m, eval_ds, eval_sel, hog_dataset_bytes(eval_ds) > rs->limit, rs->pool, &st->test);
+        int rc = hog_evaluate(now_m, eval_ds, eval_sel, hog_dataset_bytes(eval_ds) > rs->limit, rs->pool, &st->test,
+                              err, err_len);
         if (rc < 0)
             return rc;
     }
@@ -468,7 +485,7 @@ int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *t
             return rc;
         if (hog_link_rank(rs->link) == 0 && eval_ds &&
             (rc = hog_evaluate(rs->m, eval_ds, &eval_sel, hog_dataset_bytes(eval_ds) > rs->limit, rs->pool,
-                               &rs->st.test)) < 0)
+                               &rs->st.test, err, err_len)) < 0)
             return rc;
     }
     if (rs->st.examples == 0 && !rs->link)
@@ -486,7 +503,7 @@ int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *t
     m->info.nonzero = count_nonzero(m);
     hog_log(HOG_LOG_DEBUG, "model: %llu of %llu weights non-zero", (unsigned long long)m->info.nonzero,
             (unsigned long long)(rs->dim * rs->outputs));
-    rc = hog_evaluate(m, train, &train_sel, rs->ooc, rs->pool, &m->info.train);
+    rc = hog_evaluate(m, train, &train_sel, rs->ooc, rs->pool, &m->info.train, err, err_len);
     if (rc < 0)
         return rc;
     m->info.train_rows = m->info.train.rows;

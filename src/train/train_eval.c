@@ -198,6 +198,7 @@ typedef struct eval_job {
     int drop;
     int dense;      /* score batches of rows with GEMM (the model was trained on the dense kernel) */
     atomic_uint next_block;
+    atomic_uint bad_block; /* the lowest block that failed its first check; UINT32_MAX: none */
     eval_part *parts;
 } eval_job;
 
@@ -231,6 +232,13 @@ static void eval_worker(void *arg, unsigned ith, unsigned nth)
             break;
         if (job->drop && b + nth < ds->info.blocks)
             hog_dataset_willneed(ds, b + nth);
+        if (hog_dataset_check(ds, b, NULL, 0) < 0) {
+            uint32_t was = atomic_load_explicit(&job->bad_block, memory_order_relaxed);
+            while (b < was && !atomic_compare_exchange_weak_explicit(&job->bad_block, &was, b, memory_order_relaxed,
+                                                                     memory_order_relaxed))
+                ;
+            break;
+        }
         uint64_t lo = (uint64_t)b * ds->info.rows_per_block, hi = lo + ds->blocks[b].rows;
         if (d)
             eval_rows_dense(job, &part->sums, d, lo, hi);
@@ -274,7 +282,7 @@ static void eval_rows_dense(eval_job *job, hog_eval_sums *e, hog_dense *d, uint6
 }
 
 int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *sel, int drop,
-                 hog_pool *pool, hog_metrics *out)
+                 hog_pool *pool, hog_metrics *out, char *err, size_t err_len)
 {
     *out = hog_metrics_none();
     unsigned nth = hog_pool_threads(pool);
@@ -282,6 +290,7 @@ int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *se
     if (job.dense)
         hog_dense_blas_init();
     atomic_init(&job.next_block, 0);
+    atomic_init(&job.bad_block, UINT32_MAX);
     if (drop)
         for (uint32_t b = 0; b < nth && b < ds->info.blocks; b++)
             hog_dataset_willneed(ds, b);
@@ -296,6 +305,13 @@ int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *se
         rc = job.parts[i].oom ? -ENOMEM : rc;
         if (i > 0)
             hog_eval_sums_merge(&job.parts[0].sums, &job.parts[i].sums);
+    }
+    uint32_t bad = atomic_load_explicit(&job.bad_block, memory_order_relaxed);
+    if (rc == 0 && bad != UINT32_MAX) { /* the check again, for its message */
+        rc = hog_dataset_check_block(ds, bad, err, err_len);
+        if (rc == 0)
+            rc = hog_fail(HOG_ECHECKSUM, err, err_len, "%s: block %u failed its check as it was read",
+                          ds->path ? ds->path : "the data set", bad);
     }
     if (rc == 0)
         hog_eval_metrics(m, &job.parts[0].sums, out);
@@ -316,7 +332,7 @@ int hog_model_evaluate(const hog_model *m, const hog_dataset *ds, unsigned threa
     if (rc < 0)
         return rc;
     hog_train_params p = hog_train_params_default();
-    rc = hog_evaluate(m, ds, NULL, hog_dataset_bytes(ds) > hog_mem_limit(&p), pool, out);
+    rc = hog_evaluate(m, ds, NULL, hog_dataset_bytes(ds) > hog_mem_limit(&p), pool, out, NULL, 0);
     hog_pool_return(pool);
     return rc;
 }

@@ -285,6 +285,12 @@ static void pred_worker(void *arg, unsigned ith, unsigned nth)
         const hog_block *blk = j->ds ? &j->ds->blocks[q] : &sl->blk;
         if (j->ds && q + nth < j->pushed)
             hog_dataset_willneed(j->ds, (uint32_t)(q + nth));
+        char msg[sizeof(j->err)];
+        if (j->ds && (rc = hog_dataset_check(j->ds, (uint32_t)q, msg, sizeof(msg))) < 0) {
+            pthread_mutex_lock(&j->mu);
+            job_fail(j, rc, msg);
+            break;
+        }
         rc = score_block(j, part, blk, sl, s);
         if (j->ds) /* the mapped pages leave the process: its memory stays at the blocks in flight */
             hog_dataset_drop(j->ds, (uint32_t)q, j->drop_cache);
@@ -294,7 +300,7 @@ static void pred_worker(void *arg, unsigned ith, unsigned nth)
         if (rc == 0)
             write_ready(j);
     }
-    if (rc < 0) {
+    if (rc == -ENOMEM) {
         char msg[sizeof(j->err)];
         snprintf(msg, sizeof(msg), "%s: out of memory", j->path);
         job_fail(j, rc, msg);
@@ -456,6 +462,9 @@ int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_
     hog_dataset *ds = NULL;
     pred_reader reader = {.j = &j, .path = path, .p = p};
     if (fmt == HOG_FORMAT_BINARY) {
+        /* The workers check each block as they take it: one pass. */
+        if (p.verify == HOG_VERIFY_AT_OPEN)
+            p.verify = HOG_VERIFY_AT_FIRST_READ;
         rc = hog_hgd_open_within(path, &p, &ds, err_detail, err_len);
         if (rc < 0)
             return rc;

@@ -347,7 +347,8 @@ int hog_run_segments(run_state *rs, const hog_dataset *train, char *err, size_t 
  *  Class weights
  * ===================================================================== */
 /* HOG_CLASS_WEIGHT_BALANCED: each class's training rows (the held-out
- * ones not counted) weigh n / (K n_c). One pass over the labels. */
+ * ones not counted) weigh n / (K n_c). One pass over the labels, of the
+ * blocks the scan has read (and so checked) just before. */
 static int run_class_weights(run_state *rs, const hog_dataset *ds)
 {
     const hog_train_params *p = rs->p;

@@ -255,6 +255,8 @@ typedef struct epoch_job {
     double due;               /* pause for a checkpoint once now() reaches this; 0: never */
     uint32_t paused_at;       /* after the pass: the segments claimed (and so done) before it
                                  paused, or nsegments or more when it did not */
+    atomic_uint bad_block;    /* a block that failed its first check (hog_dataset_check): the
+                                 workers stop; UINT32_MAX: none */
     /* The next position to claim. A pause sets its top bit (MAX_SEGMENTS)
      * in the same atomic: every claim before it gets a position below and
      * is trained, every claim after it gets one above nsegments and stops

@@ -36,6 +36,10 @@ int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint
             continue;
         if (ooc)
             hog_dataset_willneed(ds, b + 1);
+        /* The scan is the first read of a file opened to be checked as it
+         * is read: its one pass over the data checks every block. */
+        if ((rc = hog_dataset_check(ds, b, err, err_len)) < 0)
+            break;
         for (uint32_t r = 0; r < blk->rows && rc == 0; r++) {
             uint64_t i = (uint64_t)b * ds->info.rows_per_block + r;
             double y = blk->label[r];
@@ -54,6 +58,11 @@ int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint
         if (ooc)
             hog_dataset_drop(ds, b, 1);
     }
+    /* Every block checked so: the header's feature count against the
+     * largest index the blocks hold, as a check at open would (a crafted
+     * count would have the trainer allocate weights no row uses). */
+    if (rc == 0 && !mine)
+        rc = hog_dataset_verify(ds, err, err_len);
     if (rc < 0) {
         hog_free(c);
         hog_free(d);

@@ -128,7 +128,8 @@ AT(hog_read_params, max_line, 72);
 AT(hog_read_params, max_features, 80);
 AT(hog_read_params, mem_limit, 88);
 AT(hog_read_params, temp_dir, 96);
-AT(hog_read_params, reserved, 104);
+AT(hog_read_params, verify, 104);
+AT(hog_read_params, reserved, 112);
 
 _Static_assert(sizeof(hog_train_params) == 256, "hog_train_params stays 256 bytes");
 AT(hog_train_params, loss, 0);
