@@ -11,11 +11,12 @@
 #             examples_per_s (the epoch alone) and the command's wall time
 #   predict   `hogtrain predict MODEL DATA.hgd -o -` to /dev/null: every
 #             prediction formatted as text, rows / the command's wall time
-#             (loading the model, opening the .hgd and its checksums
-#             included); with --output-format f32; and --report alone (the
-#             metrics, nothing formatted); and `hogtrain info DATA.hgd`, which
-#             opens it as predict does (the header, the table and every
-#             block's checksum, a pass over the file of its own), rows / its
+#             (loading the model, opening the .hgd and checking each block
+#             as it is read included); with --output-format f32; and
+#             --report alone (the metrics, nothing formatted); and
+#             `hogtrain info DATA.hgd`, which checks every block at the
+#             open (a pass over the file of its own, what predict's open
+#             cost before it checked blocks as it read them), rows / its
 #             wall time
 #   text      the same train and predict from the libsvm text (train's
 #             first epoch streamed while the parsers read)
@@ -90,17 +91,7 @@ def med(i, w):
 names = {"train_epoch": "train, the epoch (its report)", "train_wall": "train --epochs 1, the command",
          "predict_text": "predict -o - (text)", "predict_f32": "predict --output-format f32",
          "predict_metrics": "predict --report (metrics only)",
-         "open": "info: the open alone (checksums), in predict's time"}
-# predict less the open's own pass, per repetition: what predicting costs
-# once checksums are verified as blocks are read rather than at the open
-by_rep = {}
-for r in rows:
-    by_rep.setdefault((r["rep"], r["input"]), {})[r["what"]] = r
-less_open = []
-for (rep, i), w in by_rep.items():
-    if i == "hgd" and "open" in w and "predict_text" in w:
-        t = float(w["predict_text"]["seconds"]) - float(w["open"]["seconds"])
-        less_open.append(float(w["predict_text"]["rows_per_s"]) * float(w["predict_text"]["seconds"]) / t)
+         "open": "info: an open that checks every block (a pass of its own)"}
 print("| input | what | rows/s (median) | / the training epoch's |")
 print("|---|---|---:|---:|")
 for i in ("hgd", "text"):
@@ -109,9 +100,6 @@ for i in ("hgd", "text"):
         m = med(i, w)
         if m is not None:
             print("| %s | %s | %.2f M | %.2f |" % (i, names[w], m / 1e6, m / epoch))
-    if i == "hgd" and less_open:
-        m = statistics.median(less_open)
-        print("| hgd | predict -o - (text), less info's time (the open and its checksums) | %.2f M | %.2f |" % (m / 1e6, m / epoch))
 print("\n%s (%.0f MB) and its .hgd (%.0f MB), %s threads; medians of %d runs, interleaved" % (
     os.path.basename(sys.argv[2]), os.path.getsize(sys.argv[2]) / 1e6, os.path.getsize(sys.argv[3]) / 1e6,
     sys.argv[4], len({r["rep"] for r in rows})))

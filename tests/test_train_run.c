@@ -241,6 +241,56 @@ Test(train_run, labels_that_do_not_fit_the_loss_are_refused)
     hog_dataset_close(reals);
 }
 
+/* The scan runs on every worker; what it refuses is the first refusal in
+ * file order whatever the timing: the lowest row, the row numbers those
+ * of the file. Past MAX_CLASSES distinct labels it stops, however the
+ * workers' own sets fill. */
+Test(train_run, the_scan_on_every_worker_refuses_the_first_bad_row_in_file_order)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/labels.svm", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 6000; i++)
+        fprintf(f, "%s 1:0.5 %d:1\n", i == 900 ? "1.5" : i == 5100 ? "2.5" : i % 3 == 0 ? "0" : i % 3 == 1 ? "1" : "2",
+                2 + i % 40);
+    cr_assert_eq(fclose(f), 0);
+    hog_read_params rp = hog_read_params_default();
+    rp.rows_per_block = 100;
+    hog_dataset *ds;
+    char err[256] = "";
+    cr_assert_eq(hog_dataset_open(path, &rp, &ds, err, sizeof(err)), 0, "%s", err);
+    hog_train_params p = plain_params();
+    p.loss = HOG_LOSS_SOFTMAX;
+    p.threads = 2;
+    for (int rep = 0; rep < 10; rep++) {
+        hog_trainer *t;
+        hog_model *m = (hog_model *)1;
+        cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0);
+        cr_assert_eq(hog_trainer_run(t, ds, NULL, &m, err, sizeof(err)), HOG_ELABEL);
+        cr_assert_null(m);
+        cr_assert_str_eq(err, "row 900: label 1.5 is not an integer class (softmax needs class labels)");
+        hog_trainer_free(t);
+    }
+    hog_dataset_close(ds);
+
+    snprintf(path, sizeof(path), "%s/many.svm", dir);
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 70000; i++)
+        fprintf(f, "%d 1:1\n", i);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(hog_dataset_open(path, &rp, &ds, err, sizeof(err)), 0, "%s", err);
+    p.loss = HOG_LOSS_LOGISTIC;
+    hog_trainer *t;
+    hog_model *m = (hog_model *)1;
+    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0);
+    cr_assert_eq(hog_trainer_run(t, ds, NULL, &m, err, sizeof(err)), HOG_ELABEL);
+    cr_assert_str_eq(err, "more than 65536 distinct labels");
+    hog_trainer_free(t);
+    hog_dataset_close(ds);
+}
+
 Test(train_run, bad_parameters_are_refused_with_the_field)
 {
     hog_train_params p = plain_params();

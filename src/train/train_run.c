@@ -442,7 +442,7 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     rs.dim = hog_warm_dim(&rs, HOG_MAX(train->info.features, 1));
     int rc = rs.link ? hog_link_run_share(&rs, train) : 0;
     if (rc == 0)
-        rc = hog_scan_training_set(train, p, rs.dim, rs.ooc, rs.mine, &rs.classes_of, &rs.classes, &rs.deg,
+        rc = hog_scan_training_set(train, p, rs.dim, rs.ooc, rs.mine, rs.pool, &rs.classes_of, &rs.classes, &rs.deg,
                                    &rs.deg_rows, err, err_len);
     if (rc == 0 && rs.link)
         rc = hog_link_run_join(&rs, train, err, err_len);

@@ -436,15 +436,16 @@ void hog_segment_run(epoch_job *job, worker_state *ws, uint32_t pos, int fresh);
 int hog_class_insert(double *c, uint32_t *n, double y);
 
 /* What training needs to know of its data before the first step, in one
- * pass (out of core, one read of the file): the distinct label values of
+ * pass on the pool's workers (out of core, one read of the file), each
+ * block checked as it is read (hog_dataset_check): the distinct label values of
  * every row, ascending (not for regression), and for each feature the
  * number of training rows (holdout excluded) that touch it. On success
  * *classes, *nclasses, *deg and *rows are set; the caller frees the arrays.
  * mine (NULL: all) limits the scan to the blocks it marks (a rank's share). 
  * Errors: HOG_ELABEL (with a message), -ENOMEM. */
 int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint64_t dim, int ooc,
-                          const unsigned char *mine, double **classes, uint32_t *nclasses, uint32_t **deg,
-                          uint64_t *rows, char *err, size_t err_len);
+                          const unsigned char *mine, hog_pool *pool, double **classes, uint32_t *nclasses,
+                          uint32_t **deg, uint64_t *rows, char *err, size_t err_len);
 
 /* Each feature's L2 scale from the degrees deg[0..dim) of rows training
  * rows, into l2_scale[0..dim): rows / degree, 0 for a feature no row

@@ -15,62 +15,166 @@ int hog_class_insert(double *c, uint32_t *n, double y)
     return hog_set_insert_f64(c, n, MAX_CLASSES, y) < 0 ? HOG_ELABEL : 0;
 }
 
-int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint64_t dim, int ooc,
-                          const unsigned char *mine, double **classes, uint32_t *nclasses, uint32_t **deg,
-                          uint64_t *rows, char *err, size_t err_len)
+/* The scan on every worker: each claims the next block (in file order, so
+ * an out-of-core scan reads ahead and drops as one reader would), checks
+ * it, and adds its labels and degrees to its own part. Degrees go into a
+ * worker's own array while those fit in SCAN_OWN_BYTES in all, else into
+ * the shared one with atomic adds. An error is kept with its block, and
+ * the lowest block's is reported: the one a reader in file order meets
+ * first, whatever the timing. */
+#define SCAN_OWN_BYTES (64u << 20)
+
+typedef struct scan_part {
+    _Alignas(HOG_CACHELINE) double *classes;
+    uint32_t nclasses;
+    uint32_t *deg;        /* this worker's degrees, or NULL: the shared array's atomics */
+    uint64_t kept;
+    uint32_t bad;         /* the block of its error (UINT32_MAX: none) */
+    int rc;
+    char err[256];
+} scan_part;
+
+typedef struct scan_job {
+    const hog_dataset *ds;
+    const hog_train_params *p;
+    int ooc, want_classes;
+    const unsigned char *mine;
+    uint32_t *deg;        /* the result, worker 0's own */
+    atomic_uint next;
+    atomic_uint first_bad; /* the lowest block with an error so far */
+    scan_part *parts;
+} scan_job;
+
+static void scan_fail(scan_job *j, scan_part *part, uint32_t b, int rc)
 {
-    int want_classes = !hog_loss_is_regression(p->loss);
-    double *c = want_classes ? hog_malloc(MAX_CLASSES * sizeof(double)) : NULL;
-    uint32_t *d = hog_calloc(dim, sizeof(uint32_t));
-    if ((want_classes && !c) || !d) {
-        hog_free(c);
-        hog_free(d);
-        return -ENOMEM;
-    }
-    uint32_t n = 0;
-    uint64_t kept = 0;
-    int rc = 0;
-    for (uint32_t b = 0; b < ds->info.blocks && rc == 0; b++) {
-        const hog_block *blk = &ds->blocks[b];
-        if (mine && !mine[b])
+    part->bad = b;
+    part->rc = rc;
+    uint32_t was = atomic_load_explicit(&j->first_bad, memory_order_relaxed);
+    while (b < was && !atomic_compare_exchange_weak_explicit(&j->first_bad, &was, b, memory_order_relaxed,
+                                                             memory_order_relaxed))
+        ;
+}
+
+static void scan_worker(void *arg, unsigned ith, unsigned nth)
+{
+    (void)nth;
+    scan_job *j = arg;
+    scan_part *part = &j->parts[ith];
+    const hog_dataset *ds = j->ds;
+    const hog_train_params *p = j->p;
+    uint32_t *own = ith == 0 ? j->deg : part->deg;
+    _Atomic uint32_t *shared = (_Atomic uint32_t *)j->deg; /* where a worker without its own array adds */
+    double last = NAN; /* the label last inserted: runs of one label skip the search */
+    for (;;) {
+        uint32_t b = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+        if (b >= ds->info.blocks || b > atomic_load_explicit(&j->first_bad, memory_order_relaxed))
+            break;
+        if (j->mine && !j->mine[b])
             continue;
-        if (ooc)
-            hog_dataset_willneed(ds, b + 1);
+        if (j->ooc)
+            hog_dataset_willneed(ds, b + nth);
         /* The scan is the first read of a file opened to be checked as it
          * is read: its one pass over the data checks every block. */
-        if ((rc = hog_dataset_check(ds, b, err, err_len)) < 0)
+        int rc = hog_dataset_check(ds, b, part->err, sizeof(part->err));
+        if (rc < 0) {
+            scan_fail(j, part, b, rc);
             break;
+        }
+        const hog_block *blk = &ds->blocks[b];
         for (uint32_t r = 0; r < blk->rows && rc == 0; r++) {
             uint64_t i = (uint64_t)b * ds->info.rows_per_block + r;
             double y = blk->label[r];
-            if (want_classes && p->loss == HOG_LOSS_SOFTMAX && y != floor(y))
-                rc = hog_fail(HOG_ELABEL, err, err_len,
+            if (j->want_classes && p->loss == HOG_LOSS_SOFTMAX && y != floor(y))
+                rc = hog_fail(HOG_ELABEL, part->err, sizeof(part->err),
                               "row %llu: label %g is not an integer class (softmax needs class labels)",
                               (unsigned long long)i, y);
-            else if (want_classes && hog_class_insert(c, &n, y) < 0)
-                rc = hog_fail(HOG_ELABEL, err, err_len, "more than %u distinct labels", MAX_CLASSES);
+            else if (j->want_classes && y != last && hog_class_insert(part->classes, &part->nclasses, y) < 0)
+                rc = hog_fail(HOG_ELABEL, part->err, sizeof(part->err), "more than %u distinct labels", MAX_CLASSES);
+            last = y;
             if (rc < 0 || (p->holdout > 0 && hog_row_in_fold(i, p->holdout, p->fold, p->seed)))
                 continue;
-            kept++;
-            for (uint32_t k = blk->ptr[r]; k < blk->ptr[r + 1]; k++)
-                d[blk->index[k]]++;
+            part->kept++;
+            if (own)
+                for (uint32_t k = blk->ptr[r]; k < blk->ptr[r + 1]; k++)
+                    own[blk->index[k]]++;
+            else
+                for (uint32_t k = blk->ptr[r]; k < blk->ptr[r + 1]; k++)
+                    atomic_fetch_add_explicit(&shared[blk->index[k]], 1, memory_order_relaxed);
         }
-        if (ooc)
+        if (j->ooc)
             hog_dataset_drop(ds, b, 1);
+        if (rc < 0) {
+            scan_fail(j, part, b, rc);
+            break;
+        }
+    }
+}
+
+int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint64_t dim, int ooc,
+                          const unsigned char *mine, hog_pool *pool, double **classes, uint32_t *nclasses,
+                          uint32_t **deg, uint64_t *rows, char *err, size_t err_len)
+{
+    const unsigned nth = hog_pool_threads(pool);
+    scan_job j = {.ds = ds, .p = p, .ooc = ooc, .mine = mine, .want_classes = !hog_loss_is_regression(p->loss)};
+    atomic_init(&j.next, 0);
+    atomic_init(&j.first_bad, UINT32_MAX);
+    j.deg = hog_calloc(dim, sizeof(uint32_t));
+    j.parts = hog_aligned_alloc(HOG_CACHELINE, nth * sizeof(scan_part));
+    double *c = j.want_classes ? hog_malloc(MAX_CLASSES * sizeof(double)) : NULL;
+    int rc = j.deg && j.parts && (c || !j.want_classes) ? 0 : -ENOMEM;
+    if (j.parts)
+        memset(j.parts, 0, nth * sizeof(scan_part));
+    const int own = (uint64_t)dim * sizeof(uint32_t) * (nth - 1) <= SCAN_OWN_BYTES;
+    for (unsigned i = 0; rc == 0 && i < nth; i++) {
+        j.parts[i].bad = UINT32_MAX;
+        if (j.want_classes && !(j.parts[i].classes = hog_malloc(MAX_CLASSES * sizeof(double))))
+            rc = -ENOMEM;
+        if (i > 0 && own && !(j.parts[i].deg = hog_calloc(dim, sizeof(uint32_t))))
+            rc = -ENOMEM;
+    }
+    if (rc == 0) {
+        if (ooc)
+            for (uint32_t b = 0; b < nth && b < ds->info.blocks; b++)
+                hog_dataset_willneed(ds, b);
+        hog_pool_run(pool, scan_worker, &j);
+    }
+    uint64_t kept = 0;
+    uint32_t n = 0;
+    const scan_part *first = NULL; /* the error of the lowest block */
+    for (unsigned i = 0; rc == 0 && i < nth; i++)
+        if (j.parts[i].bad != UINT32_MAX && (!first || j.parts[i].bad < first->bad))
+            first = &j.parts[i];
+    if (first)
+        rc = hog_fail(first->rc, err, err_len, "%s", first->err);
+    for (unsigned i = 0; rc == 0 && i < nth; i++) {
+        const scan_part *part = &j.parts[i];
+        kept += part->kept;
+        for (uint32_t k = 0; k < part->nclasses && rc == 0; k++)
+            if (hog_class_insert(c, &n, part->classes[k]) < 0)
+                rc = hog_fail(HOG_ELABEL, err, err_len, "more than %u distinct labels", MAX_CLASSES);
+        if (i > 0 && part->deg)
+            for (uint64_t f = 0; f < dim; f++)
+                j.deg[f] += part->deg[f];
     }
     /* Every block checked so: the header's feature count against the
      * largest index the blocks hold, as a check at open would (a crafted
      * count would have the trainer allocate weights no row uses). */
     if (rc == 0 && !mine)
         rc = hog_dataset_verify(ds, err, err_len);
+    if (j.parts)
+        for (unsigned i = 0; i < nth; i++) {
+            hog_free(j.parts[i].classes);
+            hog_free(j.parts[i].deg);
+        }
+    hog_free(j.parts);
     if (rc < 0) {
         hog_free(c);
-        hog_free(d);
+        hog_free(j.deg);
         return rc;
     }
     *classes = c;
     *nclasses = n;
-    *deg = d;
+    *deg = j.deg;
     *rows = kept;
     return 0;
 }
