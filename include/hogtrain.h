@@ -421,6 +421,18 @@ typedef enum hog_schedule {
     HOG_SCHEDULE_ADAGRAD,   /* step / sqrt(sum of the coordinate's squared gradients) */
 } hog_schedule;
 
+/* What the training-set metrics (hog_model_info.train) are measured on. */
+typedef enum hog_train_metrics {
+    HOG_TRAIN_METRICS_EXACT = 0,   /* a pass of its own over the training rows, with the final model */
+    HOG_TRAIN_METRICS_PROGRESSIVE, /* the last epoch as it ran (progressive validation, as Vowpal
+                                      Wabbit reports its average loss): each row scored just before
+                                      the model stepped on it, so no further pass over the data. The
+                                      default of hog_train_params_default. Exact instead where the
+                                      last epoch's model is not the one kept (early stopping
+                                      restored another epoch's, averaging, several machines) or did
+                                      not run whole in this call (resumed within it) */
+} hog_train_metrics;
+
 /* How much each class's rows count in training. */
 typedef enum hog_class_weight {
     HOG_CLASS_WEIGHT_NONE = 0, /* every row as much as its importance weight says (1 without) */
@@ -511,6 +523,7 @@ typedef struct hog_train_params {
                             the classes' rows to equal totals (times any importance weight); the
                             metrics stay unweighted. Counted on the whole data, so text is read
                             whole before the first epoch */
+    hog_train_metrics train_metrics; /* how hog_model_info.train is measured (zero: exact) */
     uint64_t reserved[11]; /* zero; the room for new fields (see Compatibility) */
 } hog_train_params;
 
@@ -541,8 +554,12 @@ int hog_kernel_parse(const char *name, hog_kernel *out);
 /* "machine", "node", "core". */
 const char *hog_replicas_name(hog_replicas r);
 int hog_replicas_parse(const char *name, hog_replicas *out);
+/* "none", "balanced". */
 const char *hog_class_weight_name(hog_class_weight w);
 int hog_class_weight_parse(const char *name, hog_class_weight *out);
+/* "exact", "progressive". */
+const char *hog_train_metrics_name(hog_train_metrics t);
+int hog_train_metrics_parse(const char *name, hog_train_metrics *out);
 
 /* The kernel a run with `kernel` takes on data of `rows` rows, `features`
  * features and `nnz` non-zeros, for a model of `outputs` outputs: SPARSE or

@@ -131,7 +131,7 @@ static void check_batch_step(hog_loss loss, uint32_t K, char kind)
         perm[i] = i;
     double got_loss = 0;
     uint64_t examples = 0, nnz = 0;
-    hog_dense_segment(dn, m, &p, blk, 0, perm, n, 0, step, 0.0f, NULL, &got_loss, &examples, &nnz);
+    hog_dense_segment(dn, m, &p, blk, 0, perm, n, 0, step, 0.0f, NULL, &got_loss, &examples, &nnz, NULL, NULL, NULL);
     cr_assert_eq(examples, n);
     cr_assert_eq(nnz, (uint64_t)n * d);
     cr_assert_float_eq(got_loss, loss_ref, 1e-4 * fmax(1.0, fabs(loss_ref)), "loss %g, per example %g", got_loss,

@@ -41,6 +41,7 @@ typedef struct hog_dataset hog_dataset;
 typedef enum { HOG_FORMAT_AUTO = 0, HOG_FORMAT_BINARY, HOG_FORMAT_LIBSVM, HOG_FORMAT_CSV,
                HOG_FORMAT_VW } hog_format;
 typedef enum { HOG_ON_ERROR_STOP = 0, HOG_ON_ERROR_SKIP } hog_on_error;
+typedef enum { HOG_VERIFY_AT_OPEN = 0, HOG_VERIFY_AT_FIRST_READ } hog_verify;
 typedef struct hog_read_params {
     hog_format format;
     char delimiter;
@@ -58,7 +59,8 @@ typedef struct hog_read_params {
     uint64_t max_features;
     uint64_t mem_limit;
     const char *temp_dir;
-    uint64_t reserved[3];
+    hog_verify verify;
+    uint64_t reserved[2];
 } hog_read_params;
 hog_read_params hog_read_params_default(void);
 
@@ -107,6 +109,7 @@ typedef enum { HOG_SCHEDULE_DECAY = 0, HOG_SCHEDULE_INVSCALING, HOG_SCHEDULE_CON
 typedef enum { HOG_KERNEL_AUTO = 0, HOG_KERNEL_SPARSE, HOG_KERNEL_DENSE } hog_kernel;
 typedef enum { HOG_REPLICAS_MACHINE = 0, HOG_REPLICAS_NODE, HOG_REPLICAS_CORE } hog_replicas;
 typedef enum { HOG_CLASS_WEIGHT_NONE = 0, HOG_CLASS_WEIGHT_BALANCED } hog_class_weight;
+typedef enum { HOG_TRAIN_METRICS_EXACT = 0, HOG_TRAIN_METRICS_PROGRESSIVE } hog_train_metrics;
 typedef struct hog_epoch_stats hog_epoch_stats;
 typedef void (*hog_progress_fn)(void *ctx, const hog_epoch_stats *stats, int done);
 typedef struct hog_train_params {
@@ -136,6 +139,7 @@ typedef struct hog_train_params {
     int stream;
     uint64_t fold;
     hog_class_weight class_weight;
+    hog_train_metrics train_metrics;
     uint64_t reserved[11];
 } hog_train_params;
 hog_train_params hog_train_params_default(void);

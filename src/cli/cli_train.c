@@ -34,6 +34,9 @@ static const char train_usage[] =
     "                          exact zeros (default 0); with --l2: elastic net\n"
     "  --class-weight balanced rows of class c count n / (K n_c): every class weighs the same\n"
     "                          in total, for imbalanced data (default none)\n"
+    "  --train-metrics M       progressive (default): the training-set metrics are the last\n"
+    "                          epoch's, each row scored before the step it gave, with no pass\n"
+    "                          of their own; exact: a pass over the data with the final model\n"
     "  --early-stop K          with --test or --holdout: stop after K epochs without a lower\n"
     "                          test loss and keep the best epoch's model\n"
     "  --average[=E]           (or --average E) the model is the average of the weights over the last E\n"
@@ -198,7 +201,7 @@ static int write_report(cli_out *o, const char *input, const char *model_path, c
             "  \"nonzero_weights\": %llu,\n  \"weights\": %llu", mi->params.early_stop, mi->params.average,
             mi->epochs_run, mi->best_epoch, (unsigned long long)mi->nonzero,
             (unsigned long long)mi->features * mi->outputs);
-    fprintf(f, ",\n  \"train\": ");
+    fprintf(f, ",\n  \"train_metrics\": \"%s\",\n  \"train\": ", hog_train_metrics_name(mi->params.train_metrics));
     cli_json_metrics(f, &mi->train);
     fprintf(f, ",\n  \"test\": ");
     cli_json_metrics(f, &mi->test);
@@ -224,6 +227,12 @@ static int train_option(const char *name, const char *val, hog_train_params *p)
         if (hog_schedule_parse(val, &p->schedule) == 0)
             return 0;
         cli_error("--schedule: expected constant, decay, invscaling or adagrad, found '%s'", val);
+        return -1;
+    }
+    if (strcmp(name, "train-metrics") == 0) {
+        if (hog_train_metrics_parse(val, &p->train_metrics) == 0)
+            return 0;
+        cli_error("--train-metrics: expected progressive or exact, found '%s'", val);
         return -1;
     }
     if (strcmp(name, "class-weight") == 0) {
@@ -355,7 +364,7 @@ static int train_main(int argc, char **argv, int tune)
         {"holdout_off", no_argument, 0, 0}, {"bit_precision", required_argument, 0, 'b'},
         {"init", required_argument, 0, 'i'}, {"initial_regressor", required_argument, 0, 'i'},
         {"cv", required_argument, 0, 'V'}, {"trials", required_argument, 0, 'U'},
-        {"class-weight", required_argument, 0, 0}, {0, 0, 0, 0},
+        {"class-weight", required_argument, 0, 0}, {"train-metrics", required_argument, 0, 0}, {0, 0, 0, 0},
     };
     if (cli_mf_wanted(argc, argv))
         return cli_mf_train(argc, argv);
@@ -662,6 +671,8 @@ static int train_main(int argc, char **argv, int tune)
         fprintf(stderr, "train: %s %.4f", mi.loss == HOG_LOSS_QUANTILE ? "pinball loss" : "loss", mi.train.loss);
         if (isfinite(mi.train.accuracy))
             fprintf(stderr, "  accuracy %.4f", mi.train.accuracy);
+        if (mi.params.train_metrics == HOG_TRAIN_METRICS_PROGRESSIVE)
+            fprintf(stderr, "  (progressive: the last epoch, each row before its step)");
         fprintf(stderr, "\n");
         if (mi.test.rows) {
             fprintf(stderr, "test (%llu rows):", (unsigned long long)mi.test.rows);

@@ -265,10 +265,15 @@ void hog_dense_share(hog_dense *d, atomic_uint *published, unsigned members);
  * see hog_dense_share), with L2, and
  * writes the shared model HOGWILD!-style. Binary labels above mid are
  * positive; class_w (NULL: none) weighs each class's rows. Adds the loss,
- * examples and non-zeros seen to the totals. */
+ * examples and non-zeros seen to the totals. With seen set (the last
+ * epoch's progressive metrics), calls it with each row's label, importance
+ * weight (no class weight) and scores before its batch's step, in a copy
+ * it may change. */
+typedef void (*hog_dense_seen_fn)(void *ctx, float label, float weight, float *scores);
 void hog_dense_segment(hog_dense *d, hog_model *m, const hog_train_params *p, const hog_block *blk,
                        uint32_t start, const uint32_t *perm, uint32_t n, uint64_t first_row, float step,
-                       float mid, const float *class_w, double *loss, uint64_t *examples, uint64_t *nnz);
+                       float mid, const float *class_w, double *loss, uint64_t *examples, uint64_t *nnz,
+                       hog_dense_seen_fn seen, void *seen_ctx, float *seen_s);
 
 /* ---- segments side by side (train_overlap.c) ---- */
 /*
@@ -478,13 +483,14 @@ typedef struct hog_meta_field {
                       (at), NULL, NULL})
 
 /* hog_meta_field.parse for the settings named by words: hog_loss_parse,
- * hog_schedule_parse, hog_kernel_parse, hog_replicas_parse and
- * hog_class_weight_parse. */
+ * hog_schedule_parse, hog_kernel_parse, hog_replicas_parse,
+ * hog_class_weight_parse and hog_train_metrics_parse. */
 int hog_meta_parse_loss(const char *text, void *at);
 int hog_meta_parse_schedule(const char *text, void *at);
 int hog_meta_parse_kernel(const char *text, void *at);
 int hog_meta_parse_replicas(const char *text, void *at);
 int hog_meta_parse_class_weight(const char *text, void *at);
+int hog_meta_parse_train_metrics(const char *text, void *at);
 
 /* The six fields of a hog_metrics (rows, loss, logloss, accuracy, auc,
  * rmse) under the keys key[0..5], into f. Returns 6. */

@@ -50,6 +50,7 @@ struct hog_dense {
     float *s;         /* batch * K: scores, then their gradient */
     float *dw;        /* dim * K: the batch's weight gradient */
     float *y;         /* batch: each row's target (binary: +-1, squared: the label, softmax: the class) */
+    float *w0;        /* batch: each row's importance weight (the rows' own: no class weight) */
     hog_row *rows;    /* batch: the rows themselves */
     atomic_uint *published; /* batches published by all the workers (see hog_dense_share), or NULL */
     unsigned members;       /* workers publishing there */
@@ -94,6 +95,7 @@ void hog_dense_free(hog_dense *d)
     hog_free(d->s);
     hog_free(d->dw);
     hog_free(d->y);
+    hog_free(d->w0);
     hog_free(d->rows);
     hog_free(d);
 }
@@ -114,8 +116,9 @@ hog_dense *hog_dense_new(uint64_t dim, uint32_t outputs, uint32_t batch)
     d->s = hog_aligned_alloc(HOG_CACHELINE, (size_t)batch * outputs * sizeof(float));
     d->dw = hog_aligned_alloc(HOG_CACHELINE, wbytes);
     d->y = hog_malloc(batch * sizeof(float));
+    d->w0 = hog_malloc(batch * sizeof(float));
     d->rows = hog_malloc(batch * sizeof(hog_row));
-    if (!d->x || !d->w || !d->bias || !d->s || !d->dw || !d->y || !d->rows) {
+    if (!d->x || !d->w || !d->bias || !d->s || !d->dw || !d->y || !d->w0 || !d->rows) {
         hog_dense_free(d);
         return NULL;
     }
@@ -291,11 +294,24 @@ static float batch_share(hog_dense *d)
 /* One mini-batch of the n rows in d->rows, targets in d->y. The snapshot
  * must be current: the segment takes one before its first batch, and each
  * batch leaves the values it reads and writes back as the next one's. */
-static double batch_step(hog_dense *d, hog_model *m, const hog_train_params *p, uint32_t n, float step)
+/* Who is told of each row's scores before the step (hog_dense_seen_fn). */
+typedef struct seen_to {
+    hog_dense_seen_fn fn;
+    void *ctx;
+    float *s; /* outputs floats: the copy handed over */
+} seen_to;
+
+static double batch_step(hog_dense *d, hog_model *m, const hog_train_params *p, uint32_t n, float step,
+                         const seen_to *seen)
 {
     const uint32_t K = d->outputs;
     densify(d, d->rows, n);
     scores(d, n);
+    if (seen->fn)
+        for (uint32_t i = 0; i < n; i++) {
+            memcpy(seen->s, d->s + (size_t)i * K, K * sizeof(float));
+            seen->fn(seen->ctx, d->rows[i].label, d->w0[i], seen->s);
+        }
     double loss = batch_gradient(d, m->info.loss, n);
     step *= batch_share(d);
     /* dW = X^T G: the rows of G are the score rows, now gradients. */
@@ -345,8 +361,10 @@ static double batch_step(hog_dense *d, hog_model *m, const hog_train_params *p, 
 
 void hog_dense_segment(hog_dense *d, hog_model *m, const hog_train_params *p, const hog_block *blk,
                        uint32_t start, const uint32_t *perm, uint32_t n, uint64_t first_row, float step,
-                       float mid, const float *class_w, double *loss, uint64_t *examples, uint64_t *nnz)
+                       float mid, const float *class_w, double *loss, uint64_t *examples, uint64_t *nnz,
+                       hog_dense_seen_fn seen_fn, void *seen_ctx, float *seen_s)
 {
+    const seen_to seen = {seen_fn, seen_ctx, seen_s};
     const hog_loss kind = m->info.loss;
     uint32_t nb = 0;
     hog_dense_snapshot(d, m);
@@ -357,6 +375,7 @@ void hog_dense_segment(hog_dense *d, hog_model *m, const hog_train_params *p, co
         const uint32_t *ptr = blk->ptr;
         hog_row row = {blk->index + ptr[r], blk->value + ptr[r], ptr[r + 1] - ptr[r], blk->label[r],
                        blk->weight ? blk->weight[r] : 1.0f};
+        d->w0[nb] = row.weight;
         if (class_w)
             row.weight *= hog_class_weight_of(class_w, m, row.label, mid);
         float y;
@@ -370,13 +389,13 @@ void hog_dense_segment(hog_dense *d, hog_model *m, const hog_train_params *p, co
         d->y[nb++] = y;
         *nnz += row.nnz;
         if (nb == d->batch) {
-            *loss += batch_step(d, m, p, nb, step);
+            *loss += batch_step(d, m, p, nb, step, &seen);
             *examples += nb;
             nb = 0;
         }
     }
     if (nb) {
-        *loss += batch_step(d, m, p, nb, step);
+        *loss += batch_step(d, m, p, nb, step, &seen);
         *examples += nb;
     }
 }

@@ -173,6 +173,7 @@ epoch_job hog_epoch_job(run_state *rs, unsigned e)
     job.paused_at = UINT32_MAX;
     atomic_init(&job.next, 0);
     atomic_init(&job.bad_block, UINT32_MAX);
+    job.prog = rs->prog_on && e + 1 == p->epochs;
     job.clock = &rs->clock;
     return job;
 }
@@ -460,6 +461,8 @@ int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *t
             return rc;
         rs->st.epoch = e + 1;
         rs->st.progress = 0;
+        if (e + 1 == p->epochs) /* resumed within it, its first rows ran in another run */
+            rs->prog_whole = at.segment == 0;
         if ((rc = run_epoch(rs, train, &at, err, err_len)) < 0)
             return rc;
         if ((rc = data_unchanged(train, err, err_len)) < 0)
@@ -503,9 +506,20 @@ int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *t
     m->info.nonzero = count_nonzero(m);
     hog_log(HOG_LOG_DEBUG, "model: %llu of %llu weights non-zero", (unsigned long long)m->info.nonzero,
             (unsigned long long)(rs->dim * rs->outputs));
-    rc = hog_evaluate(m, train, &train_sel, rs->ooc, rs->pool, &m->info.train, err, err_len);
-    if (rc < 0)
-        return rc;
+    /* The training-set metrics: the last epoch's, as it ran, where that
+     * epoch's model is the one kept and every row of it was counted here;
+     * else a pass of their own. */
+    if (rs->prog_on && rs->prog_whole && !rs->best.epoch && !(rs->avg.sum && rs->avg.count)) {
+        for (unsigned i = 1; i < rs->nth; i++)
+            hog_eval_sums_merge(&rs->ws[0].prog, &rs->ws[i].prog);
+        hog_eval_metrics(m, &rs->ws[0].prog, &m->info.train);
+        m->info.params.train_metrics = HOG_TRAIN_METRICS_PROGRESSIVE;
+    } else {
+        rc = hog_evaluate(m, train, &train_sel, rs->ooc, rs->pool, &m->info.train, err, err_len);
+        if (rc < 0)
+            return rc;
+        m->info.params.train_metrics = HOG_TRAIN_METRICS_EXACT;
+    }
     m->info.train_rows = m->info.train.rows;
     m->info.test = rs->st.test;
     m->info.seconds = rs->seconds;

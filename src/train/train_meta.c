@@ -259,6 +259,11 @@ int hog_meta_parse_replicas(const char *text, void *at)
     return hog_replicas_parse(text, at);
 }
 
+int hog_meta_parse_train_metrics(const char *text, void *at)
+{
+    return hog_train_metrics_parse(text, at);
+}
+
 int hog_meta_parse_class_weight(const char *text, void *at)
 {
     return hog_class_weight_parse(text, at);

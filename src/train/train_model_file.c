@@ -75,6 +75,8 @@ static size_t model_fields(hog_model_info *in, hog_meta_field *f)
                               hog_meta_parse_replicas};
     f[n++] = (hog_meta_field){"class_weight", HOG_META_WORD, &p->class_weight, hog_class_weight_name(p->class_weight),
                               hog_meta_parse_class_weight};
+    f[n++] = (hog_meta_field){"train_metrics", HOG_META_WORD, &p->train_metrics,
+                              hog_train_metrics_name(p->train_metrics), hog_meta_parse_train_metrics};
     f[n++] = HOG_META_NUM("nonzero", &in->nonzero);
     f[n++] = HOG_META_NUM("epochs_run", &in->epochs_run);
     f[n++] = HOG_META_NUM("best_epoch", &in->best_epoch);
@@ -226,6 +228,7 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
     hog_model_info info;
     memset(&info, 0, sizeof(info));
     info.params = hog_train_params_default();
+    info.params.train_metrics = HOG_TRAIN_METRICS_EXACT; /* what files without the field measured */
     info.train = hog_metrics_none();
     info.test = hog_metrics_none();
     hog_meta_field fields[MODEL_FIELDS];

@@ -49,6 +49,7 @@ hog_train_params hog_train_params_default(void)
     p.quantile = 0.5;
     p.replicas = HOG_REPLICAS_MACHINE;
     p.stream = 1;
+    p.train_metrics = HOG_TRAIN_METRICS_PROGRESSIVE;
     return p;
 }
 
@@ -159,6 +160,8 @@ int hog_train_params_check(const hog_train_params *p, const char **field)
         bad = "holdout";
     else if (p->fold && !((double)(p->fold + 1) * p->holdout <= 1 + 1e-9))
         bad = "fold";
+    else if ((unsigned)p->train_metrics > HOG_TRAIN_METRICS_PROGRESSIVE)
+        bad = "train_metrics";
     else if ((unsigned)p->class_weight > HOG_CLASS_WEIGHT_BALANCED ||
              (p->class_weight && hog_loss_is_regression(p->loss)))
         bad = "class_weight";
@@ -243,6 +246,23 @@ int hog_replicas_parse(const char *name, hog_replicas *out)
             return 0;
         }
     return HOG_EPARAM;
+}
+
+static const char *const train_metrics_names[] = {"exact", "progressive"};
+
+const char *hog_train_metrics_name(hog_train_metrics t)
+{
+    return (unsigned)t < HOG_ARRAY_LEN(train_metrics_names) ? train_metrics_names[t] : "unknown";
+}
+
+int hog_train_metrics_parse(const char *name, hog_train_metrics *out)
+{
+    for (unsigned i = 0; i < HOG_ARRAY_LEN(train_metrics_names); i++)
+        if (strcmp(name, train_metrics_names[i]) == 0) {
+            *out = (hog_train_metrics)i;
+            return 0;
+        }
+    return -1;
 }
 
 static const char *const class_weight_names[] = {"none", "balanced"};

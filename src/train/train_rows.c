@@ -206,10 +206,30 @@ KERNEL void update_bias(float *bias, float *bacc, float g, float rate, const uns
     *bias -= r * g;
 }
 
+/* Progressive validation (the last epoch, hog_train_params.train_metrics):
+ * a row's score before the model steps on it, counted as hog_evaluate
+ * counts a row (weighted by its importance weight alone). */
+static inline void prog_add(const epoch_job *job, hog_eval_sums *prog, float label, float w0, float margin)
+{
+    hog_eval_add(job->m, prog, label, w0, &margin);
+}
+
+/* The same for the dense kernel's rows, which it scores a batch at a time. */
+typedef struct prog_dense {
+    const hog_model *m;
+    hog_eval_sums *prog;
+} prog_dense;
+
+static void prog_dense_seen(void *ctx, float label, float weight, float *scores)
+{
+    const prog_dense *pd = ctx;
+    hog_eval_add(pd->m, pd->prog, label, weight, scores);
+}
+
 /* One example of a binary or regression loss. Returns the example's loss. */
 KERNEL float update_binary(const epoch_job *job, worker_state *ws, const hog_row *row,
                                   float y, float step, float reg, float *bias, float *bacc,
-                                  const unsigned opt)
+                                  hog_eval_sums *prog, float w0, const unsigned opt)
 {
     const uint32_t *idx = row->index;
     const float *val = row->value;
@@ -219,6 +239,8 @@ KERNEL float update_binary(const epoch_job *job, worker_state *ws, const hog_row
     float margin = *bias;
     for (uint32_t i = 0; i < row->nnz; i++)
         margin += hog_w_load(weights_of(job, ws, idx[i])) * val[i];
+    if (prog)
+        prog_add(job, prog, row->label, w0, margin);
     float loss;
     /* An importance weight counts the example that many times: it scales
      * the loss's gradient (so AdaGrad's sums see the weighted gradient too),
@@ -265,7 +287,7 @@ KERNEL float update_binary(const epoch_job *job, worker_state *ws, const hog_row
 /* One example of softmax regression over K classes. */
 KERNEL float update_softmax(const epoch_job *job, worker_state *ws, const hog_row *row,
                                    int y, float step, float reg, float *bias, float *bacc, float *s, float *g,
-                                   const unsigned opt)
+                                   hog_eval_sums *prog, float w0, float *prog_s, const unsigned opt)
 {
     const uint32_t K = job->m->outputs;
     float nsum = 0.0f;
@@ -278,6 +300,10 @@ KERNEL float update_softmax(const epoch_job *job, worker_state *ws, const hog_ro
         float x = row->value[i];
         for (uint32_t k = 0; k < K; k++)
             s[k] += hog_w_load(&wj[k]) * x;
+    }
+    if (prog) { /* hog_eval_add turns the scores it takes into probabilities */
+        memcpy(prog_s, s, K * sizeof(float));
+        hog_eval_add(job->m, prog, row->label, w0, prog_s);
     }
     float score_y = s[y];
     float loss = hog_softmax(s, K) - score_y;
@@ -345,6 +371,8 @@ typedef struct seg_rows {
     float *s, *g, *bias, *bacc;
     double loss;
     uint64_t examples, nnz;
+    hog_eval_sums *prog;  /* the last epoch's progressive metrics (epoch_job.prog), or NULL */
+    float *prog_s;        /* outputs floats: the scores hog_eval_add takes (and changes) */
 } seg_rows;
 
 KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
@@ -368,15 +396,16 @@ KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
         const uint32_t *ptr = blk->ptr;
         hog_row row = {blk->index + ptr[r], blk->value + ptr[r], ptr[r + 1] - ptr[r], blk->label[r],
                        blk->weight ? blk->weight[r] : 1.0f};
+        const float w0 = row.weight; /* what evaluation weighs the row by: no class weight */
         if (job->class_w)
             row.weight *= hog_class_weight_of(job->class_w, m, row.label, job->mid);
         float l;
         if (m->info.loss == HOG_LOSS_SOFTMAX) {
             int y = hog_model_class_of(m, row.label);
-            l = update_softmax(job, ws, &row, y, step, reg, bias, bacc, s, g, opt);
+            l = update_softmax(job, ws, &row, y, step, reg, bias, bacc, s, g, c->prog, w0, c->prog_s, opt);
         } else {
             float y = regression ? row.label : (row.label > job->mid ? 1.0f : -1.0f);
-            l = update_binary(job, ws, &row, y, step, reg, bias, bacc, opt);
+            l = update_binary(job, ws, &row, y, step, reg, bias, bacc, c->prog, w0, opt);
         }
         loss += (double)row.weight * (double)l;
         examples++;
@@ -493,6 +522,7 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
     const float mid = job->mid, tau = job->tau, step = c->step, reg = c->reg;
     const uint32_t start = c->start, n = c->n;
     const float *const shrink = plain_shrink(job, ws, reg);
+    hog_eval_sums *const prog = c->prog;
     float bias = c->bias[0];
     double loss = 0;
     /* Unweighted logistic loss: see LOGISTIC_PRODUCT_ROWS. */
@@ -532,6 +562,8 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
         /* The bias joins last, so the sums do not wait for the previous
          * row's update of it. */
         const float margin = bias + ((a0 + a1) + (a2 + a3));
+        if (prog)
+            prog_add(job, prog, label[r], rweight ? rweight[r] : 1.0f, margin);
         const float rw = (rweight ? rweight[r] : 1.0f) * (class_w ? class_w[label[r] > mid] : 1.0f);
         const float y = regression ? label[r] : (label[r] > mid ? 1.0f : -1.0f);
         float sg;
@@ -640,6 +672,7 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
     const float *const class_w = job->class_w;
     const float mid = job->mid, tau = job->tau, step = c->step;
     const uint32_t start = c->start, n = c->n;
+    hog_eval_sums *const prog = c->prog;
     float bias = c->bias[0];
     double loss = 0, norm_t = ws->norm_t, norm_n = ws->norm_n;
     uint64_t examples = 0, nnz = 0;
@@ -669,6 +702,8 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
             nsum += norm_scale(&xmax[idx[t]], wj, val[t], &u[t]);
             margin += hog_w_load(wj) * val[t];
         }
+        if (prog)
+            prog_add(job, prog, label[r], rweight ? rweight[r] : 1.0f, margin);
         norm_t += 1.0;
         norm_n += (double)nsum + (double)bias1;
         const float rate = step * (float)(norm_n > 0 ? norm_t / norm_n : 1.0);
@@ -796,8 +831,9 @@ void hog_segment_run(epoch_job *job, worker_state *ws, uint32_t pos, int fresh)
 
     float step = hog_segment_step(job, pos);
     if (ws->dense) {
+        prog_dense pd = {m, &ws->prog};
         hog_dense_segment(ws->dense, m, p, blk, start, ws->perm, n, first, step, job->mid, job->class_w, &ws->loss,
-                          &ws->examples, &ws->nnz);
+                          &ws->examples, &ws->nnz, job->prog ? prog_dense_seen : NULL, &pd, ws->scratch + 6 * K);
         return;
     }
     float *s = ws->scratch, *g = s + K, *bias = g + K, *bias0 = bias + K, *bacc = bias0 + K, *bacc0 = bacc + K;
@@ -811,7 +847,8 @@ void hog_segment_run(epoch_job *job, worker_state *ws, uint32_t pos, int fresh)
     hog_overlap *clock = job->rep->n ? &job->rep->clocks[ws->replica] : job->clock;
     unsigned members = job->rep->n ? job->rep->members[ws->replica] : job->nth;
     double t0, a0 = hog_overlap_enter(clock, &t0);
-    seg_rows c = {blk, start, n, first, step, step * (float)p->l2, s, g, bias, bacc, 0, 0, 0};
+    seg_rows c = {blk, start, n, first, step, step * (float)p->l2, s, g, bias, bacc, 0, 0, 0,
+                  job->prog ? &ws->prog : NULL, bacc0 + K};
     rows_by_opt[job->optim.flags](job, ws, &c);
     /* Workers that ran beside this one each corrected the same hot weights
      * towards the same targets; summing their changes would overshoot, so

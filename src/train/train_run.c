@@ -84,6 +84,7 @@ void hog_run_free(run_state *rs)
             hog_dense_free(ws->dense);
             hog_free(ws->shrink);
             hog_free(ws->norm_u);
+            hog_eval_sums_free(&ws->prog);
         }
     hog_free(rs->ws);
     hog_free(rs->seg.order);
@@ -215,6 +216,9 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len)
         return -ENOMEM;
     if (rs->classes)
         memcpy(rs->m->class_labels, rs->classes_of, rs->classes * sizeof(double));
+    /* Several machines: rank 0 measures the gathered model on its data,
+     * which no rank's last epoch saw whole. */
+    rs->prog_on = p->train_metrics == HOG_TRAIN_METRICS_PROGRESSIVE && !rs->link;
     if (rs->kernel == HOG_KERNEL_DENSE) {
         /* The buffers are touched as they are made: a model too large for
          * them would meet the OOM killer, not -ENOMEM, so it is refused
@@ -244,11 +248,13 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len)
     for (unsigned i = 0; i < rs->nth; i++) {
         worker_state *ws = &rs->ws[i];
         /* In the memory of the worker's NUMA node (zeroed, cache-line aligned). */
-        ws->scratch = hog_pool_alloc_local(rs->pool, i, 6 * outputs * sizeof(float));
+        ws->scratch = hog_pool_alloc_local(rs->pool, i, 7 * outputs * sizeof(float));
         ws->perm = hog_pool_alloc_local(rs->pool, i, SEGMENT_ROWS * sizeof(uint32_t));
         ws->hot = hog_pool_alloc_local(rs->pool, i, nhot * sizeof(hog_weight));
         ws->hot0 = hog_pool_alloc_local(rs->pool, i, nhot * sizeof(float));
         if (!ws->scratch || !ws->perm || !ws->hot || !ws->hot0)
+            return -ENOMEM;
+        if (rs->prog_on && hog_eval_sums_init(&ws->prog, rs->m) < 0)
             return -ENOMEM;
         if (p->schedule == HOG_SCHEDULE_ADAGRAD) {
             ws->hotacc = hog_pool_alloc_local(rs->pool, i, nhot * sizeof(hog_weight));

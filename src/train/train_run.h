@@ -68,8 +68,8 @@ typedef struct worker_state {
     _Alignas(HOG_CACHELINE) double loss;
     uint64_t examples;
     uint64_t nnz;
-    float *scratch;   /* 6 * outputs floats: scores, gradient, local bias, its start,
-                         the bias's AdaGrad sum and its start */
+    float *scratch;   /* 7 * outputs floats: scores, gradient, local bias, its start,
+                         the bias's AdaGrad sum and its start, scores to evaluate */
     uint32_t *perm;   /* SEGMENT_ROWS */
     hog_weight *hot;  /* nlocal * outputs: this worker's copy of the hot weights */
     float *hot0;      /* their values at the start of the segment */
@@ -86,6 +86,8 @@ typedef struct worker_state {
     double norm_n;    /* normalized: their sum of |x / xmax|^2 (NG's N) */
     float *norm_u;    /* the normalized loop's 1 / xmax^2 of a row's non-zeros (see rows_norm) */
     uint32_t norm_cap; /* its length */
+    hog_eval_sums prog; /* progressive metrics: the last epoch's rows, each scored before its
+                           step (epoch_job.prog) */
 } worker_state;
 
 /* The per-feature tables the segments step with, made from the features'
@@ -211,6 +213,9 @@ typedef struct run_state {
 
     run_ckpt ck;          /* checkpoints, interruption and where the epochs start */
     const hog_model *init; /* the trainer's initial model (train_warm.c), or NULL */
+    int prog_on;          /* progressive training metrics: the workers' prog sums are made */
+    int prog_whole;       /* the last epoch began at its first segment in this run: its sums
+                             hold every training row */
 
     /* the epochs so far */
     hog_epoch_stats st;
@@ -257,6 +262,8 @@ typedef struct epoch_job {
                                  paused, or nsegments or more when it did not */
     atomic_uint bad_block;    /* a block that failed its first check (hog_dataset_check): the
                                  workers stop; UINT32_MAX: none */
+    int prog;                 /* the last epoch, with progressive metrics: each worker adds every
+                                 row's scores before its step to its prog */
     /* The next position to claim. A pause sets its top bit (MAX_SEGMENTS)
      * in the same atomic: every claim before it gets a position below and
      * is trained, every claim after it gets one above nsegments and stops

@@ -217,6 +217,7 @@ static int stream_epoch(run_state *rs, hog_feed *feed, hog_block *held, uint32_t
 {
     int rc = 0;
     rs->st.epoch = 1;
+    rs->prog_whole = rs->p->epochs == 1; /* the last epoch, from its first row */
     const double t_start = hog_now();
     /* The window being trained (cur) and the next (nxt), counted meanwhile. */
     window_count sc = {.p = rs->p, .classes = rs->classes_of, .nclasses = rs->classes, .rpb = rpb, .deg = rs->deg,

@@ -158,6 +158,7 @@ AT(hog_train_params, replicas, 144);
 AT(hog_train_params, stream, 148);
 AT(hog_train_params, fold, 152);
 AT(hog_train_params, class_weight, 160);
+AT(hog_train_params, train_metrics, 164);
 AT(hog_train_params, reserved, 168);
 
 _Static_assert(sizeof(hog_mf_params) == 128, "hog_mf_params stays 128 bytes");
