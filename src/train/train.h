@@ -407,6 +407,29 @@ void hog_eval_sums_free(hog_eval_sums *e);
  * class predicted, as hog_scores_class does. */
 uint32_t hog_eval_add(const hog_model *m, hog_eval_sums *e, float label, float weight, float *s);
 
+/* The histogram bin of a score: bins are ordered as the scores are. */
+uint32_t hog_auc_bin(float score);
+
+/* hog_eval_add for a row of a binary or regression loss whose loss v at
+ * its score s the caller has computed already (the row loops, scoring the
+ * last epoch's rows as they train): the same sums, the loss not computed
+ * again. pos: binary, 1 for a row of the positive class. */
+static inline void hog_eval_add_scored(const hog_model *m, hog_eval_sums *e, float label, int pos, float weight,
+                                       float s, float v)
+{
+    const double w = (double)weight;
+    e->rows++;
+    e->wsum += w;
+    e->loss += w * (double)v;
+    if (hog_loss_is_regression(m->info.loss)) {
+        const double r = (double)s - (double)label;
+        e->sq += w * r * r;
+        return;
+    }
+    e->correct += (s > 0) == pos ? w : 0;
+    e->hist[2 * hog_auc_bin(s) + (pos != 0)]++;
+}
+
 /* The class m predicts from its scores s (softmax: turned into
  * probabilities in place, the most probable picked as hog_model_predict
  * picks it): binary 1 for a positive score, regression 0. */
@@ -417,9 +440,6 @@ void hog_eval_sums_merge(hog_eval_sums *into, const hog_eval_sums *from);
 
 /* The metrics of the rows summed in t (NaN where they do not apply). */
 void hog_eval_metrics(const hog_model *m, const hog_eval_sums *t, hog_metrics *out);
-
-/* The histogram bin of a score: bins are ordered as the scores are. */
-uint32_t hog_auc_bin(float score);
 
 /* The AUC of a histogram (NaN without both classes), pairs in one bin
  * counted half; *bound (if not NULL) gets the most it can differ from the

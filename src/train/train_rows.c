@@ -207,14 +207,10 @@ KERNEL void update_bias(float *bias, float *bacc, float g, float rate, const uns
 }
 
 /* Progressive validation (the last epoch, hog_train_params.train_metrics):
- * a row's score before the model steps on it, counted as hog_evaluate
- * counts a row (weighted by its importance weight alone). */
-static inline void prog_add(const epoch_job *job, hog_eval_sums *prog, float label, float w0, float margin)
-{
-    hog_eval_add(job->m, prog, label, w0, &margin);
-}
-
-/* The same for the dense kernel's rows, which it scores a batch at a time. */
+ * each row's score before the model steps on it, counted as hog_evaluate
+ * counts a row, weighted by its importance weight alone (w0: no class
+ * weight), by hog_eval_add_scored in the loops below. The dense kernel
+ * scores a batch at a time, and hands each row's scores over. */
 typedef struct prog_dense {
     const hog_model *m;
     hog_eval_sums *prog;
@@ -239,13 +235,13 @@ KERNEL float update_binary(const epoch_job *job, worker_state *ws, const hog_row
     float margin = *bias;
     for (uint32_t i = 0; i < row->nnz; i++)
         margin += hog_w_load(weights_of(job, ws, idx[i])) * val[i];
-    if (prog)
-        prog_add(job, prog, row->label, w0, margin);
     float loss;
     /* An importance weight counts the example that many times: it scales
      * the loss's gradient (so AdaGrad's sums see the weighted gradient too),
      * never the L2 or L1 penalty, which is per occurrence. */
     float gl = row->weight * hog_loss_grad_tau(job->m->info.loss, margin, y, job->tau, &loss);
+    if (prog)
+        hog_eval_add_scored(job->m, prog, row->label, y > 0, w0, margin, loss);
     if (opt == 0) {
         /* The plain loop, as fast as it was before the options. */
         float sg = step * gl;
@@ -487,7 +483,8 @@ static const float *plain_shrink(const epoch_job *job, worker_state *ws, float r
     const uint64_t dim = job->m->dim;
     if (job->p->schedule == HOG_SCHEDULE_INVSCALING || job->window || dim > SHRINK_MAX_FEATURES)
         return NULL;
-    if (!ws->shrink && !(ws->shrink = hog_malloc(dim * sizeof(float))))
+    if (!ws->shrink && !(ws->shrink = hog_aligned_alloc(HOG_CACHELINE, (dim * sizeof(float) + HOG_CACHELINE - 1) /
+                                                        HOG_CACHELINE * HOG_CACHELINE)))
         return NULL;
     if (ws->shrink_ok && ws->shrink_reg == reg)
         return ws->shrink;
@@ -506,7 +503,7 @@ static const float *plain_shrink(const epoch_job *job, worker_state *ws, float r
  * and the sum is as exact as summing the log1pf values. */
 #define LOGISTIC_PRODUCT_ROWS 512u
 
-KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, const int local)
+KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, const int local, const int scored)
 {
     const hog_train_params *p = job->p;
     const hog_block *blk = c->blk;
@@ -522,7 +519,7 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
     const float mid = job->mid, tau = job->tau, step = c->step, reg = c->reg;
     const uint32_t start = c->start, n = c->n;
     const float *const shrink = plain_shrink(job, ws, reg);
-    hog_eval_sums *const prog = c->prog;
+    hog_eval_sums *const prog = scored ? c->prog : NULL; /* a constant NULL in the loop that does not score */
     float bias = c->bias[0];
     double loss = 0;
     /* Unweighted logistic loss: see LOGISTIC_PRODUCT_ROWS. */
@@ -562,8 +559,6 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
         /* The bias joins last, so the sums do not wait for the previous
          * row's update of it. */
         const float margin = bias + ((a0 + a1) + (a2 + a3));
-        if (prog)
-            prog_add(job, prog, label[r], rweight ? rweight[r] : 1.0f, margin);
         const float rw = (rweight ? rweight[r] : 1.0f) * (class_w ? class_w[label[r] > mid] : 1.0f);
         const float y = regression ? label[r] : (label[r] > mid ? 1.0f : -1.0f);
         float sg;
@@ -578,10 +573,14 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
                 prod = 1.0;
                 nprod = 0;
             }
+            if (prog) /* logistic is unweighted here: w0 is 1 */
+                hog_eval_add_scored(job->m, prog, label[r], y > 0, 1.0f, margin, fmaxf(-z, 0.0f) + log1pf(e));
         } else {
             float l;
             sg = step * (rw * hog_loss_grad_tau(lossf, margin, y, tau, &l));
             loss += (double)rw * (double)l;
+            if (prog)
+                hog_eval_add_scored(job->m, prog, label[r], y > 0, rweight ? rweight[r] : 1.0f, margin, l);
         }
         if (shrink && (reg > 0 || sg != 0))
             for (t = 0; t < k; t++) {
@@ -607,12 +606,18 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
 
 static void rows_plain_shared(const epoch_job *job, worker_state *ws, seg_rows *c)
 {
-    rows_plain(job, ws, c, 0);
+    if (c->prog)
+        rows_plain(job, ws, c, 0, 1);
+    else
+        rows_plain(job, ws, c, 0, 0);
 }
 
 static void rows_plain_local(const epoch_job *job, worker_state *ws, seg_rows *c)
 {
-    rows_plain(job, ws, c, 1);
+    if (c->prog)
+        rows_plain(job, ws, c, 1, 1);
+    else
+        rows_plain(job, ws, c, 1, 0);
 }
 
 /*
@@ -654,7 +659,7 @@ KERNEL float norm_scale(hog_weight *sj, hog_weight *wj, float x, float *ut)
     return xs * xs;
 }
 
-KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const int local)
+KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const int local, const int scored)
 {
     const hog_train_params *p = job->p;
     const hog_block *blk = c->blk;
@@ -672,7 +677,7 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
     const float *const class_w = job->class_w;
     const float mid = job->mid, tau = job->tau, step = c->step;
     const uint32_t start = c->start, n = c->n;
-    hog_eval_sums *const prog = c->prog;
+    hog_eval_sums *const prog = scored ? c->prog : NULL; /* a constant NULL in the loop that does not score */
     float bias = c->bias[0];
     double loss = 0, norm_t = ws->norm_t, norm_n = ws->norm_n;
     uint64_t examples = 0, nnz = 0;
@@ -702,8 +707,6 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
             nsum += norm_scale(&xmax[idx[t]], wj, val[t], &u[t]);
             margin += hog_w_load(wj) * val[t];
         }
-        if (prog)
-            prog_add(job, prog, label[r], rweight ? rweight[r] : 1.0f, margin);
         norm_t += 1.0;
         norm_n += (double)nsum + (double)bias1;
         const float rate = step * (float)(norm_n > 0 ? norm_t / norm_n : 1.0);
@@ -712,6 +715,8 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
         float l;
         float gl = rw * hog_loss_grad_tau(lossf, margin, y, tau, &l);
         loss += (double)rw * (double)l;
+        if (prog)
+            hog_eval_add_scored(job->m, prog, label[r], y > 0, rweight ? rweight[r] : 1.0f, margin, l);
         if (lossf == HOG_LOSS_SQUARED)
             gl *= invariant_factor(rate * rw * (nsum + bias1));
         /* update_coord's non-adagrad branch with r = rate / s^2: the skipped
@@ -738,12 +743,18 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
 
 static void rows_norm_shared(const epoch_job *job, worker_state *ws, seg_rows *c)
 {
-    rows_norm(job, ws, c, 0);
+    if (c->prog)
+        rows_norm(job, ws, c, 0, 1);
+    else
+        rows_norm(job, ws, c, 0, 0);
 }
 
 static void rows_norm_local(const epoch_job *job, worker_state *ws, seg_rows *c)
 {
-    rows_norm(job, ws, c, 1);
+    if (c->prog)
+        rows_norm(job, ws, c, 1, 1);
+    else
+        rows_norm(job, ws, c, 1, 0);
 }
 
 /* Room in norm_u for the segment's longest row; 0, or -ENOMEM. */
@@ -755,7 +766,12 @@ static int norm_room(worker_state *ws, const seg_rows *c)
         longest = HOG_MAX(longest, ptr[r + 1] - ptr[r]);
     if (longest <= ws->norm_cap && ws->norm_u)
         return 0;
-    float *u = hog_malloc((size_t)HOG_MAX(longest, 1u) * sizeof(float));
+    /* Written on every row: whole cache lines of its own, so that no other
+     * worker's data shares a line with it (a small allocation may sit next
+     * to another thread's, and their writes would trade the line). */
+    const size_t bytes = ((size_t)HOG_MAX(longest, 1u) * sizeof(float) + HOG_CACHELINE - 1) / HOG_CACHELINE *
+                         HOG_CACHELINE;
+    float *u = hog_aligned_alloc(HOG_CACHELINE, bytes);
     if (!u)
         return -ENOMEM;
     hog_free(ws->norm_u);
