@@ -252,6 +252,22 @@ Test(net_link, changes_of_one_cold_element_by_two_ranks_are_added_by_its_master)
     free_ranks(runs, 2);
 }
 
+/* Starts rank 0 (runs[0]) in a thread (*th) and brings rank 1 (runs[1])
+ * up to its spans by hand: joined, one span of N_ELEMS elements, the link
+ * not started, so the caller sets its elements first. */
+static rank_run *rank1_by_hand(pthread_t *th)
+{
+    cr_assert_eq(pthread_create(th, NULL, rank_main, &runs[0]), 0);
+    rank_run *r = &runs[1];
+    cr_assert_eq(hog_link_create(&r->p, &r->l, r->err, sizeof(r->err)), 0, "%s", r->err);
+    double classes[] = {-1.0, 1.0};
+    hog_link_shape shape = {.dim = N_ELEMS, .params_fp = 42, .data_fp = 7, .classes = classes, .nclasses = 2};
+    cr_assert_eq(hog_link_join(r->l, &shape, r->err, sizeof(r->err)), 0, "%s", r->err);
+    hog_link_span span = {r->w, N_ELEMS, 0, NULL, 1};
+    cr_assert_eq(hog_link_spans(r->l, &span, 1), 0);
+    return r;
+}
+
 /* Rank 1 changes the first element of each chunk rank 0 masters once,
  * before its link starts, and watches them while rank 0 keeps sending. Its change
  * is on its way to rank 0 while rank 0 may already send the chunk again
@@ -267,14 +283,7 @@ Test(net_link, a_peer_never_adopts_values_without_its_change_in_flight)
     rank_init(&runs[1], 1, 2);
     runs[0].add = 0.0f;
     pthread_t th;
-    cr_assert_eq(pthread_create(&th, NULL, rank_main, &runs[0]), 0);
-    rank_run *r = &runs[1];
-    cr_assert_eq(hog_link_create(&r->p, &r->l, r->err, sizeof(r->err)), 0, "%s", r->err);
-    double classes[] = {-1.0, 1.0};
-    hog_link_shape shape = {.dim = N_ELEMS, .params_fp = 42, .data_fp = 7, .classes = classes, .nclasses = 2};
-    cr_assert_eq(hog_link_join(r->l, &shape, r->err, sizeof(r->err)), 0, "%s", r->err);
-    hog_link_span span = {r->w, N_ELEMS, 0, NULL, 1};
-    cr_assert_eq(hog_link_spans(r->l, &span, 1), 0);
+    rank_run *r = rank1_by_hand(&th);
     const unsigned char live[2] = {1, 1};
     unsigned first[8], nfirst = 0;
     for (uint32_t c = 0; c < r->l->nchunks; c++)
@@ -536,14 +545,7 @@ Test(net_link, malformed_frames_are_counted_and_dropped_never_applied)
     runs[0].add = 0.0f; /* rank 1 alone changes the model: every element becomes 2 */
     /* rank 0 joins in a thread; rank 1 here, step by step */
     pthread_t th;
-    cr_assert_eq(pthread_create(&th, NULL, rank_main, &runs[0]), 0);
-    rank_run *r = &runs[1];
-    cr_assert_eq(hog_link_create(&r->p, &r->l, r->err, sizeof(r->err)), 0, "%s", r->err);
-    double classes[] = {-1.0, 1.0};
-    hog_link_shape shape = {.dim = N_ELEMS, .params_fp = 42, .data_fp = 7, .classes = classes, .nclasses = 2};
-    cr_assert_eq(hog_link_join(r->l, &shape, r->err, sizeof(r->err)), 0, "%s", r->err);
-    hog_link_span span = {r->w, N_ELEMS, 0, NULL, 1};
-    cr_assert_eq(hog_link_spans(r->l, &span, 1), 0);
+    rank_run *r = rank1_by_hand(&th);
     for (unsigned i = 0; i < N_ELEMS; i++)
         atomic_store(&r->w[i], 2.0f);
     cr_assert_eq(hog_link_start(r->l), 0);

@@ -272,9 +272,30 @@ static int output_write(void *ctx, const void *buf, size_t len)
 
 /* A malformed line half way stops the run with its file and line, and an
  * output written through hog_output (aborted then) leaves no file. */
+/* Predicts path into a new output file on threads workers; the run must
+ * fail with rc (err gets its message), with no statistics, and the
+ * output, aborted, must leave no file. */
+static void predict_fails(const hog_model *m, const char *path, unsigned threads, int rc, char *err, size_t len)
+{
+    char out[160];
+    snprintf(out, sizeof(out), "%s/p.txt", dir);
+    hog_output *o;
+    cr_assert_eq(hog_output_open(out, &o), 0);
+    hog_predict_params pp = hog_predict_params_default();
+    pp.threads = threads;
+    pp.write = output_write;
+    pp.write_ctx = o;
+    hog_predict_stats st;
+    int got = hog_model_predict_file(m, path, NULL, &pp, &st, err, len);
+    cr_assert_eq(got, rc, "%d: %s", got, err);
+    cr_assert_eq(st.rows, 0, "no statistics of a failed run");
+    hog_output_abort(o);
+    cr_assert_neq(access(out, F_OK), 0, "no output file");
+}
+
 Test(train_predict, a_bad_line_mid_file_fails_with_its_location_and_leaves_no_output)
 {
-    char text[160], bin[160], bad[160], out[160];
+    char text[160], bin[160], bad[160];
     hog_model *m = model_and_files(0, 500, text, bin);
     FILE *f = create("bad.svm", bad);
     for (int i = 1; i <= 30000; i++) {
@@ -284,24 +305,12 @@ Test(train_predict, a_bad_line_mid_file_fails_with_its_location_and_leaves_no_ou
             fprintf(f, "%s 3:0.5 %d:0.25\n", i % 2 ? "+1" : "-1", 8 + i % 150);
     }
     fclose(f);
-    snprintf(out, sizeof(out), "%s/p.txt", dir);
     for (unsigned threads = 1; threads <= 2; threads++) {
-        hog_output *o;
-        cr_assert_eq(hog_output_open(out, &o), 0);
-        hog_predict_params pp = hog_predict_params_default();
-        pp.threads = threads;
-        pp.write = output_write;
-        pp.write_ctx = o;
         char err[512] = "";
-        hog_predict_stats st;
-        int rc = hog_model_predict_file(m, bad, NULL, &pp, &st, err, sizeof(err));
-        cr_assert_eq(rc, HOG_EFORMAT, "%d: %s", rc, err);
+        predict_fails(m, bad, threads, HOG_EFORMAT, err, sizeof(err));
         char want[200];
         snprintf(want, sizeof(want), "%s:20001:", bad);
         cr_assert(strstr(err, want) == err && strstr(err, "expected a number"), "%s", err);
-        cr_assert_eq(st.rows, 0, "no statistics of a failed run");
-        hog_output_abort(o);
-        cr_assert_neq(access(out, F_OK), 0, "no output file");
     }
     char cmd[256];
     snprintf(cmd, sizeof(cmd), "test $(ls -A %s | grep -c -e p.txt -e tmp) -eq 0", dir);
@@ -449,7 +458,7 @@ Test(train_predict, raw_scores_and_probabilities)
  * open gives, leaving no output. */
 Test(train_predict, a_bad_block_of_a_hgd_stops_the_run_naming_it)
 {
-    char text[160], bin[160], bad[160], out[160];
+    char text[160], bin[160], bad[160];
     hog_model *m = model_and_files(0, 3000, text, bin);
     size_t len;
     uint8_t *b = read_bytes(bin, &len);
@@ -461,19 +470,9 @@ Test(train_predict, a_bad_block_of_a_hgd_stops_the_run_naming_it)
     hog_dataset *ds = NULL;
     cr_assert_eq(hog_dataset_open(bad, NULL, &ds, want, sizeof(want)), HOG_ECHECKSUM, "%s", want);
     cr_assert(strstr(want, ": block ") && strstr(want, "checksum mismatch"), "%s", want);
-    snprintf(out, sizeof(out), "%s/p.txt", dir);
     for (unsigned threads = 1; threads <= 2; threads++) {
-        hog_output *o;
-        cr_assert_eq(hog_output_open(out, &o), 0);
-        hog_predict_params pp = hog_predict_params_default();
-        pp.threads = threads;
-        pp.write = output_write;
-        pp.write_ctx = o;
-        hog_predict_stats st;
-        cr_assert_eq(hog_model_predict_file(m, bad, NULL, &pp, &st, err, sizeof(err)), HOG_ECHECKSUM, "%s", err);
+        predict_fails(m, bad, threads, HOG_ECHECKSUM, err, sizeof(err));
         cr_assert_str_eq(err, want);
-        hog_output_abort(o);
-        cr_assert_neq(access(out, F_OK), 0, "no output file");
     }
     hog_model_free(m);
 }

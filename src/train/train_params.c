@@ -197,100 +197,45 @@ static const char *const loss_names[] = {"logistic", "hinge", "squared", "softma
 static const char *const schedule_names[] = {"decay", "invscaling", "constant", "adagrad"};
 static const char *const kernel_names[] = {"auto", "sparse", "dense"};
 static const char *const replicas_names[] = {"machine", "node", "core"};
-
-const char *hog_loss_name(hog_loss loss)
-{
-    return (unsigned)loss < HOG_ARRAY_LEN(loss_names) ? loss_names[loss] : "unknown";
-}
-
-int hog_loss_parse(const char *name, hog_loss *out)
-{
-    for (unsigned i = 0; i < HOG_ARRAY_LEN(loss_names); i++)
-        if (strcmp(name, loss_names[i]) == 0) {
-            *out = (hog_loss)i;
-            return 0;
-        }
-    return HOG_EPARAM;
-}
-
-const char *hog_schedule_name(hog_schedule s)
-{
-    return (unsigned)s < HOG_ARRAY_LEN(schedule_names) ? schedule_names[s] : "unknown";
-}
-
-int hog_schedule_parse(const char *name, hog_schedule *out)
-{
-    for (unsigned i = 0; i < HOG_ARRAY_LEN(schedule_names); i++)
-        if (strcmp(name, schedule_names[i]) == 0) {
-            *out = (hog_schedule)i;
-            return 0;
-        }
-    return HOG_EPARAM;
-}
-
-const char *hog_kernel_name(hog_kernel kernel)
-{
-    return (unsigned)kernel < HOG_ARRAY_LEN(kernel_names) ? kernel_names[kernel] : "unknown";
-}
-
-const char *hog_replicas_name(hog_replicas r)
-{
-    return (unsigned)r < HOG_ARRAY_LEN(replicas_names) ? replicas_names[r] : "unknown";
-}
-
-int hog_replicas_parse(const char *name, hog_replicas *out)
-{
-    for (unsigned i = 0; i < HOG_ARRAY_LEN(replicas_names); i++)
-        if (strcmp(name, replicas_names[i]) == 0) {
-            *out = (hog_replicas)i;
-            return 0;
-        }
-    return HOG_EPARAM;
-}
-
+static const char *const class_weight_names[] = {"none", "balanced"};
 static const char *const train_metrics_names[] = {"exact", "progressive"};
 
-const char *hog_train_metrics_name(hog_train_metrics t)
+/* names[v] for the enum value v, "unknown" past the list. */
+static const char *name_of(const char *const *names, unsigned n, unsigned v)
 {
-    return (unsigned)t < HOG_ARRAY_LEN(train_metrics_names) ? train_metrics_names[t] : "unknown";
+    return v < n ? names[v] : "unknown";
 }
 
-int hog_train_metrics_parse(const char *name, hog_train_metrics *out)
+/* The value named name in names, or -1. */
+static int value_of(const char *const *names, unsigned n, const char *name)
 {
-    for (unsigned i = 0; i < HOG_ARRAY_LEN(train_metrics_names); i++)
-        if (strcmp(name, train_metrics_names[i]) == 0) {
-            *out = (hog_train_metrics)i;
-            return 0;
-        }
+    for (unsigned i = 0; i < n; i++)
+        if (strcmp(name, names[i]) == 0)
+            return (int)i;
     return -1;
 }
 
-static const char *const class_weight_names[] = {"none", "balanced"};
+/* One enum's name and parse calls: HOG_EPARAM for a name it has not. */
+#define NAMED_ENUM(type, what, names)                                                  \
+    const char *hog_##what##_name(type v)                                              \
+    {                                                                                  \
+        return name_of(names, HOG_ARRAY_LEN(names), (unsigned)v);                      \
+    }                                                                                  \
+    int hog_##what##_parse(const char *name, type *out)                                \
+    {                                                                                  \
+        int v = value_of(names, HOG_ARRAY_LEN(names), name);                           \
+        if (v < 0)                                                                     \
+            return HOG_EPARAM;                                                         \
+        *out = (type)v;                                                                \
+        return 0;                                                                      \
+    }
 
-const char *hog_class_weight_name(hog_class_weight w)
-{
-    return (unsigned)w < HOG_ARRAY_LEN(class_weight_names) ? class_weight_names[w] : "unknown";
-}
-
-int hog_class_weight_parse(const char *name, hog_class_weight *out)
-{
-    for (unsigned i = 0; i < HOG_ARRAY_LEN(class_weight_names); i++)
-        if (strcmp(name, class_weight_names[i]) == 0) {
-            *out = (hog_class_weight)i;
-            return 0;
-        }
-    return HOG_EPARAM;
-}
-
-int hog_kernel_parse(const char *name, hog_kernel *out)
-{
-    for (unsigned i = 0; i < HOG_ARRAY_LEN(kernel_names); i++)
-        if (strcmp(name, kernel_names[i]) == 0) {
-            *out = (hog_kernel)i;
-            return 0;
-        }
-    return HOG_EPARAM;
-}
+NAMED_ENUM(hog_loss, loss, loss_names)
+NAMED_ENUM(hog_schedule, schedule, schedule_names)
+NAMED_ENUM(hog_kernel, kernel, kernel_names)
+NAMED_ENUM(hog_replicas, replicas, replicas_names)
+NAMED_ENUM(hog_class_weight, class_weight, class_weight_names)
+NAMED_ENUM(hog_train_metrics, train_metrics, train_metrics_names)
 
 /* Why these thresholds: the dense kernel does features * outputs multiply-adds
  * per row in GEMM (vectorised, cache-blocked) where the sparse kernel does
