@@ -917,7 +917,6 @@ int hog_hgd_open_lazy(int fd, const char *path, int lazy, hog_dataset **out, cha
     _Atomic unsigned char *checked = lazy ? hog_calloc(HOG_MAX(blocks, 1), 1) : NULL;
     if (!ds || !views || !name || (lazy && !checked)) {
         hog_free(name);
-        hog_free((void *)checked);
         rc = hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
         goto refused;
     }
