@@ -42,6 +42,22 @@ static inline uint8_t *read_bytes(const char *path, size_t *len)
     return buf;
 }
 
+/* Writes a copy of the .hgd at src to bad with one bit flipped halfway
+ * through, in a block's arrays (the block table at the end is small), and
+ * puts into want (len bytes) the message a check at open gives of it,
+ * which must name a block's checksum. */
+static inline void hgd_bad_block(const char *src, const char *bad, char *want, size_t len)
+{
+    size_t n;
+    uint8_t *b = read_bytes(src, &n);
+    b[n / 2] ^= 0x40;
+    write_bytes(bad, b, n);
+    free(b);
+    hog_dataset *ds = NULL;
+    cr_assert_eq(hog_dataset_open(bad, NULL, &ds, want, len), HOG_ECHECKSUM, "%s", want);
+    cr_assert(strstr(want, ": block ") && strstr(want, "checksum mismatch"), "%s", want);
+}
+
 /* Files in the scratch folder, to prove no temporary was left behind. */
 static inline int count_files(void)
 {

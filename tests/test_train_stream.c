@@ -230,13 +230,7 @@ Test(train_stream, a_hgd_checked_at_first_read_trains_alike_and_stops_at_a_bad_b
     hog_read_params rp = hog_read_params_default();
     rp.rows_per_block = 200;
     cr_assert_eq(hog_dataset_convert(text, &rp, bin, NULL, err, sizeof(err)), 0, "%s", err);
-    size_t len;
-    uint8_t *b = read_bytes(bin, &len);
-    b[len / 2] ^= 0x40;
-    write_bytes(bad, b, len);
-    free(b);
-    hog_dataset *ds = NULL;
-    cr_assert_eq(hog_dataset_open(bad, NULL, &ds, want, sizeof(want)), HOG_ECHECKSUM, "%s", want);
+    hgd_bad_block(bin, bad, want, sizeof(want));
 
     hog_train_params p = plain_params();
     p.threads = 1;

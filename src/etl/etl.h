@@ -134,6 +134,10 @@ struct hog_dataset {
  * first time. Errors: HOG_ECHECKSUM, HOG_ECORRUPT, err naming the file and
  * the block. */
 int hog_dataset_check_block(const hog_dataset *ds, uint32_t b, char *err, size_t err_len);
+/* The error of block b, which a reader's hog_dataset_check refused: its
+ * check again, for the message (HOG_ECHECKSUM naming the block should the
+ * file now pass it). */
+int hog_dataset_check_failed(const hog_dataset *ds, uint32_t b, char *err, size_t err_len);
 static inline int hog_dataset_check(const hog_dataset *ds, uint32_t b, char *err, size_t err_len)
 {
     if (!ds->checked || atomic_load_explicit(&ds->checked[b], memory_order_acquire))

@@ -677,11 +677,7 @@ static int check_block(const char *path, uint32_t version, uint32_t i, const hog
  * of the checks, which every reader of the data set shares. */
 static void top_seen(const hog_dataset *ds, uint64_t top)
 {
-    _Atomic uint64_t *t = &((hog_dataset *)ds)->checked_top;
-    uint64_t was = atomic_load_explicit(t, memory_order_relaxed);
-    while (top > was && !atomic_compare_exchange_weak_explicit(t, &was, top, memory_order_relaxed,
-                                                               memory_order_relaxed))
-        ;
+    hog_atomic_max_u64(&((hog_dataset *)ds)->checked_top, top);
 }
 
 /* Checking every block is a CRC and a pass over every index: on a large
@@ -782,6 +778,13 @@ int hog_dataset_check_block(const hog_dataset *ds, uint32_t b, char *err, size_t
     top_seen(ds, top);
     atomic_store_explicit(&ds->checked[b], 1, memory_order_release);
     return 0;
+}
+
+int hog_dataset_check_failed(const hog_dataset *ds, uint32_t b, char *err, size_t err_len)
+{
+    int rc = hog_dataset_check_block(ds, b, err, err_len);
+    return rc < 0 ? rc : hog_fail(HOG_ECHECKSUM, err, err_len, "%s: block %u failed its check as it was read",
+                                  ds->path ? ds->path : "the data set", b);
 }
 
 int hog_dataset_verify(const hog_dataset *ds, char *err, size_t err_len)

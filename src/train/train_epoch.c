@@ -133,7 +133,7 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
          * a bad one stops the pass before any of its rows is trained. */
         uint32_t b = job->segments[pos] / job->per_block;
         if (hog_dataset_check(job->ds, b, NULL, 0) < 0) {
-            atomic_store_explicit(&job->bad_block, b, memory_order_relaxed);
+            hog_atomic_min_u32(&job->bad_block, b);
             break;
         }
         if (job->ooc)
@@ -267,11 +267,8 @@ static int run_epoch(run_state *rs, const hog_dataset *train, run_position *at, 
         hog_epoch_pass(rs, &job);
         rs->seconds += hog_now() - job.t0;
         uint32_t bad = atomic_load_explicit(&job.bad_block, memory_order_relaxed);
-        if (bad != UINT32_MAX) { /* the check again, for its message */
-            int rc = hog_dataset_check_block(train, bad, err, err_len);
-            return rc < 0 ? rc : hog_fail(HOG_ECHECKSUM, err, err_len, "%s: block %u failed its check as it was read",
-                                          train->path ? train->path : "the data set", bad);
-        }
+        if (bad != UINT32_MAX)
+            return hog_dataset_check_failed(train, bad, err, err_len);
         if (job.paused_at >= job.nsegments)
             break;
         at->segment = job.paused_at;

@@ -233,10 +233,7 @@ static void eval_worker(void *arg, unsigned ith, unsigned nth)
         if (job->drop && b + nth < ds->info.blocks)
             hog_dataset_willneed(ds, b + nth);
         if (hog_dataset_check(ds, b, NULL, 0) < 0) {
-            uint32_t was = atomic_load_explicit(&job->bad_block, memory_order_relaxed);
-            while (b < was && !atomic_compare_exchange_weak_explicit(&job->bad_block, &was, b, memory_order_relaxed,
-                                                                     memory_order_relaxed))
-                ;
+            hog_atomic_min_u32(&job->bad_block, b);
             break;
         }
         uint64_t lo = (uint64_t)b * ds->info.rows_per_block, hi = lo + ds->blocks[b].rows;
@@ -307,12 +304,8 @@ int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *se
             hog_eval_sums_merge(&job.parts[0].sums, &job.parts[i].sums);
     }
     uint32_t bad = atomic_load_explicit(&job.bad_block, memory_order_relaxed);
-    if (rc == 0 && bad != UINT32_MAX) { /* the check again, for its message */
-        rc = hog_dataset_check_block(ds, bad, err, err_len);
-        if (rc == 0)
-            rc = hog_fail(HOG_ECHECKSUM, err, err_len, "%s: block %u failed its check as it was read",
-                          ds->path ? ds->path : "the data set", bad);
-    }
+    if (rc == 0 && bad != UINT32_MAX)
+        rc = hog_dataset_check_failed(ds, bad, err, err_len);
     if (rc == 0)
         hog_eval_metrics(m, &job.parts[0].sums, out);
     for (unsigned i = 0; i < nth; i++)

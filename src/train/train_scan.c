@@ -49,10 +49,7 @@ static void scan_fail(scan_job *j, scan_part *part, uint32_t b, int rc)
 {
     part->bad = b;
     part->rc = rc;
-    uint32_t was = atomic_load_explicit(&j->first_bad, memory_order_relaxed);
-    while (b < was && !atomic_compare_exchange_weak_explicit(&j->first_bad, &was, b, memory_order_relaxed,
-                                                             memory_order_relaxed))
-        ;
+    hog_atomic_min_u32(&j->first_bad, b);
 }
 
 static void scan_worker(void *arg, unsigned ith, unsigned nth)

@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -165,6 +166,23 @@ static inline void hog_shuffle_u32(uint32_t *a, uint32_t n, hog_rng *r)
         a[i - 1] = a[j];
         a[j] = t;
     }
+}
+
+/* Lowers *a to v if v is below it (raises, for _max), lock-free: what
+ * several threads reduce into one, the lowest bad block or the largest
+ * index seen. Relaxed: the value alone is shared, nothing else by it. */
+static inline void hog_atomic_min_u32(atomic_uint *a, uint32_t v)
+{
+    unsigned was = atomic_load_explicit(a, memory_order_relaxed);
+    while (v < was && !atomic_compare_exchange_weak_explicit(a, &was, v, memory_order_relaxed, memory_order_relaxed))
+        ;
+}
+
+static inline void hog_atomic_max_u64(_Atomic uint64_t *a, uint64_t v)
+{
+    uint64_t was = atomic_load_explicit(a, memory_order_relaxed);
+    while (v > was && !atomic_compare_exchange_weak_explicit(a, &was, v, memory_order_relaxed, memory_order_relaxed))
+        ;
 }
 
 /* ---- the machine (util_machine.c) ---- */
