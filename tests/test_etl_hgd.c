@@ -126,7 +126,8 @@ static void make_good(void)
     cr_assert_eq(info.blocks, 4);
     good_features = info.features;
     good = read_bytes(hgd, &good_len);
-    cr_assert_eq(good_len, 4096 + 4 * 4096 + 4 * 32);
+    /* the summary: 2 labels, 10 features' degrees, between the blocks and the table */
+    cr_assert_eq(good_len, 4096 + 4 * 4096 + (8 + 16 * 2 + 4 * 10) + 4 * 32, "%zu bytes", good_len);
 }
 
 static uint32_t rd32(const uint8_t *p)
@@ -153,11 +154,29 @@ static void wr64(uint8_t *p, uint64_t v)
     memcpy(p, &v, 8);
 }
 
+/* The summary's sum, chained over its arrays (etl.h). */
+static uint64_t summary_sum_of(const uint8_t *s)
+{
+    uint32_t labels = rd32(s), degrees = rd32(s + 4);
+    uint64_t listed = labels == HOG_HGD_MANY_LABELS ? 0 : labels;
+    uint64_t sum = hog_hash64(s, 8, 0);
+    sum = hog_hash64(s + 8, 8 * listed, sum);
+    sum = hog_hash64(s + 8 + 8 * listed, 8 * listed, sum);
+    return hog_hash64(s + 8 + 16 * listed, 4 * (uint64_t)degrees, sum);
+}
+
 /* Recomputes every checksum and the fingerprint, so only the structural
- * checks can object: version 2 (XXH3 sums) or, with version 1, CRC-32s in
- * version 1's places. */
+ * checks can object: version 3 (XXH3 sums, the summary's too); version 2
+ * (the summary dropped from the header: its bytes stay, unused, between
+ * the blocks and the table); or version 1, CRC-32s in version 1's places. */
 static void reseal_as(uint8_t *f, uint32_t version)
 {
+    if (version < 3) {
+        wr32(f + 48, rd32(f + 48) & ~HOG_HGD_SUMMARY);
+        memset(f + 224, 0, 24);
+    } else if (rd32(f + 48) & HOG_HGD_SUMMARY) {
+        wr64(f + 240, summary_sum_of(f + rd64(f + 224)));
+    }
     uint32_t blocks = rd32(f + 40);
     int weighted = rd32(f + 48) & 1;
     uint8_t *table = f + rd64(f + 56);
@@ -305,17 +324,17 @@ Test(etl_hgd, wrong_version)
 {
     make_good();
     uint8_t *c = copy_good();
-    wr32(c + 8, 3);
+    wr32(c + 8, 4);
     reseal(c);
-    expect_open(c, good_len, HOG_EVERSION, ": version 3, this build reads versions 1 to 2");
+    expect_open(c, good_len, HOG_EVERSION, ": version 4, this build reads versions 1 to 3");
     wr32(c + 8, 0);
     reseal(c);
-    expect_open(c, good_len, HOG_EVERSION, ": version 0, this build reads versions 1 to 2");
+    expect_open(c, good_len, HOG_EVERSION, ": version 0, this build reads versions 1 to 3");
     free(c);
 }
 
 /* Version 1 files (CRC-32 checksums) still open, with the same rows; a
- * version 1 file cannot claim weights; rewritten, they become version 2. */
+ * version 1 file cannot claim weights; rewritten, they become version 3. */
 Test(etl_hgd, version_1_is_read)
 {
     make_good();
@@ -336,12 +355,12 @@ Test(etl_hgd, version_1_is_read)
     wr32(c + 48, 1);
     reseal_as(c, 1);
     expect_open(c, good_len, HOG_ECORRUPT, ": unknown flags 0x1");
-    /* saving a version 1 data set writes version 2 with sums */
+    /* saving a version 1 data set writes version 3 with sums and a summary */
     cr_assert_eq(hog_dataset_save(v1, path_of(out, "resaved.hgd")), 0);
     size_t n;
     uint8_t *r = read_bytes(out, &n);
     cr_assert_eq(n, good_len);
-    cr_assert_eq(memcmp(r, good, n), 0, "a version 1 file saved again is the version 2 file");
+    cr_assert_eq(memcmp(r, good, n), 0, "a version 1 file saved again is the version 3 file");
     free(r);
     hog_dataset_close(v1);
     hog_dataset_close(v2);
@@ -449,22 +468,42 @@ Test(etl_hgd, structural_corruptions)
     expect_open(c, good_len, HOG_ECORRUPT, ": block 0: row 1: offsets 2..1 out of order");
     memcpy(c, good, good_len);
 
-    /* unknown flags */
-    wr32(c + 48, 8);
+    /* unknown flags; the summary's bit (8) only from version 3 */
+    wr32(c + 48, 16 | HOG_HGD_SUMMARY);
     reseal(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": unknown flags 0x18");
+    memcpy(c, good, good_len);
+    wr32(c + 8, 2);
+    reseal(c); /* without the summary: a sound version 2 file */
+    expect_open(c, good_len, 0, "");
+    memcpy(c, good, good_len);
+    wr32(c + 8, 2); /* with it */
+    wr64(c + 88, 0);
+    wr64(c + 88, hog_hash64(c, 4096, 0));
     expect_open(c, good_len, HOG_ECORRUPT, ": unknown flags 0x8");
     memcpy(c, good, good_len);
 
-    /* a source record (96..223) only in a cache (flags bit 2), zero after it */
+    /* a source record (96..223) only in a cache (flags bit 2), the
+     * summary's place (224..247) only with flags bit 3, zero after them */
     wr64(c + 96, 1234);
     reseal(c);
     expect_open(c, good_len, HOG_ECORRUPT, ": header byte 96 is not zero");
-    wr32(c + 48, 4);
+    wr32(c + 48, HOG_HGD_SOURCE | HOG_HGD_SUMMARY);
     reseal(c);
     expect_open(c, good_len, 0, "");
-    c[224] = 1;
+    c[248] = 1;
     reseal(c);
-    expect_open(c, good_len, HOG_ECORRUPT, ": header byte 224 is not zero");
+    expect_open(c, good_len, HOG_ECORRUPT, ": header byte 248 is not zero");
+    memcpy(c, good, good_len);
+    wr32(c + 48, 0);
+    wr64(c + 88, 0);
+    wr64(c + 88, hog_hash64(c, 4096, 0));
+    size_t first = 224; /* the summary's offset, its lowest byte perhaps zero */
+    while (c[first] == 0)
+        first++;
+    char where[64];
+    snprintf(where, sizeof(where), ": header byte %zu is not zero", first);
+    expect_open(c, good_len, HOG_ECORRUPT, where);
     memcpy(c, good, good_len);
 
     /* rows that do not fit the block count */
@@ -524,6 +563,7 @@ Test(etl_hgd, a_feature_count_past_the_largest_index_is_refused)
     make_good();
     uint8_t *c = copy_good();
     char msg[160];
+    reseal_as(c, 2); /* version 3's summary would refuse the count first (summary_refused) */
     wr64(c + 24, 1ull << 32);
     reseal(c);
     snprintf(msg, sizeof(msg), ": header field features is 4294967296, but the blocks' largest feature index + 1 is %llu",
@@ -641,6 +681,7 @@ Test(etl_hgd, a_feature_count_past_the_largest_index_is_refused_once_every_block
 {
     make_good();
     uint8_t *c = copy_good();
+    reseal_as(c, 2); /* no summary to refuse it at open */
     wr64(c + 24, good_features + 5);
     reseal(c);
     char path[256], err[512] = "", msg[160];
@@ -666,4 +707,125 @@ Test(etl_hgd, a_verify_setting_out_of_range_is_refused_by_name)
     cr_assert_eq(hog_dataset_open(path, &p, &ds, err, sizeof(err)), HOG_EPARAM);
     cr_assert(strstr(err, "hog_read_params.verify: 7") != NULL, "%s", err);
     cr_assert_null(ds);
+}
+
+/* ===================================================================== *
+ *  The summary (version 3)
+ * ===================================================================== */
+
+/* What the writer counts is what the rows hold: each label's rows, each
+ * feature's rows with a non-zero. */
+Test(etl_hgd, the_summary_counts_every_rows_label_and_features)
+{
+    make_good();
+    char path[256], err[512] = "";
+    write_bytes(path_of(path, "s.hgd"), good, good_len);
+    hog_dataset *ds = NULL;
+    cr_assert_eq(hog_dataset_open(path, NULL, &ds, err, sizeof(err)), 0, "%s", err);
+    const hog_hgd_summary *s = &ds->summary;
+    cr_assert_eq(s->labels, 2);
+    cr_assert_eq(s->label[0], 0.0);
+    cr_assert_eq(s->label[1], 1.0);
+    cr_assert_eq(s->count[0], 5);
+    cr_assert_eq(s->count[1], 5);
+    cr_assert_eq(s->degrees, good_features);
+    uint32_t deg[16] = {0};
+    for (uint64_t i = 0; i < ds->info.rows; i++) {
+        hog_row r = hog_dataset_row(ds, i);
+        for (uint32_t k = 0; k < r.nnz; k++)
+            deg[r.index[k]]++;
+    }
+    cr_assert_eq(memcmp(deg, s->degree, good_features * sizeof(uint32_t)), 0);
+    cr_assert_eq(deg[2], 3, "feature 2 is in three rows");
+    hog_dataset_close(ds);
+
+    /* past HOG_HGD_SUMMARY_FEATURES no degrees are kept */
+    char txt[256], big[256];
+    write_bytes(path_of(txt, "wide.svm"), "1 1:1\n-1 16777216:1\n", 20);
+    hog_read_params p = hog_read_params_default();
+    p.index_base = 0;
+    cr_assert_eq(hog_dataset_convert(txt, &p, path_of(big, "wide.hgd"), NULL, err, sizeof(err)), 0, "%s", err);
+    ds = open_ok(big, NULL);
+    cr_assert_eq(ds->summary.labels, 2);
+    cr_assert_eq(ds->summary.degrees, 0);
+    cr_assert_eq(ds->info.features, (1u << 24) + 1);
+    hog_dataset_close(ds);
+}
+
+/* Every claim of the summary is checked against the header and layout at
+ * open, with a message that names the field. */
+Test(etl_hgd, a_summary_out_of_step_with_its_file_is_refused)
+{
+    make_good();
+    uint8_t *c = copy_good();
+    const uint64_t at = rd64(c + 224);
+    uint8_t *s = c + at;
+
+    c[at + 20] ^= 1; /* a label's bits, the checksum not redone */
+    expect_open(c, good_len, HOG_ECHECKSUM, ": summary checksum mismatch");
+    memcpy(c, good, good_len);
+
+    wr64(s + 8 + 16, 6); /* label 0 has 6 rows of 10, label 1 still 5 */
+    hgd_reseal_summary(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": summary label 1 has 5 rows, past the 10 of the file");
+    wr64(s + 8 + 16, 4);
+    hgd_reseal_summary(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": summary counts 9 rows, the header 10");
+    memcpy(c, good, good_len);
+
+    double between = 1.0 + 1e-12; /* not a label's f32 */
+    memcpy(s + 16, &between, 8);
+    hgd_reseal_summary(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": summary label 1 (1.0000000000010001) is not a 32-bit float, as labels are");
+    memcpy(c, good, good_len);
+
+    double down = -1.0; /* labels 0, -1: not ascending */
+    memcpy(s + 16, &down, 8);
+    hgd_reseal_summary(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": summary label 1 (-1) is not finite or not above the one before");
+    memcpy(c, good, good_len);
+
+    wr32(s + 4, 9); /* the degrees of 9 features, the header 10 */
+    hgd_reseal_summary(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": summary has the degrees of 9 features, the header says 10");
+    memcpy(c, good, good_len);
+
+    wr32(s + 8 + 32 + 4 * 9, 0); /* the last feature in no row */
+    hgd_reseal_summary(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": summary gives the last feature (9) no rows");
+    wr32(s + 8 + 32 + 4 * 9, 11);
+    hgd_reseal_summary(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": summary gives feature 9 11 rows, past the 10 of the file");
+    memcpy(c, good, good_len);
+
+    wr64(c + 224, at + 8); /* past its room before the table */
+    hgd_reseal_header(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": summary at ");
+    wr64(c + 224, at - 4096); /* inside the last block */
+    hgd_reseal_header(c);
+    expect_open(c, good_len, HOG_ECORRUPT, "(after the blocks, before the table)");
+    memcpy(c, good, good_len);
+
+    wr64(c + 232, rd64(c + 232) - 4);
+    hgd_reseal_header(c);
+    expect_open(c, good_len, HOG_ECORRUPT, ": summary is 76 bytes, its counts need 80");
+
+    expect_open(good, good_len, 0, "");
+    free(c);
+
+    /* one label listed, and the rows hold another (what the fuzzer found:
+     * the quick check of a block looked at lists of two labels and more) */
+    char txt[256], one[256];
+    write_bytes(path_of(txt, "one.svm"), "1 1:1\n1 2:1\n", 12);
+    char err[512] = "";
+    cr_assert_eq(hog_dataset_convert(txt, NULL, path_of(one, "one.hgd"), NULL, err, sizeof(err)), 0, "%s", err);
+    size_t n;
+    uint8_t *f = read_bytes(one, &n);
+    uint8_t *sum = f + rd64(f + 224);
+    cr_assert_eq(rd32(sum), 1);
+    double other = 2.0;
+    memcpy(sum + 8, &other, 8);
+    hgd_reseal_summary(f);
+    expect_open(f, n, HOG_ECORRUPT, ": block 0: row 0: label 1 is not one of the 1 in the file's summary");
+    free(f);
 }

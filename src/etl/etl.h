@@ -9,11 +9,11 @@
 #include "../util/util.h"
 
 /*
- * Binary dataset, version 2 (.hgd). All integers and floats little-endian.
+ * Binary dataset, version 3 (.hgd). All integers and floats little-endian.
  *
  *   offset  bytes  field
  *   0       8      magic "HOGDATA\0"
- *   8       4      version (2; version 1 is read too, see below)
+ *   8       4      version (3; versions 1 and 2 are read too, see below)
  *   12      4      header_bytes (4096)
  *   16      8      rows
  *   24      8      features       (largest index + 1)
@@ -23,6 +23,7 @@
  *   48      4      flags          (bit 0: weighted; bit 1: the indices were 1-based in
  *                                  the libsvm text converted, and are stored minus one;
  *                                  bit 2: a cache, with the source record at 96;
+ *                                  bit 3: the summary, placed at 224;
  *                                  a reader rejects unknown bits)
  *   52      4      block_align    (4096)
  *   56      8      table_offset   (multiple of 8, after the last block)
@@ -30,7 +31,8 @@
  *   72      8      fingerprint    (hog_etl_fingerprint over the block table)
  *   80      8      table_sum      (XXH3-64, seed 0, of the block table)
  *   88      8      header_sum     (XXH3-64, seed 0, of bytes 0..4095 with this field zero)
- *   96      4000   zero, or with flags bit 2 the source record, then zero from 224:
+ *   96      4000   zero but for the source record (flags bit 2, 96..223) and the
+ *                  summary's place (flags bit 3, 224..247):
  *   96      8        source bytes   (the size of the file the cache was made from)
  *   104     8        source mtime   (its modification time, ns since the epoch, signed)
  *   112     8        source inode
@@ -40,6 +42,9 @@
  *   136     88       read options   (11 u64, in hog_hgd_source's order: the
  *                                    hog_read_params fields that shape the rows, the
  *                                    strings as their hog_hash64; zero for binary input)
+ *   224     8        summary_offset (multiple of 8, after the last block, before the table)
+ *   232     8        summary_bytes
+ *   240     8        summary_sum    (XXH3-64, seed 0, of the summary's bytes)
  *
  *   blocks, each at a multiple of block_align, padded with zeros to one:
  *     u32 ptr[rows + 1]   ptr[0] = 0, non-decreasing, ptr[rows] = nnz
@@ -47,6 +52,20 @@
  *     f32 value[nnz]      finite
  *     f32 label[rows]     finite
  *     f32 weight[rows]    weighted files only: finite, not negative
+ *
+ *   summary at summary_offset (flags bit 3): what training must know of
+ *   every row before its first step, counted once when the file is written:
+ *     u32 labels          the distinct label values, or HOG_HGD_MANY_LABELS
+ *                         when there are more than HOG_HGD_SUMMARY_LABELS
+ *     u32 degrees         features, or 0 when there are more than
+ *                         HOG_HGD_SUMMARY_FEATURES (no degrees kept)
+ *     f64 label[labels]   ascending, finite (none when MANY)
+ *     u64 count[labels]   the rows with each, every one at least 1, summing to rows
+ *     u32 degree[degrees] per feature, the rows with a non-zero there
+ *   summary_bytes is 8 + 16 * labels + 4 * degrees exactly (labels read as
+ *   0 when MANY). A reader that uses the labels checks each row's label
+ *   against them as it checks its block, so a crafted summary cannot give
+ *   the trainer a class it does not know.
  *
  *   block table at table_offset, one 32-byte entry per block:
  *     u64 offset, u64 bytes (padded size), u32 rows, u32 nnz,
@@ -59,16 +78,21 @@
  * packed bytes, so a writer can checksum and write the arrays where they
  * are, without packing them first.
  *
- * Version 1 differs only in its checksums, which are zlib's CRC-32: the
+ * Version 2 has no summary: flags bit 3 and bytes 224..247 are zero, and a
+ * trainer counts what it needs in a pass of its own. Version 1 differs from 2 only in its checksums, which are zlib's CRC-32: the
  * header has u32 table_crc at 80 and u32 header_crc at 84 (zero from 88);
  * a table entry has u32 crc (of the block's unpadded bytes) at 24 and u32
  * reserved (0) at 28; flags are 0. It is read, never written.
  */
 #define HOG_HGD_MAGIC "HOGDATA"
-#define HOG_HGD_VERSION 2u
+#define HOG_HGD_VERSION 3u
 #define HOG_HGD_WEIGHTED 1u  /* flags bit 0 */
 #define HOG_HGD_ONE_BASED 2u /* flags bit 1: from libsvm text with 1-based indices */
 #define HOG_HGD_SOURCE 4u    /* flags bit 2: a cache, carrying the record of its source */
+#define HOG_HGD_SUMMARY 8u   /* flags bit 3: the summary of labels and degrees (version 3) */
+#define HOG_HGD_SUMMARY_LABELS 65536u          /* the most label values a summary lists */
+#define HOG_HGD_MANY_LABELS 0xffffffffu        /* a summary's label count when there are more */
+#define HOG_HGD_SUMMARY_FEATURES (1u << 24)    /* the most features a summary keeps degrees of */
 #define HOG_HGD_HEADER_BYTES 4096u
 #define HOG_HGD_ALIGN 4096u
 #define HOG_HGD_TABLE_ENTRY 32u
@@ -96,6 +120,15 @@ typedef struct hog_hgd_source {
      * (the strings hashed, 0 for NULL); all zero for a binary source */
     uint64_t read[HOG_HGD_READ_FIELDS];
 } hog_hgd_source;
+
+/* A version-3 file's summary (see above), its arrays in the mapping. */
+typedef struct hog_hgd_summary {
+    uint32_t labels;         /* 0: no summary; HOG_HGD_MANY_LABELS: more than can be listed */
+    uint32_t degrees;        /* the features it has degrees of (0: none) */
+    const double *label;     /* ascending */
+    const uint64_t *count;   /* rows per label */
+    const uint32_t *degree;  /* rows with a non-zero, per feature */
+} hog_hgd_summary;
 
 /* One block of rows in CSR form: a view into a mapping or into heap memory. */
 typedef struct hog_block {
@@ -125,6 +158,7 @@ struct hog_dataset {
     _Atomic unsigned char *checked; /* opened with HOG_VERIFY_AT_FIRST_READ: per block, 1 once
                                        checked (hog_dataset_check); NULL: every block is sound */
     _Atomic uint64_t checked_top;   /* the largest feature index + 1 of the blocks checked so far */
+    hog_hgd_summary summary;        /* labels 0: none (text, arrays, an older .hgd) */
 };
 
 /* Checks block b of ds before its rows are read, once: nothing for a data

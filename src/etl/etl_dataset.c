@@ -59,7 +59,7 @@ int hog_detect_binary(const char *path, int *binary)
     /* A damaged magic still shows as a NUL eighth byte and a version after
      * it, which text never holds; any other NUL is text's to report. */
     *binary = (n >= 8 && memcmp(head, HOG_HGD_MAGIC, 8) == 0) ||
-              (!compressed && n >= 12 && head[7] == 0 && (head[8] == 1 || head[8] == 2) && !head[9] && !head[10] &&
+              (!compressed && n >= 12 && head[7] == 0 && head[8] >= 1 && head[8] <= HOG_HGD_VERSION && !head[9] && !head[10] &&
                !head[11]);
     return 0;
 }

@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -119,12 +120,34 @@ enum {
     H_SOURCE_DEVICE = 120,
     H_SOURCE_SAMPLE = 128,
     H_SOURCE_READ = 136,
-    H_SOURCE_END = H_SOURCE_READ + 8 * HOG_HGD_READ_FIELDS, /* zero from here on in a cache */
+    H_SOURCE_END = H_SOURCE_READ + 8 * HOG_HGD_READ_FIELDS, /* 224: where the summary's place begins */
+    H_SUMMARY_OFFSET = 224,
+    H_SUMMARY_BYTES = 232,
+    H_SUMMARY_SUM = 240,
+    H_SUMMARY_END = 248, /* zero from here on */
     H1_HEADER_CRC = 84, /* version 1 */
     H1_END = 88,
 };
 
 enum { T_OFFSET = 0, T_BYTES = 8, T_ROWS = 16, T_NNZ = 20, T_SUM = 24, T1_RESERVED = 28 };
+
+_Static_assert(H_SOURCE_END == H_SUMMARY_OFFSET, "the summary's place follows the source record");
+
+/* The summary's size for its counts (labels read as 0 when MANY). */
+static uint64_t summary_size(uint32_t labels, uint32_t degrees)
+{
+    return 8 + 16 * (uint64_t)(labels == HOG_HGD_MANY_LABELS ? 0 : labels) + 4 * (uint64_t)degrees;
+}
+
+/* The summary's sum, chained over its arrays as a block's is. */
+static uint64_t summary_sum(const uint8_t *head, const hog_hgd_summary *s)
+{
+    const uint64_t n = s->labels == HOG_HGD_MANY_LABELS ? 0 : s->labels;
+    uint64_t sum = hog_hash64(head, 8, 0);
+    sum = hog_hash64(s->label, n * sizeof(double), sum);
+    sum = hog_hash64(s->count, n * sizeof(uint64_t), sum);
+    return hog_hash64(s->degree, (uint64_t)s->degrees * sizeof(uint32_t), sum);
+}
 
 static const uint8_t hgd_magic[8] = HOG_HGD_MAGIC; /* the string's NUL is the eighth byte */
 
@@ -166,6 +189,17 @@ struct hog_hgd_writer {
     uint64_t direct_from; /* turn O_DIRECT on at this offset (0: never; hog_builder_direct_from) */
     hog_hgd_source src;   /* the source record of a cache */
     int has_src;
+    /* The summary, counted as the blocks go by: the label values and
+     * their rows (dropped past HOG_HGD_SUMMARY_LABELS: many), each
+     * feature's degree (dropped past HOG_HGD_SUMMARY_FEATURES). */
+    double *label;
+    uint64_t *count;
+    size_t label_cap;
+    uint32_t labels;
+    int many_labels;
+    uint32_t *degree;
+    size_t degree_cap; /* entries, all counted so far (the rest zero) */
+    int no_degrees;
     /* With O_DIRECT on, a block is gathered into a stage (page-aligned,
      * zero padded: its arrays lie apart in memory and end at any byte) and
      * written in one piece through the ring, up to STAGES at once, so the
@@ -243,6 +277,12 @@ static void writer_free(hog_hgd_writer *w)
     }
     hog_free(w->table);
     w->table = NULL;
+    hog_free(w->label);
+    hog_free(w->count);
+    hog_free(w->degree);
+    w->label = NULL;
+    w->count = NULL;
+    w->degree = NULL;
 }
 
 /* Writes a block's arrays at w->offset: in place, or with O_DIRECT on,
@@ -349,6 +389,93 @@ static void get_source(const uint8_t *h, hog_hgd_source *src)
         src->read[i] = hog_get_u64(h + H_SOURCE_READ + 8 * i);
 }
 
+/* Counts one more row of label y (finite: the builder's and a checked
+ * file's blocks are) into the ascending list of labels. Returns 0 with *at
+ * its place, 1 once there are more labels than a summary lists (a
+ * regression target, say: the list is dropped), or -ENOMEM. */
+static int summary_label(hog_hgd_writer *w, double y, uint32_t *at)
+{
+    if (!w->label) {
+        w->label = hog_malloc(HOG_HGD_SUMMARY_LABELS * sizeof(double));
+        w->count = hog_malloc(HOG_HGD_SUMMARY_LABELS * sizeof(uint64_t));
+        if (!w->label || !w->count)
+            return -ENOMEM;
+    }
+    uint32_t lo = 0, hi = w->labels;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (w->label[mid] < y)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *at = lo;
+    if (lo < w->labels && w->label[lo] == y) {
+        w->count[lo]++;
+        return 0;
+    }
+    if (w->labels == HOG_HGD_SUMMARY_LABELS) {
+        w->many_labels = 1;
+        hog_free(w->label);
+        hog_free(w->count);
+        w->label = NULL;
+        w->count = NULL;
+        w->labels = 0;
+        return 1;
+    }
+    memmove(w->label + lo + 1, w->label + lo, (w->labels - lo) * sizeof(double));
+    memmove(w->count + lo + 1, w->count + lo, (w->labels - lo) * sizeof(uint64_t));
+    w->label[lo] = y;
+    w->count[lo] = 1;
+    w->labels++;
+    return 0;
+}
+
+/* Adds a block's rows to the summary. A feature's degree is the number of
+ * its non-zeros, one per row (indices are strictly increasing in a row). */
+static int summary_add(hog_hgd_writer *w, const hog_block *blk)
+{
+    double last = NAN; /* runs of one label skip the search */
+    uint32_t at = 0;
+    for (uint32_t r = 0; r < blk->rows && !w->many_labels; r++) {
+        const double y = blk->label[r];
+        if (y == last) {
+            w->count[at]++;
+            continue;
+        }
+        int rc = summary_label(w, y, &at);
+        if (rc < 0)
+            return rc;
+        last = y;
+    }
+    if (w->no_degrees)
+        return 0;
+    uint32_t top = 0;
+    for (uint32_t k = 0; k < blk->nnz; k++)
+        top = HOG_MAX(top, blk->index[k]);
+    const uint64_t need = blk->nnz ? (uint64_t)top + 1 : 0;
+    if (need > HOG_HGD_SUMMARY_FEATURES) {
+        hog_free(w->degree);
+        w->degree = NULL;
+        w->degree_cap = 0;
+        w->no_degrees = 1;
+        return 0;
+    }
+    if (need > w->degree_cap) {
+        const size_t had = w->degree_cap;
+        void *d = w->degree;
+        int rc = hog_array_grow(&d, &w->degree_cap, (size_t)need, sizeof(uint32_t), 1024);
+        w->degree = d;
+        if (rc < 0)
+            return rc;
+        memset(w->degree + had, 0, (w->degree_cap - had) * sizeof(uint32_t));
+    }
+    uint32_t *const deg = w->degree;
+    for (uint32_t k = 0; k < blk->nnz; k++)
+        deg[blk->index[k]]++;
+    return 0;
+}
+
 int hog_hgd_writer_block(hog_hgd_writer *w, const hog_block *blk)
 {
     const uint32_t rows = blk->rows, nnz = blk->nnz;
@@ -363,7 +490,7 @@ int hog_hgd_writer_block(hog_hgd_writer *w, const hog_block *blk)
     w->table = table;
     if (rc < 0)
         return rc;
-    if ((rc = writer_put(w, &a, padded)) < 0)
+    if ((rc = writer_put(w, &a, padded)) < 0 || (rc = summary_add(w, blk)) < 0)
         return rc;
     uint8_t *e = w->table + (size_t)w->blocks * HOG_HGD_TABLE_ENTRY;
     hog_put_u64(e + T_OFFSET, w->offset);
@@ -382,14 +509,55 @@ int hog_hgd_writer_block(hog_hgd_writer *w, const hog_block *blk)
 int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_per_block, int weighted,
                           int one_based, hog_dataset_info *info)
 {
+    /* The summary's degrees cover every feature the header counts, those
+     * no row has included (a caller may declare more than it uses). */
+    if (!w->no_degrees && features > HOG_HGD_SUMMARY_FEATURES) {
+        hog_free(w->degree);
+        w->degree = NULL;
+        w->degree_cap = 0;
+        w->no_degrees = 1;
+    }
+    if (!w->no_degrees && features > w->degree_cap) {
+        const size_t had = w->degree_cap;
+        void *d = w->degree;
+        int rc = hog_array_grow(&d, &w->degree_cap, (size_t)features, sizeof(uint32_t), 1);
+        w->degree = d;
+        if (rc < 0)
+            return rc;
+        memset(w->degree + had, 0, (w->degree_cap - had) * sizeof(uint32_t));
+    }
+    const hog_hgd_summary sum = {
+        .labels = w->many_labels ? HOG_HGD_MANY_LABELS : w->labels,
+        .degrees = w->no_degrees ? 0 : (uint32_t)features,
+        .label = w->label,
+        .count = w->count,
+        .degree = w->degree,
+    };
+    uint8_t head[8];
+    hog_put_u32(head, sum.labels);
+    hog_put_u32(head + 4, sum.degrees);
+    const uint64_t summary_offset = w->offset, summary_bytes = summary_size(sum.labels, sum.degrees);
+    const size_t listed = sum.labels == HOG_HGD_MANY_LABELS ? 0 : sum.labels;
     size_t table_bytes = (size_t)w->blocks * HOG_HGD_TABLE_ENTRY;
-    uint64_t table_offset = w->offset;
+    uint64_t table_offset = round_up(summary_offset + summary_bytes, 8);
     uint64_t file_bytes = table_offset + table_bytes;
     /* The blocks are all written (nothing is in flight without a ring);
-     * the table and the header are small and end at any byte: buffered. */
+     * the summary, the table and the header end at any byte: buffered. */
     int rc = writer_drain(w);
     if (rc == 0 && w->f->direct)
         rc = hog_atomic_direct(w->f, 0);
+    uint64_t at = summary_offset;
+    if (rc == 0)
+        rc = hog_atomic_pwrite(w->f, head, sizeof(head), at);
+    at += sizeof(head);
+    if (rc == 0 && listed)
+        rc = hog_atomic_pwrite(w->f, sum.label, listed * sizeof(double), at);
+    at += listed * sizeof(double);
+    if (rc == 0 && listed)
+        rc = hog_atomic_pwrite(w->f, sum.count, listed * sizeof(uint64_t), at);
+    at += listed * sizeof(uint64_t);
+    if (rc == 0 && sum.degrees)
+        rc = hog_atomic_pwrite(w->f, sum.degree, (size_t)sum.degrees * sizeof(uint32_t), at);
     if (rc == 0)
         rc = hog_atomic_pwrite(w->f, w->table, table_bytes, table_offset);
     if (rc < 0)
@@ -406,13 +574,16 @@ int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_pe
     hog_put_u32(h + H_BLOCKS, w->blocks);
     hog_put_u32(h + H_ROWS_PER_BLOCK, rows_per_block);
     hog_put_u32(h + H_FLAGS, (weighted ? HOG_HGD_WEIGHTED : 0) | (one_based ? HOG_HGD_ONE_BASED : 0) |
-                                 (w->has_src ? HOG_HGD_SOURCE : 0));
+                                 (w->has_src ? HOG_HGD_SOURCE : 0) | HOG_HGD_SUMMARY);
     hog_put_u32(h + H_BLOCK_ALIGN, HOG_HGD_ALIGN);
     hog_put_u64(h + H_TABLE_OFFSET, table_offset);
     hog_put_u64(h + H_FILE_BYTES, file_bytes);
     hog_put_u64(h + H_FINGERPRINT, w->fingerprint);
     if (w->has_src)
         put_source(h, &w->src);
+    hog_put_u64(h + H_SUMMARY_OFFSET, summary_offset);
+    hog_put_u64(h + H_SUMMARY_BYTES, summary_bytes);
+    hog_put_u64(h + H_SUMMARY_SUM, summary_sum(head, &sum));
     hog_put_u64(h + H_TABLE_SUM, table_sum(w->table, table_bytes, HOG_HGD_VERSION));
     hog_put_u64(h + H_HEADER_SUM, header_sum(h, HOG_HGD_VERSION));
     rc = hog_atomic_pwrite(w->f, h, sizeof(h), 0);
@@ -524,16 +695,27 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
         return hog_fail(HOG_ECORRUPT, err, len, "%s: header_bytes is %u, expected %u", path,
                         header_bytes, HOG_HGD_HEADER_BYTES);
     uint32_t flags = hog_get_u32(h + H_FLAGS);
-    if (flags & ~(version == 1 ? 0u : HOG_HGD_WEIGHTED | HOG_HGD_ONE_BASED | HOG_HGD_SOURCE))
+    const uint32_t known = version == 1   ? 0u
+                           : version == 2 ? HOG_HGD_WEIGHTED | HOG_HGD_ONE_BASED | HOG_HGD_SOURCE
+                                          : HOG_HGD_WEIGHTED | HOG_HGD_ONE_BASED | HOG_HGD_SOURCE | HOG_HGD_SUMMARY;
+    if (flags & ~known)
         return hog_fail(HOG_ECORRUPT, err, len, "%s: unknown flags 0x%x", path, flags);
     uint32_t align = hog_get_u32(h + H_BLOCK_ALIGN);
     if (align != HOG_HGD_ALIGN)
         return hog_fail(HOG_ECORRUPT, err, len, "%s: block_align is %u, expected %u", path,
                         align, HOG_HGD_ALIGN);
-    size_t zero_from = version == 1 ? H1_END : flags & HOG_HGD_SOURCE ? H_SOURCE_END : H_END;
-    size_t nonzero = first_nonzero(h + zero_from, HOG_HGD_HEADER_BYTES - zero_from);
-    if (nonzero < HOG_HGD_HEADER_BYTES - zero_from)
-        return hog_fail(HOG_ECORRUPT, err, len, "%s: header byte %zu is not zero", path, zero_from + nonzero);
+    /* Zero but for the records its flags announce. */
+    const size_t zero[3][2] = {
+        {version == 1 ? H1_END : flags & HOG_HGD_SOURCE ? H_SOURCE_END : H_END, H_SUMMARY_OFFSET},
+        {flags & HOG_HGD_SUMMARY ? H_SUMMARY_END : H_SUMMARY_OFFSET, H_SUMMARY_END},
+        {H_SUMMARY_END, HOG_HGD_HEADER_BYTES},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        const size_t from = HOG_MIN(zero[i][0], zero[i][1]), n = zero[i][1] - from;
+        const size_t nonzero = first_nonzero(h + from, n);
+        if (nonzero < n)
+            return hog_fail(HOG_ECORRUPT, err, len, "%s: header byte %zu is not zero", path, from + nonzero);
+    }
 
     uint64_t rows = hog_get_u64(h + H_ROWS), features = hog_get_u64(h + H_FEATURES);
     uint32_t blocks = hog_get_u32(h + H_BLOCKS), rpb = hog_get_u32(h + H_ROWS_PER_BLOCK);
@@ -563,7 +745,7 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
 
 /* Checks the table entries against the header and each other; fills the block views. */
 static int check_table(const char *path, const uint8_t *map, const uint8_t *h, hog_block *out,
-                       char *err, size_t len)
+                       uint64_t *blocks_end, char *err, size_t len)
 {
     uint64_t rows = hog_get_u64(h + H_ROWS), nnz = hog_get_u64(h + H_NNZ);
     uint32_t blocks = hog_get_u32(h + H_BLOCKS), rpb = hog_get_u32(h + H_ROWS_PER_BLOCK);
@@ -619,14 +801,217 @@ static int check_table(const char *path, const uint8_t *map, const uint8_t *h, h
     if (fp != hog_get_u64(h + H_FINGERPRINT))
         return hog_fail(HOG_ECHECKSUM, err, len,
                         "%s: fingerprint does not match the block table", path);
+    *blocks_end = end;
     return 0;
+}
+
+/* Checks a version-3 file's summary against the header and the layout and
+ * points *s into the mapping; a file without one leaves *s zero. What it
+ * claims of the rows is checked as far as it bears on memory: each label
+ * against the rows as their blocks are checked (check_block). */
+static int check_summary(const char *path, const uint8_t *map, const uint8_t *h, uint64_t blocks_end,
+                         hog_hgd_summary *s, char *err, size_t len)
+{
+    memset(s, 0, sizeof(*s));
+    if (!(hog_get_u32(h + H_FLAGS) & HOG_HGD_SUMMARY))
+        return 0;
+    const uint64_t off = hog_get_u64(h + H_SUMMARY_OFFSET), bytes = hog_get_u64(h + H_SUMMARY_BYTES);
+    const uint64_t table = hog_get_u64(h + H_TABLE_OFFSET);
+    const uint64_t rows = hog_get_u64(h + H_ROWS), features = hog_get_u64(h + H_FEATURES);
+    if (off % 8 != 0 || off < blocks_end || bytes < 8 || off > table || bytes > table - off)
+        return hog_fail(HOG_ECORRUPT, err, len,
+                        "%s: summary at %llu, %llu bytes: misaligned or outside %llu..%llu (after the blocks, "
+                        "before the table)",
+                        path, (unsigned long long)off, (unsigned long long)bytes, (unsigned long long)blocks_end,
+                        (unsigned long long)table);
+    const uint8_t *p = map + off;
+    const uint32_t labels = hog_get_u32(p), degrees = hog_get_u32(p + 4);
+    if (labels != HOG_HGD_MANY_LABELS && (labels == 0 || labels > HOG_HGD_SUMMARY_LABELS || labels > rows))
+        return hog_fail(HOG_ECORRUPT, err, len,
+                        "%s: summary lists %u label values, expected 1 to %u (and no more than the %llu rows)",
+                        path, labels, HOG_HGD_SUMMARY_LABELS, (unsigned long long)rows);
+    if (degrees != 0 && degrees != features)
+        return hog_fail(HOG_ECORRUPT, err, len, "%s: summary has the degrees of %u features, the header says %llu",
+                        path, degrees, (unsigned long long)features);
+    if (bytes != summary_size(labels, degrees))
+        return hog_fail(HOG_ECORRUPT, err, len, "%s: summary is %llu bytes, its counts need %llu", path,
+                        (unsigned long long)bytes, (unsigned long long)summary_size(labels, degrees));
+    const uint32_t listed = labels == HOG_HGD_MANY_LABELS ? 0 : labels;
+    s->labels = labels;
+    s->degrees = degrees;
+    s->label = (const double *)(const void *)(p + 8);
+    s->count = (const uint64_t *)(const void *)(p + 8 + 8 * (uint64_t)listed);
+    s->degree = (const uint32_t *)(const void *)(p + 8 + 16 * (uint64_t)listed);
+    const uint64_t stored = hog_get_u64(h + H_SUMMARY_SUM), sum = summary_sum(p, s);
+    int rc = 0;
+    if (stored != sum)
+        rc = hog_fail(HOG_ECHECKSUM, err, len, "%s: summary checksum mismatch (stored 0x%016llx, computed 0x%016llx)",
+                      path, (unsigned long long)stored, (unsigned long long)sum);
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < listed && rc == 0; i++) {
+        if (!isfinite(s->label[i]) || (i > 0 && !(s->label[i] > s->label[i - 1])))
+            rc = hog_fail(HOG_ECORRUPT, err, len, "%s: summary label %u (%g) is not finite or not above the one before",
+                          path, i, s->label[i]);
+        else if ((double)(float)s->label[i] != s->label[i])
+            rc = hog_fail(HOG_ECORRUPT, err, len, "%s: summary label %u (%.17g) is not a 32-bit float, as labels are",
+                          path, i, s->label[i]);
+        else if (s->count[i] == 0 || s->count[i] > rows - total)
+            rc = hog_fail(HOG_ECORRUPT, err, len, "%s: summary label %g has %llu rows, past the %llu of the file",
+                          path, s->label[i], (unsigned long long)s->count[i], (unsigned long long)rows);
+        else
+            total += s->count[i];
+    }
+    if (rc == 0 && listed && total != rows)
+        rc = hog_fail(HOG_ECORRUPT, err, len, "%s: summary counts %llu rows, the header %llu", path,
+                      (unsigned long long)total, (unsigned long long)rows);
+    for (uint32_t f = 0; f < degrees && rc == 0; f++)
+        if (s->degree[f] > rows)
+            rc = hog_fail(HOG_ECORRUPT, err, len, "%s: summary gives feature %u %u rows, past the %llu of the file",
+                          path, f, s->degree[f], (unsigned long long)rows);
+    if (rc == 0 && degrees && s->degree[degrees - 1] == 0)
+        rc = hog_fail(HOG_ECORRUPT, err, len,
+                      "%s: summary gives the last feature (%u) no rows: features is the largest index + 1", path,
+                      degrees - 1);
+    if (rc < 0)
+        memset(s, 0, sizeof(*s));
+    return rc;
+}
+
+/* Whether label y is one of the summary's (s lists them). */
+static int summary_has(const hog_hgd_summary *s, double y)
+{
+    uint32_t lo = 0, hi = s->labels;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (s->label[mid] < y)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->labels && s->label[lo] == y;
 }
 
 /* Checks one block's bytes: its checksum, then every offset, index, value
  * and label; *top gets the largest feature index + 1 (0 without any). */
-static int check_block(const char *path, uint32_t version, uint32_t i, const hog_block *b,
-                       uint64_t features, uint64_t *top, char *err, size_t len)
+/* The reductions of block_sound, four elements at a time in the
+ * compiler's portable vectors (SSE on x86-64, NEON on arm64), the rest
+ * one by one. Loads go through memcpy: the arrays are 4-byte aligned. */
+typedef uint32_t v4u __attribute__((vector_size(16)));
+typedef float v4f __attribute__((vector_size(16)));
+
+static inline v4u v4u_at(const uint32_t *p)
 {
+    v4u v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+static inline uint32_t v4u_or(v4u v)
+{
+    return v[0] | v[1] | v[2] | v[3];
+}
+
+/* The largest of a[0..n), 0 for none. */
+static uint32_t lanes_max(const uint32_t *a, uint32_t n)
+{
+    v4u m = {0, 0, 0, 0};
+    uint32_t k = 0, most = 0;
+    for (; k + 4 <= n; k += 4) {
+        const v4u x = v4u_at(a + k), gt = (v4u)(x > m);
+        m = (x & gt) | (m & ~gt);
+    }
+    for (unsigned l = 0; l < 4; l++)
+        most = m[l] > most ? m[l] : most;
+    for (; k < n; k++)
+        most = a[k] > most ? a[k] : most;
+    return most;
+}
+
+/* How many k in 1..n have a[k] < a[k - 1] (or equal, with equal). */
+static uint32_t lanes_descents(const uint32_t *a, uint32_t n, int equal)
+{
+    v4u c = {0, 0, 0, 0};
+    uint32_t k = 1, total = 0;
+    for (; k + 4 <= n; k += 4) {
+        const v4u x = v4u_at(a + k), prev = v4u_at(a + k - 1);
+        c -= equal ? (v4u)(x <= prev) : (v4u)(x < prev); /* a true lane is all ones: -1 */
+    }
+    total = c[0] + c[1] + c[2] + c[3];
+    for (; k < n; k++)
+        total += equal ? a[k] <= a[k - 1] : a[k] < a[k - 1];
+    return total;
+}
+
+/* Whether any of the f32 bit patterns a[0..n) is infinite or NaN, or
+ * with sign, negative (below -0). */
+static uint32_t lanes_nonfinite(const uint32_t *a, uint32_t n, int sign)
+{
+    const uint32_t above = sign ? 0x7f800000u : 0xffffffffu; /* from 0x7f800000 up: inf, NaN, negative */
+    v4u bad = {0, 0, 0, 0};
+    uint32_t k = 0, any = 0;
+    for (; k + 4 <= n; k += 4) {
+        const v4u x = v4u_at(a + k);
+        bad |= (v4u)((x & 0x7f800000u) == 0x7f800000u) | ((v4u)(x >= above) & (v4u)(x != 0x80000000u));
+    }
+    any = v4u_or(bad);
+    for (; k < n; k++)
+        any |= ((a[k] & 0x7f800000u) == 0x7f800000u) | ((a[k] >= above) & (a[k] != 0x80000000u));
+    return any;
+}
+
+/* Whether every label[0..n) is y0 or y1 (which may be y0). */
+static int lanes_two_labels(const float *label, uint32_t n, float y0, float y1)
+{
+    v4u bad = {0, 0, 0, 0};
+    uint32_t k = 0, any = 0;
+    for (; k + 4 <= n; k += 4) {
+        v4f x;
+        memcpy(&x, label + k, sizeof(x));
+        bad |= (v4u)(x != y0) & (v4u)(x != y1);
+    }
+    any = v4u_or(bad);
+    for (; k < n; k++)
+        any |= (label[k] != y0) & (label[k] != y1);
+    return !any;
+}
+
+/* Whether block b passes every check below but its checksum, each test a
+ * reduction over an array (the lanes_ helpers): a block is read at memory
+ * speed, and only one that fails is walked again, row by row, for the
+ * message. Indices strictly increase within each row when the descents
+ * of the whole index array are exactly those at row starts. *top gets
+ * the largest index + 1. */
+static int block_sound(const hog_block *b, uint64_t features, const hog_hgd_summary *sm, uint64_t *top)
+{
+    const uint32_t rows = b->rows, nnz = b->nnz, *ptr = b->ptr, *idx = b->index;
+    if (ptr[0] != 0 || ptr[rows] != nnz || lanes_descents(ptr, rows + 1, 0) != 0)
+        return 0;
+    const uint32_t most = lanes_max(idx, nnz);
+    uint32_t descents = lanes_descents(idx, nnz, 1);
+    for (uint32_t r = 1; r < rows; r++) /* a non-empty row's first index may be below the last one's */
+        if (ptr[r] > 0 && ptr[r] < ptr[r + 1])
+            descents -= idx[ptr[r]] <= idx[ptr[r] - 1];
+    if (descents || (nnz && most >= features))
+        return 0;
+    if (lanes_nonfinite((const uint32_t *)(const void *)b->value, nnz, 0) ||
+        lanes_nonfinite((const uint32_t *)(const void *)b->label, rows, 0) ||
+        (b->weight && lanes_nonfinite((const uint32_t *)(const void *)b->weight, rows, 1)))
+        return 0;
+    if ((sm->labels == 1 || sm->labels == 2) &&
+        !lanes_two_labels(b->label, rows, (float)sm->label[0], (float)sm->label[sm->labels - 1]))
+        return 0;
+    if (sm->labels > 2 && sm->labels != HOG_HGD_MANY_LABELS)
+        for (uint32_t r = 0; r < rows; r++)
+            if (!summary_has(sm, b->label[r]))
+                return 0;
+    *top = nnz ? (uint64_t)most + 1 : 0;
+    return 1;
+}
+
+static int check_block(const char *path, uint32_t version, uint32_t i, const hog_block *b,
+                       uint64_t features, const hog_hgd_summary *sm, uint64_t *top, char *err, size_t len)
+{
+    const int listed = sm->labels && sm->labels != HOG_HGD_MANY_LABELS;
     *top = 0;
     uint64_t sum = version == 1 ? hog_crc32(0, b->ptr, (size_t)hog_block_bytes(b->rows, b->nnz, 0))
                                 : hog_block_sum(b);
@@ -634,6 +1019,8 @@ static int check_block(const char *path, uint32_t version, uint32_t i, const hog
         return hog_fail(HOG_ECHECKSUM, err, len,
                         "%s: block %u: checksum mismatch (stored 0x%016llx, computed 0x%016llx)",
                         path, i, (unsigned long long)b->sum, (unsigned long long)sum);
+    if (block_sound(b, features, sm, top))
+        return 0;
     if (b->ptr[0] != 0)
         return hog_fail(HOG_ECORRUPT, err, len, "%s: block %u: first row offset is %u, not 0",
                         path, i, b->ptr[0]);
@@ -666,6 +1053,10 @@ static int check_block(const char *path, uint32_t version, uint32_t i, const hog
         if (!f32_finite(b->label[r]))
             return hog_fail(HOG_ECORRUPT, err, len, "%s: block %u: row %u: label is not finite",
                             path, i, r);
+        if (listed && !summary_has(sm, b->label[r]))
+            return hog_fail(HOG_ECORRUPT, err, len,
+                            "%s: block %u: row %u: label %g is not one of the %u in the file's summary", path, i,
+                            r, (double)b->label[r], sm->labels);
         if (b->weight && !(f32_finite(b->weight[r]) && b->weight[r] >= 0))
             return hog_fail(HOG_ECORRUPT, err, len,
                             "%s: block %u: row %u: weight is negative or not finite", path, i, r);
@@ -713,7 +1104,8 @@ static void *check_worker(void *v)
             continue;
         hog_dataset_willneed(ds, i + 1);
         uint64_t btop;
-        int rc = check_block(j->path, ds->version, i, &ds->blocks[i], j->features, &btop, err, sizeof(err));
+        int rc = check_block(j->path, ds->version, i, &ds->blocks[i], j->features, &ds->summary, &btop, err,
+                             sizeof(err));
         top = HOG_MAX(top, btop);
         if (rc == 0 && ds->checked)
             atomic_store_explicit(&ds->checked[i], 1, memory_order_release);
@@ -772,7 +1164,8 @@ static int check_blocks(const char *path, const hog_dataset *ds, uint64_t featur
 int hog_dataset_check_block(const hog_dataset *ds, uint32_t b, char *err, size_t err_len)
 {
     uint64_t top;
-    int rc = check_block(ds->path, ds->version, b, &ds->blocks[b], ds->info.features, &top, err, err_len);
+    int rc = check_block(ds->path, ds->version, b, &ds->blocks[b], ds->info.features, &ds->summary, &top, err,
+                         err_len);
     if (rc < 0)
         return rc;
     top_seen(ds, top);
@@ -941,8 +1334,11 @@ int hog_hgd_open_lazy(int fd, const char *path, int lazy, hog_dataset **out, cha
     rc = check_header(path, map, size, err, err_len);
     if (rc == 0 && memcmp(map, h, sizeof(h)) != 0)
         rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: file changed while being opened", path);
+    uint64_t blocks_end = 0;
     if (rc == 0)
-        rc = check_table(path, map, h, views, err, err_len);
+        rc = check_table(path, map, h, views, &blocks_end, err, err_len);
+    if (rc == 0)
+        rc = check_summary(path, map, h, blocks_end, &ds->summary, err, err_len);
     uint64_t features = hog_get_u64(h + H_FEATURES);
     /* Validation reads every block once; each is unmapped from the process
      * when checked, so opening a file of any size leaves nothing resident

@@ -353,8 +353,9 @@ int hog_run_segments(run_state *rs, const hog_dataset *train, char *err, size_t 
  *  Class weights
  * ===================================================================== */
 /* HOG_CLASS_WEIGHT_BALANCED: each class's training rows (the held-out
- * ones not counted) weigh n / (K n_c). One pass over the labels, of the
- * blocks the scan has read (and so checked) just before. */
+ * ones not counted) weigh n / (K n_c). The counts of a .hgd's summary,
+ * else one pass over the labels, of the blocks the scan has read (and so
+ * checked) just before. */
 static int run_class_weights(run_state *rs, const hog_dataset *ds)
 {
     const hog_train_params *p = rs->p;
@@ -369,7 +370,14 @@ static int run_class_weights(run_state *rs, const hog_dataset *ds)
     }
     const double mid = 0.5 * (rs->classes_of[0] + rs->classes_of[K - 1]);
     uint64_t n = 0;
-    for (uint32_t b = 0; b < ds->info.blocks; b++) {
+    const hog_hgd_summary *sum = hog_scan_summary(ds, p, rs->mine);
+    if (sum && sum->labels != K) /* a warm start's model brought classes of its own */
+        sum = NULL;
+    for (uint32_t c = 0; sum && c < K; c++) { /* the summary's labels are the classes */
+        count[c] = sum->count[c];
+        n += sum->count[c];
+    }
+    for (uint32_t b = 0; !sum && b < ds->info.blocks; b++) {
         const hog_block *blk = &ds->blocks[b];
         if (rs->mine && !rs->mine[b])
             continue;

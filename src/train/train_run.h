@@ -442,13 +442,21 @@ void hog_segment_run(epoch_job *job, worker_state *ws, uint32_t pos, int fresh);
  * Returns 0, or HOG_ELABEL when the set is full (MAX_CLASSES). */
 int hog_class_insert(double *c, uint32_t *n, double y);
 
+/* The summary of labels and degrees a .hgd carries (hog_hgd_summary),
+ * when it says all the scan would count for this run: degrees of every
+ * feature, the rows without a holdout, on one node, the labels listed (and
+ * classes, for softmax). NULL: the scan counts them. */
+const hog_hgd_summary *hog_scan_summary(const hog_dataset *ds, const hog_train_params *p, const unsigned char *mine);
+
 /* What training needs to know of its data before the first step, in one
  * pass on the pool's workers (out of core, one read of the file), each
  * block checked as it is read (hog_dataset_check): the distinct label values of
  * every row, ascending (not for regression), and for each feature the
  * number of training rows (holdout excluded) that touch it. On success
  * *classes, *nclasses, *deg and *rows are set; the caller frees the arrays.
- * mine (NULL: all) limits the scan to the blocks it marks (a rank's share). 
+ * mine (NULL: all) limits the scan to the blocks it marks (a rank's share).
+ * A .hgd whose summary says all of it (hog_scan_summary) is not read: its
+ * blocks are checked as the epochs first read them.
  * Errors: HOG_ELABEL (with a message), -ENOMEM. */
 int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint64_t dim, int ooc,
                           const unsigned char *mine, hog_pool *pool, double **classes, uint32_t *nclasses,

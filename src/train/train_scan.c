@@ -107,10 +107,55 @@ static void scan_worker(void *arg, unsigned ith, unsigned nth)
     }
 }
 
+const hog_hgd_summary *hog_scan_summary(const hog_dataset *ds, const hog_train_params *p, const unsigned char *mine)
+{
+    const hog_hgd_summary *s = &ds->summary;
+    if (!s->labels || !s->degrees || s->degrees != ds->info.features || mine || p->holdout > 0)
+        return NULL;
+    if (hog_loss_is_regression(p->loss))
+        return s;
+    if (s->labels == HOG_HGD_MANY_LABELS)
+        return NULL; /* the scan says where the labels grow too many */
+    for (uint32_t i = 0; i < s->labels && p->loss == HOG_LOSS_SOFTMAX; i++)
+        if (s->label[i] != floor(s->label[i]))
+            return NULL; /* the scan names the first row of a label that is not a class */
+    return s;
+}
+
+/* What the scan would count, from the summary a .hgd carries. */
+static int scan_from_summary(const hog_dataset *ds, const hog_hgd_summary *s, const hog_train_params *p, uint64_t dim,
+                             double **classes, uint32_t *nclasses, uint32_t **deg, uint64_t *rows)
+{
+    const int want_classes = !hog_loss_is_regression(p->loss);
+    uint32_t *d = hog_calloc(dim, sizeof(uint32_t));
+    double *c = want_classes ? hog_malloc(MAX_CLASSES * sizeof(double)) : NULL;
+    if (!d || (want_classes && !c)) {
+        hog_free(d);
+        hog_free(c);
+        return -ENOMEM;
+    }
+    memcpy(d, s->degree, (size_t)s->degrees * sizeof(uint32_t));
+    if (want_classes)
+        memcpy(c, s->label, s->labels * sizeof(double));
+    *classes = c;
+    *nclasses = want_classes ? s->labels : 0;
+    *deg = d;
+    *rows = ds->info.rows;
+    return 0;
+}
+
+_Static_assert(MAX_CLASSES == HOG_HGD_SUMMARY_LABELS, "a .hgd's summary lists as many labels as a run may have");
+
 int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint64_t dim, int ooc,
                           const unsigned char *mine, hog_pool *pool, double **classes, uint32_t *nclasses,
                           uint32_t **deg, uint64_t *rows, char *err, size_t err_len)
 {
+    const hog_hgd_summary *s = hog_scan_summary(ds, p, mine);
+    if (s) {
+        hog_log(HOG_LOG_DEBUG, "labels and degrees from the summary of %s: no scan",
+                ds->path ? ds->path : "the data set");
+        return scan_from_summary(ds, s, p, dim, classes, nclasses, deg, rows);
+    }
     const unsigned nth = hog_pool_threads(pool);
     scan_job j = {.ds = ds, .p = p, .ooc = ooc, .mine = mine, .want_classes = !hog_loss_is_regression(p->loss)};
     atomic_init(&j.next, 0);

@@ -1,4 +1,4 @@
-/* fuzz_etl_hgd.c: libFuzzer target for the binary dataset reader (.hgd): open, every row of every block, written again and reopened; its mutator reshapes headers, block tables and blocks and then recomputes every checksum. */
+/* fuzz_etl_hgd.c: libFuzzer target for the binary dataset reader (.hgd): open, checked at open and as read, every row of every block against the summary, written again and reopened; its mutator reshapes headers, block tables, blocks and summaries and then recomputes every checksum. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "etl/etl.h"
 
@@ -22,6 +22,9 @@ enum {
     H_TABLE_SUM = 80,
     H1_HEADER_CRC = 84,
     H_HEADER_SUM = 88,
+    H_SUMMARY_OFFSET = 224,
+    H_SUMMARY_BYTES = 232,
+    H_SUMMARY_SUM = 240,
     T_OFFSET = 0,
     T_BYTES = 8,
     T_ROWS = 16,
@@ -36,6 +39,7 @@ enum {
 static const fuzz_field header_fields[] = {
     {8, 4},  {12, 4}, {16, 8}, {16, 8}, {24, 8}, {24, 8}, {32, 8}, {32, 8}, {40, 4}, {40, 4},
     {44, 4}, {44, 4}, {48, 4}, {52, 4}, {56, 8}, {56, 8}, {64, 8}, {64, 8}, {96, 8}, {136, 8},
+    {224, 8}, {232, 8},
 };
 
 static const fuzz_field entry_fields[] = {{T_OFFSET, 8}, {T_BYTES, 8}, {T_ROWS, 4}, {T_NNZ, 4}, {T_SUM, 8}, {28, 4}};
@@ -48,6 +52,35 @@ static int version_1(const uint8_t *d)
 static int weighted(const uint8_t *d)
 {
     return !version_1(d) && (hog_get_u32(d + H_FLAGS) & HOG_HGD_WEIGHTED);
+}
+
+/* The summary, when the header announces one and places it inside the file. */
+static uint8_t *summary_of(uint8_t *d, size_t size, uint64_t *bytes)
+{
+    if (size < HEAD || hog_get_u32(d + H_VERSION) < 3 || !(hog_get_u32(d + H_FLAGS) & HOG_HGD_SUMMARY))
+        return NULL;
+    uint64_t at = hog_get_u64(d + H_SUMMARY_OFFSET);
+    *bytes = hog_get_u64(d + H_SUMMARY_BYTES);
+    return at <= size && *bytes <= size - at && *bytes >= 8 ? d + at : NULL;
+}
+
+/* The summary's sum, chained over the arrays its counts give, where they
+ * lie inside it. */
+static void reseal_summary(uint8_t *d, size_t size)
+{
+    uint64_t bytes;
+    uint8_t *s = summary_of(d, size, &bytes);
+    if (!s)
+        return;
+    uint32_t labels = hog_get_u32(s), degrees = hog_get_u32(s + 4);
+    uint64_t listed = labels == HOG_HGD_MANY_LABELS ? 0 : labels;
+    uint64_t len[3] = {8 * listed, 8 * listed, 4 * (uint64_t)degrees}, at = 8, sum = hog_hash64(s, 8, 0);
+    for (int i = 0; i < 3; i++) {
+        uint64_t n = HOG_MIN(len[i], bytes - HOG_MIN(at, bytes));
+        sum = hog_hash64(s + HOG_MIN(at, bytes), n, sum);
+        at += len[i];
+    }
+    hog_put_u64(d + H_SUMMARY_SUM, sum);
 }
 
 /* The block table, when the header places all of it inside the file. */
@@ -102,6 +135,7 @@ static void reseal(uint8_t *d, size_t size)
         else
             hog_put_u64(d + H_TABLE_SUM, hog_hash64(table, (size_t)n * ENTRY, 0));
     }
+    reseal_summary(d, size);
     if (v1) {
         hog_put_u32(d + H1_HEADER_CRC, 0);
         hog_put_u32(d + H1_HEADER_CRC, hog_crc32(0, d, HEAD));
@@ -156,18 +190,95 @@ static uint64_t pad(uint64_t n)
     return (n + HOG_HGD_ALIGN - 1) / HOG_HGD_ALIGN * HOG_HGD_ALIGN;
 }
 
+/* The summary a writer would count of the parts, for files of up to
+ * SUMMARY_FEATURES features and SUMMARY_LABELS labels (a fuzzed file's
+ * size); the degrees of indices past the features are not counted. The
+ * bytes go to out (summary_size of them); returns their number, or 0. */
+#define SUMMARY_FEATURES 4096u
+#define SUMMARY_LABELS 256u
+static uint64_t summary_size(uint32_t labels, uint32_t degrees)
+{
+    return 8 + 16 * (uint64_t)labels + 4 * (uint64_t)degrees;
+}
+
+static uint64_t count_summary(uint8_t *out, const part *p, uint32_t n, uint64_t features)
+{
+    double label[SUMMARY_LABELS];
+    uint64_t count[SUMMARY_LABELS];
+    uint32_t labels = 0, degrees = features <= SUMMARY_FEATURES ? (uint32_t)features : 0;
+    uint32_t *deg = calloc(SUMMARY_FEATURES, sizeof(uint32_t));
+    FUZZ_CHECK(deg);
+    for (uint32_t i = 0; i < n; i++) {
+        if (p[i].len < hog_block_bytes(p[i].rows, p[i].nnz, 0))
+            continue;
+        const uint8_t *index = p[i].bytes + 4 * ((size_t)p[i].rows + 1);
+        const uint8_t *lab = index + 8 * (size_t)p[i].nnz;
+        for (uint32_t k = 0; k < p[i].nnz; k++) {
+            uint32_t j = hog_get_u32(index + 4 * (size_t)k);
+            if (j < degrees)
+                deg[j]++;
+        }
+        for (uint32_t r = 0; r < p[i].rows; r++) {
+            float f;
+            memcpy(&f, lab + 4 * (size_t)r, 4);
+            uint32_t at = 0;
+            while (at < labels && label[at] < (double)f)
+                at++;
+            if (at < labels && label[at] == (double)f) {
+                count[at]++;
+                continue;
+            }
+            if (labels == SUMMARY_LABELS || isnan(f)) {
+                free(deg);
+                return 0;
+            }
+            memmove(label + at + 1, label + at, (labels - at) * sizeof(double));
+            memmove(count + at + 1, count + at, (labels - at) * sizeof(uint64_t));
+            label[at] = (double)f;
+            count[at] = 1;
+            labels++;
+        }
+    }
+    hog_put_u32(out, labels);
+    hog_put_u32(out + 4, degrees);
+    memcpy(out + 8, label, 8 * (size_t)labels);
+    memcpy(out + 8 + 8 * (size_t)labels, count, 8 * (size_t)labels);
+    memcpy(out + 8 + 16 * (size_t)labels, deg, 4 * (size_t)degrees);
+    free(deg);
+    return summary_size(labels, degrees);
+}
+
 /* Writes header h (its counts made to agree with the blocks) and the
- * blocks into out, as the writer lays them out. Returns the size, or 0
- * when it passes max. */
+ * blocks into out, as the writer lays them out, with a summary counted
+ * again when h announces one (none when it cannot be counted). Returns
+ * the size, or 0 when it passes max. */
 static size_t layout(uint8_t *out, size_t max, const uint8_t *h, const part *p, uint32_t n)
 {
+    const int summary = hog_get_u32(h + H_VERSION) >= 3 && (hog_get_u32(h + H_FLAGS) & HOG_HGD_SUMMARY);
+    uint8_t *sum = summary ? malloc(summary_size(SUMMARY_LABELS, SUMMARY_FEATURES)) : NULL;
+    FUZZ_CHECK(!summary || sum);
+    uint64_t sum_bytes = summary ? count_summary(sum, p, n, hog_get_u64(h + H_FEATURES)) : 0;
     uint64_t size = HEAD;
     for (uint32_t i = 0; i < n; i++)
         size += pad(p[i].len);
+    const uint64_t sum_at = size;
+    size += (sum_bytes + 7) / 8 * 8;
     size += (uint64_t)n * ENTRY;
-    if (size > max)
+    if (size > max) {
+        free(sum);
         return 0;
+    }
     memmove(out, h, HEAD);
+    if (summary && sum_bytes) {
+        memcpy(out + sum_at, sum, sum_bytes);
+        memset(out + sum_at + sum_bytes, 0, (sum_bytes + 7) / 8 * 8 - sum_bytes);
+        hog_put_u64(out + H_SUMMARY_OFFSET, sum_at);
+        hog_put_u64(out + H_SUMMARY_BYTES, sum_bytes);
+    } else if (summary) { /* none: as a version 3 writer without one */
+        hog_put_u32(out + H_FLAGS, hog_get_u32(out + H_FLAGS) & ~HOG_HGD_SUMMARY);
+        memset(out + H_SUMMARY_OFFSET, 0, 24);
+    }
+    free(sum);
     uint64_t off = HEAD, rows = 0, nnz = 0;
     uint8_t *table = out + size - (size_t)n * ENTRY;
     for (uint32_t i = 0; i < n; i++) {
@@ -190,7 +301,7 @@ static size_t layout(uint8_t *out, size_t max, const uint8_t *h, const part *p, 
     uint32_t rpb = hog_get_u32(out + H_ROWS_PER_BLOCK);
     if (n > 1 || (n == 1 && rpb < p[0].rows))
         hog_put_u32(out + H_ROWS_PER_BLOCK, p[0].rows);
-    hog_put_u64(out + H_TABLE_OFFSET, off);
+    hog_put_u64(out + H_TABLE_OFFSET, (uint64_t)(table - out));
     hog_put_u64(out + H_FILE_BYTES, size);
     return (size_t)size;
 }
@@ -328,17 +439,44 @@ static void mutate_block_value(uint8_t *d, size_t size, hog_rng *r)
     hog_put_u32(at, v);
 }
 
-/* Makes the file a version 1 (CRC-32) file, or back: the sums follow in reseal. */
+/* Takes the file a version down, 3 to 2 (the summary dropped from the
+ * header, its bytes left) to 1 (CRC-32s), or from 1 back to 3 without a
+ * summary: the sums follow in reseal. */
 static void switch_version(uint8_t *d)
 {
+    const uint32_t v = hog_get_u32(d + H_VERSION);
     if (version_1(d)) {
-        hog_put_u32(d + H_VERSION, 2);
+        hog_put_u32(d + H_VERSION, 3);
         hog_put_u32(d + H1_HEADER_CRC, 0);
+    } else if (v >= 3) {
+        hog_put_u32(d + H_VERSION, 2);
+        hog_put_u32(d + H_FLAGS, hog_get_u32(d + H_FLAGS) & ~HOG_HGD_SUMMARY);
+        memset(d + H_SUMMARY_OFFSET, 0, 24);
     } else {
         hog_put_u32(d + H_VERSION, 1);
         hog_put_u32(d + H_FLAGS, 0);
         memset(d + H_HEADER_SUM, 0, HEAD - H_HEADER_SUM);
     }
+}
+
+/* One value of the summary pushed to a boundary: a count of its own, a
+ * label, a row count or a degree. */
+static void mutate_summary(uint8_t *d, size_t size, hog_rng *r)
+{
+    uint64_t bytes;
+    uint8_t *s = summary_of(d, size, &bytes);
+    if (!s)
+        return;
+    uint32_t word = hog_rng_below(r, (uint32_t)HOG_MIN(bytes / 4, (uint64_t)UINT32_MAX));
+    uint8_t *at = s + 4 * (size_t)word;
+    if (hog_rng_below(r, 4) == 0 && word >= 2) {
+        float f = fuzz_float(r);
+        double x = f;
+        if (4 * (size_t)word + 8 <= bytes)
+            memcpy(at, &x, 8);
+        return;
+    }
+    hog_put_u32(at, (uint32_t)fuzz_boundary(r, hog_get_u32(at), size, 4));
 }
 
 static size_t mutate_once(uint8_t *d, size_t size, size_t max, hog_rng *r)
@@ -395,8 +533,15 @@ static size_t mutate_once(uint8_t *d, size_t size, size_t max, hog_rng *r)
             hog_put_u64(d + H_FILE_BYTES, size);
         return size;
     }
-    case 14: { /* the bytes of one part: the header, the table or a block */
-        if (table && n && hog_rng_below(r, 2)) {
+    case 14: { /* the bytes of one part: the header, the table, a block or the summary */
+        uint64_t sbytes;
+        uint8_t *sum = summary_of(d, size, &sbytes);
+        if (sum && hog_rng_below(r, 3) == 0) {
+            if (hog_rng_below(r, 2))
+                mutate_summary(d, size, r);
+            else
+                fuzz_mutate_part(d, (size_t)(sum - d), (size_t)sbytes);
+        } else if (table && n && hog_rng_below(r, 2)) {
             uint64_t bytes;
             uint8_t *blk = block_of(d, size, table + (size_t)hog_rng_below(r, n) * ENTRY, &bytes);
             if (blk)
@@ -540,6 +685,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(src_rc < 0 || has == (size >= HEAD && !version_1(data) &&
                                      (hog_get_u32(data + H_FLAGS) & HOG_HGD_SOURCE) != 0));
 
+    /* Opened to be checked as read: the same verdict, once every block is
+     * checked, as the open that checks them all (the message may name
+     * another block's fault or the feature count, found in another order). */
+    hog_read_params lazy_p = p;
+    lazy_p.verify = HOG_VERIFY_AT_FIRST_READ;
+    hog_dataset *lazy = NULL;
+    char err3[512] = "";
+    int lazy_rc = hog_dataset_open(path, &lazy_p, &lazy, err3, sizeof(err3));
+    if (lazy_rc == 0) {
+        for (uint32_t b = lazy->info.blocks; b-- > 0 && lazy_rc == 0;) /* last first: not file order */
+            lazy_rc = hog_dataset_check(lazy, b, err3, sizeof(err3));
+        if (lazy_rc == 0)
+            lazy_rc = hog_dataset_verify(lazy, err3, sizeof(err3));
+        hog_dataset_close(lazy);
+    }
+    FUZZ_CHECK((rc == 0) == (lazy_rc == 0));
+    if (lazy_rc < 0)
+        fuzz_check_message(err3, path);
+
     if (rc < 0) {
         FUZZ_CHECK(ds == NULL);
         FUZZ_CHECK(rc == HOG_EMAGIC || rc == HOG_EVERSION || rc == HOG_ETRUNCATED || rc == HOG_ECHECKSUM ||
@@ -551,6 +715,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     hog_dataset_info info;
     check_rows(ds, &info);
     FUZZ_CHECK(info.file_bytes == size);
+    /* what a trainer takes from the summary holds of every row: its label is listed */
+    const hog_hgd_summary *sm = &ds->summary;
+    FUZZ_CHECK(sm->degrees == 0 || sm->degrees == info.features);
+    for (uint64_t i = 0; sm->labels && sm->labels != HOG_HGD_MANY_LABELS && i < info.rows; i++) {
+        const double y = hog_dataset_row(ds, i).label;
+        uint32_t k = 0;
+        while (k < sm->labels && sm->label[k] != y)
+            k++;
+        FUZZ_CHECK(k < sm->labels);
+    }
 
     /* Written again (as convert does with binary input) and reopened: the
      * same rows, and for version 2 the same fingerprint. */

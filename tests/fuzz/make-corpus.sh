@@ -2,7 +2,8 @@
 # make-corpus.sh: makes the binary fuzz targets' seed corpora (tests/fuzz/corpus/{hgd,model,mf,hgr}) with the hogtrain command, from a few lines of text each.
 # SPDX-License-Identifier: BSD-2-Clause
 # usage: tests/fuzz/make-corpus.sh [HOGTRAIN (build/hogtrain)]
-# Each seed is a small valid file of one kind the readers meet; the targets'
+# Each seed is a small valid file of one kind the readers meet (the .hgd seeds
+# named -v2 were made by a build that wrote version 2, without a summary); the targets'
 # mutators make the rest (more blocks, version 1 datasets, broken sizes).
 # Model files record the time trained, so seeds made again differ in those bytes.
 set -eu
@@ -21,7 +22,7 @@ printf '1 2.5 |a x y\n-1 |a z\n1 0 |b x:2\n-1 0.25 |a y\n' >w.vw
 printf 'y,a,b,c\n1,0.5,0,2\n0,1,1,0\n1,0,0,0\n' >d.csv
 "$hog" convert -q one.svm -o "$c/hgd/libsvm-one-based.hgd"
 "$hog" convert -q zero.svm -o "$c/hgd/libsvm-zero-based.hgd"
-"$hog" convert -q w.vw -o "$c/hgd/vw-weighted.hgd"
+"$hog" convert -q w.vw -b 8 -o "$c/hgd/vw-weighted.hgd"
 "$hog" convert -q d.csv -o "$c/hgd/csv-header.hgd"
 "$hog" train -q one.svm --cache "$c/hgd/cache-source.hgd" -o m.hog --epochs 1 --threads 1
 
