@@ -39,7 +39,7 @@ awk -v a="$acc" 'BEGIN { exit !(a > 0.8) }' || fail "softmax on gen_dense data: 
 out="$tmp/run"
 "$root/bench/run" --quick --reps 1 --threads "1 2" --build "$build" --out "$out" threads >"$tmp/log" 2>&1 ||
     { cat "$tmp/log" >&2; fail "bench/run threads failed"; }
-header=commit,study,case,tool,params,data,threads,rep,wall_s,train_s,examples_per_s,nnz_per_s,bytes_per_s,loss,test_metric,metric,time_to_target_s,peak_rss_kb
+header=commit,study,case,tool,params,data,threads,rep,wall_s,train_s,examples_per_s,nnz_per_s,bytes_per_s,loss,test_metric,metric,time_to_target_s,peak_rss_kb,read_bytes
 [ "$(head -n 1 "$out/results.csv")" = "$header" ] || fail "results.csv header: $(head -n 1 "$out/results.csv")"
 # 3 cases (logistic, softmax, mf) x 2 thread counts x 1 repetition; warm-ups not recorded.
 [ "$(tail -n +2 "$out/results.csv" | wc -l)" -eq 6 ] || fail "results.csv has $(tail -n +2 "$out/results.csv" | wc -l) runs, not 6"
@@ -49,7 +49,7 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 assert {(r["case"], r["threads"]) for r in rows} == {(c, t) for c in ("logistic", "softmax", "mf") for t in "12"}, rows
 for r in rows:
     assert r["rep"] == "1" and r["study"] == "threads" and r["tool"] == "hogtrain", r
-    assert float(r["examples_per_s"]) > 0 and float(r["wall_s"]) > 0 and int(r["peak_rss_kb"]) > 0, r
+    assert float(r["examples_per_s"]) > 0 and float(r["wall_s"]) > 0 and int(r["peak_rss_kb"]) > 0 and int(r["read_bytes"]) >= 0, r
     if r["case"] == "mf":  # ratings of 1..5 around 3.5: a held-out RMSE well under the spread
         assert r["metric"] == "test_rmse" and 0 < float(r["test_metric"]) < 1.5, r
     else:

@@ -29,7 +29,7 @@ import time
 
 RESULT_FIELDS = ["commit", "study", "case", "tool", "params", "data", "threads", "rep",
                  "wall_s", "train_s", "examples_per_s", "nnz_per_s", "bytes_per_s", "loss",
-                 "test_metric", "metric", "time_to_target_s", "peak_rss_kb"]
+                 "test_metric", "metric", "time_to_target_s", "peak_rss_kb", "read_bytes"]
 CURVE_FIELDS = ["study", "case", "tool", "threads", "rep", "epoch", "seconds", "test_loss"]
 LIMIT_FIELDS = ["limit", "threads", "value", "unit", "file", "note"]
 
@@ -93,13 +93,17 @@ def test_metric(report):
 def cmd_measure(a):
     if a.report and os.path.exists(a.report):
         os.unlink(a.report)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before, inblock = usage.ru_maxrss, usage.ru_inblock
     t0 = time.monotonic()
     p = subprocess.run(a.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wall = time.monotonic() - t0
     # ru_maxrss of the children is the largest child's peak; this process
     # runs one (which may run its own), so it is that command's peak.
-    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    # ru_inblock counts the 512-byte blocks its reads took from the disk
+    # (/proc/PID/io's read_bytes): a cold run's passes over its file.
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    rss, read = usage.ru_maxrss, (usage.ru_inblock - inblock) * 512
     if p.returncode != 0:
         sys.stderr.write(p.stderr[-4000:])
         die("%s failed (exit %d): %s" % (a.tool, p.returncode, " ".join(a.cmd)))
@@ -108,7 +112,7 @@ def cmd_measure(a):
     row = {"commit": a.commit, "study": a.study, "case": a.case, "tool": a.tool,
            "params": a.params, "data": os.path.basename(a.data) if a.data else "",
            "threads": a.threads, "rep": a.rep, "wall_s": num(wall),
-           "peak_rss_kb": str(max(rss, before) if rss else "")}
+           "peak_rss_kb": str(max(rss, before) if rss else ""), "read_bytes": str(read)}
     curve = []
     if a.report:
         with open(a.report) as f:
@@ -469,10 +473,16 @@ def study_size(rows, limits, curves, plots, out):
         data = rs[0]["data"]
         bps = med(col(rs, "bytes_per_s"))
         rss = max(v for v in col(rs, "peak_rss_kb") if v is not None) if any(col(rs, "peak_rss_kb")) else None
+        # the passes over the file: bytes read from the disk over its size (cold runs)
+        m = re.search(r"(\d+) MiB", case)
+        read = med([v for v in col(rs, "read_bytes") if v is not None]) if "read_bytes" in rs[0] else None
+        size = int(m.group(1)) << 20 if m else None
         lines.append([case, t, len(rs), fmt_range(col(rs, "examples_per_s")), si(bps, "B/s"),
                       ratio(bps, limits.membw(t), "%.3f"),
                       ratio(bps, limits.file_read("warm", data), "%.2f"),
                       ratio(bps, limits.file_read("cold", data), "%.2f"),
+                      si(med(col(rs, "wall_s")), "s"),
+                      "%.2f" % (read / size) if read and size and "cold" in case else "-",
                       "%.0f MiB" % (rss / 1024) if rss else "-"])
         m = re.match(r"(\S+) (\d+) MiB", case)
         if m and bps:
@@ -480,7 +490,8 @@ def study_size(rows, limits, curves, plots, out):
     plots.append(("size-throughput", "data set (MiB)", "epoch data rate (GB/s)",
                   {k: sorted(v) for k, v in series.items()}, False))
     return md_table(["case", "threads", "runs", "examples/s", "data rate", "of memory bandwidth",
-                     "of warm file read", "of cold file read", "peak RSS"], lines)
+                     "of warm file read", "of cold file read", "wall", "bytes read / file (cold)",
+                     "peak RSS"], lines)
 
 
 def study_etl(rows, limits, curves, plots, out):

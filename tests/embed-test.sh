@@ -68,6 +68,18 @@ if nm -D --defined-only "$lib/$real" | awk '$2 != "A" { print $3 }' | grep -qv '
 else
     ok "the shared library exports hog_ symbols only"
 fi
+# The library changes nothing process-wide and reads no environment behind
+# its caller's back: no umask (which races every thread of the program) and
+# no getenv (the command passes HOG_TOPOLOGY in); hog_link_params_from_env,
+# called by a program on purpose, reads environ itself.
+if nm -D --undefined-only "$lib/$real" | awk '{ print $NF }' | sed 's/@.*//' |
+    grep -qx -e umask -e getenv -e secure_getenv -e setenv -e putenv; then
+    not_ok "the shared library calls neither umask nor getenv"
+    nm -D --undefined-only "$lib/$real" | grep -w -e umask -e getenv -e secure_getenv -e setenv -e putenv |
+        sed 's/^/# /'
+else
+    ok "the shared library calls neither umask nor getenv"
+fi
 
 export PKG_CONFIG_SYSROOT_DIR="$dest" PKG_CONFIG_PATH="$lib/pkgconfig" PKG_CONFIG_LIBDIR="$lib/pkgconfig"
 flags=$(pkg-config --cflags --libs hogtrain)

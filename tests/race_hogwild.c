@@ -49,12 +49,16 @@ static void write_data(const char *path, int rows, int classes, unsigned seed)
     fclose(f);
 }
 
+static hog_verify verify = HOG_VERIFY_AT_OPEN; /* how run() opens a .hgd */
+
 static void run(const char *data, hog_loss loss, hog_kernel kernel, hog_replicas replicas, unsigned threads,
                 double holdout, double min_acc, const char *model_path)
 {
     hog_dataset *ds;
     char err[512] = "";
-    int rc = hog_dataset_open(data, NULL, &ds, err, sizeof(err));
+    hog_read_params rp = hog_read_params_default();
+    rp.verify = verify;
+    int rc = hog_dataset_open(data, &rp, &ds, err, sizeof(err));
     CHECK(rc == 0, "open %s: %s", data, err);
     if (rc < 0)
         return;
@@ -262,6 +266,18 @@ int main(int argc, char **argv)
         run(bin, HOG_LOSS_LOGISTIC, HOG_KERNEL_SPARSE, HOG_REPLICAS_CORE, 3, 0.2, 0.9, model);
         run(bin, HOG_LOSS_LOGISTIC, HOG_KERNEL_DENSE, HOG_REPLICAS_MACHINE, 4, 0.2, 0.9, model);
         run(multi, HOG_LOSS_SOFTMAX, HOG_KERNEL_DENSE, HOG_REPLICAS_MACHINE, 3, 0.2, 0.8, model);
+        /* A .hgd checked as it is read: the scan's workers check its blocks
+         * side by side (a holdout: no summary serves), or the first epoch's
+         * do (the summary stands in for the scan); min_acc -1: no holdout
+         * to score without one. */
+        char hgd[128];
+        snprintf(hgd, sizeof(hgd), "%s/b.hgd", dir);
+        CHECK(hog_dataset_convert(bin, NULL, hgd, NULL, err, sizeof(err)) == 0, "convert: %s", err);
+        verify = HOG_VERIFY_AT_FIRST_READ;
+        run(hgd, HOG_LOSS_LOGISTIC, HOG_KERNEL_SPARSE, HOG_REPLICAS_MACHINE, 4, 0.2, 0.9, model);
+        run(hgd, HOG_LOSS_LOGISTIC, HOG_KERNEL_SPARSE, HOG_REPLICAS_MACHINE, 4, 0.0, -1.0, model);
+        verify = HOG_VERIFY_AT_OPEN;
+        unlink(hgd);
         factorise(dir);
         convert_many_chunks(dir);
         stream_text(dir, bin, HOG_LOSS_LOGISTIC, 0);

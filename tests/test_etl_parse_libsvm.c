@@ -348,7 +348,7 @@ Test(etl_parse_libsvm, libsvm_indices_past_the_feature_ceiling_are_refused_where
         strcat(text, "0 1:1 2:1\n");
     parse_fails(&p, text, "1:57: index 10 is past the ceiling of 10 features (hog_read_params.max_features, "
                           "hog_train_params.mem_limit): hash them (hog_read_params.hash_bits = 3)");
-    p.max_features = 67108864; /* what --mem-limit 256M holds of a logistic model */
+    p.max_features = 67108864; /* what --mem-limit 512M holds of a logistic model */
     parse_fails(&p, "1 1:0.5\n-1 4294967295:1\n",
                 "2:4: index 4294967295 is past the ceiling of 67108864 features (hog_read_params.max_features, "
                 "hog_train_params.mem_limit): hash them (hog_read_params.hash_bits = 26)");

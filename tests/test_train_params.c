@@ -26,6 +26,7 @@ static hog_trainer *trainer(hog_train_params p)
     return t;
 }
 
+/* The model and its optimiser's state have half of the limit; the data the other. */
 Test(train_params, the_ceiling_is_what_the_memory_limit_holds_of_the_model_and_its_state)
 {
     hog_train_params p = hog_train_params_default();
@@ -33,15 +34,15 @@ Test(train_params, the_ceiling_is_what_the_memory_limit_holds_of_the_model_and_i
     p.mem_limit = 256 * MIB;
     hog_trainer *t = trainer(p);
     /* per feature: 4 bytes of weight per output, and 4 of normalized's scale */
-    cr_assert_eq(hog_trainer_max_features(t, 1), 256 * MIB / (4 + 4));
-    cr_assert_eq(hog_trainer_max_features(t, 10), 256 * MIB / (40 + 4));
+    cr_assert_eq(hog_trainer_max_features(t, 1), 128 * MIB / (4 + 4));
+    cr_assert_eq(hog_trainer_max_features(t, 10), 128 * MIB / (40 + 4));
     hog_trainer_free(t);
 
     /* the plain update: the weights alone */
     p.normalized = 0;
     t = trainer(p);
-    cr_assert_eq(hog_trainer_max_features(t, 1), 256 * MIB / 4);
-    cr_assert_eq(hog_trainer_max_features(t, 10), 256 * MIB / 40);
+    cr_assert_eq(hog_trainer_max_features(t, 1), 128 * MIB / 4);
+    cr_assert_eq(hog_trainer_max_features(t, 10), 128 * MIB / 40);
     hog_trainer_free(t);
 
     /* AdaGrad 4, L1 8, averaging 12, early stopping 4, normalized 4 per feature */
@@ -51,7 +52,7 @@ Test(train_params, the_ceiling_is_what_the_memory_limit_holds_of_the_model_and_i
     p.early_stop = 2;
     p.normalized = 1;
     t = trainer(p);
-    cr_assert_eq(hog_trainer_max_features(t, 1), 256 * MIB / (4 + 4 + 8 + 12 + 4 + 4));
+    cr_assert_eq(hog_trainer_max_features(t, 1), 128 * MIB / (4 + 4 + 8 + 12 + 4 + 4));
     hog_trainer_free(t);
 
     /* a replica per worker is a model's copy each */
@@ -61,7 +62,7 @@ Test(train_params, the_ceiling_is_what_the_memory_limit_holds_of_the_model_and_i
     p.normalized = 0;
     p.replicas = HOG_REPLICAS_CORE;
     t = trainer(p);
-    cr_assert_eq(hog_trainer_max_features(t, 1), 256 * MIB / (4 + 2 * 4));
+    cr_assert_eq(hog_trainer_max_features(t, 1), 128 * MIB / (4 + 2 * 4));
     hog_trainer_free(t);
 }
 
@@ -76,18 +77,18 @@ Test(train_params, read_parameters_take_the_lower_ceiling)
     rp.hash_bits = 7;
     const hog_read_params *r = hog_trainer_read_params(t, &rp, &buf);
     cr_assert_eq(r, &buf);
-    cr_assert_eq(r->max_features, 256 * MIB / 4);
+    cr_assert_eq(r->max_features, 128 * MIB / 4);
     cr_assert_eq(r->hash_bits, 7, "the rest as given");
     rp.max_features = 1000;
     cr_assert_eq(hog_trainer_read_params(t, &rp, &buf)->max_features, 1000);
     rp.max_features = 1ull << 40;
-    cr_assert_eq(hog_trainer_read_params(t, &rp, &buf)->max_features, 256 * MIB / 4);
-    cr_assert_eq(hog_trainer_read_params(t, NULL, &buf)->max_features, 256 * MIB / 4);
+    cr_assert_eq(hog_trainer_read_params(t, &rp, &buf)->max_features, 128 * MIB / 4);
+    cr_assert_eq(hog_trainer_read_params(t, NULL, &buf)->max_features, 128 * MIB / 4);
     hog_trainer_free(t);
 
     p.loss = HOG_LOSS_SOFTMAX; /* two classes at the fewest */
     t = trainer(p);
-    cr_assert_eq(hog_trainer_read_params(t, NULL, &buf)->max_features, 256 * MIB / 8);
+    cr_assert_eq(hog_trainer_read_params(t, NULL, &buf)->max_features, 128 * MIB / 8);
     hog_trainer_free(t);
 }
 
@@ -113,9 +114,9 @@ Test(train_params, a_file_past_the_ceiling_fails_at_the_index_before_the_model_i
         cr_assert_eq(hog_trainer_run_file(t, path, NULL, NULL, NULL, &m, &run, err, sizeof(err)), HOG_EFORMAT,
                      "%s", err);
         cr_assert_null(m);
-        snprintf(want, sizeof(want), "%s:2:4: index 4294967295 is past the ceiling of 67108864 features "
+        snprintf(want, sizeof(want), "%s:2:4: index 4294967295 is past the ceiling of 33554432 features "
                  "(hog_read_params.max_features, hog_train_params.mem_limit): hash them "
-                 "(hog_read_params.hash_bits = 26)", path);
+                 "(hog_read_params.hash_bits = 25)", path);
         cr_assert_str_eq(err, want);
         hog_trainer_free(t);
     }
@@ -136,7 +137,7 @@ Test(train_params, a_data_set_whose_model_does_not_fit_is_refused_before_it_is_m
     p.threads = 1;
     p.loss = HOG_LOSS_SOFTMAX;
     p.normalized = 0;
-    p.mem_limit = 100000 * 12; /* 3 x 4 bytes a feature: exactly enough */
+    p.mem_limit = 2 * 100000 * 12; /* the model's half: 3 x 4 bytes a feature, exactly enough */
     hog_trainer *t = trainer(p);
     hog_model *m;
     cr_assert_eq(hog_trainer_features_fit(t, 100000, 3, err, sizeof(err)), 0);
@@ -149,7 +150,7 @@ Test(train_params, a_data_set_whose_model_does_not_fit_is_refused_before_it_is_m
     cr_assert_eq(hog_trainer_run(t, ds, NULL, &m, err, sizeof(err)), HOG_EPARAM);
     cr_assert_null(m);
     cr_assert_str_eq(err, "100000 features x 3 outputs need 1200000 bytes with the optimiser's state, more than "
-                          "hog_train_params.mem_limit (1199999 bytes, 99999 features): hash them "
+                          "half of hog_train_params.mem_limit (2399999 bytes: 99999 features): hash them "
                           "(hog_read_params.hash_bits = 16)");
     hog_trainer_free(t);
     hog_dataset_close(ds);

@@ -9,7 +9,11 @@
 #   ooc-cold N MiB  the same after dropping the page cache before every run
 #                   (root only; skipped, saying so, otherwise)
 # Each rate is quoted against memory bandwidth and the file's own read rate
-# (limits.csv). For a run inside a memory cgroup see bench/bench-ooc.sh.
+# (limits.csv), with the wall time and, cold, the bytes read from the disk
+# against the file's size (the passes over it; the command's own binary and
+# libraries, about 40 MB read cold, count too). For 18 GB out of core
+# against a cold `cat` of the same file see bench/bench-large.sh; for a run
+# inside a memory cgroup, bench/bench-ooc.sh.
 
 study_size() {
     limit=$MEM_LIMIT sizes="4 64 512 1024"

@@ -321,7 +321,7 @@ void hog_builder_direct_from(hog_builder *b, uint64_t bytes);
  * Ignored by a file builder. Returns 0 or -ENOMEM. */
 int hog_builder_spill(hog_builder *b, uint64_t bytes, const char *dir, const char *label);
 
-/* hog_builder_spill as reading path with p asks: past half of
+/* hog_builder_spill as reading path with p asks: past a quarter of
  * p->mem_limit (0: of half the memory usable), into p->temp_dir (NULL: the
  * folder of path, or the current one when path is not a file). */
 int hog_builder_spill_within(hog_builder *b, const char *path, const hog_read_params *p);

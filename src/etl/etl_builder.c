@@ -168,16 +168,16 @@ int hog_builder_spill_within(hog_builder *b, const char *path, const hog_read_pa
 {
     const uint64_t limit = p->mem_limit ? p->mem_limit : hog_mem_usable() / 2;
     if (p->temp_dir)
-        return hog_builder_spill(b, limit / 2, p->temp_dir, path);
+        return hog_builder_spill(b, limit / 4, p->temp_dir, path);
     /* The input's folder; the current one for a pipe or a device (standard
      * input's folder is /dev, which is memory). */
     struct stat st;
     const char *slash = strrchr(path, '/');
     if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || !slash)
-        return hog_builder_spill(b, limit / 2, ".", path);
+        return hog_builder_spill(b, limit / 4, ".", path);
     char dir[PATH_MAX];
     snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    return hog_builder_spill(b, limit / 2, dir, path);
+    return hog_builder_spill(b, limit / 4, dir, path);
 }
 
 /* The blocks held pass spill_at: they, and every block after them, go to

@@ -106,9 +106,13 @@ static uint64_t feature_bytes(const hog_train_params *p, uint32_t outputs, unsig
     return (p->normalized ? sizeof(hog_weight) : 0) + weight * HOG_MAX(outputs, 1u);
 }
 
+/* The limit is one budget: half of it for the model and its optimiser's
+ * state, half for the data (the text's reading a quarter, the blocks built
+ * from it a quarter before they go to a scratch file; a .hgd larger than
+ * the half trains out of core). */
 uint64_t hog_trainer_max_features(const hog_trainer *t, uint32_t outputs)
 {
-    return HOG_MAX(hog_mem_limit(&t->p) / feature_bytes(&t->p, outputs, replica_copies(t)), 1);
+    return HOG_MAX(hog_mem_limit(&t->p) / 2 / feature_bytes(&t->p, outputs, replica_copies(t)), 1);
 }
 
 const hog_read_params *hog_trainer_read_params(const hog_trainer *t, const hog_read_params *rp,
@@ -132,7 +136,7 @@ int hog_trainer_features_fit(const hog_trainer *t, uint64_t dim, uint32_t output
         return 0;
     const double need = (double)dim * (double)feature_bytes(&t->p, outputs, replica_copies(t));
     return hog_fail(HOG_EPARAM, err, err_len, "%llu features x %u outputs need %.0f bytes with the optimiser's "
-                    "state, more than hog_train_params.mem_limit (%llu bytes, %llu features): hash them "
+                    "state, more than half of hog_train_params.mem_limit (%llu bytes: %llu features): hash them "
                     "(hog_read_params.hash_bits = %u)", (unsigned long long)dim, outputs, need,
                     (unsigned long long)hog_mem_limit(&t->p), (unsigned long long)cap, hog_bits_within(cap));
 }

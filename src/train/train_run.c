@@ -442,7 +442,7 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     run_state rs;
     hog_run_init(&rs, t);
     rs.ck.test_fingerprint = test ? test->info.fingerprint : 0;
-    rs.ooc = hog_dataset_bytes(train) > rs.limit;
+    rs.ooc = hog_dataset_bytes(train) > rs.limit / 2; /* the data's half of the limit (hog_trainer_max_features) */
     /* A resumed epoch goes on in the order it began in: out of core, its
      * blocks' segments stay together (see order_segments). */
     if (resume && resume->ooc != rs.ooc) {
@@ -451,7 +451,7 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         rs.ooc = resume->ooc;
     }
     if (rs.ooc)
-        hog_log(HOG_LOG_INFO, "training out of core: %llu bytes of data, a limit of %llu",
+        hog_log(HOG_LOG_INFO, "training out of core: %llu bytes of data, more than the data's half of a limit of %llu",
                 (unsigned long long)hog_dataset_bytes(train), (unsigned long long)rs.limit);
     rs.dim = hog_warm_dim(&rs, HOG_MAX(train->info.features, 1));
     int rc = rs.link ? hog_link_run_share(&rs, train) : 0;
