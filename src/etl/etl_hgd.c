@@ -401,14 +401,7 @@ static int summary_label(hog_hgd_writer *w, double y, uint32_t *at)
         if (!w->label || !w->count)
             return -ENOMEM;
     }
-    uint32_t lo = 0, hi = w->labels;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (w->label[mid] < y)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    const uint32_t lo = hog_search_f64(w->label, w->labels, y);
     *at = lo;
     if (lo < w->labels && w->label[lo] == y) {
         w->count[lo]++;
@@ -880,15 +873,7 @@ static int check_summary(const char *path, const uint8_t *map, const uint8_t *h,
 /* Whether label y is one of the summary's (s lists them). */
 static int summary_has(const hog_hgd_summary *s, double y)
 {
-    uint32_t lo = 0, hi = s->labels;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (s->label[mid] < y)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < s->labels && s->label[lo] == y;
+    return hog_has_f64(s->label, s->labels, y);
 }
 
 /* Checks one block's bytes: its checksum, then every offset, index, value

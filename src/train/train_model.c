@@ -60,14 +60,7 @@ double hog_model_class_label(const hog_model *m, uint32_t k)
 int hog_model_class_of(const hog_model *m, float label)
 {
     if (m->info.loss == HOG_LOSS_SOFTMAX) {
-        uint32_t lo = 0, hi = m->info.classes;
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (m->class_labels[mid] < (double)label)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        const uint32_t lo = hog_search_f64(m->class_labels, m->info.classes, (double)label);
         return lo < m->info.classes && m->class_labels[lo] == (double)label ? (int)lo : -1;
     }
     /* Binary: above the midpoint of the two classes is positive, so a test

@@ -388,16 +388,8 @@ static int run_class_weights(run_state *rs, const hog_dataset *ds)
             uint32_t c = 0;
             if (K == 2 && p->loss != HOG_LOSS_SOFTMAX) {
                 c = (double)blk->label[r] > mid;
-            } else {
-                uint32_t lo = 0, hi = K - 1; /* the labels are ascending; every row's is one of them */
-                while (lo < hi) {
-                    uint32_t m = lo + (hi - lo) / 2;
-                    if (rs->classes_of[m] < (double)blk->label[r])
-                        lo = m + 1;
-                    else
-                        hi = m;
-                }
-                c = lo;
+            } else { /* the labels are ascending; every row's is one of them */
+                c = hog_search_f64(rs->classes_of, K - 1, (double)blk->label[r]);
             }
             count[c]++;
             n++;

@@ -239,15 +239,7 @@ static int label_known(const window_count *c, double y)
 {
     if (hog_loss_is_regression(c->p->loss))
         return 1;
-    uint32_t lo = 0, hi = c->nclasses;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (c->classes[mid] < y)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < c->nclasses && c->classes[lo] == y;
+    return hog_has_f64(c->classes, c->nclasses, y);
 }
 
 /* Counting every non-zero on the thread that feeds the workers cost as

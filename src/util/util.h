@@ -168,6 +168,28 @@ static inline void hog_shuffle_u32(uint32_t *a, uint32_t n, hog_rng *r)
     }
 }
 
+/* Where y is, or would go, in the ascending a[0..n): the first place
+ * whose value is not below y (n: past them all). */
+static inline uint32_t hog_search_f64(const double *a, uint32_t n, double y)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < y)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Whether y is one of the ascending a[0..n). */
+static inline int hog_has_f64(const double *a, uint32_t n, double y)
+{
+    uint32_t at = hog_search_f64(a, n, y);
+    return at < n && a[at] == y;
+}
+
 /* Lowers *a to v if v is below it (raises, for _max), lock-free: what
  * several threads reduce into one, the lowest bad block or the largest
  * index seen. Relaxed: the value alone is shared, nothing else by it. */

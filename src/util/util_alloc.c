@@ -201,14 +201,7 @@ int hog_array_grow(void **p, size_t *cap, size_t need, size_t size, size_t first
 
 int hog_set_insert_f64(double *s, uint32_t *n, uint32_t cap, double y)
 {
-    uint32_t lo = 0, hi = *n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (s[mid] < y)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    const uint32_t lo = hog_search_f64(s, *n, y);
     if (lo < *n && s[lo] == y)
         return 0;
     if (*n == cap)
