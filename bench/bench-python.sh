@@ -79,4 +79,11 @@ for s in ("command", "python"):
     print("| %s | %.2f s | %.3g | %.2f s | %.3g |" % (s, med[s][0], rate[s][0], med[s][1], rate[s][1]))
 print("python / command: %.3f of the rate on the whole call, %.3f on the epochs alone (target 0.9)" % (
     rate["python"][0] / rate["command"][0], rate["python"][1] / rate["command"][1]))
+# Each repetition's pair ran back to back: the median of their ratios is
+# the figure the host's drift between repetitions does not move.
+pair = [(c[0] / p[0], c[1] / p[1]) for c, p in zip(runs["command"], runs["python"])]
+print("paired (each repetition's command over its python, median of %d): %.3f on the whole call, %.3f on the "
+      "epochs alone (from %.2f to %.2f)" % (len(pair), statistics.median(r[0] for r in pair),
+                                            statistics.median(r[1] for r in pair), min(r[0] for r in pair),
+                                            max(r[0] for r in pair)))
 PY
