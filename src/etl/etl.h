@@ -168,6 +168,13 @@ struct hog_dataset {
  * first time. Errors: HOG_ECHECKSUM, HOG_ECORRUPT, err naming the file and
  * the block. */
 int hog_dataset_check_block(const hog_dataset *ds, uint32_t b, char *err, size_t err_len);
+/* Whether block b passes every check of a block's arrays (offsets,
+ * indices below features and increasing in each row, values, labels and
+ * weights finite, weights not negative, labels among sm's when it lists
+ * them; not the checksum), as vector reductions: 0 says only that one
+ * failed, which a row-by-row walk then names. *top gets the largest index
+ * + 1. sm may be a zeroed summary. */
+int hog_block_sound(const hog_block *b, uint64_t features, const hog_hgd_summary *sm, uint64_t *top);
 /* The error of block b, which a reader's hog_dataset_check refused: its
  * check again, for the message (HOG_ECHECKSUM naming the block should the
  * file now pass it). */

@@ -966,7 +966,7 @@ static int lanes_two_labels(const float *label, uint32_t n, float y0, float y1)
  * message. Indices strictly increase within each row when the descents
  * of the whole index array are exactly those at row starts. *top gets
  * the largest index + 1. */
-static int block_sound(const hog_block *b, uint64_t features, const hog_hgd_summary *sm, uint64_t *top)
+int hog_block_sound(const hog_block *b, uint64_t features, const hog_hgd_summary *sm, uint64_t *top)
 {
     const uint32_t rows = b->rows, nnz = b->nnz, *ptr = b->ptr, *idx = b->index;
     if (ptr[0] != 0 || ptr[rows] != nnz || lanes_descents(ptr, rows + 1, 0) != 0)
@@ -1004,7 +1004,7 @@ static int check_block(const char *path, uint32_t version, uint32_t i, const hog
         return hog_fail(HOG_ECHECKSUM, err, len,
                         "%s: block %u: checksum mismatch (stored 0x%016llx, computed 0x%016llx)",
                         path, i, (unsigned long long)b->sum, (unsigned long long)sum);
-    if (block_sound(b, features, sm, top))
+    if (hog_block_sound(b, features, sm, top))
         return 0;
     if (b->ptr[0] != 0)
         return hog_fail(HOG_ECORRUPT, err, len, "%s: block %u: first row offset is %u, not 0",
