@@ -424,6 +424,28 @@ static int summary_label(hog_hgd_writer *w, double y, uint32_t *at)
     return 0;
 }
 
+/* Room for the degrees of features 0..need, the new ones zero; past
+ * HOG_HGD_SUMMARY_FEATURES the degrees are dropped (no_degrees). */
+static int degrees_room(hog_hgd_writer *w, uint64_t need)
+{
+    if (need > HOG_HGD_SUMMARY_FEATURES) {
+        hog_free(w->degree);
+        w->degree = NULL;
+        w->degree_cap = 0;
+        w->no_degrees = 1;
+        return 0;
+    }
+    if (need <= w->degree_cap)
+        return 0;
+    const size_t had = w->degree_cap;
+    void *d = w->degree;
+    int rc = hog_array_grow(&d, &w->degree_cap, (size_t)need, sizeof(uint32_t), 1024);
+    w->degree = d;
+    if (rc == 0)
+        memset(w->degree + had, 0, (w->degree_cap - had) * sizeof(uint32_t));
+    return rc;
+}
+
 /* Adds a block's rows to the summary. A feature's degree is the number of
  * its non-zeros, one per row (indices are strictly increasing in a row). */
 static int summary_add(hog_hgd_writer *w, const hog_block *blk)
@@ -447,22 +469,9 @@ static int summary_add(hog_hgd_writer *w, const hog_block *blk)
     for (uint32_t k = 0; k < blk->nnz; k++)
         top = HOG_MAX(top, blk->index[k]);
     const uint64_t need = blk->nnz ? (uint64_t)top + 1 : 0;
-    if (need > HOG_HGD_SUMMARY_FEATURES) {
-        hog_free(w->degree);
-        w->degree = NULL;
-        w->degree_cap = 0;
-        w->no_degrees = 1;
-        return 0;
-    }
-    if (need > w->degree_cap) {
-        const size_t had = w->degree_cap;
-        void *d = w->degree;
-        int rc = hog_array_grow(&d, &w->degree_cap, (size_t)need, sizeof(uint32_t), 1024);
-        w->degree = d;
-        if (rc < 0)
-            return rc;
-        memset(w->degree + had, 0, (w->degree_cap - had) * sizeof(uint32_t));
-    }
+    int rc = degrees_room(w, need);
+    if (rc < 0 || w->no_degrees)
+        return rc;
     uint32_t *const deg = w->degree;
     for (uint32_t k = 0; k < blk->nnz; k++)
         deg[blk->index[k]]++;
@@ -504,20 +513,10 @@ int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_pe
 {
     /* The summary's degrees cover every feature the header counts, those
      * no row has included (a caller may declare more than it uses). */
-    if (!w->no_degrees && features > HOG_HGD_SUMMARY_FEATURES) {
-        hog_free(w->degree);
-        w->degree = NULL;
-        w->degree_cap = 0;
-        w->no_degrees = 1;
-    }
-    if (!w->no_degrees && features > w->degree_cap) {
-        const size_t had = w->degree_cap;
-        void *d = w->degree;
-        int rc = hog_array_grow(&d, &w->degree_cap, (size_t)features, sizeof(uint32_t), 1);
-        w->degree = d;
+    if (!w->no_degrees) {
+        int rc = degrees_room(w, features);
         if (rc < 0)
             return rc;
-        memset(w->degree + had, 0, (w->degree_cap - had) * sizeof(uint32_t));
     }
     const hog_hgd_summary sum = {
         .labels = w->many_labels ? HOG_HGD_MANY_LABELS : w->labels,
