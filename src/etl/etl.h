@@ -79,7 +79,8 @@
  * are, without packing them first.
  *
  * Version 2 has no summary: flags bit 3 and bytes 224..247 are zero, and a
- * trainer counts what it needs in a pass of its own. Version 1 differs from 2 only in its checksums, which are zlib's CRC-32: the
+ * trainer counts what it needs in a pass of its own. Version 1 differs
+ * from 2 only in its checksums, which are zlib's CRC-32: the
  * header has u32 table_crc at 80 and u32 header_crc at 84 (zero from 88);
  * a table entry has u32 crc (of the block's unpadded bytes) at 24 and u32
  * reserved (0) at 28; flags are 0. It is read, never written.

@@ -43,6 +43,89 @@ static inline int f32_finite(float f)
     return (bits & 0x7f800000u) != 0x7f800000u;
 }
 
+/* The reductions of hog_block_sound and the writer's summary, four
+ * elements at a time in the compiler's portable vectors (SSE on x86-64,
+ * NEON on arm64), the rest one by one. Loads go through memcpy: the arrays
+ * are 4-byte aligned. */
+typedef uint32_t v4u __attribute__((vector_size(16)));
+typedef float v4f __attribute__((vector_size(16)));
+
+static inline v4u v4u_at(const uint32_t *p)
+{
+    v4u v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+static inline uint32_t v4u_or(v4u v)
+{
+    return v[0] | v[1] | v[2] | v[3];
+}
+
+/* The largest of a[0..n), 0 for none. */
+static uint32_t lanes_max(const uint32_t *a, uint32_t n)
+{
+    v4u m = {0, 0, 0, 0};
+    uint32_t k = 0, most = 0;
+    for (; k + 4 <= n; k += 4) {
+        const v4u x = v4u_at(a + k), gt = (v4u)(x > m);
+        m = (x & gt) | (m & ~gt);
+    }
+    for (unsigned l = 0; l < 4; l++)
+        most = m[l] > most ? m[l] : most;
+    for (; k < n; k++)
+        most = a[k] > most ? a[k] : most;
+    return most;
+}
+
+/* How many k in 1..n have a[k] < a[k - 1] (or equal, with equal). */
+static uint32_t lanes_descents(const uint32_t *a, uint32_t n, int equal)
+{
+    v4u c = {0, 0, 0, 0};
+    uint32_t k = 1, total = 0;
+    for (; k + 4 <= n; k += 4) {
+        const v4u x = v4u_at(a + k), prev = v4u_at(a + k - 1);
+        c -= equal ? (v4u)(x <= prev) : (v4u)(x < prev); /* a true lane is all ones: -1 */
+    }
+    total = c[0] + c[1] + c[2] + c[3];
+    for (; k < n; k++)
+        total += equal ? a[k] <= a[k - 1] : a[k] < a[k - 1];
+    return total;
+}
+
+/* Whether any of the f32 bit patterns a[0..n) is infinite or NaN, or
+ * with sign, negative (below -0). */
+static uint32_t lanes_nonfinite(const uint32_t *a, uint32_t n, int sign)
+{
+    const uint32_t above = sign ? 0x7f800000u : 0xffffffffu; /* from 0x7f800000 up: inf, NaN, negative */
+    v4u bad = {0, 0, 0, 0};
+    uint32_t k = 0, any = 0;
+    for (; k + 4 <= n; k += 4) {
+        const v4u x = v4u_at(a + k);
+        bad |= (v4u)((x & 0x7f800000u) == 0x7f800000u) | ((v4u)(x >= above) & (v4u)(x != 0x80000000u));
+    }
+    any = v4u_or(bad);
+    for (; k < n; k++)
+        any |= ((a[k] & 0x7f800000u) == 0x7f800000u) | ((a[k] >= above) & (a[k] != 0x80000000u));
+    return any;
+}
+
+/* Whether every label[0..n) is y0 or y1 (which may be y0). */
+static int lanes_two_labels(const float *label, uint32_t n, float y0, float y1)
+{
+    v4u bad = {0, 0, 0, 0};
+    uint32_t k = 0, any = 0;
+    for (; k + 4 <= n; k += 4) {
+        v4f x;
+        memcpy(&x, label + k, sizeof(x));
+        bad |= (v4u)(x != y0) & (v4u)(x != y1);
+    }
+    any = v4u_or(bad);
+    for (; k < n; k++)
+        any |= (label[k] != y0) & (label[k] != y1);
+    return !any;
+}
+
 /* ===================================================================== *
  *  Checksums and fingerprint
  * ===================================================================== */
@@ -194,7 +277,6 @@ struct hog_hgd_writer {
      * feature's degree (dropped past HOG_HGD_SUMMARY_FEATURES). */
     double *label;
     uint64_t *count;
-    size_t label_cap;
     uint32_t labels;
     int many_labels;
     uint32_t *degree;
@@ -465,10 +547,7 @@ static int summary_add(hog_hgd_writer *w, const hog_block *blk)
     }
     if (w->no_degrees)
         return 0;
-    uint32_t top = 0;
-    for (uint32_t k = 0; k < blk->nnz; k++)
-        top = HOG_MAX(top, blk->index[k]);
-    const uint64_t need = blk->nnz ? (uint64_t)top + 1 : 0;
+    const uint64_t need = blk->nnz ? (uint64_t)lanes_max(blk->index, blk->nnz) + 1 : 0;
     int rc = degrees_room(w, need);
     if (rc < 0 || w->no_degrees)
         return rc;
@@ -869,100 +948,10 @@ static int check_summary(const char *path, const uint8_t *map, const uint8_t *h,
     return rc;
 }
 
-/* Whether label y is one of the summary's (s lists them). */
-static int summary_has(const hog_hgd_summary *s, double y)
-{
-    return hog_has_f64(s->label, s->labels, y);
-}
-
-/* Checks one block's bytes: its checksum, then every offset, index, value
- * and label; *top gets the largest feature index + 1 (0 without any). */
-/* The reductions of block_sound, four elements at a time in the
- * compiler's portable vectors (SSE on x86-64, NEON on arm64), the rest
- * one by one. Loads go through memcpy: the arrays are 4-byte aligned. */
-typedef uint32_t v4u __attribute__((vector_size(16)));
-typedef float v4f __attribute__((vector_size(16)));
-
-static inline v4u v4u_at(const uint32_t *p)
-{
-    v4u v;
-    memcpy(&v, p, sizeof(v));
-    return v;
-}
-
-static inline uint32_t v4u_or(v4u v)
-{
-    return v[0] | v[1] | v[2] | v[3];
-}
-
-/* The largest of a[0..n), 0 for none. */
-static uint32_t lanes_max(const uint32_t *a, uint32_t n)
-{
-    v4u m = {0, 0, 0, 0};
-    uint32_t k = 0, most = 0;
-    for (; k + 4 <= n; k += 4) {
-        const v4u x = v4u_at(a + k), gt = (v4u)(x > m);
-        m = (x & gt) | (m & ~gt);
-    }
-    for (unsigned l = 0; l < 4; l++)
-        most = m[l] > most ? m[l] : most;
-    for (; k < n; k++)
-        most = a[k] > most ? a[k] : most;
-    return most;
-}
-
-/* How many k in 1..n have a[k] < a[k - 1] (or equal, with equal). */
-static uint32_t lanes_descents(const uint32_t *a, uint32_t n, int equal)
-{
-    v4u c = {0, 0, 0, 0};
-    uint32_t k = 1, total = 0;
-    for (; k + 4 <= n; k += 4) {
-        const v4u x = v4u_at(a + k), prev = v4u_at(a + k - 1);
-        c -= equal ? (v4u)(x <= prev) : (v4u)(x < prev); /* a true lane is all ones: -1 */
-    }
-    total = c[0] + c[1] + c[2] + c[3];
-    for (; k < n; k++)
-        total += equal ? a[k] <= a[k - 1] : a[k] < a[k - 1];
-    return total;
-}
-
-/* Whether any of the f32 bit patterns a[0..n) is infinite or NaN, or
- * with sign, negative (below -0). */
-static uint32_t lanes_nonfinite(const uint32_t *a, uint32_t n, int sign)
-{
-    const uint32_t above = sign ? 0x7f800000u : 0xffffffffu; /* from 0x7f800000 up: inf, NaN, negative */
-    v4u bad = {0, 0, 0, 0};
-    uint32_t k = 0, any = 0;
-    for (; k + 4 <= n; k += 4) {
-        const v4u x = v4u_at(a + k);
-        bad |= (v4u)((x & 0x7f800000u) == 0x7f800000u) | ((v4u)(x >= above) & (v4u)(x != 0x80000000u));
-    }
-    any = v4u_or(bad);
-    for (; k < n; k++)
-        any |= ((a[k] & 0x7f800000u) == 0x7f800000u) | ((a[k] >= above) & (a[k] != 0x80000000u));
-    return any;
-}
-
-/* Whether every label[0..n) is y0 or y1 (which may be y0). */
-static int lanes_two_labels(const float *label, uint32_t n, float y0, float y1)
-{
-    v4u bad = {0, 0, 0, 0};
-    uint32_t k = 0, any = 0;
-    for (; k + 4 <= n; k += 4) {
-        v4f x;
-        memcpy(&x, label + k, sizeof(x));
-        bad |= (v4u)(x != y0) & (v4u)(x != y1);
-    }
-    any = v4u_or(bad);
-    for (; k < n; k++)
-        any |= (label[k] != y0) & (label[k] != y1);
-    return !any;
-}
-
-/* Whether block b passes every check below but its checksum, each test a
- * reduction over an array (the lanes_ helpers): a block is read at memory
- * speed, and only one that fails is walked again, row by row, for the
- * message. Indices strictly increase within each row when the descents
+/* Whether block b passes every check of check_block but its checksum,
+ * each test a reduction over an array (the lanes_ helpers): a block is read
+ * at memory speed, and only one that fails is walked again, row by row, for
+ * the message. Indices strictly increase within each row when the descents
  * of the whole index array are exactly those at row starts. *top gets
  * the largest index + 1. */
 int hog_block_sound(const hog_block *b, uint64_t features, const hog_hgd_summary *sm, uint64_t *top)
@@ -986,12 +975,14 @@ int hog_block_sound(const hog_block *b, uint64_t features, const hog_hgd_summary
         return 0;
     if (sm->labels > 2 && sm->labels != HOG_HGD_MANY_LABELS)
         for (uint32_t r = 0; r < rows; r++)
-            if (!summary_has(sm, b->label[r]))
+            if (!hog_has_f64(sm->label, sm->labels, b->label[r]))
                 return 0;
     *top = nnz ? (uint64_t)most + 1 : 0;
     return 1;
 }
 
+/* Checks one block's bytes: its checksum, then every offset, index, value
+ * and label; *top gets the largest feature index + 1 (0 without any). */
 static int check_block(const char *path, uint32_t version, uint32_t i, const hog_block *b,
                        uint64_t features, const hog_hgd_summary *sm, uint64_t *top, char *err, size_t len)
 {
@@ -1037,7 +1028,7 @@ static int check_block(const char *path, uint32_t version, uint32_t i, const hog
         if (!f32_finite(b->label[r]))
             return hog_fail(HOG_ECORRUPT, err, len, "%s: block %u: row %u: label is not finite",
                             path, i, r);
-        if (listed && !summary_has(sm, b->label[r]))
+        if (listed && !hog_has_f64(sm->label, sm->labels, b->label[r]))
             return hog_fail(HOG_ECORRUPT, err, len,
                             "%s: block %u: row %u: label %g is not one of the %u in the file's summary", path, i,
                             r, (double)b->label[r], sm->labels);

@@ -447,6 +447,15 @@ KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
  */
 #define PLAIN_AHEAD 2u
 
+/* n floats in whole cache lines of their own: a worker writes them on
+ * every row, and a small allocation may sit next to another thread's data,
+ * whose writes would trade the line with these. */
+static float *own_lines(size_t n)
+{
+    const size_t bytes = (n * sizeof(float) + HOG_CACHELINE - 1) / HOG_CACHELINE * HOG_CACHELINE;
+    return hog_aligned_alloc(HOG_CACHELINE, bytes);
+}
+
 /* Asks for the cache lines of n 4-byte elements at a. */
 KERNEL void prefetch_span(const void *a, uint32_t n)
 {
@@ -483,8 +492,7 @@ static const float *plain_shrink(const epoch_job *job, worker_state *ws, float r
     const uint64_t dim = job->m->dim;
     if (job->p->schedule == HOG_SCHEDULE_INVSCALING || job->window || dim > SHRINK_MAX_FEATURES)
         return NULL;
-    if (!ws->shrink && !(ws->shrink = hog_aligned_alloc(HOG_CACHELINE, (dim * sizeof(float) + HOG_CACHELINE - 1) /
-                                                        HOG_CACHELINE * HOG_CACHELINE)))
+    if (!ws->shrink && !(ws->shrink = own_lines((size_t)dim)))
         return NULL;
     if (ws->shrink_ok && ws->shrink_reg == reg)
         return ws->shrink;
@@ -766,12 +774,7 @@ static int norm_room(worker_state *ws, const seg_rows *c)
         longest = HOG_MAX(longest, ptr[r + 1] - ptr[r]);
     if (longest <= ws->norm_cap && ws->norm_u)
         return 0;
-    /* Written on every row: whole cache lines of its own, so that no other
-     * worker's data shares a line with it (a small allocation may sit next
-     * to another thread's, and their writes would trade the line). */
-    const size_t bytes = ((size_t)HOG_MAX(longest, 1u) * sizeof(float) + HOG_CACHELINE - 1) / HOG_CACHELINE *
-                         HOG_CACHELINE;
-    float *u = hog_aligned_alloc(HOG_CACHELINE, bytes);
+    float *u = own_lines(HOG_MAX(longest, 1u));
     if (!u)
         return -ENOMEM;
     hog_free(ws->norm_u);
