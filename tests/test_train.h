@@ -44,6 +44,20 @@ static inline hog_model *train(const hog_dataset *ds, const hog_dataset *test, h
     return m;
 }
 
+/* Trains with p, which must fail with code and make no model; the message
+ * goes to err (len bytes). */
+static inline void train_fails(const hog_dataset *ds, const hog_dataset *test, hog_train_params p, int code,
+                               char *err, size_t len)
+{
+    hog_trainer *t;
+    hog_model *m = (hog_model *)1;
+    cr_assert_eq(hog_trainer_create(&p, &t, err, len), 0, "%s", err);
+    err[0] = '\0';
+    cr_assert_eq(hog_trainer_run(t, ds, test, &m, err, len), code, "%s", err);
+    cr_assert_null(m);
+    hog_trainer_free(t);
+}
+
 /* The same weights and biases, bit for bit. */
 static inline int same_weights(const hog_model *a, const hog_model *b)
 {

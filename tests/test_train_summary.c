@@ -110,13 +110,9 @@ Test(train_summary, a_target_of_many_values_is_scanned)
     assert_same_model(with, without, p, 1); /* regression needs no labels listed */
     p.loss = HOG_LOSS_SOFTMAX;
     cr_assert_null(hog_scan_summary(with, &p, NULL));
-    hog_trainer *t;
-    hog_model *m = NULL;
-    char err[256] = "";
-    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(hog_trainer_run(t, with, NULL, &m, err, sizeof(err)), HOG_ELABEL);
+    char err[256];
+    train_fails(with, NULL, p, HOG_ELABEL, err, sizeof(err));
     cr_assert(strstr(err, "not an integer") || strstr(err, "distinct labels"), "%s", err);
-    hog_trainer_free(t);
     hog_dataset_close(text);
     hog_dataset_close(with);
     hog_dataset_close(without);
@@ -153,14 +149,8 @@ Test(train_summary, a_summary_that_lies_about_a_label_is_caught_at_its_row)
     p.threads = 2;
     p.epochs = 1;
     cr_assert_not_null(hog_scan_summary(ds, &p, NULL));
-    hog_trainer *t;
-    hog_model *m = NULL;
-    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
-    err[0] = 0;
-    cr_assert_eq(hog_trainer_run(t, ds, NULL, &m, err, sizeof(err)), HOG_ECORRUPT);
-    cr_assert_null(m);
+    train_fails(ds, NULL, p, HOG_ECORRUPT, err, sizeof(err));
     cr_assert(strstr(err, "label 1 is not one of the 2 in the file's summary"), "%s", err);
-    hog_trainer_free(t);
     hog_dataset_close(ds);
     hog_dataset_close(text);
 }
