@@ -447,13 +447,13 @@ KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
  */
 #define PLAIN_AHEAD 2u
 
-/* n floats in whole cache lines of their own: a worker writes them on
- * every row, and a small allocation may sit next to another thread's data,
- * whose writes would trade the line with these. */
-static float *own_lines(size_t n)
+/* The bytes of n floats in whole cache lines of their own: a worker writes
+ * them on every row, and a small allocation may sit next to another
+ * thread's data, whose writes would trade the line with these. (The caller
+ * allocates, so that an allocation failure is reported at its call site.) */
+static size_t line_bytes(size_t n)
 {
-    const size_t bytes = (n * sizeof(float) + HOG_CACHELINE - 1) / HOG_CACHELINE * HOG_CACHELINE;
-    return hog_aligned_alloc(HOG_CACHELINE, bytes);
+    return (n * sizeof(float) + HOG_CACHELINE - 1) / HOG_CACHELINE * HOG_CACHELINE;
 }
 
 /* Asks for the cache lines of n 4-byte elements at a. */
@@ -492,7 +492,7 @@ static const float *plain_shrink(const epoch_job *job, worker_state *ws, float r
     const uint64_t dim = job->m->dim;
     if (job->p->schedule == HOG_SCHEDULE_INVSCALING || job->window || dim > SHRINK_MAX_FEATURES)
         return NULL;
-    if (!ws->shrink && !(ws->shrink = own_lines((size_t)dim)))
+    if (!ws->shrink && !(ws->shrink = hog_aligned_alloc(HOG_CACHELINE, line_bytes((size_t)dim))))
         return NULL;
     if (ws->shrink_ok && ws->shrink_reg == reg)
         return ws->shrink;
@@ -774,7 +774,7 @@ static int norm_room(worker_state *ws, const seg_rows *c)
         longest = HOG_MAX(longest, ptr[r + 1] - ptr[r]);
     if (longest <= ws->norm_cap && ws->norm_u)
         return 0;
-    float *u = own_lines(HOG_MAX(longest, 1u));
+    float *u = hog_aligned_alloc(HOG_CACHELINE, line_bytes(HOG_MAX(longest, 1u)));
     if (!u)
         return -ENOMEM;
     hog_free(ws->norm_u);
