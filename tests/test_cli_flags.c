@@ -339,6 +339,26 @@ Test(cli_flags_command, cross_validation_and_tuning)
     cr_assert(strstr(out, "usage: hogtrain tune INPUT -o MODEL"), "%s", out);
 }
 
+/* Folds and trials run side by side, a thread each: the same figures as
+ * one after another, bit for bit, and the same leaderboard every time. */
+Test(cli_flags_command, folds_and_trials_side_by_side_give_the_sequential_figures)
+{
+    write_rows("t.svm", 3000, NULL);
+    static char one[sizeof(out)], two[sizeof(out)];
+    cr_assert_eq(hog("train t.svm --cv 4 --epochs 3 --threads 1"), 0, "%s", out);
+    memcpy(one, out, sizeof(out));
+    cr_assert_eq(hog("train t.svm --cv 4 --epochs 3 --threads 2"), 0, "%s", out);
+    cr_assert_str_eq(out, one);
+    cr_assert_eq(hog("tune t.svm -o side.hog --trials 6 --epochs 4 --seed 7 --threads 1 -q"), 0, "%s", out);
+    memcpy(one, out, sizeof(out));
+    cr_assert_eq(hog("tune t.svm -o side.hog --trials 6 --epochs 4 --seed 7 --threads 3 -q"), 0, "%s", out);
+    memcpy(two, out, sizeof(out));
+    cr_assert_str_eq(two, one);
+    cr_assert_eq(hog("tune t.svm -o side.hog --trials 6 --epochs 4 --seed 7 --threads 3 -q"), 0, "%s", out);
+    cr_assert_str_eq(out, two);
+    cr_assert(strstr(one, "\n   6  step "), "%s", one);
+}
+
 static int one_in_eight(int i)
 {
     return i % 8 == 0 ? 1 : -1;

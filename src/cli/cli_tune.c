@@ -1,11 +1,15 @@
 /* cli_tune.c: `hogtrain train --cv K` (K-fold cross-validated metrics, as liblinear-train -v) and `hogtrain tune` (a successive-halving search over step, schedule, scaling and regularisation, scored on a holdout or K folds), both on one data set read once. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -13,54 +17,131 @@
  *  One setting, scored
  * ===================================================================== */
 
-/* The held-out metrics of p on ds: averaged over K folds (cv > 1), or on
- * the holdout p->holdout. *diverged is set (and the mean left NaN) when a
- * fold diverged. Fold metrics go to per_fold (cv entries) when not NULL.
- * Returns 0, or -1 for any other error (reported). */
-static int score(const hog_train_params *p, const hog_dataset *ds, unsigned cv, hog_metrics *mean,
-                 hog_metrics *per_fold, int *diverged)
+/* One training run to score (a fold of a setting): its parameters, with
+ * the fold and holdout set, and what it gave. */
+typedef struct fit {
+    hog_train_params p;
+    hog_metrics m; /* the held-out metrics */
+    int rc;        /* 0, HOG_EDIVERGED, or another error (reported) */
+} fit;
+
+typedef struct fit_queue {
+    fit *f;
+    unsigned n;
+    const hog_dataset *ds;
+    atomic_uint next;
+    atomic_int failed;
+} fit_queue;
+
+static void fit_one(fit *f, const hog_dataset *ds)
 {
-    unsigned folds = cv > 1 ? cv : 1;
+    hog_trainer *t;
+    hog_model *m = NULL;
+    char err[CLI_ERR_LEN] = "";
+    int rc = hog_trainer_create(&f->p, &t, err, sizeof(err));
+    if (rc == 0) {
+        rc = hog_trainer_run(t, ds, NULL, &m, err, sizeof(err));
+        hog_trainer_free(t);
+    }
+    f->rc = rc;
+    if (rc == 0) {
+        hog_model_info mi;
+        hog_model_get_info(m, &mi);
+        f->m = mi.test;
+        hog_model_free(m);
+    } else if (rc != HOG_EDIVERGED) {
+        cli_error("%s", err[0] ? err : hog_strerror(rc));
+    }
+}
+
+static void *fit_lane(void *arg)
+{
+    fit_queue *q = arg;
+    for (unsigned i; !atomic_load(&q->failed) && (i = atomic_fetch_add(&q->next, 1)) < q->n;) {
+        fit_one(&q->f[i], q->ds);
+        if (q->f[i].rc < 0 && q->f[i].rc != HOG_EDIVERGED)
+            atomic_store(&q->failed, 1);
+    }
+    return NULL;
+}
+
+/* The CPUs this process may run on. */
+static unsigned cpus_allowed(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+        return (unsigned)CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+/* Runs the n fits side by side: as many at once as the threads they were
+ * given (hog_train_params.threads, 0: one per CPU), each with its share of
+ * them. On the small data sets a search is for, runs of one thread each
+ * beat one run of all threads at a time, whose workers share a small model
+ * and meet on every row; and a run of one thread gives the same model every
+ * time, so the leaderboard does not change from one search to the next.
+ * Side by side, workers are not pinned (each run would pin its first to
+ * the same core), and a memory limit is shared. Returns 0, or -1 when a
+ * fit failed otherwise than by diverging (reported). */
+static int fits_run(fit *f, unsigned n, const hog_dataset *ds)
+{
+    if (n == 0)
+        return 0;
+    unsigned threads = f[0].p.threads ? f[0].p.threads : cpus_allowed();
+    unsigned lanes = n < threads ? n : threads;
+    for (unsigned i = 0; i < n; i++) {
+        f[i].p.progress = NULL;
+        f[i].p.threads = threads / lanes; /* at least 1: lanes <= threads */
+        if (lanes > 1) {
+            f[i].p.bind = 0;
+            f[i].p.mem_limit /= lanes;
+        }
+    }
+    fit_queue q = {.f = f, .n = n, .ds = ds};
+    atomic_init(&q.next, 0);
+    atomic_init(&q.failed, 0);
+    pthread_t tid[63];
+    unsigned started = 0;
+    while (started + 1 < lanes && started < 63 && pthread_create(&tid[started], NULL, fit_lane, &q) == 0)
+        started++;
+    fit_lane(&q); /* this thread is a lane too; with fewer threads started, the lanes take more fits each */
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(tid[i], NULL);
+    return atomic_load(&q.failed) ? -1 : 0;
+}
+
+/* The fold setting k of cv (cv > 1), or p itself on its holdout. */
+static void fit_init(fit *f, const hog_train_params *p, unsigned cv, unsigned k)
+{
+    *f = (fit){.p = *p};
+    if (cv > 1) {
+        f->p.holdout = 1.0 / cv;
+        f->p.fold = k;
+    }
+}
+
+/* A setting's held-out metrics from its folds (cv > 1) or its one run:
+ * the mean of each metric, the rows summed. *diverged is set (and the
+ * mean left NaN) when a fold diverged. */
+static void fits_mean(const fit *f, unsigned folds, hog_metrics *mean, int *diverged)
+{
     hog_metrics sum = {0, 0, 0, 0, 0, 0};
     *diverged = 0;
     for (unsigned k = 0; k < folds; k++) {
-        hog_train_params q = *p;
-        if (cv > 1) {
-            q.holdout = 1.0 / cv;
-            q.fold = k;
-        }
-        q.progress = NULL;
-        hog_trainer *t;
-        hog_model *m = NULL;
-        char err[CLI_ERR_LEN] = "";
-        int rc = hog_trainer_create(&q, &t, err, sizeof(err));
-        if (rc == 0) {
-            rc = hog_trainer_run(t, ds, NULL, &m, err, sizeof(err));
-            hog_trainer_free(t);
-        }
-        if (rc == HOG_EDIVERGED) {
+        if (f[k].rc == HOG_EDIVERGED) {
             *diverged = 1;
             *mean = (hog_metrics){0, NAN, NAN, NAN, NAN, NAN};
-            return 0;
+            return;
         }
-        if (rc < 0) {
-            cli_error("%s", err[0] ? err : hog_strerror(rc));
-            return -1;
-        }
-        hog_model_info mi;
-        hog_model_get_info(m, &mi);
-        hog_model_free(m);
-        if (per_fold)
-            per_fold[k] = mi.test;
-        sum.rows += mi.test.rows;
-        sum.loss += mi.test.loss / folds;
-        sum.logloss += mi.test.logloss / folds;
-        sum.accuracy += mi.test.accuracy / folds;
-        sum.auc += mi.test.auc / folds;
-        sum.rmse += mi.test.rmse / folds;
+        sum.rows += f[k].m.rows;
+        sum.loss += f[k].m.loss / folds;
+        sum.logloss += f[k].m.logloss / folds;
+        sum.accuracy += f[k].m.accuracy / folds;
+        sum.auc += f[k].m.auc / folds;
+        sum.rmse += f[k].m.rmse / folds;
     }
     *mean = sum;
-    return 0;
 }
 
 /* The standard deviation of one metric over n folds. */
@@ -96,12 +177,23 @@ static double metric_of(const hog_metrics *m, size_t field)
 int cli_cv_run(const hog_train_params *p, const hog_dataset *ds, unsigned cv, const char *input, const char *report)
 {
     hog_metrics *folds = calloc(cv, sizeof(hog_metrics)), mean;
-    if (!folds) {
+    fit *f = calloc(cv, sizeof(fit));
+    if (!folds || !f) {
+        free(folds);
+        free(f);
         cli_error("out of memory");
         return -1;
     }
-    int diverged;
-    int rc = score(p, ds, cv, &mean, folds, &diverged);
+    for (unsigned k = 0; k < cv; k++)
+        fit_init(&f[k], p, cv, k);
+    int diverged = 0;
+    int rc = fits_run(f, cv, ds);
+    if (rc == 0) {
+        fits_mean(f, cv, &mean, &diverged);
+        for (unsigned k = 0; k < cv; k++)
+            folds[k] = f[k].m;
+    }
+    free(f);
     if (rc == 0 && diverged) {
         cli_error("%s: a fold diverged: lower --step (now %g)", input, p->step);
         rc = -1;
@@ -221,8 +313,12 @@ static void print_trial(unsigned rank, const trial *t)
 int cli_tune_run(const hog_train_params *base, const hog_dataset *ds, unsigned trials, unsigned cv,
                  const char *input, hog_train_params *best)
 {
+    const unsigned folds = cv > 1 ? cv : 1;
     trial *t = calloc(trials, sizeof(trial));
-    if (!t) {
+    fit *f = calloc((size_t)trials * folds, sizeof(fit));
+    if (!t || !f) {
+        free(t);
+        free(f);
         cli_error("out of memory");
         return -1;
     }
@@ -246,13 +342,17 @@ int cli_tune_run(const hog_train_params *base, const hog_dataset *ds, unsigned t
         unsigned epochs = base->epochs >> (rounds - 1 - r);
         if (epochs < 1)
             epochs = 1;
-        for (unsigned i = 0; i < alive && rc == 0; i++) {
+        /* every fold of every trial still in, side by side */
+        for (unsigned i = 0; i < alive; i++) {
             t[i].p.epochs = epochs;
             t[i].epochs = epochs;
-            rc = score(&t[i].p, ds, cv, &t[i].m, NULL, &t[i].diverged);
+            for (unsigned k = 0; k < folds; k++)
+                fit_init(&f[i * folds + k], &t[i].p, cv, k);
         }
-        if (rc < 0)
+        if ((rc = fits_run(f, alive * folds, ds)) < 0)
             break;
+        for (unsigned i = 0; i < alive; i++)
+            fits_mean(&f[i * folds], folds, &t[i].m, &t[i].diverged);
         qsort(t, alive, sizeof(trial), by_score);
         if (!cli_quiet) {
             fprintf(stderr, "hogtrain: tune: round %u of %u: %u trials of %u epochs; best held-out loss %.4f\n", r + 1,
@@ -274,6 +374,7 @@ int cli_tune_run(const hog_train_params *base, const hog_dataset *ds, unsigned t
         *best = t[0].p;
         best->epochs = base->epochs;
     }
+    free(f);
     free(t);
     return rc;
 }
