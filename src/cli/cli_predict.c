@@ -179,8 +179,13 @@ int cli_predict(int argc, char **argv)
         pp.write_ctx = &sink;
         /* the probabilities' columns are named by their classes' labels */
         if (pp.what == HOG_PREDICT_PROBABILITIES && pp.format == HOG_PREDICT_TEXT)
-            for (uint32_t k = 0; k < mi.classes; k++)
-                fprintf(sink.o.f, "%.17g%c", hog_model_class_label(m, k), k + 1 < mi.classes ? ' ' : '\n');
+            for (uint32_t k = 0; k < mi.classes; k++) {
+                const char *name = hog_model_class_name(m, k);
+                if (name)
+                    fprintf(sink.o.f, "%s%c", name, k + 1 < mi.classes ? ' ' : '\n');
+                else
+                    fprintf(sink.o.f, "%.17g%c", hog_model_class_label(m, k), k + 1 < mi.classes ? ' ' : '\n');
+            }
     }
     pp.metrics = report || !cli_quiet;
     hog_predict_stats st;

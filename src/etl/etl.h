@@ -131,6 +131,22 @@ typedef struct hog_hgd_summary {
     const uint32_t *degree;  /* rows with a non-zero, per feature */
 } hog_hgd_summary;
 
+/* Names <-> dense ids. Names are NUL-terminated, back to back in `names`;
+ * name i starts at off[i] (off[n] is the end). `slots` is an open-addressing
+ * table of id + 1 (0: empty), cap a power of two, at most half full. The
+ * names and offsets may point into a mapped file (owned == 0). */
+typedef struct hog_idmap {
+    uint32_t n;
+    uint32_t *off;
+    char *names;
+    uint64_t names_len; /* bytes used in names */
+    size_t names_cap;   /* bytes allocated (owned only) */
+    size_t off_cap;     /* entries allocated in off (owned only) */
+    uint32_t *slots;
+    uint32_t cap;
+    int owned;
+} hog_idmap;
+
 /* One block of rows in CSR form: a view into a mapping or into heap memory. */
 typedef struct hog_block {
     uint32_t rows;
@@ -160,6 +176,8 @@ struct hog_dataset {
                                        checked (hog_dataset_check); NULL: every block is sound */
     _Atomic uint64_t checked_top;   /* the largest feature index + 1 of the blocks checked so far */
     hog_hgd_summary summary;        /* labels 0: none (text, arrays, an older .hgd) */
+    hog_idmap names;                /* class names (labels that were strings), label i is name i;
+                                       n 0: the labels are numbers */
 };
 
 /* Checks block b of ds before its rows are read, once: nothing for a data
@@ -272,6 +290,12 @@ int hog_builder_one_based(const hog_builder *b);
 
 /* Rows added so far. */
 uint64_t hog_builder_rows(const hog_builder *b);
+
+/* The class names numbered so far (rows whose labels were strings: label
+ * i is name i), in the order they first appeared; n 0 when the labels are
+ * numbers. Valid until the next add. A finished data set takes them
+ * (hog_dataset.names). */
+const hog_idmap *hog_builder_names(const hog_builder *b);
 
 /* The file a builder writes to (its final path), or NULL in memory. */
 const char *hog_builder_output(const hog_builder *b);
@@ -446,9 +470,17 @@ typedef struct hog_text_plan {
      * 0-based field numbers). */
     uint32_t *column_feature; /* a numeric field's feature index (position, or hashed name) */
     char **column_name;       /* the header's names, or "0", "1", ... without a header */
+    int label_names;          /* CSV: the label column holds class names (its first data field is not
+                                 a number): each row's name goes to hog_rows.names */
 } hog_text_plan;
 
-enum { HOG_COL_NUMBER = 0, HOG_COL_LABEL, HOG_COL_IGNORE, HOG_COL_CATEGORICAL };
+/* HOG_COL_LABEL_NAME: the label column of a plan with label_names. */
+enum { HOG_COL_NUMBER = 0, HOG_COL_LABEL, HOG_COL_IGNORE, HOG_COL_CATEGORICAL, HOG_COL_LABEL_NAME };
+
+/* Class names (labels that are strings, from CSV): at most this many
+ * distinct ones in a data set, each 1 to HOG_LABEL_NAME_MAX bytes, no NUL. */
+#define HOG_MAX_LABEL_NAMES 65536u
+#define HOG_LABEL_NAME_MAX 1024u
 
 /* Settles the plan from the parameters and the first bytes of the file
  * (head: at least the first line when there is one; the whole file if it is
@@ -495,6 +527,10 @@ typedef struct hog_rows {
     float *label;
     float *weight;      /* one per row when weighted, else unused (may be NULL) */
     int weighted;       /* the format has weights (VW): set by hog_parse_chunk */
+    /* a plan with label_names: each row's class name, NUL-terminated, back
+     * to back in row order (label is 0 until the builder numbers them) */
+    char *names;
+    size_t names_len, names_cap;
     uint64_t lines;     /* lines the chunk held (data, blank, comment, skipped) */
     uint64_t skipped;   /* malformed lines skipped (skip mode) */
     uint32_t kept;      /* errors kept below, at most HOG_TEXT_ERRORS_KEPT */
@@ -601,6 +637,10 @@ void hog_feed_release(hog_feed *f);
  * set will record it: known once a block has been handed out. */
 int hog_feed_index_base(hog_feed *f);
 
+/* Whether the text's labels are class names (hog_dataset.names), as of
+ * the blocks handed out: known once one has been. */
+int hog_feed_label_names(hog_feed *f);
+
 /* From now on the rest of the file goes only into the data set: no more
  * blocks are handed out (hog_feed_next returns 0 once the read is done). */
 void hog_feed_drain(hog_feed *f);
@@ -672,21 +712,6 @@ typedef struct hog_mf_triple {
 
 _Static_assert(sizeof(hog_mf_triple) == 12, "a triple is 12 bytes in memory and on disk");
 
-/* Names <-> dense ids. Names are NUL-terminated, back to back in `names`;
- * name i starts at off[i] (off[n] is the end). `slots` is an open-addressing
- * table of id + 1 (0: empty), cap a power of two, at most half full. The
- * names and offsets may point into a mapped file (owned == 0). */
-typedef struct hog_idmap {
-    uint32_t n;
-    uint32_t *off;
-    char *names;
-    uint64_t names_len; /* bytes used in names */
-    size_t names_cap;   /* bytes allocated (owned only) */
-    size_t off_cap;     /* entries allocated in off (owned only) */
-    uint32_t *slots;
-    uint32_t cap;
-    int owned;
-} hog_idmap;
 
 /* Adds name s[0..len) unless present; *id receives its dense id.
  * Returns 0, -ENOMEM, or HOG_ECORRUPT when the map is full (2^32 - 2 names
