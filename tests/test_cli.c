@@ -617,3 +617,94 @@ Test(cli, a_feature_index_past_the_ceiling_is_refused_with_the_hint_to_hash)
     cr_assert_eq(hog("train big.svm -o m --max-features 0"), 2, "%s", out);
     cr_assert_str_eq(out, "hogtrain: --max-features: at least 1 feature must be allowed, found '0'\n");
 }
+
+/* Rows of two features and a class name: "virginica" first, so the names'
+ * first-seen order is not their sorted one. */
+static void write_named(const char *name, int rows, int classes, unsigned seed)
+{
+    static const char *const names[3] = {"virginica", "setosa", "versicolor"};
+    char *csv = malloc(64 * (size_t)rows + 64), line[128];
+    strcpy(csv, "a,b,species\n");
+    srand(seed);
+    for (int i = 0; i < rows; i++) {
+        int c = i % classes;
+        double a = rand() / (double)RAND_MAX * 0.4, b = rand() / (double)RAND_MAX * 0.4;
+        snprintf(line, sizeof(line), "%.3f,%.3f,%s\n", a + c, b - c, names[c]);
+        strcat(csv, line);
+    }
+    write_file(name, csv);
+    free(csv);
+}
+
+Test(cli, string_class_labels_are_kept_sorted_and_predicted_by_name)
+{
+    write_named("iris.csv", 300, 3, 5);
+    cr_assert_eq(hog("train iris.csv --label species --loss softmax -o m.hog -q"), 0, "%s", out);
+    cr_assert_eq(hog("info m.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "classes            3: setosa versicolor virginica\n"), "%s", out);
+    cr_assert_eq(hog("predict m.hog iris.csv --label species -q"), 0, "%s", out);
+    cr_assert(strncmp(out, "virginica\nsetosa\nversicolor\nvirginica\n", 38) == 0, "%.60s", out);
+    cr_assert_eq(hog("predict m.hog iris.csv --label species --probabilities -q"), 0, "%s", out);
+    cr_assert(strncmp(out, "setosa versicolor virginica\n", 28) == 0, "%.60s", out);
+    cr_assert_eq(hog("predict m.hog iris.csv --label species --report r.json -q"), 0, "%s", out);
+    char *report = slurp("r.json");
+    cr_assert(strstr(report, "\"accuracy\": 1,") || strstr(report, "\"accuracy\": 0.99"), "%s", report);
+    cr_assert_eq(hog("export m.hog"), 0, "%s", out);
+    cr_assert(strncmp(out, "bias setosa ", 12) == 0, "%.60s", out);
+    cr_assert_eq(hog("export m.hog --format json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"classes\": [\"setosa\", \"versicolor\", \"virginica\"]"), "%s", out);
+    /* a held-out test file numbers its names in its own order */
+    write_file("t.csv", "a,b,species\n1.1,-1.1,setosa\n2.1,-2.1,versicolor\n0.1,0.1,virginica\n");
+    cr_assert_eq(hog("train iris.csv --label species --loss softmax --test t.csv -o m2.hog --report r2.json -q"), 0,
+                 "%s", out);
+    report = slurp("r2.json");
+    cr_assert(strstr(strstr(report, "\"test\""), "\"accuracy\": 1,"), "%s", report);
+    /* names the model does not know: an error for the metrics (the
+     * command's summary, --report), naming the name; predictions alone
+     * (-q) do not read the labels */
+    write_file("u.csv", "a,b,species\n0.1,0.1,daisy\n");
+    cr_assert_eq(hog("predict m.hog u.csv --label species -q"), 0, "%s", out);
+    cr_assert_str_eq(out, "virginica\n");
+    cr_assert_eq(hog("predict m.hog u.csv --label species -o p.txt"), 1, "%s", out);
+    cr_assert(strstr(out, "u.csv: label 'daisy' is not one of the model's 3 classes (setosa, versicolor, "
+                          "virginica)"), "%s", out);
+    cr_assert_eq(hog("train iris.csv --label species --loss softmax --test u.csv -o m3.hog -q"), 1, "%s", out);
+    cr_assert(strstr(out, "label 'daisy' is not one of the model's 3 classes"), "%s", out);
+    cr_assert(!exists("m3.hog"));
+}
+
+Test(cli, two_string_labels_make_the_second_sorted_name_positive)
+{
+    write_named("b.csv", 200, 2, 6); /* virginica (first seen) at a = 0, setosa at a = 1 */
+    cr_assert_eq(hog("train b.csv --label species -o b.hog -q"), 0, "%s", out);
+    cr_assert_eq(hog("info b.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "classes            2: setosa virginica\n"), "%s", out);
+    cr_assert_eq(hog("export b.hog"), 0, "%s", out);
+    cr_assert(strncmp(out, "bias virginica ", 15) == 0, "the positive class is the second name: %.60s", out);
+    /* the first row is virginica: its probability (of the positive class) is high */
+    cr_assert_eq(hog("predict b.hog b.csv --label species -q"), 0, "%s", out);
+    cr_assert_gt(atof(out), 0.5, "%.60s", out);
+    cr_assert_eq(hog("predict b.hog b.csv --label species --loss hinge -q"), 2, "%s", out);
+}
+
+Test(cli, string_labels_are_refused_where_they_cannot_go)
+{
+    write_named("b.csv", 50, 2, 7);
+    cr_assert_eq(hog("train b.csv --label species --loss squared -o r.hog -q"), 1, "%s", out);
+    cr_assert(strstr(out, "the labels are class names ('virginica', ...), not numbers: --loss squared is a "
+                          "regression"), "%s", out);
+    cr_assert(!exists("r.hog"));
+    cr_assert_eq(hog("convert b.csv --label species -o b.hgd -q"), 1, "%s", out);
+    cr_assert(strstr(out, "b.csv: the labels are class names ('virginica', ...), which a .hgd file does not "
+                          "hold"), "%s", out);
+    cr_assert(!exists("b.hgd"));
+    /* a numeric label column is read as before: a name after numbers is an error at its place */
+    write_file("n.csv", "a,y\n1,0\n2,1\n3,setosa\n");
+    cr_assert_eq(hog("train n.csv --label y -o n.hog -q"), 1, "%s", out);
+    cr_assert(strstr(out, "n.csv:4:3: expected a number, found 'setosa'"), "%s", out);
+    /* no header: the label column of names does not make the first line one */
+    write_file("h.csv", "1.0,setosa\n2.0,virginica\n1.1,setosa\n2.2,virginica\n");
+    cr_assert_eq(hog("train h.csv --label 1 -o h.hog -q"), 0, "%s", out);
+    cr_assert_eq(hog("info h.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "training rows      4\n"), "%s", out);
+}
