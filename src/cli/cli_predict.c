@@ -16,7 +16,7 @@ static const char predict_usage[] =
     "                          with --report and no -o, none are written (-o - writes them too)\n"
     "  --probabilities         logistic and softmax: the probability of every class, a\n"
     "                          column each in the order of the first line, which names the\n"
-    "                          classes by their labels\n"
+    "                          classes by their labels (or names)\n"
     "  --raw                   the model's scores before any link: the margin (binary), the\n"
     "                          value (regression), a column per class (softmax)\n"
     "  --output-format text|f32\n"

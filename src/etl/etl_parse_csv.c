@@ -568,6 +568,15 @@ static int mark_columns(const char *path, const name_list *l, int header, const 
 }
 
 
+/* Whether field j of l is a class name: not a number, and not starting
+ * as one would (a digit, a sign, a point), so that a mistyped number
+ * ("1,5" in a file of ';') stays an error at its place. */
+static int is_name(const name_list *l, uint32_t j)
+{
+    const char c = l->name[j][0];
+    return l->number[j] == 0 && !is_digit(c) && c != '-' && c != '+' && c != '.';
+}
+
 /* The CSV part of a plan: delimiter, header, fields and their kinds. */
 int hog_text_plan_csv(const char *path, const hog_read_params *p, const char *head, size_t head_len,
                       hog_text_plan *plan, char *err, size_t err_len)
@@ -628,7 +637,7 @@ int hog_text_plan_csv(const char *path, const hog_read_params *p, const char *he
         }
     }
     const uint32_t by_index = p->label_name || p->label_index < 0 ? UINT32_MAX : (uint32_t)p->label_index;
-    const uint32_t names_at = by_index < second.n && second.number[by_index] == 0 ? by_index : UINT32_MAX;
+    const uint32_t names_at = by_index < second.n && is_name(&second, by_index) ? by_index : UINT32_MAX;
 
     int has_names = p->label_name || list_has_name(p->ignore) || list_has_name(p->categorical);
     int header = p->header;
@@ -692,7 +701,10 @@ int hog_text_plan_csv(const char *path, const hog_read_params *p, const char *he
         goto out;
     /* class names: the first data line's label is not a number */
     const name_list *data = header ? &second : &names;
-    if (plan->label_col < data->n && data->number[plan->label_col] == 0) {
+    /* without a header the next line must agree: "y" over numbers is a
+     * header that was said not to be one, an error at its place */
+    if (plan->label_col < data->n && is_name(data, plan->label_col) &&
+        (header || plan->label_col >= second.n || is_name(&second, plan->label_col))) {
         plan->label_names = 1;
         kinds[plan->label_col] = HOG_COL_LABEL_NAME;
     }
