@@ -78,16 +78,23 @@ int hog_model_names_copy(hog_model *dst, const hog_model *src)
     return 0;
 }
 
-static const char *const *sort_names; /* qsort's comparison has no context */
+/* A class to sort: its name beside its number, so that the comparison
+ * needs no context (qsort has none; qsort_r's argument order differs
+ * between C libraries). */
+typedef struct named_class {
+    const char *name;
+    uint32_t k;
+} named_class;
+
 static int by_name(const void *a, const void *b)
 {
-    return strcmp(sort_names[*(const uint32_t *)a], sort_names[*(const uint32_t *)b]);
+    return strcmp(((const named_class *)a)->name, ((const named_class *)b)->name);
 }
 
 int hog_model_names_sort(hog_model *m)
 {
     const uint32_t K = m->info.classes, O = m->outputs;
-    uint32_t *order = hog_malloc((size_t)K * sizeof(uint32_t));
+    named_class *order = hog_malloc((size_t)K * sizeof(named_class));
     char **cn = hog_malloc((size_t)K * sizeof(char *));
     float *row = hog_malloc((size_t)O * sizeof(float));
     if (!order || !cn || !row) {
@@ -97,28 +104,21 @@ int hog_model_names_sort(hog_model *m)
         return -ENOMEM;
     }
     for (uint32_t k = 0; k < K; k++)
-        order[k] = k;
-    /* K is at most HOG_MAX_LABEL_NAMES and names are distinct: the sort is
-     * a total order, so its result does not depend on qsort's method. A
-     * static context: models are sorted once, at the end of a run, but two
-     * runs may end at once, so the sort is serialised. */
-    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&mu);
-    sort_names = (const char *const *)m->class_names;
-    qsort(order, K, sizeof(uint32_t), by_name);
-    sort_names = NULL;
-    pthread_mutex_unlock(&mu);
+        order[k] = (named_class){m->class_names[k], k};
+    /* Names are distinct: the order is total, so the result does not
+     * depend on qsort's method. */
+    qsort(order, K, sizeof(named_class), by_name);
     for (uint32_t k = 0; k < K; k++)
-        cn[k] = m->class_names[order[k]];
+        cn[k] = m->class_names[order[k].k];
     if (O == K && O > 1) { /* softmax: output k is class k's */
         for (uint64_t j = 0; j <= m->dim; j++) {
             hog_weight *w = j < m->dim ? m->w + j * O : m->bias;
             for (uint32_t k = 0; k < O; k++)
-                row[k] = hog_w_load(&w[order[k]]);
+                row[k] = hog_w_load(&w[order[k].k]);
             for (uint32_t k = 0; k < O; k++)
                 hog_w_store(&w[k], row[k]);
         }
-    } else if (K == 2 && order[0] == 1) { /* binary: the positive class is now the other */
+    } else if (K == 2 && order[0].k == 1) { /* binary: the positive class is now the other */
         for (uint64_t i = 0; i < m->dim * O; i++)
             hog_w_store(&m->w[i], -hog_w_load(&m->w[i]));
         for (uint32_t k = 0; k < O; k++)
