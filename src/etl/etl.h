@@ -9,11 +9,12 @@
 #include "../util/util.h"
 
 /*
- * Binary dataset, version 3 (.hgd). All integers and floats little-endian.
+ * Binary dataset, version 4 (.hgd). All integers and floats little-endian.
  *
  *   offset  bytes  field
  *   0       8      magic "HOGDATA\0"
- *   8       4      version (3; versions 1 and 2 are read too, see below)
+ *   8       4      version (4 with class names, else 3; versions 1 and 2 are
+ *                  read too, see below)
  *   12      4      header_bytes (4096)
  *   16      8      rows
  *   24      8      features       (largest index + 1)
@@ -24,6 +25,7 @@
  *                                  the libsvm text converted, and are stored minus one;
  *                                  bit 2: a cache, with the source record at 96;
  *                                  bit 3: the summary, placed at 224;
+ *                                  bit 4: class names, placed at 248 (version 4);
  *                                  a reader rejects unknown bits)
  *   52      4      block_align    (4096)
  *   56      8      table_offset   (multiple of 8, after the last block)
@@ -31,8 +33,9 @@
  *   72      8      fingerprint    (hog_etl_fingerprint over the block table)
  *   80      8      table_sum      (XXH3-64, seed 0, of the block table)
  *   88      8      header_sum     (XXH3-64, seed 0, of bytes 0..4095 with this field zero)
- *   96      4000   zero but for the source record (flags bit 2, 96..223) and the
- *                  summary's place (flags bit 3, 224..247):
+ *   96      4000   zero but for the source record (flags bit 2, 96..223), the
+ *                  summary's place (flags bit 3, 224..247) and the class
+ *                  names' place (flags bit 4, 248..271):
  *   96      8        source bytes   (the size of the file the cache was made from)
  *   104     8        source mtime   (its modification time, ns since the epoch, signed)
  *   112     8        source inode
@@ -45,6 +48,10 @@
  *   224     8        summary_offset (multiple of 8, after the last block, before the table)
  *   232     8        summary_bytes
  *   240     8        summary_sum    (XXH3-64, seed 0, of the summary's bytes)
+ *   248     8        names_offset   (multiple of 8, after the summary, before the table)
+ *   256     8        names_bytes
+ *   264     8        names_sum      (XXH3-64 of the names' count, seed 0, then of
+ *                                    the names themselves, seeded with that)
  *
  *   blocks, each at a multiple of block_align, padded with zeros to one:
  *     u32 ptr[rows + 1]   ptr[0] = 0, non-decreasing, ptr[rows] = nnz
@@ -67,6 +74,16 @@
  *   against them as it checks its block, so a crafted summary cannot give
  *   the trainer a class it does not know.
  *
+ *   class names at names_offset (flags bit 4, version 4): the labels were
+ *   strings (a CSV column of "setosa", "versicolor", ...), numbered in the
+ *   order they first appeared; label i is name i:
+ *     u32 names           1 to HOG_MAX_LABEL_NAMES
+ *     names, each 1 to HOG_LABEL_NAME_MAX bytes and a NUL, distinct, back
+ *     to back in label order
+ *   names_bytes is 4 + the names' bytes with their NULs exactly. A file
+ *   with names has a summary (flags bit 3) whose labels are exactly 0, 1,
+ *   ..., names - 1, so every row's label is a name's number.
+ *
  *   block table at table_offset, one 32-byte entry per block:
  *     u64 offset, u64 bytes (padded size), u32 rows, u32 nnz,
  *     u64 sum: XXH3-64 chained over the block's arrays in the order above,
@@ -78,19 +95,24 @@
  * packed bytes, so a writer can checksum and write the arrays where they
  * are, without packing them first.
  *
- * Version 2 has no summary: flags bit 3 and bytes 224..247 are zero, and a
- * trainer counts what it needs in a pass of its own. Version 1 differs
+ * Version 3 has no class names: flags bit 4 and bytes 248..271 are zero; a
+ * writer still writes it for numeric labels, byte for byte, so older
+ * builds read such files. Version 2 has no summary either: flags bit 3 and
+ * bytes 224..247 are zero, and a trainer counts what it needs in a pass of
+ * its own. Version 1 differs
  * from 2 only in its checksums, which are zlib's CRC-32: the
  * header has u32 table_crc at 80 and u32 header_crc at 84 (zero from 88);
  * a table entry has u32 crc (of the block's unpadded bytes) at 24 and u32
  * reserved (0) at 28; flags are 0. It is read, never written.
  */
 #define HOG_HGD_MAGIC "HOGDATA"
-#define HOG_HGD_VERSION 3u
+#define HOG_HGD_VERSION 4u
+#define HOG_HGD_VERSION_NUMBERS 3u /* what a writer writes for numeric labels */
 #define HOG_HGD_WEIGHTED 1u  /* flags bit 0 */
 #define HOG_HGD_ONE_BASED 2u /* flags bit 1: from libsvm text with 1-based indices */
 #define HOG_HGD_SOURCE 4u    /* flags bit 2: a cache, carrying the record of its source */
 #define HOG_HGD_SUMMARY 8u   /* flags bit 3: the summary of labels and degrees (version 3) */
+#define HOG_HGD_NAMES 16u    /* flags bit 4: class names (version 4) */
 #define HOG_HGD_SUMMARY_LABELS 65536u          /* the most label values a summary lists */
 #define HOG_HGD_MANY_LABELS 0xffffffffu        /* a summary's label count when there are more */
 #define HOG_HGD_SUMMARY_FEATURES (1u << 24)    /* the most features a summary keeps degrees of */
@@ -392,8 +414,8 @@ int hog_hgd_open_fd(int fd, const char *path, hog_dataset **out, char *err, size
  * the file. */
 int hog_hgd_source_read(const char *path, hog_hgd_source *src, int *has, char *err, size_t err_len);
 
-/* Writes a data set's blocks to a freshly opened atomic file, with src
- * (or NULL: none) as its source record. */
+/* Writes a data set's blocks and class names to a freshly opened atomic
+ * file, with src (or NULL: none) as its source record. */
 int hog_hgd_write(const hog_dataset *ds, const hog_hgd_source *src, hog_atomic_file *f);
 
 /* A file written a block at a time, as the builder fills them: blocks at
@@ -413,6 +435,11 @@ uint32_t hog_hgd_writer_blocks(const hog_hgd_writer *w);
 /* Makes the file a cache of the file src describes (copied; NULL: not a
  * cache): the header gets flags bit 2 and the record. */
 void hog_hgd_writer_set_source(hog_hgd_writer *w, const hog_hgd_source *src);
+/* The class names the labels number (label i is name i; NULL or none: the
+ * labels are numbers): the file gets flags bit 4, version 4 and the names
+ * section. The map is read at hog_hgd_writer_finish, and must live until
+ * then. */
+void hog_hgd_writer_set_names(hog_hgd_writer *w, const hog_idmap *names);
 /* Writes the table and the header (the flags from weighted and one_based);
  * info (if not NULL) is filled. The caller then commits or aborts the file.
  * Returns 0 or -errno. */

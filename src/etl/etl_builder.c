@@ -396,8 +396,6 @@ int hog_builder_add_rows(hog_builder *b, const hog_rows *r)
 {
     int rc = settle_weighted(b, r->weighted);
     const char *name = r->names_len ? r->names : NULL;
-    if (name && b->out && b->out != &b->scratch && rc == 0)
-        return -EOPNOTSUPP; /* a .hgd holds numbers: the names would be lost */
     for (uint64_t i = 0; i < r->rows && rc == 0;) {
         uint32_t n = (uint32_t)HOG_MIN(r->rows - i, (uint64_t)(b->rows_per_block - b->cur_rows));
         const float *label = r->label + i;
@@ -452,6 +450,7 @@ void hog_builder_free(hog_builder *b)
  * hog_dataset_drop_heap. */
 static int finish_spilled(hog_builder *b, hog_format format, hog_dataset **out)
 {
+    hog_hgd_writer_set_names(b->writer, &b->names);
     int rc = hog_hgd_writer_finish(b->writer, b->features, b->rows_per_block, b->weighted, b->one_based, NULL);
     if (rc < 0)
         return rc;
@@ -520,6 +519,7 @@ int hog_builder_finish_pass(hog_builder *b)
 int hog_builder_finish_file(hog_builder *b, hog_dataset_info *info)
 {
     int rc = b->rows == 0 ? HOG_EEMPTY : builder_flush(b);
+    hog_hgd_writer_set_names(b->writer, &b->names);
     if (rc == 0)
         rc = hog_hgd_writer_finish(b->writer, b->features, b->rows_per_block, b->weighted,
                                    b->one_based, info);

@@ -431,9 +431,6 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
                 hog_fail(rc, err, err_len, "%s: more than %u distinct class labels before line %llu: a column of "
                          "labels that are not numbers holds class names", path, HOG_MAX_LABEL_NAMES,
                          (unsigned long long)(line0 + pc->rows.lines + 1));
-            else if (rc == -EOPNOTSUPP)
-                rc = hog_fail(HOG_ELABEL, err, err_len, "%s: the labels are class names ('%s', ...), which a .hgd "
-                              "file does not hold: train and predict on the text", path, pc->rows.names);
             else if (rc < 0 && rc != -ECANCELED) /* writing the output (a full disk), or memory */
                 hog_fail(rc, err, err_len, "%s: %s", hog_builder_output(b) ? hog_builder_output(b) : path,
                          hog_strerror(rc));
