@@ -748,6 +748,43 @@ Test(cli, string_labels_survive_convert_and_the_cache_bit_for_bit)
     cr_assert(strstr(strstr(slurp("r2.json"), "\"test\""), "\"accuracy\": 1,"), "%s", slurp("r2.json"));
 }
 
+/* A class name with a blank or a quote keeps export's lines at three
+ * fields (and the probabilities' header and info's list at one a class):
+ * quoted as CSV quotes it. */
+Test(cli, class_names_with_blanks_are_quoted_where_fields_are_blank_separated)
+{
+    write_file("sp.csv", "a,b,species\n0.1,0.2,Iris setosa\n1.1,1.2,\"say \"\"hi\"\"\"\n0.2,0.1,Iris setosa\n"
+                         "1.3,1.0,\"say \"\"hi\"\"\"\n0.5,0.5,tab\there\n0.6,0.4,plain\n");
+    cr_assert_eq(hog("train sp.csv --label species --loss softmax -o sp.hog -q"), 0, "%s", out);
+    cr_assert_eq(hog("export sp.hog --all"), 0, "%s", out);
+    cr_assert(strncmp(out, "bias \"Iris setosa\" ", 19) == 0, "%.80s", out);
+    cr_assert(strstr(out, "\nbias plain "), "%s", out);
+    cr_assert(strstr(out, "\nbias \"say \"\"hi\"\"\" "), "%s", out);
+    cr_assert(strstr(out, "\nbias \"tab\there\" "), "%s", out);
+    cr_assert(strstr(out, "\n1 \"Iris setosa\" "), "%s", out);
+    /* every line: FEATURE, the class (one field, quoted or not), WEIGHT */
+    for (char *line = out; *line; line = strchr(line, '\n') + 1) {
+        char *end = strchr(line, '\n');
+        cr_assert_not_null(end);
+        char *cls = strchr(line, ' ') + 1, *after = cls;
+        if (*cls == '"')
+            for (after = cls + 1; !(*after == '"' && after[1] != '"'); after += *after == '"' ? 2 : 1)
+                cr_assert_lt(after, end, "%.*s", (int)(end - line), line);
+        after = strchr(after, ' ');
+        cr_assert(after && after < end && !memchr(after + 1, ' ', (size_t)(end - after - 1)) &&
+                  !memchr(after + 1, '\t', (size_t)(end - after - 1)), "%.*s", (int)(end - line), line);
+    }
+    cr_assert_eq(hog("export sp.hog --format json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"classes\": [\"Iris setosa\", \"plain\", \"say \\\"hi\\\"\", \"tab\\u0009here\"]"), "%s", out);
+    cr_assert_eq(hog("info sp.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "classes            4: \"Iris setosa\" plain \"say \"\"hi\"\"\" \"tab\there\"\n"), "%s", out);
+    cr_assert_eq(hog("predict sp.hog sp.csv --label species --probabilities -q"), 0, "%s", out);
+    cr_assert(strncmp(out, "\"Iris setosa\" plain \"say \"\"hi\"\"\" \"tab\there\"\n", 44) == 0, "%.80s", out);
+    /* predictions are a name a line: as they are */
+    cr_assert_eq(hog("predict sp.hog sp.csv --label species -q"), 0, "%s", out);
+    cr_assert(strncmp(out, "Iris setosa\nsay \"hi\"\n", 21) == 0, "%.80s", out);
+}
+
 Test(cli, string_labels_are_refused_where_they_cannot_go)
 {
     write_named("b.csv", 50, 2, 7);

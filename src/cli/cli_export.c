@@ -11,7 +11,8 @@ static const char export_usage[] =
     "  writes the weights of a linear model: text, a line per weight, \"FEATURE CLASS WEIGHT\"\n"
     "  (FEATURE the index as the training data wrote it, or \"bias\"; CLASS the label the\n"
     "  weight scores: the positive class of a binary model, each class of softmax, \"-\" for\n"
-    "  regression), or one JSON object with the model's kind and the same triples\n"
+    "  regression; a class name with a blank or a quote in double quotes, its quotes doubled,\n"
+    "  as in CSV), or one JSON object with the model's kind and the same triples\n"
     "  -o, --output FILE       to FILE (atomically) instead of standard output\n"
     "  --format text|json      text (default) or JSON\n"
     "  --all                   every weight, zeros too (default: those that are not zero)\n"
@@ -118,7 +119,9 @@ int cli_export(int argc, char **argv)
     uint64_t n = 0;
     if (!json)
         for (uint32_t k = 0; k < w.outputs; k++) {
-            fprintf(o.f, "bias %s %.9g\n", class_of_output(cls, sizeof(cls), m, &w, k), (double)w.bias[k]);
+            fputs("bias ", o.f);
+            cli_text_name(o.f, class_of_output(cls, sizeof(cls), m, &w, k));
+            fprintf(o.f, " %.9g\n", (double)w.bias[k]);
         }
     for (uint64_t j = 0; j < w.features; j++)
         for (uint32_t k = 0; k < w.outputs; k++) {
@@ -131,7 +134,9 @@ int cli_export(int argc, char **argv)
                 cli_json_string(o.f, name);
                 fprintf(o.f, ", %.9g]", (double)v);
             } else {
-                fprintf(o.f, "%llu %s %.9g\n", (unsigned long long)(j + base), name, (double)v);
+                fprintf(o.f, "%llu ", (unsigned long long)(j + base));
+                cli_text_name(o.f, name);
+                fprintf(o.f, " %.9g\n", (double)v);
             }
             n++;
         }

@@ -181,9 +181,10 @@ int cli_predict(int argc, char **argv)
         if (pp.what == HOG_PREDICT_PROBABILITIES && pp.format == HOG_PREDICT_TEXT)
             for (uint32_t k = 0; k < mi.classes; k++) {
                 const char *name = hog_model_class_name(m, k);
-                if (name)
-                    fprintf(sink.o.f, "%s%c", name, k + 1 < mi.classes ? ' ' : '\n');
-                else
+                if (name) {
+                    cli_text_name(sink.o.f, name);
+                    fputc(k + 1 < mi.classes ? ' ' : '\n', sink.o.f);
+                } else
                     fprintf(sink.o.f, "%.17g%c", hog_model_class_label(m, k), k + 1 < mi.classes ? ' ' : '\n');
             }
     }
