@@ -634,6 +634,14 @@ void hog_model_get_info(const hog_model *m, hog_model_info *info);
  * training data (e.g. -1 and 1, or 0..9). */
 double hog_model_class_label(const hog_model *m, uint32_t k);
 
+/* The name of class k when the training data's labels were strings (a CSV
+ * column of "setosa", "versicolor", ...), else NULL (numeric labels, a
+ * regression, k out of range, m NULL). Such a model's classes are in the
+ * names' sorted order (byte order, as scikit-learn's LabelEncoder sorts),
+ * class k's label value (hog_model_class_label) being k; a binary model's
+ * positive class is the second name. The string belongs to m. Thread-safe. */
+const char *hog_model_class_name(const hog_model *m, uint32_t k);
+
 /* Scores one row. For logistic: the probability of the positive class;
  * hinge: the margin; modified_huber: a probability estimate,
  * (clip(margin, -1, 1) + 1) / 2; squared: the prediction; quantile: the

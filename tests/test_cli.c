@@ -617,3 +617,193 @@ Test(cli, a_feature_index_past_the_ceiling_is_refused_with_the_hint_to_hash)
     cr_assert_eq(hog("train big.svm -o m --max-features 0"), 2, "%s", out);
     cr_assert_str_eq(out, "hogtrain: --max-features: at least 1 feature must be allowed, found '0'\n");
 }
+
+/* Rows of two features and a class name: "virginica" first, so the names'
+ * first-seen order is not their sorted one. */
+static void write_named(const char *name, int rows, int classes, unsigned seed)
+{
+    static const char *const names[3] = {"virginica", "setosa", "versicolor"};
+    char *csv = malloc(64 * (size_t)rows + 64), line[128];
+    strcpy(csv, "a,b,species\n");
+    srand(seed);
+    for (int i = 0; i < rows; i++) {
+        int c = i % classes;
+        double a = rand() / (double)RAND_MAX * 0.4, b = rand() / (double)RAND_MAX * 0.4;
+        snprintf(line, sizeof(line), "%.3f,%.3f,%s\n", a + c, b - c, names[c]);
+        strcat(csv, line);
+    }
+    write_file(name, csv);
+    free(csv);
+}
+
+Test(cli, string_class_labels_are_kept_sorted_and_predicted_by_name)
+{
+    write_named("iris.csv", 300, 3, 5);
+    cr_assert_eq(hog("train iris.csv --label species --loss softmax -o m.hog -q"), 0, "%s", out);
+    cr_assert_eq(hog("info m.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "classes            3: setosa versicolor virginica\n"), "%s", out);
+    cr_assert_eq(hog("predict m.hog iris.csv --label species -q"), 0, "%s", out);
+    cr_assert(strncmp(out, "virginica\nsetosa\nversicolor\nvirginica\n", 38) == 0, "%.60s", out);
+    cr_assert_eq(hog("predict m.hog iris.csv --label species --probabilities -q"), 0, "%s", out);
+    cr_assert(strncmp(out, "setosa versicolor virginica\n", 28) == 0, "%.60s", out);
+    cr_assert_eq(hog("predict m.hog iris.csv --label species --report r.json -q"), 0, "%s", out);
+    char *report = slurp("r.json");
+    cr_assert(strstr(report, "\"accuracy\": 1,") || strstr(report, "\"accuracy\": 0.99"), "%s", report);
+    cr_assert_eq(hog("export m.hog"), 0, "%s", out);
+    cr_assert(strncmp(out, "bias setosa ", 12) == 0, "%.60s", out);
+    cr_assert_eq(hog("export m.hog --format json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"classes\": [\"setosa\", \"versicolor\", \"virginica\"]"), "%s", out);
+    /* a held-out test file numbers its names in its own order */
+    write_file("t.csv", "a,b,species\n1.1,-1.1,setosa\n2.1,-2.1,versicolor\n0.1,0.1,virginica\n");
+    cr_assert_eq(hog("train iris.csv --label species --loss softmax --test t.csv -o m2.hog --report r2.json -q"), 0,
+                 "%s", out);
+    report = slurp("r2.json");
+    cr_assert(strstr(strstr(report, "\"test\""), "\"accuracy\": 1,"), "%s", report);
+    /* names the model does not know: an error for the metrics (the
+     * command's summary, --report), naming the name; predictions alone
+     * (-q) do not read the labels */
+    write_file("u.csv", "a,b,species\n0.1,0.1,daisy\n");
+    cr_assert_eq(hog("predict m.hog u.csv --label species -q"), 0, "%s", out);
+    cr_assert_str_eq(out, "virginica\n");
+    cr_assert_eq(hog("predict m.hog u.csv --label species -o p.txt"), 1, "%s", out);
+    cr_assert(strstr(out, "u.csv: label 'daisy' is not one of the model's 3 classes (setosa, versicolor, "
+                          "virginica)"), "%s", out);
+    cr_assert_eq(hog("train iris.csv --label species --loss softmax --test u.csv -o m3.hog -q"), 1, "%s", out);
+    cr_assert(strstr(out, "label 'daisy' is not one of the model's 3 classes"), "%s", out);
+    cr_assert(!exists("m3.hog"));
+}
+
+Test(cli, two_string_labels_make_the_second_sorted_name_positive)
+{
+    write_named("b.csv", 200, 2, 6); /* virginica (first seen) at a = 0, setosa at a = 1 */
+    cr_assert_eq(hog("train b.csv --label species -o b.hog -q"), 0, "%s", out);
+    cr_assert_eq(hog("info b.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "classes            2: setosa virginica\n"), "%s", out);
+    cr_assert_eq(hog("export b.hog"), 0, "%s", out);
+    cr_assert(strncmp(out, "bias virginica ", 15) == 0, "the positive class is the second name: %.60s", out);
+    /* the first row is virginica: its probability (of the positive class) is high */
+    cr_assert_eq(hog("predict b.hog b.csv --label species -q"), 0, "%s", out);
+    cr_assert_gt(atof(out), 0.5, "%.60s", out);
+    cr_assert_eq(hog("predict b.hog b.csv --label species --loss hinge -q"), 2, "%s", out);
+}
+
+/* What a model file holds past its metadata (which records the time a
+ * run took): the labels, the names, the weights; its length into *len. */
+static unsigned char *model_body(const char *name, size_t *len)
+{
+    static unsigned char buf[2][65536];
+    static int which;
+    unsigned char *b = buf[which ^= 1];
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s missing", name);
+    size_t n = fread(b, 1, sizeof(buf[0]), f);
+    fclose(f);
+    cr_assert_gt(n, 36);
+    uint32_t meta;
+    memcpy(&meta, b + 12, 4);
+    cr_assert_leq(32 + (size_t)meta + 4, n);
+    *len = n - 4 - 32 - meta; /* the CRC covers the metadata too */
+    return b + 32 + meta;
+}
+
+static void assert_same_model(const char *a, const char *b)
+{
+    size_t la, lb;
+    const unsigned char *pa = model_body(a, &la), *pb = model_body(b, &lb);
+    cr_assert_eq(la, lb, "%s: %zu bytes past the metadata, %s: %zu", a, la, b, lb);
+    cr_assert_eq(memcmp(pa, pb, la), 0, "%s and %s differ past their metadata", a, b);
+}
+
+/* A .hgd keeps the class names and their numbers: converted, or cached by
+ * --cache, it trains the model the text trains, bit for bit on one
+ * thread with a fixed seed; predictions name the classes from either. */
+Test(cli, string_labels_survive_convert_and_the_cache_bit_for_bit)
+{
+    write_named("iris.csv", 300, 3, 11);
+    const char *run = "--loss softmax --threads 1 --seed 7 --epochs 5 -q";
+    cr_assert_eq(hog("train iris.csv --label species %s -o text.hog", run), 0, "%s", out);
+    cr_assert_eq(hog("convert iris.csv --label species -o iris.hgd -q"), 0, "%s", out);
+    cr_assert_eq(hog("train iris.hgd %s -o hgd.hog", run), 0, "%s", out);
+    assert_same_model("text.hog", "hgd.hog");
+    cr_assert_eq(hog("info hgd.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "classes            3: setosa versicolor virginica\n"), "%s", out);
+    /* the cache: written on the first run, read on the second */
+    cr_assert_eq(hog("train iris.csv --label species %s --cache c.hgd -o c1.hog", run), 0, "%s", out);
+    cr_assert(exists("c.hgd"));
+    cr_assert_eq(hog("train iris.csv --label species %s --cache c.hgd -o c2.hog --report r.json", run), 0, "%s", out);
+    cr_assert(strstr(slurp("r.json"), "\"cache_used\": true"), "%s", slurp("r.json"));
+    assert_same_model("text.hog", "c1.hog");
+    assert_same_model("text.hog", "c2.hog");
+    /* predictions and metrics from the .hgd: its names map to the model's */
+    cr_assert_eq(hog("predict hgd.hog iris.hgd --report p.json -o p.txt -q"), 0, "%s", out);
+    cr_assert(strncmp(slurp("p.txt"), "virginica\nsetosa\nversicolor\n", 28) == 0, "%.60s", slurp("p.txt"));
+    cr_assert(strstr(slurp("p.json"), "\"accuracy\": 1,") || strstr(slurp("p.json"), "\"accuracy\": 0.99"), "%s",
+              slurp("p.json"));
+    /* a held-out .hgd numbered in its own order */
+    write_file("t.csv", "a,b,species\n1.1,-1.1,setosa\n2.1,-2.1,versicolor\n0.1,0.1,virginica\n");
+    cr_assert_eq(hog("convert t.csv --label species -o t.hgd -q"), 0, "%s", out);
+    cr_assert_eq(hog("train iris.hgd %s --test t.hgd -o m2.hog --report r2.json", run), 0, "%s", out);
+    cr_assert(strstr(strstr(slurp("r2.json"), "\"test\""), "\"accuracy\": 1,"), "%s", slurp("r2.json"));
+}
+
+/* A class name with a blank or a quote keeps export's lines at three
+ * fields (and the probabilities' header and info's list at one a class):
+ * quoted as CSV quotes it. */
+Test(cli, class_names_with_blanks_are_quoted_where_fields_are_blank_separated)
+{
+    write_file("sp.csv", "a,b,species\n0.1,0.2,Iris setosa\n1.1,1.2,\"say \"\"hi\"\"\"\n0.2,0.1,Iris setosa\n"
+                         "1.3,1.0,\"say \"\"hi\"\"\"\n0.5,0.5,tab\there\n0.6,0.4,plain\n");
+    cr_assert_eq(hog("train sp.csv --label species --loss softmax -o sp.hog -q"), 0, "%s", out);
+    cr_assert_eq(hog("export sp.hog --all"), 0, "%s", out);
+    cr_assert(strncmp(out, "bias \"Iris setosa\" ", 19) == 0, "%.80s", out);
+    cr_assert(strstr(out, "\nbias plain "), "%s", out);
+    cr_assert(strstr(out, "\nbias \"say \"\"hi\"\"\" "), "%s", out);
+    cr_assert(strstr(out, "\nbias \"tab\there\" "), "%s", out);
+    cr_assert(strstr(out, "\n1 \"Iris setosa\" "), "%s", out);
+    /* every line: FEATURE, the class (one field, quoted or not), WEIGHT */
+    for (char *line = out; *line; line = strchr(line, '\n') + 1) {
+        char *end = strchr(line, '\n');
+        cr_assert_not_null(end);
+        char *cls = strchr(line, ' ') + 1, *after = cls;
+        if (*cls == '"')
+            for (after = cls + 1; !(*after == '"' && after[1] != '"'); after += *after == '"' ? 2 : 1)
+                cr_assert_lt(after, end, "%.*s", (int)(end - line), line);
+        after = strchr(after, ' ');
+        cr_assert(after && after < end && !memchr(after + 1, ' ', (size_t)(end - after - 1)) &&
+                  !memchr(after + 1, '\t', (size_t)(end - after - 1)), "%.*s", (int)(end - line), line);
+    }
+    cr_assert_eq(hog("export sp.hog --format json"), 0, "%s", out);
+    cr_assert(strstr(out, "\"classes\": [\"Iris setosa\", \"plain\", \"say \\\"hi\\\"\", \"tab\\u0009here\"]"), "%s", out);
+    cr_assert_eq(hog("info sp.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "classes            4: \"Iris setosa\" plain \"say \"\"hi\"\"\" \"tab\there\"\n"), "%s", out);
+    cr_assert_eq(hog("predict sp.hog sp.csv --label species --probabilities -q"), 0, "%s", out);
+    cr_assert(strncmp(out, "\"Iris setosa\" plain \"say \"\"hi\"\"\" \"tab\there\"\n", 44) == 0, "%.80s", out);
+    /* predictions are a name a line: as they are */
+    cr_assert_eq(hog("predict sp.hog sp.csv --label species -q"), 0, "%s", out);
+    cr_assert(strncmp(out, "Iris setosa\nsay \"hi\"\n", 21) == 0, "%.80s", out);
+}
+
+Test(cli, string_labels_are_refused_where_they_cannot_go)
+{
+    write_named("b.csv", 50, 2, 7);
+    cr_assert_eq(hog("train b.csv --label species --loss squared -o r.hog -q"), 1, "%s", out);
+    cr_assert(strstr(out, "the labels are class names ('virginica', ...), not numbers: --loss squared is a "
+                          "regression"), "%s", out);
+    cr_assert(!exists("r.hog"));
+    cr_assert_eq(hog("convert b.csv --label species -o b.hgd -q"), 0, "%s", out);
+    cr_assert_eq(hog("train b.hgd --loss squared -o r.hog -q"), 1, "%s", out);
+    cr_assert(strstr(out, "the labels are class names ('virginica', ...), not numbers: --loss squared is a "
+                          "regression"), "%s", out);
+    cr_assert(!exists("r.hog"));
+    /* a numeric label column is read as before: a name after numbers is an error at its place */
+    write_file("n.csv", "a,y\n1,0\n2,1\n3,setosa\n");
+    cr_assert_eq(hog("train n.csv --label y -o n.hog -q"), 1, "%s", out);
+    cr_assert(strstr(out, "n.csv:4:3: expected a number, found 'setosa'"), "%s", out);
+    /* no header: the label column of names does not make the first line one */
+    write_file("h.csv", "1.0,setosa\n2.0,virginica\n1.1,setosa\n2.2,virginica\n");
+    cr_assert_eq(hog("train h.csv --label 1 -o h.hog -q"), 0, "%s", out);
+    cr_assert_eq(hog("info h.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "training rows      4\n"), "%s", out);
+}

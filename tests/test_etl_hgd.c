@@ -324,12 +324,12 @@ Test(etl_hgd, wrong_version)
 {
     make_good();
     uint8_t *c = copy_good();
-    wr32(c + 8, 4);
+    wr32(c + 8, 5);
     reseal(c);
-    expect_open(c, good_len, HOG_EVERSION, ": version 4, this build reads versions 1 to 3");
+    expect_open(c, good_len, HOG_EVERSION, ": version 5, this build reads versions 1 to 4");
     wr32(c + 8, 0);
     reseal(c);
-    expect_open(c, good_len, HOG_EVERSION, ": version 0, this build reads versions 1 to 3");
+    expect_open(c, good_len, HOG_EVERSION, ": version 0, this build reads versions 1 to 4");
     free(c);
 }
 
@@ -828,4 +828,185 @@ Test(etl_hgd, a_summary_out_of_step_with_its_file_is_refused)
     hgd_reseal_summary(f);
     expect_open(f, n, HOG_ECORRUPT, ": block 0: row 0: label 1 is not one of the 1 in the file's summary");
     free(f);
+}
+
+/* ===================================================================== *
+ *  Class names (version 4)
+ * ===================================================================== */
+
+/* Rows whose labels are strings: cat, dog, cat, emus, numbered in that
+ * order (the section 4 + 4 + 4 + 5 bytes, padded to 24 before the table). */
+static const char named_csv[] = "a,b,y\n1,2,cat\n3,4,dog\n5,6,cat\n7,8,emus\n";
+
+static hog_read_params named_params(void)
+{
+    hog_read_params p = hog_read_params_default();
+    p.label_name = "y";
+    return p;
+}
+
+/* The .hgd of named_csv, its bytes into *len. */
+static uint8_t *named_file(size_t *len)
+{
+    char txt[256], hgd[256], err[512] = "";
+    write_bytes(path_of(txt, "named.csv"), named_csv, strlen(named_csv));
+    hog_read_params p = named_params();
+    cr_assert_eq(hog_dataset_convert(txt, &p, path_of(hgd, "named.hgd"), NULL, err, sizeof(err)), 0, "%s", err);
+    return read_bytes(hgd, len);
+}
+
+/* The names' sum (etl.h): of their count, then of the names seeded with it. */
+static void reseal_names(uint8_t *f)
+{
+    const uint8_t *s = f + rd64(f + 248);
+    wr64(f + 264, hog_hash64(s + 4, rd64(f + 256) - 4, hog_hash64(s, 4, 0)));
+    hgd_reseal_header(f);
+}
+
+/* convert keeps the names, each label their number; the data set opened
+ * from the file has them, and saving it (or the text's data set) writes
+ * the same bytes. */
+Test(etl_hgd, class_names_round_trip)
+{
+    size_t n;
+    uint8_t *f = named_file(&n);
+    cr_assert_eq(rd32(f + 8), 4, "a file with names is version 4");
+    cr_assert_eq(rd32(f + 48), HOG_HGD_SUMMARY | HOG_HGD_NAMES);
+    const uint64_t at = rd64(f + 248);
+    cr_assert_eq(at, rd64(f + 224) + rd64(f + 232), "right after the summary");
+    cr_assert_eq(rd64(f + 256), 4 + 13);
+    cr_assert_eq(rd32(f + at), 3);
+    cr_assert_eq(memcmp(f + at + 4, "cat\0dog\0emus\0", 13), 0);
+    cr_assert_eq(rd64(f + 56), at + 24, "the table after the names, 8-aligned");
+    char hgd[256], again[256], text[256], txt[256];
+    path_of(hgd, "named.hgd");
+    hog_dataset *ds = open_ok(hgd, NULL);
+    cr_assert_eq(ds->names.n, 3);
+    cr_assert_str_eq(hog_idmap_name(&ds->names, 0), "cat");
+    cr_assert_str_eq(hog_idmap_name(&ds->names, 1), "dog");
+    cr_assert_str_eq(hog_idmap_name(&ds->names, 2), "emus");
+    cr_assert_eq(hog_idmap_find(&ds->names, "emus", 4), 2);
+    const float want[4] = {0, 1, 0, 2};
+    for (uint64_t i = 0; i < 4; i++)
+        cr_assert_eq(hog_dataset_row(ds, i).label, want[i], "row %llu", (unsigned long long)i);
+    cr_assert_eq(hog_dataset_save(ds, path_of(again, "again.hgd")), 0);
+    assert_same_bytes(hgd, again);
+    hog_dataset_close(ds);
+    hog_read_params p = named_params();
+    ds = open_ok(path_of(txt, "named.csv"), &p);
+    cr_assert_eq(ds->names.n, 3);
+    cr_assert_eq(hog_dataset_save(ds, path_of(text, "text.hgd")), 0);
+    assert_same_bytes(hgd, text);
+    hog_dataset_close(ds);
+    free(f);
+
+    /* numeric labels are written as version 3, byte for byte as before */
+    make_good();
+    cr_assert_eq(rd32(good + 8), 3);
+    cr_assert_eq(rd32(good + 48) & HOG_HGD_NAMES, 0);
+}
+
+/* Each claim of the names section is checked at open, the message naming
+ * the file and the byte where the fault lies. */
+Test(etl_hgd, crafted_class_names_are_refused_with_their_byte)
+{
+    size_t n;
+    uint8_t *good_named = named_file(&n);
+    uint8_t *c = malloc(n);
+    cr_assert_not_null(c);
+    memcpy(c, good_named, n);
+    const uint64_t at = rd64(c + 248), sum_at = rd64(c + 224);
+    char want[160];
+
+    c[at + 5] ^= 1; /* a name's byte, the sum not redone */
+    snprintf(want, sizeof(want), ": byte %llu: class names checksum mismatch", (unsigned long long)at);
+    expect_open(c, n, HOG_ECHECKSUM, want);
+    memcpy(c, good_named, n);
+
+    wr32(c + at, 0);
+    reseal_names(c);
+    snprintf(want, sizeof(want), ": byte %llu: 0 class names, expected 1 to 65536", (unsigned long long)at);
+    expect_open(c, n, HOG_ECORRUPT, want);
+    wr32(c + at, 2); /* fewer names than the summary's labels */
+    reseal_names(c);
+    snprintf(want, sizeof(want), ": byte %llu: 2 class names, but the summary lists 3 label values",
+             (unsigned long long)at);
+    expect_open(c, n, HOG_ECORRUPT, want);
+    wr32(c + at, 70000);
+    reseal_names(c);
+    expect_open(c, n, HOG_ECORRUPT, "70000 class names, expected 1 to 65536");
+    memcpy(c, good_named, n);
+
+    c[at + 4 + 4] = '\0'; /* "dog" made empty: two NULs */
+    reseal_names(c);
+    snprintf(want, sizeof(want), ": byte %llu: class name 1 is 0 bytes, not 1 to 1024", (unsigned long long)(at + 8));
+    expect_open(c, n, HOG_ECORRUPT, want);
+    memcpy(c, good_named, n);
+
+    memcpy(c + at + 8, "cat", 3); /* "dog" made "cat" */
+    reseal_names(c);
+    snprintf(want, sizeof(want), ": byte %llu: class name 1 ('cat') repeats class 0's", (unsigned long long)(at + 8));
+    expect_open(c, n, HOG_ECORRUPT, want);
+    memcpy(c, good_named, n);
+
+    c[at + 4 + 12] = 's'; /* the last NUL gone: "emuss" runs to the end */
+    reseal_names(c);
+    snprintf(want, sizeof(want), ": byte %llu: class name 2 runs past the names' end at byte %llu",
+             (unsigned long long)(at + 12), (unsigned long long)(at + 17));
+    expect_open(c, n, HOG_ECORRUPT, want);
+    memcpy(c, good_named, n);
+
+    wr64(c + 256, 18); /* one byte of padding counted in */
+    reseal_names(c);
+    snprintf(want, sizeof(want), ": byte %llu: 1 bytes after the last of 3 class names", (unsigned long long)(at + 17));
+    expect_open(c, n, HOG_ECORRUPT, want);
+    wr64(c + 256, 4 + 5); /* fewer than 2 bytes a name */
+    reseal_names(c);
+    expect_open(c, n, HOG_ECORRUPT, ": header byte 256: names_bytes is 9, not between 10 and 3079 for 3 class names");
+    wr64(c + 256, UINT64_MAX - 2); /* a size that would wrap an offset (no sum taken of it) */
+    hgd_reseal_header(c);
+    expect_open(c, n, HOG_ECORRUPT, ": header byte 248: class names at byte");
+    memcpy(c, good_named, n);
+
+    wr64(c + 248, at + 4); /* misaligned */
+    reseal_names(c);
+    expect_open(c, n, HOG_ECORRUPT, "misaligned or outside");
+    wr64(c + 248, sum_at); /* over the summary */
+    hgd_reseal_header(c);
+    expect_open(c, n, HOG_ECORRUPT, "(after the summary, before the table)");
+    wr64(c + 248, rd64(c + 56) + 8); /* past the table */
+    hgd_reseal_header(c);
+    expect_open(c, n, HOG_ECORRUPT, "(after the summary, before the table)");
+    memcpy(c, good_named, n);
+
+    double two = 5.0; /* the summary's third label is not 2: no name numbers it */
+    memcpy(c + sum_at + 8 + 16, &two, 8);
+    hgd_reseal_summary(c);
+    snprintf(want, sizeof(want), ": byte %llu: summary label 2 is 5: labels that are class names are numbered 0 to 2",
+             (unsigned long long)(sum_at + 8 + 16));
+    expect_open(c, n, HOG_ECORRUPT, want);
+    memcpy(c, good_named, n);
+
+    wr32(c + 48, HOG_HGD_NAMES); /* names without the summary */
+    memset(c + 224, 0, 24);
+    hgd_reseal_header(c);
+    expect_open(c, n, HOG_ECORRUPT, ": header byte 48: flags 0x10 announce class names (bit 4) without the summary");
+    memcpy(c, good_named, n);
+
+    wr32(c + 8, 3); /* bit 4 is version 4's */
+    hgd_reseal_header(c);
+    expect_open(c, n, HOG_ECORRUPT, ": unknown flags 0x18");
+    memcpy(c, good_named, n);
+
+    wr32(c + 48, HOG_HGD_SUMMARY); /* its place is zero without it */
+    hgd_reseal_header(c);
+    expect_open(c, n, HOG_ECORRUPT, ": header byte 248 is not zero");
+    memcpy(c, good_named, n);
+    c[272] = 1; /* and zero after it */
+    hgd_reseal_header(c);
+    expect_open(c, n, HOG_ECORRUPT, ": header byte 272 is not zero");
+
+    expect_open(good_named, n, 0, "");
+    free(c);
+    free(good_named);
 }

@@ -85,3 +85,110 @@ Test(model_file, each_size_field_past_its_limit_is_named)
     free(f);
     free(good);
 }
+
+/* The bytes of a saved softmax model of 2 features whose 3 classes have
+ * names: version 2, the names after the labels. */
+static uint8_t *saved_named(size_t *len)
+{
+    hog_model *m = hog_model_new(HOG_LOSS_SOFTMAX, 2, 3, 3);
+    cr_assert_not_null(m);
+    static const char *const names[3] = {"setosa", "versicolor", "virginica"};
+    m->class_names = calloc(3, sizeof(char *));
+    for (uint32_t k = 0; k < 3; k++) {
+        m->class_labels[k] = k;
+        m->class_names[k] = hog_strdup(names[k]);
+    }
+    for (uint32_t i = 0; i < 6; i++)
+        hog_w_store(&m->w[i], (float)i - 2.5f);
+    char path[256];
+    cr_assert_eq(hog_model_save(m, path_of(path, "named.hog")), 0);
+    hog_model_free(m);
+    return read_bytes(path, len);
+}
+
+/* The offset of the names' size in a saved_named file. */
+static size_t names_at(const uint8_t *f)
+{
+    return 32 + hog_get_u32(f + 12) + 8 * 3;
+}
+
+Test(model_file, class_names_round_trip_as_version_2)
+{
+    size_t len;
+    uint8_t *f = saved_named(&len);
+    cr_assert_eq(hog_get_u32(f + 8), 2);
+    size_t at = names_at(f);
+    cr_assert_eq(hog_get_u32(f + at), sizeof("setosa") + sizeof("versicolor") + sizeof("virginica"));
+    cr_assert_eq(memcmp(f + at + 4, "setosa\0versicolor\0virginica\0", 28), 0);
+    char path[256], err[256] = "";
+    hog_model *m = NULL;
+    cr_assert_eq(hog_model_load(path_of(path, "named.hog"), &m, err, sizeof(err)), 0, "%s", err);
+    cr_assert_str_eq(hog_model_class_name(m, 0), "setosa");
+    cr_assert_str_eq(hog_model_class_name(m, 2), "virginica");
+    cr_assert_null(hog_model_class_name(m, 3));
+    cr_assert_float_eq(hog_w_load(&m->w[5]), 2.5f, 0);
+    hog_model_free(m);
+    free(f);
+    /* a model without names is still version 1, as older builds read */
+    f = saved(&len);
+    cr_assert_eq(hog_get_u32(f + 8), 1);
+    cr_assert_null(hog_model_class_name(NULL, 0));
+    free(f);
+}
+
+Test(model_file, crafted_class_names_are_refused_with_their_byte)
+{
+    size_t len;
+    uint8_t *good = saved_named(&len);
+    uint8_t *f = malloc(len + 8);
+    const size_t at = names_at(good);
+    char want[256];
+
+    /* a size past its bound, before it is added to anything */
+    memcpy(f, good, len);
+    hog_put_u32(f + at, UINT32_MAX);
+    hog_put_u32(f + len - 4, hog_crc32(0, f, len - 4));
+    snprintf(want, sizeof(want), "byte %zu: names_bytes is 4294967295, not between 6 and 3075 for 3 classes "
+             "(at least 2)", at);
+    expect_refused(f, len, HOG_ECORRUPT, want);
+
+    /* names out of order */
+    memcpy(f, good, len);
+    memcpy(f + at + 4, "versicolor\0setosa\0", 18);
+    hog_put_u32(f + len - 4, hog_crc32(0, f, len - 4));
+    snprintf(want, sizeof(want), "byte %zu: class name 1 is not after class 0's: names are distinct and ascending",
+             at + 4 + 11);
+    expect_refused(f, len, HOG_ECORRUPT, want);
+
+    /* an empty name */
+    memcpy(f, good, len);
+    f[at + 4 + 7] = '\0';
+    hog_put_u32(f + len - 4, hog_crc32(0, f, len - 4));
+    snprintf(want, sizeof(want), "byte %zu: class name 1 is 0 bytes, not 1 to 1024", at + 4 + 7);
+    expect_refused(f, len, HOG_ECORRUPT, want);
+
+    /* the last name without its NUL */
+    memcpy(f, good, len);
+    f[at + 4 + 27] = 'x';
+    hog_put_u32(f + len - 4, hog_crc32(0, f, len - 4));
+    snprintf(want, sizeof(want), "byte %zu: class name 2 runs past the names' 28 bytes", at + 4 + 18);
+    expect_refused(f, len, HOG_ECORRUPT, want);
+
+    /* labels other than 0, 1, 2 */
+    memcpy(f, good, len);
+    double y = 7;
+    memcpy(f + at - 8, &y, 8);
+    hog_put_u32(f + len - 4, hog_crc32(0, f, len - 4));
+    snprintf(want, sizeof(want), "byte %zu: class label 2 is 7: a model with class names labels its classes 0 to 2",
+             at - 8);
+    expect_refused(f, len, HOG_ECORRUPT, want);
+
+    /* the file cut before the names' size */
+    memcpy(f, good, at + 2);
+    hog_put_u32(f + 28, 3);
+    snprintf(want, sizeof(want), "truncated: the class names' size at byte %zu is past the file's %zu bytes", at,
+             at + 2);
+    expect_refused(f, at + 2, HOG_ETRUNCATED, want);
+    free(f);
+    free(good);
+}

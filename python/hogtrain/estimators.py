@@ -235,7 +235,9 @@ class _Hogwild(BaseEstimator):
 
     def save(self, path):
         """Writes the fitted model as a hogtrain model file (what `hogtrain
-        train -o` writes; `hogtrain predict` and hogtrain.load read it)."""
+        train -o` writes; `hogtrain predict` and hogtrain.load read it).
+        Classes that are strings are written as their numbers 0..K-1 in
+        classes_' order: the file does not keep the names."""
         check_is_fitted(self)
         check(lib.hog_model_save(self._model(), os.fsencode(path)))
 
@@ -250,6 +252,17 @@ def _class_values(classes):
         if np.all(np.abs(values) < 2**24):
             return values
     return np.arange(len(classes), dtype=np.float64)
+
+
+def _model_classes(model, values):
+    """classes_ of a trained or loaded model whose label values are
+    values: its class names when its training labels were strings (a CSV
+    column of them; the values are then 0..K-1, the names sorted as
+    np.unique sorts str), else the values, as integers when they are."""
+    names = [lib.hog_model_class_name(model, k) for k in range(len(values))]
+    if names and all(n != ffi.NULL for n in names):
+        return np.array([ffi.string(n).decode("utf-8", "surrogateescape") for n in names])
+    return values.astype(np.int64) if np.all(np.floor(values) == values) else values
 
 
 # Why check_sample_weights_invariance(kind=zeros) fails, for both estimators.
@@ -340,7 +353,7 @@ class HogwildClassifier(ClassifierMixin, _Hogwild):
         w = ffi.new("hog_weights *")
         lib.hog_model_weights(model, w)
         values = np.frombuffer(ffi.buffer(w.class_labels, 8 * int(w.classes)), dtype=np.float64).copy()
-        self.classes_ = values.astype(np.int64) if np.all(np.floor(values) == values) else values
+        self.classes_ = _model_classes(model, values)
         self.n_features_in_ = int(w.features)
         self._index_base = int(info.data_index_base)
         self._take(model, values)
@@ -434,6 +447,11 @@ class HogwildClassifier(ClassifierMixin, _Hogwild):
         if not is_path(X):
             return super().score(X, y, sample_weight)
         check_is_fitted(self)
+        if self.classes_.dtype.kind in "OUS":
+            # the file's labels are its names' numbers in the file's own
+            # order, which the library does not hand back
+            raise ValueError("score(path): the classes are names (%r, ...); score the file's rows as arrays, "
+                             "score(X, y), or run `hogtrain predict MODEL FILE --report`" % (self.classes_[0],))
         with open_path(X, self._index_base) as d:
             labels = d.labels()
             m = self._margins(d)
@@ -569,7 +587,7 @@ def load(path):
         w = ffi.new("hog_weights *")
         lib.hog_model_weights(model, w)
         values = np.frombuffer(ffi.buffer(w.class_labels, 8 * int(w.classes)), dtype=np.float64).copy()
-        est.classes_ = values.astype(np.int64) if np.all(np.floor(values) == values) else values
+        est.classes_ = _model_classes(model, values)
     est.n_features_in_ = int(info.features)
     est._index_base = int(info.data_index_base)
     est._take(model, values)

@@ -86,7 +86,8 @@ int cli_bytes(const char *opt, const char *s, unsigned long long *out);
     "                          a data set built from text (info) goes to a scratch file past half\n"
 #define CLI_READ_USAGE                                                                          \
     "  --format csv|libsvm|vw|hgd  input format (default: detected from the content)\n"        \
-    "  --label COL             CSV label column, 0-based index or header name (default 0)\n"  \
+    "  --label COL             CSV label column, 0-based index or header name (default 0);\n"  \
+    "                          strings in it are class names, kept in the model, sorted\n"  \
     "  --header                CSV: the first line is a header (default: detected)\n"         \
     "  --delimiter C           CSV field separator (default: detected; 'tab' for a tab)\n"    \
     "  --ignore COLS           CSV columns to drop, comma-separated names or indices\n"       \
@@ -145,6 +146,12 @@ void cli_flags_rewrite(const char *msg, char *out, size_t len);
 void cli_json_number(FILE *f, double v);
 void cli_json_metrics(FILE *f, const hog_metrics *m);
 void cli_json_string(FILE *f, const char *s);
+/* Writes a class name as a field of a line of blank-separated fields
+ * (export's text, predict's probabilities header, info): as it is, or,
+ * when it holds a blank, a control byte or a quote (or starts a field
+ * that would read as quoted), in double quotes with its quotes doubled,
+ * as CSV quotes a field, so that every line keeps its fields. */
+void cli_text_name(FILE *f, const char *s);
 
 /* Output files written whole or not at all, through the library's
  * hog_output (a temporary file beside path, synced and renamed when

@@ -11,7 +11,8 @@ static const char export_usage[] =
     "  writes the weights of a linear model: text, a line per weight, \"FEATURE CLASS WEIGHT\"\n"
     "  (FEATURE the index as the training data wrote it, or \"bias\"; CLASS the label the\n"
     "  weight scores: the positive class of a binary model, each class of softmax, \"-\" for\n"
-    "  regression), or one JSON object with the model's kind and the same triples\n"
+    "  regression; a class name with a blank or a quote in double quotes, its quotes doubled,\n"
+    "  as in CSV), or one JSON object with the model's kind and the same triples\n"
     "  -o, --output FILE       to FILE (atomically) instead of standard output\n"
     "  --format text|json      text (default) or JSON\n"
     "  --all                   every weight, zeros too (default: those that are not zero)\n"
@@ -19,12 +20,17 @@ static const char export_usage[] =
 
 /* The class an output scores, as text: softmax, output k's; binary, the
  * positive class; regression, none. */
-static void class_of_output(char *buf, size_t len, const hog_weights *w, uint32_t k)
+static const char *class_of_output(char *buf, size_t len, const hog_model *m, const hog_weights *w, uint32_t k)
 {
+    const uint32_t c = w->outputs > 1 ? k : w->classes - 1;
+    const char *name = w->class_labels ? hog_model_class_name(m, c) : NULL;
+    if (name)
+        return name;
     if (!w->class_labels)
         snprintf(buf, len, "-");
     else
-        snprintf(buf, len, "%.17g", w->class_labels[w->outputs > 1 ? k : w->classes - 1]);
+        snprintf(buf, len, "%.17g", w->class_labels[c]);
+    return buf;
 }
 
 int cli_export(int argc, char **argv)
@@ -96,12 +102,16 @@ int cli_export(int argc, char **argv)
                 hog_loss_name(mi.loss), (unsigned long long)w.features, (unsigned long long)base);
         for (uint32_t k = 0; k < w.classes; k++) {
             fprintf(o.f, "%s", k ? ", " : "");
-            cli_json_number(o.f, w.class_labels[k]);
+            if (hog_model_class_name(m, k))
+                cli_json_string(o.f, hog_model_class_name(m, k));
+            else
+                cli_json_number(o.f, w.class_labels[k]);
         }
         fprintf(o.f, "],\n  \"bias\": {");
         for (uint32_t k = 0; k < w.outputs; k++) {
-            class_of_output(cls, sizeof(cls), &w, k);
-            fprintf(o.f, "%s\"%s\": ", k ? ", " : "", cls);
+            fprintf(o.f, "%s", k ? ", " : "");
+            cli_json_string(o.f, class_of_output(cls, sizeof(cls), m, &w, k));
+            fprintf(o.f, ": ");
             cli_json_number(o.f, (double)w.bias[k]);
         }
         fprintf(o.f, "},\n  \"weights\": [");
@@ -109,20 +119,25 @@ int cli_export(int argc, char **argv)
     uint64_t n = 0;
     if (!json)
         for (uint32_t k = 0; k < w.outputs; k++) {
-            class_of_output(cls, sizeof(cls), &w, k);
-            fprintf(o.f, "bias %s %.9g\n", cls, (double)w.bias[k]);
+            fputs("bias ", o.f);
+            cli_text_name(o.f, class_of_output(cls, sizeof(cls), m, &w, k));
+            fprintf(o.f, " %.9g\n", (double)w.bias[k]);
         }
     for (uint64_t j = 0; j < w.features; j++)
         for (uint32_t k = 0; k < w.outputs; k++) {
             float v = w.w[j * w.outputs + k];
             if (v == 0.0f && !all)
                 continue;
-            class_of_output(cls, sizeof(cls), &w, k);
-            if (json)
-                fprintf(o.f, "%s\n    [%llu, \"%s\", %.9g]", n ? "," : "", (unsigned long long)(j + base), cls,
-                        (double)v);
-            else
-                fprintf(o.f, "%llu %s %.9g\n", (unsigned long long)(j + base), cls, (double)v);
+            const char *name = class_of_output(cls, sizeof(cls), m, &w, k);
+            if (json) {
+                fprintf(o.f, "%s\n    [%llu, ", n ? "," : "", (unsigned long long)(j + base));
+                cli_json_string(o.f, name);
+                fprintf(o.f, ", %.9g]", (double)v);
+            } else {
+                fprintf(o.f, "%llu ", (unsigned long long)(j + base));
+                cli_text_name(o.f, name);
+                fprintf(o.f, " %.9g\n", (double)v);
+            }
             n++;
         }
     if (json)

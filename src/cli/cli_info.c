@@ -52,7 +52,11 @@ static int info_model(const char *path)
     if (in.classes) {
         printf("%-18s %u:", "classes", in.classes);
         for (uint32_t k = 0; k < in.classes && k < 32; k++)
-            printf(" %g", hog_model_class_label(m, k));
+            if (hog_model_class_name(m, k)) {
+                putchar(' ');
+                cli_text_name(stdout, hog_model_class_name(m, k));
+            } else
+                printf(" %g", hog_model_class_label(m, k));
         printf("%s\n", in.classes > 32 ? " ..." : "");
     }
     printf("%-18s %016llx\n", "data fingerprint", (unsigned long long)in.data_fingerprint);

@@ -99,6 +99,24 @@ void cli_json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
+void cli_text_name(FILE *f, const char *s)
+{
+    int quote = *s == '\0';
+    for (const unsigned char *c = (const unsigned char *)s; *c && !quote; c++)
+        quote = *c <= ' ' || *c == '"' || *c == 0x7f;
+    if (!quote) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
 void cli_json_metrics(FILE *f, const hog_metrics *m)
 {
     fprintf(f, "{\"rows\": %llu, \"loss\": ", (unsigned long long)m->rows);

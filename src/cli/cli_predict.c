@@ -16,7 +16,7 @@ static const char predict_usage[] =
     "                          with --report and no -o, none are written (-o - writes them too)\n"
     "  --probabilities         logistic and softmax: the probability of every class, a\n"
     "                          column each in the order of the first line, which names the\n"
-    "                          classes by their labels\n"
+    "                          classes by their labels (or names)\n"
     "  --raw                   the model's scores before any link: the margin (binary), the\n"
     "                          value (regression), a column per class (softmax)\n"
     "  --output-format text|f32\n"
@@ -179,8 +179,14 @@ int cli_predict(int argc, char **argv)
         pp.write_ctx = &sink;
         /* the probabilities' columns are named by their classes' labels */
         if (pp.what == HOG_PREDICT_PROBABILITIES && pp.format == HOG_PREDICT_TEXT)
-            for (uint32_t k = 0; k < mi.classes; k++)
-                fprintf(sink.o.f, "%.17g%c", hog_model_class_label(m, k), k + 1 < mi.classes ? ' ' : '\n');
+            for (uint32_t k = 0; k < mi.classes; k++) {
+                const char *name = hog_model_class_name(m, k);
+                if (name) {
+                    cli_text_name(sink.o.f, name);
+                    fputc(k + 1 < mi.classes ? ' ' : '\n', sink.o.f);
+                } else
+                    fprintf(sink.o.f, "%.17g%c", hog_model_class_label(m, k), k + 1 < mi.classes ? ' ' : '\n');
+            }
     }
     pp.metrics = report || !cli_quiet;
     hog_predict_stats st;

@@ -9,11 +9,12 @@
 #include "../util/util.h"
 
 /*
- * Binary dataset, version 3 (.hgd). All integers and floats little-endian.
+ * Binary dataset, version 4 (.hgd). All integers and floats little-endian.
  *
  *   offset  bytes  field
  *   0       8      magic "HOGDATA\0"
- *   8       4      version (3; versions 1 and 2 are read too, see below)
+ *   8       4      version (4 with class names, else 3; versions 1 and 2 are
+ *                  read too, see below)
  *   12      4      header_bytes (4096)
  *   16      8      rows
  *   24      8      features       (largest index + 1)
@@ -24,6 +25,7 @@
  *                                  the libsvm text converted, and are stored minus one;
  *                                  bit 2: a cache, with the source record at 96;
  *                                  bit 3: the summary, placed at 224;
+ *                                  bit 4: class names, placed at 248 (version 4);
  *                                  a reader rejects unknown bits)
  *   52      4      block_align    (4096)
  *   56      8      table_offset   (multiple of 8, after the last block)
@@ -31,8 +33,9 @@
  *   72      8      fingerprint    (hog_etl_fingerprint over the block table)
  *   80      8      table_sum      (XXH3-64, seed 0, of the block table)
  *   88      8      header_sum     (XXH3-64, seed 0, of bytes 0..4095 with this field zero)
- *   96      4000   zero but for the source record (flags bit 2, 96..223) and the
- *                  summary's place (flags bit 3, 224..247):
+ *   96      4000   zero but for the source record (flags bit 2, 96..223), the
+ *                  summary's place (flags bit 3, 224..247) and the class
+ *                  names' place (flags bit 4, 248..271):
  *   96      8        source bytes   (the size of the file the cache was made from)
  *   104     8        source mtime   (its modification time, ns since the epoch, signed)
  *   112     8        source inode
@@ -45,6 +48,10 @@
  *   224     8        summary_offset (multiple of 8, after the last block, before the table)
  *   232     8        summary_bytes
  *   240     8        summary_sum    (XXH3-64, seed 0, of the summary's bytes)
+ *   248     8        names_offset   (multiple of 8, after the summary, before the table)
+ *   256     8        names_bytes
+ *   264     8        names_sum      (XXH3-64 of the names' count, seed 0, then of
+ *                                    the names themselves, seeded with that)
  *
  *   blocks, each at a multiple of block_align, padded with zeros to one:
  *     u32 ptr[rows + 1]   ptr[0] = 0, non-decreasing, ptr[rows] = nnz
@@ -67,6 +74,16 @@
  *   against them as it checks its block, so a crafted summary cannot give
  *   the trainer a class it does not know.
  *
+ *   class names at names_offset (flags bit 4, version 4): the labels were
+ *   strings (a CSV column of "setosa", "versicolor", ...), numbered in the
+ *   order they first appeared; label i is name i:
+ *     u32 names           1 to HOG_MAX_LABEL_NAMES
+ *     names, each 1 to HOG_LABEL_NAME_MAX bytes and a NUL, distinct, back
+ *     to back in label order
+ *   names_bytes is 4 + the names' bytes with their NULs exactly. A file
+ *   with names has a summary (flags bit 3) whose labels are exactly 0, 1,
+ *   ..., names - 1, so every row's label is a name's number.
+ *
  *   block table at table_offset, one 32-byte entry per block:
  *     u64 offset, u64 bytes (padded size), u32 rows, u32 nnz,
  *     u64 sum: XXH3-64 chained over the block's arrays in the order above,
@@ -78,19 +95,24 @@
  * packed bytes, so a writer can checksum and write the arrays where they
  * are, without packing them first.
  *
- * Version 2 has no summary: flags bit 3 and bytes 224..247 are zero, and a
- * trainer counts what it needs in a pass of its own. Version 1 differs
+ * Version 3 has no class names: flags bit 4 and bytes 248..271 are zero; a
+ * writer still writes it for numeric labels, byte for byte, so older
+ * builds read such files. Version 2 has no summary either: flags bit 3 and
+ * bytes 224..247 are zero, and a trainer counts what it needs in a pass of
+ * its own. Version 1 differs
  * from 2 only in its checksums, which are zlib's CRC-32: the
  * header has u32 table_crc at 80 and u32 header_crc at 84 (zero from 88);
  * a table entry has u32 crc (of the block's unpadded bytes) at 24 and u32
  * reserved (0) at 28; flags are 0. It is read, never written.
  */
 #define HOG_HGD_MAGIC "HOGDATA"
-#define HOG_HGD_VERSION 3u
+#define HOG_HGD_VERSION 4u
+#define HOG_HGD_VERSION_NUMBERS 3u /* what a writer writes for numeric labels */
 #define HOG_HGD_WEIGHTED 1u  /* flags bit 0 */
 #define HOG_HGD_ONE_BASED 2u /* flags bit 1: from libsvm text with 1-based indices */
 #define HOG_HGD_SOURCE 4u    /* flags bit 2: a cache, carrying the record of its source */
 #define HOG_HGD_SUMMARY 8u   /* flags bit 3: the summary of labels and degrees (version 3) */
+#define HOG_HGD_NAMES 16u    /* flags bit 4: class names (version 4) */
 #define HOG_HGD_SUMMARY_LABELS 65536u          /* the most label values a summary lists */
 #define HOG_HGD_MANY_LABELS 0xffffffffu        /* a summary's label count when there are more */
 #define HOG_HGD_SUMMARY_FEATURES (1u << 24)    /* the most features a summary keeps degrees of */
@@ -131,6 +153,22 @@ typedef struct hog_hgd_summary {
     const uint32_t *degree;  /* rows with a non-zero, per feature */
 } hog_hgd_summary;
 
+/* Names <-> dense ids. Names are NUL-terminated, back to back in `names`;
+ * name i starts at off[i] (off[n] is the end). `slots` is an open-addressing
+ * table of id + 1 (0: empty), cap a power of two, at most half full. The
+ * names and offsets may point into a mapped file (owned == 0). */
+typedef struct hog_idmap {
+    uint32_t n;
+    uint32_t *off;
+    char *names;
+    uint64_t names_len; /* bytes used in names */
+    size_t names_cap;   /* bytes allocated (owned only) */
+    size_t off_cap;     /* entries allocated in off (owned only) */
+    uint32_t *slots;
+    uint32_t cap;
+    int owned;
+} hog_idmap;
+
 /* One block of rows in CSR form: a view into a mapping or into heap memory. */
 typedef struct hog_block {
     uint32_t rows;
@@ -160,6 +198,8 @@ struct hog_dataset {
                                        checked (hog_dataset_check); NULL: every block is sound */
     _Atomic uint64_t checked_top;   /* the largest feature index + 1 of the blocks checked so far */
     hog_hgd_summary summary;        /* labels 0: none (text, arrays, an older .hgd) */
+    hog_idmap names;                /* class names (labels that were strings), label i is name i;
+                                       n 0: the labels are numbers */
 };
 
 /* Checks block b of ds before its rows are read, once: nothing for a data
@@ -273,6 +313,12 @@ int hog_builder_one_based(const hog_builder *b);
 /* Rows added so far. */
 uint64_t hog_builder_rows(const hog_builder *b);
 
+/* The class names numbered so far (rows whose labels were strings: label
+ * i is name i), in the order they first appeared; n 0 when the labels are
+ * numbers. Valid until the next add. A finished data set takes them
+ * (hog_dataset.names). */
+const hog_idmap *hog_builder_names(const hog_builder *b);
+
 /* The file a builder writes to (its final path), or NULL in memory. */
 const char *hog_builder_output(const hog_builder *b);
 
@@ -368,8 +414,8 @@ int hog_hgd_open_fd(int fd, const char *path, hog_dataset **out, char *err, size
  * the file. */
 int hog_hgd_source_read(const char *path, hog_hgd_source *src, int *has, char *err, size_t err_len);
 
-/* Writes a data set's blocks to a freshly opened atomic file, with src
- * (or NULL: none) as its source record. */
+/* Writes a data set's blocks and class names to a freshly opened atomic
+ * file, with src (or NULL: none) as its source record. */
 int hog_hgd_write(const hog_dataset *ds, const hog_hgd_source *src, hog_atomic_file *f);
 
 /* A file written a block at a time, as the builder fills them: blocks at
@@ -389,6 +435,11 @@ uint32_t hog_hgd_writer_blocks(const hog_hgd_writer *w);
 /* Makes the file a cache of the file src describes (copied; NULL: not a
  * cache): the header gets flags bit 2 and the record. */
 void hog_hgd_writer_set_source(hog_hgd_writer *w, const hog_hgd_source *src);
+/* The class names the labels number (label i is name i; NULL or none: the
+ * labels are numbers): the file gets flags bit 4, version 4 and the names
+ * section. The map is read at hog_hgd_writer_finish, and must live until
+ * then. */
+void hog_hgd_writer_set_names(hog_hgd_writer *w, const hog_idmap *names);
 /* Writes the table and the header (the flags from weighted and one_based);
  * info (if not NULL) is filled. The caller then commits or aborts the file.
  * Returns 0 or -errno. */
@@ -446,9 +497,17 @@ typedef struct hog_text_plan {
      * 0-based field numbers). */
     uint32_t *column_feature; /* a numeric field's feature index (position, or hashed name) */
     char **column_name;       /* the header's names, or "0", "1", ... without a header */
+    int label_names;          /* CSV: the label column holds class names (its first data field is not
+                                 a number): each row's name goes to hog_rows.names */
 } hog_text_plan;
 
-enum { HOG_COL_NUMBER = 0, HOG_COL_LABEL, HOG_COL_IGNORE, HOG_COL_CATEGORICAL };
+/* HOG_COL_LABEL_NAME: the label column of a plan with label_names. */
+enum { HOG_COL_NUMBER = 0, HOG_COL_LABEL, HOG_COL_IGNORE, HOG_COL_CATEGORICAL, HOG_COL_LABEL_NAME };
+
+/* Class names (labels that are strings, from CSV): at most this many
+ * distinct ones in a data set, each 1 to HOG_LABEL_NAME_MAX bytes, no NUL. */
+#define HOG_MAX_LABEL_NAMES 65536u
+#define HOG_LABEL_NAME_MAX 1024u
 
 /* Settles the plan from the parameters and the first bytes of the file
  * (head: at least the first line when there is one; the whole file if it is
@@ -495,6 +554,10 @@ typedef struct hog_rows {
     float *label;
     float *weight;      /* one per row when weighted, else unused (may be NULL) */
     int weighted;       /* the format has weights (VW): set by hog_parse_chunk */
+    /* a plan with label_names: each row's class name, NUL-terminated, back
+     * to back in row order (label is 0 until the builder numbers them) */
+    char *names;
+    size_t names_len, names_cap;
     uint64_t lines;     /* lines the chunk held (data, blank, comment, skipped) */
     uint64_t skipped;   /* malformed lines skipped (skip mode) */
     uint32_t kept;      /* errors kept below, at most HOG_TEXT_ERRORS_KEPT */
@@ -601,6 +664,10 @@ void hog_feed_release(hog_feed *f);
  * set will record it: known once a block has been handed out. */
 int hog_feed_index_base(hog_feed *f);
 
+/* Whether the text's labels are class names (hog_dataset.names), as of
+ * the blocks handed out: known once one has been. */
+int hog_feed_label_names(hog_feed *f);
+
 /* From now on the rest of the file goes only into the data set: no more
  * blocks are handed out (hog_feed_next returns 0 once the read is done). */
 void hog_feed_drain(hog_feed *f);
@@ -672,21 +739,6 @@ typedef struct hog_mf_triple {
 
 _Static_assert(sizeof(hog_mf_triple) == 12, "a triple is 12 bytes in memory and on disk");
 
-/* Names <-> dense ids. Names are NUL-terminated, back to back in `names`;
- * name i starts at off[i] (off[n] is the end). `slots` is an open-addressing
- * table of id + 1 (0: empty), cap a power of two, at most half full. The
- * names and offsets may point into a mapped file (owned == 0). */
-typedef struct hog_idmap {
-    uint32_t n;
-    uint32_t *off;
-    char *names;
-    uint64_t names_len; /* bytes used in names */
-    size_t names_cap;   /* bytes allocated (owned only) */
-    size_t off_cap;     /* entries allocated in off (owned only) */
-    uint32_t *slots;
-    uint32_t cap;
-    int owned;
-} hog_idmap;
 
 /* Adds name s[0..len) unless present; *id receives its dense id.
  * Returns 0, -ENOMEM, or HOG_ECORRUPT when the map is full (2^32 - 2 names

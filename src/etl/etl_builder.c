@@ -54,6 +54,11 @@ struct hog_builder {
     hog_block_fn on_block;
     void *on_block_ctx;
     double position; /* the fraction of the input read (hog_builder_set_position) */
+
+    /* class names (text whose labels are strings): numbered in the order
+     * they first appear, the label of each row its number */
+    hog_idmap names;
+    float *codes;    /* rows_per_block labels, the numbers of a run of rows */
 };
 
 int hog_block_buffers_ready(hog_block_buffers *b, uint32_t rpb, int weighted)
@@ -361,16 +366,61 @@ int hog_builder_add(hog_builder *b, float label, const uint32_t *index, const fl
     return builder_append(b, 1, ptr, index, value, &label, NULL);
 }
 
+/* The numbers of the n class names at *at (advanced past them) into
+ * b->codes, each name new numbered next. Returns 0, -ENOMEM or HOG_ELABEL
+ * (more than HOG_MAX_LABEL_NAMES names). */
+static int number_names(hog_builder *b, const char **at, uint32_t n)
+{
+    if (!b->codes && !(b->codes = hog_malloc((size_t)b->rows_per_block * sizeof(float))))
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        const size_t len = strlen(*at);
+        uint32_t id;
+        int64_t found = hog_idmap_find(&b->names, *at, len);
+        if (found < 0) {
+            if (b->names.n >= HOG_MAX_LABEL_NAMES)
+                return HOG_ELABEL;
+            int rc = hog_idmap_intern(&b->names, *at, len, &id);
+            if (rc < 0)
+                return rc;
+        } else {
+            id = (uint32_t)found;
+        }
+        b->codes[i] = (float)id;
+        *at += len + 1;
+    }
+    return 0;
+}
+
 int hog_builder_add_rows(hog_builder *b, const hog_rows *r)
 {
     int rc = settle_weighted(b, r->weighted);
+    const char *name = r->names_len ? r->names : NULL;
     for (uint64_t i = 0; i < r->rows && rc == 0;) {
         uint32_t n = (uint32_t)HOG_MIN(r->rows - i, (uint64_t)(b->rows_per_block - b->cur_rows));
-        rc = builder_append(b, n, r->ptr + i, r->index, r->value, r->label + i,
-                            r->weighted ? r->weight + i : NULL);
+        const float *label = r->label + i;
+        if (name) {
+            if ((rc = number_names(b, &name, n)) < 0)
+                break;
+            label = b->codes;
+        }
+        rc = builder_append(b, n, r->ptr + i, r->index, r->value, label, r->weighted ? r->weight + i : NULL);
         i += n;
     }
     return rc;
+}
+
+const hog_idmap *hog_builder_names(const hog_builder *b)
+{
+    return &b->names;
+}
+
+/* Hands the builder's class names to ds. */
+static void give_names(hog_builder *b, hog_dataset *ds)
+{
+    hog_idmap_free(&ds->names);
+    ds->names = b->names;
+    memset(&b->names, 0, sizeof(b->names));
 }
 
 void hog_builder_free(hog_builder *b)
@@ -390,6 +440,8 @@ void hog_builder_free(hog_builder *b)
     hog_atomic_abort(&b->scratch);
     hog_free(b->spill_dir);
     hog_free(b->spill_label);
+    hog_idmap_free(&b->names);
+    hog_free(b->codes);
     hog_free(b);
 }
 
@@ -398,6 +450,7 @@ void hog_builder_free(hog_builder *b)
  * hog_dataset_drop_heap. */
 static int finish_spilled(hog_builder *b, hog_format format, hog_dataset **out)
 {
+    hog_hgd_writer_set_names(b->writer, &b->names);
     int rc = hog_hgd_writer_finish(b->writer, b->features, b->rows_per_block, b->weighted, b->one_based, NULL);
     if (rc < 0)
         return rc;
@@ -414,6 +467,7 @@ static int finish_spilled(hog_builder *b, hog_format format, hog_dataset **out)
     ds->heap_count = b->nblocks;
     b->heap = NULL;
     b->nblocks = 0;
+    give_names(b, ds);
     return 0;
 }
 
@@ -449,6 +503,7 @@ int hog_builder_finish(hog_builder *b, hog_format format, hog_dataset **out)
     b->blocks = NULL;
     b->heap = NULL;
     b->nblocks = 0;
+    give_names(b, ds);
     hog_builder_free(b);
     *out = ds;
     return 0;
@@ -464,6 +519,7 @@ int hog_builder_finish_pass(hog_builder *b)
 int hog_builder_finish_file(hog_builder *b, hog_dataset_info *info)
 {
     int rc = b->rows == 0 ? HOG_EEMPTY : builder_flush(b);
+    hog_hgd_writer_set_names(b->writer, &b->names);
     if (rc == 0)
         rc = hog_hgd_writer_finish(b->writer, b->features, b->rows_per_block, b->weighted,
                                    b->one_based, info);

@@ -330,5 +330,6 @@ void hog_dataset_close(hog_dataset *ds)
     hog_free(ds->skip_report);
     hog_free(ds->path);
     hog_free((void *)ds->checked);
+    hog_idmap_free(&ds->names);
     hog_free(ds);
 }

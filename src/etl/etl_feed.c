@@ -48,6 +48,7 @@ struct hog_feed {
     int drain;      /* blocks go to the data set only */
     int cancel;     /* the consumer gave up: the callback stops the read */
     int index_base; /* the builder's, as of the last block pushed */
+    int label_names; /* the builder has numbered class names, as of the last block pushed */
 
     /* the reader's outcome, once done is set */
     int done, rc;
@@ -83,8 +84,10 @@ static int feed_block(void *ctx, const hog_block *blk, int kept, double position
     s->blk = *blk;
     s->position = position;
     int one_based = hog_builder_one_based(f->b); /* the builder is this thread's */
+    int named = hog_builder_names(f->b)->n > 0;
     pthread_mutex_lock(&f->mu);
     f->index_base = one_based;
+    f->label_names = named;
     f->pushed++;
     pthread_cond_broadcast(&f->changed);
     pthread_mutex_unlock(&f->mu);
@@ -225,6 +228,14 @@ int hog_feed_index_base(hog_feed *f)
     int base = f->index_base;
     pthread_mutex_unlock(&f->mu);
     return base;
+}
+
+int hog_feed_label_names(hog_feed *f)
+{
+    pthread_mutex_lock(&f->mu);
+    int named = f->label_names;
+    pthread_mutex_unlock(&f->mu);
+    return named;
 }
 
 void hog_feed_drain(hog_feed *f)

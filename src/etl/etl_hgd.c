@@ -207,7 +207,11 @@ enum {
     H_SUMMARY_OFFSET = 224,
     H_SUMMARY_BYTES = 232,
     H_SUMMARY_SUM = 240,
-    H_SUMMARY_END = 248, /* zero from here on */
+    H_SUMMARY_END = 248, /* where the class names' place begins */
+    H_NAMES_OFFSET = 248,
+    H_NAMES_BYTES = 256,
+    H_NAMES_SUM = 264,
+    H_NAMES_END = 272, /* zero from here on */
     H1_HEADER_CRC = 84, /* version 1 */
     H1_END = 88,
 };
@@ -215,6 +219,8 @@ enum {
 enum { T_OFFSET = 0, T_BYTES = 8, T_ROWS = 16, T_NNZ = 20, T_SUM = 24, T1_RESERVED = 28 };
 
 _Static_assert(H_SOURCE_END == H_SUMMARY_OFFSET, "the summary's place follows the source record");
+_Static_assert(H_SUMMARY_END == H_NAMES_OFFSET, "the class names' place follows the summary's");
+_Static_assert(HOG_MAX_LABEL_NAMES <= HOG_HGD_SUMMARY_LABELS, "a file with class names lists their numbers");
 
 /* The summary's size for its counts (labels read as 0 when MANY). */
 static uint64_t summary_size(uint32_t labels, uint32_t degrees)
@@ -272,6 +278,7 @@ struct hog_hgd_writer {
     uint64_t direct_from; /* turn O_DIRECT on at this offset (0: never; hog_builder_direct_from) */
     hog_hgd_source src;   /* the source record of a cache */
     int has_src;
+    const hog_idmap *names; /* the class names (hog_hgd_writer_set_names), or NULL */
     /* The summary, counted as the blocks go by: the label values and
      * their rows (dropped past HOG_HGD_SUMMARY_LABELS: many), each
      * feature's degree (dropped past HOG_HGD_SUMMARY_FEATURES). */
@@ -448,6 +455,11 @@ void hog_hgd_writer_set_source(hog_hgd_writer *w, const hog_hgd_source *src)
         w->src = *src;
 }
 
+void hog_hgd_writer_set_names(hog_hgd_writer *w, const hog_idmap *names)
+{
+    w->names = names && names->n ? names : NULL;
+}
+
 /* The record in the header's bytes (see etl.h), and back. */
 static void put_source(uint8_t *h, const hog_hgd_source *src)
 {
@@ -609,8 +621,16 @@ int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_pe
     hog_put_u32(head + 4, sum.degrees);
     const uint64_t summary_offset = w->offset, summary_bytes = summary_size(sum.labels, sum.degrees);
     const size_t listed = sum.labels == HOG_HGD_MANY_LABELS ? 0 : sum.labels;
+    /* The class names: their count, then the map's bytes as they lie (its
+     * names back to back, each with its NUL). */
+    uint8_t names_head[4];
+    const hog_idmap *names = w->names;
+    hog_put_u32(names_head, names ? names->n : 0);
+    const uint64_t names_offset = round_up(summary_offset + summary_bytes, 8);
+    const uint64_t names_bytes = names ? 4 + names->names_len : 0;
+    const uint32_t version = names ? HOG_HGD_VERSION : HOG_HGD_VERSION_NUMBERS;
     size_t table_bytes = (size_t)w->blocks * HOG_HGD_TABLE_ENTRY;
-    uint64_t table_offset = round_up(summary_offset + summary_bytes, 8);
+    uint64_t table_offset = round_up(names ? names_offset + names_bytes : summary_offset + summary_bytes, 8);
     uint64_t file_bytes = table_offset + table_bytes;
     /* The blocks are all written (nothing is in flight without a ring);
      * the summary, the table and the header end at any byte: buffered. */
@@ -629,6 +649,10 @@ int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_pe
     at += listed * sizeof(uint64_t);
     if (rc == 0 && sum.degrees)
         rc = hog_atomic_pwrite(w->f, sum.degree, (size_t)sum.degrees * sizeof(uint32_t), at);
+    if (rc == 0 && names)
+        rc = hog_atomic_pwrite(w->f, names_head, sizeof(names_head), names_offset);
+    if (rc == 0 && names)
+        rc = hog_atomic_pwrite(w->f, names->names, (size_t)names->names_len, names_offset + sizeof(names_head));
     if (rc == 0)
         rc = hog_atomic_pwrite(w->f, w->table, table_bytes, table_offset);
     if (rc < 0)
@@ -637,7 +661,7 @@ int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_pe
     uint8_t h[HOG_HGD_HEADER_BYTES];
     memset(h, 0, sizeof(h));
     memcpy(h + H_MAGIC, hgd_magic, sizeof(hgd_magic));
-    hog_put_u32(h + H_VERSION, HOG_HGD_VERSION);
+    hog_put_u32(h + H_VERSION, version);
     hog_put_u32(h + H_HEADER_BYTES, HOG_HGD_HEADER_BYTES);
     hog_put_u64(h + H_ROWS, w->rows);
     hog_put_u64(h + H_FEATURES, features);
@@ -645,7 +669,7 @@ int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_pe
     hog_put_u32(h + H_BLOCKS, w->blocks);
     hog_put_u32(h + H_ROWS_PER_BLOCK, rows_per_block);
     hog_put_u32(h + H_FLAGS, (weighted ? HOG_HGD_WEIGHTED : 0) | (one_based ? HOG_HGD_ONE_BASED : 0) |
-                                 (w->has_src ? HOG_HGD_SOURCE : 0) | HOG_HGD_SUMMARY);
+                                 (w->has_src ? HOG_HGD_SOURCE : 0) | HOG_HGD_SUMMARY | (names ? HOG_HGD_NAMES : 0));
     hog_put_u32(h + H_BLOCK_ALIGN, HOG_HGD_ALIGN);
     hog_put_u64(h + H_TABLE_OFFSET, table_offset);
     hog_put_u64(h + H_FILE_BYTES, file_bytes);
@@ -655,8 +679,13 @@ int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_pe
     hog_put_u64(h + H_SUMMARY_OFFSET, summary_offset);
     hog_put_u64(h + H_SUMMARY_BYTES, summary_bytes);
     hog_put_u64(h + H_SUMMARY_SUM, summary_sum(head, &sum));
-    hog_put_u64(h + H_TABLE_SUM, table_sum(w->table, table_bytes, HOG_HGD_VERSION));
-    hog_put_u64(h + H_HEADER_SUM, header_sum(h, HOG_HGD_VERSION));
+    if (names) {
+        hog_put_u64(h + H_NAMES_OFFSET, names_offset);
+        hog_put_u64(h + H_NAMES_BYTES, names_bytes);
+        hog_put_u64(h + H_NAMES_SUM, hog_hash64(names->names, names->names_len, hog_hash64(names_head, 4, 0)));
+    }
+    hog_put_u64(h + H_TABLE_SUM, table_sum(w->table, table_bytes, version));
+    hog_put_u64(h + H_HEADER_SUM, header_sum(h, version));
     rc = hog_atomic_pwrite(w->f, h, sizeof(h), 0);
     if (rc < 0)
         return rc;
@@ -691,6 +720,7 @@ int hog_hgd_write(const hog_dataset *ds, const hog_hgd_source *src, hog_atomic_f
     hog_hgd_writer w;
     writer_init(&w, f);
     hog_hgd_writer_set_source(&w, src);
+    hog_hgd_writer_set_names(&w, &ds->names);
     int rc = 0;
     for (uint32_t i = 0; i < ds->info.blocks && rc == 0; i++) {
         hog_block b = ds->blocks[i];
@@ -768,7 +798,9 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
     uint32_t flags = hog_get_u32(h + H_FLAGS);
     const uint32_t known = version == 1   ? 0u
                            : version == 2 ? HOG_HGD_WEIGHTED | HOG_HGD_ONE_BASED | HOG_HGD_SOURCE
-                                          : HOG_HGD_WEIGHTED | HOG_HGD_ONE_BASED | HOG_HGD_SOURCE | HOG_HGD_SUMMARY;
+                           : version == 3 ? HOG_HGD_WEIGHTED | HOG_HGD_ONE_BASED | HOG_HGD_SOURCE | HOG_HGD_SUMMARY
+                                          : HOG_HGD_WEIGHTED | HOG_HGD_ONE_BASED | HOG_HGD_SOURCE | HOG_HGD_SUMMARY |
+                                                HOG_HGD_NAMES;
     if (flags & ~known)
         return hog_fail(HOG_ECORRUPT, err, len, "%s: unknown flags 0x%x", path, flags);
     uint32_t align = hog_get_u32(h + H_BLOCK_ALIGN);
@@ -776,12 +808,13 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
         return hog_fail(HOG_ECORRUPT, err, len, "%s: block_align is %u, expected %u", path,
                         align, HOG_HGD_ALIGN);
     /* Zero but for the records its flags announce. */
-    const size_t zero[3][2] = {
+    const size_t zero[4][2] = {
         {version == 1 ? H1_END : flags & HOG_HGD_SOURCE ? H_SOURCE_END : H_END, H_SUMMARY_OFFSET},
         {flags & HOG_HGD_SUMMARY ? H_SUMMARY_END : H_SUMMARY_OFFSET, H_SUMMARY_END},
-        {H_SUMMARY_END, HOG_HGD_HEADER_BYTES},
+        {flags & HOG_HGD_NAMES ? H_NAMES_END : H_NAMES_OFFSET, H_NAMES_END},
+        {H_NAMES_END, HOG_HGD_HEADER_BYTES},
     };
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < 4; i++) {
         const size_t from = HOG_MIN(zero[i][0], zero[i][1]), n = zero[i][1] - from;
         const size_t nonzero = first_nonzero(h + from, n);
         if (nonzero < n)
@@ -945,6 +978,93 @@ static int check_summary(const char *path, const uint8_t *map, const uint8_t *h,
                       degrees - 1);
     if (rc < 0)
         memset(s, 0, sizeof(*s));
+    return rc;
+}
+
+/* The class names' sum: of their count, then of the names, seeded with it. */
+static uint64_t names_sum(const uint8_t *count, const void *names, uint64_t names_len)
+{
+    return hog_hash64(names, names_len, hog_hash64(count, 4, 0));
+}
+
+/* Checks a version-4 file's class names against the header, the layout
+ * and the summary (checked before), and copies them into *names (owned);
+ * a file without them leaves *names empty. Every size is bounded by the
+ * mapping before it is added to an offset, and every error names the
+ * byte where the fault lies. */
+static int check_names(const char *path, const uint8_t *map, const uint8_t *h, const hog_hgd_summary *sm,
+                       hog_idmap *names, char *err, size_t len)
+{
+    memset(names, 0, sizeof(*names));
+    const uint32_t flags = hog_get_u32(h + H_FLAGS);
+    if (!(flags & HOG_HGD_NAMES))
+        return 0;
+    if (!(flags & HOG_HGD_SUMMARY))
+        return hog_fail(HOG_ECORRUPT, err, len, "%s: header byte %u: flags 0x%x announce class names (bit 4) "
+                        "without the summary (bit 3) that lists their numbers", path, H_FLAGS, flags);
+    const uint64_t off = hog_get_u64(h + H_NAMES_OFFSET), bytes = hog_get_u64(h + H_NAMES_BYTES);
+    const uint64_t table = hog_get_u64(h + H_TABLE_OFFSET);
+    /* the summary was placed inside the file, before the table */
+    const uint64_t after = hog_get_u64(h + H_SUMMARY_OFFSET) + hog_get_u64(h + H_SUMMARY_BYTES);
+    if (off % 8 != 0 || off < after || off > table || bytes < 4 || bytes > table - off)
+        return hog_fail(HOG_ECORRUPT, err, len,
+                        "%s: header byte %u: class names at byte %llu, %llu bytes: misaligned or outside "
+                        "%llu..%llu (after the summary, before the table)", path, H_NAMES_OFFSET,
+                        (unsigned long long)off, (unsigned long long)bytes, (unsigned long long)after,
+                        (unsigned long long)table);
+    const uint8_t *p = map + off;
+    const uint32_t n = hog_get_u32(p);
+    if (n == 0 || n > HOG_MAX_LABEL_NAMES)
+        return hog_fail(HOG_ECORRUPT, err, len, "%s: byte %llu: %u class names, expected 1 to %u", path,
+                        (unsigned long long)off, n, HOG_MAX_LABEL_NAMES);
+    const uint64_t least = 4 + 2ull * n, most = 4 + (uint64_t)n * (HOG_LABEL_NAME_MAX + 1);
+    if (bytes < least || bytes > most)
+        return hog_fail(HOG_ECORRUPT, err, len,
+                        "%s: header byte %u: names_bytes is %llu, not between %llu and %llu for %u class names",
+                        path, H_NAMES_BYTES, (unsigned long long)bytes, (unsigned long long)least,
+                        (unsigned long long)most, n);
+    const uint64_t stored = hog_get_u64(h + H_NAMES_SUM), sum = names_sum(p, p + 4, bytes - 4);
+    if (stored != sum)
+        return hog_fail(HOG_ECHECKSUM, err, len, "%s: byte %llu: class names checksum mismatch (stored 0x%016llx, "
+                        "computed 0x%016llx)", path, (unsigned long long)off, (unsigned long long)stored,
+                        (unsigned long long)sum);
+    /* label i is name i: the summary lists exactly the numbers 0..n-1 */
+    if (sm->labels != n)
+        return hog_fail(HOG_ECORRUPT, err, len, "%s: byte %llu: %u class names, but the summary lists %s%u label "
+                        "values: labels that are names are numbered 0 to %u, each on some row", path,
+                        (unsigned long long)off, n, sm->labels == HOG_HGD_MANY_LABELS ? "more than " : "",
+                        sm->labels == HOG_HGD_MANY_LABELS ? HOG_HGD_SUMMARY_LABELS : sm->labels, n - 1);
+    const uint64_t labels_at = hog_get_u64(h + H_SUMMARY_OFFSET) + 8;
+    for (uint32_t i = 0; i < n; i++)
+        if (sm->label[i] != (double)i)
+            return hog_fail(HOG_ECORRUPT, err, len, "%s: byte %llu: summary label %u is %g: labels that are class "
+                            "names are numbered 0 to %u", path, (unsigned long long)(labels_at + 8ull * i), i,
+                            sm->label[i], n - 1);
+    const char *s = (const char *)p + 4, *end = (const char *)p + bytes;
+    int rc = 0;
+    for (uint32_t k = 0; k < n && rc == 0; k++) {
+        const unsigned long long at = (unsigned long long)((const uint8_t *)s - map);
+        const char *nul = s < end ? memchr(s, '\0', (size_t)(end - s)) : NULL;
+        uint32_t id;
+        if (!nul) {
+            rc = hog_fail(HOG_ECORRUPT, err, len, "%s: byte %llu: class name %u runs past the names' end at byte "
+                          "%llu (each ends with a NUL)", path, at, k, (unsigned long long)(off + bytes));
+        } else if (nul == s || (size_t)(nul - s) > HOG_LABEL_NAME_MAX) {
+            rc = hog_fail(HOG_ECORRUPT, err, len, "%s: byte %llu: class name %u is %zu bytes, not 1 to %u", path,
+                          at, k, (size_t)(nul - s), HOG_LABEL_NAME_MAX);
+        } else if (hog_idmap_find(names, s, (size_t)(nul - s)) >= 0) {
+            rc = hog_fail(HOG_ECORRUPT, err, len, "%s: byte %llu: class name %u ('%.64s') repeats class %lld's",
+                          path, at, k, s, (long long)hog_idmap_find(names, s, (size_t)(nul - s)));
+        } else if ((rc = hog_idmap_intern(names, s, (size_t)(nul - s), &id)) < 0) {
+            rc = hog_fail(rc, err, len, "%s: out of memory", path);
+        }
+        s = nul ? nul + 1 : end;
+    }
+    if (rc == 0 && s != end)
+        rc = hog_fail(HOG_ECORRUPT, err, len, "%s: byte %llu: %llu bytes after the last of %u class names", path,
+                      (unsigned long long)((const uint8_t *)s - map), (unsigned long long)(end - s), n);
+    if (rc < 0)
+        hog_idmap_free(names);
     return rc;
 }
 
@@ -1314,6 +1434,8 @@ int hog_hgd_open_lazy(int fd, const char *path, int lazy, hog_dataset **out, cha
         rc = check_table(path, map, h, views, &blocks_end, err, err_len);
     if (rc == 0)
         rc = check_summary(path, map, h, blocks_end, &ds->summary, err, err_len);
+    if (rc == 0)
+        rc = check_names(path, map, h, &ds->summary, &ds->names, err, err_len);
     uint64_t features = hog_get_u64(h + H_FEATURES);
     /* Validation reads every block once; each is unmapped from the process
      * when checked, so opening a file of any size leaves nothing resident
@@ -1346,6 +1468,7 @@ refused: /* what hog_dataset_close would free, before a data set is handed out *
     if (ds) {
         hog_hgd_forget(ds);
         hog_free(ds->path);
+        hog_idmap_free(&ds->names);
     }
     hog_free((void *)checked);
     hog_free(views);

@@ -110,6 +110,28 @@ static int fields_error(hog_parse_ctx *c, const char *at, uint32_t found)
     return hog_parse_fail(c, at, exp, fnd);
 }
 
+/* Appends a row's class name [s, e) to r->names, NUL-terminated, its
+ * doubled quotes made single when it was quoted with some. Returns 0 or
+ * -ENOMEM. */
+static int push_name(hog_rows *r, const char *s, const char *e, int escaped)
+{
+    const size_t n = (size_t)(e - s);
+    void *buf = r->names;
+    int rc = hog_array_grow(&buf, &r->names_cap, r->names_len + n + 1, 1, 4096);
+    r->names = buf;
+    if (rc < 0)
+        return rc;
+    char *d = r->names + r->names_len;
+    for (const char *q = s; q < e; q++) {
+        *d++ = *q;
+        if (escaped && *q == '"' && q + 1 < e && q[1] == '"')
+            q++;
+    }
+    *d++ = '\0';
+    r->names_len = (size_t)(d - r->names);
+    return 0;
+}
+
 /* The hash of "name=value" for categorical column j; [vs, ve) is the value,
  * with "" read as one quote when escaped. */
 static uint32_t csv_category(const hog_parse_ctx *c, uint32_t j, const char *vs, const char *ve,
@@ -158,6 +180,8 @@ int hog_parse_csv_line(hog_parse_ctx *c, const char *line, const char *le)
     const uint8_t *kind = c->kind;
     const uint32_t *feature = c->feature;
     float label = 0;
+    const char *name_s = NULL, *name_e = NULL; /* a class name's field (label_names) */
+    int name_escaped = 0;
     uint32_t j = 0;
     for (;; j++) {
         p = skip_pad(p, le, delim);
@@ -234,6 +258,17 @@ int hog_parse_csv_line(hog_parse_ctx *c, const char *line, const char *le)
                 value[nnz] = 1.0f;
                 nnz++;
             }
+        } else if (k == HOG_COL_LABEL_NAME) {
+            if (ve == vs)
+                return hog_parse_fail(c, fs, "a class label", NULL);
+            if ((size_t)(ve - vs) > HOG_LABEL_NAME_MAX) {
+                char what[64];
+                snprintf(what, sizeof(what), "a class label of at most %u bytes", HOG_LABEL_NAME_MAX);
+                return hog_parse_fail(c, fs, what, NULL);
+            }
+            name_s = vs;
+            name_e = ve;
+            name_escaped = escaped;
         } else if (k <= HOG_COL_LABEL) {
             if (ve == vs) {
                 if (k == HOG_COL_LABEL)
@@ -272,6 +307,8 @@ int hog_parse_csv_line(hog_parse_ctx *c, const char *line, const char *le)
     o->nnz = nnz;
     if (c->csv_merge && (rc = hog_row_sort_merge(c, start)) < 0)
         return rc;
+    if (name_s && (rc = push_name(o, name_s, name_e, name_escaped)) < 0)
+        return rc;
     hog_rows_push(o, label);
     return 1;
 }
@@ -289,7 +326,7 @@ int hog_parse_csv_tables(hog_parse_ctx *c)
         if (!c->own_kind)
             return -ENOMEM;
         if (pl->label_col < n)
-            c->own_kind[pl->label_col] = HOG_COL_LABEL;
+            c->own_kind[pl->label_col] = pl->label_names ? HOG_COL_LABEL_NAME : HOG_COL_LABEL;
         c->kind = c->own_kind;
     }
     uint32_t numeric = 0;
@@ -531,6 +568,15 @@ static int mark_columns(const char *path, const name_list *l, int header, const 
 }
 
 
+/* Whether field j of l is a class name: not a number, and not starting
+ * as one would (a digit, a sign, a point), so that a mistyped number
+ * ("1,5" in a file of ';') stays an error at its place. */
+static int is_name(const name_list *l, uint32_t j)
+{
+    const char c = l->name[j][0];
+    return l->number[j] == 0 && !is_digit(c) && c != '-' && c != '+' && c != '.';
+}
+
 /* The CSV part of a plan: delimiter, header, fields and their kinds. */
 int hog_text_plan_csv(const char *path, const hog_read_params *p, const char *head, size_t head_len,
                       hog_text_plan *plan, char *err, size_t err_len)
@@ -572,6 +618,27 @@ int hog_text_plan_csv(const char *path, const hog_read_params *p, const char *he
         return hog_fail(rc, err, err_len, "%s: out of memory", path);
     }
 
+    /* The next line, for the label column's kind: class names when its
+     * label field is not a number (a header's name then says nothing). */
+    name_list second;
+    memset(&second, 0, sizeof(second));
+    const char *q2 = l.next;
+    hog_head_line l2;
+    uint64_t lines2 = lines;
+    while (hog_head_next(&q2, end, &l2)) {
+        lines2++;
+        if (skip_blanks(l2.s, l2.e) < l2.e) {
+            c.line = l2.s;
+            c.le = l2.e;
+            c.line_no = lines2;
+            if (csv_split(&c, l2.s, l2.e, plan->delimiter, &second) < 0)
+                names_free(&second); /* a malformed line: the parser names it */
+            break;
+        }
+    }
+    const uint32_t by_index = p->label_name || p->label_index < 0 ? UINT32_MAX : (uint32_t)p->label_index;
+    const uint32_t names_at = by_index < second.n && is_name(&second, by_index) ? by_index : UINT32_MAX;
+
     int has_names = p->label_name || list_has_name(p->ignore) || list_has_name(p->categorical);
     int header = p->header;
     if (has_names && header == 0) {
@@ -595,8 +662,8 @@ int hog_text_plan_csv(const char *path, const hog_read_params *p, const char *he
         if (rc < 0)
             goto out;
         header = 0;
-        for (uint32_t j = 0; j < names.n; j++)
-            header |= kinds[j] == HOG_COL_NUMBER && names.number[j] == 0;
+        for (uint32_t j = 0; j < names.n; j++) /* a column of class names is never a number */
+            header |= kinds[j] == HOG_COL_NUMBER && names.number[j] == 0 && j != names_at;
         memset(kinds, 0, names.n);
     }
     if (has_names)
@@ -632,6 +699,15 @@ int hog_text_plan_csv(const char *path, const hog_read_params *p, const char *he
                           HOG_COL_CATEGORICAL, kinds, err, err_len);
     if (rc < 0)
         goto out;
+    /* class names: the first data line's label is not a number */
+    const name_list *data = header ? &second : &names;
+    /* without a header the next line must agree: "y" over numbers is a
+     * header that was said not to be one, an error at its place */
+    if (plan->label_col < data->n && is_name(data, plan->label_col) &&
+        (header || plan->label_col >= second.n || is_name(&second, plan->label_col))) {
+        plan->label_names = 1;
+        kinds[plan->label_col] = HOG_COL_LABEL_NAME;
+    }
 
     /* names: the header's, or the field numbers */
     plan->column_name = hog_calloc(names.n, sizeof(char *));
@@ -669,6 +745,7 @@ int hog_text_plan_csv(const char *path, const hog_read_params *p, const char *he
     rc = 0;
 out:
     names_free(&names);
+    names_free(&second);
     if (rc == -ENOMEM)
         hog_fail(rc, err, err_len, "%s: out of memory", path);
     return rc;

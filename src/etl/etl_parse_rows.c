@@ -20,6 +20,7 @@ void hog_rows_clear(hog_rows *r)
     r->lines = 0;
     r->skipped = 0;
     r->kept = 0;
+    r->names_len = 0;
     if (r->ptr)
         r->ptr[0] = 0;
 }
@@ -33,6 +34,7 @@ void hog_rows_free(hog_rows *r)
     hog_free(r->value);
     hog_free(r->label);
     hog_free(r->weight);
+    hog_free(r->names);
     memset(r, 0, sizeof(*r));
 }
 

@@ -427,7 +427,11 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
         else {
             hog_builder_set_position(b, file_bytes ? (double)pc->position / (double)file_bytes : 1.0);
             rc = hog_builder_add_rows(b, &pc->rows);
-            if (rc < 0 && rc != -ECANCELED) /* writing the output (a full disk), or memory */
+            if (rc == HOG_ELABEL)
+                hog_fail(rc, err, err_len, "%s: more than %u distinct class labels before line %llu: a column of "
+                         "labels that are not numbers holds class names", path, HOG_MAX_LABEL_NAMES,
+                         (unsigned long long)(line0 + pc->rows.lines + 1));
+            else if (rc < 0 && rc != -ECANCELED) /* writing the output (a full disk), or memory */
                 hog_fail(rc, err, err_len, "%s: %s", hog_builder_output(b) ? hog_builder_output(b) : path,
                          hog_strerror(rc));
         }

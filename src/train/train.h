@@ -107,7 +107,29 @@ struct hog_model {
     hog_weight *w;        /* dim * outputs, feature-major: w[j * outputs + k] */
     hog_weight *bias;     /* outputs */
     double *class_labels; /* info.classes original label values, ascending */
+    char **class_names;   /* info.classes names (the labels were strings), or NULL (train_labels.c) */
 };
+
+/* ---- class names (train_labels.c) ---- */
+/* Gives m the names of its classes: class k's is names' name number
+ * class_labels[k]. Returns 0, -ENOMEM or HOG_ELABEL (a label that is no
+ * name's number). */
+int hog_model_names_from(hog_model *m, const hog_idmap *names);
+/* Puts m's classes in their names' sorted order (strcmp), class k's label
+ * becoming k: softmax's outputs permuted, a binary model negated when its
+ * positive class changes. Returns 0 or -ENOMEM (m unchanged). */
+int hog_model_names_sort(hog_model *m);
+void hog_model_names_free(hog_model *m);
+/* dst gets copies of src's names (none when src has none; dst has
+ * src's classes). Returns 0 or -ENOMEM. */
+int hog_model_names_copy(hog_model *dst, const hog_model *src);
+/* For names' numbers from `from` on, map[c]: the label of m's class named
+ * as name c, so that a data set's labels score against m. Also refuses
+ * names against a model of numbers, numbers (names NULL or empty) against
+ * one of names, and names against a regression. Returns 0, HOG_ELABEL (err
+ * says which name m lacks) or -ENOMEM. */
+int hog_labels_map(const hog_model *m, const hog_idmap *names, float *map, uint32_t from, char *err,
+                   size_t err_len);
 
 /* Metrics with every field NaN and rows 0: what a model has before it is
  * evaluated. */

@@ -197,6 +197,7 @@ typedef struct eval_job {
     const hog_rowsel *sel;
     int drop;
     int dense;      /* score batches of rows with GEMM (the model was trained on the dense kernel) */
+    const float *relabel; /* the data set's class names: name c scores as the model's label relabel[c] */
     atomic_uint next_block;
     atomic_uint bad_block; /* the lowest block that failed its first check; UINT32_MAX: none */
     eval_part *parts;
@@ -255,7 +256,7 @@ static void eval_rows(eval_job *job, hog_eval_sums *e, float *s, uint64_t lo, ui
             continue;
         hog_row row = hog_dataset_row(job->ds, i);
         hog_model_scores(job->m, &row, s);
-        hog_eval_add(job->m, e, row.label, row.weight, s);
+        hog_eval_add(job->m, e, job->relabel ? job->relabel[(uint32_t)row.label] : row.label, row.weight, s);
     }
 }
 
@@ -272,7 +273,8 @@ static void eval_rows_dense(eval_job *job, hog_eval_sums *e, hog_dense *d, uint6
         if (n == EVAL_BATCH || (i + 1 == hi && n > 0)) {
             float *s = (float *)hog_dense_scores(d, rows, n);
             for (uint32_t r = 0; r < n; r++)
-                hog_eval_add(job->m, e, rows[r].label, rows[r].weight, s + (size_t)r * K);
+                hog_eval_add(job->m, e, job->relabel ? job->relabel[(uint32_t)rows[r].label] : rows[r].label,
+                             rows[r].weight, s + (size_t)r * K);
             n = 0;
         }
     }
@@ -284,6 +286,15 @@ int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *se
     *out = hog_metrics_none();
     unsigned nth = hog_pool_threads(pool);
     eval_job job = {.m = m, .ds = ds, .sel = sel, .drop = drop, .dense = m->info.params.kernel == HOG_KERNEL_DENSE};
+    float *relabel = NULL;
+    if (ds->names.n && !(relabel = hog_malloc((size_t)ds->names.n * sizeof(float))))
+        return -ENOMEM;
+    int mrc = hog_labels_map(m, &ds->names, relabel, 0, err, err_len);
+    if (mrc < 0) {
+        hog_free(relabel);
+        return mrc;
+    }
+    job.relabel = relabel;
     if (job.dense)
         hog_dense_blas_init();
     atomic_init(&job.next_block, 0);

@@ -44,6 +44,7 @@ void hog_model_free(hog_model *m)
     hog_free((void *)m->w);
     hog_free((void *)m->bias);
     hog_free(m->class_labels);
+    hog_model_names_free(m);
     hog_free(m);
 }
 

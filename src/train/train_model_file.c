@@ -7,7 +7,7 @@
 #include "train.h"
 
 /*
- * Model file, version 1. Little-endian.
+ * Model file, version 2 (or 1). Little-endian.
  *
  *   offset  bytes          field
  *   0       8              magic "HOGMODEL"
@@ -19,11 +19,20 @@
  *   32      meta_bytes     metadata: "key value\n" lines, numbers in the C locale
  *                          with 17 significant digits so they round-trip
  *   ...     8 * classes    f64 class labels, ascending
+ *   version 2 only (a model whose classes have names: the training labels
+ *   were strings; its labels are then 0, 1, ..., classes - 1):
+ *   ...     4              names_bytes (at most classes * (HOG_LABEL_NAME_MAX + 1))
+ *   ...     names_bytes    the classes' names, each 1 to HOG_LABEL_NAME_MAX bytes
+ *                          and a NUL, back to back in class order, strictly
+ *                          ascending (strcmp)
  *   ...     4 * outputs    f32 bias
  *   ...     4 * dim * outputs  f32 weights, feature-major (w[j * outputs + k])
  *   ...     4              CRC-32 of every byte before it
+ *
+ * A model without names is written as version 1, byte for byte as before,
+ * so older builds read it; one with names as version 2.
  */
-#define MODEL_VERSION 1u
+#define MODEL_VERSION 2u
 #define MODEL_HEAD 32u
 #define MODEL_MAX_META (1u << 20)
 #define MODEL_MAX_OUTPUTS (1u << 20)    /* outputs and classes */
@@ -120,7 +129,7 @@ static int model_write(const hog_model *m, hog_atomic_file *f)
 
     unsigned char head[MODEL_HEAD] = {0};
     memcpy(head, MODEL_MAGIC, 8);
-    hog_put_u32(head + 8, MODEL_VERSION);
+    hog_put_u32(head + 8, m->class_names ? 2u : 1u);
     hog_put_u32(head + 12, (uint32_t)meta_len);
     hog_put_u64(head + 16, m->dim);
     hog_put_u32(head + 24, m->outputs);
@@ -133,6 +142,16 @@ static int model_write(const hog_model *m, hog_atomic_file *f)
         rc = hog_atomic_write_crc(f, &crc, meta, meta_len);
     if (rc == 0)
         rc = hog_atomic_write_crc(f, &crc, m->class_labels, m->info.classes * sizeof(double));
+    if (rc == 0 && m->class_names) {
+        uint64_t names_bytes = 0;
+        for (uint32_t k = 0; k < m->info.classes; k++)
+            names_bytes += strlen(m->class_names[k]) + 1;
+        unsigned char nb[4];
+        hog_put_u32(nb, (uint32_t)names_bytes);
+        rc = hog_atomic_write_crc(f, &crc, nb, 4);
+        for (uint32_t k = 0; k < m->info.classes && rc == 0; k++)
+            rc = hog_atomic_write_crc(f, &crc, m->class_names[k], strlen(m->class_names[k]) + 1);
+    }
     /* Weights are copied out through the relaxed loads, then written in chunks. */
     const struct { const hog_weight *w; uint64_t n; } parts[] = {
         {m->bias, m->outputs}, {m->w, m->dim * m->outputs},
@@ -168,6 +187,45 @@ int hog_model_save_output(const hog_model *m, hog_output *o)
     return rc;
 }
 
+/* The class names of a version-2 file: names_bytes at `at` + 4, holding
+ * exactly `classes` names of 1 to HOG_LABEL_NAME_MAX bytes, each ended by
+ * a NUL, strictly ascending; the labels (checked ascending before) must
+ * be 0, 1, ..., classes - 1. Errors name the byte offset. */
+static int names_check(const char *path, const unsigned char *buf, uint64_t at, uint64_t names_bytes, uint32_t classes,
+                       char *err, size_t err_len)
+{
+    const unsigned char *labels = buf + at - 8ull * classes;
+    for (uint32_t k = 0; k < classes; k++) {
+        double y;
+        memcpy(&y, labels + 8ull * k, 8);
+        if (y != (double)k)
+            return hog_fail(HOG_ECORRUPT, err, err_len, "%s: byte %llu: class label %u is %g: a model with class "
+                            "names labels its classes 0 to %u", path, (unsigned long long)(at - 8ull * (classes - k)),
+                            k, y, classes - 1);
+    }
+    const char *s = (const char *)buf + at + 4, *end = s + names_bytes, *prev = NULL;
+    for (uint32_t k = 0; k < classes; k++) {
+        const uint64_t off = (uint64_t)(s - (const char *)buf);
+        const char *nul = s < end ? memchr(s, '\0', (size_t)(end - s)) : NULL;
+        if (!nul)
+            return hog_fail(HOG_ECORRUPT, err, err_len, "%s: byte %llu: class name %u runs past the names' %llu bytes",
+                            path, (unsigned long long)off, k, (unsigned long long)names_bytes);
+        const size_t n = (size_t)(nul - s);
+        if (n == 0 || n > HOG_LABEL_NAME_MAX)
+            return hog_fail(HOG_ECORRUPT, err, err_len, "%s: byte %llu: class name %u is %zu bytes, not 1 to %u",
+                            path, (unsigned long long)off, k, n, HOG_LABEL_NAME_MAX);
+        if (prev && strcmp(prev, s) >= 0)
+            return hog_fail(HOG_ECORRUPT, err, err_len, "%s: byte %llu: class name %u is not after class %u's: "
+                            "names are distinct and ascending", path, (unsigned long long)off, k, k - 1);
+        prev = s;
+        s = nul + 1;
+    }
+    if (s != end)
+        return hog_fail(HOG_ECORRUPT, err, err_len, "%s: byte %llu: %llu bytes after the last class name",
+                        path, (unsigned long long)(s - (const char *)buf), (unsigned long long)(end - s));
+    return 0;
+}
+
 int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
 {
     *out = NULL;
@@ -191,8 +249,8 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
     uint32_t version = hog_get_u32(buf + 8), meta_len = hog_get_u32(buf + 12);
     uint64_t dim = hog_get_u64(buf + 16);
     uint32_t outputs = hog_get_u32(buf + 24), classes = hog_get_u32(buf + 28);
-    if (version != MODEL_VERSION) {
-        rc = hog_fail(HOG_EVERSION, err, err_len, "%s: model version %u, this build reads version %u",
+    if (version != 1 && version != MODEL_VERSION) {
+        rc = hog_fail(HOG_EVERSION, err, err_len, "%s: model version %u, this build reads versions 1 to %u",
                       path, version, MODEL_VERSION);
         goto out;
     }
@@ -212,8 +270,26 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
                           (unsigned long long)sizes[i].max);
             goto out;
         }
-    uint64_t want = MODEL_HEAD + (uint64_t)meta_len + 8ull * classes + 4ull * outputs +
-                    4ull * dim * outputs + 4;
+    /* Version 2: the names' size, bounded before it is added. */
+    const uint64_t names_at = MODEL_HEAD + (uint64_t)meta_len + 8ull * classes;
+    uint64_t names_bytes = 0, names_part = 0;
+    if (version == 2) {
+        if (names_at + 4 > len) {
+            rc = hog_fail(HOG_ETRUNCATED, err, err_len, "%s: truncated: the class names' size at byte %llu is past "
+                          "the file's %zu bytes", path, (unsigned long long)names_at, len);
+            goto out;
+        }
+        names_bytes = hog_get_u32(buf + names_at);
+        const uint64_t most = (uint64_t)classes * (HOG_LABEL_NAME_MAX + 1);
+        if (classes < 2 || names_bytes < 2ull * classes || names_bytes > most) {
+            rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: byte %llu: names_bytes is %llu, not between %llu and "
+                          "%llu for %u classes (at least 2)", path, (unsigned long long)names_at,
+                          (unsigned long long)names_bytes, 2ull * classes, (unsigned long long)most, classes);
+            goto out;
+        }
+        names_part = 4 + names_bytes;
+    }
+    uint64_t want = names_at + names_part + 4ull * outputs + 4ull * dim * outputs + 4;
     if (len != want) {
         rc = hog_fail(len < want ? HOG_ETRUNCATED : HOG_ECORRUPT, err, err_len,
                       "%s: %s: the header implies %llu bytes, the file has %zu", path,
@@ -250,7 +326,7 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
                       path, hog_loss_name(info.loss), outputs, classes);
         goto out;
     }
-    const unsigned char *labels = buf + MODEL_HEAD + meta_len, *biases = labels + 8ull * classes,
+    const unsigned char *labels = buf + MODEL_HEAD + meta_len, *biases = labels + 8ull * classes + names_part,
                         *weights = biases + 4ull * outputs;
     for (uint32_t k = 0; k < classes; k++) {
         double y, prev;
@@ -263,6 +339,8 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
             goto out;
         }
     }
+    if (version == 2 && (rc = names_check(path, buf, names_at, names_bytes, classes, err, err_len)) < 0)
+        goto out;
     uint64_t bad = first_nonfinite_f32(biases, outputs);
     if (bad < outputs) {
         rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: bias %llu is not finite", path, (unsigned long long)bad);
@@ -288,6 +366,23 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
     const unsigned char *p = buf + MODEL_HEAD + meta_len;
     memcpy(m->class_labels, p, 8ull * classes);
     p += 8ull * classes;
+    if (version == 2) {
+        if (!(m->class_names = hog_calloc(classes, sizeof(char *)))) {
+            hog_model_free(m);
+            rc = hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
+            goto out;
+        }
+        const char *name = (const char *)p + 4;
+        for (uint32_t k = 0; k < classes; k++) {
+            if (!(m->class_names[k] = hog_strdup(name))) {
+                hog_model_free(m);
+                rc = hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
+                goto out;
+            }
+            name += strlen(name) + 1;
+        }
+        p += names_part;
+    }
     memcpy((void *)m->bias, p, 4ull * outputs);
     p += 4ull * outputs;
     memcpy((void *)m->w, p, 4ull * dim * outputs);

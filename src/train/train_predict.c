@@ -53,8 +53,18 @@ typedef struct pred_job {
     const hog_dataset *ds;   /* the mapped input, or NULL for text */
     int drop_cache;          /* .hgd larger than half the memory: out of the page cache too */
     uint32_t rows_per_block;
-    char (*label)[HOG_NUMBER_CHARS]; /* the class labels as "%.17g" writes them */
+    const char **label;      /* the class labels as "%.17g" writes them, or the classes' names */
     size_t *label_len;
+    char (*label_num)[HOG_NUMBER_CHARS];
+    size_t label_most;       /* the longest of them */
+    /* metrics on labels that are class names: name c of the input scores
+     * as the model's label relabel[c] (the reader maps each name as it
+     * first comes, before its block is pushed) */
+    hog_builder *b;          /* the text's builder, whose names grow as it reads */
+    float *relabel;
+    uint32_t mapped;         /* names mapped so far */
+    int labels_seen;         /* the first block's labels were checked against the model's */
+    char label_err[256];
 
     pthread_mutex_t mu;
     pthread_cond_t changed;
@@ -178,7 +188,7 @@ static int score_block(pred_job *j, pred_part *part, const hog_block *blk, pred_
         /* Room for the longest prediction a row can have, checked per row
          * rather than bounded per block: a cheap test, and no bound to get
          * wrong. */
-        const size_t row_room = (size_t)j->columns * (HOG_FORMAT_CHARS + 1);
+        const size_t row_room = (size_t)j->columns * (HOG_FORMAT_CHARS + 1) + j->label_most;
         if (j->output && sl->cap - sl->len <= row_room) {
             void *out = sl->out;
             size_t need = sl->len + row_room + 1 + (size_t)(blk->rows - r) * 12 * j->columns;
@@ -188,7 +198,8 @@ static int score_block(pred_job *j, pred_part *part, const hog_block *blk, pred_
                 return rc;
         }
         const uint32_t a = blk->ptr[r];
-        const hog_row row = {blk->index + a, blk->value + a, blk->ptr[r + 1] - a, blk->label[r],
+        const hog_row row = {blk->index + a, blk->value + a, blk->ptr[r + 1] - a,
+                             j->mapped ? j->relabel[(uint32_t)blk->label[r]] : blk->label[r],
                              blk->weight ? blk->weight[r] : 1.0f};
         if (row.nnz)
             part->top = HOG_MAX(part->top, (uint64_t)row.index[row.nnz - 1] + 1);
@@ -337,6 +348,14 @@ static int reader_block(void *ctx, const hog_block *blk, int kept, double positi
     pthread_mutex_unlock(&j->mu);
     if (stop)
         return -ECANCELED;
+    const hog_idmap *names = hog_builder_names(j->b);
+    if (j->pp.metrics && (!j->labels_seen || names->n > j->mapped)) {
+        int rc = hog_labels_map(j->m, names, j->relabel, j->mapped, j->label_err, sizeof(j->label_err));
+        if (rc < 0)
+            return rc;
+        j->labels_seen = 1;
+        j->mapped = names->n;
+    }
     /* The slot is the reader's until pushed moves past it. */
     pred_slot *sl = &j->slots[j->pushed % j->depth];
     int rc = hog_block_buffers_ready(&sl->bufs, j->rows_per_block, blk->weight != NULL);
@@ -364,6 +383,8 @@ static void *reader_main(void *arg)
     else
         hog_builder_free(r->b);
     r->b = NULL;
+    if (rc < 0 && j->label_err[0])
+        snprintf(err, sizeof(err), "%s: %s", r->path, j->label_err);
     if (rc < 0 && !err[0])
         snprintf(err, sizeof(err), "%s: %s", r->path, hog_strerror(rc));
     pthread_mutex_lock(&j->mu);
@@ -388,17 +409,27 @@ hog_predict_params hog_predict_params_default(void)
     return p;
 }
 
-/* The class labels as "%.17g" writes them, for the text format. */
+/* The class labels as "%.17g" writes them, or their names, for the text
+ * format. */
 static int labels_format(pred_job *j)
 {
-    const uint32_t n = j->m->info.classes;
+    uint32_t n = j->m->info.classes;
     j->label = hog_calloc(n ? n : 1, sizeof(*j->label));
     j->label_len = hog_calloc(n ? n : 1, sizeof(size_t));
-    if (!j->label || !j->label_len)
+    j->label_num = hog_calloc(n ? n : 1, sizeof(*j->label_num));
+    if (!j->label || !j->label_len || !j->label_num)
         return -ENOMEM;
     for (uint32_t k = 0; k < n; k++) {
-        int len = hog_number_format(j->label[k], sizeof(j->label[k]), j->m->class_labels[k]);
-        j->label_len[k] = len < 0 ? 0 : HOG_MIN((size_t)len, sizeof(j->label[k]) - 1);
+        const char *name = hog_model_class_name(j->m, k);
+        if (name) {
+            j->label[k] = name;
+            j->label_len[k] = strlen(name);
+        } else {
+            int len = hog_number_format(j->label_num[k], sizeof(j->label_num[k]), j->m->class_labels[k]);
+            j->label[k] = j->label_num[k];
+            j->label_len[k] = len < 0 ? 0 : HOG_MIN((size_t)len, sizeof(j->label_num[k]) - 1);
+        }
+        j->label_most = HOG_MAX(j->label_most, j->label_len[k]);
     }
     return 0;
 }
@@ -473,12 +504,31 @@ int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_
         j.reading_done = 1;
         j.drop_cache = ds->info.file_bytes > hog_mem_usable() / 2;
         st.format = HOG_FORMAT_BINARY;
+        /* class names: the file's numbers, mapped to the model's labels */
+        if (j.pp.metrics && ds->names.n && !(j.relabel = hog_malloc((size_t)ds->names.n * sizeof(float)))) {
+            hog_dataset_close(ds);
+            return hog_fail(-ENOMEM, err_detail, err_len, "%s: out of memory", path);
+        }
+        if (j.pp.metrics && (rc = hog_labels_map(m, &ds->names, j.relabel, 0, j.label_err, sizeof(j.label_err))) < 0) {
+            hog_fail(rc, err_detail, err_len, "%s: %s", path, j.label_err);
+            hog_free(j.relabel);
+            hog_dataset_close(ds);
+            return rc;
+        }
+        if (j.pp.metrics)
+            j.mapped = ds->names.n;
     } else {
         reader.p.format = fmt;
         rc = hog_builder_create_pass(p.rows_per_block, &reader.b);
         if (rc < 0)
             return hog_fail(rc, err_detail, err_len, "%s: out of memory", path);
         hog_builder_on_block(reader.b, reader_block, &j);
+        j.b = reader.b;
+        if (j.pp.metrics && !hog_loss_is_regression(m->info.loss) &&
+            !(j.relabel = hog_malloc(HOG_MAX_LABEL_NAMES * sizeof(float)))) {
+            hog_builder_free(reader.b);
+            return hog_fail(-ENOMEM, err_detail, err_len, "%s: out of memory", path);
+        }
         j.rows_per_block = p.rows_per_block ? p.rows_per_block : HOG_DEFAULT_ROWS_PER_BLOCK;
     }
 
@@ -540,6 +590,8 @@ out:
     hog_free(j.parts);
     hog_free(j.label);
     hog_free(j.label_len);
+    hog_free(j.label_num);
+    hog_free(j.relabel);
     hog_free(reader.report);
     hog_builder_free(reader.b);
     hog_dataset_close(ds);

@@ -293,7 +293,7 @@ int hog_run_alloc_final(run_state *rs)
     if (p->average) {
         rs->avg.sum = hog_calloc(nweights, sizeof(double));
         rs->avg.m = hog_model_new(p->loss, rs->dim, rs->outputs, rs->classes);
-        if (!rs->avg.sum || !rs->avg.m)
+        if (!rs->avg.sum || !rs->avg.m || hog_model_names_copy(rs->avg.m, rs->m) < 0)
             return -ENOMEM;
         rs->avg.from_epoch = p->epochs - p->average;
         pthread_mutex_init(&rs->avg.lock, NULL);
@@ -410,6 +410,32 @@ static int run_class_weights(run_state *rs, const hog_dataset *ds)
 /* ===================================================================== *
  *  Training on a data set
  * ===================================================================== */
+/* Labels that are class names (train_labels.c): a classifier's alone, and
+ * the numbering of one run's data (several machines' files are numbered
+ * each on its own; a warm start's model has its own order). */
+static int run_names_check(const run_state *rs, const hog_dataset *train, char *err, size_t err_len)
+{
+    const char *first = hog_idmap_name(&train->names, 0);
+    if (hog_loss_is_regression(rs->p->loss))
+        return hog_fail(HOG_ELABEL, err, err_len, "the labels are class names ('%s', ...), not numbers: "
+                        "hog_train_params.loss = %s is a regression; a classifier (logistic, hinge, "
+                        "modified_huber, softmax) takes them", first, hog_loss_name(rs->p->loss));
+    if (rs->link)
+        return hog_fail(HOG_ELABEL, err, err_len, "the labels are class names ('%s', ...): a run on several "
+                        "machines takes numeric labels", first);
+    if (rs->init)
+        return hog_fail(HOG_ELABEL, err, err_len, "the labels are class names ('%s', ...): a warm start "
+                        "(hog_trainer_set_init) takes numeric labels", first);
+    return 0;
+}
+
+/* The model a run made on data whose labels are names: named, in the
+ * names' sorted order. */
+static int run_names_final(hog_model *m, const hog_dataset *train)
+{
+    int rc = m->class_names ? 0 : hog_model_names_from(m, &train->names);
+    return rc < 0 ? rc : hog_model_names_sort(m);
+}
 int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset *test, checkpoint *resume,
                     hog_model **out, char *err, size_t err_len)
 {
@@ -452,6 +478,8 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
                                    &rs.deg_rows, err, err_len);
     if (rc == 0 && rs.link)
         rc = hog_link_run_join(&rs, train, err, err_len);
+    if (rc == 0 && train->names.n)
+        rc = run_names_check(&rs, train, err, err_len);
     if (rc == 0 && rs.init)
         rc = hog_warm_classes(&rs, err, err_len);
     if (rc == 0)
@@ -464,6 +492,8 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         hog_run_log_kernel(&rs, forced, train->info.rows, train->info.features, train->info.nnz);
     if (rc == 0 && (rc = hog_trainer_features_fit(t, rs.dim, rs.outputs, err, err_len)) == 0)
         rc = hog_run_alloc(&rs, err, err_len);
+    if (rc == 0 && train->names.n) /* the test set's names are mapped to these */
+        rc = hog_model_names_from(rs.m, &train->names);
     if (rc == 0 && rs.init)
         hog_warm_weights(&rs);
     if (rc == 0)
@@ -480,6 +510,10 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         atomic_store(&t->training, 1);
         rc = hog_epochs_run(&rs, train, test, 0, out, err, err_len);
         atomic_store(&t->training, 0);
+    }
+    if (rc == 0 && train->names.n && (rc = run_names_final(*out, train)) < 0) {
+        hog_model_free(*out);
+        *out = NULL;
     }
     if (rs.link) /* a failed run: the link thread touches the model's arrays until it ends */
         hog_link_halt(rs.link);

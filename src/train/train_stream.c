@@ -333,7 +333,14 @@ static int stream_file(hog_trainer *t, const char *path, const hog_input *in, ui
      * fails the run before the first epoch, not after it. */
     if (n && (rc = hog_input_open_test(test_path, &in->read, hog_feed_index_base(feed), test, err, err_len)) < 0)
         goto out;
-    rc = n ? stream_head(&rs, held, n, rpb, fr->note, sizeof(fr->note)) : 1;
+    /* Class names: the model takes them, and the test set's map to them,
+     * from the whole data set. */
+    if (n && hog_feed_label_names(feed)) {
+        snprintf(fr->note, sizeof(fr->note), "the labels are class names");
+        rc = 1;
+    } else {
+        rc = n ? stream_head(&rs, held, n, rpb, fr->note, sizeof(fr->note)) : 1;
+    }
     if (rc == 1)
         hog_log(HOG_LOG_INFO, "reading %s whole before training: %s", path, fr->note);
     if (rc != 0)

@@ -1,4 +1,4 @@
-/* fuzz_etl_hgd.c: libFuzzer target for the binary dataset reader (.hgd): open, checked at open and as read, every row of every block against the summary, written again and reopened; its mutator reshapes headers, block tables, blocks and summaries and then recomputes every checksum. */
+/* fuzz_etl_hgd.c: libFuzzer target for the binary dataset reader (.hgd): open, checked at open and as read, every row of every block against the summary and the class names, written again and reopened; its mutator reshapes headers, block tables, blocks, summaries and names and then recomputes every checksum. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "etl/etl.h"
 
@@ -25,6 +25,9 @@ enum {
     H_SUMMARY_OFFSET = 224,
     H_SUMMARY_BYTES = 232,
     H_SUMMARY_SUM = 240,
+    H_NAMES_OFFSET = 248,
+    H_NAMES_BYTES = 256,
+    H_NAMES_SUM = 264,
     T_OFFSET = 0,
     T_BYTES = 8,
     T_ROWS = 16,
@@ -39,7 +42,7 @@ enum {
 static const fuzz_field header_fields[] = {
     {8, 4},  {12, 4}, {16, 8}, {16, 8}, {24, 8}, {24, 8}, {32, 8}, {32, 8}, {40, 4}, {40, 4},
     {44, 4}, {44, 4}, {48, 4}, {52, 4}, {56, 8}, {56, 8}, {64, 8}, {64, 8}, {96, 8}, {136, 8},
-    {224, 8}, {232, 8},
+    {224, 8}, {232, 8}, {248, 8}, {248, 8}, {256, 8}, {256, 8},
 };
 
 static const fuzz_field entry_fields[] = {{T_OFFSET, 8}, {T_BYTES, 8}, {T_ROWS, 4}, {T_NNZ, 4}, {T_SUM, 8}, {28, 4}};
@@ -81,6 +84,26 @@ static void reseal_summary(uint8_t *d, size_t size)
         at += len[i];
     }
     hog_put_u64(d + H_SUMMARY_SUM, sum);
+}
+
+/* The class names, when the header announces them and places them inside
+ * the file. */
+static uint8_t *names_of(uint8_t *d, size_t size, uint64_t *bytes)
+{
+    if (size < HEAD || hog_get_u32(d + H_VERSION) < 4 || !(hog_get_u32(d + H_FLAGS) & HOG_HGD_NAMES))
+        return NULL;
+    uint64_t at = hog_get_u64(d + H_NAMES_OFFSET);
+    *bytes = hog_get_u64(d + H_NAMES_BYTES);
+    return at <= size && *bytes <= size - at && *bytes >= 4 ? d + at : NULL;
+}
+
+/* The names' sum: of their count, then of the names seeded with it. */
+static void reseal_names(uint8_t *d, size_t size)
+{
+    uint64_t bytes;
+    uint8_t *s = names_of(d, size, &bytes);
+    if (s)
+        hog_put_u64(d + H_NAMES_SUM, hog_hash64(s + 4, bytes - 4, hog_hash64(s, 4, 0)));
 }
 
 /* The block table, when the header places all of it inside the file. */
@@ -136,6 +159,7 @@ static void reseal(uint8_t *d, size_t size)
             hog_put_u64(d + H_TABLE_SUM, hog_hash64(table, (size_t)n * ENTRY, 0));
     }
     reseal_summary(d, size);
+    reseal_names(d, size);
     if (v1) {
         hog_put_u32(d + H1_HEADER_CRC, 0);
         hog_put_u32(d + H1_HEADER_CRC, hog_crc32(0, d, HEAD));
@@ -250,9 +274,12 @@ static uint64_t count_summary(uint8_t *out, const part *p, uint32_t n, uint64_t 
 
 /* Writes header h (its counts made to agree with the blocks) and the
  * blocks into out, as the writer lays them out, with a summary counted
- * again when h announces one (none when it cannot be counted). Returns
- * the size, or 0 when it passes max. */
-static size_t layout(uint8_t *out, size_t max, const uint8_t *h, const part *p, uint32_t n)
+ * again when h announces one (none when it cannot be counted), and the
+ * class names' bytes (names_bytes of them, from a copy the caller made)
+ * after it when h announces those. Returns the size, or 0 when it passes
+ * max. */
+static size_t layout(uint8_t *out, size_t max, const uint8_t *h, const part *p, uint32_t n, const uint8_t *names,
+                     uint64_t names_bytes)
 {
     const int summary = hog_get_u32(h + H_VERSION) >= 3 && (hog_get_u32(h + H_FLAGS) & HOG_HGD_SUMMARY);
     uint8_t *sum = summary ? malloc(summary_size(SUMMARY_LABELS, SUMMARY_FEATURES)) : NULL;
@@ -263,6 +290,9 @@ static size_t layout(uint8_t *out, size_t max, const uint8_t *h, const part *p, 
         size += pad(p[i].len);
     const uint64_t sum_at = size;
     size += (sum_bytes + 7) / 8 * 8;
+    const uint64_t names_at = size;
+    if (names)
+        size += (names_bytes + 7) / 8 * 8;
     size += (uint64_t)n * ENTRY;
     if (size > max) {
         free(sum);
@@ -279,6 +309,12 @@ static size_t layout(uint8_t *out, size_t max, const uint8_t *h, const part *p, 
         memset(out + H_SUMMARY_OFFSET, 0, 24);
     }
     free(sum);
+    if (names) {
+        memcpy(out + names_at, names, names_bytes);
+        memset(out + names_at + names_bytes, 0, (names_bytes + 7) / 8 * 8 - names_bytes);
+        hog_put_u64(out + H_NAMES_OFFSET, names_at);
+        hog_put_u64(out + H_NAMES_BYTES, names_bytes);
+    }
     uint64_t off = HEAD, rows = 0, nnz = 0;
     uint8_t *table = out + size - (size_t)n * ENTRY;
     for (uint32_t i = 0; i < n; i++) {
@@ -347,6 +383,18 @@ static int split(part *p, uint32_t *n, uint32_t b, uint32_t k, int w)
     return 1;
 }
 
+/* A copy of the class names of d, for layout (NULL: none). */
+static uint8_t *names_copy(uint8_t *d, size_t size, uint64_t *bytes)
+{
+    uint8_t *at = names_of(d, size, bytes);
+    if (!at)
+        return NULL;
+    uint8_t *c = malloc(*bytes);
+    FUZZ_CHECK(c);
+    memcpy(c, at, *bytes);
+    return c;
+}
+
 /* Reshapes the blocks: splits one, copies one, drops one or swaps two,
  * then lays the file out again. Returns the new size, or size unchanged. */
 static size_t reshape(uint8_t *d, size_t size, size_t max, hog_rng *r)
@@ -386,11 +434,14 @@ static size_t reshape(uint8_t *d, size_t size, size_t max, hog_rng *r)
     }
     uint8_t *out = malloc(max);
     FUZZ_CHECK(out);
-    size_t got = layout(out, max, d, p, n);
+    uint64_t names_bytes = 0;
+    uint8_t *names = names_copy(d, size, &names_bytes);
+    size_t got = layout(out, max, d, p, n, names, names_bytes);
     if (got) {
         memcpy(d, out, got);
         size = got;
     }
+    free(names);
     free(out);
     parts_free(p, n);
     return size;
@@ -439,16 +490,20 @@ static void mutate_block_value(uint8_t *d, size_t size, hog_rng *r)
     hog_put_u32(at, v);
 }
 
-/* Takes the file a version down, 3 to 2 (the summary dropped from the
- * header, its bytes left) to 1 (CRC-32s), or from 1 back to 3 without a
- * summary: the sums follow in reseal. */
+/* Takes the file a version down, 4 to 3 (the class names dropped from the
+ * header, their bytes left), 3 to 2 (the summary likewise) to 1 (CRC-32s),
+ * or from 1 back to 3 without a summary: the sums follow in reseal. */
 static void switch_version(uint8_t *d)
 {
     const uint32_t v = hog_get_u32(d + H_VERSION);
     if (version_1(d)) {
         hog_put_u32(d + H_VERSION, 3);
         hog_put_u32(d + H1_HEADER_CRC, 0);
-    } else if (v >= 3) {
+    } else if (v >= 4) {
+        hog_put_u32(d + H_VERSION, 3);
+        hog_put_u32(d + H_FLAGS, hog_get_u32(d + H_FLAGS) & ~HOG_HGD_NAMES);
+        memset(d + H_NAMES_OFFSET, 0, 24);
+    } else if (v == 3) {
         hog_put_u32(d + H_VERSION, 2);
         hog_put_u32(d + H_FLAGS, hog_get_u32(d + H_FLAGS) & ~HOG_HGD_SUMMARY);
         memset(d + H_SUMMARY_OFFSET, 0, 24);
@@ -477,6 +532,38 @@ static void mutate_summary(uint8_t *d, size_t size, hog_rng *r)
         return;
     }
     hog_put_u32(at, (uint32_t)fuzz_boundary(r, hog_get_u32(at), size, 4));
+}
+
+/* One byte or the count of the class names: a name emptied (a NUL), a NUL
+ * taken away (a name runs on), a name made its neighbour's (a repeat), or
+ * the count pushed to a boundary. */
+static void mutate_names(uint8_t *d, size_t size, hog_rng *r)
+{
+    uint64_t bytes;
+    uint8_t *s = names_of(d, size, &bytes);
+    if (!s)
+        return;
+    if (bytes == 4 || hog_rng_below(r, 4) == 0) {
+        hog_put_u32(s, (uint32_t)fuzz_boundary(r, hog_get_u32(s), 65536, 4));
+        return;
+    }
+    const uint64_t k = 4 + hog_rng_next(r) % (bytes - 4);
+    switch (hog_rng_below(r, 3)) {
+    case 0:
+        s[k] = 0;
+        break;
+    case 1:
+        s[k] = s[k] ? s[k] ^ 1 : 'a';
+        break;
+    default: /* the bytes before a NUL copied over the next name's first */
+        if (k > 4 && s[k - 1] == 0) {
+            uint64_t prev = k - 1;
+            while (prev > 4 && s[prev - 1] != 0)
+                prev--;
+            for (uint64_t i = 0; prev + i < k && k + i < bytes; i++)
+                s[k + i] = s[prev + i];
+        }
+    }
 }
 
 static size_t mutate_once(uint8_t *d, size_t size, size_t max, hog_rng *r)
@@ -533,10 +620,15 @@ static size_t mutate_once(uint8_t *d, size_t size, size_t max, hog_rng *r)
             hog_put_u64(d + H_FILE_BYTES, size);
         return size;
     }
-    case 14: { /* the bytes of one part: the header, the table, a block or the summary */
-        uint64_t sbytes;
-        uint8_t *sum = summary_of(d, size, &sbytes);
-        if (sum && hog_rng_below(r, 3) == 0) {
+    case 14: { /* the bytes of one part: the header, the table, a block, the summary or the names */
+        uint64_t sbytes, nbytes;
+        uint8_t *sum = summary_of(d, size, &sbytes), *names = names_of(d, size, &nbytes);
+        if (names && hog_rng_below(r, 3) == 0) {
+            if (hog_rng_below(r, 2))
+                mutate_names(d, size, r);
+            else
+                fuzz_mutate_part(d, (size_t)(names - d), (size_t)nbytes);
+        } else if (sum && hog_rng_below(r, 3) == 0) {
             if (hog_rng_below(r, 2))
                 mutate_summary(d, size, r);
             else
@@ -599,7 +691,10 @@ size_t LLVMFuzzerCustomCrossOver(const uint8_t *a, size_t a_size, const uint8_t 
         }
         uint8_t *tmp = malloc(max_out);
         FUZZ_CHECK(tmp);
-        size_t got = layout(tmp, max_out, out, p, n);
+        uint64_t names_bytes = 0;
+        uint8_t *names = names_copy(out, size, &names_bytes);
+        size_t got = layout(tmp, max_out, out, p, n, names, names_bytes);
+        free(names);
         if (got) {
             memcpy(out, tmp, got);
             size = got;
@@ -726,6 +821,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(k < sm->labels);
     }
 
+    /* the class names number every row's label, and each is one the map finds */
+    for (uint64_t i = 0; ds->names.n && i < info.rows; i++) {
+        const float y = hog_dataset_row(ds, i).label;
+        FUZZ_CHECK(y >= 0 && y < (float)ds->names.n && y == (float)(uint32_t)y);
+    }
+    for (uint32_t k = 0; k < ds->names.n; k++) {
+        const char *name = hog_idmap_name(&ds->names, k);
+        const size_t len = strlen(name);
+        FUZZ_CHECK(len >= 1 && len <= HOG_LABEL_NAME_MAX && hog_idmap_find(&ds->names, name, len) == (int64_t)k);
+    }
+
     /* Written again (as convert does with binary input) and reopened: the
      * same rows, and for version 2 the same fingerprint. */
     fuzz_file_at(&out_fd, out_path, "", 0);
@@ -741,6 +847,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                info2.weighted == info.weighted && info2.index_base == info.index_base);
     FUZZ_CHECK(version_1(data) || info2.fingerprint == info.fingerprint);
     check_same_rows(ds, again, info.rows);
+    FUZZ_CHECK(again->names.n == ds->names.n && again->names.names_len == ds->names.names_len &&
+               (ds->names.n == 0 || memcmp(again->names.names, ds->names.names, ds->names.names_len) == 0));
     hog_dataset_close(again);
     hog_dataset_close(ds);
     fuzz_check_fds();

@@ -15,15 +15,17 @@ trap 'rm -rf "$t"' EXIT
 mkdir -p "$c/hgd" "$c/model" "$c/mf" "$c/hgr"
 cd "$t"
 
-# data sets: 1-based and 0-based libsvm, weighted VW, CSV, and a cache (with its source record)
+# data sets: 1-based and 0-based libsvm, weighted VW, CSV (numbers, and class names), and a cache (with its source record)
 printf '1 1:0.5 3:1\n-1 2:1\n1 1:2 4:-1.5\n-1\n1 5:1e-3\n-1 2:0.25 3:4\n' >one.svm
 printf '0 0:1 7:2\n1 3:0.5\n2 1:1 2:1 9:-3\n0\n1 0:4\n' >zero.svm
 printf '1 2.5 |a x y\n-1 |a z\n1 0 |b x:2\n-1 0.25 |a y\n' >w.vw
 printf 'y,a,b,c\n1,0.5,0,2\n0,1,1,0\n1,0,0,0\n' >d.csv
+printf 'a,b,species\n0.5,1,virginica\n1,0,setosa\n0,2,versicolor\n1.5,1,setosa\n' >names.csv
 "$hog" convert -q one.svm -o "$c/hgd/libsvm-one-based.hgd"
 "$hog" convert -q zero.svm -o "$c/hgd/libsvm-zero-based.hgd"
 "$hog" convert -q w.vw -b 8 -o "$c/hgd/vw-weighted.hgd"
 "$hog" convert -q d.csv -o "$c/hgd/csv-header.hgd"
+"$hog" convert -q names.csv --label species -o "$c/hgd/csv-class-names.hgd"
 "$hog" train -q one.svm --cache "$c/hgd/cache-source.hgd" -o m.hog --epochs 1 --threads 1
 
 # linear models: each loss's shape of outputs and classes
