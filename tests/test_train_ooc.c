@@ -4,8 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 
-#include "train/train.h"
+#include "train/train_run.h"
 
 #include "test_scratch.h"
 
@@ -100,6 +103,92 @@ Test(ooc, trains_with_resident_memory_under_the_limit, .init = setup, .fini = sc
     cr_assert(mem.test.accuracy - in.test.accuracy < 0.01, "in memory %g, out of core %g", mem.test.accuracy,
               in.test.accuracy);
     hog_model_free(m);
+    hog_trainer_free(t);
+    hog_dataset_close(ds);
+}
+
+/* The model of a one-thread out-of-core run on path (mem_limit 8 MiB),
+ * through the mapping when mapped. */
+static int train_ooc(const char *path, int mapped, hog_model **m, char *err, size_t len)
+{
+    hog_dataset *ds;
+    int rc = hog_dataset_open(path, NULL, &ds, err, len);
+    if (rc < 0)
+        return rc;
+    hog_train_params p = hog_train_params_default();
+    p.epochs = 2;
+    p.threads = 1;
+    p.mem_limit = 8u << 20;
+    hog_trainer *t;
+    cr_assert_eq(hog_trainer_create(&p, &t, err, len), 0, "%s", err);
+    t->ooc_mapped = mapped;
+    rc = hog_trainer_run(t, ds, NULL, m, err, len);
+    hog_trainer_free(t);
+    hog_dataset_close(ds);
+    return rc;
+}
+
+/* 1 when the ring reads path's blocks, 0 when its file system refuses. */
+static int ring_opens(const char *path)
+{
+    hog_dataset *ds;
+    char err[256] = "";
+    cr_assert_eq(hog_dataset_open(path, NULL, &ds, err, sizeof(err)), 0, "%s", err);
+    hog_block_ring *r = NULL;
+    int rc = hog_block_ring_open(ds, 2, &r);
+    hog_block_ring_close(r);
+    hog_dataset_close(ds);
+    cr_assert(rc == 0 || rc == -EOPNOTSUPP, "rc %d", rc);
+    return rc == 0;
+}
+
+/* Out of core, the epochs read the blocks with O_DIRECT into a ring of
+ * buffers (etl_blockring.c); where the file system refuses O_DIRECT,
+ * through the mapping. Both give the same model, bit for bit. */
+Test(ooc, the_direct_reads_and_the_mapping_give_the_same_model, .init = setup, .fini = scratch_remove)
+{
+    char svm[96], hgd[96], err[256] = "";
+    snprintf(svm, sizeof(svm), "%s/d.svm", dir);
+    snprintf(hgd, sizeof(hgd), "%s/d.hgd", dir);
+    make_hgd(svm, hgd);
+    if (!ring_opens(hgd))
+        cr_skip_test("%s: no O_DIRECT here: every run reads through the mapping", dir);
+    hog_model *a, *b;
+    cr_assert_eq(train_ooc(hgd, 0, &a, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(train_ooc(hgd, 1, &b, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(a->dim, b->dim);
+    cr_assert_eq(memcmp((const void *)a->w, (const void *)b->w, a->dim * a->outputs * sizeof(hog_weight)), 0);
+    cr_assert_eq(memcmp((const void *)a->bias, (const void *)b->bias, a->outputs * sizeof(hog_weight)), 0);
+    hog_model_free(a);
+    hog_model_free(b);
+}
+
+/* A block that changed on disk after the open (its checks passed then) is
+ * read again each epoch and checked as it lands: the run stops, naming it. */
+Test(ooc, a_block_changed_on_disk_stops_the_run_by_name, .init = setup, .fini = scratch_remove)
+{
+    char svm[96], hgd[96], err[256] = "";
+    snprintf(svm, sizeof(svm), "%s/d.svm", dir);
+    snprintf(hgd, sizeof(hgd), "%s/d.hgd", dir);
+    make_hgd(svm, hgd);
+    if (!ring_opens(hgd))
+        cr_skip_test("%s: no O_DIRECT here: the mapping's blocks are checked once, at the open", dir);
+    hog_dataset *ds;
+    cr_assert_eq(hog_dataset_open(hgd, NULL, &ds, err, sizeof(err)), 0, "%s", err);
+    cr_assert_gt(ds->info.blocks, 2u);
+    long off = (long)((const char *)ds->blocks[2].value - (const char *)ds->map) + 100;
+    flip_byte(hgd, off);
+    hog_train_params p = hog_train_params_default();
+    p.epochs = 2;
+    p.threads = 2;
+    p.mem_limit = 8u << 20;
+    hog_trainer *t;
+    hog_model *m = NULL;
+    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+    int rc = hog_trainer_run(t, ds, NULL, &m, err, sizeof(err));
+    cr_assert_eq(rc, HOG_ECHECKSUM, "rc %d: %s", rc, err);
+    cr_assert_null(m);
+    cr_assert(strstr(err, "block 2: checksum mismatch"), "%s", err);
     hog_trainer_free(t);
     hog_dataset_close(ds);
 }

@@ -216,6 +216,10 @@ int hog_dataset_check_block(const hog_dataset *ds, uint32_t b, char *err, size_t
  * failed, which a row-by-row walk then names. *top gets the largest index
  * + 1. sm may be a zeroed summary. */
 int hog_block_sound(const hog_block *b, uint64_t features, const hog_hgd_summary *sm, uint64_t *top);
+/* Block b of ds, read again into view (a copy of its bytes elsewhere, as
+ * the block ring reads them): every check of hog_dataset_check_block on the
+ * copy. Errors as there. */
+int hog_dataset_check_view(const hog_dataset *ds, uint32_t b, const hog_block *view, char *err, size_t err_len);
 /* The error of block b, which a reader's hog_dataset_check refused: its
  * check again, for the message (HOG_ECHECKSUM naming the block should the
  * file now pass it). */
@@ -272,6 +276,33 @@ uint64_t hog_block_sum(const hog_block *b);
 
 /* Fingerprint of a data set from its blocks' (rows, nnz, sum). */
 uint64_t hog_etl_fingerprint(const hog_block *blocks, uint32_t n);
+
+/* ---- the block ring: a mapped .hgd's blocks read again with O_DIRECT (etl_blockring.c) ---- */
+typedef struct hog_block_ring hog_block_ring;
+
+/* A ring of `slots` buffers, each the size of ds's largest block, reading
+ * ds's file (a mapped .hgd) with O_DIRECT io_uring reads. Returns 0,
+ * -EOPNOTSUPP when ds is not such a file or its file system refuses
+ * O_DIRECT (read through the mapping then), -ENOMEM or -errno. */
+int hog_block_ring_open(const hog_dataset *ds, unsigned slots, hog_block_ring **out);
+/* A pass: the ring reads the n blocks of order, in that order, as slots come
+ * free, and checks each as it lands (hog_dataset_check_view). Blocks must
+ * be asked for in that order (see etl_blockring.c). Returns 0 or -errno. */
+int hog_block_ring_pass(hog_block_ring *r, const uint32_t *order, uint32_t n);
+/* Block b of the pass, waiting for it: its view in the ring, or NULL when
+ * its read or its checks failed (hog_block_ring_end says why). Thread-safe. */
+const hog_block *hog_block_ring_get(hog_block_ring *r, uint32_t b);
+/* Done with block b: its slot reads the next block. Thread-safe. */
+void hog_block_ring_release(hog_block_ring *r, uint32_t b);
+/* Ends the pass: no more reads, those in flight waited for. Returns 0, or
+ * the first failed block's error (HOG_EIO, HOG_ECHECKSUM, HOG_ECORRUPT). */
+int hog_block_ring_end(hog_block_ring *r, char *err, size_t err_len);
+/* Stops the ring's thread and frees it. NULL is accepted. */
+void hog_block_ring_close(hog_block_ring *r);
+
+/* The alignment O_DIRECT needs on the file open at fd, or 0 when its file
+ * system cannot do direct I/O (etl_uring.c). */
+size_t hog_dio_alignment(int fd);
 
 /* ---- builder: rows in, blocks out (in memory, or streamed to a file; etl_builder.c) ---- */
 typedef struct hog_builder hog_builder;

@@ -1268,6 +1268,15 @@ int hog_dataset_check_block(const hog_dataset *ds, uint32_t b, char *err, size_t
     return 0;
 }
 
+int hog_dataset_check_view(const hog_dataset *ds, uint32_t b, const hog_block *view, char *err, size_t err_len)
+{
+    uint64_t top;
+    int rc = check_block(ds->path, ds->version, b, view, ds->info.features, &ds->summary, &top, err, err_len);
+    if (rc == 0)
+        top_seen(ds, top);
+    return rc;
+}
+
 int hog_dataset_check_failed(const hog_dataset *ds, uint32_t b, char *err, size_t err_len)
 {
     int rc = hog_dataset_check_block(ds, b, err, err_len);

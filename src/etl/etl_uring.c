@@ -159,7 +159,7 @@ static int reader_fail(hog_reader *r, int rc, const char *what, uint64_t off)
  * system cannot do direct I/O. Kernels before 6.1 (or file systems that do not
  * fill STATX_DIOALIGN) leave us guessing 4096, which covers every common
  * logical block size; the probe read in open_fd settles whether it works. */
-static size_t dio_alignment(int fd)
+size_t hog_dio_alignment(int fd)
 {
 #ifdef STATX_DIOALIGN
     struct statx sx;
@@ -620,7 +620,7 @@ static int open_fd(hog_reader *r, const char *path, char *probe, struct stat *st
     int dfd = open(path, O_RDONLY | O_CLOEXEC | O_DIRECT);
     if (dfd < 0)
         return 0; /* O_DIRECT refused (EINVAL): buffered */
-    size_t a = dio_alignment(dfd);
+    size_t a = hog_dio_alignment(dfd);
     if (a != 0 && a <= READER_PAGE && r->chunk % a == 0) {
         ssize_t n;
         do

@@ -67,6 +67,8 @@ static void maybe_report(epoch_job *job, uint32_t pos, double *last)
  * when the last segment of a block is done, drop it. */
 static void ooc_before(const epoch_job *job, uint32_t pos)
 {
+    if (job->ring) /* the ring reads ahead on its own */
+        return;
     uint32_t q = pos + job->ahead, spb = job->per_block;
     if (q < job->nsegments && job->segments[q] / spb != job->segments[q - 1] / spb)
         hog_dataset_willneed(job->ds, job->segments[q] / spb);
@@ -75,7 +77,11 @@ static void ooc_before(const epoch_job *job, uint32_t pos)
 static void ooc_after(const epoch_job *job, uint32_t pos)
 {
     uint32_t b = job->segments[pos] / job->per_block;
-    if (atomic_fetch_sub_explicit(&job->left[b], 1, memory_order_acq_rel) == 1)
+    if (atomic_fetch_sub_explicit(&job->left[b], 1, memory_order_acq_rel) != 1)
+        return;
+    if (job->ring)
+        hog_block_ring_release(job->ring, b);
+    else
         hog_dataset_drop(job->ds, b, 1);
 }
 
@@ -132,13 +138,14 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
          * scan reads this rank's blocks first; a dead rank's come later):
          * a bad one stops the pass before any of its rows is trained. */
         uint32_t b = job->segments[pos] / job->per_block;
-        if (hog_dataset_check(job->ds, b, NULL, 0) < 0) {
+        const hog_block *blk = job->ring ? hog_block_ring_get(job->ring, b) : &job->ds->blocks[b];
+        if (!blk || (!job->ring && hog_dataset_check(job->ds, b, NULL, 0) < 0)) {
             hog_atomic_min_u32(&job->bad_block, b);
             break;
         }
         if (job->ooc)
             ooc_before(job, pos);
-        hog_segment_run(job, ws, pos, fresh);
+        hog_segment_run(job, ws, pos, blk, fresh);
         fresh = 1;
         if (job->avg && average_point(job, pos))
             average_sample(job);
@@ -230,11 +237,24 @@ static void ooc_start(run_state *rs, const hog_dataset *train, const epoch_job *
     for (uint32_t b = 0; b < rs->seg.nblocks; b++)
         atomic_init(&rs->seg.left[b], rs->seg.first[b + 1] - rs->seg.first[b]);
     for (uint32_t q = 0; q < from; q++)
-        if (atomic_fetch_sub_explicit(&rs->seg.left[order[q] / spb], 1, memory_order_relaxed) == 1)
+        if (atomic_fetch_sub_explicit(&rs->seg.left[order[q] / spb], 1, memory_order_relaxed) == 1 && !rs->ring)
             hog_dataset_drop(train, order[q] / spb, 1);
-    for (uint32_t q = from; q <= from + job->ahead && q < job->nsegments; q++)
+    for (uint32_t q = from; q <= from + job->ahead && q < job->nsegments && !rs->ring; q++)
         if (q == from || order[q] / spb != order[q - 1] / spb)
             hog_dataset_willneed(train, order[q] / spb);
+}
+
+/* Out of core with the ring: a pass from position from hands it the blocks
+ * in the order their segments come (a block whose segments are partly done
+ * is read again). Returns 0 or -errno. */
+static int ring_pass(run_state *rs, const epoch_job *job, uint32_t from)
+{
+    const uint32_t spb = rs->seg.per_block, *order = rs->seg.order;
+    uint32_t n = 0;
+    for (uint32_t q = from; q < job->nsegments; q++)
+        if (q == from || order[q] / spb != order[q - 1] / spb)
+            rs->seg.blocks[n++] = order[q] / spb;
+    return hog_block_ring_pass(rs->ring, rs->seg.blocks, n);
 }
 
 /* Epoch e over the whole of train, from position at->segment of its
@@ -251,6 +271,7 @@ static int run_epoch(run_state *rs, const hog_dataset *train, run_position *at, 
     job.per_block = rs->seg.per_block;
     job.ooc = rs->ooc;
     job.left = rs->seg.left;
+    job.ring = rs->ooc ? rs->ring : NULL;
     hog_rng rng = {hog_mix64(rs->p->seed ^ 0x5eed0000ull) + e};
     job.nsegments = order_segments(&rs->seg, rs->ooc, &rng, rs->link);
     job.ahead = job.nsegments ? HOG_MIN(job.nsegments - 1, 2 * rs->nth * rs->seg.per_block) : 0;
@@ -264,8 +285,18 @@ static int run_epoch(run_state *rs, const hog_dataset *train, run_position *at, 
         job.due = hog_ckpt_due(&rs->ck.timer);
         job.t0 = hog_now();
         job.done_seconds = rs->seconds;
+        if (job.ring && job.nsegments) {
+            int rc = ring_pass(rs, &job, at->segment);
+            if (rc < 0)
+                return hog_fail(rc, err, err_len, "starting the out-of-core reads: %s", hog_strerror(rc));
+        }
         hog_epoch_pass(rs, &job);
         rs->seconds += hog_now() - job.t0;
+        if (job.ring && job.nsegments) {
+            int rc = hog_block_ring_end(job.ring, err, err_len);
+            if (rc < 0)
+                return rc;
+        }
         uint32_t bad = atomic_load_explicit(&job.bad_block, memory_order_relaxed);
         if (bad != UINT32_MAX)
             return hog_dataset_check_failed(train, bad, err, err_len);

@@ -828,7 +828,7 @@ static void (*const rows_by_opt[OPT_COUNT])(const epoch_job *, worker_state *, s
 /* ===================================================================== *
  *  A segment
  * ===================================================================== */
-void hog_segment_run(epoch_job *job, worker_state *ws, uint32_t pos, int fresh)
+void hog_segment_run(epoch_job *job, worker_state *ws, uint32_t pos, const hog_block *blk, int fresh)
 {
     const hog_dataset *ds = job->ds;
     const hog_train_params *p = job->p;
@@ -837,7 +837,6 @@ void hog_segment_run(epoch_job *job, worker_state *ws, uint32_t pos, int fresh)
     uint32_t seg = job->segments[pos];
     uint32_t b = seg / job->per_block;
     uint32_t start = (seg % job->per_block) * SEGMENT_ROWS;
-    const hog_block *blk = &ds->blocks[b];
     uint32_t n = HOG_MIN(SEGMENT_ROWS, blk->rows - start);
     uint64_t first = job->row0 + (uint64_t)b * ds->info.rows_per_block + start;
 

@@ -87,6 +87,7 @@ void hog_run_free(run_state *rs)
             hog_eval_sums_free(&ws->prog);
         }
     hog_free(rs->ws);
+    hog_block_ring_close(rs->ring);
     hog_free(rs->seg.order);
     hog_free(rs->seg.base);
     hog_free(rs->seg.first);
@@ -468,9 +469,19 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
                 resume->ooc ? "out of core" : "in memory");
         rs.ooc = resume->ooc;
     }
-    if (rs.ooc)
+    if (rs.ooc) {
         hog_log(HOG_LOG_INFO, "training out of core: %llu bytes of data, more than the data's half of a limit of %llu",
                 (unsigned long long)hog_dataset_bytes(train), (unsigned long long)rs.limit);
+        /* The epochs read the blocks with O_DIRECT into a ring of 2 per
+         * worker and 2 more (the read-ahead of the mapping's path), past the
+         * page cache; where the file system refuses, through the mapping. */
+        int rr = t->ooc_mapped ? -EOPNOTSUPP : hog_block_ring_open(train, 2 * rs.nth + 2, &rs.ring);
+        if (rr == -ENOMEM) {
+            hog_run_free(&rs);
+            return hog_fail(rr, err, err_len, "out of memory");
+        }
+        hog_log(HOG_LOG_DEBUG, "out-of-core epochs read %s", rs.ring ? "with O_DIRECT" : "through the mapping");
+    }
     rs.dim = hog_warm_dim(&rs, HOG_MAX(train->info.features, 1));
     int rc = rs.link ? hog_link_run_share(&rs, train) : 0;
     if (rc == 0)

@@ -54,6 +54,8 @@ struct hog_trainer {
     atomic_int training;  /* 1 while a run's epochs are under way (hog_trainer_interrupt's answer) */
     double (*now)(void);  /* the checkpoint interval's clock: hog_now, or a test's */
     hog_model *init;      /* the weights runs start from (hog_trainer_set_init), or NULL */
+    int ooc_mapped;       /* 1: out-of-core epochs read through the mapping even where the block
+                             ring could read them (a test's, to compare the two) */
 };
 
 /* The OPT_* flags: which optimisers and regularisers the segments run (see
@@ -200,6 +202,8 @@ typedef struct run_state {
     unsigned char *mine;  /* multi-node: per block, 1 when this rank trains it (the scan's) */
     unsigned char *link_hot; /* multi-node: per feature, 1 when its changes are averaged across ranks */
     int ooc;              /* out of core: read blocks ahead, drop them when done */
+    hog_block_ring *ring; /* out of core: the blocks read with O_DIRECT (etl_blockring.c), or NULL:
+                             through the mapping */
     double first_loss;    /* the first epoch's training loss, for the divergence check (NaN: unknown) */
     float *class_w;       /* per class index, HOG_CLASS_WEIGHT_BALANCED's row weights; NULL: none */
     segment_plan seg;
@@ -242,6 +246,7 @@ typedef struct epoch_job {
     int ooc;                  /* out of core: read blocks ahead, drop them when done */
     uint32_t ahead;           /* out of core: how many segments ahead to start reading */
     atomic_uint *left;        /* out of core: segments of each block not yet done */
+    hog_block_ring *ring;     /* out of core: where the blocks come from, or NULL: the mapping */
     unsigned epoch;           /* 0-based */
     float mid;                /* binary: labels above this are positive */
     const float *class_w;     /* per class index, the weight of its rows (run_state's); NULL: none */
@@ -433,7 +438,7 @@ float hog_segment_step(const epoch_job *job, uint32_t pos);
 /* Trains the segment at pos of job's pass on worker ws; fresh: the private
  * copies hold what the shared weights held at the end of this worker's
  * previous segment of the job (see hog_hot_sync). */
-void hog_segment_run(epoch_job *job, worker_state *ws, uint32_t pos, int fresh);
+void hog_segment_run(epoch_job *job, worker_state *ws, uint32_t pos, const hog_block *blk, int fresh);
 
 /* ===================================================================== *
  *  Labels and degrees (train_scan.c)
