@@ -135,7 +135,7 @@ static int ring_opens(const char *path)
     char err[256] = "";
     cr_assert_eq(hog_dataset_open(path, NULL, &ds, err, sizeof(err)), 0, "%s", err);
     hog_block_ring *r = NULL;
-    int rc = hog_block_ring_open(ds, 2, &r);
+    int rc = hog_block_ring_open(ds, 2, 0, &r);
     hog_block_ring_close(r);
     hog_dataset_close(ds);
     cr_assert(rc == 0 || rc == -EOPNOTSUPP, "rc %d", rc);

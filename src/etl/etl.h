@@ -280,11 +280,13 @@ uint64_t hog_etl_fingerprint(const hog_block *blocks, uint32_t n);
 /* ---- the block ring: a mapped .hgd's blocks read again with O_DIRECT (etl_blockring.c) ---- */
 typedef struct hog_block_ring hog_block_ring;
 
-/* A ring of `slots` buffers, each the size of ds's largest block, reading
- * ds's file (a mapped .hgd) with O_DIRECT io_uring reads. Returns 0,
+/* A ring of buffers, each the size of ds's largest block, reading ds's file
+ * (a mapped .hgd) with O_DIRECT io_uring reads: `slots` of them, or as many
+ * as `bytes` holds (up to 256, so that small blocks keep the disk busy), at
+ * most one per block. Returns 0,
  * -EOPNOTSUPP when ds is not such a file or its file system refuses
  * O_DIRECT (read through the mapping then), -ENOMEM or -errno. */
-int hog_block_ring_open(const hog_dataset *ds, unsigned slots, hog_block_ring **out);
+int hog_block_ring_open(const hog_dataset *ds, unsigned slots, size_t bytes, hog_block_ring **out);
 /* A pass: the ring reads the n blocks of order, in that order, as slots come
  * free, and checks each as it lands (hog_dataset_check_view). Blocks must
  * be asked for in that order (see etl_blockring.c). Returns 0 or -errno. */

@@ -472,10 +472,12 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     if (rs.ooc) {
         hog_log(HOG_LOG_INFO, "training out of core: %llu bytes of data, more than the data's half of a limit of %llu",
                 (unsigned long long)hog_dataset_bytes(train), (unsigned long long)rs.limit);
-        /* The epochs read the blocks with O_DIRECT into a ring of 2 per
-         * worker and 2 more (the read-ahead of the mapping's path), past the
-         * page cache; where the file system refuses, through the mapping. */
-        int rr = t->ooc_mapped ? -EOPNOTSUPP : hog_block_ring_open(train, 2 * rs.nth + 2, &rs.ring);
+        /* The epochs read the blocks with O_DIRECT into a ring of buffers,
+         * past the page cache: 2 per worker and 2 more (the read-ahead of
+         * the mapping's path), or as many as a sixteenth of the limit holds,
+         * up to 64 MiB; where the file system refuses, through the mapping. */
+        size_t ring_bytes = (size_t)HOG_MIN(rs.limit / 16, (uint64_t)64 << 20);
+        int rr = t->ooc_mapped ? -EOPNOTSUPP : hog_block_ring_open(train, 2 * rs.nth + 2, ring_bytes, &rs.ring);
         if (rr == -ENOMEM) {
             hog_run_free(&rs);
             return hog_fail(rr, err, err_len, "out of memory");
