@@ -307,6 +307,38 @@ Test(cli_flags_command, a_warm_start_keeps_the_models_loss_and_classes)
     cr_assert(!exists("c.hog"));
 }
 
+/* The model keeps the normalized update's feature scales: a warm start on
+ * rows whose values start at 0.1 and later reach the model's scale of 1
+ * keeps the weight learned (it was multiplied by (0.1 / 1)^2). */
+Test(cli_flags_command, a_warm_start_goes_on_from_the_models_feature_scales)
+{
+    static char big[64 * 2000 + 1], small[64 * 2000 + 1];
+    size_t nb = 0, ns = 0;
+    static const char *const xs[4] = {"-1", "-0.5", "0.5", "1"}, *const ys[4] = {"-2", "-1", "1", "2"};
+    for (int i = 0; i < 2000; i++) {
+        nb += (size_t)snprintf(big + nb, sizeof(big) - nb, "%s,%s\n", ys[i % 4], xs[i % 4]);
+        ns += (size_t)snprintf(small + ns, sizeof(small) - ns, "%s\n", i < 1999 ? "0.2,0.1" : "2,1");
+    }
+    write_file("big.csv", big);
+    write_file("small.csv", small);
+    cr_assert_eq(hog("train big.csv --label 0 --loss squared --threads 1 -q -o a.hog"), 0, "%s", out);
+    cr_assert_eq(hog("export a.hog"), 0, "%s", out);
+    char *w = strstr(out, "\n0 - ");
+    cr_assert_not_null(w, "%s", out);
+    const double before = strtod(w + 5, NULL);
+    cr_assert_gt(before, 1.9, "%s", out);
+    cr_assert_eq(hog("train small.csv --label 0 --loss squared --threads 1 --epochs 1 --step 1e-9 -i a.hog -o b.hog"),
+                 0, "%s", out);
+    cr_assert(strstr(out, "starting from the weights of the model given (1 features, its feature scales)"), "%s", out);
+    cr_assert_eq(hog("export b.hog"), 0, "%s", out);
+    cr_assert_not_null(w = strstr(out, "\n0 - "), "%s", out);
+    cr_assert_float_eq(strtod(w + 5, NULL), before, 1e-5, "%s", out);
+    /* the plain update has no scales to keep: its model is written as before */
+    cr_assert_eq(hog("train big.csv --label 0 --loss squared --threads 1 -q --normalized 0 --step 0.01 -o p.hog"), 0,
+                 "%s", out);
+    cr_assert_eq(slurp("p.hog")[8], 1, "version 1");
+}
+
 /* train --cv K: the metrics of each fold and their mean, no model unless
  * -o; tune: a leaderboard of the trials and the best model. */
 Test(cli_flags_command, cross_validation_and_tuning)

@@ -1,6 +1,7 @@
 /* test_train_model_file.c: crafted linear model files, their CRC made right, are refused with the field, its value and the limit, before any size is multiplied or allocated. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +190,135 @@ Test(model_file, crafted_class_names_are_refused_with_their_byte)
     snprintf(want, sizeof(want), "truncated: the class names' size at byte %zu is past the file's %zu bytes", at,
              at + 2);
     expect_refused(f, at + 2, HOG_ETRUNCATED, want);
+    free(f);
+    free(good);
+}
+
+/* The bytes of a saved model with feature scales (trained with the
+ * normalized update): saved's 4 features, or saved_named's 2 features and
+ * 3 named classes; version 3, the sections word after the labels. */
+static uint8_t *saved_scaled(int named, size_t *len)
+{
+    char path[256], err[256] = "";
+    size_t n;
+    uint8_t *plain = named ? saved_named(&n) : saved(&n);
+    free(plain);
+    hog_model *m = NULL;
+    cr_assert_eq(hog_model_load(path_of(path, named ? "named.hog" : "m.hog"), &m, err, sizeof(err)), 0, "%s", err);
+    cr_assert_null(m->scales, "a version-%d file has none", named ? 2 : 1);
+    m->scales = calloc(m->dim, sizeof(hog_weight));
+    for (uint64_t j = 0; j < m->dim; j++) /* feature 1's only value seen: 0 */
+        hog_w_store(&m->scales[j], j == 1 ? 0.0f : 0.25f * (float)(j + 1));
+    cr_assert_eq(hog_model_save(m, path_of(path, "scaled.hog")), 0);
+    hog_model_free(m);
+    return read_bytes(path, len);
+}
+
+/* The offset of the sections word in a file of `classes` classes. */
+static size_t sections_at(const uint8_t *f, uint32_t classes)
+{
+    return 32 + hog_get_u32(f + 12) + 8ull * classes;
+}
+
+Test(model_file, feature_scales_round_trip_as_version_3)
+{
+    for (int named = 0; named < 2; named++) {
+        size_t len, plain_len;
+        free(named ? saved_named(&plain_len) : saved(&plain_len));
+        uint8_t *f = saved_scaled(named, &len);
+        const uint32_t classes = named ? 3 : 2, dim = named ? 2 : 4;
+        cr_assert_eq(hog_get_u32(f + 8), 3);
+        const size_t at = sections_at(f, classes);
+        cr_assert_eq(hog_get_u32(f + at), named ? 3u : 2u, "bit 0: names, bit 1: scales");
+        cr_assert_eq(len, plain_len + 4 + 4 * dim, "the sections word and a f32 per feature, nothing else");
+        const size_t scales_at = at + 4 + (named ? 4 + hog_get_u32(f + at + 4) : 0); /* after the names */
+        cr_assert_eq(scales_at + 4 * dim + 4 * (classes == 3 ? 3 : 1) * (1 + dim) + 4, len,
+                     "then the bias, the weights and the CRC");
+        if (named)
+            cr_assert_eq(memcmp(f + at + 4 + 4, "setosa", 7), 0, "the names right after the sections word");
+        for (uint32_t j = 0; j < dim; j++) {
+            float s;
+            memcpy(&s, f + scales_at + 4 * j, 4);
+            cr_assert_eq(s, j == 1 ? 0.0f : 0.25f * (float)(j + 1), "feature %u: %g", j, (double)s);
+        }
+        char path[256], err[256] = "";
+        hog_model *m = NULL;
+        cr_assert_eq(hog_model_load(path_of(path, "scaled.hog"), &m, err, sizeof(err)), 0, "%s", err);
+        cr_assert_not_null(m->scales);
+        for (uint32_t j = 0; j < dim; j++)
+            cr_assert_eq(hog_w_load(&m->scales[j]), j == 1 ? 0.0f : 0.25f * (float)(j + 1));
+        if (named)
+            cr_assert_str_eq(hog_model_class_name(m, 1), "versicolor");
+        /* and saved again, the same bytes */
+        cr_assert_eq(hog_model_save(m, path_of(path, "again.hog")), 0);
+        size_t again_len;
+        uint8_t *again = read_bytes(path, &again_len);
+        cr_assert_eq(again_len, len);
+        cr_assert_eq(memcmp(again, f, len), 0);
+        free(again);
+        hog_model_free(m);
+        free(f);
+    }
+}
+
+Test(model_file, crafted_feature_scales_are_refused_with_their_byte)
+{
+    size_t len;
+    uint8_t *good = saved_scaled(0, &len);
+    uint8_t *f = malloc(len);
+    const size_t at = sections_at(good, 2), scales_at = at + 4;
+    char want[256];
+
+    /* a section this build does not know */
+    memcpy(f, good, len);
+    hog_put_u32(f + at, 2u | 8u);
+    hog_put_u32(f + len - 4, hog_crc32(0, f, len - 4));
+    snprintf(want, sizeof(want), "byte %zu: sections is 0xa, expected bits 0 (class names) and 1 (feature scales) "
+             "only", at);
+    expect_refused(f, len, HOG_ECORRUPT, want);
+
+    /* a negative scale, and one not finite */
+    static const float bad[2] = {-0.5f, INFINITY};
+    for (int i = 0; i < 2; i++) {
+        memcpy(f, good, len);
+        memcpy(f + scales_at + 4 * 2, &bad[i], 4);
+        hog_put_u32(f + len - 4, hog_crc32(0, f, len - 4));
+        snprintf(want, sizeof(want), "byte %zu: the scale of feature 2 is %g, expected a finite value >= 0",
+                 scales_at + 8, (double)bad[i]);
+        expect_refused(f, len, HOG_ECORRUPT, want);
+    }
+
+    /* scales in a model whose metadata says it was trained without them */
+    memcpy(f, good, len);
+    char *meta = strstr((char *)f + 32, "\nnormalized 1\n"); /* the metadata ends before the labels' zeros */
+    cr_assert_not_null(meta);
+    meta[12] = '0';
+    hog_put_u32(f + len - 4, hog_crc32(0, f, len - 4));
+    snprintf(want, sizeof(want), "byte %zu: sections has feature scales (bit 1), the metadata says normalized 0: "
+             "scales are the normalized update's", at);
+    expect_refused(f, len, HOG_ECORRUPT, want);
+
+    /* the sections word cut off; the scales' bytes past the file's */
+    snprintf(want, sizeof(want), "truncated: the sections word at byte %zu is past the file's %zu bytes", at, at + 2);
+    expect_refused(good, at + 2, HOG_ETRUNCATED, want);
+    memcpy(f, good, len);
+    hog_put_u64(f + 16, 1ull << 39); /* features: scales and weights of 2^39 each */
+    hog_put_u32(f + len - 4, hog_crc32(0, f, len - 4));
+    snprintf(want, sizeof(want), "truncated: the header implies %llu bytes, the file has %zu",
+             (unsigned long long)(len + 8 * ((1ull << 39) - 4)), len);
+    expect_refused(f, len, HOG_ETRUNCATED, want);
+    /* bit 1 set in a version-3 file without the scales' bytes */
+    size_t plain_len;
+    uint8_t *plain = saved(&plain_len);
+    memcpy(f, plain, at);
+    hog_put_u32(f + 8, 3);
+    hog_put_u32(f + at, 2);
+    memcpy(f + at + 4, plain + at, plain_len - at);
+    hog_put_u32(f + plain_len, hog_crc32(0, f, plain_len));
+    snprintf(want, sizeof(want), "truncated: the header implies %zu bytes, the file has %zu", plain_len + 4 + 16,
+             plain_len + 4);
+    expect_refused(f, plain_len + 4, HOG_ETRUNCATED, want);
+    free(plain);
     free(f);
     free(good);
 }

@@ -23,9 +23,7 @@ static hog_train_params params(hog_loss loss, unsigned epochs)
     p.threads = 1;
     p.bind = 0;
     p.epochs = epochs;
-    /* The normalized update's scales start afresh in any run, and grow
-     * with the values seen, rescaling the weights they cover (NG): the
-     * plain update leaves the initial model's weights as they are. */
+    /* The plain update: the normalized one's tests are below. */
     p.normalized = 0;
     p.step = 0.1; /* the plain update's scale (the default's 2 is the normalized one's) */
     return p;
@@ -175,4 +173,103 @@ Test(train_warm, a_file_is_read_whole_before_a_run_from_an_initial_model)
     hog_model_free(first);
     hog_trainer_free(t);
     hog_dataset_close(ds);
+}
+
+/* The normalized update: a model keeps its feature scales (each feature's
+ * largest |x| seen) and a run from it goes on from them, so a step that
+ * moves nothing leaves the model as it was, also through its file. */
+Test(train_warm, the_normalized_update_goes_on_from_the_model_s_feature_scales)
+{
+    hog_dataset *ds = make_data("n.svm", 4000, 100, 8, 'b', 3);
+    hog_train_params p = params(HOG_LOSS_LOGISTIC, 3);
+    p.normalized = 1;
+    p.step = 1;
+    hog_model *first = train_from(NULL, ds, p, 0, NULL);
+    cr_assert_not_null(first->scales);
+    int seen = 0;
+    for (uint64_t j = 0; j < first->dim; j++) {
+        const float s = hog_w_load(&first->scales[j]);
+        cr_assert(s >= 0.0f && s <= 1.0f, "feature %llu: %g, the data's values are in [-1, 1]",
+                  (unsigned long long)j, (double)s);
+        seen += s > 0.5f;
+    }
+    cr_assert_gt(seen, 90, "most features have seen a value near 1");
+    char path[160], err[256] = "";
+    snprintf(path, sizeof(path), "%s/n.hog", dir);
+    cr_assert_eq(hog_model_save(first, path), 0);
+    hog_model *loaded = NULL;
+    cr_assert_eq(hog_model_load(path, &loaded, err, sizeof(err)), 0, "%s", err);
+    hog_train_params still = p;
+    still.epochs = 1;
+    still.step = 1e-30;
+    for (int from_file = 0; from_file < 2; from_file++) {
+        hog_model *warm = train_from(from_file ? loaded : first, ds, still, 0, NULL);
+        cr_assert(same_weights(warm, first), "from the %s", from_file ? "file" : "model");
+        cr_assert_eq(memcmp((const void *)warm->scales, (const void *)first->scales, first->dim * sizeof(float)), 0);
+        hog_metrics a, b;
+        cr_assert_eq(hog_model_evaluate(first, ds, 1, &a), 0);
+        cr_assert_eq(hog_model_evaluate(warm, ds, 1, &b), 0);
+        cr_assert_eq(a.logloss, b.logloss, "the same predictions");
+        hog_model_free(warm);
+    }
+    /* A model without scales (from weights) starts them at 0, as before. */
+    hog_model *bare = NULL;
+    hog_weights w;
+    hog_model_weights(first, &w);
+    cr_assert_eq(hog_model_from_weights(HOG_LOSS_LOGISTIC, w.features, 2, w.class_labels, w.w, w.bias, &bare,
+                                        NULL, 0), 0);
+    cr_assert_null(bare->scales);
+    hog_model *warm = train_from(bare, ds, still, 0, NULL);
+    cr_assert_not_null(warm->scales, "this run's own");
+    hog_model_free(warm);
+    hog_model_free(bare);
+    hog_model_free(loaded);
+    hog_model_free(first);
+    hog_dataset_close(ds);
+}
+
+/* What the scales are for: a feature whose new rows start small (0.1) and
+ * later reach the model's scale (1). From a scale of 0 the first value
+ * seen became the scale and the later 1 shrank the learned weight by
+ * (0.1 / 1)^2 = 0.01; from the model's scale nothing shrinks. A feature
+ * new to the run (3, past the model's 2: indices 2 and 1) starts at 0 and takes its own. */
+Test(train_warm, a_warm_start_keeps_weights_learned_at_a_larger_scale)
+{
+    char path[160];
+    FILE *f = create("big.svm", path);
+    static const float xs[4] = {-1, -0.5f, 0.5f, 1};
+    for (int i = 0; i < 2000; i++) {
+        const float x = xs[i % 4];
+        fprintf(f, "%g 1:%g 2:%g\n", (double)(2 * x), (double)x, (double)(x > 0 ? 1 : 0));
+    }
+    fclose(f);
+    hog_dataset *big = open_written(path);
+    f = create("small.svm", path);
+    for (int i = 0; i < 2000; i++) {
+        const float x = i < 1999 ? 0.1f : 1.0f;
+        fprintf(f, "%g 1:%g 3:%g\n", (double)(2 * x), (double)x, (double)(i % 2 ? 4 : 2));
+    }
+    fclose(f);
+    hog_dataset *small = open_written(path);
+    hog_train_params p = params(HOG_LOSS_SQUARED, 10);
+    p.normalized = 1;
+    p.step = 1;
+    hog_model *first = train_from(NULL, big, p, 0, NULL);
+    cr_assert_eq(first->info.data_index_base, 1, "libsvm's 1-based indices: feature 1 is index 0");
+    const float w1 = hog_w_load(&first->w[0]);
+    cr_assert_gt(w1, 1.0f, "y = 2 x1: %g", (double)w1);
+    cr_assert_eq(first->dim, 2);
+    cr_assert_eq(hog_w_load(&first->scales[0]), 1.0f);
+    p.epochs = 1;
+    p.step = 1e-9;
+    hog_model *warm = train_from(first, small, p, 0, NULL);
+    cr_assert_eq(warm->dim, 3);
+    cr_assert_float_eq(hog_w_load(&warm->w[0]), w1, 1e-5, "the learned weight is kept (it was %g)",
+                       (double)hog_w_load(&warm->w[0]));
+    cr_assert_eq(hog_w_load(&warm->scales[0]), 1.0f);
+    cr_assert_eq(hog_w_load(&warm->scales[2]), 4.0f, "the new feature's own scale");
+    hog_model_free(warm);
+    hog_model_free(first);
+    hog_dataset_close(small);
+    hog_dataset_close(big);
 }

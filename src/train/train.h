@@ -108,6 +108,9 @@ struct hog_model {
     hog_weight *bias;     /* outputs */
     double *class_labels; /* info.classes original label values, ascending */
     char **class_names;   /* info.classes names (the labels were strings), or NULL (train_labels.c) */
+    hog_weight *scales;   /* dim: the normalized update's feature scales (each feature's largest
+                             |x| seen, optim_state.xmax at the run's end), so a warm start goes on
+                             in the units the weights were learned in; NULL when trained without it */
 };
 
 /* ---- class names (train_labels.c) ---- */
@@ -137,6 +140,11 @@ hog_metrics hog_metrics_none(void);
 
 /* Allocates a zeroed model. Returns NULL on -ENOMEM. */
 hog_model *hog_model_new(hog_loss loss, uint64_t dim, uint32_t outputs, uint32_t classes);
+
+/* dst gets a copy of src's feature scales (none when src has none; dst
+ * has at least src's features, the rest scaled 0). Returns 0 or -ENOMEM
+ * (dst unchanged). */
+int hog_model_scales_copy(hog_model *dst, const hog_model *src);
 
 /* The class index of a label: binary: 1 if label is above the midpoint of
  * the two classes, else 0; softmax: its index, or -1 if unknown. */

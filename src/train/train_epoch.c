@@ -531,6 +531,13 @@ int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *t
     } else if (rs->avg.sum && rs->avg.count) {
         average_into(m, &rs->avg);
     }
+    /* The normalized update's scales go with the model (a warm start's
+     * goes on from them); run_grow keeps xmax as long as the model. */
+    if (rs->optim.xmax) {
+        hog_free((void *)m->scales);
+        m->scales = rs->optim.xmax;
+        rs->optim.xmax = NULL;
+    }
     m->info.nonzero = count_nonzero(m);
     hog_log(HOG_LOG_DEBUG, "model: %llu of %llu weights non-zero", (unsigned long long)m->info.nonzero,
             (unsigned long long)(rs->dim * rs->outputs));

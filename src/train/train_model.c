@@ -1,5 +1,6 @@
 /* train_model.c: the model object: its making, its accessors, scoring and prediction. */
 /* SPDX-License-Identifier: BSD-2-Clause */
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -44,8 +45,22 @@ void hog_model_free(hog_model *m)
     hog_free((void *)m->w);
     hog_free((void *)m->bias);
     hog_free(m->class_labels);
+    hog_free((void *)m->scales);
     hog_model_names_free(m);
     hog_free(m);
+}
+
+int hog_model_scales_copy(hog_model *dst, const hog_model *src)
+{
+    if (!src->scales)
+        return 0;
+    hog_weight *s = hog_calloc(dst->dim ? dst->dim : 1, sizeof(hog_weight));
+    if (!s)
+        return -ENOMEM;
+    memcpy((void *)s, (const void *)src->scales, HOG_MIN(src->dim, dst->dim) * sizeof(hog_weight));
+    hog_free((void *)dst->scales);
+    dst->scales = s;
+    return 0;
 }
 
 void hog_model_get_info(const hog_model *m, hog_model_info *info)

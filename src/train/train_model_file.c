@@ -7,11 +7,11 @@
 #include "train.h"
 
 /*
- * Model file, version 2 (or 1). Little-endian.
+ * Model file, version 3 (or 2, or 1). Little-endian.
  *
  *   offset  bytes          field
  *   0       8              magic "HOGMODEL"
- *   8       4              version (1)
+ *   8       4              version (1, 2 or 3)
  *   12      4              meta_bytes
  *   16      8              dim (features)
  *   24      4              outputs
@@ -19,20 +19,31 @@
  *   32      meta_bytes     metadata: "key value\n" lines, numbers in the C locale
  *                          with 17 significant digits so they round-trip
  *   ...     8 * classes    f64 class labels, ascending
- *   version 2 only (a model whose classes have names: the training labels
- *   were strings; its labels are then 0, 1, ..., classes - 1):
+ *   version 3 only:
+ *   ...     4              sections: which of the optional parts below follow
+ *                          (bit 0: class names, bit 1: feature scales; the
+ *                          other bits are 0)
+ *   version 2, or version 3 with sections bit 0 (a model whose classes have
+ *   names: the training labels were strings; its labels are then 0, 1, ...,
+ *   classes - 1):
  *   ...     4              names_bytes (at most classes * (HOG_LABEL_NAME_MAX + 1))
  *   ...     names_bytes    the classes' names, each 1 to HOG_LABEL_NAME_MAX bytes
  *                          and a NUL, back to back in class order, strictly
  *                          ascending (strcmp)
+ *   version 3 with sections bit 1 (trained with the normalized update):
+ *   ...     4 * dim        f32 feature scales: each feature's largest |x| seen
+ *                          (0: none but zeros), finite and >= 0
  *   ...     4 * outputs    f32 bias
  *   ...     4 * dim * outputs  f32 weights, feature-major (w[j * outputs + k])
  *   ...     4              CRC-32 of every byte before it
  *
- * A model without names is written as version 1, byte for byte as before,
- * so older builds read it; one with names as version 2.
+ * A model without names or scales is written as version 1, one with names
+ * alone as version 2, byte for byte as before, so older builds read them;
+ * one with scales as version 3.
  */
-#define MODEL_VERSION 2u
+#define MODEL_VERSION 3u
+#define SECTION_NAMES 1u  /* version 3's sections: class names */
+#define SECTION_SCALES 2u /* feature scales */
 #define MODEL_HEAD 32u
 #define MODEL_MAX_META (1u << 20)
 #define MODEL_MAX_OUTPUTS (1u << 20)    /* outputs and classes */
@@ -113,7 +124,8 @@ static uint64_t first_nonfinite_f32(const unsigned char *p, uint64_t n)
 /* Writes m into f, then commits it (aborts it on failure). */
 static int model_write(const hog_model *m, hog_atomic_file *f)
 {
-    if (!hog_w_finite(m->bias, m->outputs, 1, 1) || !hog_w_finite(m->w, m->dim * m->outputs, 1, 1)) {
+    if (!hog_w_finite(m->bias, m->outputs, 1, 1) || !hog_w_finite(m->w, m->dim * m->outputs, 1, 1) ||
+        (m->scales && !hog_w_finite(m->scales, m->dim, 1, 1))) {
         hog_atomic_abort(f);
         return HOG_ENONFINITE;
     }
@@ -129,7 +141,8 @@ static int model_write(const hog_model *m, hog_atomic_file *f)
 
     unsigned char head[MODEL_HEAD] = {0};
     memcpy(head, MODEL_MAGIC, 8);
-    hog_put_u32(head + 8, m->class_names ? 2u : 1u);
+    const uint32_t sections = (m->class_names ? SECTION_NAMES : 0) | (m->scales ? SECTION_SCALES : 0);
+    hog_put_u32(head + 8, sections & SECTION_SCALES ? 3u : sections ? 2u : 1u);
     hog_put_u32(head + 12, (uint32_t)meta_len);
     hog_put_u64(head + 16, m->dim);
     hog_put_u32(head + 24, m->outputs);
@@ -142,6 +155,11 @@ static int model_write(const hog_model *m, hog_atomic_file *f)
         rc = hog_atomic_write_crc(f, &crc, meta, meta_len);
     if (rc == 0)
         rc = hog_atomic_write_crc(f, &crc, m->class_labels, m->info.classes * sizeof(double));
+    if (rc == 0 && (sections & SECTION_SCALES)) {
+        unsigned char sb[4];
+        hog_put_u32(sb, sections);
+        rc = hog_atomic_write_crc(f, &crc, sb, 4);
+    }
     if (rc == 0 && m->class_names) {
         uint64_t names_bytes = 0;
         for (uint32_t k = 0; k < m->info.classes; k++)
@@ -152,11 +170,12 @@ static int model_write(const hog_model *m, hog_atomic_file *f)
         for (uint32_t k = 0; k < m->info.classes && rc == 0; k++)
             rc = hog_atomic_write_crc(f, &crc, m->class_names[k], strlen(m->class_names[k]) + 1);
     }
-    /* Weights are copied out through the relaxed loads, then written in chunks. */
+    /* Scales and weights are copied out through the relaxed loads, then
+     * written in chunks. */
     const struct { const hog_weight *w; uint64_t n; } parts[] = {
-        {m->bias, m->outputs}, {m->w, m->dim * m->outputs},
+        {m->scales, m->scales ? m->dim : 0}, {m->bias, m->outputs}, {m->w, m->dim * m->outputs},
     };
-    for (unsigned part = 0; part < 2 && rc == 0; part++)
+    for (unsigned part = 0; part < HOG_ARRAY_LEN(parts) && rc == 0; part++)
         for (uint64_t i = 0; i < parts[part].n && rc == 0; i += HOG_ARRAY_LEN(chunk)) {
             uint64_t n = HOG_MIN(HOG_ARRAY_LEN(chunk), parts[part].n - i);
             for (uint64_t k = 0; k < n; k++)
@@ -187,20 +206,20 @@ int hog_model_save_output(const hog_model *m, hog_output *o)
     return rc;
 }
 
-/* The class names of a version-2 file: names_bytes at `at` + 4, holding
+/* The class names of a version-2 file (or 3): names_bytes at `at` + 4, holding
  * exactly `classes` names of 1 to HOG_LABEL_NAME_MAX bytes, each ended by
  * a NUL, strictly ascending; the labels (checked ascending before) must
  * be 0, 1, ..., classes - 1. Errors name the byte offset. */
-static int names_check(const char *path, const unsigned char *buf, uint64_t at, uint64_t names_bytes, uint32_t classes,
-                       char *err, size_t err_len)
+static int names_check(const char *path, const unsigned char *buf, uint64_t labels_at, uint64_t at,
+                       uint64_t names_bytes, uint32_t classes, char *err, size_t err_len)
 {
-    const unsigned char *labels = buf + at - 8ull * classes;
+    const unsigned char *labels = buf + labels_at;
     for (uint32_t k = 0; k < classes; k++) {
         double y;
         memcpy(&y, labels + 8ull * k, 8);
         if (y != (double)k)
             return hog_fail(HOG_ECORRUPT, err, err_len, "%s: byte %llu: class label %u is %g: a model with class "
-                            "names labels its classes 0 to %u", path, (unsigned long long)(at - 8ull * (classes - k)),
+                            "names labels its classes 0 to %u", path, (unsigned long long)(labels_at + 8ull * k),
                             k, y, classes - 1);
     }
     const char *s = (const char *)buf + at + 4, *end = s + names_bytes, *prev = NULL;
@@ -249,7 +268,7 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
     uint32_t version = hog_get_u32(buf + 8), meta_len = hog_get_u32(buf + 12);
     uint64_t dim = hog_get_u64(buf + 16);
     uint32_t outputs = hog_get_u32(buf + 24), classes = hog_get_u32(buf + 28);
-    if (version != 1 && version != MODEL_VERSION) {
+    if (version < 1 || version > MODEL_VERSION) {
         rc = hog_fail(HOG_EVERSION, err, err_len, "%s: model version %u, this build reads versions 1 to %u",
                       path, version, MODEL_VERSION);
         goto out;
@@ -270,10 +289,26 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
                           (unsigned long long)sizes[i].max);
             goto out;
         }
-    /* Version 2: the names' size, bounded before it is added. */
-    const uint64_t names_at = MODEL_HEAD + (uint64_t)meta_len + 8ull * classes;
+    /* Version 3: which optional parts follow the labels. */
+    const uint64_t labels_at = MODEL_HEAD + (uint64_t)meta_len, sections_at = labels_at + 8ull * classes;
+    uint32_t sections = version == 2 ? SECTION_NAMES : 0;
+    if (version == 3) {
+        if (sections_at + 4 > len) {
+            rc = hog_fail(HOG_ETRUNCATED, err, err_len, "%s: truncated: the sections word at byte %llu is past the "
+                          "file's %zu bytes", path, (unsigned long long)sections_at, len);
+            goto out;
+        }
+        sections = hog_get_u32(buf + sections_at);
+        if (sections & ~(SECTION_NAMES | SECTION_SCALES)) {
+            rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: byte %llu: sections is 0x%x, expected bits 0 (class "
+                          "names) and 1 (feature scales) only", path, (unsigned long long)sections_at, sections);
+            goto out;
+        }
+    }
+    /* The names' size, bounded before it is added. */
+    const uint64_t names_at = sections_at + (version == 3 ? 4 : 0);
     uint64_t names_bytes = 0, names_part = 0;
-    if (version == 2) {
+    if (sections & SECTION_NAMES) {
         if (names_at + 4 > len) {
             rc = hog_fail(HOG_ETRUNCATED, err, err_len, "%s: truncated: the class names' size at byte %llu is past "
                           "the file's %zu bytes", path, (unsigned long long)names_at, len);
@@ -289,7 +324,10 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
         }
         names_part = 4 + names_bytes;
     }
-    uint64_t want = names_at + names_part + 4ull * outputs + 4ull * dim * outputs + 4;
+    /* The scales' size is the features' count, bounded above: the length
+     * check bounds it by the file's bytes before anything is allocated. */
+    const uint64_t scales_at = names_at + names_part, scales_part = sections & SECTION_SCALES ? 4ull * dim : 0;
+    uint64_t want = scales_at + scales_part + 4ull * outputs + 4ull * dim * outputs + 4;
     if (len != want) {
         rc = hog_fail(len < want ? HOG_ETRUNCATED : HOG_ECORRUPT, err, err_len,
                       "%s: %s: the header implies %llu bytes, the file has %zu", path,
@@ -326,7 +364,13 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
                       path, hog_loss_name(info.loss), outputs, classes);
         goto out;
     }
-    const unsigned char *labels = buf + MODEL_HEAD + meta_len, *biases = labels + 8ull * classes + names_part,
+    if ((sections & SECTION_SCALES) && !info.params.normalized) {
+        rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: byte %llu: sections has feature scales (bit 1), the "
+                      "metadata says normalized 0: scales are the normalized update's", path,
+                      (unsigned long long)sections_at);
+        goto out;
+    }
+    const unsigned char *labels = buf + labels_at, *biases = buf + scales_at + scales_part,
                         *weights = biases + 4ull * outputs;
     for (uint32_t k = 0; k < classes; k++) {
         double y, prev;
@@ -339,8 +383,19 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
             goto out;
         }
     }
-    if (version == 2 && (rc = names_check(path, buf, names_at, names_bytes, classes, err, err_len)) < 0)
+    if ((sections & SECTION_NAMES) &&
+        (rc = names_check(path, buf, labels_at, names_at, names_bytes, classes, err, err_len)) < 0)
         goto out;
+    for (uint64_t j = 0; j < scales_part / 4; j++) {
+        float v;
+        memcpy(&v, buf + scales_at + 4 * j, 4);
+        if (!(v >= 0.0f) || !isfinite(v)) {
+            rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: byte %llu: the scale of feature %llu is %g, expected "
+                          "a finite value >= 0", path, (unsigned long long)(scales_at + 4 * j),
+                          (unsigned long long)j, (double)v);
+            goto out;
+        }
+    }
     uint64_t bad = first_nonfinite_f32(biases, outputs);
     if (bad < outputs) {
         rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: bias %llu is not finite", path, (unsigned long long)bad);
@@ -363,10 +418,10 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
     info.params.progress = NULL;
     info.params.progress_ctx = NULL;
     m->info = info;
-    const unsigned char *p = buf + MODEL_HEAD + meta_len;
+    const unsigned char *p = buf + labels_at;
     memcpy(m->class_labels, p, 8ull * classes);
-    p += 8ull * classes;
-    if (version == 2) {
+    p = buf + names_at;
+    if (sections & SECTION_NAMES) {
         if (!(m->class_names = hog_calloc(classes, sizeof(char *)))) {
             hog_model_free(m);
             rc = hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
@@ -382,6 +437,15 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
             name += strlen(name) + 1;
         }
         p += names_part;
+    }
+    if (sections & SECTION_SCALES) {
+        if (!(m->scales = hog_calloc(dim ? dim : 1, sizeof(hog_weight)))) {
+            hog_model_free(m);
+            rc = hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
+            goto out;
+        }
+        memcpy((void *)m->scales, p, 4ull * dim);
+        p += scales_part;
     }
     memcpy((void *)m->bias, p, 4ull * outputs);
     p += 4ull * outputs;

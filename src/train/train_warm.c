@@ -16,6 +16,10 @@ int hog_trainer_set_init(hog_trainer *t, const hog_model *init)
         memcpy((void *)copy->w, (const void *)init->w, (size_t)init->dim * init->outputs * sizeof(hog_weight));
         memcpy((void *)copy->bias, (const void *)init->bias, init->outputs * sizeof(hog_weight));
         memcpy(copy->class_labels, init->class_labels, init->info.classes * sizeof(double));
+        if (hog_model_scales_copy(copy, init) < 0) {
+            hog_model_free(copy);
+            return -ENOMEM;
+        }
     }
     hog_model_free(t->init);
     t->init = copy;
@@ -68,6 +72,14 @@ void hog_warm_weights(run_state *rs)
         memcpy((void *)rs->rep.w[g], (const void *)init->w, w_bytes);
         memcpy((void *)rs->rep.bias[g], (const void *)init->bias, bias_bytes);
     }
-    hog_log(HOG_LOG_INFO, "starting from the weights of the model given (%llu features)",
-            (unsigned long long)init->dim);
+    /* The normalized update's scales go on from the model's: starting them
+     * at 0 would take a feature's first value seen as its scale, and a
+     * larger one later would shrink by (old / new)^2 the weights the model
+     * learned against its real scale. Features new to this run start at 0. */
+    const int scaled = rs->optim.xmax && init->scales;
+    if (scaled)
+        memcpy((void *)rs->optim.xmax, (const void *)init->scales, (size_t)init->dim * sizeof(hog_weight));
+    hog_log(HOG_LOG_INFO, "starting from the weights of the model given (%llu features%s)",
+            (unsigned long long)init->dim,
+            scaled ? ", its feature scales" : rs->optim.xmax ? ", no feature scales: they start at 0" : "");
 }

@@ -1,22 +1,51 @@
-/* fuzz_train_model_file.c: libFuzzer target for the linear model's file (.hog): load, the model's information and one prediction; its mutator resizes the sections with the header's counts and recomputes the CRC. */
+/* fuzz_train_model_file.c: libFuzzer target for the linear model's file (.hog): load, the model's information and one prediction; its mutator resizes the sections with the header's counts (the names and feature scales of versions 2 and 3 too) and recomputes the CRC. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "train/train.h"
 
 #include "fuzz_sections.h"
 
 /* The layout train_model_file.c writes: a 32-byte header, the metadata,
- * the class labels, the biases, the weights and a CRC-32 of all before it. */
+ * the class labels, version 3's sections word, the class names (version
+ * 2, or 3 with sections bit 0: their size, then the names), the feature
+ * scales (version 3 with sections bit 1), the biases, the weights and a
+ * CRC-32 of all before it. */
 #define HEAD 32u
 
 static const fuzz_field fields[] = {{8, 4}, {12, 4}, {16, 8}, {24, 4}, {28, 4}};
+
+/* The room in the buffer being mutated: the words past the header that
+ * the layout reads (the sections word, the names' size) are read only
+ * inside it; past the file's end they hold whatever the buffer does, and
+ * a layout from them is one more shape to try. */
+static size_t capacity = HEAD;
+
+/* The u32 where the next section of l starts, or 0 past the buffer. */
+static uint32_t next_word(const uint8_t *d, const fuzz_layout *l)
+{
+    const uint64_t at = l->off[l->n - 1] + l->len[l->n - 1];
+    return at >= l->off[l->n - 1] && at <= capacity && capacity - at >= 4 ? hog_get_u32(d + at) : 0;
+}
 
 static void layout(const uint8_t *d, fuzz_layout *l)
 {
     uint64_t meta = hog_get_u32(d + 12), dim = hog_get_u64(d + 16);
     uint64_t outputs = hog_get_u32(d + 24), classes = hog_get_u32(d + 28);
+    const uint32_t version = hog_get_u32(d + 8);
     fuzz_section(l, FUZZ_HEADER, HEAD, -1);
     fuzz_section(l, FUZZ_TEXT, meta, 1);
     fuzz_section(l, FUZZ_F64, 8 * classes, -1);
+    uint32_t sections = version == 2 ? 1u : 0u;
+    if (version == 3) {
+        sections = next_word(d, l);
+        fuzz_section(l, FUZZ_U32, 4, -1);
+    }
+    if (sections & 1u) {
+        const uint32_t names_bytes = next_word(d, l);
+        fuzz_section(l, FUZZ_U32, 4, -1);
+        fuzz_section(l, FUZZ_NAMES, names_bytes, -1);
+    }
+    if (sections & 2u)
+        fuzz_section(l, FUZZ_F32, 4 * dim, -1);
     fuzz_section(l, FUZZ_F32, 4 * outputs, -1);
     fuzz_section(l, FUZZ_F32, 4 * dim * outputs, -1);
     fuzz_section(l, FUZZ_SUM, 4, -1);
@@ -32,6 +61,7 @@ static const fuzz_format format = {"HOGMODEL", HEAD + 4, fields, HOG_ARRAY_LEN(f
 
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
 {
+    capacity = HOG_MAX(max_size, size);
     return fuzz_sectioned_mutate(&format, data, size, max_size, seed);
 }
 

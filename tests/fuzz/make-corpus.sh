@@ -28,11 +28,15 @@ printf 'a,b,species\n0.5,1,virginica\n1,0,setosa\n0,2,versicolor\n1.5,1,setosa\n
 "$hog" convert -q names.csv --label species -o "$c/hgd/csv-class-names.hgd"
 "$hog" train -q one.svm --cache "$c/hgd/cache-source.hgd" -o m.hog --epochs 1 --threads 1
 
-# linear models: each loss's shape of outputs and classes
-"$hog" train -q one.svm -o "$c/model/logistic.hog" --epochs 2 --threads 1
-"$hog" train -q one.svm -o "$c/model/hinge.hog" --loss hinge --epochs 2 --threads 1
-"$hog" train -q zero.svm -o "$c/model/softmax.hog" --loss softmax --epochs 2 --threads 1
-"$hog" train -q zero.svm -o "$c/model/squared.hog" --loss squared --epochs 2 --threads 1
+# linear models: each loss's shape of outputs and classes (the plain update:
+# version 1), then feature scales (version 3), class names (version 2) and both
+"$hog" train -q one.svm -o "$c/model/logistic.hog" --epochs 2 --threads 1 --normalized 0
+"$hog" train -q one.svm -o "$c/model/hinge.hog" --loss hinge --epochs 2 --threads 1 --normalized 0
+"$hog" train -q zero.svm -o "$c/model/softmax.hog" --loss softmax --epochs 2 --threads 1 --normalized 0
+"$hog" train -q zero.svm -o "$c/model/squared.hog" --loss squared --epochs 2 --threads 1 --normalized 0
+"$hog" train -q one.svm -o "$c/model/scaled.hog" --epochs 2 --threads 1
+"$hog" train -q names.csv --label species --loss softmax -o "$c/model/named.hog" --epochs 2 --threads 1 --normalized 0
+"$hog" train -q names.csv --label species --loss softmax -o "$c/model/named-scaled.hog" --epochs 2 --threads 1
 
 # ratings, and matrix factorisation models of rank 2 and 5
 printf 'u1 i1 4\nu2 i1 3\nu1 i2 5\nu3 i3 1\n' >r.txt
