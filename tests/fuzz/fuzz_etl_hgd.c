@@ -57,14 +57,23 @@ static int weighted(const uint8_t *d)
     return !version_1(d) && (hog_get_u32(d + H_FLAGS) & HOG_HGD_WEIGHTED);
 }
 
+/* A section the header announces (from version `version`, with flag) and
+ * places inside the file at its offset and size fields, at least `least`
+ * bytes; NULL otherwise. */
+static uint8_t *section_of(uint8_t *d, size_t size, uint32_t version, uint32_t flag, size_t off_field,
+                           size_t bytes_field, uint64_t least, uint64_t *bytes)
+{
+    if (size < HEAD || hog_get_u32(d + H_VERSION) < version || !(hog_get_u32(d + H_FLAGS) & flag))
+        return NULL;
+    uint64_t at = hog_get_u64(d + off_field);
+    *bytes = hog_get_u64(d + bytes_field);
+    return at <= size && *bytes <= size - at && *bytes >= least ? d + at : NULL;
+}
+
 /* The summary, when the header announces one and places it inside the file. */
 static uint8_t *summary_of(uint8_t *d, size_t size, uint64_t *bytes)
 {
-    if (size < HEAD || hog_get_u32(d + H_VERSION) < 3 || !(hog_get_u32(d + H_FLAGS) & HOG_HGD_SUMMARY))
-        return NULL;
-    uint64_t at = hog_get_u64(d + H_SUMMARY_OFFSET);
-    *bytes = hog_get_u64(d + H_SUMMARY_BYTES);
-    return at <= size && *bytes <= size - at && *bytes >= 8 ? d + at : NULL;
+    return section_of(d, size, 3, HOG_HGD_SUMMARY, H_SUMMARY_OFFSET, H_SUMMARY_BYTES, 8, bytes);
 }
 
 /* The summary's sum, chained over the arrays its counts give, where they
@@ -90,11 +99,7 @@ static void reseal_summary(uint8_t *d, size_t size)
  * the file. */
 static uint8_t *names_of(uint8_t *d, size_t size, uint64_t *bytes)
 {
-    if (size < HEAD || hog_get_u32(d + H_VERSION) < 4 || !(hog_get_u32(d + H_FLAGS) & HOG_HGD_NAMES))
-        return NULL;
-    uint64_t at = hog_get_u64(d + H_NAMES_OFFSET);
-    *bytes = hog_get_u64(d + H_NAMES_BYTES);
-    return at <= size && *bytes <= size - at && *bytes >= 4 ? d + at : NULL;
+    return section_of(d, size, 4, HOG_HGD_NAMES, H_NAMES_OFFSET, H_NAMES_BYTES, 4, bytes);
 }
 
 /* The names' sum: of their count, then of the names seeded with it. */
