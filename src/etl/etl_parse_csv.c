@@ -631,8 +631,15 @@ int hog_text_plan_csv(const char *path, const hog_read_params *p, const char *he
             c.line = l2.s;
             c.le = l2.e;
             c.line_no = lines2;
-            if (csv_split(&c, l2.s, l2.e, plan->delimiter, &second) < 0)
-                names_free(&second); /* a malformed line: the parser names it */
+            rc = csv_split(&c, l2.s, l2.e, plan->delimiter, &second);
+            if (rc == -ENOMEM) {
+                names_free(&second);
+                names_free(&names);
+                return hog_fail(rc, err, err_len, "%s: out of memory", path);
+            }
+            if (rc < 0) /* a malformed line: the parser names it */
+                names_free(&second);
+            rc = 0;
             break;
         }
     }
