@@ -303,8 +303,10 @@ int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *se
         for (uint32_t b = 0; b < nth && b < ds->info.blocks; b++)
             hog_dataset_willneed(ds, b);
     job.parts = hog_aligned_alloc(HOG_CACHELINE, nth * sizeof(eval_part));
-    if (!job.parts)
+    if (!job.parts) {
+        hog_free(relabel);
         return -ENOMEM;
+    }
     memset(job.parts, 0, nth * sizeof(eval_part));
     hog_pool_run(pool, eval_worker, &job);
 
@@ -322,6 +324,7 @@ int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *se
     for (unsigned i = 0; i < nth; i++)
         hog_eval_sums_free(&job.parts[i].sums);
     hog_free(job.parts);
+    hog_free(relabel);
     return rc;
 }
 
