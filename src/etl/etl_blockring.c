@@ -99,10 +99,9 @@ static void queue_read(hog_block_ring *r, unsigned s)
 }
 
 /* Starts reads into every free slot while the order has blocks left.
- * Called with the lock held; returns how many were queued. */
-static unsigned fill_slots(hog_block_ring *r)
+ * Called with the lock held. */
+static void fill_slots(hog_block_ring *r)
 {
-    unsigned queued = 0;
     for (unsigned s = 0; s < r->nslots && r->next < r->norder && !r->stop; s++) {
         ring_slot *sl = &r->slot[s];
         if (sl->state != SLOT_FREE)
@@ -118,9 +117,18 @@ static unsigned fill_slots(hog_block_ring *r)
         sl->state = SLOT_READING;
         r->at[b] = s + 1;
         queue_read(r, s);
-        queued++;
     }
-    return queued;
+}
+
+/* Block b failed (rc, message err): kept when it is the first of the pass
+ * in block order, for hog_block_ring_end. Called with the lock held. */
+static void ring_fail(hog_block_ring *r, uint32_t b, int rc, const char *err)
+{
+    if (r->bad != UINT32_MAX && b >= r->bad)
+        return;
+    r->bad = b;
+    r->bad_rc = rc;
+    snprintf(r->err, sizeof(r->err), "%s", err);
 }
 
 /* A read of slot s completed with res. Called without the lock; returns 0
@@ -170,14 +178,12 @@ static void *io_main(void *arg)
         if (rc == -EINTR)
             continue;
         if (rc < 0) { /* the ring itself failed: every read in flight is lost */
-            snprintf(r->err, sizeof(r->err), "%s: waiting for a read: %s", r->ds->path ? r->ds->path : "data",
+            snprintf(err, sizeof(err), "%s: waiting for a read: %s", r->ds->path ? r->ds->path : "data",
                      hog_strerror(rc));
-            r->bad_rc = rc;
             for (unsigned s = 0; s < r->nslots; s++)
                 if (r->slot[s].state == SLOT_READING) {
                     r->slot[s].state = SLOT_FAILED;
-                    if (r->bad == UINT32_MAX)
-                        r->bad = r->slot[s].block;
+                    ring_fail(r, r->slot[s].block, rc, err);
                 }
             r->reading = 0;
             r->stop = 1;
@@ -198,11 +204,8 @@ static void *io_main(void *arg)
         }
         ring_slot *sl = &r->slot[s];
         sl->state = done == 2 ? SLOT_LANDED : SLOT_FAILED;
-        if (done == 1 && (r->bad == UINT32_MAX || sl->block < r->bad)) {
-            r->bad = sl->block;
-            r->bad_rc = why;
-            snprintf(r->err, sizeof(r->err), "%s", err);
-        }
+        if (done == 1)
+            ring_fail(r, sl->block, why, err);
         pthread_cond_broadcast(&r->cond);
     }
     pthread_mutex_unlock(&r->lock);
@@ -309,11 +312,8 @@ const hog_block *hog_block_ring_get(hog_block_ring *r, uint32_t b)
             int rc = hog_dataset_check_view(r->ds, b, &sl->view, err, sizeof(err));
             pthread_mutex_lock(&r->lock);
             sl->state = rc < 0 ? SLOT_FAILED : SLOT_READY;
-            if (rc < 0 && (r->bad == UINT32_MAX || b < r->bad)) {
-                r->bad = b;
-                r->bad_rc = rc;
-                snprintf(r->err, sizeof(r->err), "%s", err);
-            }
+            if (rc < 0)
+                ring_fail(r, b, rc, err);
             pthread_cond_broadcast(&r->cond);
             continue;
         }

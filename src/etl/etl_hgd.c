@@ -518,6 +518,12 @@ static int summary_label(hog_hgd_writer *w, double y, uint32_t *at)
     return 0;
 }
 
+/* The class names' sum: of their count, then of the names, seeded with it. */
+static uint64_t names_sum(const uint8_t *count, const void *names, uint64_t names_len)
+{
+    return hog_hash64(names, names_len, hog_hash64(count, 4, 0));
+}
+
 /* Room for the degrees of features 0..need, the new ones zero; past
  * HOG_HGD_SUMMARY_FEATURES the degrees are dropped (no_degrees). */
 static int degrees_room(hog_hgd_writer *w, uint64_t need)
@@ -682,7 +688,7 @@ int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_pe
     if (names) {
         hog_put_u64(h + H_NAMES_OFFSET, names_offset);
         hog_put_u64(h + H_NAMES_BYTES, names_bytes);
-        hog_put_u64(h + H_NAMES_SUM, hog_hash64(names->names, names->names_len, hog_hash64(names_head, 4, 0)));
+        hog_put_u64(h + H_NAMES_SUM, names_sum(names_head, names->names, names->names_len));
     }
     hog_put_u64(h + H_TABLE_SUM, table_sum(w->table, table_bytes, version));
     hog_put_u64(h + H_HEADER_SUM, header_sum(h, version));
@@ -981,12 +987,6 @@ static int check_summary(const char *path, const uint8_t *map, const uint8_t *h,
     return rc;
 }
 
-/* The class names' sum: of their count, then of the names, seeded with it. */
-static uint64_t names_sum(const uint8_t *count, const void *names, uint64_t names_len)
-{
-    return hog_hash64(names, names_len, hog_hash64(count, 4, 0));
-}
-
 /* Checks a version-4 file's class names against the header, the layout
  * and the summary (checked before), and copies them into *names (owned);
  * a file without them leaves *names empty. Every size is bounded by the
@@ -1256,18 +1256,6 @@ static int check_blocks(const char *path, const hog_dataset *ds, uint64_t featur
     return 0;
 }
 
-int hog_dataset_check_block(const hog_dataset *ds, uint32_t b, char *err, size_t err_len)
-{
-    uint64_t top;
-    int rc = check_block(ds->path, ds->version, b, &ds->blocks[b], ds->info.features, &ds->summary, &top, err,
-                         err_len);
-    if (rc < 0)
-        return rc;
-    top_seen(ds, top);
-    atomic_store_explicit(&ds->checked[b], 1, memory_order_release);
-    return 0;
-}
-
 int hog_dataset_check_view(const hog_dataset *ds, uint32_t b, const hog_block *view, char *err, size_t err_len)
 {
     uint64_t top;
@@ -1275,6 +1263,15 @@ int hog_dataset_check_view(const hog_dataset *ds, uint32_t b, const hog_block *v
     if (rc == 0)
         top_seen(ds, top);
     return rc;
+}
+
+int hog_dataset_check_block(const hog_dataset *ds, uint32_t b, char *err, size_t err_len)
+{
+    int rc = hog_dataset_check_view(ds, b, &ds->blocks[b], err, err_len);
+    if (rc < 0)
+        return rc;
+    atomic_store_explicit(&ds->checked[b], 1, memory_order_release);
+    return 0;
 }
 
 int hog_dataset_check_failed(const hog_dataset *ds, uint32_t b, char *err, size_t err_len)

@@ -133,6 +133,9 @@ int hog_model_names_copy(hog_model *dst, const hog_model *src);
  * says which name m lacks) or -ENOMEM. */
 int hog_labels_map(const hog_model *m, const hog_idmap *names, float *map, uint32_t from, char *err,
                    size_t err_len);
+/* hog_labels_map of all of names into a new *map (owned; NULL when names
+ * has none). Returns as hog_labels_map. */
+int hog_labels_map_new(const hog_model *m, const hog_idmap *names, float **map, char *err, size_t err_len);
 
 /* Metrics with every field NaN and rows 0: what a model has before it is
  * evaluated. */

@@ -271,7 +271,7 @@ static int run_epoch(run_state *rs, const hog_dataset *train, run_position *at, 
     job.per_block = rs->seg.per_block;
     job.ooc = rs->ooc;
     job.left = rs->seg.left;
-    job.ring = rs->ooc ? rs->ring : NULL;
+    job.ring = rs->ring; /* opened out of core only */
     hog_rng rng = {hog_mix64(rs->p->seed ^ 0x5eed0000ull) + e};
     job.nsegments = order_segments(&rs->seg, rs->ooc, &rng, rs->link);
     job.ahead = job.nsegments ? HOG_MIN(job.nsegments - 1, 2 * rs->nth * rs->seg.per_block) : 0;

@@ -286,14 +286,10 @@ int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *se
     *out = hog_metrics_none();
     unsigned nth = hog_pool_threads(pool);
     eval_job job = {.m = m, .ds = ds, .sel = sel, .drop = drop, .dense = m->info.params.kernel == HOG_KERNEL_DENSE};
-    float *relabel = NULL;
-    if (ds->names.n && !(relabel = hog_malloc((size_t)ds->names.n * sizeof(float))))
-        return -ENOMEM;
-    int mrc = hog_labels_map(m, &ds->names, relabel, 0, err, err_len);
-    if (mrc < 0) {
-        hog_free(relabel);
+    float *relabel;
+    int mrc = hog_labels_map_new(m, &ds->names, &relabel, err, err_len);
+    if (mrc < 0)
         return mrc;
-    }
     job.relabel = relabel;
     if (job.dense)
         hog_dense_blas_init();

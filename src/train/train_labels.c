@@ -187,3 +187,16 @@ int hog_labels_map(const hog_model *m, const hog_idmap *names, float *map, uint3
         hog_fail(rc, err, err_len, "out of memory");
     return rc;
 }
+
+int hog_labels_map_new(const hog_model *m, const hog_idmap *names, float **map, char *err, size_t err_len)
+{
+    *map = NULL;
+    if (names->n && !(*map = hog_malloc((size_t)names->n * sizeof(float))))
+        return -ENOMEM;
+    int rc = hog_labels_map(m, names, *map, 0, err, err_len);
+    if (rc < 0) {
+        hog_free(*map);
+        *map = NULL;
+    }
+    return rc;
+}

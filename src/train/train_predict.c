@@ -505,13 +505,9 @@ int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_
         j.drop_cache = ds->info.file_bytes > hog_mem_usable() / 2;
         st.format = HOG_FORMAT_BINARY;
         /* class names: the file's numbers, mapped to the model's labels */
-        if (j.pp.metrics && ds->names.n && !(j.relabel = hog_malloc((size_t)ds->names.n * sizeof(float)))) {
-            hog_dataset_close(ds);
-            return hog_fail(-ENOMEM, err_detail, err_len, "%s: out of memory", path);
-        }
-        if (j.pp.metrics && (rc = hog_labels_map(m, &ds->names, j.relabel, 0, j.label_err, sizeof(j.label_err))) < 0) {
-            hog_fail(rc, err_detail, err_len, "%s: %s", path, j.label_err);
-            hog_free(j.relabel);
+        if (j.pp.metrics &&
+            (rc = hog_labels_map_new(m, &ds->names, &j.relabel, j.label_err, sizeof(j.label_err))) < 0) {
+            hog_fail(rc, err_detail, err_len, "%s: %s", path, rc == -ENOMEM ? "out of memory" : j.label_err);
             hog_dataset_close(ds);
             return rc;
         }

@@ -437,6 +437,7 @@ static int run_names_final(hog_model *m, const hog_dataset *train)
     int rc = m->class_names ? 0 : hog_model_names_from(m, &train->names);
     return rc < 0 ? rc : hog_model_names_sort(m);
 }
+
 int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset *test, checkpoint *resume,
                     hog_model **out, char *err, size_t err_len)
 {
