@@ -233,7 +233,9 @@ typedef struct hog_read_params {
                               built pass half of it they, and all that follow, go to a scratch file
                               in temp_dir, which the data set is then mapped from. 0: half of the
                               memory this process may use (MemAvailable and its cgroup's limit);
-                              hog_trainer_run_file passes hog_train_params.mem_limit */
+                              hog_trainer_run_file passes hog_train_params.mem_limit;
+                              hog_model_predict_file reads a .hgd of more than half of it (or of
+                              that memory, when 0) past the page cache, with O_DIRECT */
     const char *temp_dir;  /* the folder of that scratch file, which never has a name (O_TMPFILE) and
                               vanishes with the process; NULL: the input's folder. A folder that
                               takes no file leaves the blocks in memory, with a warning logged */

@@ -28,6 +28,8 @@ static const char predict_usage[] =
     "  Vowpal Wabbit's names work too: -i MODEL, -d INPUT, -p PREDICTIONS (-o), and -t\n"
     "  (test only, which predict always is)\n"
     CLI_READ_MEM_USAGE
+    "                          (predict: a .hgd of more than half of it is read with O_DIRECT,\n"
+    "                          past the page cache, a few blocks ahead)\n"
     "  how to read text INPUT (the model was trained with the same, usually; a libsvm\n"
     "  --index-base other than the model's is an error):\n"
     CLI_READ_USAGE;

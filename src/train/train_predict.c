@@ -51,7 +51,8 @@ typedef struct pred_job {
     int output;              /* predictions are written (and so formatted) */
     uint32_t columns;        /* numbers per row (hog_predict_columns) */
     const hog_dataset *ds;   /* the mapped input, or NULL for text */
-    int drop_cache;          /* .hgd larger than half the memory: out of the page cache too */
+    int drop_cache;          /* .hgd larger than half the memory (or of mem_limit): out of the page cache */
+    hog_block_ring *ring;    /* and then its blocks read with O_DIRECT, where the file system can */
     uint32_t rows_per_block;
     const char **label;      /* the class labels as "%.17g" writes them, or the classes' names */
     size_t *label_len;
@@ -294,16 +295,27 @@ static void pred_worker(void *arg, unsigned ith, unsigned nth)
 
         pred_slot *sl = &j->slots[q % j->depth];
         const hog_block *blk = j->ds ? &j->ds->blocks[q] : &sl->blk;
-        if (j->ds && q + nth < j->pushed)
-            hog_dataset_willneed(j->ds, (uint32_t)(q + nth));
         char msg[sizeof(j->err)];
-        if (j->ds && (rc = hog_dataset_check(j->ds, (uint32_t)q, msg, sizeof(msg))) < 0) {
-            pthread_mutex_lock(&j->mu);
-            job_fail(j, rc, msg);
-            break;
+        if (j->ring) { /* read ahead by the ring, checked by the first to ask */
+            if (!(blk = hog_block_ring_get(j->ring, (uint32_t)q))) {
+                hog_block_ring_release(j->ring, (uint32_t)q);
+                pthread_mutex_lock(&j->mu);
+                job_fail(j, HOG_ECORRUPT, ""); /* hog_block_ring_end says why */
+                break;
+            }
+        } else if (j->ds) {
+            if (q + nth < j->pushed)
+                hog_dataset_willneed(j->ds, (uint32_t)(q + nth));
+            if ((rc = hog_dataset_check(j->ds, (uint32_t)q, msg, sizeof(msg))) < 0) {
+                pthread_mutex_lock(&j->mu);
+                job_fail(j, rc, msg);
+                break;
+            }
         }
         rc = score_block(j, part, blk, sl, s);
-        if (j->ds) /* the mapped pages leave the process: its memory stays at the blocks in flight */
+        if (j->ring)
+            hog_block_ring_release(j->ring, (uint32_t)q);
+        else if (j->ds) /* the mapped pages leave the process: its memory stays at the blocks in flight */
             hog_dataset_drop(j->ds, (uint32_t)q, j->drop_cache);
 
         pthread_mutex_lock(&j->mu);
@@ -458,6 +470,32 @@ static int run_blocks(pred_job *j, hog_pool *pool, pred_reader *r)
     return j->stop ? j->rc : 0;
 }
 
+/* A .hgd larger than half the memory: its blocks are read in order with
+ * O_DIRECT into a ring of buffers (2 per worker and 2 more, or up to
+ * 64 MiB of them), as the out-of-core epochs read theirs, instead of
+ * through the page cache that every byte would cross once, to be dropped
+ * again. Where the file system refuses O_DIRECT, through the mapping.
+ * Returns 0, -ENOMEM or -errno. */
+static int ring_start(pred_job *j, unsigned nth)
+{
+    const uint32_t n = j->ds->info.blocks;
+    if (n == 0)
+        return 0;
+    int rc = hog_block_ring_open(j->ds, 2 * nth + 2, (size_t)64 << 20, &j->ring);
+    hog_log(HOG_LOG_DEBUG, "%s: read %s", j->path, rc == 0 ? "with O_DIRECT" : "through the mapping");
+    if (rc == -EOPNOTSUPP)
+        return 0;
+    uint32_t *order = rc < 0 ? NULL : hog_malloc(n * sizeof(uint32_t));
+    if (rc == 0 && !order)
+        rc = -ENOMEM;
+    for (uint32_t b = 0; order && b < n; b++)
+        order[b] = b;
+    if (rc == 0)
+        rc = hog_block_ring_pass(j->ring, order, n);
+    hog_free(order);
+    return rc;
+}
+
 int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_params *rp,
                            const hog_predict_params *pp, hog_predict_stats *stats, char *err_detail,
                            size_t err_len)
@@ -502,7 +540,7 @@ int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_
         j.ds = ds;
         j.pushed = ds->info.blocks;
         j.reading_done = 1;
-        j.drop_cache = ds->info.file_bytes > hog_mem_usable() / 2;
+        j.drop_cache = ds->info.file_bytes > (p.mem_limit ? p.mem_limit : hog_mem_usable()) / 2;
         st.format = HOG_FORMAT_BINARY;
         /* class names: the file's numbers, mapped to the model's labels */
         if (j.pp.metrics &&
@@ -543,14 +581,25 @@ int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_
         rc = hog_fail(-ENOMEM, err_detail, err_len, "%s: out of memory", path);
         goto out;
     }
+    if (ds && j.drop_cache && (rc = ring_start(&j, nth)) < 0) {
+        hog_fail(rc, err_detail, err_len, "%s: %s", path, rc == -ENOMEM ? "out of memory" : hog_strerror(rc));
+        goto out;
+    }
     pthread_mutex_init(&j.mu, NULL);
     pthread_cond_init(&j.changed, NULL);
-    if (ds)
+    if (ds && !j.ring)
         for (uint32_t b = 0; b < nth && b < ds->info.blocks; b++)
             hog_dataset_willneed(ds, b);
     rc = run_blocks(&j, pool, ds ? NULL : &reader);
     pthread_cond_destroy(&j.changed);
     pthread_mutex_destroy(&j.mu);
+    if (j.ring) {
+        int rr = hog_block_ring_end(j.ring, err_detail, err_len);
+        if (rr < 0) { /* a block that failed its read or its check: its error */
+            rc = rr;
+            goto out;
+        }
+    }
     if (rc < 0) {
         hog_fail(rc, err_detail, err_len, "%s", j.err[0] ? j.err : hog_strerror(rc));
         goto out;
@@ -590,6 +639,7 @@ out:
     hog_free(j.relabel);
     hog_free(reader.report);
     hog_builder_free(reader.b);
+    hog_block_ring_close(j.ring);
     hog_dataset_close(ds);
     return rc;
 }
