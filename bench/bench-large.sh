@@ -22,7 +22,9 @@
 #             limit that holds it (WARM_LIMIT, default 20G): the epoch where
 #             the cores, not the disk, are the limit; WARM_LIMIT=0: not run
 # and prints the medians, with wall / the cold read's time, and predict's
-# rows/s over the epoch's examples/s.
+# rows/s over the epoch's examples/s, and each repetition's cold train over
+# its limit: the slower of its cold read (the disk) and its warm epoch (the
+# cores).
 set -eu
 . "$(dirname "$0")/bench-env.sh"
 bench_init "$0" "$@"
@@ -147,6 +149,20 @@ for what in ("read", "train", "train-v2", "predict", "warm"):
         what, w, "%.1f" % e if e else "-", w / read, med(what, "read_bytes") / size,
         rate / 1e6, med(what, "peak_kb") / 1024))
 warm = med("warm", "epoch_s")
+# The limit of a cold epoch is the slower of the disk (the cold read) and
+# the cores (the warm epoch): each repetition's train over its own limit.
+by_rep = {}
+for r in rows:
+    by_rep.setdefault(r["rep"], {})[r["what"]] = r
+pairs = []
+for rep, d in sorted(by_rep.items()):
+    if "train" in d and "read" in d and "warm" in d and d["warm"]["epoch_s"]:
+        lim = max(float(d["read"]["wall_s"]), float(d["warm"]["epoch_s"]))
+        pairs.append((float(d["train"]["wall_s"]) / lim, float(d["read"]["wall_s"]) > float(d["warm"]["epoch_s"])))
+if pairs:
+    print("\ncold train's wall over its repetition's limit, the slower of the cold read and the warm epoch: "
+          "median %.2f (%s)" % (statistics.median(p for p, _ in pairs),
+                                ", ".join("%.2f %s" % (p, "disk" if d else "cores") for p, d in pairs)))
 print("\n%.1f GB .hgd, %d rows, %s threads, --mem-limit %s, page cache dropped before each run but warm "
       "(read whole first, trained in memory); medians of %d; predict's rows/s over the epoch's: %.2f%s" % (
           size / 1e9, n, sys.argv[4], sys.argv[5], len({r["rep"] for r in rows}),

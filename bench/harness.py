@@ -90,13 +90,63 @@ def test_metric(report):
     return "", None
 
 
+def copy_cmd(cmd, report, i):
+    """Copy i of a one-thread command for the parallel limit: pinned to CPU i
+    with taskset (the command's own pinning off), its report and model to
+    files of its own."""
+    out, prev = ["taskset", "-c", str(i)], None
+    for arg in cmd:
+        out.append(arg + ".%d" % i if arg == report or prev in ("-o", "--output") else arg)
+        prev = arg
+    return out + ["--bind", "0"]
+
+
+def run_copies(a):
+    """Runs a.copies copies of a one-thread command at once, each pinned to a
+    CPU of its own: as many runs that share nothing as there are threads,
+    the most the cores can give at that count. Returns (wall, stderr of
+    copy 0, the merged report): examples/s and non-zeros/s summed, the time
+    to the target and the curve of copy 0, train_seconds the slowest's."""
+    ps, t0 = [], time.monotonic()
+    for i in range(a.copies):
+        c = copy_cmd(a.cmd, a.report, i)
+        if a.report and os.path.exists(a.report + ".%d" % i):
+            os.unlink(a.report + ".%d" % i)
+        ps.append((subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), c))
+    outs = [(p.communicate()[1], p.returncode, c) for p, c in ps]
+    wall = time.monotonic() - t0
+    for err, rc, c in outs:
+        if rc != 0:
+            sys.stderr.write(err[-4000:])
+            die("%s failed (exit %d): %s" % (a.tool, rc, " ".join(c)))
+    reports = []
+    for i in range(a.copies):
+        with open(a.report + ".%d" % i) as f:
+            reports.append(json.load(f))
+    merged = dict(reports[0])
+    for k in ("examples_per_s", "updates_per_s", "nnz_per_s"):
+        if all(r.get(k) is not None for r in reports):
+            merged[k] = sum(r[k] for r in reports)
+    merged["train_seconds"] = max(r.get("train_seconds") or 0 for r in reports)
+    merged["epoch_seconds"] = reports[0].get("epoch_seconds")
+    return wall, outs[0][0], merged
+
+
 def cmd_measure(a):
     if a.report and os.path.exists(a.report):
         os.unlink(a.report)
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     before, inblock = usage.ru_maxrss, usage.ru_inblock
     t0 = time.monotonic()
-    p = subprocess.run(a.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if a.copies > 1:
+        if not a.report:
+            die("--copies needs --report")
+        wall, stderr, merged = run_copies(a)
+        with open(a.report, "w") as f:
+            json.dump(merged, f)
+        p = subprocess.CompletedProcess(a.cmd, 0, "", stderr)
+    else:
+        p = subprocess.run(a.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wall = time.monotonic() - t0
     # ru_maxrss of the children is the largest child's peak; this process
     # runs one (which may run its own), so it is that command's peak.
@@ -129,7 +179,7 @@ def cmd_measure(a):
         curve = r.get("curve") or hogtrain_curve(p.stderr, r)
         if a.bytes and train_s:
             epochs = len(r.get("epoch_seconds") or []) or r.get("epochs") or 1
-            row["bytes_per_s"] = num(a.bytes * epochs / train_s)
+            row["bytes_per_s"] = num(a.bytes * a.copies * epochs / train_s)
     elif a.bytes:
         row["bytes_per_s"] = num(a.bytes / wall)
     if a.target is not None:
@@ -435,8 +485,80 @@ def scaling_rows(rows, limits):
     return md_table(header, lines), series
 
 
+def time_to(curve, target):
+    """The training seconds at which a run's test loss first reaches target,
+    linear between the epochs' points; None if it never does."""
+    prev = None
+    for t, loss in curve:
+        if loss is not None and loss <= target:
+            if prev is None or prev[1] is None or prev[1] <= loss:
+                return t
+            return prev[0] + (t - prev[0]) * (prev[1] - target) / (prev[1] - loss)
+        prev = (t, loss)
+    return None
+
+
+TARGET_EPOCH = 3  # the threads study's target: one thread's test loss after this many epochs
+
+
+def efficiency_rows(rows, curves):
+    """Per case and thread count T > 1: the time to the target test loss
+    (one thread's median loss after TARGET_EPOCH epochs) against one
+    thread's, and the parallel limit measured in the same rounds (T pinned
+    one-thread copies at once: their summed examples/s over one thread's in
+    the same round, the median of the rounds). Efficiency = speedup / limit."""
+    lines, series = [], {}
+    run_curve = groups(curves, lambda r: (r["case"], r["tool"], r["threads"], r["rep"]))
+    for case in sorted({r["case"] for r in rows}):
+        one = [c for c in curves if c["case"] == case and c["tool"] == "hogtrain" and c["threads"] == "1"
+               and c["epoch"] == str(TARGET_EPOCH)]
+        target = med([fnum(c["test_loss"]) for c in one])
+        if target is None:
+            continue
+
+        def ttt(tool, t):
+            out = []
+            for (cs, tl, th, rep), pts in run_curve.items():
+                if cs == case and tl == tool and th == str(t):
+                    pts = sorted((fnum(p["seconds"]), fnum(p["test_loss"])) for p in pts)
+                    out.append(time_to(pts, target))
+            return out
+
+        base = med(ttt("hogtrain", 1))
+        ex1 = {r["rep"]: fnum(r["examples_per_s"]) for r in rows
+               if r["case"] == case and r["tool"] == "hogtrain" and r["threads"] == "1"}
+        for t in sorted({int(r["threads"]) for r in rows if r["case"] == case}):
+            times = ttt("hogtrain", t)
+            reached = [x for x in times if x is not None]
+            tt = med(reached) if len(reached) * 2 > len(times) else None
+            sp = base / tt if base and tt else None
+            lim = [fnum(r["examples_per_s"]) / ex1[r["rep"]] for r in rows
+                   if r["case"] == case and r["tool"] == "independent" and r["threads"] == str(t)
+                   and ex1.get(r["rep"]) and fnum(r["examples_per_s"]) is not None]
+            limit = 1.0 if t == 1 else med(lim)
+            eff = sp / limit if sp and limit else None
+            lines.append([case, t, "%.4g" % target, "%d of %d" % (len(reached), len(times)),
+                          si(tt, "s"), "%.2fx" % sp if sp else "-",
+                          "%.2fx" % limit if limit else "-", "%.2f" % eff if eff else "-"])
+            series.setdefault(case + " speedup", []).append((t, sp))
+            series.setdefault(case + " limit", []).append((t, limit))
+    header = ["case", "threads", "target test loss", "runs reaching it", "time to target (median)",
+              "speedup", "parallel limit", "efficiency"]
+    return (md_table(header, lines) if lines else ""), series
+
+
 def study_threads(rows, limits, curves, plots, out):
-    text, series = scaling_rows(rows, limits)
+    ind = [r for r in rows if r["tool"] == "independent"]
+    text, series = scaling_rows([r for r in rows if r["tool"] != "independent"], limits)
+    if ind:
+        eff, eseries = efficiency_rows(rows, curves)
+        text += ("\n\nTime to the target test loss (one thread's after %d epochs), against the parallel "
+                 "limit measured in the same rounds (as many pinned one-thread runs at once as threads):"
+                 "\n\n" % TARGET_EPOCH) + eff
+        plots.append(("threads-efficiency", "worker threads",
+                      "time-to-target speedup, and the parallel limit (x)",
+                      {k: [(t, v) for t, v in pts if v] for k, pts in eseries.items()}, True))
+        curves = [c for c in curves if c["tool"] != "independent"]
     plots.append(("threads-speedup", "worker threads", "speedup over 1 thread (x)",
                   {c: [(t, s) for t, s, _ in v if s] for c, v in series.items()}, True))
     for case in sorted({r["case"] for r in curves}):
@@ -583,6 +705,7 @@ STUDIES = {"threads": study_threads, "sparsity": study_sparsity, "size": study_s
 TITLES = [
     ("threads-speedup", "Speedup over one thread, per data set (HOGWILD!, one shared model)"),
     ("threads-loss-", "Test loss against training time, per thread count"),
+    ("threads-efficiency", "Time to the target loss: speedup against the parallel limit"),
     ("sparsity-speedup", "Speedup on every core against the non-zeros per row"),
     ("size-throughput", "Epoch data rate against data set size (in memory, then out of core)"),
     ("etl-rates", "Text read and parsed per second, per thread count"),
@@ -745,6 +868,8 @@ def main():
     m.add_argument("--bytes", type=float, default=0)
     m.add_argument("--target", type=float)
     m.add_argument("--warmup", action="store_true")
+    m.add_argument("--copies", type=int, default=1,
+                   help="run this many copies of a one-thread command at once, each pinned")
     m.add_argument("cmd", nargs="+")
     li = sub.add_parser("limit")
     for k in ("out", "name", "threads", "value", "unit"):

@@ -120,7 +120,11 @@ PLAIN="--normalized 0 --step 0.1 --decay 0.9"
 # train_runs STUDY CASE PARAMS DATA TEST [hogtrain train options]: for each
 # thread count in THREADS one warm-up run (not recorded), then REPS runs
 # interleaved across the thread counts, so that a noisy spell on a shared
-# machine falls on every count alike. TEST may be empty.
+# machine falls on every count alike. TEST may be empty. With COPIES=1,
+# each count T above 1 also runs, in the same rounds, T one-thread copies
+# of the command at once, each pinned to a CPU of its own (tool
+# "independent"): the parallel limit at T, measured beside the figure it
+# bounds.
 train_runs() {
     _st=$1 _ca=$2 _pa=$3 _da=$4 _te=$5
     shift 5
@@ -138,6 +142,13 @@ train_runs() {
                 --report "$OUT/tmp/report.json" $_w -- \
                 "$HOGTRAIN" train "$_da" ${_te:+--test "$_te"} -o "$OUT/tmp/model.hog" \
                 --threads "$_th" --report "$OUT/tmp/report.json" $_plain "$@"
+            if [ "${COPIES:-0}" -eq 1 ] && [ "$_th" -gt 1 ]; then
+                # shellcheck disable=SC2086
+                measure "$_st" "$_ca" independent "$_pa" "$_th" "$_rep" --data "$_da" --bytes "$_bytes" \
+                    --report "$OUT/tmp/report.json" --copies "$_th" $_w -- \
+                    "$HOGTRAIN" train "$_da" ${_te:+--test "$_te"} -o "$OUT/tmp/model.hog" \
+                    --threads 1 --report "$OUT/tmp/report.json" $_plain "$@"
+            fi
         done
         _rep=$((_rep + 1))
     done
