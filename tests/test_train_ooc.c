@@ -218,13 +218,13 @@ static int sink_write(void *ctx, const void *buf, size_t len)
     return 0;
 }
 
-static int direct_said;
+static int direct_said; /* predict or evaluation said it read with O_DIRECT */
 
 static void log_direct(void *ctx, hog_log_level level, const char *msg)
 {
     (void)ctx;
     (void)level;
-    if (strstr(msg, "read with O_DIRECT"))
+    if (strstr(msg, "out of core: reads with O_DIRECT"))
         direct_said = 1;
 }
 
@@ -302,4 +302,39 @@ Test(ooc, predict_stops_at_a_block_changed_on_disk, .init = setup, .fini = scrat
     cr_assert(strstr(err, "block 5: checksum mismatch"), "%s", err);
     free(out.buf);
     hog_model_free(m);
+}
+
+/* The training-set metrics out of core, measured in a pass of their own
+ * (--train-metrics exact), read the blocks with O_DIRECT as predict does:
+ * the same figures as evaluating the model on the data set in memory. */
+Test(ooc, exact_training_metrics_read_past_the_page_cache, .init = setup, .fini = scratch_remove)
+{
+    char hgd[96], err[256] = "";
+    if (!ring_data(hgd, sizeof(hgd)))
+        cr_skip_test("%s: no O_DIRECT here: evaluation reads through the mapping", dir);
+    hog_dataset *ds;
+    cr_assert_eq(hog_dataset_open(hgd, NULL, &ds, err, sizeof(err)), 0, "%s", err);
+    hog_train_params p = hog_train_params_default();
+    p.epochs = 1;
+    p.threads = 2;
+    p.mem_limit = 8u << 20;
+    p.train_metrics = HOG_TRAIN_METRICS_EXACT;
+    hog_trainer *t;
+    hog_model *m;
+    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+    direct_said = 0;
+    hog_log_set(log_direct, NULL, HOG_LOG_DEBUG);
+    cr_assert_eq(hog_trainer_run(t, ds, NULL, &m, err, sizeof(err)), 0, "%s", err);
+    hog_log_set(NULL, NULL, HOG_LOG_ERROR);
+    cr_assert(direct_said, "the metrics' pass read through the mapping");
+    hog_model_info ooc;
+    hog_model_get_info(m, &ooc);
+    hog_metrics mem;
+    cr_assert_eq(hog_model_evaluate(m, ds, 2, &mem), 0);
+    cr_assert_eq(ooc.train.rows, mem.rows);
+    cr_assert_eq(ooc.train.accuracy, mem.accuracy);
+    cr_assert_float_eq(ooc.train.logloss, mem.logloss, 1e-12 * mem.logloss);
+    hog_model_free(m);
+    hog_trainer_free(t);
+    hog_dataset_close(ds);
 }

@@ -181,6 +181,13 @@ typedef struct hog_block {
     const float *weight; /* importance weights, or NULL when every row weighs 1 */
 } hog_block;
 
+/* Row r of block b. */
+static inline hog_row hog_block_row(const hog_block *b, uint32_t r)
+{
+    const uint32_t s = b->ptr[r];
+    return (hog_row){b->index + s, b->value + s, b->ptr[r + 1] - s, b->label[r], b->weight ? b->weight[r] : 1.0f};
+}
+
 struct hog_dataset {
     hog_dataset_info info;
     hog_block *blocks;     /* info.blocks of them */
@@ -291,6 +298,8 @@ int hog_block_ring_open(const hog_dataset *ds, unsigned slots, size_t bytes, hog
  * free, and checks each as it lands (hog_dataset_check_view). Blocks must
  * be asked for in that order (see etl_blockring.c). Returns 0 or -errno. */
 int hog_block_ring_pass(hog_block_ring *r, const uint32_t *order, uint32_t n);
+/* A pass over all of the blocks in file order. Returns 0 or -errno. */
+int hog_block_ring_pass_in_order(hog_block_ring *r);
 /* Block b of the pass, waiting for it: its view in the ring, or NULL when
  * its read or its checks failed (hog_block_ring_end says why). Thread-safe. */
 const hog_block *hog_block_ring_get(hog_block_ring *r, uint32_t b);
@@ -301,6 +310,17 @@ void hog_block_ring_release(hog_block_ring *r, uint32_t b);
 int hog_block_ring_end(hog_block_ring *r, char *err, size_t err_len);
 /* Stops the ring's thread and frees it. NULL is accepted. */
 void hog_block_ring_close(hog_block_ring *r);
+/* A ring reading all of ds's blocks once, in file order (a pass over the
+ * whole file: evaluation, predict), opened and started: 0 with *out set,
+ * 0 with *out NULL where the file system refuses O_DIRECT (read through
+ * the mapping then), -ENOMEM or -errno. */
+int hog_block_ring_file_order(const hog_dataset *ds, unsigned slots, size_t bytes, hog_block_ring **out);
+/* The read buffers an out-of-core pass under a memory limit takes: a
+ * sixteenth of it, up to 64 MiB. */
+static inline size_t hog_ring_bytes(uint64_t limit)
+{
+    return (size_t)HOG_MIN(limit / 16, (uint64_t)64 << 20);
+}
 
 /* The alignment O_DIRECT needs on the file open at fd, or 0 when its file
  * system cannot do direct I/O (etl_uring.c). */

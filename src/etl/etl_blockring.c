@@ -273,11 +273,11 @@ int hog_block_ring_open(const hog_dataset *ds, unsigned slots, size_t bytes, hog
     return 0;
 }
 
-int hog_block_ring_pass(hog_block_ring *r, const uint32_t *order, uint32_t n)
+/* Starts a pass over the first n blocks of r->order (set by the caller,
+ * with the lock held), which unlocks. */
+static int pass_start(hog_block_ring *r, uint32_t n)
 {
-    pthread_mutex_lock(&r->lock);
-    memcpy(r->order, order, (size_t)HOG_MIN(n, r->ds->info.blocks) * sizeof(uint32_t));
-    r->norder = HOG_MIN(n, r->ds->info.blocks);
+    r->norder = n;
     r->next = 0;
     r->stop = 0;
     r->bad = UINT32_MAX;
@@ -292,6 +292,23 @@ int hog_block_ring_pass(hog_block_ring *r, const uint32_t *order, uint32_t n)
         return -rc;
     r->io_started = 1;
     return 0;
+}
+
+int hog_block_ring_pass(hog_block_ring *r, const uint32_t *order, uint32_t n)
+{
+    pthread_mutex_lock(&r->lock);
+    n = HOG_MIN(n, r->ds->info.blocks);
+    memcpy(r->order, order, (size_t)n * sizeof(uint32_t));
+    return pass_start(r, n);
+}
+
+int hog_block_ring_pass_in_order(hog_block_ring *r)
+{
+    pthread_mutex_lock(&r->lock);
+    const uint32_t n = r->ds->info.blocks;
+    for (uint32_t b = 0; b < n; b++)
+        r->order[b] = b;
+    return pass_start(r, n);
 }
 
 const hog_block *hog_block_ring_get(hog_block_ring *r, uint32_t b)
@@ -377,4 +394,21 @@ void hog_block_ring_close(hog_block_ring *r)
     hog_free(r->order);
     close(r->fd);
     hog_free(r);
+}
+
+
+int hog_block_ring_file_order(const hog_dataset *ds, unsigned slots, size_t bytes, hog_block_ring **out)
+{
+    *out = NULL;
+    if (ds->info.blocks == 0)
+        return 0;
+    hog_block_ring *r;
+    int rc = hog_block_ring_open(ds, slots, bytes, &r);
+    if (rc == -EOPNOTSUPP)
+        return 0;
+    if (rc == 0 && (rc = hog_block_ring_pass_in_order(r)) < 0)
+        hog_block_ring_close(r);
+    if (rc == 0)
+        *out = r;
+    return rc;
 }

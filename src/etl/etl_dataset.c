@@ -277,16 +277,7 @@ void hog_dataset_get_info(const hog_dataset *ds, hog_dataset_info *info)
 hog_row hog_dataset_row(const hog_dataset *ds, uint64_t i)
 {
     uint32_t rpb = ds->info.rows_per_block;
-    const hog_block *b = &ds->blocks[i / rpb];
-    uint32_t r = (uint32_t)(i % rpb);
-    uint32_t s = b->ptr[r];
-    hog_row row;
-    row.index = b->index + s;
-    row.value = b->value + s;
-    row.nnz = b->ptr[r + 1] - s;
-    row.label = b->label[r];
-    row.weight = b->weight ? b->weight[r] : 1.0f;
-    return row;
+    return hog_block_row(&ds->blocks[i / rpb], (uint32_t)(i % rpb));
 }
 
 uint64_t hog_dataset_skipped(const hog_dataset *ds, char *buf, size_t len)

@@ -402,12 +402,23 @@ static int converging(run_state *rs, unsigned e, double loss, char *err, size_t 
                     "ranges");
 }
 
+/* hog_evaluate on the selected rows of ds: out of core when ds is the
+ * training set trained so (through its ring, idle between epochs) or a
+ * set larger than the limit (through a ring of its own). */
+static int evaluate(const run_state *rs, const hog_dataset *train, const hog_model *m, const hog_dataset *ds,
+                    const hog_rowsel *sel, hog_metrics *out, char *err, size_t err_len)
+{
+    int ooc = ds == train ? rs->ooc : hog_dataset_bytes(ds) > rs->limit;
+    return hog_evaluate(m, ds, sel, ds == train ? rs->ring : NULL, ooc ? hog_ring_bytes(rs->limit) : 0, rs->pool,
+                        out, err, err_len);
+}
+
 /* After epoch e (examples ex0 and loss loss0 before it): the epoch's
  * statistics, evaluation, early stopping and the progress report. Sets
  * *stop when early stopping ends the run. Returns 0, HOG_EDIVERGED
  * (converging) or an evaluation error. */
-static int run_epoch_end(run_state *rs, unsigned e, uint64_t ex0, double loss0, const hog_dataset *eval_ds,
-                         const hog_rowsel *eval_sel, int *stop, char *err, size_t err_len)
+static int run_epoch_end(run_state *rs, unsigned e, uint64_t ex0, double loss0, const hog_dataset *train,
+                         const hog_dataset *eval_ds, const hog_rowsel *eval_sel, int *stop, char *err, size_t err_len)
 {
     const hog_train_params *p = rs->p;
     hog_epoch_stats *st = &rs->st;
@@ -428,8 +439,7 @@ static int run_epoch_end(run_state *rs, unsigned e, uint64_t ex0, double loss0, 
         now_m = rs->avg.m;
     }
     if (eval_ds) {
-        int rc = hog_evaluate(now_m, eval_ds, eval_sel, hog_dataset_bytes(eval_ds) > rs->limit, rs->pool, &st->test,
-                              err, err_len);
+        int rc = evaluate(rs, train, now_m, eval_ds, eval_sel, &st->test, err, err_len);
         if (rc < 0)
             return rc;
     }
@@ -470,7 +480,7 @@ int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *t
     const hog_rowsel train_sel = {p->holdout, p->seed, 0, p->fold};
     int rc = 0, stop = rs->ck.at.finished;
     if (from > 0) { /* the first epoch ran while train was read: evaluate it now */
-        rc = run_epoch_end(rs, from - 1, 0, 0, eval_ds, &eval_sel, &stop, err, err_len);
+        rc = run_epoch_end(rs, from - 1, 0, 0, train, eval_ds, &eval_sel, &stop, err, err_len);
         if (rc < 0)
             return rc;
     }
@@ -499,7 +509,7 @@ int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *t
             return rc;
         if (rs->link && (rc = hog_link_failed(rs->link, err, err_len)) < 0)
             return rc;
-        rc = run_epoch_end(rs, e, at.examples0, at.loss0, eval_ds, &eval_sel, &stop, err, err_len);
+        rc = run_epoch_end(rs, e, at.examples0, at.loss0, train, eval_ds, &eval_sel, &stop, err, err_len);
         if (rc < 0)
             return rc;
         if (rs->link) {
@@ -515,8 +525,7 @@ int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *t
         if ((rc = hog_link_finish(rs->link, err, err_len)) < 0)
             return rc;
         if (hog_link_rank(rs->link) == 0 && eval_ds &&
-            (rc = hog_evaluate(rs->m, eval_ds, &eval_sel, hog_dataset_bytes(eval_ds) > rs->limit, rs->pool,
-                               &rs->st.test, err, err_len)) < 0)
+            (rc = evaluate(rs, train, rs->m, eval_ds, &eval_sel, &rs->st.test, err, err_len)) < 0)
             return rc;
     }
     if (rs->st.examples == 0 && !rs->link)
@@ -550,7 +559,7 @@ int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *t
         hog_eval_metrics(m, &rs->ws[0].prog, &m->info.train);
         m->info.params.train_metrics = HOG_TRAIN_METRICS_PROGRESSIVE;
     } else {
-        rc = hog_evaluate(m, train, &train_sel, rs->ooc, rs->pool, &m->info.train, err, err_len);
+        rc = evaluate(rs, train, m, train, &train_sel, &m->info.train, err, err_len);
         if (rc < 0)
             return rc;
         m->info.params.train_metrics = HOG_TRAIN_METRICS_EXACT;

@@ -198,13 +198,14 @@ typedef struct eval_job {
     int drop;
     int dense;      /* score batches of rows with GEMM (the model was trained on the dense kernel) */
     const float *relabel; /* the data set's class names: name c scores as the model's label relabel[c] */
+    hog_block_ring *ring; /* out of core: the blocks read with O_DIRECT, in file order; NULL: mapped */
     atomic_uint next_block;
     atomic_uint bad_block; /* the lowest block that failed its first check; UINT32_MAX: none */
     eval_part *parts;
 } eval_job;
 
-static void eval_rows(eval_job *job, hog_eval_sums *e, float *s, uint64_t lo, uint64_t hi);
-static void eval_rows_dense(eval_job *job, hog_eval_sums *e, hog_dense *d, uint64_t lo, uint64_t hi);
+static void eval_rows(eval_job *job, hog_eval_sums *e, float *s, const hog_block *blk, uint64_t first);
+static void eval_rows_dense(eval_job *job, hog_eval_sums *e, hog_dense *d, const hog_block *blk, uint64_t first);
 
 static void eval_worker(void *arg, unsigned ith, unsigned nth)
 {
@@ -226,35 +227,48 @@ static void eval_worker(void *arg, unsigned ith, unsigned nth)
     if (d)
         hog_dense_snapshot(d, m);
     /* Whole blocks, claimed in file order, so an out-of-core scan reads
-     * each block once, ahead of use, and drops it after. */
+     * each block once, ahead of use (the ring's reads, or the mapping's
+     * read-ahead), and lets it go after. */
     for (;;) {
         uint32_t b = atomic_fetch_add_explicit(&job->next_block, 1, memory_order_relaxed);
         if (b >= ds->info.blocks)
             break;
-        if (job->drop && b + nth < ds->info.blocks)
-            hog_dataset_willneed(ds, b + nth);
-        if (hog_dataset_check(ds, b, NULL, 0) < 0) {
+        const hog_block *blk = &ds->blocks[b];
+        if (job->ring) {
+            blk = hog_block_ring_get(job->ring, b);
+        } else {
+            if (job->drop && b + nth < ds->info.blocks)
+                hog_dataset_willneed(ds, b + nth);
+            if (hog_dataset_check(ds, b, NULL, 0) < 0)
+                blk = NULL;
+        }
+        if (!blk) {
+            if (job->ring)
+                hog_block_ring_release(job->ring, b);
             hog_atomic_min_u32(&job->bad_block, b);
             break;
         }
-        uint64_t lo = (uint64_t)b * ds->info.rows_per_block, hi = lo + ds->blocks[b].rows;
+        uint64_t first = (uint64_t)b * ds->info.rows_per_block;
         if (d)
-            eval_rows_dense(job, &part->sums, d, lo, hi);
+            eval_rows_dense(job, &part->sums, d, blk, first);
         else
-            eval_rows(job, &part->sums, s, lo, hi);
-        if (job->drop)
+            eval_rows(job, &part->sums, s, blk, first);
+        if (job->ring)
+            hog_block_ring_release(job->ring, b);
+        else if (job->drop)
             hog_dataset_drop(ds, b, 1);
     }
     hog_free(s);
     hog_dense_free(d);
 }
 
-static void eval_rows(eval_job *job, hog_eval_sums *e, float *s, uint64_t lo, uint64_t hi)
+/* The selected rows of blk, whose row 0 is the data set's row first. */
+static void eval_rows(eval_job *job, hog_eval_sums *e, float *s, const hog_block *blk, uint64_t first)
 {
-    for (uint64_t i = lo; i < hi; i++) {
-        if (!hog_rowsel_keep(job->sel, i))
+    for (uint32_t r = 0; r < blk->rows; r++) {
+        if (!hog_rowsel_keep(job->sel, first + r))
             continue;
-        hog_row row = hog_dataset_row(job->ds, i);
+        hog_row row = hog_block_row(blk, r);
         hog_model_scores(job->m, &row, s);
         hog_eval_add(job->m, e, job->relabel ? job->relabel[(uint32_t)row.label] : row.label, row.weight, s);
     }
@@ -262,15 +276,15 @@ static void eval_rows(eval_job *job, hog_eval_sums *e, float *s, uint64_t lo, ui
 
 /* The same metrics, the scores of EVAL_BATCH selected rows at a time from
  * one GEMM. */
-static void eval_rows_dense(eval_job *job, hog_eval_sums *e, hog_dense *d, uint64_t lo, uint64_t hi)
+static void eval_rows_dense(eval_job *job, hog_eval_sums *e, hog_dense *d, const hog_block *blk, uint64_t first)
 {
     const uint32_t K = job->m->outputs;
     hog_row rows[EVAL_BATCH];
     uint32_t n = 0;
-    for (uint64_t i = lo; i < hi; i++) {
-        if (hog_rowsel_keep(job->sel, i))
-            rows[n++] = hog_dataset_row(job->ds, i);
-        if (n == EVAL_BATCH || (i + 1 == hi && n > 0)) {
+    for (uint32_t i = 0; i < blk->rows; i++) {
+        if (hog_rowsel_keep(job->sel, first + i))
+            rows[n++] = hog_block_row(blk, i);
+        if (n == EVAL_BATCH || (i + 1 == blk->rows && n > 0)) {
             float *s = (float *)hog_dense_scores(d, rows, n);
             for (uint32_t r = 0; r < n; r++)
                 hog_eval_add(job->m, e, job->relabel ? job->relabel[(uint32_t)rows[r].label] : rows[r].label,
@@ -280,41 +294,57 @@ static void eval_rows_dense(eval_job *job, hog_eval_sums *e, hog_dense *d, uint6
     }
 }
 
-int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *sel, int drop,
-                 hog_pool *pool, hog_metrics *out, char *err, size_t err_len)
+int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *sel, hog_block_ring *ring,
+                 size_t ooc_bytes, hog_pool *pool, hog_metrics *out, char *err, size_t err_len)
 {
     *out = hog_metrics_none();
     unsigned nth = hog_pool_threads(pool);
-    eval_job job = {.m = m, .ds = ds, .sel = sel, .drop = drop, .dense = m->info.params.kernel == HOG_KERNEL_DENSE};
+    eval_job job = {.m = m, .ds = ds, .sel = sel, .drop = ooc_bytes > 0,
+                    .dense = m->info.params.kernel == HOG_KERNEL_DENSE};
     float *relabel;
-    int mrc = hog_labels_map_new(m, &ds->names, &relabel, err, err_len);
-    if (mrc < 0)
-        return mrc;
+    int rc = hog_labels_map_new(m, &ds->names, &relabel, err, err_len);
+    if (rc < 0)
+        return rc;
     job.relabel = relabel;
     if (job.dense)
         hog_dense_blas_init();
     atomic_init(&job.next_block, 0);
     atomic_init(&job.bad_block, UINT32_MAX);
-    if (drop)
+    job.parts = hog_aligned_alloc(HOG_CACHELINE, nth * sizeof(eval_part));
+    if (job.parts)
+        memset(job.parts, 0, nth * sizeof(eval_part));
+    if (job.parts && job.drop && ring && (rc = hog_block_ring_pass_in_order(ring)) == 0)
+        job.ring = ring;
+    else if (job.parts && job.drop && !ring)
+        rc = hog_block_ring_file_order(ds, 2 * nth + 2, ooc_bytes, &job.ring);
+    if (!job.parts || rc < 0) {
+        hog_free(job.parts);
+        hog_free(relabel);
+        return job.parts ? hog_fail(rc, err, err_len, "reading the blocks to evaluate: %s", hog_strerror(rc))
+                         : -ENOMEM;
+    }
+    if (job.drop)
+        hog_log(HOG_LOG_DEBUG, "evaluation out of core: reads %s", job.ring ? "with O_DIRECT" : "through the mapping");
+    if (job.drop && !job.ring)
         for (uint32_t b = 0; b < nth && b < ds->info.blocks; b++)
             hog_dataset_willneed(ds, b);
-    job.parts = hog_aligned_alloc(HOG_CACHELINE, nth * sizeof(eval_part));
-    if (!job.parts) {
-        hog_free(relabel);
-        return -ENOMEM;
-    }
-    memset(job.parts, 0, nth * sizeof(eval_part));
     hog_pool_run(pool, eval_worker, &job);
 
-    int rc = 0;
     for (unsigned i = 0; i < nth; i++) {
         rc = job.parts[i].oom ? -ENOMEM : rc;
         if (i > 0)
             hog_eval_sums_merge(&job.parts[0].sums, &job.parts[i].sums);
     }
     uint32_t bad = atomic_load_explicit(&job.bad_block, memory_order_relaxed);
-    if (rc == 0 && bad != UINT32_MAX)
+    if (job.ring) { /* a block that failed its read or its check: the ring's error names it */
+        int rr = hog_block_ring_end(job.ring, err, err_len);
+        if (job.ring != ring)
+            hog_block_ring_close(job.ring);
+        if (rc == 0 && rr < 0)
+            rc = rr;
+    } else if (rc == 0 && bad != UINT32_MAX) {
         rc = hog_dataset_check_failed(ds, bad, err, err_len);
+    }
     if (rc == 0)
         hog_eval_metrics(m, &job.parts[0].sums, out);
     for (unsigned i = 0; i < nth; i++)
@@ -335,7 +365,9 @@ int hog_model_evaluate(const hog_model *m, const hog_dataset *ds, unsigned threa
     if (rc < 0)
         return rc;
     hog_train_params p = hog_train_params_default();
-    rc = hog_evaluate(m, ds, NULL, hog_dataset_bytes(ds) > hog_mem_limit(&p), pool, out, NULL, 0);
+    uint64_t limit = hog_mem_limit(&p);
+    rc = hog_evaluate(m, ds, NULL, NULL, hog_dataset_bytes(ds) > limit ? hog_ring_bytes(limit) : 0, pool, out, NULL,
+                      0);
     hog_pool_return(pool);
     return rc;
 }

@@ -198,10 +198,9 @@ static int score_block(pred_job *j, pred_part *part, const hog_block *blk, pred_
             if (rc < 0)
                 return rc;
         }
-        const uint32_t a = blk->ptr[r];
-        const hog_row row = {blk->index + a, blk->value + a, blk->ptr[r + 1] - a,
-                             j->mapped ? j->relabel[(uint32_t)blk->label[r]] : blk->label[r],
-                             blk->weight ? blk->weight[r] : 1.0f};
+        hog_row row = hog_block_row(blk, r);
+        if (j->mapped)
+            row.label = j->relabel[(uint32_t)row.label];
         if (row.nnz)
             part->top = HOG_MAX(part->top, (uint64_t)row.index[row.nnz - 1] + 1);
         hog_model_scores(m, &row, s);
@@ -470,32 +469,6 @@ static int run_blocks(pred_job *j, hog_pool *pool, pred_reader *r)
     return j->stop ? j->rc : 0;
 }
 
-/* A .hgd larger than half the memory: its blocks are read in order with
- * O_DIRECT into a ring of buffers (2 per worker and 2 more, or up to
- * 64 MiB of them), as the out-of-core epochs read theirs, instead of
- * through the page cache that every byte would cross once, to be dropped
- * again. Where the file system refuses O_DIRECT, through the mapping.
- * Returns 0, -ENOMEM or -errno. */
-static int ring_start(pred_job *j, unsigned nth)
-{
-    const uint32_t n = j->ds->info.blocks;
-    if (n == 0)
-        return 0;
-    int rc = hog_block_ring_open(j->ds, 2 * nth + 2, (size_t)64 << 20, &j->ring);
-    hog_log(HOG_LOG_DEBUG, "%s: read %s", j->path, rc == 0 ? "with O_DIRECT" : "through the mapping");
-    if (rc == -EOPNOTSUPP)
-        return 0;
-    uint32_t *order = rc < 0 ? NULL : hog_malloc(n * sizeof(uint32_t));
-    if (rc == 0 && !order)
-        rc = -ENOMEM;
-    for (uint32_t b = 0; order && b < n; b++)
-        order[b] = b;
-    if (rc == 0)
-        rc = hog_block_ring_pass(j->ring, order, n);
-    hog_free(order);
-    return rc;
-}
-
 int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_params *rp,
                            const hog_predict_params *pp, hog_predict_stats *stats, char *err_detail,
                            size_t err_len)
@@ -530,6 +503,7 @@ int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_
         return rc;
     hog_dataset *ds = NULL;
     pred_reader reader = {.j = &j, .path = path, .p = p};
+    const uint64_t limit = p.mem_limit ? p.mem_limit : hog_mem_usable();
     if (fmt == HOG_FORMAT_BINARY) {
         /* The workers check each block as they take it: one pass. */
         if (p.verify == HOG_VERIFY_AT_OPEN)
@@ -540,7 +514,7 @@ int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_
         j.ds = ds;
         j.pushed = ds->info.blocks;
         j.reading_done = 1;
-        j.drop_cache = ds->info.file_bytes > (p.mem_limit ? p.mem_limit : hog_mem_usable()) / 2;
+        j.drop_cache = ds->info.file_bytes > limit / 2;
         st.format = HOG_FORMAT_BINARY;
         /* class names: the file's numbers, mapped to the model's labels */
         if (j.pp.metrics &&
@@ -581,9 +555,19 @@ int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_
         rc = hog_fail(-ENOMEM, err_detail, err_len, "%s: out of memory", path);
         goto out;
     }
-    if (ds && j.drop_cache && (rc = ring_start(&j, nth)) < 0) {
-        hog_fail(rc, err_detail, err_len, "%s: %s", path, rc == -ENOMEM ? "out of memory" : hog_strerror(rc));
-        goto out;
+    /* A .hgd of more than half the memory: its blocks read in order with
+     * O_DIRECT into a ring of buffers (2 per worker and 2 more, or a
+     * sixteenth of the limit up to 64 MiB of them), as the out-of-core
+     * epochs read theirs, not through the page cache that every byte would
+     * cross once, to be dropped again; where the file system refuses
+     * O_DIRECT, through the mapping. */
+    if (ds && j.drop_cache) {
+        rc = hog_block_ring_file_order(ds, 2 * nth + 2, hog_ring_bytes(limit), &j.ring);
+        hog_log(HOG_LOG_DEBUG, "predict out of core: reads %s", j.ring ? "with O_DIRECT" : "through the mapping");
+        if (rc < 0) {
+            hog_fail(rc, err_detail, err_len, "%s: %s", path, rc == -ENOMEM ? "out of memory" : hog_strerror(rc));
+            goto out;
+        }
     }
     pthread_mutex_init(&j.mu, NULL);
     pthread_cond_init(&j.changed, NULL);

@@ -477,8 +477,8 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
          * past the page cache: 2 per worker and 2 more (the read-ahead of
          * the mapping's path), or as many as a sixteenth of the limit holds,
          * up to 64 MiB; where the file system refuses, through the mapping. */
-        size_t ring_bytes = (size_t)HOG_MIN(rs.limit / 16, (uint64_t)64 << 20);
-        int rr = t->ooc_mapped ? -EOPNOTSUPP : hog_block_ring_open(train, 2 * rs.nth + 2, ring_bytes, &rs.ring);
+        int rr = t->ooc_mapped ? -EOPNOTSUPP : hog_block_ring_open(train, 2 * rs.nth + 2, hog_ring_bytes(rs.limit),
+                                                                  &rs.ring);
         if (rr == -ENOMEM) {
             hog_run_free(&rs);
             return hog_fail(rr, err, err_len, "out of memory");
