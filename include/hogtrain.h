@@ -642,6 +642,24 @@ double hog_model_class_label(const hog_model *m, uint32_t k);
  * positive class is the second name. The string belongs to m. Thread-safe. */
 const char *hog_model_class_name(const hog_model *m, uint32_t k);
 
+/* The name of feature f when the training text named it, else NULL (no
+ * name, f out of range, m NULL). A CSV file with a header names each
+ * numeric column's feature by its header field and each categorical
+ * column's features "column=value"; Vowpal Wabbit text names each feature
+ * "namespace^feature" ("feature" in the default namespace), as its
+ * --invert_hash does. Where several names hash to one feature they are
+ * all kept, sorted in byte order and joined by '|' ("a^x|b^y"). A warm
+ * start keeps its initial model's names and adds the new data's. The
+ * string belongs to m. Thread-safe. */
+const char *hog_model_feature_name(const hog_model *m, uint64_t f);
+
+/* How many of the model's features have a name (hog_model_feature_name),
+ * and the k-th of them in ascending order (0 <= k < that count), or
+ * UINT64_MAX when k is out of range: for listing them without asking
+ * every feature. m NULL has none. Thread-safe. */
+uint64_t hog_model_named_features(const hog_model *m);
+uint64_t hog_model_named_feature(const hog_model *m, uint64_t k);
+
 /* Scores one row. For logistic: the probability of the positive class;
  * hinge: the margin; modified_huber: a probability estimate,
  * (clip(margin, -1, 1) + 1) / 2; squared: the prediction; quantile: the

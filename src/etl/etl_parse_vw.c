@@ -10,7 +10,9 @@
  *
  *  Features are hashed with the namespace's hash as seed (the default
  *  namespace seeds 0), every feature string is hashed (plain integers
- *  too), a namespace scale multiplies its values.
+ *  too), a namespace scale multiplies its values. With rows->fnames set,
+ *  each feature's name ("namespace^feature", or "feature" in the default
+ *  namespace) goes to the parser thread's set.
  * ===================================================================== */
 
 int hog_parse_vw_line(hog_parse_ctx *c, const char *line, const char *le)
@@ -93,9 +95,14 @@ int hog_parse_vw_line(hog_parse_ctx *c, const char *line, const char *le)
             if ((rc = finite_value(c, colon ? colon + 1 : t, v * scale, &f)) < 0)
                 return rc;
             if (f != 0.0f) {
-                o->index[nnz] = hog_murmur3_32(t, (size_t)(name_end - t), seed) & c->mask;
+                const uint32_t index = hog_murmur3_32(t, (size_t)(name_end - t), seed) & c->mask;
+                o->index[nnz] = index;
                 o->value[nnz] = f;
                 nnz++;
+                /* its name as Vowpal Wabbit's --invert_hash writes it */
+                if (o->fnames && (rc = hog_fnames_add(o->fnames, index, n, (size_t)(ne - n), ne > n ? '^' : 0, t,
+                                                      (size_t)(name_end - t))) < 0)
+                    return rc;
             }
         }
         s = q;
