@@ -238,7 +238,12 @@ typedef struct hog_read_params {
                               vanishes with the process; NULL: the input's folder. A folder that
                               takes no file leaves the blocks in memory, with a warning logged */
     hog_verify verify;     /* binary datasets: when their blocks are checked (HOG_VERIFY_AT_OPEN) */
-    uint64_t reserved[2];  /* zero; the room for new fields (see Compatibility) */
+    uint32_t padding;      /* unused: the bytes after verify, which were padding */
+    int feature_names;     /* 1: keep the names of Vowpal Wabbit text's features ("namespace^feature",
+                              hog_model_feature_name), at a cost to the parse rate (see the README);
+                              0: none. A CSV header's names are kept either way */
+    uint32_t reserved32;   /* zero */
+    uint64_t reserved[1];  /* zero; the room for new fields (see Compatibility) */
 } hog_read_params;
 
 hog_read_params hog_read_params_default(void);

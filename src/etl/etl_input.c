@@ -193,7 +193,7 @@ static const char *detail_of(const char *file, const char *msg)
 /* Opens cache into *ds when it is a whole, valid cache of path as now
  * describes it, and returns 1; otherwise returns 0, having said why it is
  * rebuilt (nothing when there is no cache yet). */
-static int cache_open(const char *path, const char *cache, const hog_hgd_source *now, hog_dataset **ds)
+static int cache_open(const char *path, const char *cache, const hog_hgd_source *now, int fnames, hog_dataset **ds)
 {
     hog_hgd_source then;
     int has;
@@ -208,11 +208,19 @@ static int cache_open(const char *path, const char *cache, const hog_hgd_source 
                  "of a pipe or of an older hogtrain)");
     else if (!stale(path, now, &then, why, sizeof(why))) {
         rc = hog_hgd_open(cache, ds, msg, sizeof(msg));
-        if (rc == 0) {
+        /* Feature names do not shape the rows, so the record leaves them
+         * out: a cache of Vowpal Wabbit text (its rows weighted) made
+         * without them is rebuilt for a run that asks for them. */
+        if (rc == 0 && fnames && (*ds)->info.weighted && !(*ds)->fnames.n) {
+            hog_dataset_close(*ds);
+            *ds = NULL;
+            snprintf(why, sizeof(why), "made without the feature names asked for (hog_read_params.feature_names)");
+        } else if (rc == 0) {
             hog_log(HOG_LOG_INFO, "reading %s, the cache of %s", cache, path);
             return 1;
+        } else {
+            snprintf(why, sizeof(why), "not a usable cache (%s)", detail_of(cache, msg));
         }
-        snprintf(why, sizeof(why), "not a usable cache (%s)", detail_of(cache, msg));
     }
     hog_log(HOG_LOG_WARN, "%s: %s: rebuilt", cache, why);
     return 0;
@@ -268,7 +276,7 @@ int hog_input_open(const char *path, const hog_read_params *rp, const char *cach
         if ((rc = source_now(path, &in->read, fmt == HOG_FORMAT_BINARY, &src, err, err_len)) < 0)
             return rc;
         record = &src;
-        if (cache_open(path, cache_path, record, &in->ds)) {
+        if (cache_open(path, cache_path, record, in->read.feature_names, &in->ds)) {
             in->cache_used = 1;
             return hog_dataset_within(cache_path, &in->read, &in->ds, err, err_len);
         }

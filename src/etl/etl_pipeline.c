@@ -378,7 +378,8 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
     /* Feature names: Vowpal Wabbit's strings, a CSV header's (its numeric
      * columns' names here, its categorical values' as they are met), one
      * set per parser thread, merged at the end: no lock per name. */
-    const int named = plan.format == HOG_FORMAT_VW || (plan.format == HOG_FORMAT_CSV && plan.header_lines);
+    const int named = (plan.format == HOG_FORMAT_VW && p->feature_names) ||
+                      (plan.format == HOG_FORMAT_CSV && plan.header_lines);
     parser_arg *args = hog_calloc(nparse, sizeof(parser_arg));
     hog_fnames *fnames = named ? hog_calloc(nparse, sizeof(hog_fnames)) : NULL;
     if (!parsers || !args || (named && !fnames) || (named && hog_text_plan_fnames(&plan, &fnames[0]) < 0)) {
