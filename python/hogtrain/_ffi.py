@@ -201,6 +201,9 @@ typedef struct hog_weights {
 } hog_weights;
 void hog_model_weights(hog_model *m, hog_weights *out);
 const char *hog_model_class_name(const hog_model *m, uint32_t k);
+const char *hog_model_feature_name(const hog_model *m, uint64_t f);
+uint64_t hog_model_named_features(const hog_model *m);
+uint64_t hog_model_named_feature(const hog_model *m, uint64_t k);
 int hog_model_from_weights(hog_loss loss, uint64_t features, uint32_t classes,
                            const double *class_labels, const float *w, const float *bias,
                            hog_model **out, char *err_detail, size_t err_len);
