@@ -207,8 +207,7 @@ typedef struct hog_fnames {
     char *text;
     uint64_t text_len;
     size_t text_cap, cap, off_cap; /* bytes of text, entries of index and of off allocated */
-    uint32_t *slots;               /* a set's table: pair + 1 (0: empty), slots_cap a power of two; NULL
-                                      when joined */
+    struct hog_fname_slot *slots;  /* a set's table, slots_cap a power of two; NULL when joined */
     uint32_t slots_cap;
     uint64_t dropped;              /* names not kept (too many, too long) */
 } hog_fnames;

@@ -15,11 +15,18 @@
  * makes the joined form independent of which thread saw a name first, so
  * a file gives the same names on any number of threads.
  *
- * The table is open addressing over the pairs' numbers + 1 (0: empty), at
- * most half full. The slot comes from the index alone, mixed: the index
- * is already a hash of the name for hashed features, and the names of one
- * index are told apart by comparing them, which is rare.
+ * The table is open addressing, at most half full, each slot holding its
+ * pair's index, name length and name offset, so that a name seen before
+ * (most of a parser's lookups) costs one slot and one compare of its
+ * bytes, not loads from the pair arrays too. The slot comes from the
+ * index alone, mixed: the index is already a hash of the name for hashed
+ * features, and the names of one index are told apart by comparing them.
  */
+struct hog_fname_slot {
+    uint32_t index;
+    uint32_t len; /* 0: empty (names are not) */
+    uint64_t off;
+};
 
 static inline uint64_t name_len(const hog_fnames *f, uint32_t i)
 {
@@ -31,28 +38,27 @@ static inline uint32_t slot_of(uint32_t index, uint32_t mask)
     return (uint32_t)hog_mix64(index + 0x9e3779b97f4a7c15ULL) & mask;
 }
 
-/* Whether pair i is (index, a sep b). */
-static inline int pair_is(const hog_fnames *f, uint32_t i, uint32_t index, const char *a, size_t alen, char sep,
-                          const char *b, size_t blen)
+/* Whether slot s holds (index, a sep b), n bytes. */
+static inline int slot_is(const hog_fnames *f, const struct hog_fname_slot *s, uint32_t index, size_t n,
+                          const char *a, size_t alen, char sep, const char *b, size_t blen)
 {
-    const size_t n = alen + (sep ? 1 : 0) + blen;
-    if (f->index[i] != index || name_len(f, i) != n)
+    if (s->index != index || s->len != n)
         return 0;
-    const char *t = f->text + f->off[i];
+    const char *t = f->text + s->off;
     return memcmp(t, a, alen) == 0 && (!sep || t[alen] == sep) && memcmp(t + n - blen, b, blen) == 0;
 }
 
 static int table_grow(hog_fnames *f)
 {
     const uint32_t cap = f->slots_cap ? 2 * f->slots_cap : 1024;
-    uint32_t *s = hog_calloc(cap, sizeof(uint32_t));
+    struct hog_fname_slot *s = hog_calloc(cap, sizeof(*s));
     if (!s)
         return -ENOMEM;
     for (uint32_t i = 0; i < f->n; i++) {
         uint32_t h = slot_of(f->index[i], cap - 1);
-        while (s[h])
+        while (s[h].len)
             h = (h + 1) & (cap - 1);
-        s[h] = i + 1;
+        s[h] = (struct hog_fname_slot){f->index[i], (uint32_t)name_len(f, i), f->off[i]};
     }
     hog_free(f->slots);
     f->slots = s;
@@ -67,8 +73,8 @@ int hog_fnames_add(hog_fnames *f, uint32_t index, const char *a, size_t alen, ch
         return 0;
     if (f->slots_cap) {
         const uint32_t mask = f->slots_cap - 1;
-        for (uint32_t h = slot_of(index, mask); f->slots[h]; h = (h + 1) & mask)
-            if (pair_is(f, f->slots[h] - 1, index, a, alen, sep, b, blen))
+        for (uint32_t h = slot_of(index, mask); f->slots[h].len; h = (h + 1) & mask)
+            if (slot_is(f, &f->slots[h], index, n, a, alen, sep, b, blen))
                 return 0;
     }
     if (n > HOG_FEATURE_NAME_MAX || f->n >= HOG_FEATURE_NAMES_MAX) {
@@ -106,9 +112,10 @@ int hog_fnames_add(hog_fnames *f, uint32_t index, const char *a, size_t alen, ch
     f->text_len += n + 1;
     f->off[f->n + 1] = f->text_len;
     uint32_t h = slot_of(index, f->slots_cap - 1);
-    while (f->slots[h])
+    while (f->slots[h].len)
         h = (h + 1) & (f->slots_cap - 1);
-    f->slots[h] = ++f->n;
+    f->slots[h] = (struct hog_fname_slot){index, (uint32_t)n, f->off[f->n]};
+    f->n++;
     return 0;
 }
 
