@@ -930,3 +930,49 @@ Test(cli, a_warm_start_keeps_the_names_and_adds_the_new_ones)
     cr_assert_eq(hog("info d.hog"), 0, "%s", out);
     cr_assert(strstr(out, "named features     3 of 3: 0=age|years 1=height 2=weight\n"), "%s", out);
 }
+
+/* The whole of a file of the scratch folder, malloc'd (*len its size). */
+static char *slurp_bytes(const char *name, size_t *len)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s missing", name);
+    cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+    long n = ftell(f);
+    cr_assert_geq(n, 0);
+    rewind(f);
+    char *b = malloc((size_t)n + 1);
+    cr_assert_not_null(b);
+    *len = fread(b, 1, (size_t)n, f);
+    fclose(f);
+    return b;
+}
+
+/* Each parser thread keeps the names it meets and the sets are merged:
+ * text cut into many chunks gives the same .hgd, names and all, on one
+ * thread and on four. */
+Test(cli, feature_names_do_not_depend_on_the_parser_threads)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/big.vw", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    srand(9);
+    for (int i = 0; i < 60000; i++) /* about 2.5 MB: chunks of 1 MiB under --mem-limit 4M */
+        fprintf(f, "%d |u u%d |w w%d w%d:0.5 w%d | c%d\n", rand() % 2 ? 1 : -1, rand() % 3000, rand() % 5000,
+                rand() % 5000, rand() % 5000, rand() % 9);
+    fclose(f);
+    cr_assert_eq(hog("convert big.vw -b 10 --feature-names --parse-threads 1 --mem-limit 4M -o one.hgd -q"), 0, "%s",
+                 out);
+    cr_assert_eq(hog("convert big.vw -b 10 --feature-names --parse-threads 4 --mem-limit 4M -o four.hgd -q"), 0, "%s",
+                 out);
+    size_t a, b;
+    char *x = slurp_bytes("one.hgd", &a), *y = slurp_bytes("four.hgd", &b);
+    cr_assert(a == b && memcmp(x, y, a) == 0, "one thread's .hgd and four's differ");
+    uint32_t version;
+    memcpy(&version, x + 8, 4);
+    cr_assert_eq(version, 5, "with feature names");
+    free(x);
+    free(y);
+}
