@@ -239,9 +239,11 @@ typedef struct hog_read_params {
                               takes no file leaves the blocks in memory, with a warning logged */
     hog_verify verify;     /* binary datasets: when their blocks are checked (HOG_VERIFY_AT_OPEN) */
     uint32_t padding;      /* unused: the bytes after verify, which were padding */
-    int feature_names;     /* 1: keep the names of Vowpal Wabbit text's features ("namespace^feature",
-                              hog_model_feature_name), at a cost to the parse rate (see the README);
-                              0: none. A CSV header's names are kept either way */
+    int feature_names;     /* 1: keep the names of features made of values, Vowpal Wabbit text's
+                              ("namespace^feature") and a CSV header's categorical columns'
+                              ("column=value"), for hog_model_feature_name, at a cost to the parse
+                              rate (see the README); 0: none. A CSV header's numeric columns are
+                              named either way */
     uint32_t reserved32;   /* zero */
     uint64_t reserved[1];  /* zero; the room for new fields (see Compatibility) */
 } hog_read_params;
@@ -649,9 +651,10 @@ const char *hog_model_class_name(const hog_model *m, uint32_t k);
 
 /* The name of feature f when the training text named it, else NULL (no
  * name, f out of range, m NULL). A CSV file with a header names each
- * numeric column's feature by its header field and each categorical
- * column's features "column=value"; Vowpal Wabbit text names each feature
- * "namespace^feature" ("feature" in the default namespace), as its
+ * numeric column's feature by its header field, and with
+ * hog_read_params.feature_names each categorical column's features
+ * "column=value"; Vowpal Wabbit text read with feature_names names each
+ * feature "namespace^feature" ("feature" in the default namespace), as its
  * --invert_hash does. Where several names hash to one feature they are
  * all kept, sorted in byte order and joined by '|' ("a^x|b^y"). A warm
  * start keeps its initial model's names and adds the new data's. The

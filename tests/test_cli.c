@@ -813,14 +813,18 @@ Test(cli, string_labels_are_refused_where_they_cannot_go)
  *  Feature names
  * ===================================================================== */
 
-/* A CSV header names the features: export prints the names where it
- * printed indices (quoted as CSV quotes, where a name has a blank), JSON
+/* A CSV header names the features (its categorical values' when asked):
+ * export prints the names where it printed indices (quoted as CSV quotes, where a name has a blank), JSON
  * gives them as a fourth element, info counts and shows them; --indices
  * and a headerless file keep the indices. */
 Test(cli, csv_header_names_the_features_in_export_and_info)
 {
     write_file("h.csv", "y,age,\"my height\",color\n1,30,1.8,red\n0,40,1.6,blue\n1,35,1.7,red\n0,50,1.5,blue\n");
-    cr_assert_eq(hog("train h.csv --categorical color --threads 1 -o h.hog -q"), 0, "%s", out);
+    /* the numeric columns named without asking; the categorical values asked for */
+    cr_assert_eq(hog("train h.csv --categorical color --threads 1 -o plain.hog -q"), 0, "%s", out);
+    cr_assert_eq(hog("info plain.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "\nnamed features     2 of "), "%s", out);
+    cr_assert_eq(hog("train h.csv --categorical color --feature-names --threads 1 -o h.hog -q"), 0, "%s", out);
     char blue[32];
     snprintf(blue, sizeof(blue), "\n%u 1 ", (hog_murmur3_32("color=blue", 10, 0) & ((1u << 18) - 1)) + 2);
     cr_assert_eq(hog("export h.hog"), 0, "%s", out);
@@ -902,6 +906,12 @@ Test(cli, feature_names_survive_convert_and_the_cache_bit_for_bit)
     cr_assert(strstr(slurp("r.json"), "\"cache_used\": true"), "%s", slurp("r.json"));
     assert_same_model("text.hog", "c1.hog");
     assert_same_model("text.hog", "c2.hog");
+    /* the cache's record has the option: a run without it rebuilds the cache */
+    cr_assert_eq(hog("train d.vw --threads 1 -b 12 --stream 0 --epochs 1 --cache c.hgd -o c3.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "c.hgd: cache of d.vw read with other options (--feature-names 0 now, 1 then): rebuilt"),
+              "%s", out);
+    cr_assert_eq(hog("info c3.hog"), 0, "%s", out);
+    cr_assert_null(strstr(out, "named features"), "%s", out);
     cr_assert_eq(hog("info hgd.hog"), 0, "%s", out);
     cr_assert(strstr(out, "named features"), "%s", out);
     /* the text streamed into its first epoch keeps them too */

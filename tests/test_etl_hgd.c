@@ -1025,6 +1025,7 @@ static hog_read_params fnamed_params(void)
     hog_read_params p = hog_read_params_default();
     p.label_name = "y";
     p.categorical = "color";
+    p.feature_names = 1; /* the categorical values' names too */
     return p;
 }
 

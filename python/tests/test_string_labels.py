@@ -76,8 +76,8 @@ def test_a_model_trained_on_a_csv_header_has_its_feature_names(tmp_path, hogtrai
     csv = tmp_path / "h.csv"
     csv.write_text("y,age,my height,color\n1,30,1.8,red\n0,40,1.6,blue\n1,35,1.7,red\n0,50,1.5,blue\n")
     model = tmp_path / "h.hog"
-    subprocess.run([hogtrain_bin, "train", str(csv), "--categorical", "color", "-o", str(model), "--threads", "1",
-                    "-q"], check=True, capture_output=True)
+    subprocess.run([hogtrain_bin, "train", str(csv), "--categorical", "color", "--feature-names", "-o", str(model),
+                    "--threads", "1", "-q"], check=True, capture_output=True)
     est = hogtrain.load(str(model))
     names = est.feature_names_
     assert len(names) == est.n_features_in_ == est.coef_.shape[1]

@@ -46,7 +46,8 @@
  *                                    chained into the last MiB when the file is longer)
  *   136     88       read options   (11 u64, in hog_hgd_source's order: the
  *                                    hog_read_params fields that shape the rows, the
- *                                    strings as their hog_hash64; zero for binary input)
+ *                                    strings as their hog_hash64, feature_names as
+ *                                    bit 16 of format; zero for binary input)
  *   224     8        summary_offset (multiple of 8, after the last block, before the table)
  *   232     8        summary_bytes
  *   240     8        summary_sum    (XXH3-64, seed 0, of the summary's bytes)

@@ -23,6 +23,10 @@ static const char *const read_names[HOG_HGD_READ_FIELDS] = {
 enum { R_FORMAT, R_DELIMITER, R_HEADER, R_LABEL_INDEX, R_LABEL_NAME, R_IGNORE, R_CATEGORICAL };
 enum { R_ROWS_PER_BLOCK = R_CATEGORICAL + 1, R_HASH_BITS, R_INDEX_BASE, R_ON_ERROR };
 
+/* hog_read_params.feature_names rides in the format field's bit 16: zero
+ * when it is off, so a record without names reads as it always did. */
+#define R_FEATURE_NAMES (1ull << 16)
+
 static uint64_t string_field(const char *s)
 {
     return s ? hog_hash64(s, strlen(s), 1) | 1 : 0; /* never 0, which is NULL */
@@ -32,7 +36,7 @@ static uint64_t string_field(const char *s)
  * an option spelled out where it was detected before counts as other. */
 static void read_fields(const hog_read_params *p, uint64_t *r)
 {
-    r[R_FORMAT] = (uint64_t)p->format;
+    r[R_FORMAT] = (uint64_t)p->format | (p->feature_names ? R_FEATURE_NAMES : 0);
     r[R_DELIMITER] = (uint64_t)(unsigned char)p->delimiter;
     r[R_HEADER] = (uint64_t)(int64_t)p->header;
     r[R_LABEL_INDEX] = (uint64_t)(int64_t)p->label_index;
@@ -128,8 +132,8 @@ static void format_read(unsigned i, uint64_t v, char *buf, size_t len)
     static const char *const formats[] = {"HOG_FORMAT_AUTO", "HOG_FORMAT_BINARY", "HOG_FORMAT_LIBSVM",
                                           "HOG_FORMAT_CSV", "HOG_FORMAT_VW"};
     static const char *const on_error[] = {"HOG_ON_ERROR_STOP", "HOG_ON_ERROR_SKIP"};
-    if (i == R_FORMAT && v < HOG_ARRAY_LEN(formats))
-        snprintf(buf, len, "%s", formats[v]);
+    if (i == R_FORMAT && (v & ~R_FEATURE_NAMES) < HOG_ARRAY_LEN(formats))
+        snprintf(buf, len, "%s", formats[v & ~R_FEATURE_NAMES]);
     else if (i == R_ON_ERROR && v < HOG_ARRAY_LEN(on_error))
         snprintf(buf, len, "%s", on_error[v]);
     else if (i == R_DELIMITER && v >= 0x21 && v < 0x7f)
@@ -169,7 +173,10 @@ static int stale(const char *path, const hog_hgd_source *now, const hog_hgd_sour
     for (unsigned i = 0; i < HOG_HGD_READ_FIELDS; i++) {
         if (now->read[i] == then->read[i])
             continue;
-        if (i == R_LABEL_NAME || i == R_IGNORE || i == R_CATEGORICAL) {
+        if (i == R_FORMAT && ((now->read[i] ^ then->read[i]) & R_FEATURE_NAMES)) {
+            snprintf(why, len, "cache of %s read with other options (hog_read_params.feature_names = %d now, %d then)",
+                     path, (now->read[i] & R_FEATURE_NAMES) != 0, (then->read[i] & R_FEATURE_NAMES) != 0);
+        } else if (i == R_LABEL_NAME || i == R_IGNORE || i == R_CATEGORICAL) {
             snprintf(why, len, "cache of %s read with other options (hog_read_params.%s differs)", path,
                      read_names[i]);
         } else {
@@ -193,7 +200,7 @@ static const char *detail_of(const char *file, const char *msg)
 /* Opens cache into *ds when it is a whole, valid cache of path as now
  * describes it, and returns 1; otherwise returns 0, having said why it is
  * rebuilt (nothing when there is no cache yet). */
-static int cache_open(const char *path, const char *cache, const hog_hgd_source *now, int fnames, hog_dataset **ds)
+static int cache_open(const char *path, const char *cache, const hog_hgd_source *now, hog_dataset **ds)
 {
     hog_hgd_source then;
     int has;
@@ -208,19 +215,11 @@ static int cache_open(const char *path, const char *cache, const hog_hgd_source 
                  "of a pipe or of an older hogtrain)");
     else if (!stale(path, now, &then, why, sizeof(why))) {
         rc = hog_hgd_open(cache, ds, msg, sizeof(msg));
-        /* Feature names do not shape the rows, so the record leaves them
-         * out: a cache of Vowpal Wabbit text (its rows weighted) made
-         * without them is rebuilt for a run that asks for them. */
-        if (rc == 0 && fnames && (*ds)->info.weighted && !(*ds)->fnames.n) {
-            hog_dataset_close(*ds);
-            *ds = NULL;
-            snprintf(why, sizeof(why), "made without the feature names asked for (hog_read_params.feature_names)");
-        } else if (rc == 0) {
+        if (rc == 0) {
             hog_log(HOG_LOG_INFO, "reading %s, the cache of %s", cache, path);
             return 1;
-        } else {
-            snprintf(why, sizeof(why), "not a usable cache (%s)", detail_of(cache, msg));
         }
+        snprintf(why, sizeof(why), "not a usable cache (%s)", detail_of(cache, msg));
     }
     hog_log(HOG_LOG_WARN, "%s: %s: rebuilt", cache, why);
     return 0;
@@ -276,7 +275,7 @@ int hog_input_open(const char *path, const hog_read_params *rp, const char *cach
         if ((rc = source_now(path, &in->read, fmt == HOG_FORMAT_BINARY, &src, err, err_len)) < 0)
             return rc;
         record = &src;
-        if (cache_open(path, cache_path, record, in->read.feature_names, &in->ds)) {
+        if (cache_open(path, cache_path, record, &in->ds)) {
             in->cache_used = 1;
             return hog_dataset_within(cache_path, &in->read, &in->ds, err, err_len);
         }

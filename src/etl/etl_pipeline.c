@@ -375,16 +375,20 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
 
     unsigned nparse = p->threads ? p->threads : hog_cpus();
     pthread_t *parsers = hog_calloc(nparse, sizeof(pthread_t));
-    /* Feature names: Vowpal Wabbit's strings, a CSV header's (its numeric
-     * columns' names here, its categorical values' as they are met), one
-     * set per parser thread, merged at the end: no lock per name. */
-    const int named = (plan.format == HOG_FORMAT_VW && p->feature_names) ||
-                      (plan.format == HOG_FORMAT_CSV && plan.header_lines);
+    /* Feature names: a CSV header's numeric columns', from the plan, now;
+     * asked for, those made of values (Vowpal Wabbit's strings, a CSV
+     * header's categorical columns' "name=value") as they are met, one set
+     * per parser thread, merged at the end: no lock per name. */
+    const int named = p->feature_names && (plan.format == HOG_FORMAT_VW ||
+                                           (plan.format == HOG_FORMAT_CSV && plan.header_lines));
     parser_arg *args = hog_calloc(nparse, sizeof(parser_arg));
-    hog_fnames *fnames = named ? hog_calloc(nparse, sizeof(hog_fnames)) : NULL;
-    if (!parsers || !args || (named && !fnames) || (named && hog_text_plan_fnames(&plan, &fnames[0]) < 0)) {
-        if (fnames)
-            hog_fnames_free(&fnames[0]);
+    hog_fnames *fnames = named ? hog_calloc(nparse, sizeof(hog_fnames)) : NULL, columns;
+    memset(&columns, 0, sizeof(columns));
+    int crc = hog_text_plan_fnames(&plan, &columns);
+    if (crc == 0)
+        crc = hog_builder_add_fnames(b, &columns);
+    hog_fnames_free(&columns);
+    if (!parsers || !args || (named && !fnames) || crc < 0) {
         hog_free(fnames);
         hog_free(args);
         hog_free(pl);

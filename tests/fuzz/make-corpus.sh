@@ -28,7 +28,7 @@ printf 'y,age,color,height\n1,30,red,1.5\n0,40,blue,0\n1,0,red,1.7\n' >fnames.cs
 "$hog" convert -q w.vw -b 8 -o "$c/hgd/vw-weighted.hgd"
 "$hog" convert -q d.csv -o "$c/hgd/csv-header.hgd"
 "$hog" convert -q names.csv --label species -o "$c/hgd/csv-class-names.hgd"
-"$hog" convert -q fnames.csv --categorical color -b 6 -o "$c/hgd/csv-feature-names.hgd"
+"$hog" convert -q fnames.csv --categorical color --feature-names -b 6 -o "$c/hgd/csv-feature-names.hgd"
 "$hog" convert -q w.vw -b 2 --feature-names -o "$c/hgd/vw-feature-names.hgd"
 "$hog" train -q one.svm --cache "$c/hgd/cache-source.hgd" -o m.hog --epochs 1 --threads 1
 
@@ -41,7 +41,8 @@ printf 'y,age,color,height\n1,30,red,1.5\n0,40,blue,0\n1,0,red,1.7\n' >fnames.cs
 "$hog" train -q one.svm -o "$c/model/scaled.hog" --epochs 2 --threads 1
 "$hog" train -q names.csv --label species --loss softmax -o "$c/model/named.hog" --epochs 2 --threads 1 --normalized 0
 "$hog" train -q names.csv --label species --loss softmax -o "$c/model/named-scaled.hog" --epochs 2 --threads 1
-"$hog" train -q fnames.csv --categorical color -b 6 -o "$c/model/feature-names.hog" --epochs 2 --threads 1 --normalized 0
+"$hog" train -q fnames.csv --categorical color --feature-names -b 6 -o "$c/model/feature-names.hog" --epochs 2 \
+    --threads 1 --normalized 0
 "$hog" train -q w.vw -b 2 --feature-names -o "$c/model/vw-feature-names-scaled.hog" --epochs 2 --threads 1
 
 # ratings, and matrix factorisation models of rank 2 and 5
