@@ -60,7 +60,10 @@ typedef struct hog_read_params {
     uint64_t mem_limit;
     const char *temp_dir;
     hog_verify verify;
-    uint64_t reserved[2];
+    uint32_t padding;
+    int feature_names;
+    uint32_t reserved32;
+    uint64_t reserved[1];
 } hog_read_params;
 hog_read_params hog_read_params_default(void);
 
