@@ -15,6 +15,16 @@
  *  namespace) goes to the parser thread's set.
  * ===================================================================== */
 
+/* Adds feature [t, te) of namespace [n, ne) to the parser thread's names,
+ * as Vowpal Wabbit's --invert_hash writes it: "namespace^feature", or
+ * "feature" in the default namespace. Out of line: the loop that calls it
+ * stays as tight as it is without names. */
+static __attribute__((noinline)) int vw_name(hog_fnames *fnames, uint32_t index, const char *n, const char *ne,
+                                             const char *t, const char *te)
+{
+    return hog_fnames_add(fnames, index, n, (size_t)(ne - n), ne > n ? '^' : 0, t, (size_t)(te - t));
+}
+
 int hog_parse_vw_line(hog_parse_ctx *c, const char *line, const char *le)
 {
     const char *p = skip_blanks(line, le);
@@ -26,6 +36,7 @@ int hog_parse_vw_line(hog_parse_ctx *c, const char *line, const char *le)
     if (p == bar)
         return hog_parse_fail(c, p, "a label", NULL);
     hog_rows *o = c->out;
+    hog_fnames *const fnames = o->fnames;
     int rc = hog_rows_reserve(o, (uint64_t)(le - p) / 2 + 1);
     if (rc < 0)
         return rc;
@@ -99,9 +110,7 @@ int hog_parse_vw_line(hog_parse_ctx *c, const char *line, const char *le)
                 o->index[nnz] = index;
                 o->value[nnz] = f;
                 nnz++;
-                /* its name as Vowpal Wabbit's --invert_hash writes it */
-                if (o->fnames && (rc = hog_fnames_add(o->fnames, index, n, (size_t)(ne - n), ne > n ? '^' : 0, t,
-                                                      (size_t)(name_end - t))) < 0)
+                if (HOG_UNLIKELY(fnames != NULL) && (rc = vw_name(fnames, index, n, ne, t, name_end)) < 0)
                     return rc;
             }
         }
