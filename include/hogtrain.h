@@ -240,7 +240,14 @@ typedef struct hog_read_params {
                               vanishes with the process; NULL: the input's folder. A folder that
                               takes no file leaves the blocks in memory, with a warning logged */
     hog_verify verify;     /* binary datasets: when their blocks are checked (HOG_VERIFY_AT_OPEN) */
-    uint64_t reserved[2];  /* zero; the room for new fields (see Compatibility) */
+    uint32_t padding;      /* unused: the bytes after verify, which were padding */
+    int feature_names;     /* 1: keep the names of features made of values, Vowpal Wabbit text's
+                              ("namespace^feature") and a CSV header's categorical columns'
+                              ("column=value"), for hog_model_feature_name, at a cost to the parse
+                              rate (see the README); 0: none. A CSV header's numeric columns are
+                              named either way */
+    uint32_t reserved32;   /* zero */
+    uint64_t reserved[1];  /* zero; the room for new fields (see Compatibility) */
 } hog_read_params;
 
 hog_read_params hog_read_params_default(void);
@@ -643,6 +650,25 @@ double hog_model_class_label(const hog_model *m, uint32_t k);
  * class k's label value (hog_model_class_label) being k; a binary model's
  * positive class is the second name. The string belongs to m. Thread-safe. */
 const char *hog_model_class_name(const hog_model *m, uint32_t k);
+
+/* The name of feature f when the training text named it, else NULL (no
+ * name, f out of range, m NULL). A CSV file with a header names each
+ * numeric column's feature by its header field, and with
+ * hog_read_params.feature_names each categorical column's features
+ * "column=value"; Vowpal Wabbit text read with feature_names names each
+ * feature "namespace^feature" ("feature" in the default namespace), as its
+ * --invert_hash does. Where several names hash to one feature they are
+ * all kept, sorted in byte order and joined by '|' ("a^x|b^y"). A warm
+ * start keeps its initial model's names and adds the new data's. The
+ * string belongs to m. Thread-safe. */
+const char *hog_model_feature_name(const hog_model *m, uint64_t f);
+
+/* How many of the model's features have a name (hog_model_feature_name),
+ * and the k-th of them in ascending order (0 <= k < that count), or
+ * UINT64_MAX when k is out of range: for listing them without asking
+ * every feature. m NULL has none. Thread-safe. */
+uint64_t hog_model_named_features(const hog_model *m);
+uint64_t hog_model_named_feature(const hog_model *m, uint64_t k);
 
 /* Scores one row. For logistic: the probability of the positive class;
  * hinge: the margin; modified_huber: a probability estimate,

@@ -295,6 +295,9 @@ sweep convert-stdin "d.hgd" convert - -o w/d.hgd $one
 stdin=/dev/null
 sweep convert-csv-columns "d.hgd" convert d2.csv -o w/d.hgd --categorical 1 --ignore 5 $one
 sweep convert-vw-weighted "d.hgd" convert dw.vw -o w/d.hgd $one
+# feature names: VW's when asked for, and a CSV header's into the model
+sweep convert-vw-names "d.hgd" convert d.vw -o w/d.hgd --feature-names $one
+sweep train-csv-names "m.hog" train d.csv --header -o w/m.hog $train
 sweep train-text "m.hog r.json" train d.svm -o w/m.hog --report w/r.json $train
 sweep train-text-whole "m.hog" train d.svm -o w/m.hog --stream 0 $train
 sweep train-text-blocks "m.hog" train big.svm -o w/m.hog $train

@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "test_command.h"
+#include "util/util.h" /* hog_murmur3_32: where the tests' names hash to */
 
 static void setup(void)
 {
@@ -761,7 +762,7 @@ Test(cli, class_names_with_blanks_are_quoted_where_fields_are_blank_separated)
     cr_assert(strstr(out, "\nbias plain "), "%s", out);
     cr_assert(strstr(out, "\nbias \"say \"\"hi\"\"\" "), "%s", out);
     cr_assert(strstr(out, "\nbias \"tab\there\" "), "%s", out);
-    cr_assert(strstr(out, "\n1 \"Iris setosa\" "), "%s", out);
+    cr_assert(strstr(out, "\nb \"Iris setosa\" "), "%s", out); /* the header names the features */
     /* every line: FEATURE, the class (one field, quoted or not), WEIGHT */
     for (char *line = out; *line; line = strchr(line, '\n') + 1) {
         char *end = strchr(line, '\n');
@@ -806,4 +807,182 @@ Test(cli, string_labels_are_refused_where_they_cannot_go)
     cr_assert_eq(hog("train h.csv --label 1 -o h.hog -q"), 0, "%s", out);
     cr_assert_eq(hog("info h.hog"), 0, "%s", out);
     cr_assert(strstr(out, "training rows      4\n"), "%s", out);
+}
+
+/* ===================================================================== *
+ *  Feature names
+ * ===================================================================== */
+
+/* A CSV header names the features (its categorical values' when asked):
+ * export prints the names where it printed indices (quoted as CSV quotes, where a name has a blank), JSON
+ * gives them as a fourth element, info counts and shows them; --indices
+ * and a headerless file keep the indices. */
+Test(cli, csv_header_names_the_features_in_export_and_info)
+{
+    write_file("h.csv", "y,age,\"my height\",color\n1,30,1.8,red\n0,40,1.6,blue\n1,35,1.7,red\n0,50,1.5,blue\n");
+    /* the numeric columns named without asking; the categorical values asked for */
+    cr_assert_eq(hog("train h.csv --categorical color --threads 1 -o plain.hog -q"), 0, "%s", out);
+    cr_assert_eq(hog("info plain.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "\nnamed features     2 of "), "%s", out);
+    cr_assert_eq(hog("train h.csv --categorical color --feature-names --threads 1 -o h.hog -q"), 0, "%s", out);
+    char blue[32];
+    snprintf(blue, sizeof(blue), "\n%u 1 ", (hog_murmur3_32("color=blue", 10, 0) & ((1u << 18) - 1)) + 2);
+    cr_assert_eq(hog("export h.hog"), 0, "%s", out);
+    cr_assert(strncmp(out, "bias 1 ", 7) == 0, "%s", out);
+    cr_assert(strstr(out, "\nage 1 "), "%s", out);
+    cr_assert(strstr(out, "\n\"my height\" 1 "), "%s", out);
+    cr_assert(strstr(out, "\ncolor=red 1 ") && strstr(out, "\ncolor=blue 1 "), "%s", out);
+    cr_assert_null(strstr(out, "\n0 1 "), "%s", out);
+    cr_assert_eq(hog("export h.hog --indices"), 0, "%s", out);
+    cr_assert(strstr(out, "\n0 1 ") && strstr(out, "\n1 1 ") && strstr(out, blue), "%s", out);
+    cr_assert_null(strstr(out, "age"), "%s", out);
+    cr_assert_eq(hog("export h.hog --format json"), 0, "%s", out);
+    cr_assert(strstr(out, "\n    [0, \"1\", ") && strstr(out, ", \"age\"]"), "%s", out);
+    cr_assert(strstr(out, ", \"my height\"]"), "%s", out);
+    cr_assert_eq(hog("info h.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "\nnamed features     4 of "), "%s", out);
+    cr_assert(strstr(out, ": 0=age 1=\"my height\" "), "%s", out);
+    /* no header: no names */
+    write_file("n.csv", "1,30,1.8\n0,40,1.6\n1,35,1.7\n0,50,1.5\n");
+    cr_assert_eq(hog("train n.csv --threads 1 -o n.hog -q"), 0, "%s", out);
+    cr_assert_eq(hog("info n.hog"), 0, "%s", out);
+    cr_assert_null(strstr(out, "named features"), "%s", out);
+    cr_assert_eq(hog("export n.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "\n0 1 ") && strstr(out, "\n1 1 "), "%s", out);
+}
+
+/* Vowpal Wabbit names its features as --invert_hash does, when asked:
+ * names that hash to one feature are all kept, sorted, joined by '|'. */
+Test(cli, vw_feature_names_keep_every_name_of_a_collision)
+{
+    write_file("c.vw", "1 |a x y:2 |b x\n-1 |a y | x z\n1 |a x | z\n");
+    cr_assert_eq(hog("train c.vw -b 1 --threads 1 -o plain.hog -q"), 0, "%s", out);
+    cr_assert_eq(hog("info plain.hog"), 0, "%s", out);
+    cr_assert_null(strstr(out, "named features"), "not asked for: %s", out);
+    cr_assert_eq(hog("train c.vw -b 1 --threads 1 --feature-names -o c.hog -q"), 0, "%s", out);
+    /* which of the two indices each name hashes to */
+    const unsigned a = hog_murmur3_32("a", 1, 0), b = hog_murmur3_32("b", 1, 0);
+    const char *names[5] = {"a^x", "a^y", "b^x", "x", "z"};
+    const unsigned at[5] = {hog_murmur3_32("x", 1, a) & 1, hog_murmur3_32("y", 1, a) & 1,
+                            hog_murmur3_32("x", 1, b) & 1, hog_murmur3_32("x", 1, 0) & 1,
+                            hog_murmur3_32("z", 1, 0) & 1};
+    char want[2][64] = {"", ""};
+    for (int i = 0; i < 5; i++) /* in byte order already */
+        snprintf(want[at[i]] + strlen(want[at[i]]), 64 - strlen(want[at[i]]), "%s%s", want[at[i]][0] ? "|" : "",
+                 names[i]);
+    cr_assert(want[0][0] && want[1][0], "the test's names fall on both features");
+    cr_assert_eq(hog("export c.hog --all"), 0, "%s", out);
+    char line[160];
+    for (int f = 0; f < 2; f++) {
+        snprintf(line, sizeof(line), "\n%s 1 ", want[f]);
+        cr_assert(strstr(out, line), "%s lacks %s", out, line);
+    }
+    cr_assert_eq(hog("info c.hog"), 0, "%s", out);
+    snprintf(line, sizeof(line), "named features     2 of 2: 0=%s 1=%s\n", want[0], want[1]);
+    cr_assert(strstr(out, line), "%s lacks %s", out, line);
+}
+
+/* Converted, or cached, the names go with the rows: training the .hgd
+ * gives the model the text gives, names and all, bit for bit on one
+ * thread. */
+Test(cli, feature_names_survive_convert_and_the_cache_bit_for_bit)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/d.vw", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    srand(5);
+    for (int i = 0; i < 3000; i++)
+        fprintf(f, "%d |u u%d age:%d |w w%d w%d:0.5 | c%d\n", rand() % 2 ? 1 : -1, rand() % 50, rand() % 90,
+                rand() % 400, rand() % 400, rand() % 7);
+    fclose(f);
+    const char *run = "--threads 1 --seed 3 --epochs 3 -b 12 --feature-names --stream 0 -q";
+    cr_assert_eq(hog("train d.vw %s -o text.hog", run), 0, "%s", out);
+    cr_assert_eq(hog("convert d.vw -b 12 --feature-names -o d.hgd -q"), 0, "%s", out);
+    cr_assert_eq(hog("train d.hgd %s -o hgd.hog", run), 0, "%s", out);
+    assert_same_model("text.hog", "hgd.hog");
+    cr_assert_eq(hog("train d.vw %s --cache c.hgd -o c1.hog", run), 0, "%s", out);
+    cr_assert_eq(hog("train d.vw %s --cache c.hgd -o c2.hog --report r.json", run), 0, "%s", out);
+    cr_assert(strstr(slurp("r.json"), "\"cache_used\": true"), "%s", slurp("r.json"));
+    assert_same_model("text.hog", "c1.hog");
+    assert_same_model("text.hog", "c2.hog");
+    /* the cache's record has the option: a run without it rebuilds the cache */
+    cr_assert_eq(hog("train d.vw --threads 1 -b 12 --stream 0 --epochs 1 --cache c.hgd -o c3.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "c.hgd: cache of d.vw read with other options (--feature-names 0 now, 1 then): rebuilt"),
+              "%s", out);
+    cr_assert_eq(hog("info c3.hog"), 0, "%s", out);
+    cr_assert_null(strstr(out, "named features"), "%s", out);
+    cr_assert_eq(hog("info hgd.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "named features"), "%s", out);
+    /* the text streamed into its first epoch keeps them too */
+    cr_assert_eq(hog("train d.vw --threads 1 -b 12 --feature-names -q -o s.hog"), 0, "%s", out);
+    cr_assert_eq(hog("export s.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "\nu^age 1 ") && strstr(out, "\nw^w"), "%s", out);
+}
+
+/* A warm start keeps the initial model's names and adds the new data's. */
+Test(cli, a_warm_start_keeps_the_names_and_adds_the_new_ones)
+{
+    write_file("a.csv", "y,age,height\n1,30,1.8\n0,40,1.6\n1,35,1.7\n0,50,1.5\n");
+    cr_assert_eq(hog("train a.csv --threads 1 -o a.hog -q"), 0, "%s", out);
+    write_file("b.csv", "y,age,height,weight\n1,31,1.8,70\n0,41,1.6,90\n");
+    cr_assert_eq(hog("train b.csv --threads 1 -i a.hog -o b.hog -q"), 0, "%s", out);
+    cr_assert_eq(hog("info b.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "named features     3 of 3: 0=age 1=height 2=weight\n"), "%s", out);
+    /* the same column under another name: both kept */
+    write_file("c.csv", "y,years,height\n1,31,1.8\n0,41,1.6\n");
+    cr_assert_eq(hog("train c.csv --threads 1 -i b.hog -o c.hog -q"), 0, "%s", out);
+    cr_assert_eq(hog("info c.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "named features     3 of 3: 0=age|years 1=height 2=weight\n"), "%s", out);
+    /* data without names: the model's stay */
+    write_file("d.csv", "1,31,1.8\n0,41,1.6\n");
+    cr_assert_eq(hog("train d.csv --threads 1 -i c.hog -o d.hog -q"), 0, "%s", out);
+    cr_assert_eq(hog("info d.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "named features     3 of 3: 0=age|years 1=height 2=weight\n"), "%s", out);
+}
+
+/* The whole of a file of the scratch folder, malloc'd (*len its size). */
+static char *slurp_bytes(const char *name, size_t *len)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s missing", name);
+    cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+    long n = ftell(f);
+    cr_assert_geq(n, 0);
+    rewind(f);
+    char *b = malloc((size_t)n + 1);
+    cr_assert_not_null(b);
+    *len = fread(b, 1, (size_t)n, f);
+    fclose(f);
+    return b;
+}
+
+/* Each parser thread keeps the names it meets and the sets are merged:
+ * text cut into many chunks gives the same .hgd, names and all, on one
+ * thread and on four. */
+Test(cli, feature_names_do_not_depend_on_the_parser_threads)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/big.vw", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    srand(9);
+    for (int i = 0; i < 60000; i++) /* about 2.5 MB: chunks of 1 MiB under --mem-limit 4M */
+        fprintf(f, "%d |u u%d |w w%d w%d:0.5 w%d | c%d\n", rand() % 2 ? 1 : -1, rand() % 3000, rand() % 5000,
+                rand() % 5000, rand() % 5000, rand() % 9);
+    fclose(f);
+    cr_assert_eq(hog("convert big.vw -b 10 --feature-names --parse-threads 1 --mem-limit 4M -o one.hgd -q"), 0, "%s",
+                 out);
+    cr_assert_eq(hog("convert big.vw -b 10 --feature-names --parse-threads 4 --mem-limit 4M -o four.hgd -q"), 0, "%s",
+                 out);
+    size_t a, b;
+    char *x = slurp_bytes("one.hgd", &a), *y = slurp_bytes("four.hgd", &b);
+    cr_assert(a == b && memcmp(x, y, a) == 0, "one thread's .hgd and four's differ");
+    uint32_t version;
+    memcpy(&version, x + 8, 4);
+    cr_assert_eq(version, 5, "with feature names");
+    free(x);
+    free(y);
 }

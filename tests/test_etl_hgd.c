@@ -324,12 +324,12 @@ Test(etl_hgd, wrong_version)
 {
     make_good();
     uint8_t *c = copy_good();
-    wr32(c + 8, 5);
+    wr32(c + 8, 6);
     reseal(c);
-    expect_open(c, good_len, HOG_EVERSION, ": version 5, this build reads versions 1 to 4");
+    expect_open(c, good_len, HOG_EVERSION, ": version 6, this build reads versions 1 to 5");
     wr32(c + 8, 0);
     reseal(c);
-    expect_open(c, good_len, HOG_EVERSION, ": version 0, this build reads versions 1 to 4");
+    expect_open(c, good_len, HOG_EVERSION, ": version 0, this build reads versions 1 to 5");
     free(c);
 }
 
@@ -836,12 +836,13 @@ Test(etl_hgd, a_summary_out_of_step_with_its_file_is_refused)
 
 /* Rows whose labels are strings: cat, dog, cat, emus, numbered in that
  * order (the section 4 + 4 + 4 + 5 bytes, padded to 24 before the table). */
-static const char named_csv[] = "a,b,y\n1,2,cat\n3,4,dog\n5,6,cat\n7,8,emus\n";
+/* No header: its columns have no names, so the file has class names alone (version 4). */
+static const char named_csv[] = "1,2,cat\n3,4,dog\n5,6,cat\n7,8,emus\n";
 
 static hog_read_params named_params(void)
 {
     hog_read_params p = hog_read_params_default();
-    p.label_name = "y";
+    p.label_index = 2;
     return p;
 }
 
@@ -1005,6 +1006,182 @@ Test(etl_hgd, crafted_class_names_are_refused_with_their_byte)
     c[272] = 1; /* and zero after it */
     hgd_reseal_header(c);
     expect_open(c, n, HOG_ECORRUPT, ": header byte 272 is not zero");
+
+    expect_open(good_named, n, 0, "");
+    free(c);
+    free(good_named);
+}
+
+/* ===================================================================== *
+ *  Feature names (version 5, flags bit 5, header bytes 272..295)
+ * ===================================================================== */
+
+/* A header names the numeric columns and a categorical one's values; the
+ * labels are class names too, so the file has both sections. */
+static const char fnamed_csv[] = "y,age,color,\"my height\"\ncat,30,red,1.5\ndog,40,blue,0\ncat,0,red,1.7\n";
+
+static hog_read_params fnamed_params(void)
+{
+    hog_read_params p = hog_read_params_default();
+    p.label_name = "y";
+    p.categorical = "color";
+    p.feature_names = 1; /* the categorical values' names too */
+    return p;
+}
+
+static uint8_t *fnamed_file(size_t *len)
+{
+    char txt[256], hgd[256], err[512] = "";
+    write_bytes(path_of(txt, "fnamed.csv"), fnamed_csv, strlen(fnamed_csv));
+    hog_read_params p = fnamed_params();
+    cr_assert_eq(hog_dataset_convert(txt, &p, path_of(hgd, "fnamed.hgd"), NULL, err, sizeof(err)), 0, "%s", err);
+    return read_bytes(hgd, len);
+}
+
+/* The feature names' sum (etl.h), then the header's. */
+static void reseal_fnames(uint8_t *f)
+{
+    wr64(f + 288, hog_hash64(f + rd64(f + 272), rd64(f + 280), 0));
+    hgd_reseal_header(f);
+}
+
+/* convert keeps the names after the class names; the data set opened
+ * from the file has them, and saving it (or the text's data set) writes
+ * the same bytes. */
+Test(etl_hgd, feature_names_round_trip)
+{
+    size_t n;
+    uint8_t *f = fnamed_file(&n);
+    cr_assert_eq(rd32(f + 8), 5, "a file with feature names is version 5");
+    cr_assert_eq(rd32(f + 48), HOG_HGD_SUMMARY | HOG_HGD_NAMES | HOG_HGD_FNAMES);
+    const uint64_t at = rd64(f + 272);
+    cr_assert_eq(at, (rd64(f + 248) + rd64(f + 256) + 7) / 8 * 8, "after the class names, 8-aligned");
+    cr_assert_eq(rd64(f + 56), (at + rd64(f + 280) + 7) / 8 * 8, "the table after them, 8-aligned");
+    /* the numeric columns by position, the categorical values hashed past them */
+    const uint32_t red = (hog_murmur3_32("color=red", 9, 0) & ((1u << 18) - 1)) + 2;
+    const uint32_t blue = (hog_murmur3_32("color=blue", 10, 0) & ((1u << 18) - 1)) + 2;
+    cr_assert_eq(rd32(f + at), 4, "age, my height, color=red, color=blue");
+    cr_assert_eq(rd32(f + at + 4), 0);
+    cr_assert_eq(memcmp(f + at + 8, "age", 4), 0);
+    cr_assert_eq(rd32(f + at + 12), 1);
+    cr_assert_eq(memcmp(f + at + 16, "my height", 10), 0);
+    const uint8_t *e2 = f + at + 26, *e3 = e2 + 4 + (red < blue ? 10 : 11);
+    cr_assert_eq(rd32(e2), red < blue ? red : blue);
+    cr_assert_eq(rd32(e3), red < blue ? blue : red);
+    cr_assert_str_eq((const char *)e2 + 4, red < blue ? "color=red" : "color=blue");
+    cr_assert_eq(rd64(f + 280), 26 + 14 + 15, "the count and four (index, name) entries");
+    char hgd[256], again[256], text[256], txt[256];
+    path_of(hgd, "fnamed.hgd");
+    hog_dataset *ds = open_ok(hgd, NULL);
+    cr_assert_eq(ds->fnames.n, 4);
+    cr_assert_str_eq(hog_fnames_find(&ds->fnames, 1), "my height");
+    cr_assert_str_eq(hog_fnames_find(&ds->fnames, blue), "color=blue");
+    cr_assert_null(hog_fnames_find(&ds->fnames, 2));
+    cr_assert_eq(hog_dataset_save(ds, path_of(again, "again.hgd")), 0);
+    assert_same_bytes(hgd, again);
+    hog_dataset_close(ds);
+    hog_read_params p = fnamed_params();
+    ds = open_ok(path_of(txt, "fnamed.csv"), &p);
+    cr_assert_eq(ds->fnames.n, 4);
+    cr_assert_eq(hog_dataset_save(ds, path_of(text, "text.hgd")), 0);
+    assert_same_bytes(hgd, text);
+    hog_dataset_close(ds);
+    free(f);
+
+    /* without a header: no names, version 3 as before */
+    write_bytes(path_of(txt, "plain.csv"), "1,30,1.5\n0,40,0\n", 16);
+    p = hog_read_params_default();
+    ds = open_ok(txt, &p);
+    cr_assert_eq(ds->fnames.n, 0);
+    cr_assert_eq(hog_dataset_save(ds, hgd), 0);
+    hog_dataset_close(ds);
+    f = read_bytes(hgd, &n);
+    cr_assert_eq(rd32(f + 8), 3);
+    cr_assert_eq(rd32(f + 48) & HOG_HGD_FNAMES, 0);
+    free(f);
+}
+
+/* Each claim of the feature names section is checked at open, the
+ * message naming the file and the byte where the fault lies. */
+Test(etl_hgd, crafted_feature_names_are_refused_with_their_byte)
+{
+    size_t n;
+    uint8_t *good_named = fnamed_file(&n);
+    uint8_t *c = malloc(n);
+    cr_assert_not_null(c);
+    memcpy(c, good_named, n);
+    const uint64_t at = rd64(c + 272), names_at = rd64(c + 248), table = rd64(c + 56);
+    char want[200];
+
+    c[at + 9] ^= 1; /* a name's byte, the sum not redone */
+    snprintf(want, sizeof(want), ": byte %llu: feature names checksum mismatch", (unsigned long long)at);
+    expect_open(c, n, HOG_ECHECKSUM, want);
+    memcpy(c, good_named, n);
+
+    wr32(c + at, 0);
+    reseal_fnames(c);
+    snprintf(want, sizeof(want), ": byte %llu: 0 feature names, expected 1 to 8", (unsigned long long)at);
+    expect_open(c, n, HOG_ECORRUPT, want);
+    memcpy(c, good_named, n);
+
+    wr32(c + at + 12, 0); /* "my height" of feature 0 too */
+    reseal_fnames(c);
+    snprintf(want, sizeof(want), ": byte %llu: feature name 1 is of feature 0, not after 0", (unsigned long long)(at + 12));
+    expect_open(c, n, HOG_ECORRUPT, want);
+    wr32(c + at + 12, (uint32_t)rd64(c + 24)); /* past the features */
+    reseal_fnames(c);
+    snprintf(want, sizeof(want), ": byte %llu: feature name 1 is of feature %u, past the %u features",
+             (unsigned long long)(at + 12), (unsigned)rd64(c + 24), (unsigned)rd64(c + 24));
+    expect_open(c, n, HOG_ECORRUPT, want);
+    memcpy(c, good_named, n);
+
+    c[at + 8] = '\0'; /* "age" empty */
+    reseal_fnames(c);
+    snprintf(want, sizeof(want), ": byte %llu: feature name 0 is empty", (unsigned long long)(at + 8));
+    expect_open(c, n, HOG_ECORRUPT, want);
+    memcpy(c, good_named, n);
+
+    const uint64_t end = at + rd64(c + 280);
+    c[end - 1] = 'x'; /* the last NUL gone */
+    reseal_fnames(c);
+    expect_open(c, n, HOG_ECORRUPT, "feature name 3 runs past the names' end");
+    memcpy(c, good_named, n);
+
+    wr32(c + at, 3); /* one entry more than announced */
+    reseal_fnames(c);
+    expect_open(c, n, HOG_ECORRUPT, "bytes after the last of 3 feature names");
+    memcpy(c, good_named, n);
+
+    wr64(c + 280, UINT64_MAX - 2); /* a size that would wrap an offset (no sum taken of it) */
+    hgd_reseal_header(c);
+    expect_open(c, n, HOG_ECORRUPT, ": header byte 272: feature names at byte");
+    memcpy(c, good_named, n);
+    wr64(c + 272, at + 4); /* misaligned */
+    hgd_reseal_header(c);
+    expect_open(c, n, HOG_ECORRUPT, "misaligned or outside");
+    wr64(c + 272, names_at); /* over the class names */
+    hgd_reseal_header(c);
+    expect_open(c, n, HOG_ECORRUPT, "(after the sections before them, before the table)");
+    wr64(c + 272, table + 8); /* past the table */
+    hgd_reseal_header(c);
+    expect_open(c, n, HOG_ECORRUPT, "(after the sections before them, before the table)");
+    memcpy(c, good_named, n);
+
+    wr32(c + 8, 4); /* bit 5 is version 5's */
+    hgd_reseal_header(c);
+    expect_open(c, n, HOG_ECORRUPT, ": unknown flags 0x38");
+    memcpy(c, good_named, n);
+    wr32(c + 48, HOG_HGD_SUMMARY | HOG_HGD_NAMES); /* its place is zero without it */
+    hgd_reseal_header(c);
+    unsigned first = 272;
+    while (c[first] == 0)
+        first++;
+    snprintf(want, sizeof(want), ": header byte %u is not zero", first);
+    expect_open(c, n, HOG_ECORRUPT, want);
+    memcpy(c, good_named, n);
+    c[296] = 1; /* and zero after it */
+    hgd_reseal_header(c);
+    expect_open(c, n, HOG_ECORRUPT, ": header byte 296 is not zero");
 
     expect_open(good_named, n, 0, "");
     free(c);

@@ -273,8 +273,8 @@ Test(model_file, crafted_feature_scales_are_refused_with_their_byte)
     memcpy(f, good, len);
     hog_put_u32(f + at, 2u | 8u);
     hog_put_u32(f + len - 4, hog_crc32(0, f, len - 4));
-    snprintf(want, sizeof(want), "byte %zu: sections is 0xa, expected bits 0 (class names) and 1 (feature scales) "
-             "only", at);
+    snprintf(want, sizeof(want), "byte %zu: sections is 0xa, expected bits 0 (class names), 1 (feature scales) "
+             "and 2 (feature names) only", at);
     expect_refused(f, len, HOG_ECORRUPT, want);
 
     /* a negative scale, and one not finite */
@@ -319,6 +319,148 @@ Test(model_file, crafted_feature_scales_are_refused_with_their_byte)
              plain_len + 4);
     expect_refused(f, plain_len + 4, HOG_ETRUNCATED, want);
     free(plain);
+    free(f);
+    free(good);
+}
+
+/* The bytes of a saved logistic model of 4 features (saved's weights)
+ * whose training text named features 0 and 2, two names hashing to 2. */
+static uint8_t *saved_fnamed(size_t *len)
+{
+    hog_model *m = hog_model_new(HOG_LOSS_LOGISTIC, 4, 1, 2);
+    cr_assert_not_null(m);
+    m->class_labels[0] = -1;
+    m->class_labels[1] = 1;
+    for (uint32_t j = 0; j < 4; j++)
+        hog_w_store(&m->w[j], 0.5f * (float)j - 1.0f);
+    hog_fnames set = {0};
+    cr_assert_eq(hog_fnames_add(&set, 2, "b", 1, '^', "x", 1), 0);
+    cr_assert_eq(hog_fnames_add(&set, 0, "age", 3, 0, "", 0), 0);
+    cr_assert_eq(hog_fnames_add(&set, 2, "a", 1, '^', "y", 1), 0);
+    cr_assert_eq(hog_fnames_add(&set, 2, "b^x", 3, 0, "", 0), 0); /* there already */
+    cr_assert_eq(hog_fnames_join(&set, 4, &m->fnames), 0);
+    hog_fnames_free(&set);
+    char path[256];
+    cr_assert_eq(hog_model_save(m, path_of(path, "fnamed.hog")), 0);
+    hog_model_free(m);
+    return read_bytes(path, len);
+}
+
+/* Feature names are version 3's sections bit 2: a u64 size, then the
+ * count and (index, name) entries; a model without them stays version 1,
+ * byte for byte the model it was. */
+Test(model_file, feature_names_round_trip_as_version_3_section_bit_2)
+{
+    size_t len, plain_len;
+    uint8_t *f = saved_fnamed(&len), *plain = saved(&plain_len);
+    cr_assert_eq(hog_get_u32(plain + 8), 1, "a model without names is version 1");
+    cr_assert_eq(hog_get_u32(f + 8), 3);
+    const size_t at = 32 + hog_get_u32(f + 12) + 8 * 2; /* the sections word */
+    cr_assert_eq(hog_get_u32(f + at), 4, "sections bit 2 alone");
+    static const uint8_t want[] = {2, 0, 0, 0, /* the count */
+                                   0, 0, 0, 0, 'a', 'g', 'e', 0,
+                                   2, 0, 0, 0, 'a', '^', 'y', '|', 'b', '^', 'x', 0};
+    cr_assert_eq(hog_get_u64(f + at + 4), sizeof(want));
+    cr_assert_eq(memcmp(f + at + 12, want, sizeof(want)), 0,
+                 "the count, then (index, name) entries, the names of 2 sorted and joined");
+    cr_assert_eq(len, plain_len + 4 + 8 + sizeof(want), "the weights as the plain model's after them");
+    cr_assert_eq(memcmp(f + at + 12 + sizeof(want), plain + at, plain_len - at - 4), 0);
+    char path[256], again[256], err[256] = "";
+    hog_model *m = NULL;
+    cr_assert_eq(hog_model_load(path_of(path, "fnamed.hog"), &m, err, sizeof(err)), 0, "%s", err);
+    cr_assert_str_eq(hog_model_feature_name(m, 0), "age");
+    cr_assert_str_eq(hog_model_feature_name(m, 2), "a^y|b^x");
+    cr_assert_null(hog_model_feature_name(m, 1));
+    cr_assert_null(hog_model_feature_name(m, 4));
+    cr_assert_null(hog_model_feature_name(NULL, 0));
+    cr_assert_eq(hog_model_named_features(m), 2);
+    cr_assert_eq(hog_model_named_feature(m, 1), 2);
+    cr_assert_eq(hog_model_named_feature(m, 2), UINT64_MAX);
+    cr_assert_float_eq(hog_w_load(&m->w[3]), 0.5f, 0);
+    cr_assert_eq(hog_model_save(m, path_of(again, "again.hog")), 0);
+    size_t again_len;
+    uint8_t *g = read_bytes(again, &again_len);
+    cr_assert(again_len == len && memcmp(f, g, len) == 0, "saved again, the same bytes");
+    hog_model_free(m);
+    free(g);
+    free(plain);
+    free(f);
+}
+
+/* Each claim of the feature names is checked at load, before the model is
+ * made, the message naming the byte. */
+Test(model_file, crafted_feature_names_are_refused_with_their_byte)
+{
+    size_t len;
+    uint8_t *good = saved_fnamed(&len), *f = malloc(len);
+    const size_t at = 32 + hog_get_u32(good + 12) + 8 * 2 + 4; /* fnames_bytes */
+    const size_t names = at + 8, e0 = names + 4, e1 = e0 + 8; /* the count, the entries */
+    char want[256];
+#define RESEAL() hog_put_u32(f + len - 4, hog_crc32(0, f, len - 4))
+
+    memcpy(f, good, len);
+    hog_put_u64(f + at, 9);
+    RESEAL();
+    snprintf(want, sizeof(want), "byte %zu: fnames_bytes is 9, not between 10 and the %zu bytes the file has after it",
+             at, len - at - 8);
+    expect_refused(f, len, HOG_ECORRUPT, want);
+    hog_put_u64(f + at, UINT64_MAX - 4); /* a size that would wrap an offset */
+    RESEAL();
+    snprintf(want, sizeof(want), "byte %zu: fnames_bytes is %llu, not between 10 and the %zu bytes the file has "
+             "after it", at, (unsigned long long)(UINT64_MAX - 4), len - at - 8);
+    expect_refused(f, len, HOG_ECORRUPT, want);
+
+    memcpy(f, good, len);
+    hog_put_u32(f + names, 0);
+    RESEAL();
+    snprintf(want, sizeof(want), "byte %zu: 0 feature names, expected 1 to 3 (24 bytes, 4 features)", names);
+    expect_refused(f, len, HOG_ECORRUPT, want);
+    hog_put_u32(f + names, 1000000);
+    RESEAL();
+    snprintf(want, sizeof(want), "byte %zu: 1000000 feature names, expected 1 to 3 (24 bytes, 4 features)", names);
+    expect_refused(f, len, HOG_ECORRUPT, want);
+
+    memcpy(f, good, len);
+    hog_put_u32(f + e1, 4); /* past the features */
+    RESEAL();
+    snprintf(want, sizeof(want), "byte %zu: feature name 1 is of feature 4, past the 4 features", e1);
+    expect_refused(f, len, HOG_ECORRUPT, want);
+    hog_put_u32(f + e1, 0); /* not after entry 0's */
+    RESEAL();
+    snprintf(want, sizeof(want), "byte %zu: feature name 1 is of feature 0, not after 0: indices are strictly "
+             "ascending", e1);
+    expect_refused(f, len, HOG_ECORRUPT, want);
+
+    memcpy(f, good, len);
+    f[e0 + 4] = '\0'; /* "age" empty */
+    RESEAL();
+    snprintf(want, sizeof(want), "byte %zu: feature name 0 is empty", e0 + 4);
+    expect_refused(f, len, HOG_ECORRUPT, want);
+
+    memcpy(f, good, len);
+    f[e1 + 4 + 7] = 'z'; /* the last NUL gone */
+    RESEAL();
+    snprintf(want, sizeof(want), "byte %zu: feature name 1 runs past the names' end at byte %zu (each ends with a NUL)",
+             e1 + 4, e1 + 12);
+    expect_refused(f, len, HOG_ECORRUPT, want);
+
+    memcpy(f, good, len);
+    hog_put_u32(f + names, 1); /* one entry announced, two there */
+    RESEAL();
+    snprintf(want, sizeof(want), "byte %zu: 12 bytes after the last of 1 feature names", e1);
+    expect_refused(f, len, HOG_ECORRUPT, want);
+
+    memcpy(f, good, len);
+    hog_put_u32(f + at - 4, 0x4 | 0x8); /* an unknown section bit beside it */
+    RESEAL();
+    snprintf(want, sizeof(want), "byte %zu: sections is 0xc, expected bits 0 (class names), 1 (feature scales) and 2 "
+             "(feature names) only", at - 4);
+    expect_refused(f, len, HOG_ECORRUPT, want);
+    /* the size cut off */
+    snprintf(want, sizeof(want), "truncated: the feature names' size at byte %zu is past the file's %zu bytes", at,
+             at + 4);
+    expect_refused(good, at + 4, HOG_ETRUNCATED, want);
+#undef RESEAL
     free(f);
     free(good);
 }

@@ -60,7 +60,10 @@ typedef struct hog_read_params {
     uint64_t mem_limit;
     const char *temp_dir;
     hog_verify verify;
-    uint64_t reserved[2];
+    uint32_t padding;
+    int feature_names;
+    uint32_t reserved32;
+    uint64_t reserved[1];
 } hog_read_params;
 hog_read_params hog_read_params_default(void);
 
@@ -201,6 +204,9 @@ typedef struct hog_weights {
 } hog_weights;
 void hog_model_weights(hog_model *m, hog_weights *out);
 const char *hog_model_class_name(const hog_model *m, uint32_t k);
+const char *hog_model_feature_name(const hog_model *m, uint64_t f);
+uint64_t hog_model_named_features(const hog_model *m);
+uint64_t hog_model_named_feature(const hog_model *m, uint64_t k);
 int hog_model_from_weights(hog_loss loss, uint64_t features, uint32_t classes,
                            const double *class_labels, const float *w, const float *bias,
                            hog_model **out, char *err_detail, size_t err_len);

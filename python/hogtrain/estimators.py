@@ -188,6 +188,11 @@ class _Hogwild(BaseEstimator):
         self.train_seconds_ = float(info.seconds)
         self._hog_loss = _name(lib.hog_loss_name, info.loss)
         self._label_values = label_values
+        names = _feature_names(model, n)
+        if names is not None:
+            self.feature_names_ = names
+        elif hasattr(self, "feature_names_"):  # a fit on arrays after one on a file of names
+            del self.feature_names_
 
     def _model(self):
         """The fitted coef_ and intercept_ as a model of the library's."""
@@ -265,6 +270,20 @@ def _model_classes(model, values):
     return values.astype(np.int64) if np.all(np.floor(values) == values) else values
 
 
+def _feature_names(model, n):
+    """feature_names_ of a model whose training text named its features
+    (a CSV header, Vowpal Wabbit text read with feature_names): an object
+    array of n, each feature's name or None; None when it has no names."""
+    named = int(lib.hog_model_named_features(model))
+    if not named:
+        return None
+    names = np.full(n, None, dtype=object)
+    for k in range(named):
+        f = int(lib.hog_model_named_feature(model, k))
+        names[f] = ffi.string(lib.hog_model_feature_name(model, f)).decode("utf-8", "surrogateescape")
+    return names
+
+
 # Why check_sample_weights_invariance(kind=zeros) fails, for both estimators.
 _ZERO_WEIGHTS = ("SGD visits the rows in an order shuffled by block and segment: removing rows shifts the others' "
                  "places in that order, so a row of weight 0 is not the same as no row (the predictions differ "
@@ -293,7 +312,11 @@ class HogwildClassifier(ClassifierMixin, _Hogwild):
     Fitted: classes_, coef_ (n_classes or 1, n_features), intercept_,
     n_features_in_, n_iter_ (epochs run), epochs_done_ (all fits' and
     partial_fits' epochs), train_seconds_ (the library's training time of
-    the last fit, evaluation excluded).
+    the last fit, evaluation excluded); feature_names_ (an object array of
+    n_features, each feature's name or None) when fitted on, or loaded
+    from a model trained on, a file that named its features (a CSV header;
+    coef_[k][j] is the weight of feature_names_[j]). save() keeps the
+    weights, not the names.
     """
 
     def __init__(self, *, loss="logistic", epochs=20, step=2.0, decay=0.8, schedule="decay", power=0.5, l2=1e-6,

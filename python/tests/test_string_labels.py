@@ -70,3 +70,32 @@ def test_a_model_the_command_trained_on_class_names_loads_with_them(tmp_path, ho
     assert set(fitted.predict(str(csv))) <= set(fitted.classes_)
     with pytest.raises(ValueError, match="score the file's rows as arrays"):
         fitted.score(str(csv))
+
+
+def test_a_model_trained_on_a_csv_header_has_its_feature_names(tmp_path, hogtrain_bin):
+    csv = tmp_path / "h.csv"
+    csv.write_text("y,age,my height,color\n1,30,1.8,red\n0,40,1.6,blue\n1,35,1.7,red\n0,50,1.5,blue\n")
+    model = tmp_path / "h.hog"
+    subprocess.run([hogtrain_bin, "train", str(csv), "--categorical", "color", "--feature-names", "-o", str(model),
+                    "--threads", "1", "-q"], check=True, capture_output=True)
+    est = hogtrain.load(str(model))
+    names = est.feature_names_
+    assert len(names) == est.n_features_in_ == est.coef_.shape[1]
+    assert list(names[:2]) == ["age", "my height"]
+    named = {n: j for j, n in enumerate(names) if n is not None}
+    assert set(named) == {"age", "my height", "color=red", "color=blue"}
+    # each name's weight is the one export prints for it
+    out = subprocess.run([hogtrain_bin, "export", str(model)], check=True, capture_output=True, text=True).stdout
+    red = [line for line in out.splitlines() if line.startswith("color=red ")]
+    assert len(red) == 1 and float(red[0].split()[-1]) == pytest.approx(est.coef_[0, named["color=red"]], rel=1e-6)
+    # fitted from a path (its numeric columns): the same names; refitted on arrays: none
+    numeric = tmp_path / "num.csv"
+    numeric.write_text("y,age,my height\n1,30,1.8\n0,40,1.6\n1,35,1.7\n0,50,1.5\n")
+    fitted = HogwildClassifier(**OPTIONS).fit(str(numeric))
+    assert list(fitted.feature_names_[:2]) == ["age", "my height"]
+    fitted.fit(np.ones((4, 2), dtype=np.float32), np.array([0, 1, 0, 1]))
+    assert not hasattr(fitted, "feature_names_")
+    # a headerless file names nothing
+    plain = tmp_path / "n.csv"
+    plain.write_text("1,30,1.8\n0,40,1.6\n1,35,1.7\n0,50,1.5\n")
+    assert not hasattr(HogwildClassifier(**OPTIONS).fit(str(plain)), "feature_names_")

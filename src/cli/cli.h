@@ -77,7 +77,8 @@ int cli_bytes(const char *opt, const char *s, unsigned long long *out);
     {"parse-threads", required_argument, 0, CLI_READ_OPT},                                      \
     {"max-line", required_argument, 0, CLI_READ_OPT},                                           \
     {"max-features", required_argument, 0, CLI_READ_OPT},                                       \
-    {"temp-dir", required_argument, 0, CLI_READ_OPT}
+    {"temp-dir", required_argument, 0, CLI_READ_OPT},                                           \
+    {"feature-names", no_argument, 0, CLI_READ_OPT}
 /* --mem-limit as a reading option, for the commands that have no other use for it. */
 #define CLI_READ_MEM_OPTION {"mem-limit", required_argument, 0, CLI_READ_OPT}
 #define CLI_READ_MEM_USAGE                                                                      \
@@ -92,6 +93,9 @@ int cli_bytes(const char *opt, const char *s, unsigned long long *out);
     "  --delimiter C           CSV field separator (default: detected; 'tab' for a tab)\n"    \
     "  --ignore COLS           CSV columns to drop, comma-separated names or indices\n"       \
     "  --categorical COLS      CSV columns whose values are hashed into features\n"           \
+    "  --feature-names         keep the names of features made of values, VW's \"namespace^feature\"\n" \
+    "                          and CSV categorical \"column=value\", for export and info; it slows\n" \
+    "                          parsing (a CSV header's numeric columns are named anyway)\n" \
     "  -b, --hash-bits B       hash every feature into 2^B (string features: 18 if not given)\n" \
     "  --index-base auto|0|1   libsvm indices: detected (auto, default: 0-based if an index\n"  \
     "                          0 is in the first MiB, else 1-based), as written (0), or\n"     \

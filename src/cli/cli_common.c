@@ -128,6 +128,10 @@ int cli_read_option(const char *opt, const char *val, hog_read_params *p)
         p->header = 1;
         return 1;
     }
+    if (strcmp(opt, "feature-names") == 0) {
+        p->feature_names = 1;
+        return 1;
+    }
     if (strcmp(opt, "ignore") == 0 || strcmp(opt, "categorical") == 0) {
         *(opt[0] == 'i' ? &p->ignore : &p->categorical) = val;
         return 1;

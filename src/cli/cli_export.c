@@ -7,15 +7,19 @@
 #include "cli.h"
 
 static const char export_usage[] =
-    "usage: hogtrain export MODEL [-o FILE] [--format text|json] [--all]\n"
+    "usage: hogtrain export MODEL [-o FILE] [--format text|json] [--all] [--indices]\n"
     "  writes the weights of a linear model: text, a line per weight, \"FEATURE CLASS WEIGHT\"\n"
-    "  (FEATURE the index as the training data wrote it, or \"bias\"; CLASS the label the\n"
-    "  weight scores: the positive class of a binary model, each class of softmax, \"-\" for\n"
-    "  regression; a class name with a blank or a quote in double quotes, its quotes doubled,\n"
-    "  as in CSV), or one JSON object with the model's kind and the same triples\n"
+    "  (FEATURE the feature's name where the training text named it: a CSV header's column,\n"
+    "  \"column=value\" of a categorical one, Vowpal Wabbit's \"namespace^feature\", names that\n"
+    "  hash to one feature joined by '|'; else the index as the training data wrote it; or\n"
+    "  \"bias\"; CLASS the label the weight scores: the positive class of a binary model, each\n"
+    "  class of softmax, \"-\" for regression; a name with a blank or a quote in double\n"
+    "  quotes, its quotes doubled, as in CSV), or one JSON object with the model's kind and\n"
+    "  [index, class, weight] triples, the feature's name a fourth element where it has one\n"
     "  -o, --output FILE       to FILE (atomically) instead of standard output\n"
     "  --format text|json      text (default) or JSON\n"
     "  --all                   every weight, zeros too (default: those that are not zero)\n"
+    "  --indices               features by index only, named or not\n"
     "  -q, --quiet             print nothing but errors\n";
 
 /* The class an output scores, as text: softmax, output k's; binary, the
@@ -38,15 +42,17 @@ int cli_export(int argc, char **argv)
     static const struct option opts[] = {
         {"output", required_argument, 0, 'o'}, {"format", required_argument, 0, 'F'},
         {"all", no_argument, 0, 'A'},          {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
+        {"indices", no_argument, 0, 'I'},      {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     const char *out = NULL;
-    int json = 0, all = 0, c, li;
+    int json = 0, all = 0, indices = 0, c, li;
     while ((c = cli_getopt("export", argc, argv, "o:qh", opts, &li)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'q': cli_quiet = 1; break;
         case 'A': all = 1; break;
+        case 'I': indices = 1; break;
         case 'h': fputs(export_usage, stdout); return 0;
         case 'F':
             if (strcmp(optarg, "text") != 0 && strcmp(optarg, "json") != 0) {
@@ -129,12 +135,22 @@ int cli_export(int argc, char **argv)
             if (v == 0.0f && !all)
                 continue;
             const char *name = class_of_output(cls, sizeof(cls), m, &w, k);
+            const char *feature = indices ? NULL : hog_model_feature_name(m, j);
             if (json) {
                 fprintf(o.f, "%s\n    [%llu, ", n ? "," : "", (unsigned long long)(j + base));
                 cli_json_string(o.f, name);
-                fprintf(o.f, ", %.9g]", (double)v);
+                fprintf(o.f, ", %.9g", (double)v);
+                if (feature) {
+                    fputs(", ", o.f);
+                    cli_json_string(o.f, feature);
+                }
+                fputc(']', o.f);
             } else {
-                fprintf(o.f, "%llu ", (unsigned long long)(j + base));
+                if (feature)
+                    cli_text_name(o.f, feature);
+                else
+                    fprintf(o.f, "%llu", (unsigned long long)(j + base));
+                fputc(' ', o.f);
                 cli_text_name(o.f, name);
                 fprintf(o.f, " %.9g\n", (double)v);
             }

@@ -31,6 +31,7 @@ static const struct flag {
     {"hog_read_params", "max_features", "--max-features", TAKES_VALUE, NULL},
     {"hog_read_params", "mem_limit", "--mem-limit", TAKES_VALUE, NULL},
     {"hog_read_params", "temp_dir", "--temp-dir", TAKES_VALUE, NULL},
+    {"hog_read_params", "feature_names", "--feature-names", ALONE, NULL},
 
     {"hog_train_params", "loss", "--loss", TAKES_VALUE, "HOG_LOSS_"},
     {"hog_train_params", "threads", "--threads", TAKES_VALUE, NULL},

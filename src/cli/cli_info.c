@@ -59,6 +59,16 @@ static int info_model(const char *path)
                 printf(" %g", hog_model_class_label(m, k));
         printf("%s\n", in.classes > 32 ? " ..." : "");
     }
+    const uint64_t named = hog_model_named_features(m);
+    if (named) {
+        printf("%-18s %llu of %llu:", "named features", (unsigned long long)named, (unsigned long long)in.features);
+        for (uint64_t k = 0; k < named && k < 8; k++) {
+            const uint64_t f = hog_model_named_feature(m, k);
+            printf(" %llu=", (unsigned long long)(f + (uint64_t)in.data_index_base));
+            cli_text_name(stdout, hog_model_feature_name(m, f));
+        }
+        printf("%s\n", named > 8 ? " ..." : "");
+    }
     printf("%-18s %016llx\n", "data fingerprint", (unsigned long long)in.data_fingerprint);
     printf("%-18s %llu\n", "training rows", (unsigned long long)in.train_rows);
     if (in.data_skipped)

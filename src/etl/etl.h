@@ -9,12 +9,12 @@
 #include "../util/util.h"
 
 /*
- * Binary dataset, version 4 (.hgd). All integers and floats little-endian.
+ * Binary dataset, version 5 (.hgd). All integers and floats little-endian.
  *
  *   offset  bytes  field
  *   0       8      magic "HOGDATA\0"
- *   8       4      version (4 with class names, else 3; versions 1 and 2 are
- *                  read too, see below)
+ *   8       4      version (5 with feature names, else 4 with class names,
+ *                  else 3; versions 1 and 2 are read too, see below)
  *   12      4      header_bytes (4096)
  *   16      8      rows
  *   24      8      features       (largest index + 1)
@@ -26,6 +26,7 @@
  *                                  bit 2: a cache, with the source record at 96;
  *                                  bit 3: the summary, placed at 224;
  *                                  bit 4: class names, placed at 248 (version 4);
+ *                                  bit 5: feature names, placed at 272 (version 5);
  *                                  a reader rejects unknown bits)
  *   52      4      block_align    (4096)
  *   56      8      table_offset   (multiple of 8, after the last block)
@@ -34,8 +35,9 @@
  *   80      8      table_sum      (XXH3-64, seed 0, of the block table)
  *   88      8      header_sum     (XXH3-64, seed 0, of bytes 0..4095 with this field zero)
  *   96      4000   zero but for the source record (flags bit 2, 96..223), the
- *                  summary's place (flags bit 3, 224..247) and the class
- *                  names' place (flags bit 4, 248..271):
+ *                  summary's place (flags bit 3, 224..247), the class
+ *                  names' place (flags bit 4, 248..271) and the feature
+ *                  names' place (flags bit 5, 272..295):
  *   96      8        source bytes   (the size of the file the cache was made from)
  *   104     8        source mtime   (its modification time, ns since the epoch, signed)
  *   112     8        source inode
@@ -44,7 +46,8 @@
  *                                    chained into the last MiB when the file is longer)
  *   136     88       read options   (11 u64, in hog_hgd_source's order: the
  *                                    hog_read_params fields that shape the rows, the
- *                                    strings as their hog_hash64; zero for binary input)
+ *                                    strings as their hog_hash64, feature_names as
+ *                                    bit 16 of format; zero for binary input)
  *   224     8        summary_offset (multiple of 8, after the last block, before the table)
  *   232     8        summary_bytes
  *   240     8        summary_sum    (XXH3-64, seed 0, of the summary's bytes)
@@ -52,6 +55,10 @@
  *   256     8        names_bytes
  *   264     8        names_sum      (XXH3-64 of the names' count, seed 0, then of
  *                                    the names themselves, seeded with that)
+ *   272     8        fnames_offset  (multiple of 8, after the sections before it,
+ *                                    before the table)
+ *   280     8        fnames_bytes
+ *   288     8        fnames_sum     (XXH3-64, seed 0, of the feature names' bytes)
  *
  *   blocks, each at a multiple of block_align, padded with zeros to one:
  *     u32 ptr[rows + 1]   ptr[0] = 0, non-decreasing, ptr[rows] = nnz
@@ -84,6 +91,13 @@
  *   with names has a summary (flags bit 3) whose labels are exactly 0, 1,
  *   ..., names - 1, so every row's label is a name's number.
  *
+ *   feature names at fnames_offset (flags bit 5, version 5): what the text
+ *   called its features (hog_fnames, joined):
+ *     u32 count           1 to features
+ *     count entries, each u32 index (< features, strictly ascending), then
+ *     the name (at least 1 byte) and a NUL
+ *   fnames_bytes is 4 + the entries' bytes exactly.
+ *
  *   block table at table_offset, one 32-byte entry per block:
  *     u64 offset, u64 bytes (padded size), u32 rows, u32 nnz,
  *     u64 sum: XXH3-64 chained over the block's arrays in the order above,
@@ -95,6 +109,8 @@
  * packed bytes, so a writer can checksum and write the arrays where they
  * are, without packing them first.
  *
+ * Version 4 has no feature names: flags bit 5 and bytes 272..295 are zero;
+ * a writer still writes it for data without them, byte for byte.
  * Version 3 has no class names: flags bit 4 and bytes 248..271 are zero; a
  * writer still writes it for numeric labels, byte for byte, so older
  * builds read such files. Version 2 has no summary either: flags bit 3 and
@@ -106,13 +122,15 @@
  * reserved (0) at 28; flags are 0. It is read, never written.
  */
 #define HOG_HGD_MAGIC "HOGDATA"
-#define HOG_HGD_VERSION 4u
+#define HOG_HGD_VERSION 5u
+#define HOG_HGD_VERSION_CLASSES 4u /* what a writer writes for class names without feature names */
 #define HOG_HGD_VERSION_NUMBERS 3u /* what a writer writes for numeric labels */
 #define HOG_HGD_WEIGHTED 1u  /* flags bit 0 */
 #define HOG_HGD_ONE_BASED 2u /* flags bit 1: from libsvm text with 1-based indices */
 #define HOG_HGD_SOURCE 4u    /* flags bit 2: a cache, carrying the record of its source */
 #define HOG_HGD_SUMMARY 8u   /* flags bit 3: the summary of labels and degrees (version 3) */
 #define HOG_HGD_NAMES 16u    /* flags bit 4: class names (version 4) */
+#define HOG_HGD_FNAMES 32u   /* flags bit 5: feature names (version 5) */
 #define HOG_HGD_SUMMARY_LABELS 65536u          /* the most label values a summary lists */
 #define HOG_HGD_MANY_LABELS 0xffffffffu        /* a summary's label count when there are more */
 #define HOG_HGD_SUMMARY_FEATURES (1u << 24)    /* the most features a summary keeps degrees of */
@@ -169,6 +187,63 @@ typedef struct hog_idmap {
     int owned;
 } hog_idmap;
 
+/* Feature names (etl_fnames.c): what text calls its features (a CSV
+ * header's numeric columns and "column=value" of categorical ones, Vowpal
+ * Wabbit's "namespace^feature"), as (index, name) pairs. A set collects
+ * the distinct pairs (hog_fnames_add: per parser thread, then merged); its
+ * joined form (hog_fnames_join) has one entry per named index, ascending,
+ * the names that hash to one index sorted (strcmp) and joined by
+ * HOG_FNAMES_SEP: what a data set, a .hgd and a model keep. Name i is
+ * text + off[i], NUL-terminated (off[n] is the end). Memory: a set holds
+ * at most HOG_FEATURE_NAMES_MAX names of at most HOG_FEATURE_NAME_MAX
+ * bytes; names past either are not kept (dropped counts them), their
+ * features stay unnamed. */
+#define HOG_FEATURE_NAME_MAX 1024u
+#define HOG_FEATURE_NAMES_MAX (1u << 20)
+#define HOG_FNAMES_SEP '|'
+typedef struct hog_fnames {
+    uint32_t n;
+    uint32_t *index;
+    uint64_t *off;
+    char *text;
+    uint64_t text_len;
+    size_t text_cap, cap, off_cap; /* bytes of text, entries of index and of off allocated */
+    struct hog_fname_slot *slots;  /* a set's table, slots_cap a power of two; NULL when joined */
+    uint32_t slots_cap;
+    uint64_t dropped;              /* names not kept (too many, too long) */
+} hog_fnames;
+
+/* Adds the name a, then sep (0: none), then b to index, unless the pair is
+ * in the set already. Returns 0 or -ENOMEM. */
+int hog_fnames_add(hog_fnames *f, uint32_t index, const char *a, size_t alen, char sep, const char *b,
+                   size_t blen);
+/* Adds src's pairs to the set dst; with split, src is joined and each of
+ * its names split at HOG_FNAMES_SEP (a warm start's model names). Returns
+ * 0 or -ENOMEM. */
+int hog_fnames_merge(hog_fnames *dst, const hog_fnames *src, int split);
+/* The joined form of the set f into *out (new, owned), of the indices
+ * below `below` (the features a data set has: a name whose feature never
+ * held a value past the last one that did is left out). Returns 0 or
+ * -ENOMEM. */
+int hog_fnames_join(const hog_fnames *f, uint64_t below, hog_fnames *out);
+/* A copy of the joined src into *dst (new, owned). Returns 0 or -ENOMEM. */
+int hog_fnames_copy(hog_fnames *dst, const hog_fnames *src);
+/* The joined name of index, or NULL when it has none (binary search). */
+const char *hog_fnames_find(const hog_fnames *f, uint32_t index);
+void hog_fnames_free(hog_fnames *f);
+/* The joined form in a file: u32 count, then per entry u32 index, the
+ * name and a NUL, indices strictly ascending. hog_fnames_bytes is its
+ * size, hog_fnames_put writes it at p. */
+uint64_t hog_fnames_bytes(const hog_fnames *f);
+void hog_fnames_put(const hog_fnames *f, uint8_t *p);
+/* Reads and checks those bytes (p[0..bytes), at file offset `at`) into
+ * *out (owned): a count of 1 to what the bytes and features hold, each
+ * index below features and above the one before, each name non-empty and
+ * ended by a NUL, no byte after the last. Returns 0, HOG_ECORRUPT (err:
+ * "path: byte N: ...") or -ENOMEM. */
+int hog_fnames_read(const char *path, const uint8_t *p, uint64_t bytes, uint64_t at, uint64_t features,
+                    hog_fnames *out, char *err, size_t len);
+
 /* One block of rows in CSR form: a view into a mapping or into heap memory. */
 typedef struct hog_block {
     uint32_t rows;
@@ -207,6 +282,7 @@ struct hog_dataset {
     hog_hgd_summary summary;        /* labels 0: none (text, arrays, an older .hgd) */
     hog_idmap names;                /* class names (labels that were strings), label i is name i;
                                        n 0: the labels are numbers */
+    hog_fnames fnames;              /* feature names, joined (n 0: none) */
 };
 
 /* Checks block b of ds before its rows are read, once: nothing for a data
@@ -372,6 +448,11 @@ uint64_t hog_builder_rows(const hog_builder *b);
  * (hog_dataset.names). */
 const hog_idmap *hog_builder_names(const hog_builder *b);
 
+/* Adds the distinct feature names of set f (a parser thread's) to the
+ * builder's; a finished data set or file gets them joined, of the
+ * features it has. Returns 0 or -ENOMEM. */
+int hog_builder_add_fnames(hog_builder *b, const hog_fnames *f);
+
 /* The file a builder writes to (its final path), or NULL in memory. */
 const char *hog_builder_output(const hog_builder *b);
 
@@ -493,6 +574,10 @@ void hog_hgd_writer_set_source(hog_hgd_writer *w, const hog_hgd_source *src);
  * section. The map is read at hog_hgd_writer_finish, and must live until
  * then. */
 void hog_hgd_writer_set_names(hog_hgd_writer *w, const hog_idmap *names);
+/* The feature names (joined; NULL or none: the file has none): the file
+ * gets flags bit 5, version 5 and the feature names section. The names
+ * must live until hog_hgd_writer_finish. */
+void hog_hgd_writer_set_fnames(hog_hgd_writer *w, const hog_fnames *fnames);
 /* Writes the table and the header (the flags from weighted and one_based);
  * info (if not NULL) is filled. The caller then commits or aborts the file.
  * Returns 0 or -errno. */
@@ -574,6 +659,10 @@ enum { HOG_COL_NUMBER = 0, HOG_COL_LABEL, HOG_COL_IGNORE, HOG_COL_CATEGORICAL, H
 int hog_text_plan_make(const char *path, const hog_read_params *p, const char *head, size_t head_len,
                        hog_text_plan *plan, char *err, size_t err_len);
 void hog_text_plan_free(hog_text_plan *plan);
+/* Adds the names a CSV plan gives its numeric columns' features (the
+ * header's; none without a header, nor for other formats) to f. Returns 0
+ * or -ENOMEM. */
+int hog_text_plan_fnames(const hog_text_plan *plan, hog_fnames *f);
 
 /* hog_read_params.max_line when it is 0. */
 #define HOG_DEFAULT_MAX_LINE (64ull << 20)
@@ -611,6 +700,8 @@ typedef struct hog_rows {
      * to back in row order (label is 0 until the builder numbers them) */
     char *names;
     size_t names_len, names_cap;
+    hog_fnames *fnames; /* the parser thread's feature names, which its rows' features' names are added
+                           to; NULL: none kept. Not the rows': hog_rows_clear and _free leave it */
     uint64_t lines;     /* lines the chunk held (data, blank, comment, skipped) */
     uint64_t skipped;   /* malformed lines skipped (skip mode) */
     uint32_t kept;      /* errors kept below, at most HOG_TEXT_ERRORS_KEPT */

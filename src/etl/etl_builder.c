@@ -59,6 +59,9 @@ struct hog_builder {
      * they first appear, the label of each row its number */
     hog_idmap names;
     float *codes;    /* rows_per_block labels, the numbers of a run of rows */
+
+    /* feature names: the set, and its joined form for the file being finished */
+    hog_fnames fnames, joined;
 };
 
 int hog_block_buffers_ready(hog_block_buffers *b, uint32_t rpb, int weighted)
@@ -415,12 +418,31 @@ const hog_idmap *hog_builder_names(const hog_builder *b)
     return &b->names;
 }
 
-/* Hands the builder's class names to ds. */
+int hog_builder_add_fnames(hog_builder *b, const hog_fnames *f)
+{
+    return hog_fnames_merge(&b->fnames, f, 0);
+}
+
+/* The feature names joined, of the features the blocks have, for the file
+ * or the data set. */
+static int join_fnames(hog_builder *b)
+{
+    hog_fnames_free(&b->joined);
+    return hog_fnames_join(&b->fnames, b->features, &b->joined);
+}
+
+/* Hands the builder's class names and feature names to ds (a spilled
+ * builder's read its feature names from the file). */
 static void give_names(hog_builder *b, hog_dataset *ds)
 {
     hog_idmap_free(&ds->names);
     ds->names = b->names;
     memset(&b->names, 0, sizeof(b->names));
+    if (ds->fnames.n == 0) {
+        hog_fnames_free(&ds->fnames);
+        ds->fnames = b->joined;
+        memset(&b->joined, 0, sizeof(b->joined));
+    }
 }
 
 void hog_builder_free(hog_builder *b)
@@ -442,6 +464,8 @@ void hog_builder_free(hog_builder *b)
     hog_free(b->spill_label);
     hog_idmap_free(&b->names);
     hog_free(b->codes);
+    hog_fnames_free(&b->fnames);
+    hog_fnames_free(&b->joined);
     hog_free(b);
 }
 
@@ -451,7 +475,10 @@ void hog_builder_free(hog_builder *b)
 static int finish_spilled(hog_builder *b, hog_format format, hog_dataset **out)
 {
     hog_hgd_writer_set_names(b->writer, &b->names);
-    int rc = hog_hgd_writer_finish(b->writer, b->features, b->rows_per_block, b->weighted, b->one_based, NULL);
+    int rc = join_fnames(b);
+    hog_hgd_writer_set_fnames(b->writer, &b->joined);
+    if (rc == 0)
+        rc = hog_hgd_writer_finish(b->writer, b->features, b->rows_per_block, b->weighted, b->one_based, NULL);
     if (rc < 0)
         return rc;
     char name[PATH_MAX], err[256];
@@ -475,6 +502,8 @@ int hog_builder_finish(hog_builder *b, hog_format format, hog_dataset **out)
 {
     *out = NULL;
     int rc = b->rows == 0 ? HOG_EEMPTY : builder_flush(b);
+    if (rc == 0 && !b->spilled)
+        rc = join_fnames(b);
     if (rc == 0 && b->spilled) {
         rc = finish_spilled(b, format, out);
         if (rc == 0)
@@ -520,6 +549,9 @@ int hog_builder_finish_file(hog_builder *b, hog_dataset_info *info)
 {
     int rc = b->rows == 0 ? HOG_EEMPTY : builder_flush(b);
     hog_hgd_writer_set_names(b->writer, &b->names);
+    if (rc == 0)
+        rc = join_fnames(b);
+    hog_hgd_writer_set_fnames(b->writer, &b->joined);
     if (rc == 0)
         rc = hog_hgd_writer_finish(b->writer, b->features, b->rows_per_block, b->weighted,
                                    b->one_based, info);

@@ -322,5 +322,6 @@ void hog_dataset_close(hog_dataset *ds)
     hog_free(ds->path);
     hog_free((void *)ds->checked);
     hog_idmap_free(&ds->names);
+    hog_fnames_free(&ds->fnames);
     hog_free(ds);
 }

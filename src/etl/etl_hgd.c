@@ -211,7 +211,11 @@ enum {
     H_NAMES_OFFSET = 248,
     H_NAMES_BYTES = 256,
     H_NAMES_SUM = 264,
-    H_NAMES_END = 272, /* zero from here on */
+    H_NAMES_END = 272, /* where the feature names' place begins */
+    H_FNAMES_OFFSET = 272,
+    H_FNAMES_BYTES = 280,
+    H_FNAMES_SUM = 288,
+    H_FNAMES_END = 296, /* zero from here on */
     H1_HEADER_CRC = 84, /* version 1 */
     H1_END = 88,
 };
@@ -220,6 +224,7 @@ enum { T_OFFSET = 0, T_BYTES = 8, T_ROWS = 16, T_NNZ = 20, T_SUM = 24, T1_RESERV
 
 _Static_assert(H_SOURCE_END == H_SUMMARY_OFFSET, "the summary's place follows the source record");
 _Static_assert(H_SUMMARY_END == H_NAMES_OFFSET, "the class names' place follows the summary's");
+_Static_assert(H_NAMES_END == H_FNAMES_OFFSET, "the feature names' place follows the class names'");
 _Static_assert(HOG_MAX_LABEL_NAMES <= HOG_HGD_SUMMARY_LABELS, "a file with class names lists their numbers");
 
 /* The summary's size for its counts (labels read as 0 when MANY). */
@@ -279,6 +284,7 @@ struct hog_hgd_writer {
     hog_hgd_source src;   /* the source record of a cache */
     int has_src;
     const hog_idmap *names; /* the class names (hog_hgd_writer_set_names), or NULL */
+    const hog_fnames *fnames; /* the feature names (hog_hgd_writer_set_fnames), or NULL */
     /* The summary, counted as the blocks go by: the label values and
      * their rows (dropped past HOG_HGD_SUMMARY_LABELS: many), each
      * feature's degree (dropped past HOG_HGD_SUMMARY_FEATURES). */
@@ -460,6 +466,11 @@ void hog_hgd_writer_set_names(hog_hgd_writer *w, const hog_idmap *names)
     w->names = names && names->n ? names : NULL;
 }
 
+void hog_hgd_writer_set_fnames(hog_hgd_writer *w, const hog_fnames *fnames)
+{
+    w->fnames = fnames && fnames->n ? fnames : NULL;
+}
+
 /* The record in the header's bytes (see etl.h), and back. */
 static void put_source(uint8_t *h, const hog_hgd_source *src)
 {
@@ -634,10 +645,21 @@ int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_pe
     hog_put_u32(names_head, names ? names->n : 0);
     const uint64_t names_offset = round_up(summary_offset + summary_bytes, 8);
     const uint64_t names_bytes = names ? 4 + names->names_len : 0;
-    const uint32_t version = names ? HOG_HGD_VERSION : HOG_HGD_VERSION_NUMBERS;
+    /* The feature names, in their file form (hog_fnames_put). */
+    const hog_fnames *fn = w->fnames;
+    const uint64_t fnames_offset = round_up(names ? names_offset + names_bytes : summary_offset + summary_bytes, 8);
+    const uint64_t fnames_bytes = fn ? hog_fnames_bytes(fn) : 0;
+    const uint32_t version = fn      ? HOG_HGD_VERSION
+                             : names ? HOG_HGD_VERSION_CLASSES
+                                     : HOG_HGD_VERSION_NUMBERS;
     size_t table_bytes = (size_t)w->blocks * HOG_HGD_TABLE_ENTRY;
-    uint64_t table_offset = round_up(names ? names_offset + names_bytes : summary_offset + summary_bytes, 8);
+    uint64_t table_offset = round_up(fn ? fnames_offset + fnames_bytes : fnames_offset, 8);
     uint64_t file_bytes = table_offset + table_bytes;
+    uint8_t *fbuf = fn ? hog_malloc((size_t)fnames_bytes) : NULL;
+    if (fn && !fbuf)
+        return -ENOMEM;
+    if (fn)
+        hog_fnames_put(fn, fbuf);
     /* The blocks are all written (nothing is in flight without a ring);
      * the summary, the table and the header end at any byte: buffered. */
     int rc = writer_drain(w);
@@ -659,8 +681,12 @@ int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_pe
         rc = hog_atomic_pwrite(w->f, names_head, sizeof(names_head), names_offset);
     if (rc == 0 && names)
         rc = hog_atomic_pwrite(w->f, names->names, (size_t)names->names_len, names_offset + sizeof(names_head));
+    if (rc == 0 && fn)
+        rc = hog_atomic_pwrite(w->f, fbuf, (size_t)fnames_bytes, fnames_offset);
     if (rc == 0)
         rc = hog_atomic_pwrite(w->f, w->table, table_bytes, table_offset);
+    const uint64_t fnames_sum = fn ? hog_hash64(fbuf, (size_t)fnames_bytes, 0) : 0;
+    hog_free(fbuf);
     if (rc < 0)
         return rc;
 
@@ -675,7 +701,8 @@ int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_pe
     hog_put_u32(h + H_BLOCKS, w->blocks);
     hog_put_u32(h + H_ROWS_PER_BLOCK, rows_per_block);
     hog_put_u32(h + H_FLAGS, (weighted ? HOG_HGD_WEIGHTED : 0) | (one_based ? HOG_HGD_ONE_BASED : 0) |
-                                 (w->has_src ? HOG_HGD_SOURCE : 0) | HOG_HGD_SUMMARY | (names ? HOG_HGD_NAMES : 0));
+                                 (w->has_src ? HOG_HGD_SOURCE : 0) | HOG_HGD_SUMMARY | (names ? HOG_HGD_NAMES : 0) |
+                                 (fn ? HOG_HGD_FNAMES : 0));
     hog_put_u32(h + H_BLOCK_ALIGN, HOG_HGD_ALIGN);
     hog_put_u64(h + H_TABLE_OFFSET, table_offset);
     hog_put_u64(h + H_FILE_BYTES, file_bytes);
@@ -689,6 +716,11 @@ int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_pe
         hog_put_u64(h + H_NAMES_OFFSET, names_offset);
         hog_put_u64(h + H_NAMES_BYTES, names_bytes);
         hog_put_u64(h + H_NAMES_SUM, names_sum(names_head, names->names, names->names_len));
+    }
+    if (fn) {
+        hog_put_u64(h + H_FNAMES_OFFSET, fnames_offset);
+        hog_put_u64(h + H_FNAMES_BYTES, fnames_bytes);
+        hog_put_u64(h + H_FNAMES_SUM, fnames_sum);
     }
     hog_put_u64(h + H_TABLE_SUM, table_sum(w->table, table_bytes, version));
     hog_put_u64(h + H_HEADER_SUM, header_sum(h, version));
@@ -727,6 +759,7 @@ int hog_hgd_write(const hog_dataset *ds, const hog_hgd_source *src, hog_atomic_f
     writer_init(&w, f);
     hog_hgd_writer_set_source(&w, src);
     hog_hgd_writer_set_names(&w, &ds->names);
+    hog_hgd_writer_set_fnames(&w, &ds->fnames);
     int rc = 0;
     for (uint32_t i = 0; i < ds->info.blocks && rc == 0; i++) {
         hog_block b = ds->blocks[i];
@@ -805,8 +838,10 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
     const uint32_t known = version == 1   ? 0u
                            : version == 2 ? HOG_HGD_WEIGHTED | HOG_HGD_ONE_BASED | HOG_HGD_SOURCE
                            : version == 3 ? HOG_HGD_WEIGHTED | HOG_HGD_ONE_BASED | HOG_HGD_SOURCE | HOG_HGD_SUMMARY
+                           : version == 4 ? HOG_HGD_WEIGHTED | HOG_HGD_ONE_BASED | HOG_HGD_SOURCE | HOG_HGD_SUMMARY |
+                                                HOG_HGD_NAMES
                                           : HOG_HGD_WEIGHTED | HOG_HGD_ONE_BASED | HOG_HGD_SOURCE | HOG_HGD_SUMMARY |
-                                                HOG_HGD_NAMES;
+                                                HOG_HGD_NAMES | HOG_HGD_FNAMES;
     if (flags & ~known)
         return hog_fail(HOG_ECORRUPT, err, len, "%s: unknown flags 0x%x", path, flags);
     uint32_t align = hog_get_u32(h + H_BLOCK_ALIGN);
@@ -814,13 +849,14 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
         return hog_fail(HOG_ECORRUPT, err, len, "%s: block_align is %u, expected %u", path,
                         align, HOG_HGD_ALIGN);
     /* Zero but for the records its flags announce. */
-    const size_t zero[4][2] = {
+    const size_t zero[5][2] = {
         {version == 1 ? H1_END : flags & HOG_HGD_SOURCE ? H_SOURCE_END : H_END, H_SUMMARY_OFFSET},
         {flags & HOG_HGD_SUMMARY ? H_SUMMARY_END : H_SUMMARY_OFFSET, H_SUMMARY_END},
         {flags & HOG_HGD_NAMES ? H_NAMES_END : H_NAMES_OFFSET, H_NAMES_END},
-        {H_NAMES_END, HOG_HGD_HEADER_BYTES},
+        {flags & HOG_HGD_FNAMES ? H_FNAMES_END : H_FNAMES_OFFSET, H_FNAMES_END},
+        {H_FNAMES_END, HOG_HGD_HEADER_BYTES},
     };
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < 5; i++) {
         const size_t from = HOG_MIN(zero[i][0], zero[i][1]), n = zero[i][1] - from;
         const size_t nonzero = first_nonzero(h + from, n);
         if (nonzero < n)
@@ -1066,6 +1102,39 @@ static int check_names(const char *path, const uint8_t *map, const uint8_t *h, c
     if (rc < 0)
         hog_idmap_free(names);
     return rc;
+}
+
+/* Checks a version-5 file's feature names against the header and the
+ * layout and copies them into *fn (owned); a file without them leaves *fn
+ * empty. The place and size are bounded by the sections before it and the
+ * table before the bytes are read, and every error names the byte. */
+static int check_fnames(const char *path, const uint8_t *map, const uint8_t *h, uint64_t blocks_end,
+                        hog_fnames *fn, char *err, size_t len)
+{
+    memset(fn, 0, sizeof(*fn));
+    const uint32_t flags = hog_get_u32(h + H_FLAGS);
+    if (!(flags & HOG_HGD_FNAMES))
+        return 0;
+    const uint64_t off = hog_get_u64(h + H_FNAMES_OFFSET), bytes = hog_get_u64(h + H_FNAMES_BYTES);
+    const uint64_t table = hog_get_u64(h + H_TABLE_OFFSET);
+    /* the sections before it were placed inside the file, before the table */
+    uint64_t after = blocks_end;
+    if (flags & HOG_HGD_SUMMARY)
+        after = hog_get_u64(h + H_SUMMARY_OFFSET) + hog_get_u64(h + H_SUMMARY_BYTES);
+    if (flags & HOG_HGD_NAMES)
+        after = hog_get_u64(h + H_NAMES_OFFSET) + hog_get_u64(h + H_NAMES_BYTES);
+    if (off % 8 != 0 || off < after || off > table || bytes < 4 || bytes > table - off)
+        return hog_fail(HOG_ECORRUPT, err, len,
+                        "%s: header byte %u: feature names at byte %llu, %llu bytes: misaligned or outside "
+                        "%llu..%llu (after the sections before them, before the table)", path, H_FNAMES_OFFSET,
+                        (unsigned long long)off, (unsigned long long)bytes, (unsigned long long)after,
+                        (unsigned long long)table);
+    const uint64_t stored = hog_get_u64(h + H_FNAMES_SUM), sum = hog_hash64(map + off, (size_t)bytes, 0);
+    if (stored != sum)
+        return hog_fail(HOG_ECHECKSUM, err, len, "%s: byte %llu: feature names checksum mismatch (stored "
+                        "0x%016llx, computed 0x%016llx)", path, (unsigned long long)off, (unsigned long long)stored,
+                        (unsigned long long)sum);
+    return hog_fnames_read(path, map + off, bytes, off, hog_get_u64(h + H_FEATURES), fn, err, len);
 }
 
 /* Whether block b passes every check of check_block but its checksum,
@@ -1442,6 +1511,8 @@ int hog_hgd_open_lazy(int fd, const char *path, int lazy, hog_dataset **out, cha
         rc = check_summary(path, map, h, blocks_end, &ds->summary, err, err_len);
     if (rc == 0)
         rc = check_names(path, map, h, &ds->summary, &ds->names, err, err_len);
+    if (rc == 0)
+        rc = check_fnames(path, map, h, blocks_end, &ds->fnames, err, err_len);
     uint64_t features = hog_get_u64(h + H_FEATURES);
     /* Validation reads every block once; each is unmapped from the process
      * when checked, so opening a file of any size leaves nothing resident
@@ -1475,6 +1546,7 @@ refused: /* what hog_dataset_close would free, before a data set is handed out *
         hog_hgd_forget(ds);
         hog_free(ds->path);
         hog_idmap_free(&ds->names);
+        hog_fnames_free(&ds->fnames);
     }
     hog_free((void *)checked);
     hog_free(views);

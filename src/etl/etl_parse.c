@@ -97,8 +97,8 @@ int hog_parse_chunk(const hog_text_plan *plan, const char *buf, size_t len, hog_
             rc = hog_parse_libsvm_line(&c, p, le);
         else if (plan->format == HOG_FORMAT_CSV)
             rc = hog_parse_csv_line(&c, p, le);
-        else
-            rc = hog_parse_vw_line(&c, p, le);
+        else if ((rc = hog_parse_vw_line(&c, p, le)) == 1 && HOG_UNLIKELY(out->fnames != NULL))
+            rc = hog_parse_vw_names(&c, p, le); /* a line taken: its names (not a skipped one's) */
         if (HOG_UNLIKELY(rc < 0)) {
             out->nnz = row_nnz;
             if (rc == HOG_EFORMAT && plan->skip_errors && !c.bound) {

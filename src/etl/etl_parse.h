@@ -308,6 +308,13 @@ int hog_row_sort_merge(hog_parse_ctx *c, uint64_t start);
 int hog_parse_libsvm_line(hog_parse_ctx *c, const char *line, const char *le); /* etl_parse_libsvm.c */
 int hog_parse_csv_line(hog_parse_ctx *c, const char *line, const char *le);    /* etl_parse_csv.c */
 int hog_parse_vw_line(hog_parse_ctx *c, const char *line, const char *le);     /* etl_parse_vw.c */
+/* Adds the feature names of a VW line hog_parse_vw_line took to
+ * c->out->fnames, as Vowpal Wabbit's --invert_hash writes them:
+ * "namespace^feature", or "feature" in the default namespace (a feature
+ * whose value is 0 makes no name). A pass of its own, so that the
+ * parser's loop stays as it is without names: holding a namespace's name
+ * across that loop slowed it by a tenth. Returns 0 or -ENOMEM. */
+int hog_parse_vw_names(const hog_parse_ctx *c, const char *line, const char *le);
 
 /* The CSV tables of c for its plan: the plan's own, or for a plan made by
  * hand the label column and numeric columns numbered by position (or

@@ -157,6 +157,35 @@ static uint32_t csv_category(const hog_parse_ctx *c, uint32_t j, const char *vs,
     return (hog_murmur_end(&m) & c->mask) + c->cat_offset;
 }
 
+/* Adds "name=value" of categorical column j (a header's name), the
+ * feature index, to the parser thread's names; [vs, ve) is the value, its
+ * "" read as one quote when escaped. Returns 0 or -ENOMEM. */
+static int category_name(hog_parse_ctx *c, uint32_t j, uint32_t index, const char *vs, const char *ve, int escaped)
+{
+    const char *name = c->plan->column_name[j];
+    if (!escaped)
+        return hog_fnames_add(c->out->fnames, index, name, strlen(name), '=', vs, (size_t)(ve - vs));
+    char value[HOG_FEATURE_NAME_MAX + 1];
+    size_t n = 0;
+    for (const char *p = vs; p < ve && n <= HOG_FEATURE_NAME_MAX; p++) {
+        value[n++] = *p;
+        p += *p == '"'; /* the second quote of "" */
+    }
+    return hog_fnames_add(c->out->fnames, index, name, strlen(name), '=', value, n);
+}
+
+int hog_text_plan_fnames(const hog_text_plan *plan, hog_fnames *f)
+{
+    if (plan->format != HOG_FORMAT_CSV || !plan->header_lines || !plan->column_name || !plan->column_kind)
+        return 0;
+    int rc = 0;
+    for (uint32_t j = 0; j < plan->fields && rc == 0; j++)
+        if (plan->column_kind[j] == HOG_COL_NUMBER)
+            rc = hog_fnames_add(f, plan->column_feature[j], plan->column_name[j], strlen(plan->column_name[j]), 0,
+                                "", 0);
+    return rc;
+}
+
 int hog_parse_csv_line(hog_parse_ctx *c, const char *line, const char *le)
 {
     const hog_text_plan *pl = c->plan;
@@ -256,6 +285,8 @@ int hog_parse_csv_line(hog_parse_ctx *c, const char *line, const char *le)
             if (ve > vs) {
                 index[nnz] = csv_category(c, j, vs, ve, escaped);
                 value[nnz] = 1.0f;
+                if (o->fnames && pl->header_lines && (rc = category_name(c, j, index[nnz], vs, ve, escaped)) < 0)
+                    return rc;
                 nnz++;
             }
         } else if (k == HOG_COL_LABEL_NAME) {

@@ -10,7 +10,9 @@
  *
  *  Features are hashed with the namespace's hash as seed (the default
  *  namespace seeds 0), every feature string is hashed (plain integers
- *  too), a namespace scale multiplies its values.
+ *  too), a namespace scale multiplies its values. With rows->fnames set,
+ *  each feature's name ("namespace^feature", or "feature" in the default
+ *  namespace) goes to the parser thread's set (hog_parse_vw_names).
  * ===================================================================== */
 
 int hog_parse_vw_line(hog_parse_ctx *c, const char *line, const char *le)
@@ -106,4 +108,44 @@ int hog_parse_vw_line(hog_parse_ctx *c, const char *line, const char *le)
     o->weight[o->rows] = weight;
     hog_rows_push(o, label);
     return 1;
+}
+
+int hog_parse_vw_names(const hog_parse_ctx *c, const char *line, const char *le)
+{
+    hog_fnames *const fnames = c->out->fnames;
+    const char *s = memchr(line, '|', (size_t)(le - line));
+    int rc = 0;
+    if (!s)
+        return 0;
+    while (s < le && rc == 0) { /* s is at a '|' */
+        const char *n = s + 1, *ne = n;
+        while (ne < le && !is_blank(*ne) && *ne != '|' && *ne != ':')
+            ne++;
+        const uint32_t seed = ne > n ? hog_murmur3_32(n, (size_t)(ne - n), 0) : 0;
+        double scale = 1;
+        const char *q = ne;
+        if (q < le && *q == ':')
+            q = scan_number(q + 1, le, c->lim, &scale);
+        for (;;) {
+            q = skip_blanks(q, le);
+            if (q == le || *q == '|')
+                break;
+            const char *t = q, *colon = NULL;
+            for (; q < le && !is_blank(*q) && *q != '|'; q++)
+                if (*q == ':' && !colon)
+                    colon = q;
+            const char *name_end = colon ? colon : q;
+            double v = 1;
+            if (colon)
+                (void)scan_number(colon + 1, q, c->lim, &v);
+            if ((float)(v * scale) == 0.0f)
+                continue;
+            const uint32_t index = hog_murmur3_32(t, (size_t)(name_end - t), seed) & c->mask;
+            if ((rc = hog_fnames_add(fnames, index, n, (size_t)(ne - n), ne > n ? '^' : 0, t,
+                                     (size_t)(name_end - t))) < 0)
+                break;
+        }
+        s = q;
+    }
+    return rc;
 }

@@ -259,9 +259,17 @@ static void *producer_main(void *v)
 /* ===================================================================== *
  *  Parsers
  * ===================================================================== */
+/* A parser thread: the pipeline, and the feature names it collects (NULL:
+ * the plan names none), merged into the builder's when the text is read. */
+typedef struct parser_arg {
+    pipeline *pl;
+    hog_fnames *fnames;
+} parser_arg;
+
 static void *parser_main(void *v)
 {
-    pipeline *pl = v;
+    const parser_arg *a = v;
+    pipeline *pl = a->pl;
     pthread_mutex_lock(&pl->mu);
     for (;;) {
         while (pl->parsing == pl->produced && !pl->eof && !pl->stop)
@@ -272,6 +280,7 @@ static void *parser_main(void *v)
         pthread_mutex_unlock(&pl->mu);
 
         hog_rows_clear(&pc->rows);
+        pc->rows.fnames = a->fnames;
         int rc = hog_parse_chunk(pl->plan, pc->data, pc->len, &pc->rows, &pc->err);
 
         pthread_mutex_lock(&pl->mu);
@@ -366,7 +375,22 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
 
     unsigned nparse = p->threads ? p->threads : hog_cpus();
     pthread_t *parsers = hog_calloc(nparse, sizeof(pthread_t));
-    if (!parsers) {
+    /* Feature names: a CSV header's numeric columns', from the plan, now;
+     * asked for, those made of values (Vowpal Wabbit's strings, a CSV
+     * header's categorical columns' "name=value") as they are met, one set
+     * per parser thread, merged at the end: no lock per name. */
+    const int named = p->feature_names && (plan.format == HOG_FORMAT_VW ||
+                                           (plan.format == HOG_FORMAT_CSV && plan.header_lines));
+    parser_arg *args = hog_calloc(nparse, sizeof(parser_arg));
+    hog_fnames *fnames = named ? hog_calloc(nparse, sizeof(hog_fnames)) : NULL, columns;
+    memset(&columns, 0, sizeof(columns));
+    int crc = hog_text_plan_fnames(&plan, &columns);
+    if (crc == 0)
+        crc = hog_builder_add_fnames(b, &columns);
+    hog_fnames_free(&columns);
+    if (!parsers || !args || (named && !fnames) || crc < 0) {
+        hog_free(fnames);
+        hog_free(args);
         hog_free(pl);
         hog_free(parsers);
         hog_text_plan_free(&plan);
@@ -381,9 +405,11 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
     pthread_t producer;
     unsigned started = 0;
     int prc = pthread_create(&producer, NULL, producer_main, pl);
-    for (; prc == 0 && started < nparse; started++)
-        if (pthread_create(&parsers[started], NULL, parser_main, pl) != 0)
+    for (; prc == 0 && started < nparse; started++) {
+        args[started] = (parser_arg){pl, fnames ? &fnames[started] : NULL};
+        if (pthread_create(&parsers[started], NULL, parser_main, &args[started]) != 0)
             break;
+    }
     if (prc != 0 || started == 0) {
         pthread_mutex_lock(&pl->mu);
         pl->stop = 1;
@@ -479,6 +505,13 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
         pthread_join(producer, NULL);
     }
     sum->lines = line0;
+    for (unsigned i = 0; i < nparse && fnames; i++) {
+        if (rc == 0 && (rc = hog_builder_add_fnames(b, &fnames[i])) < 0)
+            hog_fail(rc, err, err_len, "%s: out of memory", path);
+        hog_fnames_free(&fnames[i]);
+    }
+    hog_free(fnames);
+    hog_free(args);
     for (unsigned i = 0; i < RING; i++)
         hog_rows_free(&pl->ring[i].rows);
     pthread_cond_destroy(&pl->changed);

@@ -108,10 +108,17 @@ struct hog_model {
     hog_weight *bias;     /* outputs */
     double *class_labels; /* info.classes original label values, ascending */
     char **class_names;   /* info.classes names (the labels were strings), or NULL (train_labels.c) */
+    hog_fnames fnames;    /* feature names, joined (n 0: none; train_model.c) */
     hog_weight *scales;   /* dim: the normalized update's feature scales (each feature's largest
                              |x| seen, optim_state.xmax at the run's end), so a warm start goes on
                              in the units the weights were learned in; NULL when trained without it */
 };
+
+/* Gives the model a run made (dim settled) its feature names: the
+ * training data's (data, joined), and with a warm start the initial
+ * model's too, the names of an index merged (train_model.c). Returns 0 or
+ * -ENOMEM. */
+int hog_model_fnames_final(hog_model *m, const hog_model *init, const hog_fnames *data);
 
 /* ---- class names (train_labels.c) ---- */
 /* Gives m the names of its classes: class k's is names' name number

@@ -547,6 +547,9 @@ int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *t
         m->scales = rs->optim.xmax;
         rs->optim.xmax = NULL;
     }
+    /* The feature names: the data's, a warm start's model's kept. */
+    if ((rc = hog_model_fnames_final(m, rs->init, &train->fnames)) < 0)
+        return rc;
     m->info.nonzero = count_nonzero(m);
     hog_log(HOG_LOG_DEBUG, "model: %llu of %llu weights non-zero", (unsigned long long)m->info.nonzero,
             (unsigned long long)(rs->dim * rs->outputs));

@@ -47,7 +47,46 @@ void hog_model_free(hog_model *m)
     hog_free(m->class_labels);
     hog_free((void *)m->scales);
     hog_model_names_free(m);
+    hog_fnames_free(&m->fnames);
     hog_free(m);
+}
+
+int hog_model_fnames_final(hog_model *m, const hog_model *init, const hog_fnames *data)
+{
+    hog_fnames joined;
+    int rc;
+    if (!init || !init->fnames.n) {
+        rc = hog_fnames_copy(&joined, data);
+    } else { /* a warm start: each index's names, the model's and the data's, sorted and joined again */
+        hog_fnames set;
+        memset(&set, 0, sizeof(set));
+        rc = hog_fnames_merge(&set, &init->fnames, 1);
+        if (rc == 0)
+            rc = hog_fnames_merge(&set, data, 1);
+        if (rc == 0)
+            rc = hog_fnames_join(&set, m->dim, &joined);
+        hog_fnames_free(&set);
+    }
+    if (rc < 0)
+        return rc;
+    hog_fnames_free(&m->fnames);
+    m->fnames = joined;
+    return 0;
+}
+
+const char *hog_model_feature_name(const hog_model *m, uint64_t f)
+{
+    return m && f < m->dim && f <= UINT32_MAX ? hog_fnames_find(&m->fnames, (uint32_t)f) : NULL;
+}
+
+uint64_t hog_model_named_features(const hog_model *m)
+{
+    return m ? m->fnames.n : 0;
+}
+
+uint64_t hog_model_named_feature(const hog_model *m, uint64_t k)
+{
+    return m && k < m->fnames.n ? m->fnames.index[k] : UINT64_MAX;
 }
 
 int hog_model_scales_copy(hog_model *dst, const hog_model *src)

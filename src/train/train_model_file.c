@@ -21,8 +21,8 @@
  *   ...     8 * classes    f64 class labels, ascending
  *   version 3 only:
  *   ...     4              sections: which of the optional parts below follow
- *                          (bit 0: class names, bit 1: feature scales; the
- *                          other bits are 0)
+ *                          (bit 0: class names, bit 1: feature scales, bit 2:
+ *                          feature names; the other bits are 0)
  *   version 2, or version 3 with sections bit 0 (a model whose classes have
  *   names: the training labels were strings; its labels are then 0, 1, ...,
  *   classes - 1):
@@ -30,6 +30,12 @@
  *   ...     names_bytes    the classes' names, each 1 to HOG_LABEL_NAME_MAX bytes
  *                          and a NUL, back to back in class order, strictly
  *                          ascending (strcmp)
+ *   version 3 with sections bit 2 (the training text named its features):
+ *   ...     8              fnames_bytes (at least 10, and no more than the file holds)
+ *   ...     fnames_bytes   u32 count (1 to dim), then count entries: u32 feature
+ *                          index (< dim, strictly ascending), the name (at least
+ *                          1 byte: names that hash to one feature sorted and
+ *                          joined by '|') and a NUL
  *   version 3 with sections bit 1 (trained with the normalized update):
  *   ...     4 * dim        f32 feature scales: each feature's largest |x| seen
  *                          (0: none but zeros), finite and >= 0
@@ -39,11 +45,12 @@
  *
  * A model without names or scales is written as version 1, one with names
  * alone as version 2, byte for byte as before, so older builds read them;
- * one with scales as version 3.
+ * one with scales or feature names as version 3.
  */
 #define MODEL_VERSION 3u
 #define SECTION_NAMES 1u  /* version 3's sections: class names */
 #define SECTION_SCALES 2u /* feature scales */
+#define SECTION_FNAMES 4u /* feature names */
 #define MODEL_HEAD 32u
 #define MODEL_MAX_META (1u << 20)
 #define MODEL_MAX_OUTPUTS (1u << 20)    /* outputs and classes */
@@ -141,8 +148,9 @@ static int model_write(const hog_model *m, hog_atomic_file *f)
 
     unsigned char head[MODEL_HEAD] = {0};
     memcpy(head, MODEL_MAGIC, 8);
-    const uint32_t sections = (m->class_names ? SECTION_NAMES : 0) | (m->scales ? SECTION_SCALES : 0);
-    hog_put_u32(head + 8, sections & SECTION_SCALES ? 3u : sections ? 2u : 1u);
+    const uint32_t sections = (m->class_names ? SECTION_NAMES : 0) | (m->scales ? SECTION_SCALES : 0) |
+                              (m->fnames.n ? SECTION_FNAMES : 0);
+    hog_put_u32(head + 8, sections & (SECTION_SCALES | SECTION_FNAMES) ? 3u : sections ? 2u : 1u);
     hog_put_u32(head + 12, (uint32_t)meta_len);
     hog_put_u64(head + 16, m->dim);
     hog_put_u32(head + 24, m->outputs);
@@ -155,7 +163,7 @@ static int model_write(const hog_model *m, hog_atomic_file *f)
         rc = hog_atomic_write_crc(f, &crc, meta, meta_len);
     if (rc == 0)
         rc = hog_atomic_write_crc(f, &crc, m->class_labels, m->info.classes * sizeof(double));
-    if (rc == 0 && (sections & SECTION_SCALES)) {
+    if (rc == 0 && (sections & (SECTION_SCALES | SECTION_FNAMES))) {
         unsigned char sb[4];
         hog_put_u32(sb, sections);
         rc = hog_atomic_write_crc(f, &crc, sb, 4);
@@ -169,6 +177,18 @@ static int model_write(const hog_model *m, hog_atomic_file *f)
         rc = hog_atomic_write_crc(f, &crc, nb, 4);
         for (uint32_t k = 0; k < m->info.classes && rc == 0; k++)
             rc = hog_atomic_write_crc(f, &crc, m->class_names[k], strlen(m->class_names[k]) + 1);
+    }
+    if (rc == 0 && m->fnames.n) {
+        const uint64_t fb = hog_fnames_bytes(&m->fnames);
+        unsigned char *buf = hog_malloc((size_t)fb + 8);
+        if (!buf) {
+            rc = -ENOMEM;
+        } else {
+            hog_put_u64(buf, fb);
+            hog_fnames_put(&m->fnames, buf + 8);
+            rc = hog_atomic_write_crc(f, &crc, buf, (size_t)fb + 8);
+            hog_free(buf);
+        }
     }
     /* Scales and weights are copied out through the relaxed loads, then
      * written in chunks. */
@@ -252,6 +272,8 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
         return HOG_ECPU;
     unsigned char *buf = NULL;
     size_t len = 0;
+    hog_fnames fn; /* the feature names, checked before the model is made */
+    memset(&fn, 0, sizeof(fn));
     int rc = hog_read_file(path, &buf, &len);
     if (rc < 0)
         return hog_fail(rc, err, err_len, "%s: %s", path, hog_strerror(rc));
@@ -299,9 +321,10 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
             goto out;
         }
         sections = hog_get_u32(buf + sections_at);
-        if (sections & ~(SECTION_NAMES | SECTION_SCALES)) {
+        if (sections & ~(SECTION_NAMES | SECTION_SCALES | SECTION_FNAMES)) {
             rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: byte %llu: sections is 0x%x, expected bits 0 (class "
-                          "names) and 1 (feature scales) only", path, (unsigned long long)sections_at, sections);
+                          "names), 1 (feature scales) and 2 (feature names) only", path,
+                          (unsigned long long)sections_at, sections);
             goto out;
         }
     }
@@ -324,9 +347,27 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
         }
         names_part = 4 + names_bytes;
     }
+    /* The feature names' size, bounded by the file before it is added. */
+    const uint64_t fnames_at = names_at + names_part;
+    uint64_t fnames_bytes = 0, fnames_part = 0;
+    if (sections & SECTION_FNAMES) {
+        if (fnames_at + 8 > len) {
+            rc = hog_fail(HOG_ETRUNCATED, err, err_len, "%s: truncated: the feature names' size at byte %llu is "
+                          "past the file's %zu bytes", path, (unsigned long long)fnames_at, len);
+            goto out;
+        }
+        fnames_bytes = hog_get_u64(buf + fnames_at);
+        if (fnames_bytes < 10 || fnames_bytes > len - fnames_at - 8) {
+            rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: byte %llu: fnames_bytes is %llu, not between 10 and the "
+                          "%llu bytes the file has after it", path, (unsigned long long)fnames_at,
+                          (unsigned long long)fnames_bytes, (unsigned long long)(len - fnames_at - 8));
+            goto out;
+        }
+        fnames_part = 8 + fnames_bytes;
+    }
     /* The scales' size is the features' count, bounded above: the length
      * check bounds it by the file's bytes before anything is allocated. */
-    const uint64_t scales_at = names_at + names_part, scales_part = sections & SECTION_SCALES ? 4ull * dim : 0;
+    const uint64_t scales_at = fnames_at + fnames_part, scales_part = sections & SECTION_SCALES ? 4ull * dim : 0;
     uint64_t want = scales_at + scales_part + 4ull * outputs + 4ull * dim * outputs + 4;
     if (len != want) {
         rc = hog_fail(len < want ? HOG_ETRUNCATED : HOG_ECORRUPT, err, err_len,
@@ -386,6 +427,9 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
     if ((sections & SECTION_NAMES) &&
         (rc = names_check(path, buf, labels_at, names_at, names_bytes, classes, err, err_len)) < 0)
         goto out;
+    if ((sections & SECTION_FNAMES) &&
+        (rc = hog_fnames_read(path, buf + fnames_at + 8, fnames_bytes, fnames_at + 8, dim, &fn, err, err_len)) < 0)
+        goto out;
     for (uint64_t j = 0; j < scales_part / 4; j++) {
         float v;
         memcpy(&v, buf + scales_at + 4 * j, 4);
@@ -438,6 +482,9 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
         }
         p += names_part;
     }
+    m->fnames = fn; /* the model's from here on */
+    memset(&fn, 0, sizeof(fn));
+    p += fnames_part;
     if (sections & SECTION_SCALES) {
         if (!(m->scales = hog_calloc(dim ? dim : 1, sizeof(hog_weight)))) {
             hog_model_free(m);
@@ -453,6 +500,7 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
     *out = m;
     rc = 0;
 out:
+    hog_fnames_free(&fn);
     hog_free(buf);
     return rc;
 }

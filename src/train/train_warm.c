@@ -16,7 +16,7 @@ int hog_trainer_set_init(hog_trainer *t, const hog_model *init)
         memcpy((void *)copy->w, (const void *)init->w, (size_t)init->dim * init->outputs * sizeof(hog_weight));
         memcpy((void *)copy->bias, (const void *)init->bias, init->outputs * sizeof(hog_weight));
         memcpy(copy->class_labels, init->class_labels, init->info.classes * sizeof(double));
-        if (hog_model_scales_copy(copy, init) < 0) {
+        if (hog_model_scales_copy(copy, init) < 0 || hog_fnames_copy(&copy->fnames, &init->fnames) < 0) {
             hog_model_free(copy);
             return -ENOMEM;
         }

@@ -1,4 +1,4 @@
-/* fuzz_etl_hgd.c: libFuzzer target for the binary dataset reader (.hgd): open, checked at open and as read, every row of every block against the summary and the class names, written again and reopened; its mutator reshapes headers, block tables, blocks, summaries and names and then recomputes every checksum. */
+/* fuzz_etl_hgd.c: libFuzzer target for the binary dataset reader (.hgd): open, checked at open and as read, every row of every block against the summary and the class names, written again and reopened; its mutator reshapes headers, block tables, blocks, summaries, class names and feature names and then recomputes every checksum. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "etl/etl.h"
 
@@ -28,6 +28,9 @@ enum {
     H_NAMES_OFFSET = 248,
     H_NAMES_BYTES = 256,
     H_NAMES_SUM = 264,
+    H_FNAMES_OFFSET = 272,
+    H_FNAMES_BYTES = 280,
+    H_FNAMES_SUM = 288,
     T_OFFSET = 0,
     T_BYTES = 8,
     T_ROWS = 16,
@@ -42,7 +45,7 @@ enum {
 static const fuzz_field header_fields[] = {
     {8, 4},  {12, 4}, {16, 8}, {16, 8}, {24, 8}, {24, 8}, {32, 8}, {32, 8}, {40, 4}, {40, 4},
     {44, 4}, {44, 4}, {48, 4}, {52, 4}, {56, 8}, {56, 8}, {64, 8}, {64, 8}, {96, 8}, {136, 8},
-    {224, 8}, {232, 8}, {248, 8}, {248, 8}, {256, 8}, {256, 8},
+    {224, 8}, {232, 8}, {248, 8}, {248, 8}, {256, 8}, {256, 8}, {272, 8}, {272, 8}, {280, 8}, {280, 8},
 };
 
 static const fuzz_field entry_fields[] = {{T_OFFSET, 8}, {T_BYTES, 8}, {T_ROWS, 4}, {T_NNZ, 4}, {T_SUM, 8}, {28, 4}};
@@ -111,6 +114,22 @@ static void reseal_names(uint8_t *d, size_t size)
         hog_put_u64(d + H_NAMES_SUM, hog_hash64(s + 4, bytes - 4, hog_hash64(s, 4, 0)));
 }
 
+/* The feature names, when the header announces them and places them
+ * inside the file. */
+static uint8_t *fnames_of(uint8_t *d, size_t size, uint64_t *bytes)
+{
+    return section_of(d, size, 5, HOG_HGD_FNAMES, H_FNAMES_OFFSET, H_FNAMES_BYTES, 4, bytes);
+}
+
+/* The feature names' sum: of their bytes. */
+static void reseal_fnames(uint8_t *d, size_t size)
+{
+    uint64_t bytes;
+    uint8_t *s = fnames_of(d, size, &bytes);
+    if (s)
+        hog_put_u64(d + H_FNAMES_SUM, hog_hash64(s, bytes, 0));
+}
+
 /* The block table, when the header places all of it inside the file. */
 static uint8_t *table_of(uint8_t *d, size_t size, uint32_t *n)
 {
@@ -165,6 +184,7 @@ static void reseal(uint8_t *d, size_t size)
     }
     reseal_summary(d, size);
     reseal_names(d, size);
+    reseal_fnames(d, size);
     if (v1) {
         hog_put_u32(d + H1_HEADER_CRC, 0);
         hog_put_u32(d + H1_HEADER_CRC, hog_crc32(0, d, HEAD));
@@ -281,10 +301,10 @@ static uint64_t count_summary(uint8_t *out, const part *p, uint32_t n, uint64_t 
  * blocks into out, as the writer lays them out, with a summary counted
  * again when h announces one (none when it cannot be counted), and the
  * class names' bytes (names_bytes of them, from a copy the caller made)
- * after it when h announces those. Returns the size, or 0 when it passes
- * max. */
+ * after it when h announces those, then the feature names' likewise.
+ * Returns the size, or 0 when it passes max. */
 static size_t layout(uint8_t *out, size_t max, const uint8_t *h, const part *p, uint32_t n, const uint8_t *names,
-                     uint64_t names_bytes)
+                     uint64_t names_bytes, const uint8_t *fnames, uint64_t fnames_bytes)
 {
     const int summary = hog_get_u32(h + H_VERSION) >= 3 && (hog_get_u32(h + H_FLAGS) & HOG_HGD_SUMMARY);
     uint8_t *sum = summary ? malloc(summary_size(SUMMARY_LABELS, SUMMARY_FEATURES)) : NULL;
@@ -298,6 +318,9 @@ static size_t layout(uint8_t *out, size_t max, const uint8_t *h, const part *p, 
     const uint64_t names_at = size;
     if (names)
         size += (names_bytes + 7) / 8 * 8;
+    const uint64_t fnames_at = size;
+    if (fnames)
+        size += (fnames_bytes + 7) / 8 * 8;
     size += (uint64_t)n * ENTRY;
     if (size > max) {
         free(sum);
@@ -319,6 +342,12 @@ static size_t layout(uint8_t *out, size_t max, const uint8_t *h, const part *p, 
         memset(out + names_at + names_bytes, 0, (names_bytes + 7) / 8 * 8 - names_bytes);
         hog_put_u64(out + H_NAMES_OFFSET, names_at);
         hog_put_u64(out + H_NAMES_BYTES, names_bytes);
+    }
+    if (fnames) {
+        memcpy(out + fnames_at, fnames, fnames_bytes);
+        memset(out + fnames_at + fnames_bytes, 0, (fnames_bytes + 7) / 8 * 8 - fnames_bytes);
+        hog_put_u64(out + H_FNAMES_OFFSET, fnames_at);
+        hog_put_u64(out + H_FNAMES_BYTES, fnames_bytes);
     }
     uint64_t off = HEAD, rows = 0, nnz = 0;
     uint8_t *table = out + size - (size_t)n * ENTRY;
@@ -388,10 +417,11 @@ static int split(part *p, uint32_t *n, uint32_t b, uint32_t k, int w)
     return 1;
 }
 
-/* A copy of the class names of d, for layout (NULL: none). */
-static uint8_t *names_copy(uint8_t *d, size_t size, uint64_t *bytes)
+/* A copy of the class names (or with feature set, the feature names) of
+ * d, for layout (NULL: none). */
+static uint8_t *names_copy(uint8_t *d, size_t size, int feature, uint64_t *bytes)
 {
-    uint8_t *at = names_of(d, size, bytes);
+    uint8_t *at = feature ? fnames_of(d, size, bytes) : names_of(d, size, bytes);
     if (!at)
         return NULL;
     uint8_t *c = malloc(*bytes);
@@ -439,14 +469,15 @@ static size_t reshape(uint8_t *d, size_t size, size_t max, hog_rng *r)
     }
     uint8_t *out = malloc(max);
     FUZZ_CHECK(out);
-    uint64_t names_bytes = 0;
-    uint8_t *names = names_copy(d, size, &names_bytes);
-    size_t got = layout(out, max, d, p, n, names, names_bytes);
+    uint64_t names_bytes = 0, fnames_bytes = 0;
+    uint8_t *names = names_copy(d, size, 0, &names_bytes), *fnames = names_copy(d, size, 1, &fnames_bytes);
+    size_t got = layout(out, max, d, p, n, names, names_bytes, fnames, fnames_bytes);
     if (got) {
         memcpy(d, out, got);
         size = got;
     }
     free(names);
+    free(fnames);
     free(out);
     parts_free(p, n);
     return size;
@@ -495,16 +526,21 @@ static void mutate_block_value(uint8_t *d, size_t size, hog_rng *r)
     hog_put_u32(at, v);
 }
 
-/* Takes the file a version down, 4 to 3 (the class names dropped from the
- * header, their bytes left), 3 to 2 (the summary likewise) to 1 (CRC-32s),
- * or from 1 back to 3 without a summary: the sums follow in reseal. */
+/* Takes the file a version down, 5 to 4 (the feature names dropped from
+ * the header, their bytes left), 4 to 3 (the class names likewise), 3 to 2
+ * (the summary likewise) to 1 (CRC-32s), or from 1 back to 3 without a
+ * summary: the sums follow in reseal. */
 static void switch_version(uint8_t *d)
 {
     const uint32_t v = hog_get_u32(d + H_VERSION);
     if (version_1(d)) {
         hog_put_u32(d + H_VERSION, 3);
         hog_put_u32(d + H1_HEADER_CRC, 0);
-    } else if (v >= 4) {
+    } else if (v >= 5) {
+        hog_put_u32(d + H_VERSION, 4);
+        hog_put_u32(d + H_FLAGS, hog_get_u32(d + H_FLAGS) & ~HOG_HGD_FNAMES);
+        memset(d + H_FNAMES_OFFSET, 0, 24);
+    } else if (v == 4) {
         hog_put_u32(d + H_VERSION, 3);
         hog_put_u32(d + H_FLAGS, hog_get_u32(d + H_FLAGS) & ~HOG_HGD_NAMES);
         memset(d + H_NAMES_OFFSET, 0, 24);
@@ -625,10 +661,17 @@ static size_t mutate_once(uint8_t *d, size_t size, size_t max, hog_rng *r)
             hog_put_u64(d + H_FILE_BYTES, size);
         return size;
     }
-    case 14: { /* the bytes of one part: the header, the table, a block, the summary or the names */
-        uint64_t sbytes, nbytes;
+    case 14: { /* the bytes of one part: the header, the table, a block, the summary, the names */
+        uint64_t sbytes, nbytes, fbytes;
         uint8_t *sum = summary_of(d, size, &sbytes), *names = names_of(d, size, &nbytes);
-        if (names && hog_rng_below(r, 3) == 0) {
+        uint8_t *fnames = fnames_of(d, size, &fbytes);
+        if (fnames && hog_rng_below(r, 3) == 0) {
+            /* an entry's index, a NUL or the count, or any byte */
+            if (hog_rng_below(r, 2) && fbytes >= 4)
+                fnames[hog_rng_next(r) % fbytes] = (uint8_t)(hog_rng_below(r, 2) ? 0 : hog_rng_next(r));
+            else
+                fuzz_mutate_part(d, (size_t)(fnames - d), (size_t)fbytes);
+        } else if (names && hog_rng_below(r, 3) == 0) {
             if (hog_rng_below(r, 2))
                 mutate_names(d, size, r);
             else
@@ -696,10 +739,11 @@ size_t LLVMFuzzerCustomCrossOver(const uint8_t *a, size_t a_size, const uint8_t 
         }
         uint8_t *tmp = malloc(max_out);
         FUZZ_CHECK(tmp);
-        uint64_t names_bytes = 0;
-        uint8_t *names = names_copy(out, size, &names_bytes);
-        size_t got = layout(tmp, max_out, out, p, n, names, names_bytes);
+        uint64_t names_bytes = 0, fnames_bytes = 0;
+        uint8_t *names = names_copy(out, size, 0, &names_bytes), *fnames = names_copy(out, size, 1, &fnames_bytes);
+        size_t got = layout(tmp, max_out, out, p, n, names, names_bytes, fnames, fnames_bytes);
         free(names);
+        free(fnames);
         if (got) {
             memcpy(out, tmp, got);
             size = got;

@@ -1,4 +1,4 @@
-/* fuzz_train_model_file.c: libFuzzer target for the linear model's file (.hog): load, the model's information and one prediction; its mutator resizes the sections with the header's counts (the names and feature scales of versions 2 and 3 too) and recomputes the CRC. */
+/* fuzz_train_model_file.c: libFuzzer target for the linear model's file (.hog): load, the model's information and one prediction; its mutator resizes the sections with the header's counts (the class names, feature names and feature scales of versions 2 and 3 too) and recomputes the CRC. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "train/train.h"
 
@@ -7,7 +7,9 @@
 /* The layout train_model_file.c writes: a 32-byte header, the metadata,
  * the class labels, version 3's sections word, the class names (version
  * 2, or 3 with sections bit 0: their size, then the names), the feature
- * scales (version 3 with sections bit 1), the biases, the weights and a
+ * names (version 3 with sections bit 2: a u64 size, then the count and
+ * the (index, name) entries), the feature scales (version 3 with sections
+ * bit 1), the biases, the weights and a
  * CRC-32 of all before it. */
 #define HEAD 32u
 
@@ -43,6 +45,11 @@ static void layout(const uint8_t *d, fuzz_layout *l)
         const uint32_t names_bytes = next_word(d, l);
         fuzz_section(l, FUZZ_U32, 4, -1);
         fuzz_section(l, FUZZ_NAMES, names_bytes, -1);
+    }
+    if (sections & 4u) { /* feature names: a u64 size (its low word read), then the count and the entries */
+        const uint32_t fnames_bytes = next_word(d, l);
+        fuzz_section(l, FUZZ_U32, 8, -1);
+        fuzz_section(l, FUZZ_NAMES, fnames_bytes, -1);
     }
     if (sections & 2u)
         fuzz_section(l, FUZZ_F32, 4 * dim, -1);

@@ -15,17 +15,21 @@ trap 'rm -rf "$t"' EXIT
 mkdir -p "$c/hgd" "$c/model" "$c/mf" "$c/hgr"
 cd "$t"
 
-# data sets: 1-based and 0-based libsvm, weighted VW, CSV (numbers, and class names), and a cache (with its source record)
+# data sets: 1-based and 0-based libsvm, weighted VW, CSV (numbers, and class names), feature names (a CSV
+# header, VW asked for them), and a cache (with its source record)
 printf '1 1:0.5 3:1\n-1 2:1\n1 1:2 4:-1.5\n-1\n1 5:1e-3\n-1 2:0.25 3:4\n' >one.svm
 printf '0 0:1 7:2\n1 3:0.5\n2 1:1 2:1 9:-3\n0\n1 0:4\n' >zero.svm
 printf '1 2.5 |a x y\n-1 |a z\n1 0 |b x:2\n-1 0.25 |a y\n' >w.vw
 printf 'y,a,b,c\n1,0.5,0,2\n0,1,1,0\n1,0,0,0\n' >d.csv
 printf 'a,b,species\n0.5,1,virginica\n1,0,setosa\n0,2,versicolor\n1.5,1,setosa\n' >names.csv
+printf 'y,age,color,height\n1,30,red,1.5\n0,40,blue,0\n1,0,red,1.7\n' >fnames.csv
 "$hog" convert -q one.svm -o "$c/hgd/libsvm-one-based.hgd"
 "$hog" convert -q zero.svm -o "$c/hgd/libsvm-zero-based.hgd"
 "$hog" convert -q w.vw -b 8 -o "$c/hgd/vw-weighted.hgd"
 "$hog" convert -q d.csv -o "$c/hgd/csv-header.hgd"
 "$hog" convert -q names.csv --label species -o "$c/hgd/csv-class-names.hgd"
+"$hog" convert -q fnames.csv --categorical color --feature-names -b 6 -o "$c/hgd/csv-feature-names.hgd"
+"$hog" convert -q w.vw -b 2 --feature-names -o "$c/hgd/vw-feature-names.hgd"
 "$hog" train -q one.svm --cache "$c/hgd/cache-source.hgd" -o m.hog --epochs 1 --threads 1
 
 # linear models: each loss's shape of outputs and classes (the plain update:
@@ -37,6 +41,9 @@ printf 'a,b,species\n0.5,1,virginica\n1,0,setosa\n0,2,versicolor\n1.5,1,setosa\n
 "$hog" train -q one.svm -o "$c/model/scaled.hog" --epochs 2 --threads 1
 "$hog" train -q names.csv --label species --loss softmax -o "$c/model/named.hog" --epochs 2 --threads 1 --normalized 0
 "$hog" train -q names.csv --label species --loss softmax -o "$c/model/named-scaled.hog" --epochs 2 --threads 1
+"$hog" train -q fnames.csv --categorical color --feature-names -b 6 -o "$c/model/feature-names.hog" --epochs 2 \
+    --threads 1 --normalized 0
+"$hog" train -q w.vw -b 2 --feature-names -o "$c/model/vw-feature-names-scaled.hog" --epochs 2 --threads 1
 
 # ratings, and matrix factorisation models of rank 2 and 5
 printf 'u1 i1 4\nu2 i1 3\nu1 i2 5\nu3 i3 1\n' >r.txt
