@@ -742,7 +742,8 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
         uint32_t b = hog_mf_grid_bands(p->grid, rs.nth, ntrain);
         if (resume) {
             b = (uint32_t)sqrt((double)rs.ck.segments);
-            b = b ? b : 1; /* a checkpoint whose count is no square: hog_mf_checkpoint_apply refuses it */
+            /* A count that is no grid's: hog_mf_checkpoint_apply refuses it. */
+            b = b && b <= HOG_MF_MAX_GRID ? b : 1;
         }
         rs.grid.b = b;
         if ((rc = hog_mf_grid_build(&rs.grid, rs.train, ntrain, train->users.n, train->items.n, p->seed)) < 0)
