@@ -98,6 +98,7 @@ typedef float hog_f4 __attribute__((vector_size(16), aligned(16)));
 
 static inline void hog_w_load_row(float *restrict dst, const hog_weight *w, uint32_t n)
 {
+#pragma GCC unroll 8
     for (uint32_t i = 0; i < n; i += 4) {
         hog_f4 v;
         __asm__ volatile("movaps %1, %0" : "=x"(v) : "m"(*(const hog_f4 *)(const void *)&w[i]));
@@ -107,6 +108,7 @@ static inline void hog_w_load_row(float *restrict dst, const hog_weight *w, uint
 
 static inline void hog_w_store_row(hog_weight *w, const float *restrict src, uint32_t n)
 {
+#pragma GCC unroll 8
     for (uint32_t i = 0; i < n; i += 4) {
         hog_f4 v;
         __builtin_memcpy(&v, src + i, sizeof(v));

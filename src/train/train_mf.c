@@ -246,9 +246,9 @@ typedef struct mf_job {
 #define MF_PAUSED 0x80000000u
 
 /* One rating's step on the shared model: its two rows and biases copied
- * out, stepped, stored back. k is the stride, a multiple of 16: the
- * callers pass 16 and 32 as constants so that the copies and the step
- * compile to whole vectors with no loop left. Returns the error. */
+ * out, stepped by hog_mf_step, stored back; k is the stride, a multiple
+ * of 16 (ranks above 32; mf_update_16 and mf_update_32 below take the
+ * others). Returns the error. */
 static inline float mf_update(hog_mf_model *m, const hog_mf_triple *t, uint32_t k, float mean, float step, float l2,
                               float l2b, float *restrict pl, float *restrict ql)
 {
@@ -264,6 +264,45 @@ static inline float mf_update(hog_mf_model *m, const hog_mf_triple *t, uint32_t 
     return e;
 }
 
+/* mf_update for a stride of K (16 or 32) in GCC's vectors of four floats:
+ * the same operations in the same order as hog_mf_step (its four partial
+ * sums are the lanes), so the same results bit for bit, but a vector
+ * kernel whatever the compiler's cost model makes of the plain loops. */
+typedef float mf_f4 __attribute__((vector_size(16)));
+
+#define MF_UPDATE_K(K)                                                                                          \
+    static inline float mf_update_##K(hog_mf_model *m, const hog_mf_triple *t, float mean, float step, float l2, \
+                                      float l2b)                                                                \
+    {                                                                                                           \
+        hog_weight *pu = m->p + (size_t)t->user * (K), *qi = m->q + (size_t)t->item * (K);                     \
+        _Alignas(16) float pl[K];                                                                               \
+        _Alignas(16) float ql[K];                                                                               \
+        hog_w_load_row(pl, pu, (K));                                                                            \
+        hog_w_load_row(ql, qi, (K));                                                                            \
+        mf_f4 pv[(K) / 4], qv[(K) / 4], acc = {0.0f, 0.0f, 0.0f, 0.0f};                                         \
+        _Pragma("GCC unroll 8") for (uint32_t c = 0; c < (K) / 4; c++) {                                        \
+            memcpy(&pv[c], pl + 4 * c, sizeof(mf_f4));                                                          \
+            memcpy(&qv[c], ql + 4 * c, sizeof(mf_f4));                                                          \
+            acc += pv[c] * qv[c];                                                                               \
+        }                                                                                                       \
+        float bu = hog_w_load(&m->bu[t->user]), bi = hog_w_load(&m->bi[t->item]);                              \
+        float e = t->rating - (mean + bu + bi + ((acc[0] + acc[2]) + (acc[1] + acc[3])));                       \
+        const float se = step * e, sr = 1.0f - step * l2;                                                       \
+        _Pragma("GCC unroll 8") for (uint32_t c = 0; c < (K) / 4; c++) {                                        \
+            mf_f4 np = sr * pv[c] + se * qv[c], nq = sr * qv[c] + se * pv[c];                                   \
+            memcpy(pl + 4 * c, &np, sizeof(mf_f4));                                                             \
+            memcpy(ql + 4 * c, &nq, sizeof(mf_f4));                                                             \
+        }                                                                                                       \
+        hog_w_store_row(pu, pl, (K));                                                                           \
+        hog_w_store_row(qi, ql, (K));                                                                           \
+        hog_w_store(&m->bu[t->user], bu + step * (e - l2b * bu));                                               \
+        hog_w_store(&m->bi[t->item], bi + step * (e - l2b * bi));                                               \
+        return e;                                                                                               \
+    }
+MF_UPDATE_K(16)
+MF_UPDATE_K(32)
+#undef MF_UPDATE_K
+
 /* The steps of n triples, t[perm[i]] (perm NULL: t[i]) in turn; returns their squared errors. */
 static double mf_steps(mf_job *job, mf_worker *w, const hog_mf_triple *t, const uint32_t *perm, uint32_t n)
 {
@@ -273,17 +312,17 @@ static double mf_steps(mf_job *job, mf_worker *w, const hog_mf_triple *t, const 
     const float l2 = (float)job->p->l2, l2b = (float)job->p->l2_bias;
     float *restrict pl = w->pl, *restrict ql = w->ql;
     double se = 0;
-#define MF_STEPS(K)                                                                                             \
+#define MF_STEPS(UPDATE)                                                                                        \
     for (uint32_t i = 0; i < n; i++) {                                                                          \
-        float e = mf_update(m, &t[perm ? perm[i] : i], (K), mean, step, l2, l2b, pl, ql);                       \
+        float e = UPDATE;                                                                                       \
         se += (double)e * (double)e;                                                                            \
     }
     if (k == 16)
-        MF_STEPS(16)
+        MF_STEPS(mf_update_16(m, &t[perm ? perm[i] : i], mean, step, l2, l2b))
     else if (k == 32)
-        MF_STEPS(32)
+        MF_STEPS(mf_update_32(m, &t[perm ? perm[i] : i], mean, step, l2, l2b))
     else
-        MF_STEPS(k)
+        MF_STEPS(mf_update(m, &t[perm ? perm[i] : i], k, mean, step, l2, l2b, pl, ql))
 #undef MF_STEPS
     return se;
 }
