@@ -3,6 +3,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # Usage: sh bench/bench-libmf.sh BUILD_DIR
+#        sh bench/bench-libmf.sh --table CSV   (the table of an earlier run's csv)
 #
 # LIBMF (github.com/cjlin1/libmf) is built with its own Makefile (SSE, OpenMP,
 # -march=native) in $BENCH_DIR/libmf, never kept in this tree: from the git
@@ -28,12 +29,14 @@
 # its step 0.01 x 0.95^epoch, user and item biases (--l2-bias 0.01), the
 # clamp to the training range and its grid's bands.
 #
-# Timing: hogtrain's seconds are its training time (the per-epoch lines on
-# stderr: evaluation excluded); LIBMF's are taken as each iteration's line
-# reaches this script (LIBMF flushes it), from its header line, printed once
-# its data are read and its grid is made, so they include its per-iteration
-# RMSE on the test set (a tenth of the ratings: a few per cent of an
-# iteration). updates/s: training ratings x epochs / those seconds. The
+# Timing: hogtrain's seconds are its training time (its report's
+# epoch_seconds: evaluation excluded); LIBMF's are taken as each
+# iteration's line reaches this script, from its header line, printed once
+# its data are read and its grid is made (under `stdbuf -oL`: LIBMF
+# flushes its iteration lines but not the header; without stdbuf the
+# first iteration is given the mean time of the others), so they include
+# its per-iteration RMSE on the test set (a tenth of the ratings: a few
+# per cent of an iteration). updates/s: training ratings x epochs / those seconds. The
 # time to LIBMF's RMSE is the first epoch whose test RMSE is at or below
 # LIBMF's final one (the median over its runs on that thread count), "-"
 # when never reached. Runs interleave (LIBMF 1, hogtrain 1, LIBMF 2,
@@ -56,6 +59,40 @@
 #   BENCH_DIR  where the data, LIBMF and scratch files go (default /tmp/hogtrain-bench)
 set -eu
 
+table() { # table CSV: the medians of the runs in CSV as a markdown table
+    "${py:-python3}" - "$1" <<'PY'
+import csv, statistics, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["run"] != "warmup"]
+runs = {}
+for r in rows:
+    runs.setdefault((r["data"], r["tool"], int(r["threads"]), r["run"]), []).append(
+        (int(r["epoch"]), float(r["seconds"]), float(r["test_rmse"]), float(r["updates_per_s"])))
+med = statistics.median
+print("Medians over the runs (interleaved):\n")
+print("| data | tool | threads | updates/s | seconds to LIBMF's RMSE | epochs to it | final test RMSE | training seconds |")
+print("|---|---|--:|--:|--:|--:|--:|--:|")
+for data in sorted({k[0] for k in runs}):
+    for t in sorted({k[2] for k in runs if k[0] == data}):
+        ref = [v[-1][2] for k, v in runs.items() if k[0] == data and k[1] == "libmf" and k[2] == t]
+        target = med(ref) if ref else None
+        tools = sorted({k[1] for k in runs if k[0] == data and k[2] == t}, key=lambda x: (x != "libmf", x))
+        for tool in tools:
+            mine = [v for k, v in runs.items() if k[0] == data and k[1] == tool and k[2] == t]
+            hit = [next((e for e in v if target is not None and e[2] <= target + 1e-12), None) for v in mine]
+            reached = [h for h in hit if h]
+            enough = len(reached) * 2 > len(hit)
+            to = "%.3f" % med(h[1] for h in reached) if enough else "-"
+            ep = "%g" % med(h[0] for h in reached) if enough else "-"
+            print("| %s | %s | %d | %s | %s | %s | %.4f | %.3f |" % (
+                data, "`%s`" % tool if tool != "libmf" else "LIBMF", t, format(int(med(v[-1][3] for v in mine)), ","),
+                to, ep, med(v[-1][2] for v in mine), med(v[-1][1] for v in mine)))
+PY
+}
+
+if [ $# -eq 2 ] && [ "$1" = --table ]; then
+    table "$2"
+    exit
+fi
 if [ $# -ne 1 ]; then
     echo "usage: $0 BUILD_DIR" >&2
     exit 2
@@ -156,7 +193,7 @@ echo "data,run,tool,threads,epoch,seconds,test_rmse,updates_per_s" > "$csv"
 # run DATA_NAME DIR TOOL THREADS RUN: one run, its epochs appended to the csv
 run() {
     "$py" - "$@" "$hogtrain" "$mftrain" "$rank" "$epochs" "$l2" "$scratch" >> "$csv" <<'PY'
-import json, re, subprocess, sys, time
+import json, re, shutil, subprocess, sys, time
 name, d, tool, threads, run, hogtrain, mftrain, rank, epochs, l2, scratch = sys.argv[1:12]
 extra = tool[len("hogtrain"):]
 ntrain = sum(1 for _ in open(d + "/train.txt"))
@@ -164,7 +201,8 @@ rows = []
 if tool == "libmf":
     cmd = [mftrain, "-k", rank, "-t", epochs, "-s", threads, "-l2", l2, "-p", d + "/test.txt",
            d + "/train.txt", scratch + "/libmf.model"]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, bufsize=1)
+    stdbuf = shutil.which("stdbuf")
+    p = subprocess.Popen(([stdbuf, "-oL"] if stdbuf else []) + cmd, stdout=subprocess.PIPE, text=True, bufsize=1)
     t0 = None
     for line in p.stdout:
         now = time.monotonic()
@@ -175,6 +213,9 @@ if tool == "libmf":
             rows.append((int(f[0]) + 1, now - t0, float(f[2])))
     if p.wait() != 0:
         sys.exit("bench-libmf.sh: mf-train failed")
+    if not stdbuf and len(rows) > 1: # the header came with the first iteration's line
+        first = (rows[-1][1] - rows[0][1]) / (len(rows) - 1)
+        rows = [(e, s + first, r) for e, s, r in rows]
 else:
     cmd = [hogtrain, "train", d + "/train.hgr", "--model", "mf", "--rank", rank, "--epochs", epochs,
            "--threads", threads, "--l2", l2, "--test", d + "/test.hgr", "-o", scratch + "/hog.mf",
@@ -224,35 +265,6 @@ for data in ${DATA:-generated movielens}; do
     esac
 done
 
-"$py" - "$csv" "$rank" "$epochs" "$l2" <<'PY'
-import csv, statistics, sys
-rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["run"] != "warmup"]
-runs = {}
-for r in rows:
-    runs.setdefault((r["data"], r["tool"], int(r["threads"]), r["run"]), []).append(
-        (int(r["epoch"]), float(r["seconds"]), float(r["test_rmse"]), float(r["updates_per_s"])))
-med = statistics.median
-print("Rank %s, %s epochs, L2 %s; medians over the runs (interleaved):\n" % (sys.argv[2], sys.argv[3], sys.argv[4]))
-print("| data | tool | threads | updates/s | seconds to LIBMF's RMSE | epochs to it | final test RMSE | training seconds |")
-print("|---|---|--:|--:|--:|--:|--:|--:|")
-for data in sorted({k[0] for k in runs}):
-    for t in sorted({k[2] for k in runs if k[0] == data}):
-        ref = [v[-1][2] for k, v in runs.items() if k[0] == data and k[1] == "libmf" and k[2] == t]
-        target = med(ref) if ref else None
-        tools = sorted({k[1] for k in runs if k[0] == data and k[2] == t}, key=lambda x: (x != "libmf", x))
-        for tool in tools:
-            mine = [v for k, v in runs.items() if k[0] == data and k[1] == tool and k[2] == t]
-            if not mine:
-                continue
-            hit = []
-            for v in mine:
-                first = next((e for e in v if target is not None and e[2] <= target + 1e-12), None)
-                hit.append(first)
-            reached = [h for h in hit if h]
-            to = "%.3f" % med(h[1] for h in reached) if len(reached) * 2 > len(hit) else "-"
-            ep = "%g" % med(h[0] for h in reached) if len(reached) * 2 > len(hit) else "-"
-            print("| %s | %s | %d | %s | %s | %s | %.4f | %.3f |" % (
-                data, "`%s`" % tool if tool != "libmf" else "LIBMF", t, format(int(med(v[-1][3] for v in mine)), ","), to, ep,
-                med(v[-1][2] for v in mine), med(v[-1][1] for v in mine)))
-PY
+echo "Rank $rank, $epochs epochs, L2 $l2."
+table "$csv"
 echo "runs: $csv"
