@@ -33,9 +33,11 @@
 /* Fewer ratings than this per block on average and the claims (a mutex
  * and a scan) start to show against the updates. */
 #define MF_GRID_MIN_BLOCK 256u
-/* The bands per side when the threads do not ask for more: measured on
- * 20 M ratings (200,000 users x 20,000 items, rank 16) on 1 and 2 threads
- * (README, "Matrix factorisation"). */
+/* The bands per side when the threads do not ask for more. On 20 M
+ * ratings (200,000 users x 20,000 items, rank 16, one thread) 16 and 32
+ * ran within the host's noise of each other and 8 and 64 slower (8: a
+ * band's 25,000 user rows, 1.6 MB, leave the core's cache; 64: blocks of
+ * 4,900 ratings); 32 leaves more free blocks to several workers. */
 #define MF_GRID_BANDS 32u
 
 uint32_t hog_mf_grid_bands(uint32_t want, unsigned nth, uint64_t n)
