@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench-mf.sh: HOGWILD! matrix factorisation: updates/s on 1 and 2 threads (or $THREADS) on a generated low-rank matrix, and the MovieLens test RMSE.
+# bench-mf.sh: matrix factorisation (the default grid schedule): updates/s on 1 and 2 threads (or $THREADS) on a generated low-rank matrix, and the MovieLens test RMSE.
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # Usage: sh bench/bench-mf.sh BUILD_DIR

@@ -1267,6 +1267,15 @@ typedef void (*hog_mf_progress_fn)(void *ctx, const hog_mf_epoch_stats *stats);
  * (hog_mf_params.control; see hog_mf_control_create). */
 typedef struct hog_mf_control hog_mf_control;
 
+/* How a factorisation's epoch hands ratings to its workers. */
+typedef enum hog_mf_schedule {
+    HOG_MF_HOGWILD = 0, /* shuffled segments of 1024 ratings, any worker on any row (HOGWILD!'s
+                           Netflix run); what a zeroed field meant before the grid existed */
+    HOG_MF_GRID = 1,    /* FPSGD's grid: users and items in seeded random bands, ratings in
+                           (user band, item band) blocks; no two workers hold a block of the
+                           same band, so no row is shared; the default */
+} hog_mf_schedule;
+
 typedef struct hog_mf_params {
     unsigned rank;       /* k: factors per user and per item (1..1024) */
     unsigned threads;    /* workers; 0: one per core */
@@ -1285,15 +1294,19 @@ typedef struct hog_mf_params {
     hog_link *link;      /* NULL: one machine; else a multi-node run over this link (see
                             "Several machines"): every rank reads the same ratings file and
                             trains segment s of 1024 shuffled ratings when s mod nodes is its
-                            rank; rank 0 gathers the final model */
+                            rank, whatever the schedule; rank 0 gathers the final model */
     hog_mf_control *control; /* NULL: none; else the run stops at hog_mf_interrupt(control) and
                             takes the checkpoints it names (the caller keeps it alive) */
-    uint64_t reserved[2]; /* zero; the room for new fields (see Compatibility) */
+    int schedule;        /* a hog_mf_schedule; a linked run (link) uses HOG_MF_HOGWILD's segments */
+    unsigned grid;       /* HOG_MF_GRID: bands per side (2..4096, at least 2 threads + 1 to keep
+                            every worker busy); 0: chosen from the threads and the ratings */
+    uint64_t reserved[1]; /* zero; the room for new fields (see Compatibility) */
 } hog_mf_params;
 
 /* The defaults: rank 32, one thread per core, 20 epochs, step 0.01, decay
  * 0.95, l2 0.05, l2_bias 0.01, init 0.1, no holdout, seed 1, clamping and
- * binding on, no progress callback (tuned on MovieLens, see the README). */
+ * binding on, the grid schedule with its bands chosen by the run, no
+ * progress callback (tuned on MovieLens, see the README). */
 hog_mf_params hog_mf_params_default(void);
 
 /* Checks every field. Returns 0, or HOG_EPARAM with *field (if not NULL)

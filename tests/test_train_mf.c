@@ -169,9 +169,12 @@ Test(mf, step_moves_each_parameter_down_its_gradient)
                  hog_mf_rating_loss(K, mean, bu, bi, p, q, r, l2, l2b));
 }
 
+static int small_schedule = HOG_MF_GRID;
+
 static hog_mf_model *train_small(const hog_ratings *r, unsigned threads, uint64_t seed)
 {
     hog_mf_params p = hog_mf_params_default();
+    p.schedule = small_schedule;
     p.rank = 6;
     p.threads = threads;
     p.epochs = 5;
@@ -182,6 +185,45 @@ static hog_mf_model *train_small(const hog_ratings *r, unsigned threads, uint64_
     char err[512] = "";
     cr_assert_eq(hog_mf_train(&p, r, NULL, &m, err, sizeof(err)), 0, "%s", err);
     return m;
+}
+
+/* Both schedules recover the matrix on one thread and on three, train
+ * every rating once an epoch, and the model says which schedule ran. */
+Test(mf, both_schedules_recover_a_low_rank_matrix)
+{
+    write_low_rank("sched.csv", 400, 300, 4, 60000, 0.1, 12);
+    hog_ratings *r = open_ok("sched.csv", 0);
+    const int schedules[] = {HOG_MF_GRID, HOG_MF_HOGWILD};
+    for (size_t s = 0; s < HOG_ARRAY_LEN(schedules); s++)
+        for (unsigned threads = 1; threads <= 3; threads += 2) {
+            hog_mf_params p = hog_mf_params_default();
+            p.rank = 4;
+            p.threads = threads;
+            p.epochs = 30;
+            p.step = 0.02;
+            p.decay = 0.97;
+            p.l2 = 0.002;
+            p.l2_bias = 0.001;
+            p.holdout = 0.1;
+            p.bind = 0;
+            p.schedule = schedules[s];
+            hog_mf_model *m = NULL;
+            char err[512] = "";
+            cr_assert_eq(hog_mf_train(&p, r, NULL, &m, err, sizeof(err)), 0, "%s", err);
+            hog_mf_info in;
+            hog_mf_get_info(m, &in);
+            cr_assert_lt(in.test_rmse, 0.13, "schedule %d, %u threads: test rmse %g", p.schedule, threads,
+                         in.test_rmse);
+            cr_assert_eq(in.updates, (uint64_t)in.train_ratings * 30);
+            cr_assert_eq(in.params.schedule, p.schedule);
+            /* The grid's bands as run: 54,000 ratings make blocks of at least 256 on average. */
+            if (p.schedule == HOG_MF_GRID)
+                cr_assert(in.params.grid >= 2 * threads + 1 && in.params.grid <= 14, "%u bands", in.params.grid);
+            else
+                cr_assert_eq(in.params.grid, 0u);
+            hog_mf_free(m);
+        }
+    hog_ratings_close(r);
 }
 
 /* Compares every prediction of two models bit for bit; returns the count that differ. */
@@ -215,6 +257,22 @@ Test(mf, one_thread_is_deterministic)
     hog_mf_free(a);
     hog_mf_free(b);
     hog_mf_free(c);
+    hog_ratings_close(r);
+}
+
+Test(mf, one_thread_of_the_segment_schedule_is_deterministic_too)
+{
+    write_low_rank("det2.csv", 60, 40, 3, 3000, 0.2, 5);
+    hog_ratings *r = open_ok("det2.csv", 0);
+    small_schedule = HOG_MF_HOGWILD;
+    hog_mf_model *a = train_small(r, 1, 7), *b = train_small(r, 1, 7), *grid;
+    small_schedule = HOG_MF_GRID;
+    grid = train_small(r, 1, 7);
+    cr_assert_eq(differing(a, b), 0);
+    cr_assert_gt(differing(a, grid), 1000, "the two schedules should train in other orders");
+    hog_mf_free(a);
+    hog_mf_free(b);
+    hog_mf_free(grid);
     hog_ratings_close(r);
 }
 

@@ -172,6 +172,50 @@ Test(mf_checkpoint, a_resumed_one_thread_run_is_the_same_bit_for_bit)
     hog_ratings_close(rt);
 }
 
+/* On several workers a grid run paused inside an epoch has trained a
+ * prefix of the epoch's blocks: resumed on one worker or on five, every
+ * rating is trained once an epoch, and the checkpoint's bands are kept
+ * (five workers alone would choose more). */
+Test(mf_checkpoint, a_grid_run_paused_on_several_workers_resumes_on_any_number)
+{
+    snprintf(ckpt, sizeof(ckpt), "%s/mf.ckpt", dir);
+    hog_ratings *rt = make_ratings("r.txt", 20000, 1);
+    hog_mf_params p = params();
+    p.threads = 3;
+    hog_mf_model *whole = mf_train(rt, p, NULL, 0);
+    cr_assert_eq(whole->info.params.schedule, HOG_MF_GRID);
+    const uint32_t bands = whole->info.params.grid;
+    const unsigned stops[] = {4, 9, 15, 40, 90};
+    int inside = 0;
+    for (size_t i = 0; i < HOG_ARRAY_LEN(stops); i++) {
+        remove(ckpt);
+        hog_mf_control *c = control(1e9, 0, stops[i]);
+        cr_assert_null(mf_train(rt, p, c, HOG_EINTERRUPTED));
+        hog_mf_control_free(c);
+        mf_run_shape s = {&p, rt, NULL, 0, 0};
+        mf_checkpoint ck;
+        char err[256] = "";
+        cr_assert_eq(hog_mf_checkpoint_read(ckpt, &s, &ck, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(ck.segments, bands * bands, "the checkpoint's positions are the grid's blocks");
+        inside |= ck.at.segment > 0;
+        hog_mf_checkpoint_free(&ck);
+        hog_mf_params q = p;
+        q.threads = i % 2 ? 1 : 5;
+        c = control(1e9, 1, 0);
+        hog_mf_model *resumed = mf_train(rt, q, c, 0);
+        cr_assert_eq(resumed->info.updates, whole->info.updates, "stop %u: %llu updates, %llu whole", stops[i],
+                     (unsigned long long)resumed->info.updates, (unsigned long long)whole->info.updates);
+        cr_assert_eq(resumed->info.params.grid, bands);
+        cr_assert(fabs(resumed->info.test_rmse - whole->info.test_rmse) < 0.05, "test rmse %g, %g whole",
+                  resumed->info.test_rmse, whole->info.test_rmse);
+        hog_mf_free(resumed);
+        hog_mf_control_free(c);
+    }
+    cr_assert(inside, "no stop fell inside an epoch");
+    hog_mf_free(whole);
+    hog_ratings_close(rt);
+}
+
 /* Resumes p from ckpt on rt: it must fail with want, err naming says. */
 static void refused(const hog_ratings *rt, hog_mf_params p, int want, const char *says1, const char *says2)
 {

@@ -38,6 +38,7 @@ _hogtrain()
     --index-base) words="auto 0 1" ;;
     --model) words="mf" ;;
     --sync) words="async average" ;;
+    --mf-schedule) words="grid hogwild" ;;
     esac
     if [ -n "$words" ]; then
         COMPREPLY=($(compgen -W "$words" -- "$cur"))

@@ -26,6 +26,13 @@ static const char mf_usage[] =
     "  --holdout F             or hold out a fraction F of RATINGS for that (default 0)\n"
     "  --seed N                initial factors, shuffling and holdout (default 1)\n"
     "  --bind 0|1              pin workers to cores (default 1)\n"
+    "  --mf-schedule grid|hogwild\n"
+    "                          grid: FPSGD's blocks of user and item bands, no row shared\n"
+    "                          between workers (default); hogwild: shuffled segments of\n"
+    "                          1024 ratings, any worker on any row (a multi-node run\n"
+    "                          always uses these)\n"
+    "  --grid B                bands per side of the grid (default: 32, at least\n"
+    "                          2 threads + 1, fewer on few ratings)\n"
     "  --save-ratings FILE     also write RATINGS as a binary ratings file (.hgr)\n"
     "  --report FILE           write a JSON report (atomically)\n"
     "  -q, --quiet             no progress output\n"
@@ -129,6 +136,7 @@ static int mf_option(const char *name, const char *val, hog_mf_params *p)
         {"rank", &p->rank, NULL, NULL, 1024}, {"threads", &p->threads, NULL, NULL, 4096},
         {"epochs", &p->epochs, NULL, NULL, 1000000}, {"seed", NULL, &p->seed, NULL, ~0ull},
         {"clamp", NULL, NULL, &p->clamp, 1}, {"bind", NULL, NULL, &p->bind, 1},
+        {"grid", &p->grid, NULL, NULL, 4096},
     };
     for (unsigned i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
         if (strcmp(name, ints[i].n) != 0)
@@ -138,6 +146,17 @@ static int mf_option(const char *name, const char *val, hog_mf_params *p)
         if (ints[i].un) *ints[i].un = (unsigned)u;
         else if (ints[i].u64) *ints[i].u64 = u;
         else *ints[i].i = (int)u;
+        return 0;
+    }
+    if (strcmp(name, "mf-schedule") == 0) {
+        if (strcmp(val, "grid") == 0)
+            p->schedule = HOG_MF_GRID;
+        else if (strcmp(val, "hogwild") == 0)
+            p->schedule = HOG_MF_HOGWILD;
+        else {
+            cli_error("--mf-schedule: expected grid or hogwild, found '%s'", val);
+            return -1;
+        }
         return 0;
     }
     double *d = strcmp(name, "step") == 0 ? &p->step : strcmp(name, "decay") == 0 ? &p->decay
@@ -163,6 +182,7 @@ int cli_mf_train(int argc, char **argv)
         {"l2-bias", required_argument, 0, 0}, {"init", required_argument, 0, 0},
         {"clamp", required_argument, 0, 0}, {"holdout", required_argument, 0, 0},
         {"seed", required_argument, 0, 0}, {"bind", required_argument, 0, 0},
+        {"mf-schedule", required_argument, 0, 0}, {"grid", required_argument, 0, 0},
         CLI_CKPT_OPTIONS, CLI_LINK_OPTIONS, {0, 0, 0, 0},
     };
     double t_start = cli_now();
@@ -436,6 +456,10 @@ int cli_mf_info(const char *path)
     printf("%-18s threads %u, epochs %u, step %g, decay %g, l2 %g, l2-bias %g, init %g, holdout %g,"
            " seed %llu, clamp %d\n", "parameters", p->threads, p->epochs, p->step, p->decay, p->l2, p->l2_bias,
            p->init, p->holdout, (unsigned long long)p->seed, p->clamp);
+    if (p->schedule == HOG_MF_GRID)
+        printf("%-18s grid of %u x %u blocks\n", "schedule", p->grid, p->grid);
+    else
+        printf("%-18s hogwild (shuffled segments)\n", "schedule");
     printf("%-18s %.3f s, %llu updates\n", "training time", in.seconds, (unsigned long long)in.updates);
     printf("%-18s rmse %.6g\n", "train metrics", in.train_rmse);
     if (in.test_ratings)

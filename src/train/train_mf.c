@@ -1,4 +1,4 @@
-/* train_mf.c: matrix factorisation with HOGWILD! SGD (the Netflix experiment): parameters, the model, prediction and training. */
+/* train_mf.c: matrix factorisation by SGD, on FPSGD's grid or HOGWILD!'s shuffled segments: parameters, the model, prediction and training. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <math.h>
@@ -32,6 +32,8 @@ hog_mf_params hog_mf_params_default(void)
     p.seed = 1;
     p.clamp = 1;
     p.bind = 1;
+    p.schedule = HOG_MF_GRID;
+    p.grid = 0;
     return p;
 }
 
@@ -60,6 +62,10 @@ int hog_mf_params_check(const hog_mf_params *p, const char **field)
         bad = "clamp";
     else if (p->bind != 0 && p->bind != 1)
         bad = "bind";
+    else if (p->schedule != HOG_MF_HOGWILD && p->schedule != HOG_MF_GRID)
+        bad = "schedule";
+    else if (p->grid > HOG_MF_MAX_GRID)
+        bad = "grid";
     if (field)
         *field = bad;
     return bad ? HOG_EPARAM : 0;
@@ -218,6 +224,7 @@ typedef struct mf_job {
     uint64_t n;
     const uint32_t *order;   /* this epoch's order of segments */
     uint32_t nseg;
+    mf_grid *grid;           /* the grid's blocks and scheduler, or NULL: segments */
     unsigned epoch;
     float step;
     mf_worker *ws;
@@ -238,12 +245,90 @@ typedef struct mf_job {
 
 #define MF_PAUSED 0x80000000u
 
-static void run_segment(mf_job *job, mf_worker *w, uint32_t seg)
+/* One rating's step on the shared model: its two rows and biases copied
+ * out, stepped by hog_mf_step, stored back; k is the stride, a multiple
+ * of 16 (ranks above 32; mf_update_16 and mf_update_32 below take the
+ * others). Returns the error. */
+static inline float mf_update(hog_mf_model *m, const hog_mf_triple *t, uint32_t k, float mean, float step, float l2,
+                              float l2b, float *restrict pl, float *restrict ql)
+{
+    hog_weight *pu = m->p + (size_t)t->user * m->stride, *qi = m->q + (size_t)t->item * m->stride;
+    hog_w_load_row(pl, pu, k);
+    hog_w_load_row(ql, qi, k);
+    float bu = hog_w_load(&m->bu[t->user]), bi = hog_w_load(&m->bi[t->item]);
+    float e = hog_mf_step(k, mean, &bu, &bi, pl, ql, t->rating, step, l2, l2b);
+    hog_w_store_row(pu, pl, k);
+    hog_w_store_row(qi, ql, k);
+    hog_w_store(&m->bu[t->user], bu);
+    hog_w_store(&m->bi[t->item], bi);
+    return e;
+}
+
+/* mf_update for a stride of K (16 or 32) in GCC's vectors of four floats:
+ * the same operations in the same order as hog_mf_step (its four partial
+ * sums are the lanes), so the same results bit for bit, but a vector
+ * kernel whatever the compiler's cost model makes of the plain loops. */
+typedef float mf_f4 __attribute__((vector_size(16)));
+
+#define MF_UPDATE_K(K)                                                                                          \
+    static inline float mf_update_##K(hog_mf_model *m, const hog_mf_triple *t, float mean, float step, float l2, \
+                                      float l2b)                                                                \
+    {                                                                                                           \
+        hog_weight *pu = m->p + (size_t)t->user * (K), *qi = m->q + (size_t)t->item * (K);                     \
+        _Alignas(16) float pl[K];                                                                               \
+        _Alignas(16) float ql[K];                                                                               \
+        hog_w_load_row(pl, pu, (K));                                                                            \
+        hog_w_load_row(ql, qi, (K));                                                                            \
+        mf_f4 pv[(K) / 4], qv[(K) / 4], acc = {0.0f, 0.0f, 0.0f, 0.0f};                                         \
+        _Pragma("GCC unroll 8") for (uint32_t c = 0; c < (K) / 4; c++) {                                        \
+            memcpy(&pv[c], pl + 4 * c, sizeof(mf_f4));                                                          \
+            memcpy(&qv[c], ql + 4 * c, sizeof(mf_f4));                                                          \
+            acc += pv[c] * qv[c];                                                                               \
+        }                                                                                                       \
+        float bu = hog_w_load(&m->bu[t->user]), bi = hog_w_load(&m->bi[t->item]);                              \
+        float e = t->rating - (mean + bu + bi + ((acc[0] + acc[2]) + (acc[1] + acc[3])));                       \
+        const float se = step * e, sr = 1.0f - step * l2;                                                       \
+        _Pragma("GCC unroll 8") for (uint32_t c = 0; c < (K) / 4; c++) {                                        \
+            mf_f4 np = sr * pv[c] + se * qv[c], nq = sr * qv[c] + se * pv[c];                                   \
+            memcpy(pl + 4 * c, &np, sizeof(mf_f4));                                                             \
+            memcpy(ql + 4 * c, &nq, sizeof(mf_f4));                                                             \
+        }                                                                                                       \
+        hog_w_store_row(pu, pl, (K));                                                                           \
+        hog_w_store_row(qi, ql, (K));                                                                           \
+        hog_w_store(&m->bu[t->user], bu + step * (e - l2b * bu));                                               \
+        hog_w_store(&m->bi[t->item], bi + step * (e - l2b * bi));                                               \
+        return e;                                                                                               \
+    }
+MF_UPDATE_K(16)
+MF_UPDATE_K(32)
+#undef MF_UPDATE_K
+
+/* The steps of n triples, t[perm[i]] (perm NULL: t[i]) in turn; returns their squared errors. */
+static double mf_steps(mf_job *job, mf_worker *w, const hog_mf_triple *t, const uint32_t *perm, uint32_t n)
 {
     hog_mf_model *m = job->m;
     const uint32_t k = m->stride;
     const float mean = (float)m->info.mean, step = job->step;
     const float l2 = (float)job->p->l2, l2b = (float)job->p->l2_bias;
+    float *restrict pl = w->pl, *restrict ql = w->ql;
+    double se = 0;
+#define MF_STEPS(UPDATE)                                                                                        \
+    for (uint32_t i = 0; i < n; i++) {                                                                          \
+        float e = UPDATE;                                                                                       \
+        se += (double)e * (double)e;                                                                            \
+    }
+    if (k == 16)
+        MF_STEPS(mf_update_16(m, &t[perm ? perm[i] : i], mean, step, l2, l2b))
+    else if (k == 32)
+        MF_STEPS(mf_update_32(m, &t[perm ? perm[i] : i], mean, step, l2, l2b))
+    else
+        MF_STEPS(mf_update(m, &t[perm ? perm[i] : i], k, mean, step, l2, l2b, pl, ql))
+#undef MF_STEPS
+    return se;
+}
+
+static void run_segment(mf_job *job, mf_worker *w, uint32_t seg)
+{
     uint64_t first = (uint64_t)seg * SEG;
     uint32_t n = (uint32_t)HOG_MIN((uint64_t)SEG, job->n - first);
     /* An order that depends only on (seed, epoch, segment): one thread replays bit for bit. */
@@ -251,27 +336,40 @@ static void run_segment(mf_job *job, mf_worker *w, uint32_t seg)
     for (uint32_t i = 0; i < n; i++)
         w->perm[i] = i;
     hog_shuffle_u32(w->perm, n, &rng);
-    float *restrict pl = w->pl, *restrict ql = w->ql;
-    double se = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        const hog_mf_triple t = job->t[first + w->perm[i]];
-        hog_weight *pu = m->p + (size_t)t.user * k, *qi = m->q + (size_t)t.item * k;
-        for (uint32_t f = 0; f < k; f++) {
-            pl[f] = hog_w_load(&pu[f]);
-            ql[f] = hog_w_load(&qi[f]);
-        }
-        float bu = hog_w_load(&m->bu[t.user]), bi = hog_w_load(&m->bi[t.item]);
-        float e = hog_mf_step(k, mean, &bu, &bi, pl, ql, t.rating, step, l2, l2b);
-        for (uint32_t f = 0; f < k; f++) {
-            hog_w_store(&pu[f], pl[f]);
-            hog_w_store(&qi[f], ql[f]);
-        }
-        hog_w_store(&m->bu[t.user], bu);
-        hog_w_store(&m->bi[t.item], bi);
-        se += (double)e * (double)e;
-    }
-    w->se += se;
+    w->se += mf_steps(job, w, job->t + first, w->perm, n);
     w->updates += n;
+}
+
+/* A block of the grid, its triples in their stored order: no other worker
+ * holds a row of its bands (train_mf_grid.c). */
+static void run_block(mf_job *job, mf_worker *w, uint32_t blk)
+{
+    const mf_grid *g = job->grid;
+    uint64_t lo = g->start[blk], n = g->start[blk + 1] - lo;
+    for (uint64_t done = 0; done < n; done += UINT32_MAX) {
+        uint32_t part = (uint32_t)HOG_MIN(n - done, (uint64_t)UINT32_MAX);
+        w->se += mf_steps(job, w, job->t + lo + done, NULL, part);
+    }
+    w->updates += n;
+}
+
+/* Whether a worker must pause after its segment or block: an interrupt, or a checkpoint due. */
+static int mf_should_pause(const mf_job *job)
+{
+    return (job->interrupted && atomic_load_explicit(job->interrupted, memory_order_relaxed)) ||
+           (job->due > 0 && job->now() >= job->due);
+}
+
+static void grid_worker(void *arg, unsigned ith, unsigned nth)
+{
+    (void)nth;
+    mf_job *job = arg;
+    mf_worker *w = &job->ws[ith];
+    uint32_t pos;
+    while (hog_mf_grid_claim(job->grid, &pos)) {
+        run_block(job, w, job->order[pos]);
+        hog_mf_grid_release(job->grid, pos, mf_should_pause(job));
+    }
 }
 
 static void epoch_worker(void *arg, unsigned ith, unsigned nth)
@@ -284,8 +382,7 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
         if (pos >= job->nseg || (job->stop && atomic_load_explicit(job->stop, memory_order_relaxed)))
             break;
         run_segment(job, w, job->order[pos]);
-        if ((job->interrupted && atomic_load_explicit(job->interrupted, memory_order_relaxed)) ||
-            (job->due > 0 && job->now() >= job->due)) {
+        if (mf_should_pause(job)) {
             uint32_t old = atomic_fetch_or_explicit(&job->next, MF_PAUSED, memory_order_relaxed);
             if (!(old & MF_PAUSED))
                 job->paused_at = old;
@@ -390,6 +487,7 @@ typedef struct mf_run {
     hog_mf_triple *eval;
     uint32_t *order;
     uint32_t *um, *im;
+    mf_grid grid;          /* the grid schedule's blocks (grid.blocks 0: segments) */
     hog_ckpt_timer timer;  /* the control's checkpoints and interrupt flag */
     mf_run_shape shape;    /* what a checkpoint describes */
     mf_checkpoint ck;      /* the checkpoint resumed from */
@@ -409,6 +507,7 @@ static void mf_run_free(mf_run *rs)
     hog_free(rs->order);
     hog_free(rs->um);
     hog_free(rs->im);
+    hog_mf_grid_free(&rs->grid);
     hog_mf_checkpoint_free(&rs->ck);
     hog_pool_return(rs->pool);
 }
@@ -443,7 +542,7 @@ static int mf_link_start(const hog_mf_params *p, const hog_ratings *train, hog_m
     return rc < 0 ? rc : hog_link_start(p->link);
 }
 
-/* This epoch's segments, shuffled: all of them, or this rank's share. */
+/* This epoch's segments (or the grid's blocks), shuffled: all of them, or this rank's share. */
 static uint32_t mf_order(const hog_mf_params *p, uint32_t *order, uint64_t nseg, unsigned e)
 {
     uint32_t k = 0;
@@ -480,8 +579,8 @@ static void mf_where(const mf_run *rs, const mf_position *at, char *where, size_
     if (at->finished)
         snprintf(where, len, "after its last epoch (%u)", epochs);
     else if (at->segment)
-        snprintf(where, len, "in epoch %u of %u, after %u of %u segments", at->epoch + 1, epochs, at->segment,
-                 rs->shape.segments);
+        snprintf(where, len, "in epoch %u of %u, after %u of %u %s", at->epoch + 1, epochs, at->segment,
+                 rs->shape.segments, rs->grid.blocks ? "blocks" : "segments");
     else
         snprintf(where, len, "before epoch %u of %u", at->epoch + 1, epochs);
 }
@@ -515,16 +614,20 @@ static int mf_epochs(mf_run *rs, mf_job *job, uint64_t nseg, uint64_t neval, mf_
         }
         if ((rc = mf_pause(rs, job->m, at, 0, err, err_len)) < 0)
             return rc;
-        job->nseg = mf_order(p, rs->order, nseg, e);
+        job->nseg = mf_order(p, rs->order, job->grid ? job->grid->blocks : nseg, e);
         job->epoch = e;
         job->step = (float)(p->step * pow(p->decay, e));
         for (;;) {
             atomic_store_explicit(&job->next, at->segment, memory_order_relaxed);
+            if (job->grid)
+                hog_mf_grid_begin(job->grid, rs->order, job->nseg, at->segment);
             job->paused_at = UINT32_MAX;
             job->due = hog_ckpt_due(&rs->timer);
             double t0 = hog_now();
-            hog_pool_run(rs->pool, epoch_worker, job);
+            hog_pool_run(rs->pool, job->grid ? grid_worker : epoch_worker, job);
             at->seconds += hog_now() - t0;
+            if (job->grid)
+                job->paused_at = hog_mf_grid_paused_at(job->grid);
             if (job->paused_at >= job->nseg)
                 break;
             at->segment = job->paused_at;
@@ -671,6 +774,20 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
         rs.train[k] = rs.train[j];
         rs.train[j] = tmp;
     }
+    /* The grid (a linked run keeps the segments, which hog_link_owns_block
+     * shares out among the ranks: no band could be held across machines).
+     * A resumed run keeps its checkpoint's bands, whatever its threads. */
+    if (p->schedule == HOG_MF_GRID && !p->link) {
+        uint32_t b = hog_mf_grid_bands(p->grid, rs.nth, ntrain);
+        if (resume) {
+            b = (uint32_t)sqrt((double)rs.ck.segments);
+            /* A count that is no grid's: hog_mf_checkpoint_apply refuses it. */
+            b = b && b <= HOG_MF_MAX_GRID ? b : 1;
+        }
+        rs.grid.b = b;
+        if ((rc = hog_mf_grid_build(&rs.grid, rs.train, ntrain, train->users.n, train->items.n, p->seed)) < 0)
+            goto fail;
+    }
     if (test) {
         if (match_names(&train->users, &test->users, &rs.um) < 0 ||
             match_names(&train->items, &test->items, &rs.im) < 0) {
@@ -688,7 +805,8 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
     m = hog_mf_new(train->users.n, train->items.n, p->rank);
     uint64_t nseg = (ntrain + SEG - 1) / SEG;
     /* A claim's counter keeps its top bit for pausing (mf_job.next). */
-    rs.order = nseg < MF_PAUSED ? hog_malloc(nseg * sizeof(uint32_t)) : NULL;
+    uint64_t positions = HOG_MAX(nseg, (uint64_t)rs.grid.blocks);
+    rs.order = positions < MF_PAUSED ? hog_malloc(positions * sizeof(uint32_t)) : NULL;
     rs.ws = hog_aligned_alloc(HOG_CACHELINE, rs.nth * sizeof(mf_worker));
     if (rs.ws) /* before any failure: mf_run_free reads every worker's state */
         memset(rs.ws, 0, rs.nth * sizeof(mf_worker));
@@ -712,6 +830,8 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
     }
     m->info.params = *p;
     m->info.params.threads = rs.nth;
+    m->info.params.schedule = rs.grid.blocks ? HOG_MF_GRID : HOG_MF_HOGWILD; /* as run */
+    m->info.params.grid = rs.grid.b;
     m->info.params.progress = NULL;
     m->info.params.progress_ctx = NULL;
     m->info.params.control = NULL;
@@ -728,10 +848,11 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
         goto fail;
 
     mf_job job = {.p = p, .m = m, .t = rs.train, .n = ntrain, .order = rs.order, .nseg = (uint32_t)nseg, .ws = rs.ws,
+                  .grid = rs.grid.blocks ? &rs.grid : NULL,
                   .stop = p->link ? hog_link_stop_flag(p->link) : NULL, .interrupted = rs.timer.interrupted,
                   .now = rs.timer.now};
     rs.shape.train_ratings = ntrain;
-    rs.shape.segments = (uint32_t)nseg;
+    rs.shape.segments = rs.grid.blocks ? rs.grid.blocks : (uint32_t)nseg;
     mf_position at = {.train_rmse = NAN, .test_rmse = NAN};
     if (resume && (rc = hog_mf_checkpoint_apply(&rs.ck, &rs.shape, m, rs.ws, rs.nth, &at, err, err_len)) < 0)
         goto fail;

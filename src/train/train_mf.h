@@ -37,20 +37,87 @@ static inline float hog_mf_step(uint32_t k, float mean, float *restrict bu, floa
                                 float *restrict p, float *restrict q, float r, float step, float l2,
                                 float l2b)
 {
-    float dot = 0.0f;
-    for (uint32_t f = 0; f < k; f++)
+    /* Four partial sums, so the dot product is one vector of them (a
+     * single sum in order is a chain no compiler may reorder). */
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    uint32_t f = 0;
+    for (; f + 4 <= k; f += 4)
+        for (uint32_t j = 0; j < 4; j++)
+            acc[j] += p[f + j] * q[f + j];
+    float dot = (acc[0] + acc[2]) + (acc[1] + acc[3]);
+    for (; f < k; f++)
         dot += p[f] * q[f];
     float e = r - (mean + *bu + *bi + dot);
     float se = step * e, sr = 1.0f - step * l2;
-    for (uint32_t f = 0; f < k; f++) {
-        float pf = p[f], qf = q[f];
-        p[f] = sr * pf + se * qf;
-        q[f] = sr * qf + se * pf;
+    for (uint32_t c = 0; c < k; c++) {
+        float pc = p[c], qc = q[c];
+        p[c] = sr * pc + se * qc;
+        q[c] = sr * qc + se * pc;
     }
     *bu += step * (e - l2b * *bu);
     *bi += step * (e - l2b * *bi);
     return e;
 }
+
+/* ===================================================================== *
+ *  The grid (train_mf_grid.c): FPSGD's schedule
+ * ===================================================================== */
+#define HOG_MF_MAX_GRID 4096u
+
+/* The ratings bucketed into b x b blocks of (user band, item band), and
+ * the scheduler of an epoch: a sequence of positions in an order of the
+ * blocks, each claimed by one worker at a time, never two holding blocks
+ * of the same user band or the same item band. So within a block a
+ * worker owns every row it touches: the rows need no atomics beyond the
+ * relaxed hog_w_load/hog_w_store that every weight access makes, and the
+ * mutex, taken once per block (thousands of updates), orders one worker's
+ * writes to a band before the next holder's reads. */
+typedef struct mf_grid {
+    uint32_t b;            /* bands per side */
+    uint32_t blocks;       /* b * b */
+    uint64_t *start;       /* blocks + 1: block k holds triples [start[k], start[k + 1]) */
+    /* The epoch under way: positions in order, guarded by mu. */
+    pthread_mutex_t mu;
+    pthread_cond_t freed;  /* a block was given back */
+    int sync_made;         /* mu and freed are initialised */
+    const uint32_t *order; /* the epoch's blocks, order[0..n) */
+    uint32_t n;
+    unsigned char *state;  /* per position: 0 unclaimed, 1 held, 2 done */
+    unsigned char *busy;   /* 2b: user bands, then item bands, held by some worker */
+    uint32_t lo;           /* every position below is claimed */
+    uint32_t top;          /* one past the highest position claimed */
+    uint32_t end;          /* positions from here on are not handed out: n, or top once paused */
+} mf_grid;
+
+/* The bands per side of a grid for nth workers on n ratings when the
+ * caller asked for want (0: choose). */
+uint32_t hog_mf_grid_bands(uint32_t want, unsigned nth, uint64_t n);
+
+/* Buckets t[0..n) in place into g->b x g->b blocks (g->b set): users and
+ * items fall in bands by a random permutation of each drawn from seed, so
+ * the blocks hold about equal numbers of ratings whatever the ids' order.
+ * Within a block the triples keep a seeded random order. Allocates g's
+ * arrays (hog_mf_grid_free). Returns 0 or -ENOMEM. */
+int hog_mf_grid_build(mf_grid *g, hog_mf_triple *t, uint64_t n, uint32_t users, uint32_t items, uint64_t seed);
+void hog_mf_grid_free(mf_grid *g);
+
+/* Starts an epoch over order[0..n) with positions [0, done) already
+ * trained. Not thread-safe: between pool runs. */
+void hog_mf_grid_begin(mf_grid *g, const uint32_t *order, uint32_t n, uint32_t done);
+
+/* Claims the first unclaimed position whose block shares no band with a
+ * held one, waiting while there is none but some are held; *pos is it.
+ * Returns 1, or 0 when there is nothing left to claim. Thread-safe. */
+int hog_mf_grid_claim(mf_grid *g, uint32_t *pos);
+
+/* Gives position pos back, trained. pause: stop handing out positions
+ * past the highest claimed one, so that once the held ones are done the
+ * positions trained are exactly a prefix of the order. Thread-safe. */
+void hog_mf_grid_release(mf_grid *g, uint32_t pos, int pause);
+
+/* After the workers are done: the length of the prefix trained when the
+ * epoch paused, or g->n when it ran to its end. */
+uint32_t hog_mf_grid_paused_at(const mf_grid *g);
 
 /* ===================================================================== *
  *  Stopping a run and its checkpoints (train_mf.c, train_mf_checkpoint.c)
@@ -75,7 +142,7 @@ typedef struct mf_worker {
 /* Where a run stands between segments, and what its statistics are. */
 typedef struct mf_position {
     unsigned epoch;       /* 0-based: the epoch under way, or the next to run */
-    uint32_t segment;     /* segments of its order done (fewer than it has) */
+    uint32_t segment;     /* positions of its order done (fewer than it has): segments, or the grid's blocks */
     int finished;         /* 1: every epoch ran */
     uint64_t updates0;    /* the workers' updates when the epoch began */
     double seconds;       /* training seconds so far */
@@ -89,7 +156,7 @@ typedef struct mf_run_shape {
     const hog_ratings *train;
     const hog_ratings *test;  /* or NULL */
     uint64_t train_ratings; /* after the holdout */
-    uint32_t segments;      /* an epoch's */
+    uint32_t segments;      /* an epoch's positions: segments, or the grid's blocks */
 } mf_run_shape;
 
 /* A checkpoint read into memory: its scalars and where its arrays lie in buf. */

@@ -90,13 +90,16 @@ static size_t mf_ckpt_fields(mf_checkpoint *c, hog_meta_field *f)
     f[n++] = HOG_META_NUM(PARAMS_KEY "holdout", &p->holdout);
     f[n++] = HOG_META_NUM(PARAMS_KEY "seed", &p->seed);
     f[n++] = HOG_META_NUM(PARAMS_KEY "clamp", &p->clamp);
+    /* Absent from a checkpoint older than the grid: 0, the segments it ran. */
+    f[n++] = HOG_META_NUM(PARAMS_KEY "schedule", &p->schedule);
+    f[n++] = HOG_META_NUM(PARAMS_KEY "grid", &p->grid);
     f[n++] = (hog_meta_field){"data.fingerprint", HOG_META_HEX64, &c->fingerprint, NULL, NULL};
     f[n++] = HOG_META_NUM("data.ratings", &c->ratings);
     f[n++] = HOG_META_NUM("data.users", &c->users);
     f[n++] = HOG_META_NUM("data.items", &c->items);
     f[n++] = (hog_meta_field){"data.test_fingerprint", HOG_META_HEX64, &c->test_fingerprint, NULL, NULL};
     f[n++] = HOG_META_NUM("run.train_ratings", &c->train_ratings);
-    f[n++] = HOG_META_NUM("run.segments", &c->segments);
+    f[n++] = HOG_META_NUM("run.segments", &c->segments); /* or the grid's blocks */
     f[n++] = HOG_META_NUM("at.epoch", &c->at.epoch);
     f[n++] = HOG_META_NUM("at.segment", &c->at.segment);
     f[n++] = HOG_META_NUM("at.finished", &c->at.finished);

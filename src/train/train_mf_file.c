@@ -58,6 +58,8 @@ static size_t mf_fields(hog_mf_info *in, hog_meta_field *f)
     f[n++] = HOG_META_NUM("seed", &p->seed);
     f[n++] = HOG_META_NUM("clamp", &p->clamp);
     f[n++] = HOG_META_NUM("bind", &p->bind);
+    f[n++] = HOG_META_NUM("schedule", &p->schedule); /* as run; absent before the grid: 0, segments */
+    f[n++] = HOG_META_NUM("grid", &p->grid);
     f[n++] = HOG_META_NUM("mean", &in->mean);
     f[n++] = HOG_META_NUM("min", &in->min);
     f[n++] = HOG_META_NUM("max", &in->max);

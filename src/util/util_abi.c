@@ -181,7 +181,9 @@ AT(hog_mf_params, progress, 80);
 AT(hog_mf_params, progress_ctx, 88);
 AT(hog_mf_params, link, 96);
 AT(hog_mf_params, control, 104);
-AT(hog_mf_params, reserved, 112);
+AT(hog_mf_params, schedule, 112);
+AT(hog_mf_params, grid, 116);
+AT(hog_mf_params, reserved, 120);
 
 _Static_assert(sizeof(hog_link_params) == 192, "hog_link_params stays 192 bytes");
 AT(hog_link_params, rank, 0);
