@@ -396,11 +396,11 @@ Test(dense, gemm_evaluation_gives_the_row_by_row_metrics)
     cr_assert_eq(hog_pool_create(2, 0, &pool, NULL, 0), 0);
     hog_rowsel sel = {0.3, 5, 1, 0};
     hog_metrics dense_all, dense_sel, sparse_all, sparse_sel;
-    cr_assert_eq(hog_evaluate(m, tr, NULL, 0, pool, &dense_all, NULL, 0), 0);
-    cr_assert_eq(hog_evaluate(m, tr, &sel, 0, pool, &dense_sel, NULL, 0), 0);
+    cr_assert_eq(hog_evaluate(m, tr, NULL, NULL, 0, pool, &dense_all, NULL, 0), 0);
+    cr_assert_eq(hog_evaluate(m, tr, &sel, NULL, 0, pool, &dense_sel, NULL, 0), 0);
     m->info.params.kernel = HOG_KERNEL_SPARSE;
-    cr_assert_eq(hog_evaluate(m, tr, NULL, 0, pool, &sparse_all, NULL, 0), 0);
-    cr_assert_eq(hog_evaluate(m, tr, &sel, 0, pool, &sparse_sel, NULL, 0), 0);
+    cr_assert_eq(hog_evaluate(m, tr, NULL, NULL, 0, pool, &sparse_all, NULL, 0), 0);
+    cr_assert_eq(hog_evaluate(m, tr, &sel, NULL, 0, pool, &sparse_sel, NULL, 0), 0);
     cr_assert_eq(dense_all.rows, 5000);
     cr_assert_eq(dense_sel.rows, sparse_sel.rows);
     cr_assert(dense_sel.rows > 1300 && dense_sel.rows < 1700);
@@ -417,9 +417,9 @@ Test(dense, gemm_evaluation_gives_the_row_by_row_metrics)
     p.loss = HOG_LOSS_LOGISTIC;
     m = train(tr, NULL, p);
     cr_assert_eq(m->info.params.kernel, HOG_KERNEL_DENSE);
-    cr_assert_eq(hog_evaluate(m, tr, NULL, 0, pool, &dense_all, NULL, 0), 0);
+    cr_assert_eq(hog_evaluate(m, tr, NULL, NULL, 0, pool, &dense_all, NULL, 0), 0);
     m->info.params.kernel = HOG_KERNEL_SPARSE;
-    cr_assert_eq(hog_evaluate(m, tr, NULL, 0, pool, &sparse_all, NULL, 0), 0);
+    cr_assert_eq(hog_evaluate(m, tr, NULL, NULL, 0, pool, &sparse_all, NULL, 0), 0);
     cr_assert_float_eq(dense_all.auc, sparse_all.auc, 1e-4);
     cr_assert_float_eq(dense_all.logloss, sparse_all.logloss, 1e-5);
     cr_assert_float_eq(dense_all.accuracy, sparse_all.accuracy, 1e-3); /* a near tie may round the other way */
