@@ -1303,11 +1303,10 @@ typedef struct hog_mf_params {
     uint64_t reserved[1]; /* zero; the room for new fields (see Compatibility) */
 } hog_mf_params;
 
-/* The defaults: rank 32, one thread per core, 20 epochs, step 0.03, decay
+/* The defaults: rank 32, one thread per core, 20 epochs, step 0.01, decay
  * 0.95, l2 0.05, l2_bias 0.01, init 0.1, no holdout, seed 1, clamping and
  * binding on, the grid schedule with its bands chosen by the run, no
- * progress callback (chosen on MovieLens and a generated 20 M-rating
- * matrix, see the README). */
+ * progress callback (tuned on MovieLens, see the README). */
 hog_mf_params hog_mf_params_default(void);
 
 /* Checks every field. Returns 0, or HOG_EPARAM with *field (if not NULL)

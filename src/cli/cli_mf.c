@@ -16,7 +16,7 @@ static const char mf_usage[] =
     "  --rank K                factors per user and per item (default 32)\n"
     "  --threads N             worker threads (default: one per core)\n"
     "  --epochs E              passes over the ratings (default 20)\n"
-    "  --step S                initial step size (default 0.03)\n"
+    "  --step S                initial step size (default 0.01)\n"
     "  --decay D               per-epoch step factor (default 0.95)\n"
     "  --l2 L                  L2 on the factors, per rating (default 0.05)\n"
     "  --l2-bias L             L2 on the user and item biases, per rating (default 0.01)\n"

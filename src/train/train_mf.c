@@ -23,7 +23,7 @@ hog_mf_params hog_mf_params_default(void)
     p.rank = 32;
     p.threads = 0;
     p.epochs = 20;
-    p.step = 0.03;
+    p.step = 0.01;
     p.decay = 0.95;
     p.l2 = 0.05;
     p.l2_bias = 0.01;
