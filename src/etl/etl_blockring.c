@@ -396,7 +396,6 @@ void hog_block_ring_close(hog_block_ring *r)
     hog_free(r);
 }
 
-
 int hog_block_ring_file_order(const hog_dataset *ds, unsigned slots, size_t bytes, hog_block_ring **out)
 {
     *out = NULL;
