@@ -41,14 +41,17 @@ out="$tmp/run"
     { cat "$tmp/log" >&2; fail "bench/run threads failed"; }
 header=commit,study,case,tool,params,data,threads,rep,wall_s,train_s,examples_per_s,nnz_per_s,bytes_per_s,loss,test_metric,metric,time_to_target_s,peak_rss_kb,read_bytes
 [ "$(head -n 1 "$out/results.csv")" = "$header" ] || fail "results.csv header: $(head -n 1 "$out/results.csv")"
-# 3 cases (logistic, softmax, mf) x 2 thread counts x 1 repetition; warm-ups not recorded.
-[ "$(tail -n +2 "$out/results.csv" | wc -l)" -eq 6 ] || fail "results.csv has $(tail -n +2 "$out/results.csv" | wc -l) runs, not 6"
+# 3 cases (logistic, softmax, mf) x (2 thread counts + the parallel limit at
+# 2: two pinned one-thread runs at once) x 1 repetition; warm-ups not recorded.
+[ "$(tail -n +2 "$out/results.csv" | wc -l)" -eq 9 ] || fail "results.csv has $(tail -n +2 "$out/results.csv" | wc -l) runs, not 9"
 /usr/bin/python3 - "$out/results.csv" <<'PY' || fail "results.csv values"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-assert {(r["case"], r["threads"]) for r in rows} == {(c, t) for c in ("logistic", "softmax", "mf") for t in "12"}, rows
+cases = ("logistic", "softmax", "mf")
+assert {(r["case"], r["threads"]) for r in rows if r["tool"] == "hogtrain"} == {(c, t) for c in cases for t in "12"}, rows
+assert {(r["case"], r["threads"]) for r in rows if r["tool"] == "independent"} == {(c, "2") for c in cases}, rows
 for r in rows:
-    assert r["rep"] == "1" and r["study"] == "threads" and r["tool"] == "hogtrain", r
+    assert r["rep"] == "1" and r["study"] == "threads" and r["tool"] in ("hogtrain", "independent"), r
     assert float(r["examples_per_s"]) > 0 and float(r["wall_s"]) > 0 and int(r["peak_rss_kb"]) > 0 and int(r["read_bytes"]) >= 0, r
     if r["case"] == "mf":  # ratings of 1..5 around 3.5: a held-out RMSE well under the spread
         assert r["metric"] == "test_rmse" and 0 < float(r["test_metric"]) < 1.5, r
@@ -62,8 +65,12 @@ for k in cpu cores numa memory kernel compiler commit; do
 done
 grep -q '^| logistic | 2 | 1 | ' "$out/table.md" || fail "table.md has no logistic 2-thread row"
 grep -q '^| mf | 2 | 1 | ' "$out/table.md" || fail "table.md has no mf 2-thread row"
+# the time to the target against the parallel limit: speedup, limit, efficiency
+# (a run that did not reach the target in its 5 epochs has no speedup: "-")
+grep -Eq '^\| logistic \| 2 \| [0-9.]+ \| [01] of 1 \| .* \| ([0-9.]+x|-) \| [0-9.]+x \| ([0-9.]+|-) \|$' "$out/table.md" ||
+    fail "table.md has no logistic 2-thread efficiency row"
 if command -v gnuplot >/dev/null 2>&1; then
-    for p in threads-speedup threads-loss-logistic threads-loss-softmax; do
+    for p in threads-speedup threads-efficiency threads-loss-logistic threads-loss-softmax; do
         [ "$(head -c 4 "$out/plots/$p.png" | od -An -c | tr -d ' ')" = '211PNG' ] || fail "plots/$p.png is not a PNG"
     done
 else
