@@ -78,6 +78,23 @@ static void write_low_rank(const char *name, unsigned users, unsigned items, uns
     free(bi);
 }
 
+/* The settings that recover write_low_rank's rank-4 matrix: threads
+ * workers, epochs passes, a tenth held out. */
+static hog_mf_params low_rank_params(unsigned threads, unsigned epochs)
+{
+    hog_mf_params p = hog_mf_params_default();
+    p.rank = 4;
+    p.threads = threads;
+    p.epochs = epochs;
+    p.step = 0.02;
+    p.decay = 0.97;
+    p.l2 = 0.002;
+    p.l2_bias = 0.001;
+    p.holdout = 0.1;
+    p.bind = 0;
+    return p;
+}
+
 static hog_ratings *open_ok(const char *name, int pairs)
 {
     hog_ratings *r = NULL;
@@ -96,16 +113,7 @@ Test(mf, recovers_a_low_rank_matrix_to_the_noise_level)
     cr_assert_eq(ri.ratings, 60000);
     cr_assert_eq(ri.users, 400);
     cr_assert_eq(ri.items, 300);
-    hog_mf_params p = hog_mf_params_default();
-    p.rank = 4;
-    p.threads = 2;
-    p.epochs = 40;
-    p.step = 0.02;
-    p.decay = 0.97;
-    p.l2 = 0.002;
-    p.l2_bias = 0.001;
-    p.holdout = 0.1;
-    p.bind = 0;
+    hog_mf_params p = low_rank_params(2, 40);
     hog_mf_model *m = NULL;
     char err[512] = "";
     cr_assert_eq(hog_mf_train(&p, r, NULL, &m, err, sizeof(err)), 0, "%s", err);
@@ -196,16 +204,7 @@ Test(mf, both_schedules_recover_a_low_rank_matrix)
     const int schedules[] = {HOG_MF_GRID, HOG_MF_HOGWILD};
     for (size_t s = 0; s < HOG_ARRAY_LEN(schedules); s++)
         for (unsigned threads = 1; threads <= 3; threads += 2) {
-            hog_mf_params p = hog_mf_params_default();
-            p.rank = 4;
-            p.threads = threads;
-            p.epochs = 30;
-            p.step = 0.02;
-            p.decay = 0.97;
-            p.l2 = 0.002;
-            p.l2_bias = 0.001;
-            p.holdout = 0.1;
-            p.bind = 0;
+            hog_mf_params p = low_rank_params(threads, 30);
             p.schedule = schedules[s];
             hog_mf_model *m = NULL;
             char err[512] = "";

@@ -17,8 +17,8 @@ static void setup(void)
 
 TestSuite(model_file, .init = setup, .fini = scratch_remove);
 
-/* The bytes of a saved logistic model of 4 features. */
-static uint8_t *saved(size_t *len)
+/* A logistic model of 4 features, labels -1 and 1, weights -1, -0.5, 0, 0.5. */
+static hog_model *model4(void)
 {
     hog_model *m = hog_model_new(HOG_LOSS_LOGISTIC, 4, 1, 2);
     cr_assert_not_null(m);
@@ -26,6 +26,13 @@ static uint8_t *saved(size_t *len)
     m->class_labels[1] = 1;
     for (uint32_t j = 0; j < 4; j++)
         hog_w_store(&m->w[j], 0.5f * (float)j - 1.0f);
+    return m;
+}
+
+/* The bytes of model4 saved. */
+static uint8_t *saved(size_t *len)
+{
+    hog_model *m = model4();
     char path[256];
     cr_assert_eq(hog_model_save(m, path_of(path, "m.hog")), 0);
     hog_model_free(m);
@@ -327,12 +334,7 @@ Test(model_file, crafted_feature_scales_are_refused_with_their_byte)
  * whose training text named features 0 and 2, two names hashing to 2. */
 static uint8_t *saved_fnamed(size_t *len)
 {
-    hog_model *m = hog_model_new(HOG_LOSS_LOGISTIC, 4, 1, 2);
-    cr_assert_not_null(m);
-    m->class_labels[0] = -1;
-    m->class_labels[1] = 1;
-    for (uint32_t j = 0; j < 4; j++)
-        hog_w_store(&m->w[j], 0.5f * (float)j - 1.0f);
+    hog_model *m = model4();
     hog_fnames set = {0};
     cr_assert_eq(hog_fnames_add(&set, 2, "b", 1, '^', "x", 1), 0);
     cr_assert_eq(hog_fnames_add(&set, 0, "age", 3, 0, "", 0), 0);

@@ -1023,6 +1023,22 @@ static int check_summary(const char *path, const uint8_t *map, const uint8_t *h,
     return rc;
 }
 
+/* A section's place in the header (its offset at header byte field): a
+ * multiple of 8, after the sections before it (which end at after) and
+ * before the table, at least 4 bytes. Returns 0 or HOG_ECORRUPT, naming
+ * the header byte. */
+static int section_placed(const char *path, unsigned field, const char *what, const char *after_what, uint64_t off,
+                          uint64_t bytes, uint64_t after, uint64_t table, char *err, size_t len)
+{
+    if (off % 8 != 0 || off < after || off > table || bytes < 4 || bytes > table - off)
+        return hog_fail(HOG_ECORRUPT, err, len,
+                        "%s: header byte %u: %s at byte %llu, %llu bytes: misaligned or outside %llu..%llu (after "
+                        "%s, before the table)", path, field, what, (unsigned long long)off,
+                        (unsigned long long)bytes, (unsigned long long)after, (unsigned long long)table,
+                        after_what);
+    return 0;
+}
+
 /* Checks a version-4 file's class names against the header, the layout
  * and the summary (checked before), and copies them into *names (owned);
  * a file without them leaves *names empty. Every size is bounded by the
@@ -1042,12 +1058,9 @@ static int check_names(const char *path, const uint8_t *map, const uint8_t *h, c
     const uint64_t table = hog_get_u64(h + H_TABLE_OFFSET);
     /* the summary was placed inside the file, before the table */
     const uint64_t after = hog_get_u64(h + H_SUMMARY_OFFSET) + hog_get_u64(h + H_SUMMARY_BYTES);
-    if (off % 8 != 0 || off < after || off > table || bytes < 4 || bytes > table - off)
-        return hog_fail(HOG_ECORRUPT, err, len,
-                        "%s: header byte %u: class names at byte %llu, %llu bytes: misaligned or outside "
-                        "%llu..%llu (after the summary, before the table)", path, H_NAMES_OFFSET,
-                        (unsigned long long)off, (unsigned long long)bytes, (unsigned long long)after,
-                        (unsigned long long)table);
+    int rc = section_placed(path, H_NAMES_OFFSET, "class names", "the summary", off, bytes, after, table, err, len);
+    if (rc < 0)
+        return rc;
     const uint8_t *p = map + off;
     const uint32_t n = hog_get_u32(p);
     if (n == 0 || n > HOG_MAX_LABEL_NAMES)
@@ -1077,7 +1090,6 @@ static int check_names(const char *path, const uint8_t *map, const uint8_t *h, c
                             "names are numbered 0 to %u", path, (unsigned long long)(labels_at + 8ull * i), i,
                             sm->label[i], n - 1);
     const char *s = (const char *)p + 4, *end = (const char *)p + bytes;
-    int rc = 0;
     for (uint32_t k = 0; k < n && rc == 0; k++) {
         const unsigned long long at = (unsigned long long)((const uint8_t *)s - map);
         const char *nul = s < end ? memchr(s, '\0', (size_t)(end - s)) : NULL;
@@ -1123,12 +1135,10 @@ static int check_fnames(const char *path, const uint8_t *map, const uint8_t *h, 
         after = hog_get_u64(h + H_SUMMARY_OFFSET) + hog_get_u64(h + H_SUMMARY_BYTES);
     if (flags & HOG_HGD_NAMES)
         after = hog_get_u64(h + H_NAMES_OFFSET) + hog_get_u64(h + H_NAMES_BYTES);
-    if (off % 8 != 0 || off < after || off > table || bytes < 4 || bytes > table - off)
-        return hog_fail(HOG_ECORRUPT, err, len,
-                        "%s: header byte %u: feature names at byte %llu, %llu bytes: misaligned or outside "
-                        "%llu..%llu (after the sections before them, before the table)", path, H_FNAMES_OFFSET,
-                        (unsigned long long)off, (unsigned long long)bytes, (unsigned long long)after,
-                        (unsigned long long)table);
+    int rc = section_placed(path, H_FNAMES_OFFSET, "feature names", "the sections before them", off, bytes, after,
+                            table, err, len);
+    if (rc < 0)
+        return rc;
     const uint64_t stored = hog_get_u64(h + H_FNAMES_SUM), sum = hog_hash64(map + off, (size_t)bytes, 0);
     if (stored != sum)
         return hog_fail(HOG_ECHECKSUM, err, len, "%s: byte %llu: feature names checksum mismatch (stored "
