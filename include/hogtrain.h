@@ -1300,13 +1300,20 @@ typedef struct hog_mf_params {
     int schedule;        /* a hog_mf_schedule; a linked run (link) uses HOG_MF_HOGWILD's segments */
     unsigned grid;       /* HOG_MF_GRID: bands per side (2..4096, at least 2 threads + 1 to keep
                             every worker busy); 0: chosen from the threads and the ratings */
-    uint64_t reserved[1]; /* zero; the room for new fields (see Compatibility) */
+    int step_schedule;   /* a hog_schedule: how far each rating moves the two rows it touches.
+                            HOG_SCHEDULE_DECAY: step x decay^epoch (what a zeroed field meant
+                            before the choice existed). HOG_SCHEDULE_ADAGRAD (LIBMF's rule, the
+                            default): a user's or item's factors and bias step by
+                            step x decay^epoch / sqrt(G), G being 1 plus the sum, over the
+                            row's updates so far, of its factors' mean squared gradient */
+    uint32_t reserved;   /* zero; the room for new fields (see Compatibility) */
 } hog_mf_params;
 
-/* The defaults: rank 32, one thread per core, 20 epochs, step 0.01, decay
- * 0.95, l2 0.05, l2_bias 0.01, init 0.1, no holdout, seed 1, clamping and
- * binding on, the grid schedule with its bands chosen by the run, no
- * progress callback (tuned on MovieLens, see the README). */
+/* The defaults: rank 32, one thread per core, 20 epochs, step 0.1 under
+ * the AdaGrad step schedule, decay 0.95, l2 0.1, l2_bias 0.01, init 0.1, no
+ * holdout, seed 1, clamping and binding on, the grid schedule with its
+ * bands chosen by the run, no progress callback (measured on MovieLens and
+ * a generated 20M-rating matrix beside LIBMF, see the README). */
 hog_mf_params hog_mf_params_default(void);
 
 /* Checks every field. Returns 0, or HOG_EPARAM with *field (if not NULL)

@@ -48,7 +48,7 @@ static int lines(const char *name)
 Test(cli_mf, train_predict_info)
 {
     write_ratings();
-    cr_assert_eq(hog("train r.csv --model mf --rank 2 --epochs 60 --step 0.05 --l2 0.001 --l2-bias 0.001 --threads 1 "
+    cr_assert_eq(hog("train r.csv --model mf --rank 2 --epochs 60 --step 0.2 --l2 0.001 --l2-bias 0.001 --threads 1 "
                      "--holdout 0.1 -o m.mf --report rep.json --save-ratings r.hgr"), 0, "%s", out);
     cr_assert(strstr(out, "epoch 60/60"), "%s", out);
     cr_assert(strstr(out, "test rmse"), "%s", out);
@@ -69,6 +69,7 @@ Test(cli_mf, train_predict_info)
     cr_assert_eq(hog("info m.mf"), 0, "%s", out);
     cr_assert(strstr(out, "matrix factorisation model"), "%s", out);
     cr_assert(strstr(out, "users              12"), "%s", out);
+    cr_assert(strstr(out, "step 0.2 (adagrad)"), "the default step schedule: %s", out);
     cr_assert_eq(hog("info r.hgr"), 0, "%s", out);
     cr_assert(strstr(out, "ratings            120"), "%s", out);
 
@@ -106,6 +107,23 @@ Test(cli_mf, errors)
     cr_assert(strstr(out, "pairs.txt:2:6: expected a finite number (the rating), found 'x'"), "%s", out);
     cr_assert_eq(hog("predict m.mf missing.txt"), 1, "%s", out);
     cr_assert(strstr(out, "missing.txt"), "%s", out);
+}
+
+/* --schedule picks the step rule, the model records it, and a rule that
+ * matrix factorisation has not is refused, naming the choices. */
+Test(cli_mf, the_step_schedule_is_chosen_and_recorded)
+{
+    write_ratings();
+    cr_assert_eq(hog("train r.csv --model mf --rank 2 --epochs 60 --schedule decay --step 0.05 --l2 0.001 "
+                     "--threads 1 -o d.mf -q"), 0, "%s", out);
+    cr_assert_eq(hog("info d.mf"), 0, "%s", out);
+    cr_assert(strstr(out, "step 0.05 (decay)"), "%s", out);
+    cr_assert_eq(hog("train r.csv --model mf --rank 2 --epochs 3 --schedule adagrad --threads 1 -o a.mf -q"), 0,
+                 "%s", out);
+    cr_assert_eq(hog("info a.mf"), 0, "%s", out);
+    cr_assert(strstr(out, "step 0.1 (adagrad)"), "%s", out);
+    cr_assert_eq(hog("train r.csv --model mf --schedule invscaling -o i.mf -q"), 2, "%s", out);
+    cr_assert(strstr(out, "--schedule: expected adagrad or decay for --model mf, found 'invscaling'"), "%s", out);
 }
 
 /* convert --ratings writes the same binary ratings file as train

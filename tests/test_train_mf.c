@@ -80,13 +80,15 @@ static void write_low_rank(const char *name, unsigned users, unsigned items, uns
 
 /* The settings that recover write_low_rank's rank-4 matrix: threads
  * workers, epochs passes, a tenth held out. */
-static hog_mf_params low_rank_params(unsigned threads, unsigned epochs)
+static hog_mf_params low_rank_params(unsigned threads, unsigned epochs, int step_schedule)
 {
     hog_mf_params p = hog_mf_params_default();
     p.rank = 4;
     p.threads = threads;
     p.epochs = epochs;
-    p.step = 0.02;
+    p.step_schedule = step_schedule;
+    /* AdaGrad's steps shrink as a row's gradients add up: it starts larger. */
+    p.step = step_schedule == HOG_SCHEDULE_ADAGRAD ? 0.1 : 0.02;
     p.decay = 0.97;
     p.l2 = 0.002;
     p.l2_bias = 0.001;
@@ -104,7 +106,7 @@ static hog_ratings *open_ok(const char *name, int pairs)
     return r;
 }
 
-Test(mf, recovers_a_low_rank_matrix_to_the_noise_level)
+static void recovers_a_low_rank_matrix(int step_schedule)
 {
     write_low_rank("lr.csv", 400, 300, 4, 60000, 0.1, 11);
     hog_ratings *r = open_ok("lr.csv", 0);
@@ -113,7 +115,7 @@ Test(mf, recovers_a_low_rank_matrix_to_the_noise_level)
     cr_assert_eq(ri.ratings, 60000);
     cr_assert_eq(ri.users, 400);
     cr_assert_eq(ri.items, 300);
-    hog_mf_params p = low_rank_params(2, 40);
+    hog_mf_params p = low_rank_params(2, 40, step_schedule);
     hog_mf_model *m = NULL;
     char err[512] = "";
     cr_assert_eq(hog_mf_train(&p, r, NULL, &m, err, sizeof(err)), 0, "%s", err);
@@ -128,6 +130,16 @@ Test(mf, recovers_a_low_rank_matrix_to_the_noise_level)
     cr_assert_eq(in.updates, (uint64_t)in.train_ratings * 40);
     hog_mf_free(m);
     hog_ratings_close(r);
+}
+
+Test(mf, recovers_a_low_rank_matrix_to_the_noise_level)
+{
+    recovers_a_low_rank_matrix(HOG_SCHEDULE_ADAGRAD);
+}
+
+Test(mf, the_decay_schedule_recovers_it_too)
+{
+    recovers_a_low_rank_matrix(HOG_SCHEDULE_DECAY);
 }
 
 Test(mf, step_moves_each_parameter_down_its_gradient)
@@ -175,6 +187,33 @@ Test(mf, step_moves_each_parameter_down_its_gradient)
     /* And a small step lowers the loss. */
     cr_assert_lt(hog_mf_rating_loss(K, mean, bu1, bi1, p1, q1, r, l2, l2b),
                  hog_mf_rating_loss(K, mean, bu, bi, p, q, r, l2, l2b));
+
+    /* AdaGrad's step: the user's parameters move by -step / sqrt(gu) times
+     * their gradients, the item's by -step / sqrt(gi), and each sum then
+     * adds its row's mean squared factor gradient. */
+    const float gu = 2.5f, gi = 7.0f;
+    float gu1 = gu, gi1 = gi, pa[8] = {0}, qa[8] = {0}, bua = bu, bia = bi;
+    memcpy(pa, p, sizeof(p)); /* k is the stride, a multiple of 4: the padding stays zero */
+    memcpy(qa, q, sizeof(q));
+    float ea = hog_mf_step_adagrad(8, (float)mean, &bua, &bia, &gu1, &gi1, pa, qa, (float)r, step, (float)l2,
+                                   (float)l2b, 1.0f / K);
+    cr_assert_float_eq((double)ea, (double)e, 1e-6);
+    double sq_p = 0, sq_q = 0;
+    for (int j = 0; j < 2 * K + 2; j++) {
+        double rate = step / sqrt(j < K || j == 2 * K ? gu : gi);
+        double moved = j < K ? (double)pa[j] - (double)p[j] : j < 2 * K ? (double)qa[j - K] - (double)q[j - K]
+                     : j == 2 * K ? (double)bua - (double)bu : (double)bia - (double)bi;
+        cr_assert(fabs(moved + rate * g[j]) <= 2e-3 * fabs(rate * g[j]) + 2e-7,
+                  "parameter %d moved %.9g, -step/sqrt(G)*gradient %.9g", j, moved, -rate * g[j]);
+        if (j < K)
+            sq_p += g[j] * g[j];
+        else if (j < 2 * K)
+            sq_q += g[j] * g[j];
+    }
+    for (int c = K; c < 8; c++)
+        cr_assert(pa[c] == 0.0f && qa[c] == 0.0f, "padding moved");
+    cr_assert_float_eq((double)gu1, gu + sq_p / K, 1e-4 * (gu + sq_p / K));
+    cr_assert_float_eq((double)gi1, gi + sq_q / K, 1e-4 * (gi + sq_q / K));
 }
 
 static int small_schedule = HOG_MF_GRID;
@@ -204,7 +243,7 @@ Test(mf, both_schedules_recover_a_low_rank_matrix)
     const int schedules[] = {HOG_MF_GRID, HOG_MF_HOGWILD};
     for (size_t s = 0; s < HOG_ARRAY_LEN(schedules); s++)
         for (unsigned threads = 1; threads <= 3; threads += 2) {
-            hog_mf_params p = low_rank_params(threads, 30);
+            hog_mf_params p = low_rank_params(threads, 30, HOG_SCHEDULE_ADAGRAD);
             p.schedule = schedules[s];
             hog_mf_model *m = NULL;
             char err[512] = "";

@@ -120,12 +120,14 @@ static void assert_same(const hog_mf_model *a, const hog_mf_model *b)
     cr_assert_eq(a->info.updates, b->info.updates);
 }
 
-/* 20,000 ratings, 18,000 trained: 18 segments an epoch. */
-Test(mf_checkpoint, a_resumed_one_thread_run_is_the_same_bit_for_bit)
+/* 20,000 ratings, 18,000 trained: 18 segments an epoch. Under each step
+ * schedule: AdaGrad's checkpoints carry its sums, the decay's none. */
+static void resumed_one_thread_run_is_the_same(int step_schedule)
 {
     snprintf(ckpt, sizeof(ckpt), "%s/mf.ckpt", dir);
     hog_ratings *rt = make_ratings("r.txt", 20000, 1);
     hog_mf_params p = params();
+    p.step_schedule = step_schedule;
     hog_mf_model *whole = mf_train(rt, p, NULL, 0);
     const hog_mf_epoch_stats whole_last = last_epoch;
     const unsigned stops[] = {4, 19, 22, 40, 60};
@@ -142,6 +144,7 @@ Test(mf_checkpoint, a_resumed_one_thread_run_is_the_same_bit_for_bit)
         char err[256] = "";
         cr_assert_eq(hog_mf_checkpoint_read(ckpt, &s, &ck, err, sizeof(err)), 0, "%s", err);
         inside |= ck.at.segment > 0;
+        cr_assert_eq(ck.sums_p != NULL, step_schedule == HOG_SCHEDULE_ADAGRAD, "AdaGrad's sums saved or not");
         hog_mf_checkpoint_free(&ck);
         c = control(1e9, 1, 0);
         hog_mf_model *resumed = mf_train(rt, p, c, 0);
@@ -170,6 +173,16 @@ Test(mf_checkpoint, a_resumed_one_thread_run_is_the_same_bit_for_bit)
     hog_mf_free(again);
     hog_mf_free(whole);
     hog_ratings_close(rt);
+}
+
+Test(mf_checkpoint, a_resumed_one_thread_run_is_the_same_bit_for_bit)
+{
+    resumed_one_thread_run_is_the_same(HOG_SCHEDULE_ADAGRAD);
+}
+
+Test(mf_checkpoint, a_resumed_one_thread_run_of_the_decay_schedule_is_the_same_bit_for_bit)
+{
+    resumed_one_thread_run_is_the_same(HOG_SCHEDULE_DECAY);
 }
 
 /* On several workers a grid run paused inside an epoch has trained a
@@ -242,7 +255,10 @@ Test(mf_checkpoint, damage_other_parameters_and_other_ratings_are_refused)
     cr_assert_eq(kind, HOG_FILE_MF_CHECKPOINT, "an MF checkpoint is known by its magic");
     hog_mf_params q = p;
     q.l2 = 0.01;
-    refused(rt, q, HOG_EPARAM, "hog_mf_params.l2 = 0.05", "hog_mf_params.l2 = 0.01");
+    refused(rt, q, HOG_EPARAM, "hog_mf_params.l2 = 0.1", "hog_mf_params.l2 = 0.01");
+    q = p;
+    q.step_schedule = HOG_SCHEDULE_DECAY; /* AdaGrad's sums would be lost */
+    refused(rt, q, HOG_EPARAM, "hog_mf_params.step_schedule = 3", "hog_mf_params.step_schedule = 0");
     q = p;
     q.rank = 8;
     refused(rt, q, HOG_EPARAM, "hog_mf_params.rank = 4", "hog_mf_params.rank = 8");

@@ -30,7 +30,8 @@ _hogtrain()
     local words=
     case $prev in
     --loss | --loss_function) words="logistic hinge modified_huber squared quantile softmax" ;;
-    --schedule) words="constant decay invscaling adagrad" ;;
+    --schedule) words="constant decay invscaling adagrad"
+        [ -n "$mf" ] && words="adagrad decay" ;;
     --format) words="csv libsvm vw hgd" ;;
     --kernel) words="auto sparse dense" ;;
     --replicas) words="machine node core" ;;

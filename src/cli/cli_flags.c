@@ -72,6 +72,7 @@ static const struct flag {
     {"hog_mf_params", "bind", "--bind", TAKES_VALUE, NULL},
     {"hog_mf_params", "schedule", "--mf-schedule", TAKES_VALUE, "HOG_MF_"},
     {"hog_mf_params", "grid", "--grid", TAKES_VALUE, NULL},
+    {"hog_mf_params", "step_schedule", "--schedule", TAKES_VALUE, "HOG_SCHEDULE_"},
 
     {"hog_link_params", "rank", "--node-rank", TAKES_VALUE, NULL},
     {"hog_link_params", "nodes", "--nodes", TAKES_VALUE, NULL},

@@ -16,8 +16,12 @@ static const char mf_usage[] =
     "  --rank K                factors per user and per item (default 32)\n"
     "  --threads N             worker threads (default: one per core)\n"
     "  --epochs E              passes over the ratings (default 20)\n"
-    "  --step S                initial step size (default 0.01)\n"
-    "  --decay D               per-epoch step factor (default 0.95)\n"
+    "  --step S                initial step size (default 0.1)\n"
+    "  --schedule adagrad|decay\n"
+    "                          adagrad: each user's and item's step is S / sqrt(1 + its\n"
+    "                          squared gradients so far), as LIBMF's (default); decay:\n"
+    "                          the same S for every rating\n"
+    "  --decay D               per-epoch step factor (default 1)\n"
     "  --l2 L                  L2 on the factors, per rating (default 0.05)\n"
     "  --l2-bias L             L2 on the user and item biases, per rating (default 0.01)\n"
     "  --init S                factors start N(0, S^2) (default 0.1)\n"
@@ -159,6 +163,17 @@ static int mf_option(const char *name, const char *val, hog_mf_params *p)
         }
         return 0;
     }
+    if (strcmp(name, "schedule") == 0) {
+        if (strcmp(val, "adagrad") == 0)
+            p->step_schedule = HOG_SCHEDULE_ADAGRAD;
+        else if (strcmp(val, "decay") == 0)
+            p->step_schedule = HOG_SCHEDULE_DECAY;
+        else {
+            cli_error("--schedule: expected adagrad or decay for --model mf, found '%s'", val);
+            return -1;
+        }
+        return 0;
+    }
     double *d = strcmp(name, "step") == 0 ? &p->step : strcmp(name, "decay") == 0 ? &p->decay
               : strcmp(name, "l2") == 0 ? &p->l2 : strcmp(name, "l2-bias") == 0 ? &p->l2_bias
               : strcmp(name, "init") == 0 ? &p->init : strcmp(name, "holdout") == 0 ? &p->holdout : NULL;
@@ -183,7 +198,7 @@ int cli_mf_train(int argc, char **argv)
         {"clamp", required_argument, 0, 0}, {"holdout", required_argument, 0, 0},
         {"seed", required_argument, 0, 0}, {"bind", required_argument, 0, 0},
         {"mf-schedule", required_argument, 0, 0}, {"grid", required_argument, 0, 0},
-        CLI_CKPT_OPTIONS, CLI_LINK_OPTIONS, {0, 0, 0, 0},
+        {"schedule", required_argument, 0, 0}, CLI_CKPT_OPTIONS, CLI_LINK_OPTIONS, {0, 0, 0, 0},
     };
     double t_start = cli_now();
     hog_mf_params p = hog_mf_params_default();
@@ -453,9 +468,10 @@ int cli_mf_info(const char *path)
     printf("%-18s %.6g (ratings from %g to %g)\n", "mean rating", in.mean, in.min, in.max);
     printf("%-18s %016llx\n", "data fingerprint", (unsigned long long)in.data_fingerprint);
     printf("%-18s %llu\n", "training ratings", (unsigned long long)in.train_ratings);
-    printf("%-18s threads %u, epochs %u, step %g, decay %g, l2 %g, l2-bias %g, init %g, holdout %g,"
-           " seed %llu, clamp %d\n", "parameters", p->threads, p->epochs, p->step, p->decay, p->l2, p->l2_bias,
-           p->init, p->holdout, (unsigned long long)p->seed, p->clamp);
+    printf("%-18s threads %u, epochs %u, step %g (%s), decay %g, l2 %g, l2-bias %g, init %g, holdout %g,"
+           " seed %llu, clamp %d\n", "parameters", p->threads, p->epochs, p->step,
+           p->step_schedule == HOG_SCHEDULE_ADAGRAD ? "adagrad" : "decay", p->decay, p->l2, p->l2_bias, p->init,
+           p->holdout, (unsigned long long)p->seed, p->clamp);
     if (p->schedule == HOG_MF_GRID)
         printf("%-18s grid of %u x %u blocks\n", "schedule", p->grid, p->grid);
     else

@@ -16,6 +16,9 @@ struct hog_mf_model {
     hog_weight *q;      /* items * stride */
     hog_weight *bu;     /* users */
     hog_weight *bi;     /* items */
+    hog_weight *gp;     /* HOG_SCHEDULE_ADAGRAD while training: per user row, its G (1 plus its
+                           factors' mean squared gradients so far); NULL otherwise */
+    hog_weight *gq;     /* the same per item row */
     hog_idmap users, items;
 };
 
@@ -56,6 +59,35 @@ static inline float hog_mf_step(uint32_t k, float mean, float *restrict bu, floa
     }
     *bu += step * (e - l2b * *bu);
     *bi += step * (e - l2b * *bi);
+    return e;
+}
+
+/* hog_mf_step under HOG_SCHEDULE_ADAGRAD: the user's factors and bias
+ * move by -step / sqrt(*gu) times their gradients, the item's by
+ * -step / sqrt(*gi), and then each sum adds its row's mean squared factor
+ * gradient (over the rank's inv_rank = 1 / rank factors; a stride's zero
+ * padding adds nothing). Returns e, the error before the step. */
+static inline float hog_mf_step_adagrad(uint32_t k, float mean, float *restrict bu, float *restrict bi,
+                                        float *restrict gu, float *restrict gi, float *restrict p,
+                                        float *restrict q, float r, float step, float l2, float l2b,
+                                        float inv_rank)
+{
+    const float su = step / sqrtf(*gu), si = step / sqrtf(*gi);
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f}, g2p[4] = {0.0f, 0.0f, 0.0f, 0.0f}, g2q[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (uint32_t c = 0; c < k; c++)
+        acc[c % 4] += p[c] * q[c];
+    float e = r - (mean + *bu + *bi + ((acc[0] + acc[2]) + (acc[1] + acc[3])));
+    for (uint32_t c = 0; c < k; c++) {
+        float dp = e * q[c] - l2 * p[c], dq = e * p[c] - l2 * q[c];
+        g2p[c % 4] += dp * dp;
+        g2q[c % 4] += dq * dq;
+        p[c] += su * dp;
+        q[c] += si * dq;
+    }
+    *bu += su * (e - l2b * *bu);
+    *bi += si * (e - l2b * *bi);
+    *gu += ((g2p[0] + g2p[2]) + (g2p[1] + g2p[3])) * inv_rank;
+    *gi += ((g2q[0] + g2q[2]) + (g2q[1] + g2q[3])) * inv_rank;
     return e;
 }
 
@@ -171,6 +203,7 @@ typedef struct mf_checkpoint {
     uint32_t workers;
     mf_position at;
     const unsigned char *bu, *bi, *rows_p, *rows_q, *workers_at;
+    const unsigned char *sums_p, *sums_q; /* AdaGrad's sums, or NULL */
 } mf_checkpoint;
 
 /* Writes the checkpoint of run s at position at: m's biases and factors

@@ -25,6 +25,8 @@
  *   ...     4 * items        f32 item biases
  *   ...     4 * users * rank f32 user factors, row by row
  *   ...     4 * items * rank f32 item factors
+ *   ...     4 * users        params.step_schedule adagrad (3) only: f32 user rows' AdaGrad sums
+ *   ...     4 * items        and the item rows' (absent from other checkpoints)
  *   ...     16 * workers     per worker: f64 squared errors of the epoch so far, u64 updates
  *   ...     4                CRC-32 of every byte before it
  */
@@ -93,6 +95,8 @@ static size_t mf_ckpt_fields(mf_checkpoint *c, hog_meta_field *f)
     /* Absent from a checkpoint older than the grid: 0, the segments it ran. */
     f[n++] = HOG_META_NUM(PARAMS_KEY "schedule", &p->schedule);
     f[n++] = HOG_META_NUM(PARAMS_KEY "grid", &p->grid);
+    /* Absent from a checkpoint older than AdaGrad: 0, the decay it ran. */
+    f[n++] = HOG_META_NUM(PARAMS_KEY "step_schedule", &p->step_schedule);
     f[n++] = (hog_meta_field){"data.fingerprint", HOG_META_HEX64, &c->fingerprint, NULL, NULL};
     f[n++] = HOG_META_NUM("data.ratings", &c->ratings);
     f[n++] = HOG_META_NUM("data.users", &c->users);
@@ -176,6 +180,10 @@ int hog_mf_checkpoint_write(const char *path, const mf_run_shape *s, const hog_m
         rc = put_rows(&f, &crc, m->p, m->info.users, k, m->stride);
     if (rc == 0)
         rc = put_rows(&f, &crc, m->q, m->info.items, k, m->stride);
+    if (rc == 0 && m->gp)
+        rc = put_rows(&f, &crc, m->gp, m->info.users, 1, 1);
+    if (rc == 0 && m->gq)
+        rc = put_rows(&f, &crc, m->gq, m->info.items, 1, 1);
     for (unsigned i = 0; i < nth && rc == 0; i++) {
         unsigned char rec[MF_CKPT_WORKER_BYTES];
         memcpy(rec, &ws[i].se, 8);
@@ -225,12 +233,17 @@ static int mf_ckpt_parse(mf_checkpoint *ck, char *err, size_t err_len)
         ck->workers > MF_CKPT_MAX_WORKERS)
         return hog_fail(HOG_ECORRUPT, err, err_len, "%s: implausible sizes (meta %u bytes, rank %llu, %u workers)",
                         path, meta_len, (unsigned long long)rank, ck->workers);
+    /* With AdaGrad's sums or without, as the metadata says (checked once
+     * the checksum has vouched for it); a length that fits neither is
+     * named first: short of the longer one, truncated. */
     uint64_t want = MF_CKPT_HEAD + (uint64_t)meta_len + 4 * (users + items) * (1 + rank) +
                     (uint64_t)MF_CKPT_WORKER_BYTES * ck->workers + 4;
-    if (len != want)
-        return hog_fail(len < want ? HOG_ETRUNCATED : HOG_ECORRUPT, err, err_len,
-                        "%s: %s: the header implies %llu bytes, the file has %zu", path,
-                        len < want ? "truncated" : "trailing bytes", (unsigned long long)want, len);
+    const uint64_t sums = 4 * (users + items);
+    if (len != want && len != want + sums)
+        return hog_fail(len < want + sums ? HOG_ETRUNCATED : HOG_ECORRUPT, err, err_len,
+                        "%s: %s: the header implies %llu bytes, or %llu with AdaGrad's sums; the file has %zu", path,
+                        len < want + sums ? "truncated" : "trailing bytes", (unsigned long long)want,
+                        (unsigned long long)(want + sums), len);
     if (hog_crc32(0, buf, len - 4) != hog_get_u32(buf + len - 4))
         return hog_fail(HOG_ECHECKSUM, err, err_len, "%s: checksum mismatch: the checkpoint is corrupted", path);
     /* Every parameter compared is in the metadata: ck->p starts zeroed. */
@@ -239,14 +252,17 @@ static int mf_ckpt_parse(mf_checkpoint *ck, char *err, size_t err_len)
     char why[256];
     if (hog_meta_read((char *)ck->buf + MF_CKPT_HEAD, meta_len, fields, nfields, why, sizeof(why)) < 0)
         return hog_fail(HOG_ECORRUPT, err, err_len, "%s: unreadable metadata: %s", path, why);
-    if (ck->users != users || ck->items != items || ck->p.rank != rank)
+    const int adagrad = ck->p.step_schedule == HOG_SCHEDULE_ADAGRAD;
+    if (ck->users != users || ck->items != items || ck->p.rank != rank || (len == want + sums) != adagrad)
         return hog_fail(HOG_ECORRUPT, err, err_len, "%s: inconsistent checkpoint: its header and metadata differ",
                         path);
     ck->bu = buf + MF_CKPT_HEAD + meta_len;
     ck->bi = ck->bu + 4 * users;
     ck->rows_p = ck->bi + 4 * items;
     ck->rows_q = ck->rows_p + 4 * users * rank;
-    ck->workers_at = ck->rows_q + 4 * items * rank;
+    ck->sums_p = adagrad ? ck->rows_q + 4 * items * rank : NULL;
+    ck->sums_q = adagrad ? ck->sums_p + 4 * users : NULL;
+    ck->workers_at = ck->rows_q + 4 * items * rank + (adagrad ? sums : 0);
     return 0;
 }
 
@@ -333,6 +349,10 @@ int hog_mf_checkpoint_apply(const mf_checkpoint *ck, const mf_run_shape *s, hog_
     get_rows(m->bi, ck->bi, m->info.items, 1, 1);
     get_rows(m->p, ck->rows_p, m->info.users, k, m->stride);
     get_rows(m->q, ck->rows_q, m->info.items, k, m->stride);
+    if (m->gp && ck->sums_p) { /* the run's parameters and the checkpoint's agree: both or neither */
+        get_rows(m->gp, ck->sums_p, m->info.users, 1, 1);
+        get_rows(m->gq, ck->sums_q, m->info.items, 1, 1);
+    }
     /* On another number of workers, worker 0 takes the totals: only their
      * sums are read. */
     for (uint32_t i = 0; i < ck->workers; i++) {

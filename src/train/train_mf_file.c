@@ -60,6 +60,7 @@ static size_t mf_fields(hog_mf_info *in, hog_meta_field *f)
     f[n++] = HOG_META_NUM("bind", &p->bind);
     f[n++] = HOG_META_NUM("schedule", &p->schedule); /* as run; absent before the grid: 0, segments */
     f[n++] = HOG_META_NUM("grid", &p->grid);
+    f[n++] = HOG_META_NUM("step_schedule", &p->step_schedule); /* absent before AdaGrad: 0, decay */
     f[n++] = HOG_META_NUM("mean", &in->mean);
     f[n++] = HOG_META_NUM("min", &in->min);
     f[n++] = HOG_META_NUM("max", &in->max);

@@ -183,7 +183,8 @@ AT(hog_mf_params, link, 96);
 AT(hog_mf_params, control, 104);
 AT(hog_mf_params, schedule, 112);
 AT(hog_mf_params, grid, 116);
-AT(hog_mf_params, reserved, 120);
+AT(hog_mf_params, step_schedule, 120);
+AT(hog_mf_params, reserved, 124);
 
 _Static_assert(sizeof(hog_link_params) == 192, "hog_link_params stays 192 bytes");
 AT(hog_link_params, rank, 0);
