@@ -126,8 +126,8 @@ fi
 # machine's within 15% (two ranks and their link threads share two cores).
 # The exchange is what is compared, so both run the decay schedule: with
 # AdaGrad's (the default) one node converges twice as low on this small
-# set in its 0.1 s, and two ranks ended 7% to 30% above it (README,
-# "Several machines").
+# set in its 0.1 s, and two ranks ended up to 28% above it (README,
+# "Benchmarks", after the side by side with LIBMF).
 "$build/tools/gen_ratings" -u 2000 -i 1000 -n 200000 -k 8 -s 1 -q -o "$tmp/r.hgr" || exit 1
 mf="$tmp/r.hgr --model mf --rank 8 --threads 1 --bind 0 --holdout 0.1 -q --schedule decay --step 0.01 --l2 0.05"
 "$bin" train $mf -o "$tmp/mf1.hog" --report "$tmp/mf1.json"

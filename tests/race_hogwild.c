@@ -269,6 +269,8 @@ int main(int argc, char **argv)
         run(multi, HOG_LOSS_SOFTMAX, HOG_KERNEL_SPARSE, HOG_REPLICAS_NODE, 4, 0.2, 0.8, model);
     } else {
         run(bin, HOG_LOSS_LOGISTIC, HOG_KERNEL_SPARSE, HOG_REPLICAS_MACHINE, 4, 0.2, 0.9, model);
+        /* Two workers have 8 segments each: whole copies of the model, merged into it (train_hot.c). */
+        run(bin, HOG_LOSS_LOGISTIC, HOG_KERNEL_SPARSE, HOG_REPLICAS_MACHINE, 2, 0.2, 0.9, model);
         run(bin, HOG_LOSS_HINGE, HOG_KERNEL_SPARSE, HOG_REPLICAS_MACHINE, 3, 0.2, 0.9, model);
         run(multi, HOG_LOSS_SOFTMAX, HOG_KERNEL_SPARSE, HOG_REPLICAS_MACHINE, 4, 0.2, 0.8, model);
         run(bin, HOG_LOSS_LOGISTIC, HOG_KERNEL_SPARSE, HOG_REPLICAS_CORE, 3, 0.2, 0.9, model);

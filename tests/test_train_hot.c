@@ -1,9 +1,10 @@
-/* test_train_hot.c: the workers' private copies of hot weights: with more workers than CPUs the intercept and a hot feature still reach the one-thread loss. */
+/* test_train_hot.c: the workers' private copies of hot weights (with more workers than CPUs the intercept and a hot feature still reach the one-thread loss) and their whole copies of a small model (when, how a merge adds up, and that two workers on them train as one does). */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <stdio.h>
 
 #include "train/train.h"
+#include "train/train_run.h"
 
 #include "test_scratch.h"
 #include "test_train.h"
@@ -54,6 +55,141 @@ Test(train_hot, hot_features_and_intercept_converge_like_one_thread)
         for (int i = 1; i < 3; i++)
             cr_assert_lt(loss[i], loss[0] * 1.15, "%s, %u threads: loss %g, one thread %g",
                          normalized ? "normalized" : "plain", threads[i], loss[i], loss[0]);
+    }
+    hog_dataset_close(tr);
+}
+
+/* Whole copies: for the tuned loops of a small model on several workers
+ * with segments enough, merged every WHOLE_COST (16) non-zeros per weight,
+ * at least 4 times a worker's epoch, at most 64 segments apart. */
+Test(train_hot, whole_copies_are_for_small_models_on_the_tuned_loops)
+{
+    hog_train_params p = hog_train_params_default();
+    p.loss = HOG_LOSS_LOGISTIC;
+    /* RCV1's shape: 1,000,000 rows of 75 non-zeros, 47,000 features. */
+    const uint64_t rows = 1000000, nnz = 75 * rows;
+    cr_assert_eq(hog_whole_every(&p, OPT_NORMALIZED, 1, 47000, rows, nnz, 2), 10);
+    cr_assert_eq(hog_whole_every(&p, 0, 1, 47000, rows, nnz, 2), 10);
+    cr_assert_eq(hog_whole_every(&p, 0, 1, 47000, rows, nnz, 1), 0, "one worker: no copy");
+    cr_assert_eq(hog_whole_every(&p, OPT_ADAGRAD, 1, 47000, rows, nnz, 2), 0, "the general loop");
+    cr_assert_eq(hog_whole_every(&p, 0, 1, 200000, rows, nnz, 2), 0, "a model past a core's cache");
+    cr_assert_eq(hog_whole_every(&p, 0, 1, 47000, 15 * 1024, 15 * 1024 * 75, 2), 0, "under 8 segments a worker");
+    cr_assert_eq(hog_whole_every(&p, 0, 1, 47000, 16 * 1024, 16 * 1024 * 75, 2), 2, "4 merges a worker");
+    cr_assert_eq(hog_whole_every(&p, 0, 1, 131072, rows, rows, 2), 64, "at most 64 segments apart");
+    p.replicas = HOG_REPLICAS_CORE;
+    cr_assert_eq(hog_whole_every(&p, 0, 1, 47000, rows, nnz, 2), 0, "replicas are copies already");
+    p = hog_train_params_default();
+    p.loss = HOG_LOSS_SOFTMAX;
+    cr_assert_eq(hog_whole_every(&p, 0, 3, 3000, rows, nnz, 2), 0, "softmax runs the general loop");
+}
+
+/* A merge adds a cold weight's change to what the model holds now (another
+ * worker's merge included), a hot one's scaled by the share, and leaves
+ * the copy holding the model. Five weights: a group of four and a tail. */
+Test(train_hot, a_merge_sums_changes_and_shares_out_the_hot_ones)
+{
+    hog_model *m = hog_model_new(HOG_LOSS_LOGISTIC, 5, 1, 2);
+    cr_assert_not_null(m);
+    _Alignas(64) hog_weight own[8];
+    _Alignas(64) float own0[8];
+    const float start[5] = {1, 2, 3, 4, 5}, mine[5] = {1.5f, 2, 2, 4, 7};
+    for (int j = 0; j < 5; j++) {
+        hog_w_store(&m->w[j], start[j]);
+        hog_w_store(&own[j], mine[j]);
+        own0[j] = start[j];
+    }
+    hog_w_store(&m->w[2], 13.0f); /* another worker merged +10 meanwhile */
+    uint32_t hot_ids[1] = {0};
+    epoch_job job;
+    memset(&job, 0, sizeof(job));
+    job.m = m;
+    job.tab.hot_ids = hot_ids;
+    job.tab.nhot = 1;
+    job.tab.whole_every = 1;
+    worker_state ws;
+    memset(&ws, 0, sizeof(ws));
+    ws.own = own;
+    ws.own0 = own0;
+    ws.own_n = 5;
+    ws.own_share = 0.5f;
+    ws.own_since = 3;
+    hog_whole_sync(&job, &ws);
+    const float want[5] = {1.25f, 2, 12, 4, 7};
+    for (int j = 0; j < 5; j++) {
+        cr_assert_float_eq(hog_w_load(&m->w[j]), want[j], 1e-6, "weight %d: %g, want %g", j,
+                           (double)hog_w_load(&m->w[j]), (double)want[j]);
+        cr_assert(hog_w_load(&own[j]) == hog_w_load(&m->w[j]) && own0[j] == hog_w_load(&m->w[j]),
+                  "the copy of weight %d holds the model", j);
+    }
+    cr_assert_eq(ws.own_since, 0u);
+    hog_model_free(m);
+}
+
+static char log_seen[4096];
+
+static void log_keep(void *ctx, hog_log_level level, const char *msg)
+{
+    (void)ctx;
+    (void)level;
+    strncat(log_seen, msg, sizeof(log_seen) - strlen(log_seen) - 2);
+    strcat(log_seen, "\n");
+}
+
+/* Two workers on whole copies reach the loss of one on the same data (a
+ * power law of features: a few hot, most cold), on both tuned loops, and
+ * every row is trained once an epoch. */
+Test(train_hot, two_workers_on_whole_copies_train_as_one_does)
+{
+    char path[160];
+    FILE *f = create("whole.svm", path);
+    hog_rng r = {29};
+    for (int i = 0; i < 40000; i++) {
+        int used[12], n = 0;
+        for (int k = 0; k < 12; k++) {
+            /* 1 + floor(2000^u): a power law over features 1..2000 */
+            int j = 1 + (int)pow(2000.0, (double)hog_rng_below(&r, 1000000) / 1e6), at = n;
+            for (int q = 0; q < n; q++)
+                at = used[q] == j ? -1 : at;
+            if (at < 0)
+                continue;
+            while (at > 0 && used[at - 1] > j) { /* ascending, as libsvm wants */
+                used[at] = used[at - 1];
+                at--;
+            }
+            used[at] = j;
+            n++;
+        }
+        double s = 0;
+        for (int q = 0; q < n; q++)
+            s += sin(used[q]);
+        fprintf(f, "%s", s > 0 ? "+1" : "-1");
+        for (int q = 0; q < n; q++)
+            fprintf(f, " %d:1", used[q]);
+        fprintf(f, "\n");
+    }
+    fclose(f);
+    hog_dataset *tr;
+    char err[256];
+    cr_assert_eq(hog_dataset_open(path, NULL, &tr, err, sizeof(err)), 0, "%s", err);
+    for (int normalized = 0; normalized <= 1; normalized++) {
+        double loss[2];
+        for (unsigned t = 1; t <= 2; t++) {
+            hog_train_params p = normalized ? hog_train_params_default() : plain_params();
+            p.threads = t;
+            p.epochs = 5;
+            log_seen[0] = '\0';
+            hog_log_set(log_keep, NULL, HOG_LOG_DEBUG);
+            hog_model *m = train(tr, NULL, p);
+            hog_log_set(NULL, NULL, HOG_LOG_WARN);
+            hog_model_info in;
+            hog_model_get_info(m, &in);
+            loss[t - 1] = in.train.loss;
+            cr_assert_eq(in.train.rows, 40000u, "every row once in the last epoch");
+            cr_assert_eq(strstr(log_seen, "copy of the whole model") != NULL, t == 2, "%u workers: %s", t, log_seen);
+            hog_model_free(m);
+        }
+        cr_assert_lt(loss[1], loss[0] * 1.05, "%s: 2 workers' loss %g, one's %g", normalized ? "normalized" : "plain",
+                     loss[1], loss[0]);
     }
     hog_dataset_close(tr);
 }

@@ -359,6 +359,11 @@ uint64_t hog_link_passes(const hog_link *l);
 /* Whether the workers pace themselves on l: an asynchronous run of two
  * ranks or more (a synchronous one exchanges no chunks to hear). */
 int hog_link_paced(const hog_link *l);
+/* After a worker's segment (or block) of a paced run: waits for the link
+ * thread's next pass (hog_link_wait_pass) once the worker has trained
+ * HOG_LINK_AHEAD of them without one; *pass and *ahead are the worker's,
+ * *pass from hog_link_passes and *ahead 0 at its start. */
+void hog_link_pace(const hog_link *l, uint64_t *pass, unsigned *ahead);
 /* Returns once the count has moved past seen, or after a beat interval
  * (hog_link_params.timeout / 10, at most 1 s) without it, or at once when
  * the run must stop, no peer is alive or the link thread is not running. */

@@ -875,6 +875,19 @@ void hog_link_wait_pass(const hog_link *l, uint64_t seen)
         nanosleep(&pause, NULL);
 }
 
+void hog_link_pace(const hog_link *l, uint64_t *pass, unsigned *ahead)
+{
+    uint64_t now = hog_link_passes(l);
+    if (now != *pass) {
+        *pass = now;
+        *ahead = 0;
+    } else if (++*ahead >= HOG_LINK_AHEAD) {
+        hog_link_wait_pass(l, now);
+        *pass = hog_link_passes(l);
+        *ahead = 0;
+    }
+}
+
 int hog_link_paced(const hog_link *l)
 {
     return l->nodes > 1 && l->p.sync == HOG_SYNC_ASYNC;

@@ -85,21 +85,6 @@ static void ooc_after(const epoch_job *job, uint32_t pos)
         hog_dataset_drop(job->ds, b, 1);
 }
 
-/* After a segment of a multi-node run: waits for the link thread's next
- * pass when this worker has trained HOG_LINK_AHEAD segments without one. */
-static void link_pace(const hog_link *link, uint64_t *pass, unsigned *ahead)
-{
-    uint64_t now = hog_link_passes(link);
-    if (now != *pass) {
-        *pass = now;
-        *ahead = 0;
-    } else if (++*ahead >= HOG_LINK_AHEAD) {
-        hog_link_wait_pass(link, now);
-        *pass = hog_link_passes(link);
-        *ahead = 0;
-    }
-}
-
 /* After a segment: whether the pass should pause, for an interrupt or a
  * checkpoint that is due. */
 static int pause_wanted(const epoch_job *job)
@@ -154,10 +139,14 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
         if (ith == 0)
             maybe_report(job, pos, &last);
         if (job->link) /* bounded staleness: see hog_link_wait_pass */
-            link_pace(job->link, &pass, &ahead);
+            hog_link_pace(job->link, &pass, &ahead);
         if (pause_wanted(job))
             pause_claims(job);
     }
+    /* What a whole copy changed since its last merge joins the model before
+     * the pass ends (an epoch's end, a pause, a stop). */
+    if (fresh && hog_whole_on(job) && ws->own_since)
+        hog_whole_sync(job, ws);
 }
 
 epoch_job hog_epoch_job(run_state *rs, unsigned e)

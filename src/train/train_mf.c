@@ -258,6 +258,8 @@ typedef struct mf_job {
     const hog_mf_triple *eval;
     uint64_t neval;
     const atomic_int *stop;  /* multi-node: set when the run must stop, or NULL */
+    const hog_link *paced;   /* multi-node, asynchronous: the link the workers pace themselves on
+                                (hog_link_pace), or NULL */
     const atomic_int *interrupted; /* the control's flag (pause when set), or NULL */
     double (*now)(void);     /* the clock of due */
     double due;              /* pause for a checkpoint once now() reaches this; 0: never */
@@ -498,11 +500,19 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
     (void)nth;
     mf_job *job = arg;
     mf_worker *w = &job->ws[ith];
+    uint64_t pass = job->paced ? hog_link_passes(job->paced) : 0;
+    unsigned ahead = 0;
     for (;;) {
         uint32_t pos = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
         if (pos >= job->nseg || (job->stop && atomic_load_explicit(job->stop, memory_order_relaxed)))
             break;
         run_segment(job, w, job->order[pos]);
+        /* Bounded staleness, as the linear trainer's: a rank that trains
+         * faster than its link exchanges would otherwise step on views the
+         * others' changes have not reached (two ranks ended 20% above one
+         * node's test RMSE once the step ran 2.5x faster). */
+        if (job->paced)
+            hog_link_pace(job->paced, &pass, &ahead);
         if (mf_should_pause(job)) {
             uint32_t old = atomic_fetch_or_explicit(&job->next, MF_PAUSED, memory_order_relaxed);
             if (!(old & MF_PAUSED))
@@ -976,7 +986,8 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
 
     mf_job job = {.p = p, .m = m, .t = rs.train, .n = ntrain, .order = rs.order, .nseg = (uint32_t)nseg, .ws = rs.ws,
                   .grid = rs.grid.blocks ? &rs.grid : NULL,
-                  .stop = p->link ? hog_link_stop_flag(p->link) : NULL, .interrupted = rs.timer.interrupted,
+                  .stop = p->link ? hog_link_stop_flag(p->link) : NULL,
+                  .paced = p->link && hog_link_paced(p->link) ? p->link : NULL, .interrupted = rs.timer.interrupted,
                   .now = rs.timer.now};
     rs.shape.train_ratings = ntrain;
     rs.shape.segments = rs.grid.blocks ? rs.grid.blocks : (uint32_t)nseg;

@@ -789,7 +789,7 @@ static void rows_2(const epoch_job *job, worker_state *ws, seg_rows *c)
 {
     if (job->m->info.loss == HOG_LOSS_SOFTMAX || norm_room(ws, c) < 0)
         rows_run(job, ws, c, OPT_NORMALIZED);
-    else if (job->tab.nlocal)
+    else if (job->tab.nlocal && !hog_whole_on(job))
         rows_norm_local(job, ws, c);
     else
         rows_norm_shared(job, ws, c);
@@ -800,7 +800,7 @@ static void rows_0(const epoch_job *job, worker_state *ws, seg_rows *c)
 {
     if (job->m->info.loss == HOG_LOSS_SOFTMAX)
         rows_run(job, ws, c, 0);
-    else if (job->tab.nlocal)
+    else if (job->tab.nlocal && !hog_whole_on(job))
         rows_plain_local(job, ws, c);
     else
         rows_plain_shared(job, ws, c);
@@ -859,7 +859,10 @@ void hog_segment_run(epoch_job *job, worker_state *ws, uint32_t pos, const hog_b
         bias[k] = bias0[k] = hog_w_load(&ws->bias[k]);
         bacc[k] = bacc0[k] = job->optim.bias_acc ? hog_w_load(&job->optim.bias_acc[k]) : 0.0f;
     }
-    if (!fresh)
+    const int whole = hog_whole_on(job);
+    if (!fresh && whole)
+        hog_whole_begin(job, ws);
+    else if (!fresh)
         hog_hot_begin(job, ws);
     /* Workers of one replica share its clock; with the model shared, all do. */
     hog_overlap *clock = job->rep->n ? &job->rep->clocks[ws->replica] : job->clock;
@@ -867,14 +870,25 @@ void hog_segment_run(epoch_job *job, worker_state *ws, uint32_t pos, const hog_b
     double t0, a0 = hog_overlap_enter(clock, &t0);
     seg_rows c = {blk, start, n, first, step, step * (float)p->l2, s, g, bias, bacc, 0, 0, 0,
                   job->prog ? &ws->prog : NULL, bacc0 + K};
+    /* A whole copy is trained as the model itself is on one thread. */
+    hog_weight *const model_w = ws->w;
+    if (whole)
+        ws->w = ws->own;
     rows_by_opt[job->optim.flags](job, ws, &c);
+    ws->w = model_w;
     /* Workers that ran beside this one each corrected the same hot weights
      * towards the same targets; summing their changes would overshoot, so
      * each adds its change divided by how many segments ran beside it,
      * itself included (see hog_overlap): the average when all run at
      * once, the full change when it ran alone. */
     float share = hog_overlap_share(clock, t0, a0, members);
-    hog_hot_sync(job, ws, share);
+    if (whole) {
+        ws->own_share = share;
+        if (++ws->own_since >= job->tab.whole_every)
+            hog_whole_sync(job, ws);
+    } else {
+        hog_hot_sync(job, ws, share);
+    }
     /* The intercept is the hottest weight of all: the same delayed update. */
     if (p->bias)
         for (uint32_t k = 0; k < K; k++) {

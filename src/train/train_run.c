@@ -78,7 +78,8 @@ void hog_run_free(run_state *rs)
     if (rs->ws)
         for (unsigned i = 0; i < rs->nth; i++) {
             worker_state *ws = &rs->ws[i];
-            void *local[] = {ws->scratch, ws->perm, (void *)ws->hot, ws->hot0, (void *)ws->hotacc, ws->hotacc0};
+            void *local[] = {ws->scratch, ws->perm,     (void *)ws->hot, ws->hot0, (void *)ws->hotacc,
+                             ws->hotacc0, (void *)ws->own, ws->own0};
             for (unsigned k = 0; k < HOG_ARRAY_LEN(local); k++)
                 hog_pool_free_local(rs->pool, local[k]);
             hog_dense_free(ws->dense);
@@ -200,8 +201,29 @@ int hog_run_tables(run_state *rs)
     if (!(tab->l2_scale = hog_malloc(rs->dim * sizeof(float))))
         return -ENOMEM;
     hog_scan_l2_scales(rs->deg, rs->deg_rows, rs->dim, tab->l2_scale);
-    return hog_hot_choose(rs->deg, rs->deg_rows, rs->dim, rs->outputs, copy_workers(rs), &tab->slot, &tab->hot_ids,
-                          &tab->nlocal, &tab->nhot);
+    int rc = hog_hot_choose(rs->deg, rs->deg_rows, rs->dim, rs->outputs, copy_workers(rs), &tab->slot,
+                            &tab->hot_ids, &tab->nlocal, &tab->nhot);
+    if (rc < 0 || rs->kernel != HOG_KERNEL_SPARSE)
+        return rc;
+    /* Whole copies for a small model (train_hot.c), made where the worker runs. */
+    uint64_t nnz = 0, weights = rs->dim * rs->outputs;
+    for (uint64_t j = 0; j < rs->dim; j++)
+        nnz += rs->deg[j];
+    tab->whole_every = hog_whole_every(rs->p, rs->optim.flags, rs->outputs, weights, rs->deg_rows, nnz, rs->nth);
+    for (unsigned i = 0; tab->whole_every && i < rs->nth; i++) {
+        worker_state *ws = &rs->ws[i];
+        if (ws->own_n == weights)
+            continue;
+        hog_pool_free_local(rs->pool, (void *)ws->own);
+        hog_pool_free_local(rs->pool, ws->own0);
+        ws->own_n = 0;
+        ws->own = hog_pool_alloc_local(rs->pool, i, weights * sizeof(hog_weight));
+        ws->own0 = hog_pool_alloc_local(rs->pool, i, weights * sizeof(float));
+        if (!ws->own || !ws->own0)
+            return -ENOMEM;
+        ws->own_n = weights;
+    }
+    return 0;
 }
 
 int hog_run_alloc(run_state *rs, char *err, size_t err_len)
@@ -302,7 +324,10 @@ int hog_run_alloc_final(run_state *rs)
     }
     if (p->early_stop && !(rs->best.weights = hog_malloc(nweights * sizeof(float))))
         return -ENOMEM;
-    if (rs->tab.nlocal)
+    if (rs->tab.whole_every)
+        hog_log(HOG_LOG_DEBUG, "each worker trains a copy of the whole model, merged every %u segments, %u hot "
+                "features shared out", rs->tab.whole_every, rs->tab.nhot);
+    else if (rs->tab.nlocal)
         hog_log(HOG_LOG_DEBUG, "%u features kept per worker, %u of them hot", rs->tab.nlocal, rs->tab.nhot);
     return 0;
 }

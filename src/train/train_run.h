@@ -90,6 +90,11 @@ typedef struct worker_state {
     uint32_t norm_cap; /* its length */
     hog_eval_sums prog; /* progressive metrics: the last epoch's rows, each scored before its
                            step (epoch_job.prog) */
+    hog_weight *own;  /* feature_tables.whole_every: this worker's copy of the whole model */
+    float *own0;      /* its values at the last merge */
+    uint64_t own_n;   /* weights each holds */
+    uint32_t own_since; /* segments trained since the last merge */
+    float own_share;  /* the hot weights' share of the last of them (hog_overlap_share) */
 } worker_state;
 
 /* The per-feature tables the segments step with, made from the features'
@@ -100,6 +105,8 @@ typedef struct feature_tables {
     uint32_t *hot_ids; /* the features kept in private copies, by slot, hot first */
     uint32_t nlocal;   /* features kept in private copies */
     uint32_t nhot;     /* the first nhot of them are hot */
+    uint32_t whole_every; /* > 0: each worker trains a copy of the whole model instead, its
+                             change merged every whole_every segments (see train_hot.c) */
 } feature_tables;
 
 /* The optimisers' per-weight state, shared by every worker. */
@@ -516,6 +523,27 @@ void hog_hot_begin(const epoch_job *job, worker_state *ws);
 /* Publishes the change of ws's private copies over a segment, hot weights'
  * scaled by share, and starts the next segment from the result. */
 void hog_hot_sync(const epoch_job *job, worker_state *ws, float share);
+
+/* The segments between the merges of whole copies of a model of weights
+ * weights trained by nth workers on rows rows holding nnz non-zeros with
+ * the given OPT_* flags, or 0 where the workers share the model (and its
+ * private copies of hot weights) instead: see train_hot.c. */
+uint32_t hog_whole_every(const hog_train_params *p, unsigned flags, uint32_t outputs, uint64_t weights, uint64_t rows,
+                         uint64_t nnz, unsigned nth);
+
+/* Whether job's segments train whole copies (not a streamed window's). */
+static inline int hog_whole_on(const epoch_job *job)
+{
+    return job->tab.whole_every && !job->window;
+}
+
+/* Loads ws's whole copy from the model (the first segment of a pass). */
+void hog_whole_begin(const epoch_job *job, worker_state *ws);
+
+/* Merges ws's whole copy's change into the model: hot weights' scaled by
+ * ws->own_share with a compare-and-swap, the others summed; the copy then
+ * holds the model as it is. */
+void hog_whole_sync(const epoch_job *job, worker_state *ws);
 
 /* ===================================================================== *
  *  Replicas (train_replicas.c)
