@@ -60,6 +60,8 @@ void cli_log(void *ctx, hog_log_level level, const char *msg);
  * they print which option wanted what and return -1. */
 int cli_double(const char *opt, const char *s, double *out);
 int cli_unsigned(const char *opt, const char *s, unsigned long long max, unsigned long long *out);
+/* One of two words: *out = va for a, vb for b. */
+int cli_either(const char *opt, const char *s, const char *a, int va, const char *b, int vb, int *out);
 /* A size in bytes with an optional K, M, G or T suffix (powers of 1024). */
 int cli_bytes(const char *opt, const char *s, unsigned long long *out);
 

@@ -50,6 +50,16 @@ int cli_double(const char *opt, const char *s, double *out)
     return 0;
 }
 
+int cli_either(const char *opt, const char *s, const char *a, int va, const char *b, int vb, int *out)
+{
+    if (strcmp(s, a) != 0 && strcmp(s, b) != 0) {
+        cli_error("%s: expected %s or %s, found '%s'", opt, a, b, s);
+        return -1;
+    }
+    *out = strcmp(s, a) == 0 ? va : vb;
+    return 0;
+}
+
 int cli_unsigned(const char *opt, const char *s, unsigned long long max, unsigned long long *out)
 {
     char *end;
@@ -156,14 +166,10 @@ int cli_read_option(const char *opt, const char *val, hog_read_params *p)
         return 1;
     }
     if (strcmp(opt, "on-error") == 0) {
-        if (strcmp(val, "stop") == 0)
-            p->on_error = HOG_ON_ERROR_STOP;
-        else if (strcmp(val, "skip") == 0)
-            p->on_error = HOG_ON_ERROR_SKIP;
-        else {
-            cli_error("--on-error: expected stop or skip, found '%s'", val);
+        int v;
+        if (cli_either("--on-error", val, "stop", HOG_ON_ERROR_STOP, "skip", HOG_ON_ERROR_SKIP, &v) < 0)
             return -1;
-        }
+        p->on_error = (hog_on_error)v;
         return 1;
     }
     if (strcmp(opt, "temp-dir") == 0) {

@@ -152,28 +152,11 @@ static int mf_option(const char *name, const char *val, hog_mf_params *p)
         else *ints[i].i = (int)u;
         return 0;
     }
-    if (strcmp(name, "mf-schedule") == 0) {
-        if (strcmp(val, "grid") == 0)
-            p->schedule = HOG_MF_GRID;
-        else if (strcmp(val, "hogwild") == 0)
-            p->schedule = HOG_MF_HOGWILD;
-        else {
-            cli_error("--mf-schedule: expected grid or hogwild, found '%s'", val);
-            return -1;
-        }
-        return 0;
-    }
-    if (strcmp(name, "schedule") == 0) {
-        if (strcmp(val, "adagrad") == 0)
-            p->step_schedule = HOG_SCHEDULE_ADAGRAD;
-        else if (strcmp(val, "decay") == 0)
-            p->step_schedule = HOG_SCHEDULE_DECAY;
-        else {
-            cli_error("--schedule: expected adagrad or decay for --model mf, found '%s'", val);
-            return -1;
-        }
-        return 0;
-    }
+    if (strcmp(name, "mf-schedule") == 0)
+        return cli_either("--mf-schedule", val, "grid", HOG_MF_GRID, "hogwild", HOG_MF_HOGWILD, &p->schedule);
+    if (strcmp(name, "schedule") == 0)
+        return cli_either("--schedule", val, "adagrad", HOG_SCHEDULE_ADAGRAD, "decay", HOG_SCHEDULE_DECAY,
+                          &p->step_schedule);
     double *d = strcmp(name, "step") == 0 ? &p->step : strcmp(name, "decay") == 0 ? &p->decay
               : strcmp(name, "l2") == 0 ? &p->l2 : strcmp(name, "l2-bias") == 0 ? &p->l2_bias
               : strcmp(name, "init") == 0 ? &p->init : strcmp(name, "holdout") == 0 ? &p->holdout : NULL;

@@ -298,23 +298,29 @@ static inline float mf_update(hog_mf_model *m, const hog_mf_triple *t, uint32_t 
  * kernel whatever the compiler's cost model makes of the plain loops. */
 typedef float mf_f4 __attribute__((vector_size(16)));
 
+/* The start of both vector steps for a stride of K: the rating's two rows
+ * copied out (pl, ql) and in vectors (pv, qv), their biases (bu, bi) and
+ * the error before the step (e), the dot product in four partial sums. */
+#define MF_ROWS_ERROR(K)                                                                                        \
+    hog_weight *pu = m->p + (size_t)t->user * (K), *qi = m->q + (size_t)t->item * (K);                         \
+    _Alignas(16) float pl[K];                                                                                   \
+    _Alignas(16) float ql[K];                                                                                   \
+    hog_w_load_row(pl, pu, (K));                                                                                \
+    hog_w_load_row(ql, qi, (K));                                                                                \
+    mf_f4 pv[(K) / 4], qv[(K) / 4], acc = {0.0f, 0.0f, 0.0f, 0.0f};                                             \
+    _Pragma("GCC unroll 8") for (uint32_t c = 0; c < (K) / 4; c++) {                                            \
+        memcpy(&pv[c], pl + 4 * c, sizeof(mf_f4));                                                              \
+        memcpy(&qv[c], ql + 4 * c, sizeof(mf_f4));                                                              \
+        acc += pv[c] * qv[c];                                                                                   \
+    }                                                                                                           \
+    float bu = hog_w_load(&m->bu[t->user]), bi = hog_w_load(&m->bi[t->item]);                                  \
+    float e = t->rating - (mean + bu + bi + ((acc[0] + acc[2]) + (acc[1] + acc[3])));
+
 #define MF_UPDATE_K(K)                                                                                          \
     static inline float mf_update_##K(hog_mf_model *m, const hog_mf_triple *t, float mean, float step, float l2, \
                                       float l2b)                                                                \
     {                                                                                                           \
-        hog_weight *pu = m->p + (size_t)t->user * (K), *qi = m->q + (size_t)t->item * (K);                     \
-        _Alignas(16) float pl[K];                                                                               \
-        _Alignas(16) float ql[K];                                                                               \
-        hog_w_load_row(pl, pu, (K));                                                                            \
-        hog_w_load_row(ql, qi, (K));                                                                            \
-        mf_f4 pv[(K) / 4], qv[(K) / 4], acc = {0.0f, 0.0f, 0.0f, 0.0f};                                         \
-        _Pragma("GCC unroll 8") for (uint32_t c = 0; c < (K) / 4; c++) {                                        \
-            memcpy(&pv[c], pl + 4 * c, sizeof(mf_f4));                                                          \
-            memcpy(&qv[c], ql + 4 * c, sizeof(mf_f4));                                                          \
-            acc += pv[c] * qv[c];                                                                               \
-        }                                                                                                       \
-        float bu = hog_w_load(&m->bu[t->user]), bi = hog_w_load(&m->bi[t->item]);                              \
-        float e = t->rating - (mean + bu + bi + ((acc[0] + acc[2]) + (acc[1] + acc[3])));                       \
+        MF_ROWS_ERROR(K)                                                                                        \
         const float se = step * e, sr = 1.0f - step * l2;                                                       \
         _Pragma("GCC unroll 8") for (uint32_t c = 0; c < (K) / 4; c++) {                                        \
             mf_f4 np = sr * pv[c] + se * qv[c], nq = sr * qv[c] + se * pv[c];                                   \
@@ -358,21 +364,10 @@ static inline float mf_update_ada(hog_mf_model *m, const hog_mf_triple *t, uint3
     static inline float mf_update_ada_##K(hog_mf_model *m, const hog_mf_triple *t, float mean, float step,   \
                                           float l2, float l2b, float inv_rank)                                \
     {                                                                                                         \
-        hog_weight *pu = m->p + (size_t)t->user * (K), *qi = m->q + (size_t)t->item * (K);                   \
         const float gu = hog_w_load(&m->gp[t->user]), gi = hog_w_load(&m->gq[t->item]);                      \
         const float su = step / sqrtf(gu), si = step / sqrtf(gi);                                             \
-        _Alignas(16) float pl[K];                                                                             \
-        _Alignas(16) float ql[K];                                                                             \
-        hog_w_load_row(pl, pu, (K));                                                                          \
-        hog_w_load_row(ql, qi, (K));                                                                          \
-        mf_f4 pv[(K) / 4], qv[(K) / 4], acc = {0.0f, 0.0f, 0.0f, 0.0f}, gp2 = acc, gq2 = acc;                 \
-        _Pragma("GCC unroll 8") for (uint32_t c = 0; c < (K) / 4; c++) {                                      \
-            memcpy(&pv[c], pl + 4 * c, sizeof(mf_f4));                                                        \
-            memcpy(&qv[c], ql + 4 * c, sizeof(mf_f4));                                                        \
-            acc += pv[c] * qv[c];                                                                             \
-        }                                                                                                     \
-        float bu = hog_w_load(&m->bu[t->user]), bi = hog_w_load(&m->bi[t->item]);                            \
-        float e = t->rating - (mean + bu + bi + ((acc[0] + acc[2]) + (acc[1] + acc[3])));                     \
+        MF_ROWS_ERROR(K)                                                                                      \
+        mf_f4 gp2 = {0.0f, 0.0f, 0.0f, 0.0f}, gq2 = gp2;                                                      \
         _Pragma("GCC unroll 8") for (uint32_t c = 0; c < (K) / 4; c++) {                                      \
             mf_f4 dp = e * qv[c] - l2 * pv[c], dq = e * pv[c] - l2 * qv[c];                                   \
             gp2 += dp * dp;                                                                                   \
@@ -392,6 +387,7 @@ static inline float mf_update_ada(hog_mf_model *m, const hog_mf_triple *t, uint3
 MF_UPDATE_ADA_K(16)
 MF_UPDATE_ADA_K(32)
 #undef MF_UPDATE_ADA_K
+#undef MF_ROWS_ERROR
 
 /* A rating's rows are where its user and item happen to be in memory, a
  * cache miss each on a matrix larger than the caches (one worker's band
