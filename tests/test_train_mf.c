@@ -200,7 +200,7 @@ Test(mf, step_moves_each_parameter_down_its_gradient)
     cr_assert_float_eq((double)ea, (double)e, 1e-6);
     double sq_p = 0, sq_q = 0;
     for (int j = 0; j < 2 * K + 2; j++) {
-        double rate = step / sqrt(j < K || j == 2 * K ? gu : gi);
+        double rate = (double)step / sqrt((double)(j < K || j == 2 * K ? gu : gi));
         double moved = j < K ? (double)pa[j] - (double)p[j] : j < 2 * K ? (double)qa[j - K] - (double)q[j - K]
                      : j == 2 * K ? (double)bua - (double)bu : (double)bia - (double)bi;
         cr_assert(fabs(moved + rate * g[j]) <= 2e-3 * fabs(rate * g[j]) + 2e-7,
@@ -212,8 +212,9 @@ Test(mf, step_moves_each_parameter_down_its_gradient)
     }
     for (int c = K; c < 8; c++)
         cr_assert(pa[c] == 0.0f && qa[c] == 0.0f, "padding moved");
-    cr_assert_float_eq((double)gu1, gu + sq_p / K, 1e-4 * (gu + sq_p / K));
-    cr_assert_float_eq((double)gi1, gi + sq_q / K, 1e-4 * (gi + sq_q / K));
+    const double want_gu = (double)gu + sq_p / K, want_gi = (double)gi + sq_q / K;
+    cr_assert_float_eq((double)gu1, want_gu, 1e-4 * want_gu);
+    cr_assert_float_eq((double)gi1, want_gi, 1e-4 * want_gi);
 }
 
 static int small_schedule = HOG_MF_GRID;
