@@ -1,4 +1,4 @@
-/* train_hot.c: the workers' private copies of the hot weights: which features get them, and how a segment's change to them merges back into the shared weights. */
+/* train_hot.c: the workers' private copies of the model: of the hot weights (which features, and how a segment's change merges back into the shared weights), or of the whole of a small model (when, and how its change merges back). */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <stdlib.h>

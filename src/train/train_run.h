@@ -16,7 +16,8 @@
  *                     the row loops specialised for each combination of them
  *   train_scan.c      what training must know of its data first: the label
  *                     values and each feature's degree and L2 scale
- *   train_hot.c       the workers' private copies of the hot weights
+ *   train_hot.c       the workers' private copies of the hot weights, or of the
+ *                     whole of a small model
  *   train_replicas.c  model replicas and their background averaging thread
  *   train_stream.c    the first epoch trained while the text is read, and
  *                     hog_trainer_run_file
@@ -503,7 +504,7 @@ typedef struct window_count {
 void *hog_window_count(void *arg);
 
 /* ===================================================================== *
- *  Private copies of the hot weights (train_hot.c)
+ *  Private copies of the hot weights, whole copies (train_hot.c)
  * ===================================================================== */
 /* The most features a worker keeps private copies of, for outputs weights
  * each. */
