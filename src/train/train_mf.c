@@ -505,8 +505,8 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
         run_segment(job, w, job->order[pos]);
         /* Bounded staleness, as the linear trainer's: a rank that trains
          * faster than its link exchanges would otherwise step on views the
-         * others' changes have not reached (two ranks ended 20% above one
-         * node's test RMSE once the step ran 2.5x faster). */
+         * others' changes have not reached (two ranks ended 19% to 25% above
+         * one node's test RMSE once the step ran 2.5x faster; paced, 4% to 6%). */
         if (job->paced)
             hog_link_pace(job->paced, &pass, &ahead);
         if (mf_should_pause(job)) {
@@ -663,8 +663,9 @@ static int mf_link_start(const hog_mf_params *p, const hog_ratings *train, hog_m
         return rc;
     /* A rating touches one row of each: none is hot. AdaGrad's sums stay
      * each rank's own: summed across the ranks (as the rows' changes are)
-     * they grew with changes not yet seen and ended two ranks 10% to 20%
-     * further from one node's test RMSE (tests/nodes-test.sh's case). */
+     * they grew with changes not yet seen and ended two ranks 17% to 31%
+     * above one node's test RMSE (tests/nodes-test.sh's case; kept apart,
+     * 1% below to 15% above). */
     hog_link_span spans[] = {
         {m->p, (uint64_t)m->info.users * m->stride, 0, NULL, 1}, {m->q, (uint64_t)m->info.items * m->stride, 0, NULL, 1},
         {m->bu, m->info.users, 0, NULL, 1}, {m->bi, m->info.items, 0, NULL, 1},
