@@ -13,6 +13,7 @@
 #include <zmq.h>
 
 #include "net/net_link.h"
+#include "test_log.h"
 #include "test_scratch.h"
 
 #define N_ELEMS 5000u /* five chunks of 1024 */
@@ -829,19 +830,6 @@ Test(net_link, control_frames_of_the_wrong_direction_round_or_connection_are_cou
     cr_assert_eq(runs[0].st.live, 1);
     assert_all(&runs[0], 1.0f); /* nothing of the 1e30s was taken */
     free_ranks(runs, 1);
-}
-
-static char logged[4096];
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void log_keep(void *ctx, hog_log_level level, const char *msg)
-{
-    (void)ctx;
-    (void)level;
-    pthread_mutex_lock(&log_lock);
-    size_t n = strlen(logged);
-    snprintf(logged + n, sizeof(logged) - n, "%s\n", msg);
-    pthread_mutex_unlock(&log_lock);
 }
 
 Test(net_link, a_greeting_that_is_not_a_hello_is_logged_and_ignored)

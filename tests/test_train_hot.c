@@ -6,6 +6,7 @@
 #include "train/train.h"
 #include "train/train_run.h"
 
+#include "test_log.h"
 #include "test_scratch.h"
 #include "test_train.h"
 #include "test_train_data.h"
@@ -125,16 +126,6 @@ Test(train_hot, a_merge_sums_changes_and_shares_out_the_hot_ones)
     hog_model_free(m);
 }
 
-static char log_seen[4096];
-
-static void log_keep(void *ctx, hog_log_level level, const char *msg)
-{
-    (void)ctx;
-    (void)level;
-    strncat(log_seen, msg, sizeof(log_seen) - strlen(log_seen) - 2);
-    strcat(log_seen, "\n");
-}
-
 /* Two workers on whole copies reach the loss of one on the same data (a
  * power law of features: a few hot, most cold), on both tuned loops, and
  * every row is trained once an epoch. */
@@ -177,7 +168,7 @@ Test(train_hot, two_workers_on_whole_copies_train_as_one_does)
             hog_train_params p = normalized ? hog_train_params_default() : plain_params();
             p.threads = t;
             p.epochs = 5;
-            log_seen[0] = '\0';
+            log_forget();
             hog_log_set(log_keep, NULL, HOG_LOG_DEBUG);
             hog_model *m = train(tr, NULL, p);
             hog_log_set(NULL, NULL, HOG_LOG_WARN);
@@ -185,7 +176,7 @@ Test(train_hot, two_workers_on_whole_copies_train_as_one_does)
             hog_model_get_info(m, &in);
             loss[t - 1] = in.train.loss;
             cr_assert_eq(in.train.rows, 40000u, "every row once in the last epoch");
-            cr_assert_eq(strstr(log_seen, "copy of the whole model") != NULL, t == 2, "%u workers: %s", t, log_seen);
+            cr_assert_eq(strstr(logged, "copy of the whole model") != NULL, t == 2, "%u workers: %s", t, logged);
             hog_model_free(m);
         }
         cr_assert_lt(loss[1], loss[0] * 1.05, "%s: 2 workers' loss %g, one's %g", normalized ? "normalized" : "plain",
