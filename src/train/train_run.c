@@ -78,8 +78,8 @@ void hog_run_free(run_state *rs)
     if (rs->ws)
         for (unsigned i = 0; i < rs->nth; i++) {
             worker_state *ws = &rs->ws[i];
-            void *local[] = {ws->scratch, ws->perm,     (void *)ws->hot, ws->hot0, (void *)ws->hotacc,
-                             ws->hotacc0, (void *)ws->own, ws->own0};
+            void *local[] = {ws->scratch, ws->perm, (void *)ws->hot, ws->hot0, (void *)ws->hotacc, ws->hotacc0,
+                             (void *)ws->own, ws->own0};
             for (unsigned k = 0; k < HOG_ARRAY_LEN(local); k++)
                 hog_pool_free_local(rs->pool, local[k]);
             hog_dense_free(ws->dense);
