@@ -442,10 +442,16 @@ KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
  *    the loop (l2_shrink: a compare, not a call to fmaxf).
  *  - The rows of a segment are visited in shuffled order, so the hardware
  *    prefetcher cannot guess where the next row's indices and values are:
- *    they are prefetched PLAIN_AHEAD rows ahead. (Prefetching the next
- *    row's weights as well was measured: no gain, so it is not done.)
+ *    they are prefetched ROW_AHEAD rows ahead.
+ *  - A large model's lines are prefetched too, MODEL_AHEAD rows ahead (see
+ *    prefetch_model): each non-zero of a model that does not fit the caches
+ *    is a miss, and a row's misses are independent, so asking for them a
+ *    row or two early lets them overlap instead of stalling the loop one at
+ *    a time. A model the caches hold gains nothing from it and pays the
+ *    instructions, so it is not done there (MODEL_PREFETCH_BYTES).
  */
-#define PLAIN_AHEAD 2u
+#define ROW_AHEAD 4u
+#define MODEL_AHEAD 2u
 
 /* The bytes of n floats in whole cache lines of their own: a worker writes
  * them on every row, and a small allocation may sit next to another
@@ -462,6 +468,57 @@ KERNEL void prefetch_span(const void *a, uint32_t n)
     uintptr_t q = (uintptr_t)a & ~(uintptr_t)(HOG_CACHELINE - 1), e = (uintptr_t)a + (uintptr_t)n * 4;
     for (; q < e; q += HOG_CACHELINE)
         __builtin_prefetch((const void *)q, 0, 3);
+}
+
+/* Whether a pass prefetches the model's lines (MODEL_AHEAD): where its
+ * per-feature arrays pass the caches' share of a core. Below it, measured
+ * on 2^16 features (bench/run model-size), the prefetches cost more than
+ * the hits they would bring forward. */
+#define MODEL_PREFETCH_BYTES ((uint64_t)4 << 20)
+
+static int model_prefetch_on(const epoch_job *job, uint32_t words)
+{
+    return (uint64_t)job->m->dim * words * sizeof(float) > MODEL_PREFETCH_BYTES;
+}
+
+/* At row i of a segment's n rows (in perm's order from start): asks for the
+ * indices and values of row i + ROW_AHEAD and, with pm, for the model lines
+ * of row i + MODEL_AHEAD, whose indices were asked for rows ago: the
+ * weights of its features at w (stride weights a feature) and their words
+ * at f1 and f2 (per-feature arrays of 4-byte words; NULL: none). */
+KERNEL void prefetch_ahead(const hog_block *blk, const uint32_t *perm, uint32_t start, uint32_t i, uint32_t n,
+                           const hog_weight *w, uint32_t stride, const void *f1, const void *f2, const int pm)
+{
+    const uint32_t *const ptr = blk->ptr;
+    if (i + ROW_AHEAD < n) {
+        const uint32_t q = start + perm[i + ROW_AHEAD];
+        prefetch_span(blk->index + ptr[q], ptr[q + 1] - ptr[q]);
+        prefetch_span(blk->value + ptr[q], ptr[q + 1] - ptr[q]);
+    }
+    if (pm && i + MODEL_AHEAD < n) {
+        const uint32_t q = start + perm[i + MODEL_AHEAD];
+        const uint32_t *const idx = blk->index + ptr[q];
+        const uint32_t k = ptr[q + 1] - ptr[q];
+        for (uint32_t t = 0; t < k; t++) {
+            const size_t j = idx[t];
+            __builtin_prefetch((const void *)(w + j * stride), 1, 3);
+            if (f1)
+                __builtin_prefetch((const char *)f1 + 4 * j, 1, 3);
+            if (f2)
+                __builtin_prefetch((const char *)f2 + 4 * j, 0, 3);
+        }
+    }
+}
+
+/* Asks for the indices and values of a segment's first rows (prefetch_ahead
+ * asks for the rest as the loop goes). */
+KERNEL void prefetch_first(const hog_block *blk, const uint32_t *perm, uint32_t start, uint32_t n)
+{
+    for (uint32_t i = 0; i < ROW_AHEAD && i < n; i++) {
+        const uint32_t q = start + perm[i];
+        prefetch_span(blk->index + blk->ptr[q], blk->ptr[q + 1] - blk->ptr[q]);
+        prefetch_span(blk->value + blk->ptr[q], blk->ptr[q + 1] - blk->ptr[q]);
+    }
 }
 
 /* The weight of feature j: the private copy if local and j has one. The
@@ -527,6 +584,7 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
     const float mid = job->mid, tau = job->tau, step = c->step, reg = c->reg;
     const uint32_t start = c->start, n = c->n;
     const float *const shrink = plain_shrink(job, ws, reg);
+    const int pm = model_prefetch_on(job, 2); /* a weight and its shrink or L2 scale */
     hog_eval_sums *const prog = scored ? c->prog : NULL; /* a constant NULL in the loop that does not score */
     float bias = c->bias[0];
     double loss = 0;
@@ -536,17 +594,9 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
     double prod = 1.0;
     uint32_t nprod = 0;
     uint64_t examples = 0, nnz = 0;
-    for (uint32_t i = 0; i < PLAIN_AHEAD && i < n; i++) {
-        uint32_t q = start + perm[i];
-        prefetch_span(index + ptr[q], ptr[q + 1] - ptr[q]);
-        prefetch_span(value + ptr[q], ptr[q + 1] - ptr[q]);
-    }
+    prefetch_first(blk, perm, start, n);
     for (uint32_t i = 0; i < n; i++) {
-        if (i + PLAIN_AHEAD < n) {
-            uint32_t q = start + perm[i + PLAIN_AHEAD];
-            prefetch_span(index + ptr[q], ptr[q + 1] - ptr[q]);
-            prefetch_span(value + ptr[q], ptr[q + 1] - ptr[q]);
-        }
+        prefetch_ahead(blk, perm, start, i, n, w, 1, shrink, shrink ? NULL : l2_scale, pm);
         if (holdout > 0 && hog_row_in_fold(first + perm[i], holdout, fold, seed))
             continue;
         const uint32_t r = start + perm[i], k = ptr[r + 1] - ptr[r];
@@ -677,6 +727,7 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
     const float *const l2_scale = job->tab.l2_scale;
     hog_weight *const w = ws->w, *const hot = ws->hot, *const xmax = job->optim.xmax;
     float *const u = ws->norm_u;
+    const int pm = model_prefetch_on(job, 3); /* a weight, its scale and its L2 scale */
     const hog_loss lossf = job->m->info.loss;
     const int regression = hog_loss_is_regression(lossf), has_bias = p->bias;
     const float bias1 = has_bias ? 1.0f : 0.0f, l2 = (float)p->l2;
@@ -689,17 +740,9 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
     float bias = c->bias[0];
     double loss = 0, norm_t = ws->norm_t, norm_n = ws->norm_n;
     uint64_t examples = 0, nnz = 0;
-    for (uint32_t i = 0; i < PLAIN_AHEAD && i < n; i++) {
-        uint32_t q = start + perm[i];
-        prefetch_span(index + ptr[q], ptr[q + 1] - ptr[q]);
-        prefetch_span(value + ptr[q], ptr[q + 1] - ptr[q]);
-    }
+    prefetch_first(blk, perm, start, n);
     for (uint32_t i = 0; i < n; i++) {
-        if (i + PLAIN_AHEAD < n) {
-            uint32_t q = start + perm[i + PLAIN_AHEAD];
-            prefetch_span(index + ptr[q], ptr[q + 1] - ptr[q]);
-            prefetch_span(value + ptr[q], ptr[q + 1] - ptr[q]);
-        }
+        prefetch_ahead(blk, perm, start, i, n, w, 1, xmax, l2_scale, pm);
         if (holdout > 0 && hog_row_in_fold(first + perm[i], holdout, fold, seed))
             continue;
         const uint32_t r = start + perm[i], k = ptr[r + 1] - ptr[r];
