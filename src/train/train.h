@@ -298,6 +298,43 @@ static inline float hog_loss_grad(hog_loss loss, float margin, float y, float *v
  * and returns log(sum(exp(scores))) for the cross-entropy. */
 float hog_softmax(float *scores, uint32_t k);
 
+/* Asks for the cache lines of the n 4-byte words at a (for writing, or
+ * reading only). */
+static inline void hog_prefetch_words(const void *a, size_t n, int write)
+{
+    uintptr_t q = (uintptr_t)a & ~(uintptr_t)(HOG_CACHELINE - 1), e = (uintptr_t)a + n * 4;
+    for (; q < e; q += HOG_CACHELINE) {
+        if (write)
+            __builtin_prefetch((const void *)q, 1, 3);
+        else
+            __builtin_prefetch((const void *)q, 0, 3);
+    }
+}
+
+/* Whether the loops that score rows (evaluation, predict) prefetch the
+ * model's lines: where its weights pass a core's share of the caches. */
+static inline int hog_model_prefetch_on(const hog_model *m)
+{
+    return m->dim * m->outputs * sizeof(hog_weight) > ((uint64_t)4 << 20);
+}
+
+/* The rows ahead whose model lines the scoring loops ask for: they read the
+ * rows in order, so the hardware brings the rows themselves. */
+#define HOG_SCORE_AHEAD 4u
+
+/* Asks for the weights row r of blk (if it has one) will be scored with. */
+static inline void hog_model_prefetch_row(const hog_model *m, const hog_block *blk, uint32_t r)
+{
+    if (r >= blk->rows)
+        return;
+    const uint32_t K = m->outputs;
+    for (uint32_t i = blk->ptr[r]; i < blk->ptr[r + 1]; i++) {
+        const uint64_t j = blk->index[i];
+        if (j < m->dim)
+            hog_prefetch_words(m->w + j * K, K, 0);
+    }
+}
+
 /* Scores of one row: out[k] = bias[k] + sum_i w[index_i * K + k] * value_i,
  * skipping indices >= m->dim. */
 void hog_model_scores(const hog_model *m, const hog_row *row, float *out);

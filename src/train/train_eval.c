@@ -265,7 +265,12 @@ static void eval_worker(void *arg, unsigned ith, unsigned nth)
 /* The selected rows of blk, whose row 0 is the data set's row first. */
 static void eval_rows(eval_job *job, hog_eval_sums *e, float *s, const hog_block *blk, uint64_t first)
 {
+    const int pm = hog_model_prefetch_on(job->m);
+    for (uint32_t r = 0; pm && r < HOG_SCORE_AHEAD; r++)
+        hog_model_prefetch_row(job->m, blk, r);
     for (uint32_t r = 0; r < blk->rows; r++) {
+        if (pm)
+            hog_model_prefetch_row(job->m, blk, r + HOG_SCORE_AHEAD);
         if (!hog_rowsel_keep(job->sel, first + r))
             continue;
         hog_row row = hog_block_row(blk, r);

@@ -26,8 +26,9 @@ hog_model *hog_model_new(hog_loss loss, uint64_t dim, uint32_t outputs, uint32_t
     m->info.train = hog_metrics_none();
     m->info.test = hog_metrics_none();
     m->info.params = hog_train_params_default();
-    /* Weights are cache-line aligned so no two workers' hot lines straddle. */
-    m->w = hog_aligned_alloc(HOG_CACHELINE, (size_t)(dim ? dim : 1) * outputs * sizeof(hog_weight));
+    /* Weights are cache-line aligned so no two workers' hot lines straddle,
+     * and a large model's are on huge pages (hog_huge_alloc). */
+    m->w = hog_huge_alloc((size_t)(dim ? dim : 1) * outputs * sizeof(hog_weight));
     m->bias = hog_calloc(outputs, sizeof(hog_weight));
     m->class_labels = hog_calloc(classes ? classes : 1, sizeof(double));
     if (!m->w || !m->bias || !m->class_labels) {

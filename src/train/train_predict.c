@@ -185,7 +185,12 @@ static int score_block(pred_job *j, pred_part *part, const hog_block *blk, pred_
     const hog_model *m = j->m;
     const int metrics = j->pp.metrics;
     sl->len = 0;
+    const int pm = hog_model_prefetch_on(m);
+    for (uint32_t r = 0; pm && r < HOG_SCORE_AHEAD; r++)
+        hog_model_prefetch_row(m, blk, r);
     for (uint32_t r = 0; r < blk->rows; r++) {
+        if (pm)
+            hog_model_prefetch_row(m, blk, r + HOG_SCORE_AHEAD);
         /* Room for the longest prediction a row can have, checked per row
          * rather than bounded per block: a cheap test, and no bound to get
          * wrong. */

@@ -358,6 +358,42 @@ KERNEL float update_softmax(const epoch_job *job, worker_state *ws, const hog_ro
 /* ===================================================================== *
  *  The row loops
  * ===================================================================== */
+/* Rows ahead whose indices and values the tuned loops ask for, and whose
+ * model lines every loop asks for on a large model (see the tuned loops'
+ * comment below for why and how far). */
+#define ROW_AHEAD 4u
+#define MODEL_AHEAD 2u
+
+/* Whether a pass prefetches the model's lines (MODEL_AHEAD): where its
+ * per-feature arrays (words 4-byte words a feature) pass a core's share of
+ * the caches. Below it, measured on 2^16 features (bench/run model-size),
+ * the prefetches cost more than the hits they would bring forward. */
+#define MODEL_PREFETCH_BYTES ((uint64_t)4 << 20)
+
+static int model_prefetch_on(const epoch_job *job, uint32_t words)
+{
+    return (uint64_t)job->m->dim * words * sizeof(float) > MODEL_PREFETCH_BYTES;
+}
+
+/* The general loop's prefetch: the lines row r of blk will read and write
+ * under opt, its features' weights and state. */
+KERNEL void prefetch_state(const epoch_job *job, const worker_state *ws, const hog_block *blk, uint32_t r,
+                           const unsigned opt)
+{
+    const uint32_t K = job->m->outputs;
+    for (uint32_t i = blk->ptr[r]; i < blk->ptr[r + 1]; i++) {
+        const size_t j = blk->index[i];
+        hog_prefetch_words(ws->w + j * K, K, 1);
+        hog_prefetch_words(job->tab.l2_scale + j, 1, 0);
+        if (opt & OPT_NORMALIZED)
+            hog_prefetch_words(job->optim.xmax + j, 1, 1);
+        if (opt & OPT_ADAGRAD)
+            hog_prefetch_words(job->optim.acc + j * K, K, 1);
+        if (opt & OPT_L1)
+            hog_prefetch_words(job->optim.l1s + 2 * j * K, 2 * K, 1);
+    }
+}
+
 /* A segment's rows, in the order perm gives, and what they add up to. */
 typedef struct seg_rows {
     const hog_block *blk;
@@ -385,7 +421,10 @@ KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
     float *const s = c->s, *const g = c->g, *const bias = c->bias, *const bacc = c->bacc;
     double loss = 0;
     uint64_t examples = 0, nnz = 0;
+    const int pm = model_prefetch_on(job, m->outputs + 2);
     for (uint32_t i = 0; i < n; i++) {
+        if (pm && i + MODEL_AHEAD < n)
+            prefetch_state(job, ws, blk, start + ws->perm[i + MODEL_AHEAD], opt);
         uint32_t r = start + ws->perm[i];
         if (p->holdout > 0 && hog_row_in_fold(first + ws->perm[i], p->holdout, p->fold, p->seed))
             continue;
@@ -450,8 +489,6 @@ KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
  *    a time. A model the caches hold gains nothing from it and pays the
  *    instructions, so it is not done there (MODEL_PREFETCH_BYTES).
  */
-#define ROW_AHEAD 4u
-#define MODEL_AHEAD 2u
 
 /* The bytes of n floats in whole cache lines of their own: a worker writes
  * them on every row, and a small allocation may sit next to another
@@ -460,25 +497,6 @@ KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
 static size_t line_bytes(size_t n)
 {
     return (n * sizeof(float) + HOG_CACHELINE - 1) / HOG_CACHELINE * HOG_CACHELINE;
-}
-
-/* Asks for the cache lines of n 4-byte elements at a. */
-KERNEL void prefetch_span(const void *a, uint32_t n)
-{
-    uintptr_t q = (uintptr_t)a & ~(uintptr_t)(HOG_CACHELINE - 1), e = (uintptr_t)a + (uintptr_t)n * 4;
-    for (; q < e; q += HOG_CACHELINE)
-        __builtin_prefetch((const void *)q, 0, 3);
-}
-
-/* Whether a pass prefetches the model's lines (MODEL_AHEAD): where its
- * per-feature arrays pass the caches' share of a core. Below it, measured
- * on 2^16 features (bench/run model-size), the prefetches cost more than
- * the hits they would bring forward. */
-#define MODEL_PREFETCH_BYTES ((uint64_t)4 << 20)
-
-static int model_prefetch_on(const epoch_job *job, uint32_t words)
-{
-    return (uint64_t)job->m->dim * words * sizeof(float) > MODEL_PREFETCH_BYTES;
 }
 
 /* At row i of a segment's n rows (in perm's order from start): asks for the
@@ -492,8 +510,8 @@ KERNEL void prefetch_ahead(const hog_block *blk, const uint32_t *perm, uint32_t 
     const uint32_t *const ptr = blk->ptr;
     if (i + ROW_AHEAD < n) {
         const uint32_t q = start + perm[i + ROW_AHEAD];
-        prefetch_span(blk->index + ptr[q], ptr[q + 1] - ptr[q]);
-        prefetch_span(blk->value + ptr[q], ptr[q + 1] - ptr[q]);
+        hog_prefetch_words(blk->index + ptr[q], ptr[q + 1] - ptr[q], 0);
+        hog_prefetch_words(blk->value + ptr[q], ptr[q + 1] - ptr[q], 0);
     }
     if (pm && i + MODEL_AHEAD < n) {
         const uint32_t q = start + perm[i + MODEL_AHEAD];
@@ -516,8 +534,8 @@ KERNEL void prefetch_first(const hog_block *blk, const uint32_t *perm, uint32_t 
 {
     for (uint32_t i = 0; i < ROW_AHEAD && i < n; i++) {
         const uint32_t q = start + perm[i];
-        prefetch_span(blk->index + blk->ptr[q], blk->ptr[q + 1] - blk->ptr[q]);
-        prefetch_span(blk->value + blk->ptr[q], blk->ptr[q + 1] - blk->ptr[q]);
+        hog_prefetch_words(blk->index + blk->ptr[q], blk->ptr[q + 1] - blk->ptr[q], 0);
+        hog_prefetch_words(blk->value + blk->ptr[q], blk->ptr[q + 1] - blk->ptr[q], 0);
     }
 }
 
@@ -549,7 +567,7 @@ static const float *plain_shrink(const epoch_job *job, worker_state *ws, float r
     const uint64_t dim = job->m->dim;
     if (job->p->schedule == HOG_SCHEDULE_INVSCALING || job->window || dim > SHRINK_MAX_FEATURES)
         return NULL;
-    if (!ws->shrink && !(ws->shrink = hog_aligned_alloc(HOG_CACHELINE, line_bytes((size_t)dim))))
+    if (!ws->shrink && !(ws->shrink = hog_huge_alloc(line_bytes((size_t)dim))))
         return NULL;
     if (ws->shrink_ok && ws->shrink_reg == reg)
         return ws->shrink;

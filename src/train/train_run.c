@@ -198,7 +198,7 @@ int hog_run_tables(run_state *rs)
     hog_free(tab->slot);
     hog_free(tab->hot_ids);
     memset(tab, 0, sizeof(*tab));
-    if (!(tab->l2_scale = hog_malloc(rs->dim * sizeof(float))))
+    if (!(tab->l2_scale = hog_huge_alloc(rs->dim * sizeof(float))))
         return -ENOMEM;
     hog_scan_l2_scales(rs->deg, rs->deg_rows, rs->dim, tab->l2_scale);
     int rc = hog_hot_choose(rs->deg, rs->deg_rows, rs->dim, rs->outputs, copy_workers(rs), &tab->slot,
@@ -297,15 +297,20 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len)
     rs->optim.flags = (p->schedule == HOG_SCHEDULE_ADAGRAD ? OPT_ADAGRAD : 0) |
                       (p->normalized ? OPT_NORMALIZED : 0) | (p->l1 > 0 ? OPT_L1 : 0);
     if (rs->optim.flags & OPT_ADAGRAD) {
-        rs->optim.acc = hog_calloc(dim * outputs, sizeof(hog_weight));
+        rs->optim.acc = hog_huge_calloc(dim * outputs, sizeof(hog_weight));
         rs->optim.bias_acc = hog_calloc(outputs, sizeof(hog_weight));
         if (!rs->optim.acc || !rs->optim.bias_acc)
             return -ENOMEM;
     }
-    if ((rs->optim.flags & OPT_L1) && !(rs->optim.l1s = hog_calloc(2 * dim * outputs, sizeof(hog_weight))))
+    if ((rs->optim.flags & OPT_L1) && !(rs->optim.l1s = hog_huge_calloc(2 * dim * outputs, sizeof(hog_weight))))
         return -ENOMEM;
-    if ((rs->optim.flags & OPT_NORMALIZED) && !(rs->optim.xmax = hog_calloc(dim, sizeof(hog_weight))))
+    if ((rs->optim.flags & OPT_NORMALIZED) && !(rs->optim.xmax = hog_huge_calloc(dim, sizeof(hog_weight))))
         return -ENOMEM;
+    if (dim * outputs * sizeof(hog_weight) >= ((size_t)2 << 20)) {
+        char huge[160];
+        hog_huge_describe(huge, sizeof(huge));
+        hog_log(HOG_LOG_INFO, "model of %llu weights: %s", (unsigned long long)(dim * outputs), huge);
+    }
     return 0;
 }
 

@@ -72,12 +72,9 @@ static int run_grow(run_state *rs, uint64_t dim)
     if (dim <= old)
         return 0;
     hog_model *m = rs->m;
-    hog_weight *w = hog_aligned_alloc(HOG_CACHELINE, dim * K * sizeof(hog_weight));
+    hog_weight *w = hog_huge_grow((void *)m->w, old * K * sizeof(hog_weight), dim * K * sizeof(hog_weight));
     if (!w)
         return -ENOMEM;
-    memcpy((void *)w, (const void *)m->w, old * K * sizeof(hog_weight));
-    memset((void *)(w + old * K), 0, (dim - old) * K * sizeof(hog_weight));
-    hog_free((void *)m->w);
     m->w = w;
     for (unsigned i = 0; i < rs->nth; i++)
         rs->ws[i].w = w;
@@ -92,10 +89,9 @@ static int run_grow(run_state *rs, uint64_t dim)
     for (unsigned i = 0; i < HOG_ARRAY_LEN(grow); i++) {
         if (!*grow[i].p)
             continue;
-        char *q = hog_realloc(*grow[i].p, dim * grow[i].size);
+        char *q = hog_huge_grow(*grow[i].p, old * grow[i].size, dim * grow[i].size);
         if (!q)
             return -ENOMEM;
-        memset(q + old * grow[i].size, 0, (dim - old) * grow[i].size);
         *grow[i].p = q;
     }
     for (uint64_t j = old; j < dim; j++)

@@ -36,6 +36,18 @@ void *hog_realloc(void *p, size_t n);
 /* Aligned to `align` (a power of two, at least sizeof(void *)); free with hog_free. */
 void *hog_aligned_alloc(size_t align, size_t n);
 void hog_free(void *p);
+/* Large arrays read at random (a model's weights and state): from 2 MiB on,
+ * aligned to and rounded up to 2 MiB pages and advised to the kernel as
+ * huge pages (madvise MADV_HUGEPAGE; where refused, small pages, silently).
+ * Free with hog_free. _calloc zeroes (the first touch: the pages are made
+ * then); _grow copies old bytes of p (NULL: none) into a zeroed array of n
+ * and frees p, or returns NULL and leaves p as it was. */
+void *hog_huge_alloc(size_t n);
+void *hog_huge_calloc(size_t count, size_t size);
+void *hog_huge_grow(void *p, size_t old, size_t n);
+/* What the process got: the kernel's setting, the bytes advised and the
+ * huge pages it holds (/proc/self/smaps_rollup), one line into buf. */
+void hog_huge_describe(char *buf, size_t len);
 char *hog_strdup(const char *s);
 /* Grows the array *p (elements of `size` bytes, *cap of them) to hold at
  * least `need`, doubling from `first` (or from *cap when it is larger), so n
