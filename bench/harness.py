@@ -616,6 +616,53 @@ def study_size(rows, limits, curves, plots, out):
                      "peak RSS"], lines)
 
 
+def study_model_size(rows, limits, curves, plots, out):
+    """Per model size: non-zeros/s on each thread count, against the parallel
+    limit (pinned independent runs) and the memory limit of the same accesses
+    (bench_model_mem), both measured in the same run; the plain loop and
+    Vowpal Wabbit where measured."""
+    def lim(name, t):
+        vals = [fnum(r["value"]) for r in limits.rows
+                if r["limit"] == name and int(r["threads"]) == t and fnum(r["value"]) is not None]
+        return med(vals) if vals else None
+    lines, series = [], {}
+    g = groups(rows, lambda r: (r["case"], r["tool"], int(r["threads"])))
+    cases = sorted({r["case"] for r in rows}, key=lambda c: int(re.search(r"2\^(\d+)", c).group(1)))
+    threads = sorted({int(r["threads"]) for r in rows if r["tool"] == "hogtrain"})
+    for case in cases:
+        b = int(re.search(r"2\^(\d+)", case).group(1))
+        plain = g.get((case, "hogtrain plain", 1))
+        plain_v = med(col(plain, "nnz_per_s")) if plain else None
+        vw = lim("vw_2^%d" % b, 1)
+        for t in threads:
+            rs = g.get((case, "hogtrain", t))
+            if not rs:
+                continue
+            v = med(col(rs, "nnz_per_s"))
+            ind = g.get((case, "independent", t))
+            ind_v = med(col(ind, "nnz_per_s")) if ind else None
+            mem = lim("model_mem_2^%d" % b, t)
+            lines.append([case, t, len(rs), fmt_range(col(rs, "nnz_per_s")),
+                          si(ind_v) if ind_v else "-", ratio(v, ind_v) if t > 1 else "-",
+                          si(mem), ratio(v, mem), si(plain_v) if t == 1 and plain_v else "-",
+                          si(vw) if t == 1 and vw else "-", ratio(v, vw) if t == 1 and vw else "-",
+                          si(med(col(rs, "loss")))])
+            series.setdefault("hogtrain, %d thread%s" % (t, "" if t == 1 else "s"), []).append((b, v / 1e6))
+            if mem:
+                series.setdefault("memory limit, %d thread%s" % (t, "" if t == 1 else "s"), []).append(
+                    (b, mem / 1e6))
+            if ind_v and t > 1:
+                series.setdefault("parallel limit, %d threads" % t, []).append((b, ind_v / 1e6))
+        if plain_v:
+            series.setdefault("hogtrain --normalized 0, 1 thread", []).append((b, plain_v / 1e6))
+        if vw:
+            series.setdefault("Vowpal Wabbit, 1 thread", []).append((b, vw / 1e6))
+    plots.append(("model-size-nnz", "features (log2)", "non-zeros per second (millions)", series, False))
+    return md_table(["case", "threads", "runs", "non-zeros/s median (min to max)", "parallel limit",
+                     "of parallel limit", "memory limit", "of memory limit", "plain loop (1 thread)",
+                     "vw (1 thread)", "over vw", "train loss"], lines)
+
+
 def study_etl(rows, limits, curves, plots, out):
     lines, pts = [], {}
     g = groups(rows, lambda r: (r["case"], int(r["threads"])))
@@ -698,7 +745,8 @@ def study_nodes(rows, limits, curves, plots, out):
 # limits, its curves and the run's folder (for a study's own files); it may
 # add plots as (name, x label, y label, {series: points}, kind).
 STUDIES = {"threads": study_threads, "sparsity": study_sparsity, "size": study_size,
-           "etl": study_etl, "peers": study_peers, "replicas": study_replicas, "nodes": study_nodes}
+           "etl": study_etl, "peers": study_peers, "replicas": study_replicas, "nodes": study_nodes,
+           "model-size": study_model_size}
 
 
 # Each figure's title, by its name (or the start of it).
@@ -708,6 +756,7 @@ TITLES = [
     ("threads-efficiency", "Time to the target loss: speedup against the parallel limit"),
     ("sparsity-speedup", "Speedup on every core against the non-zeros per row"),
     ("size-throughput", "Epoch data rate against data set size (in memory, then out of core)"),
+    ("model-size-nnz", "Non-zeros per second against the model's features: hogtrain, its limits and peers"),
     ("etl-rates", "Text read and parsed per second, per thread count"),
     ("peers-time-to-target", "Time to the target test logloss: hogtrain and its peers"),
     ("replicas-time-to-target", "Time to the target test logloss, per model replica layout"),

@@ -502,10 +502,11 @@ static size_t line_bytes(size_t n)
 /* At row i of a segment's n rows (in perm's order from start): asks for the
  * indices and values of row i + ROW_AHEAD and, with pm, for the model lines
  * of row i + MODEL_AHEAD, whose indices were asked for rows ago: the
- * weights of its features at w (stride weights a feature) and their words
- * at f1 and f2 (per-feature arrays of 4-byte words; NULL: none). */
+ * weights of its features at w, their private-copy slots (NULL: none) and
+ * their words at f1 and f2 (per-feature arrays of 4-byte words; NULL:
+ * none). */
 KERNEL void prefetch_ahead(const hog_block *blk, const uint32_t *perm, uint32_t start, uint32_t i, uint32_t n,
-                           const hog_weight *w, uint32_t stride, const void *f1, const void *f2, const int pm)
+                           const hog_weight *w, const int16_t *slot, const void *f1, const void *f2, const int pm)
 {
     const uint32_t *const ptr = blk->ptr;
     if (i + ROW_AHEAD < n) {
@@ -519,7 +520,9 @@ KERNEL void prefetch_ahead(const hog_block *blk, const uint32_t *perm, uint32_t 
         const uint32_t k = ptr[q + 1] - ptr[q];
         for (uint32_t t = 0; t < k; t++) {
             const size_t j = idx[t];
-            __builtin_prefetch((const void *)(w + j * stride), 1, 3);
+            __builtin_prefetch((const void *)(w + j), 1, 3);
+            if (slot)
+                __builtin_prefetch((const void *)(slot + j), 0, 3);
             if (f1)
                 __builtin_prefetch((const char *)f1 + 4 * j, 1, 3);
             if (f2)
@@ -614,7 +617,7 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
     uint64_t examples = 0, nnz = 0;
     prefetch_first(blk, perm, start, n);
     for (uint32_t i = 0; i < n; i++) {
-        prefetch_ahead(blk, perm, start, i, n, w, 1, shrink, shrink ? NULL : l2_scale, pm);
+        prefetch_ahead(blk, perm, start, i, n, w, local ? slot : NULL, shrink, shrink ? NULL : l2_scale, pm);
         if (holdout > 0 && hog_row_in_fold(first + perm[i], holdout, fold, seed))
             continue;
         const uint32_t r = start + perm[i], k = ptr[r + 1] - ptr[r];
@@ -760,7 +763,7 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
     uint64_t examples = 0, nnz = 0;
     prefetch_first(blk, perm, start, n);
     for (uint32_t i = 0; i < n; i++) {
-        prefetch_ahead(blk, perm, start, i, n, w, 1, xmax, l2_scale, pm);
+        prefetch_ahead(blk, perm, start, i, n, w, local ? slot : NULL, xmax, l2_scale, pm);
         if (holdout > 0 && hog_row_in_fold(first + perm[i], holdout, fold, seed))
             continue;
         const uint32_t r = start + perm[i], k = ptr[r + 1] - ptr[r];

@@ -1,0 +1,118 @@
+/* test_train_rows.c: the row loops on a model too large for the caches (prefetched, on huge pages) train, evaluate and score as on a small one, bit for bit. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "test_train.h"
+
+#define ROWS 6000u
+#define NNZ 12u
+#define USED 1000u
+
+/* The same rows (indices below USED, power-law-ish, a known model) as a data
+ * set of cols features: the model's size is cols, the data the same. */
+static hog_dataset *rows_as(uint64_t cols, int regression)
+{
+    uint32_t *ptr = malloc((ROWS + 1) * sizeof(uint32_t)), *idx = malloc(ROWS * NNZ * sizeof(uint32_t));
+    float *val = malloc(ROWS * NNZ * sizeof(float)), *lab = malloc(ROWS * sizeof(float));
+    uint64_t s = 12345;
+    ptr[0] = 0;
+    for (uint32_t r = 0; r < ROWS; r++) {
+        uint32_t n = 0, last = 0;
+        float margin = 0;
+        for (uint32_t t = 0; t < NNZ; t++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            uint32_t step = 1 + (uint32_t)((s >> 33) % (2 * USED / NNZ - 1));
+            uint32_t j = (t == 0 ? 0 : last) + step;
+            if (j >= USED)
+                break;
+            float x = 0.25f + (float)((s >> 20) % 8) * 0.5f;
+            idx[ptr[r] + n] = j;
+            val[ptr[r] + n] = x;
+            margin += (j % 3 == 0 ? 1.0f : -0.5f) * x;
+            last = j;
+            n++;
+        }
+        ptr[r + 1] = ptr[r] + n;
+        lab[r] = regression ? margin : (margin > 0 ? 1.0f : -1.0f);
+    }
+    hog_csr csr = {0};
+    csr.rows = ROWS;
+    csr.cols = cols;
+    csr.indptr = ptr;
+    csr.indptr_bytes = 4;
+    csr.indices = idx;
+    csr.values = val;
+    csr.labels = lab;
+    hog_dataset *ds;
+    char err[256];
+    cr_assert_eq(hog_dataset_from_csr(&csr, 0, &ds, err, sizeof(err)), 0, "%s", err);
+    free(ptr), free(idx), free(val), free(lab);
+    return ds;
+}
+
+/* One thread on a model of 2^21 features (its weights and state 24 MiB, so
+ * prefetched and on huge pages) and on one of USED features: the weights
+ * the data touches, the bias, the losses and the evaluation are the same
+ * bits. */
+static void same_as_small(hog_train_params p, int regression)
+{
+    hog_dataset *small = rows_as(USED, regression), *large = rows_as((uint64_t)1 << 21, regression);
+    p.threads = 1;
+    p.epochs = 3;
+    hog_model *a = train(small, NULL, p), *b = train(large, NULL, p);
+    cr_assert_eq(b->dim, (uint64_t)1 << 21);
+    const uint32_t K = a->outputs;
+    cr_assert_eq(memcmp((const void *)a->w, (const void *)b->w, USED * K * sizeof(float)), 0,
+                 "the weights differ");
+    cr_assert_eq(memcmp((const void *)a->bias, (const void *)b->bias, K * sizeof(float)), 0);
+    for (uint64_t j = USED * K; j < b->dim * K; j++)
+        cr_assert_eq(hog_w_load(&b->w[j]), 0.0f, "weight %llu of an unused feature", (unsigned long long)j);
+    hog_model_info ia, ib;
+    hog_model_get_info(a, &ia);
+    hog_model_get_info(b, &ib);
+    cr_assert_eq(ia.train.loss, ib.train.loss, "%.17g against %.17g", ia.train.loss, ib.train.loss);
+    hog_metrics ma, mb;
+    cr_assert_eq(hog_model_evaluate(a, small, 1, &ma), 0);
+    cr_assert_eq(hog_model_evaluate(b, large, 1, &mb), 0);
+    cr_assert_eq(ma.loss, mb.loss, "%.17g against %.17g", ma.loss, mb.loss);
+    cr_assert(isfinite(ma.loss) && ma.rows == ROWS);
+    for (uint64_t i = 0; i < ROWS; i += 97) {
+        hog_row row = hog_dataset_row(large, i);
+        float sa, sb;
+        hog_model_scores(a, &row, &sa);
+        hog_model_scores(b, &row, &sb);
+        cr_assert_eq(sa, sb, "row %llu", (unsigned long long)i);
+    }
+    hog_model_free(a);
+    hog_model_free(b);
+    hog_dataset_close(small);
+    hog_dataset_close(large);
+}
+
+Test(train_rows, large_model_default_update_is_the_small_ones)
+{
+    same_as_small(hog_train_params_default(), 0);
+}
+
+Test(train_rows, large_model_plain_update_is_the_small_ones)
+{
+    same_as_small(plain_params(), 0);
+}
+
+Test(train_rows, large_model_adagrad_l1_is_the_small_ones)
+{
+    hog_train_params p = hog_train_params_default();
+    p.schedule = HOG_SCHEDULE_ADAGRAD;
+    p.step = 0.5;
+    p.l1 = 1e-5;
+    same_as_small(p, 0);
+}
+
+Test(train_rows, large_model_squared_loss_is_the_small_ones)
+{
+    hog_train_params p = hog_train_params_default();
+    p.loss = HOG_LOSS_SQUARED;
+    same_as_small(p, 1);
+}
