@@ -756,7 +756,7 @@ TITLES = [
     ("threads-efficiency", "Time to the target loss: speedup against the parallel limit"),
     ("sparsity-speedup", "Speedup on every core against the non-zeros per row"),
     ("size-throughput", "Epoch data rate against data set size (in memory, then out of core)"),
-    ("model-size-nnz", "Non-zeros per second against the model's features: hogtrain, its limits and peers"),
+    ("model-size-nnz", "Non-zeros/s against model size, and the limits"),
     ("etl-rates", "Text read and parsed per second, per thread count"),
     ("peers-time-to-target", "Time to the target test logloss: hogtrain and its peers"),
     ("replicas-time-to-target", "Time to the target test logloss, per model replica layout"),

@@ -15,12 +15,13 @@
 #                 distance, on huge pages, on each thread count; into
 #                 limits.csv as model_mem_<features>
 #   plain         the plain loop (--normalized 0) on one thread, for scale
+# MODEL_SIZE_BITS="16 22" measures those sizes alone (log2 of the features).
 # Vowpal Wabbit is measured when `vw` is on PATH (-b bits, --passes 3 from
 # its cache file, same data); else its row is left out, and table.md says so.
 
 study_model_size() {
-    rows=1000000 epochs=3 bits="16 18 20 22 24 26"
-    [ "$QUICK" -eq 1 ] && rows=100000 bits="16 20 22"
+    rows=1000000 epochs=3 bits=${MODEL_SIZE_BITS:-"16 18 20 22 24 26"}
+    [ "$QUICK" -eq 1 ] && rows=100000 bits=${MODEL_SIZE_BITS:-"16 20 22"}
     note model-size command "bench/run model-size --reps $REPS --threads \"$THREADS\"$([ "$QUICK" -eq 1 ] && echo ' --quick')"
     vw=0
     if command -v vw >/dev/null 2>&1; then
