@@ -166,6 +166,25 @@ Test(train_checkpoint, every_optimiser_array_resumes)
     hog_dataset_close(tr);
 }
 
+/* A model of 300,000 features trained with the default update is packed
+ * (its weight, scale, reciprocal and L2 term in one record: train_run.h):
+ * its checkpoint holds the weights and scales as an unpacked run's does,
+ * and resumes into the records, the reciprocals made again, bit for bit. */
+Test(train_checkpoint, a_packed_model_resumes)
+{
+    snprintf(ckpt, sizeof(ckpt), "%s/run.ckpt", dir);
+    hog_dataset *tr = make_data("tr.svm", 7000, 300000, 12, 'b', 14);
+    hog_dataset *te = make_data("te.svm", 1000, 300000, 12, 'b', 15);
+    hog_train_params p = hog_train_params_default();
+    p.epochs = 4;
+    p.early_stop = 2;
+    p.average = 2;
+    const unsigned stops[] = {3, 9, 20};
+    resume_matches(tr, te, p, stops, HOG_ARRAY_LEN(stops));
+    hog_dataset_close(tr);
+    hog_dataset_close(te);
+}
+
 Test(train_checkpoint, the_invscaling_steps_and_the_dense_kernel_resume)
 {
     snprintf(ckpt, sizeof(ckpt), "%s/run.ckpt", dir);

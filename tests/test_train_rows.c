@@ -52,10 +52,11 @@ static hog_dataset *rows_as(uint64_t cols, int regression)
     return ds;
 }
 
-/* One thread on a model of 2^21 features (its weights and state 24 MiB, so
- * prefetched and on huge pages) and on one of USED features: the weights
- * the data touches, the bias, the losses and the evaluation are the same
- * bits. */
+/* One thread on a model of 2^21 features (its weights and state 24 MiB or
+ * more, so prefetched and on huge pages; with the default update packed,
+ * a record of 16 bytes a feature, train_run.h) and on one of USED features
+ * (unpacked, whole arrays in the caches): the weights the data touches,
+ * the bias, the losses and the evaluation are the same bits. */
 static void same_as_small(hog_train_params p, int regression)
 {
     hog_dataset *small = rows_as(USED, regression), *large = rows_as((uint64_t)1 << 21, regression);

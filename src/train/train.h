@@ -147,7 +147,9 @@ struct hog_model {
     hog_model_info info;
     uint64_t dim;         /* features: weights per output */
     uint32_t outputs;     /* K: 1 for binary and squared, classes for softmax */
-    hog_weight *w;        /* dim * outputs, feature-major: w[j * outputs + k] */
+    uint32_t stride;      /* words from one feature's weights to the next's: outputs, but for the
+                             model a training run packs with its optimiser's state (train_run.c) */
+    hog_weight *w;        /* dim * stride, feature-major: w[j * stride + k], k < outputs */
     hog_weight *bias;     /* outputs */
     double *class_labels; /* info.classes original label values, ascending */
     char **class_names;   /* info.classes names (the labels were strings), or NULL (train_labels.c) */
@@ -193,6 +195,21 @@ hog_metrics hog_metrics_none(void);
 
 /* Allocates a zeroed model. Returns NULL on -ENOMEM. */
 hog_model *hog_model_new(hog_loss loss, uint64_t dim, uint32_t outputs, uint32_t classes);
+
+/* The same with stride words a feature (at least outputs): the weights of
+ * feature j at w[j * stride], the words after them free for a training
+ * run's per-feature state. */
+hog_model *hog_model_new_stride(hog_loss loss, uint64_t dim, uint32_t outputs, uint32_t classes, uint32_t stride);
+
+/* Makes m's weights packed again (stride = outputs), dropping the words
+ * between them. Returns 0, or -ENOMEM (m unchanged). */
+int hog_model_compact(hog_model *m);
+
+/* The weights of feature j. */
+static inline hog_weight *hog_model_wj(const hog_model *m, uint64_t j)
+{
+    return m->w + j * m->stride;
+}
 
 /* dst gets a copy of src's feature scales (none when src has none; dst
  * has at least src's features, the rest scaled 0). Returns 0 or -ENOMEM
@@ -331,7 +348,7 @@ static inline void hog_model_prefetch_row(const hog_model *m, const hog_block *b
     for (uint32_t i = blk->ptr[r]; i < blk->ptr[r + 1]; i++) {
         const uint64_t j = blk->index[i];
         if (j < m->dim)
-            hog_prefetch_words(m->w + j * K, K, 0);
+            hog_prefetch_words(hog_model_wj(m, j), K, 0);
     }
 }
 

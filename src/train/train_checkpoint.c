@@ -152,17 +152,26 @@ static uint32_t run_sections(const hog_train_params *p)
 }
 
 /* Appends n shared weights, copied out through the relaxed loads. */
-static int put_weights(hog_atomic_file *f, uint32_t *crc, const hog_weight *w, uint64_t n)
+/* Writes n rows of run floats each, stride floats apart in w (a packed
+ * model's records: its weights, or its scales), as n * run floats. */
+static int put_rows(hog_atomic_file *f, uint32_t *crc, const hog_weight *w, uint64_t n, uint32_t run, uint32_t stride)
 {
     float chunk[4096];
+    const uint64_t per = HOG_ARRAY_LEN(chunk) / run; /* rows a chunk holds (run <= 4096) */
     int rc = 0;
-    for (uint64_t i = 0; i < n && rc == 0; i += HOG_ARRAY_LEN(chunk)) {
-        uint64_t k = HOG_MIN(HOG_ARRAY_LEN(chunk), n - i);
-        for (uint64_t j = 0; j < k; j++)
-            chunk[j] = hog_w_load(&w[i + j]);
-        rc = hog_atomic_write_crc(f, crc, chunk, k * sizeof(float));
+    for (uint64_t i = 0; i < n && rc == 0; i += per) {
+        uint64_t rows = HOG_MIN(per, n - i);
+        for (uint64_t r = 0; r < rows; r++)
+            for (uint32_t k = 0; k < run; k++)
+                chunk[r * run + k] = hog_w_load(&w[(i + r) * stride + k]);
+        rc = hog_atomic_write_crc(f, crc, chunk, rows * run * sizeof(float));
     }
     return rc;
+}
+
+static int put_weights(hog_atomic_file *f, uint32_t *crc, const hog_weight *w, uint64_t n)
+{
+    return put_rows(f, crc, w, n, 1, 1);
 }
 
 /* The body after the metadata: every array of rs, in the layout's order. */
@@ -174,7 +183,8 @@ static int put_arrays(hog_atomic_file *f, uint32_t *crc, const run_state *rs, ui
     if (rc == 0)
         rc = put_weights(f, crc, m->bias, rs->outputs);
     if (rc == 0)
-        rc = put_weights(f, crc, m->w, nw);
+        rc = m->outputs <= 4096 ? put_rows(f, crc, m->w, rs->dim, m->outputs, m->stride)
+                                : put_weights(f, crc, m->w, nw); /* stride = outputs: one run */
     for (unsigned i = 0; i < rs->nth && rc == 0; i++) {
         const worker_state *ws = &rs->ws[i];
         unsigned char rec[CKPT_WORKER_BYTES];
@@ -188,7 +198,7 @@ static int put_arrays(hog_atomic_file *f, uint32_t *crc, const run_state *rs, ui
     if (rc == 0 && (sections & CKPT_ADAGRAD) && (rc = put_weights(f, crc, rs->optim.acc, nw)) == 0)
         rc = put_weights(f, crc, rs->optim.bias_acc, rs->outputs);
     if (rc == 0 && (sections & CKPT_NORMALIZED))
-        rc = put_weights(f, crc, rs->optim.xmax, rs->dim);
+        rc = put_rows(f, crc, rs->optim.xmax, rs->dim, 1, rs->optim.fstride);
     if (rc == 0 && (sections & CKPT_L1))
         rc = put_weights(f, crc, rs->optim.l1s, 2 * nw);
     if (rc == 0 && (sections & CKPT_AVERAGE))
@@ -508,13 +518,21 @@ int hog_checkpoint_data(const checkpoint *ck, const hog_dataset *train, const ho
  *  Resuming
  * ===================================================================== */
 /* Copies n floats from the file into shared weights. */
+/* Reads n rows of run floats into w, stride floats apart (put_rows'
+ * inverse). */
+static void get_rows(hog_weight *w, const unsigned char *from, uint64_t n, uint32_t run, uint32_t stride)
+{
+    for (uint64_t i = 0; i < n; i++)
+        for (uint32_t k = 0; k < run; k++) {
+            float v;
+            memcpy(&v, from + 4 * (i * run + k), 4);
+            hog_w_store(&w[i * stride + k], v);
+        }
+}
+
 static void get_weights(hog_weight *w, const unsigned char *from, uint64_t n)
 {
-    for (uint64_t i = 0; i < n; i++) {
-        float v;
-        memcpy(&v, from + 4 * i, 4);
-        hog_w_store(&w[i], v);
-    }
+    get_rows(w, from, n, 1, 1);
 }
 
 /* The workers' totals. Resumed on another number of workers, the losses
@@ -567,7 +585,7 @@ int hog_checkpoint_apply(const checkpoint *ck, run_state *rs, char *err, size_t 
     const uint64_t nw = ck->dim * ck->outputs;
     hog_model *m = rs->m;
     get_weights(m->bias, ck->bias, ck->outputs);
-    get_weights(m->w, ck->w, nw);
+    get_rows(m->w, ck->w, ck->dim, ck->outputs, m->stride);
     /* Replicas start from the model, as at an epoch's start. */
     for (unsigned r = 0; r < rs->rep.n; r++) {
         get_weights(rs->rep.bias[r], ck->bias, ck->outputs);
@@ -578,8 +596,10 @@ int hog_checkpoint_apply(const checkpoint *ck, run_state *rs, char *err, size_t 
         get_weights(rs->optim.acc, ck->acc, nw);
         get_weights(rs->optim.bias_acc, ck->bias_acc, ck->outputs);
     }
-    if (ck->sections & CKPT_NORMALIZED)
-        get_weights(rs->optim.xmax, ck->xmax, ck->dim);
+    if (ck->sections & CKPT_NORMALIZED) {
+        get_rows(rs->optim.xmax, ck->xmax, ck->dim, 1, rs->optim.fstride);
+        hog_run_pack_inv(rs);
+    }
     if (ck->sections & CKPT_L1)
         get_weights(rs->optim.l1s, ck->l1s, 2 * nw);
     if (ck->sections & CKPT_AVERAGE) {

@@ -20,11 +20,13 @@ static void average_sample(const epoch_job *job)
     avg_state *a = job->avg;
     const hog_model *m = job->m;
     const replica_set *rp = job->rep;
-    uint64_t n = m->dim * m->outputs;
+    const uint32_t K = m->outputs;
+    uint64_t n = m->dim * K;
     pthread_mutex_lock(&a->lock);
     if (rp->n == 0) {
-        for (uint64_t i = 0; i < n; i++)
-            a->sum[i] += (double)hog_w_load(&m->w[i]);
+        for (uint64_t j = 0; j < m->dim; j++)
+            for (uint32_t k = 0; k < K; k++)
+                a->sum[j * K + k] += (double)hog_w_load(&hog_model_wj(m, j)[k]);
         for (uint32_t k = 0; k < m->outputs; k++)
             a->sum[n + k] += (double)hog_w_load(&m->bias[k]);
     } else { /* the model is the replicas' mean */
@@ -308,41 +310,48 @@ static int run_epoch(run_state *rs, const hog_dataset *train, run_position *at, 
  *  After an epoch
  * ===================================================================== */
 /* The weights and then the biases of m, into or out of buf (dim * outputs
- * + outputs floats). */
+ * + outputs floats, packed whatever m's stride). */
 static void weights_save(const hog_model *m, float *buf)
 {
-    uint64_t n = m->dim * m->outputs;
-    for (uint64_t i = 0; i < n; i++)
-        buf[i] = hog_w_load(&m->w[i]);
-    for (uint32_t k = 0; k < m->outputs; k++)
+    const uint32_t K = m->outputs;
+    uint64_t n = m->dim * K;
+    for (uint64_t j = 0; j < m->dim; j++)
+        for (uint32_t k = 0; k < K; k++)
+            buf[j * K + k] = hog_w_load(&hog_model_wj(m, j)[k]);
+    for (uint32_t k = 0; k < K; k++)
         buf[n + k] = hog_w_load(&m->bias[k]);
 }
 
 static void weights_restore(hog_model *m, const float *buf)
 {
-    uint64_t n = m->dim * m->outputs;
-    for (uint64_t i = 0; i < n; i++)
-        hog_w_store(&m->w[i], buf[i]);
-    for (uint32_t k = 0; k < m->outputs; k++)
+    const uint32_t K = m->outputs;
+    uint64_t n = m->dim * K;
+    for (uint64_t j = 0; j < m->dim; j++)
+        for (uint32_t k = 0; k < K; k++)
+            hog_w_store(&hog_model_wj(m, j)[k], buf[j * K + k]);
+    for (uint32_t k = 0; k < K; k++)
         hog_w_store(&m->bias[k], buf[n + k]);
 }
 
 /* Sets m's weights to the average of the samples so far. */
 static void average_into(hog_model *m, const avg_state *a)
 {
-    uint64_t n = m->dim * m->outputs;
+    const uint32_t K = m->outputs;
+    uint64_t n = m->dim * K;
     double inv = 1.0 / (double)a->count;
-    for (uint64_t i = 0; i < n; i++)
-        hog_w_store(&m->w[i], (float)(a->sum[i] * inv));
-    for (uint32_t k = 0; k < m->outputs; k++)
+    for (uint64_t j = 0; j < m->dim; j++)
+        for (uint32_t k = 0; k < K; k++)
+            hog_w_store(&hog_model_wj(m, j)[k], (float)(a->sum[j * K + k] * inv));
+    for (uint32_t k = 0; k < K; k++)
         hog_w_store(&m->bias[k], (float)(a->sum[n + k] * inv));
 }
 
 static uint64_t count_nonzero(const hog_model *m)
 {
-    uint64_t n = m->dim * m->outputs, nz = 0;
-    for (uint64_t i = 0; i < n; i++)
-        nz += hog_w_load(&m->w[i]) != 0.0f;
+    uint64_t nz = 0;
+    for (uint64_t j = 0; j < m->dim; j++)
+        for (uint32_t k = 0; k < m->outputs; k++)
+            nz += hog_w_load(&hog_model_wj(m, j)[k]) != 0.0f;
     return nz;
 }
 
@@ -530,7 +539,10 @@ int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *t
         average_into(m, &rs->avg);
     }
     /* The normalized update's scales go with the model (a warm start's
-     * goes on from them); run_grow keeps xmax as long as the model. */
+     * goes on from them); run_grow keeps xmax as long as the model. The
+     * model leaves the run packed (stride = outputs), as a file holds it. */
+    if ((rc = hog_run_unpack(rs)) < 0)
+        return rc;
     if (rs->optim.xmax) {
         hog_free((void *)m->scales);
         m->scales = rs->optim.xmax;

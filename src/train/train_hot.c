@@ -127,7 +127,7 @@ void hog_hot_begin(const epoch_job *job, worker_state *ws)
 {
     const uint32_t K = job->m->outputs;
     for (uint32_t h = 0; h < job->tab.nlocal; h++) {
-        const hog_weight *w = ws->w + (size_t)job->tab.hot_ids[h] * K;
+        const hog_weight *w = ws->w + (size_t)job->tab.hot_ids[h] * job->m->stride;
         for (uint32_t k = 0; k < K; k++) {
             float v = hog_w_load(&w[k]);
             hog_w_store(&ws->hot[h * K + k], v);
@@ -171,7 +171,7 @@ void hog_hot_sync(const epoch_job *job, worker_state *ws, float share)
 {
     const uint32_t K = job->m->outputs;
     for (uint32_t h = 0; h < job->tab.nlocal; h++) {
-        hog_weight *w = ws->w + (size_t)job->tab.hot_ids[h] * K;
+        hog_weight *w = ws->w + (size_t)job->tab.hot_ids[h] * job->m->stride;
         for (uint32_t k = 0; k < K; k++)
             sync_weight(&w[k], &ws->hot[h * K + k], &ws->hot0[h * K + k], h < job->tab.nhot, share);
     }
@@ -212,7 +212,6 @@ void hog_hot_sync(const epoch_job *job, worker_state *ws, float share)
  * lose one of them, as HOGWILD! may lose a racing step. One worker has no
  * copy: bit for bit as before.
  */
-#define WHOLE_WEIGHTS (1u << 17)
 #define WHOLE_COST 16u
 #define WHOLE_MERGES 4u
 #define WHOLE_MAX_EVERY 64u

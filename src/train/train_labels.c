@@ -112,15 +112,16 @@ int hog_model_names_sort(hog_model *m)
         cn[k] = m->class_names[order[k].k];
     if (O == K && O > 1) { /* softmax: output k is class k's */
         for (uint64_t j = 0; j <= m->dim; j++) {
-            hog_weight *w = j < m->dim ? m->w + j * O : m->bias;
+            hog_weight *w = j < m->dim ? hog_model_wj(m, j) : m->bias;
             for (uint32_t k = 0; k < O; k++)
                 row[k] = hog_w_load(&w[order[k].k]);
             for (uint32_t k = 0; k < O; k++)
                 hog_w_store(&w[k], row[k]);
         }
     } else if (K == 2 && order[0].k == 1) { /* binary: the positive class is now the other */
-        for (uint64_t i = 0; i < m->dim * O; i++)
-            hog_w_store(&m->w[i], -hog_w_load(&m->w[i]));
+        for (uint64_t j = 0; j < m->dim; j++)
+            for (uint32_t k = 0; k < O; k++)
+                hog_w_store(&hog_model_wj(m, j)[k], -hog_w_load(&hog_model_wj(m, j)[k]));
         for (uint32_t k = 0; k < O; k++)
             hog_w_store(&m->bias[k], -hog_w_load(&m->bias[k]));
     }

@@ -14,11 +14,17 @@ hog_metrics hog_metrics_none(void)
 
 hog_model *hog_model_new(hog_loss loss, uint64_t dim, uint32_t outputs, uint32_t classes)
 {
+    return hog_model_new_stride(loss, dim, outputs, classes, outputs);
+}
+
+hog_model *hog_model_new_stride(hog_loss loss, uint64_t dim, uint32_t outputs, uint32_t classes, uint32_t stride)
+{
     hog_model *m = hog_calloc(1, sizeof(*m));
     if (!m)
         return NULL;
     m->dim = dim;
     m->outputs = outputs;
+    m->stride = stride;
     m->info.loss = loss;
     m->info.features = dim;
     m->info.outputs = outputs;
@@ -28,15 +34,32 @@ hog_model *hog_model_new(hog_loss loss, uint64_t dim, uint32_t outputs, uint32_t
     m->info.params = hog_train_params_default();
     /* Weights are cache-line aligned so no two workers' hot lines straddle,
      * and a large model's are on huge pages (hog_huge_alloc). */
-    m->w = hog_huge_alloc((size_t)(dim ? dim : 1) * outputs * sizeof(hog_weight));
+    m->w = hog_huge_alloc((size_t)(dim ? dim : 1) * stride * sizeof(hog_weight));
     m->bias = hog_calloc(outputs, sizeof(hog_weight));
     m->class_labels = hog_calloc(classes ? classes : 1, sizeof(double));
     if (!m->w || !m->bias || !m->class_labels) {
         hog_model_free(m);
         return NULL;
     }
-    memset((void *)m->w, 0, (size_t)(dim ? dim : 1) * outputs * sizeof(hog_weight));
+    memset((void *)m->w, 0, (size_t)(dim ? dim : 1) * stride * sizeof(hog_weight));
     return m;
+}
+
+int hog_model_compact(hog_model *m)
+{
+    const uint32_t K = m->outputs;
+    if (m->stride == K)
+        return 0;
+    hog_weight *w = hog_huge_alloc((size_t)(m->dim ? m->dim : 1) * K * sizeof(hog_weight));
+    if (!w)
+        return -ENOMEM;
+    for (uint64_t j = 0; j < m->dim; j++)
+        for (uint32_t k = 0; k < K; k++)
+            hog_w_store(&w[j * K + k], hog_w_load(&hog_model_wj(m, j)[k]));
+    hog_free((void *)m->w);
+    m->w = w;
+    m->stride = K;
+    return 0;
 }
 
 void hog_model_free(hog_model *m)
@@ -150,7 +173,7 @@ void hog_model_scores(const hog_model *m, const hog_row *row, float *out)
         uint64_t j = row->index[i];
         if (j >= m->dim)
             continue;
-        const hog_weight *wj = m->w + j * K;
+        const hog_weight *wj = hog_model_wj(m, j);
         float x = row->value[i];
         for (uint32_t k = 0; k < K; k++)
             out[k] += hog_w_load(&wj[k]) * x;

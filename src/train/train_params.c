@@ -103,7 +103,14 @@ static uint64_t feature_bytes(const hog_train_params *p, uint32_t outputs, unsig
         weight += sizeof(double) + sizeof(hog_weight);
     if (p->early_stop)
         weight += sizeof(float);
-    return (p->normalized ? sizeof(hog_weight) : 0) + weight * HOG_MAX(outputs, 1u);
+    /* The normalized update alone on one output, the model shared, packs a
+     * feature's weight and state in 16 bytes (train_run.h, "The model's
+     * layout"): the reciprocal and the L2 term besides the two counted. */
+    const uint64_t packed = p->normalized && outputs <= 1 && !copies && p->schedule != HOG_SCHEDULE_ADAGRAD &&
+                                    !(p->l1 > 0)
+                                ? 2 * sizeof(hog_weight)
+                                : 0;
+    return (p->normalized ? sizeof(hog_weight) : 0) + packed + weight * HOG_MAX(outputs, 1u);
 }
 
 /* The limit is one budget: half of it for the model and its optimiser's

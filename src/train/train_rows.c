@@ -27,7 +27,7 @@ static inline hog_weight *weights_of(const epoch_job *job, const worker_state *w
 {
     const uint32_t K = job->m->outputs;
     int32_t h = job->tab.slot[j];
-    return h >= 0 ? ws->hot + (size_t)h * K : ws->w + (size_t)j * K;
+    return h >= 0 ? ws->hot + (size_t)h * K : ws->w + (size_t)j * job->m->stride;
 }
 
 /* The same for the AdaGrad sums of feature j. */
@@ -119,15 +119,16 @@ KERNEL float clip_l1(float wv, hog_weight *uq, float owe)
 }
 
 /* normalized: brings each feature's largest |x| up to date (rescaling its
- * weights as NG does when it grows) and returns sum (x / s)^2 of the row. */
+ * weights as NG does when it grows; a packed model's reciprocal with it)
+ * and returns sum (x / s)^2 of the row. */
 KERNEL float normalize_row(const epoch_job *job, const worker_state *ws, const hog_row *row)
 {
-    const uint32_t K = job->m->outputs;
+    const uint32_t K = job->m->outputs, fs = job->optim.fstride;
     float nsum = 0.0f;
     for (uint32_t i = 0; i < row->nnz; i++) {
         uint32_t j = row->index[i];
         float ax = fabsf(row->value[i]);
-        float s = hog_w_load(&job->optim.xmax[j]);
+        float s = hog_w_load(&job->optim.xmax[(size_t)j * fs]);
         if (ax > s) {
             if (s > 0.0f) {
                 float shrink = (s / ax) * (s / ax);
@@ -135,7 +136,9 @@ KERNEL float normalize_row(const epoch_job *job, const worker_state *ws, const h
                 for (uint32_t k = 0; k < K; k++)
                     hog_w_store(&w[k], hog_w_load(&w[k]) * shrink);
             }
-            hog_w_store(&job->optim.xmax[j], ax);
+            hog_w_store(&job->optim.xmax[(size_t)j * fs], ax);
+            if (job->optim.inv)
+                hog_w_store(&job->optim.inv[(size_t)j * fs], 1.0f / ax);
             s = ax;
         }
         if (s > 0.0f)
@@ -268,7 +271,7 @@ KERNEL float update_binary(const epoch_job *job, worker_state *ws, const hog_row
         float c = job->tab.l2_scale[j];
         float s = 1.0f;
         if (opt & OPT_NORMALIZED) {
-            s = hog_w_load(&job->optim.xmax[j]);
+            s = hog_w_load(&job->optim.xmax[(size_t)j * job->optim.fstride]);
             if (s == 0.0f) /* only zeros seen: x_j = 0, nothing to learn */
                 continue;
         }
@@ -332,7 +335,7 @@ KERNEL float update_softmax(const epoch_job *job, worker_state *ws, const hog_ro
         uint32_t j = row->index[i];
         float c = job->tab.l2_scale[j], sj = 1.0f;
         if (opt & OPT_NORMALIZED) {
-            sj = hog_w_load(&job->optim.xmax[j]);
+            sj = hog_w_load(&job->optim.xmax[(size_t)j * job->optim.fstride]);
             if (sj == 0.0f)
                 continue;
         }
@@ -383,10 +386,10 @@ KERNEL void prefetch_state(const epoch_job *job, const worker_state *ws, const h
     const uint32_t K = job->m->outputs;
     for (uint32_t i = blk->ptr[r]; i < blk->ptr[r + 1]; i++) {
         const size_t j = blk->index[i];
-        hog_prefetch_words(ws->w + j * K, K, 1);
+        hog_prefetch_words(ws->w + j * job->m->stride, K, 1);
         hog_prefetch_words(job->tab.l2_scale + j, 1, 0);
         if (opt & OPT_NORMALIZED)
-            hog_prefetch_words(job->optim.xmax + j, 1, 1);
+            hog_prefetch_words(job->optim.xmax + j * job->optim.fstride, 1, 1);
         if (opt & OPT_ADAGRAD)
             hog_prefetch_words(job->optim.acc + j * K, K, 1);
         if (opt & OPT_L1)
@@ -502,11 +505,13 @@ static size_t line_bytes(size_t n)
 /* At row i of a segment's n rows (in perm's order from start): asks for the
  * indices and values of row i + ROW_AHEAD and, with pm, for the model lines
  * of row i + MODEL_AHEAD, whose indices were asked for rows ago: the
- * weights of its features at w, their private-copy slots (NULL: none) and
+ * weights of its features at w (stride words a feature; a packed model's
+ * records), their private-copy slots (NULL: none) and
  * their words at f1 and f2 (per-feature arrays of 4-byte words; NULL:
  * none). */
 KERNEL void prefetch_ahead(const hog_block *blk, const uint32_t *perm, uint32_t start, uint32_t i, uint32_t n,
-                           const hog_weight *w, const int16_t *slot, const void *f1, const void *f2, const int pm)
+                           const hog_weight *w, const uint32_t stride, const int16_t *slot, const void *f1,
+                           const void *f2, const int pm)
 {
     const uint32_t *const ptr = blk->ptr;
     if (i + ROW_AHEAD < n) {
@@ -520,7 +525,7 @@ KERNEL void prefetch_ahead(const hog_block *blk, const uint32_t *perm, uint32_t 
         const uint32_t k = ptr[q + 1] - ptr[q];
         for (uint32_t t = 0; t < k; t++) {
             const size_t j = idx[t];
-            __builtin_prefetch((const void *)(w + j), 1, 3);
+            __builtin_prefetch((const void *)(w + j * stride), 1, 3);
             if (slot)
                 __builtin_prefetch((const void *)(slot + j), 0, 3);
             if (f1)
@@ -546,13 +551,14 @@ KERNEL void prefetch_first(const hog_block *blk, const uint32_t *perm, uint32_t 
  * slot table is two bytes a feature, apart from the L2 scales, so that the
  * lookup on every non-zero stays in the caches: with both in one 8-byte
  * record the two-thread loop ran 12% slower (bench-rcv1.sh). */
-KERNEL hog_weight *plain_w(hog_weight *w, hog_weight *hot, const int16_t *slot, uint32_t j, const int local)
+KERNEL hog_weight *plain_w(hog_weight *w, hog_weight *hot, const int16_t *slot, uint32_t j, const int local,
+                           const uint32_t stride)
 {
     if (local) {
         int32_t h = slot[j];
-        return h >= 0 ? hot + h : w + j;
+        return h >= 0 ? hot + h : w + (size_t)j * stride;
     }
-    return w + j;
+    return w + (size_t)j * stride;
 }
 
 /* The worker's table of l2_shrink(reg * c_j) for every feature, brought up
@@ -617,7 +623,7 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
     uint64_t examples = 0, nnz = 0;
     prefetch_first(blk, perm, start, n);
     for (uint32_t i = 0; i < n; i++) {
-        prefetch_ahead(blk, perm, start, i, n, w, local ? slot : NULL, shrink, shrink ? NULL : l2_scale, pm);
+        prefetch_ahead(blk, perm, start, i, n, w, 1, local ? slot : NULL, shrink, shrink ? NULL : l2_scale, pm);
         if (holdout > 0 && hog_row_in_fold(first + perm[i], holdout, fold, seed))
             continue;
         const uint32_t r = start + perm[i], k = ptr[r + 1] - ptr[r];
@@ -628,13 +634,13 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
         float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
         uint32_t t = 0;
         for (; t + 4 <= k; t += 4) {
-            a0 += hog_w_load(plain_w(w, hot, slot, idx[t], local)) * val[t];
-            a1 += hog_w_load(plain_w(w, hot, slot, idx[t + 1], local)) * val[t + 1];
-            a2 += hog_w_load(plain_w(w, hot, slot, idx[t + 2], local)) * val[t + 2];
-            a3 += hog_w_load(plain_w(w, hot, slot, idx[t + 3], local)) * val[t + 3];
+            a0 += hog_w_load(plain_w(w, hot, slot, idx[t], local, 1)) * val[t];
+            a1 += hog_w_load(plain_w(w, hot, slot, idx[t + 1], local, 1)) * val[t + 1];
+            a2 += hog_w_load(plain_w(w, hot, slot, idx[t + 2], local, 1)) * val[t + 2];
+            a3 += hog_w_load(plain_w(w, hot, slot, idx[t + 3], local, 1)) * val[t + 3];
         }
         for (; t < k; t++)
-            a0 += hog_w_load(plain_w(w, hot, slot, idx[t], local)) * val[t];
+            a0 += hog_w_load(plain_w(w, hot, slot, idx[t], local, 1)) * val[t];
         /* The bias joins last, so the sums do not wait for the previous
          * row's update of it. */
         const float margin = bias + ((a0 + a1) + (a2 + a3));
@@ -663,13 +669,13 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
         }
         if (shrink && (reg > 0 || sg != 0))
             for (t = 0; t < k; t++) {
-                hog_weight *const wj = plain_w(w, hot, slot, idx[t], local);
+                hog_weight *const wj = plain_w(w, hot, slot, idx[t], local, 1);
                 hog_w_store(wj, hog_w_load(wj) * shrink[idx[t]] - sg * val[t]);
             }
         else if (reg > 0 || sg != 0)
             for (t = 0; t < k; t++) {
                 const uint32_t j = idx[t];
-                hog_weight *const wj = plain_w(w, hot, slot, j, local);
+                hog_weight *const wj = plain_w(w, hot, slot, j, local, 1);
                 hog_w_store(wj, hog_w_load(wj) * l2_shrink(reg * l2_scale[j]) - sg * val[t]);
             }
         if (has_bias)
@@ -738,7 +744,35 @@ KERNEL float norm_scale(hog_weight *sj, hog_weight *wj, float x, float *ut)
     return xs * xs;
 }
 
-KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const int local, const int scored)
+/* norm_scale for a packed model's record rec (train_run.h: the weight,
+ * the scale, its reciprocal, l2 times the L2 scale), whose weight is at
+ * *wj (the record's, or a private copy's): the reciprocal is computed only
+ * when the scale grows, and is then what norm_scale computes, so the same
+ * bits. (Two workers may store a scale and a reciprocal in between each
+ * other's: a pair a step apart, HOGWILD!'s race, as for the weights.) */
+KERNEL float norm_scale_packed(hog_weight *rec, hog_weight *wj, float x, float *ut)
+{
+    const float ax = fabsf(x);
+    const float s = hog_w_load(&rec[1]);
+    float inv;
+    if (ax > s) {
+        if (s > 0.0f) {
+            float shrink = (s / ax) * (s / ax);
+            hog_w_store(wj, hog_w_load(wj) * shrink);
+        }
+        hog_w_store(&rec[1], ax);
+        inv = 1.0f / ax;
+        hog_w_store(&rec[2], inv);
+    } else {
+        inv = hog_w_load(&rec[2]);
+    }
+    const float xs = x * inv;
+    *ut = inv * inv;
+    return xs * xs;
+}
+
+KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const int local, const int scored,
+                      const int packed)
 {
     const hog_train_params *p = job->p;
     const hog_block *blk = c->blk;
@@ -748,7 +782,10 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
     const float *const l2_scale = job->tab.l2_scale;
     hog_weight *const w = ws->w, *const hot = ws->hot, *const xmax = job->optim.xmax;
     float *const u = ws->norm_u;
-    const int pm = model_prefetch_on(job, 3); /* a weight, its scale and its L2 scale */
+    /* Packed: one record a feature (train_run.h); else a weight, its scale
+     * and its L2 scale, one array each. */
+    const uint32_t S = packed ? PACK_STRIDE : 1;
+    const int pm = model_prefetch_on(job, packed ? PACK_STRIDE : 3);
     const hog_loss lossf = job->m->info.loss;
     const int regression = hog_loss_is_regression(lossf), has_bias = p->bias;
     const float bias1 = has_bias ? 1.0f : 0.0f, l2 = (float)p->l2;
@@ -763,7 +800,10 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
     uint64_t examples = 0, nnz = 0;
     prefetch_first(blk, perm, start, n);
     for (uint32_t i = 0; i < n; i++) {
-        prefetch_ahead(blk, perm, start, i, n, w, local ? slot : NULL, xmax, l2_scale, pm);
+        if (packed)
+            prefetch_ahead(blk, perm, start, i, n, w, S, local ? slot : NULL, NULL, NULL, pm);
+        else
+            prefetch_ahead(blk, perm, start, i, n, w, 1, local ? slot : NULL, xmax, l2_scale, pm);
         if (holdout > 0 && hog_row_in_fold(first + perm[i], holdout, fold, seed))
             continue;
         const uint32_t r = start + perm[i], k = ptr[r + 1] - ptr[r];
@@ -775,8 +815,9 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
         float nsum = 0.0f, margin = bias;
         uint32_t t;
         for (t = 0; t < k; t++) {
-            hog_weight *const wj = plain_w(w, hot, slot, idx[t], local);
-            nsum += norm_scale(&xmax[idx[t]], wj, val[t], &u[t]);
+            const size_t j = idx[t];
+            hog_weight *const wj = plain_w(w, hot, slot, idx[t], local, S);
+            nsum += packed ? norm_scale_packed(w + j * S, wj, val[t], &u[t]) : norm_scale(&xmax[j], wj, val[t], &u[t]);
             margin += hog_w_load(wj) * val[t];
         }
         norm_t += 1.0;
@@ -796,9 +837,10 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
          * leaves their weight as it is. */
         for (t = 0; t < k; t++) {
             const uint32_t j = idx[t];
-            hog_weight *const wj = plain_w(w, hot, slot, j, local);
+            hog_weight *const wj = plain_w(w, hot, slot, j, local, S);
             const float rj = rate * u[t];
-            hog_w_store(wj, hog_w_load(wj) * l2_shrink(rj * (l2 * l2_scale[j])) - rj * (gl * val[t]));
+            const float l2c = packed ? hog_w_load(&w[(size_t)j * S + 3]) : l2 * l2_scale[j];
+            hog_w_store(wj, hog_w_load(wj) * l2_shrink(rj * l2c) - rj * (gl * val[t]));
         }
         if (has_bias)
             bias -= rate * gl;
@@ -815,18 +857,30 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
 
 static void rows_norm_shared(const epoch_job *job, worker_state *ws, seg_rows *c)
 {
-    if (c->prog)
-        rows_norm(job, ws, c, 0, 1);
-    else
-        rows_norm(job, ws, c, 0, 0);
+    if (job->optim.packed) {
+        if (c->prog)
+            rows_norm(job, ws, c, 0, 1, 1);
+        else
+            rows_norm(job, ws, c, 0, 0, 1);
+    } else if (c->prog) {
+        rows_norm(job, ws, c, 0, 1, 0);
+    } else {
+        rows_norm(job, ws, c, 0, 0, 0);
+    }
 }
 
 static void rows_norm_local(const epoch_job *job, worker_state *ws, seg_rows *c)
 {
-    if (c->prog)
-        rows_norm(job, ws, c, 1, 1);
-    else
-        rows_norm(job, ws, c, 1, 0);
+    if (job->optim.packed) {
+        if (c->prog)
+            rows_norm(job, ws, c, 1, 1, 1);
+        else
+            rows_norm(job, ws, c, 1, 0, 1);
+    } else if (c->prog) {
+        rows_norm(job, ws, c, 1, 1, 0);
+    } else {
+        rows_norm(job, ws, c, 1, 0, 0);
+    }
 }
 
 /* Room in norm_u for the segment's longest row; 0, or -ENOMEM. */

@@ -104,7 +104,8 @@ void hog_run_free(run_state *rs)
     hog_free(rs->link_hot);
     hog_free((void *)rs->optim.acc);
     hog_free((void *)rs->optim.bias_acc);
-    hog_free((void *)rs->optim.xmax);
+    if (!rs->optim.packed) /* packed: in the model's records */
+        hog_free((void *)rs->optim.xmax);
     hog_free((void *)rs->optim.l1s);
     hog_free(rs->avg.sum);
     if (rs->avg.lock_made)
@@ -201,6 +202,7 @@ int hog_run_tables(run_state *rs)
     if (!(tab->l2_scale = hog_huge_alloc(rs->dim * sizeof(float))))
         return -ENOMEM;
     hog_scan_l2_scales(rs->deg, rs->deg_rows, rs->dim, tab->l2_scale);
+    hog_run_pack_l2(rs, 0, rs->dim);
     int rc = hog_hot_choose(rs->deg, rs->deg_rows, rs->dim, rs->outputs, copy_workers(rs), &tab->slot,
                             &tab->hot_ids, &tab->nlocal, &tab->nhot);
     if (rc < 0 || rs->kernel != HOG_KERNEL_SPARSE)
@@ -209,7 +211,10 @@ int hog_run_tables(run_state *rs)
     uint64_t nnz = 0, weights = rs->dim * rs->outputs;
     for (uint64_t j = 0; j < rs->dim; j++)
         nnz += rs->deg[j];
-    tab->whole_every = hog_whole_every(rs->p, rs->optim.flags, rs->outputs, weights, rs->deg_rows, nnz, rs->nth);
+    /* A packed model is larger than whole copies take (run_packs). */
+    tab->whole_every = rs->optim.packed ? 0
+                                        : hog_whole_every(rs->p, rs->optim.flags, rs->outputs, weights, rs->deg_rows,
+                                                          nnz, rs->nth);
     for (unsigned i = 0; tab->whole_every && i < rs->nth; i++) {
         worker_state *ws = &rs->ws[i];
         if (ws->own_n == weights)
@@ -226,12 +231,73 @@ int hog_run_tables(run_state *rs)
     return 0;
 }
 
+/* Whether the run packs its model (train_run.h, "The model's layout"). */
+static int run_packs(const run_state *rs)
+{
+    const hog_train_params *p = rs->p;
+    return rs->kernel == HOG_KERNEL_SPARSE && rs->outputs == 1 && p->normalized &&
+           p->schedule != HOG_SCHEDULE_ADAGRAD && !(p->l1 > 0) && !rs->link && p->replicas == HOG_REPLICAS_MACHINE &&
+           rs->dim > WHOLE_WEIGHTS;
+}
+
+void hog_run_pack_views(run_state *rs)
+{
+    if (!rs->optim.packed)
+        return;
+    hog_weight *w = rs->m->w;
+    rs->optim.xmax = w + 1;
+    rs->optim.inv = w + 2;
+    rs->optim.l2c = w + 3;
+}
+
+void hog_run_pack_l2(run_state *rs, uint64_t from, uint64_t to)
+{
+    if (!rs->optim.packed)
+        return;
+    /* The float the unpacked loop computes, l2 * c_j, so the same bits. */
+    const float l2 = (float)rs->p->l2;
+    for (uint64_t j = from; j < to; j++)
+        hog_w_store(&rs->optim.l2c[j * PACK_STRIDE], l2 * rs->tab.l2_scale[j]);
+}
+
+void hog_run_pack_inv(run_state *rs)
+{
+    if (!rs->optim.packed)
+        return;
+    for (uint64_t j = 0; j < rs->dim; j++) {
+        const float s = hog_w_load(&rs->optim.xmax[j * PACK_STRIDE]);
+        hog_w_store(&rs->optim.inv[j * PACK_STRIDE], s > 0.0f ? 1.0f / s : 0.0f);
+    }
+}
+
+int hog_run_unpack(run_state *rs)
+{
+    if (!rs->optim.packed)
+        return 0;
+    hog_weight *xmax = hog_huge_alloc((size_t)HOG_MAX(rs->dim, 1u) * sizeof(hog_weight));
+    if (!xmax)
+        return -ENOMEM;
+    for (uint64_t j = 0; j < rs->dim; j++)
+        hog_w_store(&xmax[j], hog_w_load(&rs->optim.xmax[j * PACK_STRIDE]));
+    int rc = hog_model_compact(rs->m);
+    if (rc < 0) {
+        hog_free((void *)xmax);
+        return rc;
+    }
+    for (unsigned i = 0; i < rs->nth; i++)
+        rs->ws[i].w = rs->m->w;
+    rs->optim = (optim_state){.flags = rs->optim.flags, .fstride = 1, .xmax = xmax};
+    return 0;
+}
+
 int hog_run_alloc(run_state *rs, char *err, size_t err_len)
 {
     const hog_train_params *p = rs->p;
     const uint64_t dim = rs->dim;
     const uint32_t outputs = rs->outputs;
-    rs->m = hog_model_new(p->loss, dim, outputs, rs->classes);
+    rs->optim.packed = run_packs(rs);
+    rs->optim.fstride = rs->optim.packed ? PACK_STRIDE : 1;
+    rs->m = hog_model_new_stride(p->loss, dim, outputs, rs->classes, rs->optim.packed ? PACK_STRIDE : outputs);
     rs->ws = hog_aligned_alloc(HOG_CACHELINE, rs->nth * sizeof(worker_state));
     if (rs->ws) /* before any return: hog_run_free reads every worker's state */
         memset(rs->ws, 0, rs->nth * sizeof(worker_state));
@@ -304,12 +370,15 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len)
     }
     if ((rs->optim.flags & OPT_L1) && !(rs->optim.l1s = hog_huge_calloc(2 * dim * outputs, sizeof(hog_weight))))
         return -ENOMEM;
-    if ((rs->optim.flags & OPT_NORMALIZED) && !(rs->optim.xmax = hog_huge_calloc(dim, sizeof(hog_weight))))
+    if (rs->optim.packed)
+        hog_run_pack_views(rs);
+    else if ((rs->optim.flags & OPT_NORMALIZED) && !(rs->optim.xmax = hog_huge_calloc(dim, sizeof(hog_weight))))
         return -ENOMEM;
     if (dim * outputs * sizeof(hog_weight) >= ((size_t)2 << 20)) {
         char huge[160];
         hog_huge_describe(huge, sizeof(huge));
-        hog_log(HOG_LOG_INFO, "model of %llu weights: %s", (unsigned long long)(dim * outputs), huge);
+        hog_log(HOG_LOG_INFO, "model of %llu weights%s: %s", (unsigned long long)(dim * outputs),
+                rs->optim.packed ? ", each with its feature's state in 16 bytes" : "", huge);
     }
     return 0;
 }

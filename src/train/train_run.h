@@ -59,6 +59,9 @@ struct hog_trainer {
                              ring could read them (a test's, to compare the two) */
 };
 
+/* The most weights a model trained in whole copies has (train_hot.c). */
+#define WHOLE_WEIGHTS (1u << 17)
+
 /* The OPT_* flags: which optimisers and regularisers the segments run (see
  * train_rows.c for what each does and how they combine). */
 #define OPT_ADAGRAD 1u
@@ -110,12 +113,37 @@ typedef struct feature_tables {
                              change merged every whole_every segments (see train_hot.c) */
 } feature_tables;
 
+/*
+ * The model's layout in a run. A large model is memory-bound: each non-zero
+ * of a row is a cache miss (prefetched rows ahead, see train_rows.c), and
+ * with the default update it reads three words of a feature: its weight,
+ * its largest |x| (the scale) and its L2 scale, one array each, three
+ * lines in three pages. Packed, the run's model holds a record of four
+ * words a feature, one 16-byte record four to a cache line:
+ *
+ *     w[j * 4 + 0]  the weight          w[j * 4 + 2]  1 / the scale (0: none)
+ *     w[j * 4 + 1]  the scale (xmax)    w[j * 4 + 3]  l2 * the L2 scale
+ *
+ * so a non-zero costs one line, and the reciprocal, kept beside the scale
+ * and computed only when the scale grows, spares the loop a division per
+ * non-zero. Both are the values the unpacked loop computes, so the model
+ * is the same bits. Packed: the normalized update alone, one output, the
+ * sparse kernel, the model shared (no replicas, one machine) and too large
+ * for whole copies; everything else keeps one array per kind. The model
+ * leaves the run unpacked (hog_run_unpack): the file's layout is its own.
+ */
+#define PACK_STRIDE 4u
+
 /* The optimisers' per-weight state, shared by every worker. */
 typedef struct optim_state {
     unsigned flags;       /* OPT_* */
+    int packed;           /* 1: the model is packed (see above); xmax, inv and l2c are in its records */
+    uint32_t fstride;     /* words from one feature's xmax (inv, l2c) to the next's: 1, or packed 4 */
     hog_weight *acc;      /* adagrad: dim * outputs sums of squared gradients */
     hog_weight *bias_acc; /* adagrad: outputs */
-    hog_weight *xmax;     /* normalized: per feature, the largest |x| seen */
+    hog_weight *xmax;     /* normalized: per feature, the largest |x| seen (xmax[j * fstride]) */
+    hog_weight *inv;      /* packed: per feature, 1 / xmax (0 where xmax is 0); else NULL */
+    hog_weight *l2c;      /* packed: per feature, l2 * its L2 scale (tab.l2_scale); else NULL */
     hog_weight *l1s;      /* l1: per weight, the penalty owed and applied (u, q): 2 * dim * outputs */
 } optim_state;
 
@@ -318,6 +346,23 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len);
 
 /* (Re)builds the feature tables from rs->deg. Returns 0 or -ENOMEM. */
 int hog_run_tables(run_state *rs);
+
+/* Packed: points the optimiser's per-feature views into the model's
+ * records (after the model is made or grown). */
+void hog_run_pack_views(run_state *rs);
+
+/* Packed: the records' l2 * L2 scale of features [from, to) from
+ * tab.l2_scale (after the scales change). */
+void hog_run_pack_l2(run_state *rs, uint64_t from, uint64_t to);
+
+/* Packed: the records' 1 / scale of every feature from its scale (after
+ * the scales are set from elsewhere: a checkpoint, an initial model). */
+void hog_run_pack_inv(run_state *rs);
+
+/* The end of a run: a packed model's weights compacted (stride = outputs)
+ * and its scales taken out into an array of their own (optim.xmax, which
+ * then owns it). Returns 0 or -ENOMEM. */
+int hog_run_unpack(run_state *rs);
 
 /* What needs the model's final size: averaging and early stopping.
  * Returns 0 or -ENOMEM. */

@@ -72,22 +72,24 @@ static int run_grow(run_state *rs, uint64_t dim)
     if (dim <= old)
         return 0;
     hog_model *m = rs->m;
-    hog_weight *w = hog_huge_grow((void *)m->w, old * K * sizeof(hog_weight), dim * K * sizeof(hog_weight));
+    const uint64_t S = m->stride; /* packed: the records grow whole */
+    hog_weight *w = hog_huge_grow((void *)m->w, old * S * sizeof(hog_weight), dim * S * sizeof(hog_weight));
     if (!w)
         return -ENOMEM;
     m->w = w;
     for (unsigned i = 0; i < rs->nth; i++)
         rs->ws[i].w = w;
+    hog_run_pack_views(rs);
     struct { void **p; size_t size; } grow[] = {
         {(void **)&rs->deg, sizeof(uint32_t)}, /* NULL while a window_count owns it */
         {(void **)&rs->tab.l2_scale, sizeof(float)},
         {(void **)&rs->tab.slot, sizeof(int16_t)},
         {(void **)&rs->optim.acc, K * sizeof(hog_weight)},
-        {(void **)&rs->optim.xmax, sizeof(hog_weight)},
+        {rs->optim.packed ? NULL : (void **)&rs->optim.xmax, sizeof(hog_weight)},
         {(void **)&rs->optim.l1s, 2 * K * sizeof(hog_weight)},
     };
     for (unsigned i = 0; i < HOG_ARRAY_LEN(grow); i++) {
-        if (!*grow[i].p)
+        if (!grow[i].p || !*grow[i].p)
             continue;
         char *q = hog_huge_grow(*grow[i].p, old * grow[i].size, dim * grow[i].size);
         if (!q)
@@ -112,6 +114,7 @@ static void stream_scales(run_state *rs, const window_count *c)
         uint32_t d = j < c->deg_cap ? c->deg[j] : 0;
         rs->tab.l2_scale[j] = (float)(d ? rows / d : rows);
     }
+    hog_run_pack_l2(rs, 0, rs->dim);
 }
 
 /* Settles the run's shape from the head (n blocks): label values, kernel,
@@ -275,6 +278,8 @@ static int stream_epoch(run_state *rs, hog_feed *feed, hog_block *held, uint32_t
                 hog_fail(rc, err, err_len, "out of memory");
             for (uint64_t j = old; rc == 0 && j < rs->dim; j++)
                 rs->tab.l2_scale[j] = (float)sc.deg_rows;
+            if (rc == 0)
+                hog_run_pack_l2(rs, old, rs->dim);
         }
         if (rc == 0 && sc.deg_rows >= 2 * scaled) {
             stream_scales(rs, &sc);

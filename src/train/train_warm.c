@@ -66,7 +66,9 @@ void hog_warm_weights(run_state *rs)
     /* All feature-major with the same outputs: init's rows are the first
      * of the model's (and of each replica's, which start as the model
      * does), the rest stay zero. */
-    memcpy((void *)rs->m->w, (const void *)init->w, w_bytes);
+    for (uint64_t j = 0; j < init->dim; j++)
+        for (uint32_t k = 0; k < init->outputs; k++)
+            hog_w_store(&hog_model_wj(rs->m, j)[k], hog_w_load(&hog_model_wj(init, j)[k]));
     memcpy((void *)rs->m->bias, (const void *)init->bias, bias_bytes);
     for (unsigned g = 0; g < rs->rep.n; g++) {
         memcpy((void *)rs->rep.w[g], (const void *)init->w, w_bytes);
@@ -77,8 +79,11 @@ void hog_warm_weights(run_state *rs)
      * larger one later would shrink by (old / new)^2 the weights the model
      * learned against its real scale. Features new to this run start at 0. */
     const int scaled = rs->optim.xmax && init->scales;
-    if (scaled)
-        memcpy((void *)rs->optim.xmax, (const void *)init->scales, (size_t)init->dim * sizeof(hog_weight));
+    if (scaled) {
+        for (uint64_t j = 0; j < init->dim; j++)
+            hog_w_store(&rs->optim.xmax[j * rs->optim.fstride], hog_w_load(&init->scales[j]));
+        hog_run_pack_inv(rs);
+    }
     hog_log(HOG_LOG_INFO, "starting from the weights of the model given (%llu features%s)",
             (unsigned long long)init->dim,
             scaled ? ", its feature scales" : rs->optim.xmax ? ", no feature scales: they start at 0" : "");
