@@ -5,9 +5,10 @@
  *                       [--split] [--no-huge]
  *   FILE.hgd   the rows whose indices drive the accesses: those a trainer of
  *              the file reads (its features size the model)
- *   -f FLOATS  4-byte words of state per feature (default 3: a weight, its
- *              feature's largest |x| and its L2 scale, train's default
- *              update; 2 for the plain one's weight and L2 shrink)
+ *   -f FLOATS  4-byte words of state per feature (default 4: train's default
+ *              update's packed record: a weight, its feature's largest |x|,
+ *              its reciprocal and the L2 term; 2 for the plain loop's
+ *              weight and L2 shrink)
  *   -e EPOCHS  passes over the rows per timed run (default 1)
  *   -r REPS    timed runs per configuration, after one warm-up (default 3)
  *   -t LIST    thread counts (default "1"); threads share the model, each
@@ -209,7 +210,7 @@ static unsigned parse_list(const char *s, unsigned *out, unsigned cap, unsigned 
 int main(int argc, char **argv)
 {
     const char *path = NULL, *tlist = "1", *alist = "0 1 2 3 4 6 8";
-    unsigned words = 3, epochs = 1, reps = 3;
+    unsigned words = 4, epochs = 1, reps = 3;
     int split = 0, huge = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-f") && i + 1 < argc)

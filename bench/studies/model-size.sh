@@ -35,11 +35,11 @@ study_model_size() {
         sparse_set "$rows" "$d" 40 11
         train=$DATA_DIR/$SET.train.hgd
         cat "$train" >/dev/null
-        "$BUILD/bench/bench_model_mem" "$train" -f 3 -r "$REPS" -t "$THREADS" | grep ',best,' |
+        "$BUILD/bench/bench_model_mem" "$train" -f 4 -r "$REPS" -t "$THREADS" | grep ',best,' |
             while IFS=, read -r t _f bpf _l huge ahead med lo hi; do
                 "$PY" "$ROOT/bench/harness.py" limit --out "$OUT" --name "model_mem_2^$b" --threads "$t" \
                     --value "$med" --unit nnz/s --file "$train" \
-                    --note "bench_model_mem -f 3: $bpf bytes a feature, huge pages $huge, prefetch $ahead rows ahead; median (min $lo, max $hi)"
+                    --note "bench_model_mem -f 4: $bpf bytes a feature, huge pages $huge, prefetch $ahead rows ahead; median (min $lo, max $hi)"
             done
         PLAIN=
         COPIES=1 train_runs model-size "d=2^$b" "rows=$rows;d=$d;k=40;epochs=$epochs;default update" \

@@ -329,10 +329,11 @@ static inline void hog_prefetch_words(const void *a, size_t n, int write)
 }
 
 /* Whether the loops that score rows (evaluation, predict) prefetch the
- * model's lines: where its weights pass a core's share of the caches. */
+ * model's lines: where its weights pass a core's L2 cache (as the row
+ * loops do, train_rows.c's MODEL_PREFETCH_BYTES). */
 static inline int hog_model_prefetch_on(const hog_model *m)
 {
-    return m->dim * m->outputs * sizeof(hog_weight) > ((uint64_t)4 << 20);
+    return m->dim * m->stride * sizeof(hog_weight) > ((uint64_t)1 << 20);
 }
 
 /* The rows ahead whose model lines the scoring loops ask for: they read the
