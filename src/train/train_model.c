@@ -166,15 +166,29 @@ float hog_softmax(float *s, uint32_t k)
 
 void hog_model_scores(const hog_model *m, const hog_row *row, float *out)
 {
-    const uint32_t K = m->outputs;
+    /* In locals: the weights are atomics, so through m the compiler would
+     * load m's fields again, and keep out[k] in memory, at every non-zero. */
+    const uint32_t K = m->outputs, n = row->nnz;
+    const uint64_t dim = m->dim, S = m->stride;
+    const hog_weight *const w = m->w;
+    const uint32_t *const idx = row->index;
+    const float *const val = row->value;
+    if (K == 1) { /* the same sums in the same order, in a register */
+        float s = hog_w_load(&m->bias[0]);
+        for (uint32_t i = 0; i < n; i++)
+            if (idx[i] < dim)
+                s += hog_w_load(&w[idx[i] * S]) * val[i];
+        out[0] = s;
+        return;
+    }
     for (uint32_t k = 0; k < K; k++)
         out[k] = hog_w_load(&m->bias[k]);
-    for (uint32_t i = 0; i < row->nnz; i++) {
-        uint64_t j = row->index[i];
-        if (j >= m->dim)
+    for (uint32_t i = 0; i < n; i++) {
+        const uint64_t j = idx[i];
+        if (j >= dim)
             continue;
-        const hog_weight *wj = hog_model_wj(m, j);
-        float x = row->value[i];
+        const hog_weight *wj = w + j * S;
+        const float x = val[i];
         for (uint32_t k = 0; k < K; k++)
             out[k] += hog_w_load(&wj[k]) * x;
     }
