@@ -1,14 +1,17 @@
 /* bench_model_mem.c: the memory limit of a sparse trainer: the random read-and-update of a model's lines that a row loop does, over a model of the same bytes with the same index distribution, laid out and prefetched at its best; prints CSV. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Usage: bench_model_mem FILE.hgd [-f FLOATS] [-e EPOCHS] [-r REPS] [-t "1 2"] [-a "0 1 2 4 8"]
- *                       [--split] [--no-huge]
+ * Usage: bench_model_mem FILE.hgd [-f FLOATS] [-s STRIDE] [-e EPOCHS] [-r REPS] [-t "1 2"]
+ *                       [-a "0 1 2 4 8"] [--split] [--no-huge]
  *   FILE.hgd   the rows whose indices drive the accesses: those a trainer of
  *              the file reads (its features size the model)
  *   -f FLOATS  4-byte words of state per feature (default 4: train's default
  *              update's packed record: a weight, its feature's largest |x|,
  *              its reciprocal and the L2 term; 2 for the plain loop's
  *              weight and L2 shrink)
+ *   -s STRIDE  the packed record's size in words (default: FLOATS rounded up
+ *              to a power of two): the same work over records of other
+ *              sizes, what a narrower (16-bit) or wider state would cost
  *   -e EPOCHS  passes over the rows per timed run (default 1)
  *   -r REPS    timed runs per configuration, after one warm-up (default 3)
  *   -t LIST    thread counts (default "1"); threads share the model, each
@@ -133,9 +136,8 @@ static void *worker(void *v)
     return NULL;
 }
 
-static int model_make(model *m, uint64_t features, uint32_t words, int split, int huge)
+static int model_make(model *m, uint64_t features, uint32_t words, uint32_t stride, int split, int huge)
 {
-    uint32_t stride = 1;
     while (stride < words)
         stride *= 2;
     m->features = features;
@@ -210,11 +212,13 @@ static unsigned parse_list(const char *s, unsigned *out, unsigned cap, unsigned 
 int main(int argc, char **argv)
 {
     const char *path = NULL, *tlist = "1", *alist = "0 1 2 3 4 6 8";
-    unsigned words = 4, epochs = 1, reps = 3;
+    unsigned words = 4, stride = 1, epochs = 1, reps = 3;
     int split = 0, huge = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-f") && i + 1 < argc)
             words = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-s") && i + 1 < argc)
+            stride = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "-e") && i + 1 < argc)
             epochs = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "-r") && i + 1 < argc)
@@ -230,13 +234,13 @@ int main(int argc, char **argv)
         else if (argv[i][0] != '-' && !path)
             path = argv[i];
         else {
-            fprintf(stderr, "usage: bench_model_mem FILE.hgd [-f FLOATS] [-e EPOCHS] [-r REPS] [-t LIST] [-a LIST] "
-                            "[--split] [--no-huge]\n");
+            fprintf(stderr, "usage: bench_model_mem FILE.hgd [-f FLOATS] [-s STRIDE] [-e EPOCHS] [-r REPS] [-t LIST] "
+                            "[-a LIST] [--split] [--no-huge]\n");
             return 2;
         }
     }
-    if (!path || words < 1 || words > 16 || epochs < 1 || reps < 1 || reps > 64) {
-        fprintf(stderr, "bench_model_mem: a FILE.hgd, FLOATS 1..16, EPOCHS and REPS (1..64) from 1\n");
+    if (!path || words < 1 || words > 16 || stride < 1 || stride > 64 || epochs < 1 || reps < 1 || reps > 64) {
+        fprintf(stderr, "bench_model_mem: a FILE.hgd, FLOATS 1..16, STRIDE 1..64, EPOCHS and REPS (1..64) from 1\n");
         return 2;
     }
     unsigned threads[64], ahead[32];
@@ -253,7 +257,7 @@ int main(int argc, char **argv)
         return 1;
     }
     model m;
-    int rc = model_make(&m, ds->info.features, words, split, huge);
+    int rc = model_make(&m, ds->info.features, words, stride, split, huge);
     if (rc < 0) {
         fprintf(stderr, "bench_model_mem: a model of %llu features: %s\n", (unsigned long long)ds->info.features,
                 strerror(-rc));
