@@ -488,7 +488,7 @@ KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
  *    prefetcher cannot guess where the next row's indices and values are:
  *    they are prefetched ROW_AHEAD rows ahead.
  *  - A large model's lines are prefetched too, MODEL_AHEAD rows ahead (see
- *    prefetch_model): each non-zero of a model that does not fit the caches
+ *    prefetch_ahead): each non-zero of a model that does not fit the caches
  *    is a miss, and a row's misses are independent, so asking for them a
  *    row or two early lets them overlap instead of stalling the loop one at
  *    a time. A model the caches hold gains nothing from it and pays the
@@ -508,9 +508,8 @@ static size_t line_bytes(size_t n)
  * indices and values of row i + ROW_AHEAD and, with pm, for the model lines
  * of row i + MODEL_AHEAD, whose indices were asked for rows ago: the
  * weights of its features at w (stride words a feature; a packed model's
- * records), their private-copy slots (NULL: none) and
- * their words at f1 and f2 (per-feature arrays of 4-byte words; NULL:
- * none). */
+ * records), their private-copy slots (NULL: none) and their words at f1
+ * and f2 (per-feature arrays of 4-byte words; NULL: none). */
 KERNEL void prefetch_ahead(const hog_block *blk, const uint32_t *perm, uint32_t start, uint32_t i, uint32_t n,
                            const hog_weight *w, const uint32_t stride, const int16_t *slot, const void *f1,
                            const void *f2, const int pm)

@@ -18,6 +18,8 @@
  *                     values and each feature's degree and L2 scale
  *   train_hot.c       the workers' private copies of the hot weights, or of the
  *                     whole of a small model
+ *   train_layout.c    the model's layout: a large model's feature state packed
+ *                     beside its weight, unpacked when the run ends
  *   train_replicas.c  model replicas and their background averaging thread
  *   train_stream.c    the first epoch trained while the text is read, and
  *                     hog_trainer_run_file
@@ -347,6 +349,7 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len);
 /* (Re)builds the feature tables from rs->deg. Returns 0 or -ENOMEM. */
 int hog_run_tables(run_state *rs);
 
+/* ---- the model's layout (train_layout.c) ---- */
 /* Packed: points the optimiser's per-feature views into the model's
  * records (after the model is made or grown). */
 void hog_run_pack_views(run_state *rs);
