@@ -595,9 +595,10 @@ Test(cli, a_feature_index_past_the_ceiling_is_refused_with_the_hint_to_hash)
 {
     write_file("big.svm", "1 1:0.5\n-1 4294967295:1\n");
     cr_assert_eq(hog("train big.svm -o m --mem-limit 256M"), 1, "%s", out);
-    /* the model's half of the limit, 8 bytes a feature: a weight, and the normalized update's scale */
-    cr_assert(strstr(out, "hogtrain: big.svm:2:4: index 4294967295 is past the ceiling of 16777216 features "
-                          "(--max-features, --mem-limit): hash them (--hash-bits 24)\n"), "%s", out);
+    /* the model's half of the limit, 16 bytes a feature: the default update's packed record (a weight,
+     * the normalized update's scale, its reciprocal and the L2 term) */
+    cr_assert(strstr(out, "hogtrain: big.svm:2:4: index 4294967295 is past the ceiling of 8388608 features "
+                          "(--max-features, --mem-limit): hash them (--hash-bits 23)\n"), "%s", out);
     cr_assert(!exists("m"));
     cr_assert_eq(hog("train big.svm -o m --max-features 1000 -q"), 1, "%s", out);
     cr_assert_str_eq(out, "hogtrain: big.svm:2:4: index 4294967295 is past the ceiling of 1000 features "
