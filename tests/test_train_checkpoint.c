@@ -185,6 +185,21 @@ Test(train_checkpoint, a_packed_model_resumes)
     hog_dataset_close(te);
 }
 
+/* The same with AdaGrad and L1 in the record (32 bytes a feature). */
+Test(train_checkpoint, a_packed_model_with_adagrad_and_l1_resumes)
+{
+    snprintf(ckpt, sizeof(ckpt), "%s/run.ckpt", dir);
+    hog_dataset *tr = make_data("tr.svm", 7000, 300000, 12, 'b', 16);
+    hog_train_params p = hog_train_params_default();
+    p.epochs = 3;
+    p.schedule = HOG_SCHEDULE_ADAGRAD;
+    p.step = 0.5;
+    p.l1 = 1e-5;
+    const unsigned stops[] = {4, 12};
+    resume_matches(tr, NULL, p, stops, HOG_ARRAY_LEN(stops));
+    hog_dataset_close(tr);
+}
+
 Test(train_checkpoint, the_invscaling_steps_and_the_dense_kernel_resume)
 {
     snprintf(ckpt, sizeof(ckpt), "%s/run.ckpt", dir);

@@ -47,14 +47,17 @@ Test(train_params, the_ceiling_is_what_the_memory_limit_holds_of_the_model_and_i
     cr_assert_eq(hog_trainer_max_features(t, 10), 128 * MIB / 40);
     hog_trainer_free(t);
 
-    /* AdaGrad 4, L1 8, averaging 12, early stopping 4, normalized 4 per feature */
+    /* AdaGrad 4, L1 8, averaging 12, early stopping 4, normalized 4 per
+     * feature; on one output the weight, the scale, its reciprocal, the L2
+     * scale, AdaGrad's and L1's words are packed in a record of 8 words */
     p.schedule = HOG_SCHEDULE_ADAGRAD;
     p.l1 = 1e-4;
     p.average = 1;
     p.early_stop = 2;
     p.normalized = 1;
     t = trainer(p);
-    cr_assert_eq(hog_trainer_max_features(t, 1), 128 * MIB / (4 + 4 + 8 + 12 + 4 + 4));
+    cr_assert_eq(hog_trainer_max_features(t, 1), 128 * MIB / (32 + 12 + 4));
+    cr_assert_eq(hog_trainer_max_features(t, 10), 128 * MIB / (4 * 10 + 4 * 10 + 8 * 10 + 12 * 10 + 4 * 10 + 4));
     hog_trainer_free(t);
 
     /* a replica per worker is a model's copy each */

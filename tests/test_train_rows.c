@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "test_train.h"
+#include "train/train_run.h"
 
 #define ROWS 6000u
 #define NNZ 12u
@@ -109,6 +110,33 @@ Test(train_rows, large_model_adagrad_l1_is_the_small_ones)
     p.step = 0.5;
     p.l1 = 1e-5;
     same_as_small(p, 0);
+}
+
+Test(train_rows, large_model_adagrad_alone_is_the_small_ones)
+{
+    hog_train_params p = plain_params();
+    p.schedule = HOG_SCHEDULE_ADAGRAD;
+    p.step = 0.5;
+    same_as_small(p, 0);
+}
+
+/* The default update's tuned loop reads its record at fixed places: they
+ * are where the layout puts them; the records are a power of two of words,
+ * so none straddles a cache line. */
+Test(train_rows, the_records_are_laid_out_as_the_loops_read_them)
+{
+    pack_layout l = hog_pack_layout(OPT_NORMALIZED);
+    cr_assert_eq(l.stride, PACK_NORM_STRIDE);
+    cr_assert_eq(l.xmax, PACK_NORM_XMAX);
+    cr_assert_eq(l.inv, PACK_NORM_INV);
+    cr_assert_eq(l.c, PACK_NORM_C);
+    l = hog_pack_layout(OPT_NORMALIZED | OPT_ADAGRAD | OPT_L1);
+    cr_assert_eq(l.stride, 8);
+    cr_assert(l.acc > l.c && l.l1 > l.acc && l.l1 + 2 <= l.stride);
+    l = hog_pack_layout(OPT_ADAGRAD);
+    cr_assert_eq(l.stride, 4);
+    cr_assert_eq(l.xmax, 0);
+    cr_assert(l.c && l.acc && l.c != l.acc);
 }
 
 Test(train_rows, large_model_squared_loss_is_the_small_ones)

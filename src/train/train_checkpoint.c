@@ -152,12 +152,28 @@ static uint32_t run_sections(const hog_train_params *p)
 }
 
 /* Appends n shared weights, copied out through the relaxed loads. */
-/* Writes n rows of run floats each, stride floats apart in w (a packed
- * model's records: its weights, or its scales), as n * run floats. */
-static int put_rows(hog_atomic_file *f, uint32_t *crc, const hog_weight *w, uint64_t n, uint32_t run, uint32_t stride)
+static int put_weights(hog_atomic_file *f, uint32_t *crc, const hog_weight *w, uint64_t n)
 {
     float chunk[4096];
-    const uint64_t per = HOG_ARRAY_LEN(chunk) / run; /* rows a chunk holds (run <= 4096) */
+    int rc = 0;
+    for (uint64_t i = 0; i < n && rc == 0; i += HOG_ARRAY_LEN(chunk)) {
+        uint64_t k = HOG_MIN(HOG_ARRAY_LEN(chunk), n - i);
+        for (uint64_t j = 0; j < k; j++)
+            chunk[j] = hog_w_load(&w[i + j]);
+        rc = hog_atomic_write_crc(f, crc, chunk, k * sizeof(float));
+    }
+    return rc;
+}
+
+/* Writes n rows of run floats each, stride floats apart in w (a packed
+ * model's records: its weights or a word of its state), as n * run floats:
+ * the file holds what an unpacked run's arrays hold. */
+static int put_rows(hog_atomic_file *f, uint32_t *crc, const hog_weight *w, uint64_t n, uint32_t run, uint32_t stride)
+{
+    if (run == stride) /* unpacked: one array */
+        return put_weights(f, crc, w, n * run);
+    float chunk[4096];
+    const uint64_t per = HOG_ARRAY_LEN(chunk) / run; /* packed: one output, run 1 or 2 */
     int rc = 0;
     for (uint64_t i = 0; i < n && rc == 0; i += per) {
         uint64_t rows = HOG_MIN(per, n - i);
@@ -169,11 +185,6 @@ static int put_rows(hog_atomic_file *f, uint32_t *crc, const hog_weight *w, uint
     return rc;
 }
 
-static int put_weights(hog_atomic_file *f, uint32_t *crc, const hog_weight *w, uint64_t n)
-{
-    return put_rows(f, crc, w, n, 1, 1);
-}
-
 /* The body after the metadata: every array of rs, in the layout's order. */
 static int put_arrays(hog_atomic_file *f, uint32_t *crc, const run_state *rs, uint32_t sections)
 {
@@ -183,8 +194,7 @@ static int put_arrays(hog_atomic_file *f, uint32_t *crc, const run_state *rs, ui
     if (rc == 0)
         rc = put_weights(f, crc, m->bias, rs->outputs);
     if (rc == 0)
-        rc = m->outputs <= 4096 ? put_rows(f, crc, m->w, rs->dim, m->outputs, m->stride)
-                                : put_weights(f, crc, m->w, nw); /* stride = outputs: one run */
+        rc = put_rows(f, crc, m->w, rs->dim, m->outputs, m->stride);
     for (unsigned i = 0; i < rs->nth && rc == 0; i++) {
         const worker_state *ws = &rs->ws[i];
         unsigned char rec[CKPT_WORKER_BYTES];
@@ -195,12 +205,13 @@ static int put_arrays(hog_atomic_file *f, uint32_t *crc, const run_state *rs, ui
         memcpy(rec + 32, &ws->norm_n, 8);
         rc = hog_atomic_write_crc(f, crc, rec, sizeof(rec));
     }
-    if (rc == 0 && (sections & CKPT_ADAGRAD) && (rc = put_weights(f, crc, rs->optim.acc, nw)) == 0)
+    if (rc == 0 && (sections & CKPT_ADAGRAD) &&
+        (rc = put_rows(f, crc, rs->optim.acc, rs->dim, rs->outputs, rs->optim.astride)) == 0)
         rc = put_weights(f, crc, rs->optim.bias_acc, rs->outputs);
     if (rc == 0 && (sections & CKPT_NORMALIZED))
         rc = put_rows(f, crc, rs->optim.xmax, rs->dim, 1, rs->optim.fstride);
     if (rc == 0 && (sections & CKPT_L1))
-        rc = put_weights(f, crc, rs->optim.l1s, 2 * nw);
+        rc = put_rows(f, crc, rs->optim.l1s, rs->dim, 2 * rs->outputs, rs->optim.lstride);
     if (rc == 0 && (sections & CKPT_AVERAGE))
         rc = hog_atomic_write_crc(f, crc, rs->avg.sum, (nw + rs->outputs) * sizeof(double));
     if (rc == 0 && (sections & CKPT_BEST))
@@ -593,7 +604,7 @@ int hog_checkpoint_apply(const checkpoint *ck, run_state *rs, char *err, size_t 
     }
     get_workers(rs, ck);
     if (ck->sections & CKPT_ADAGRAD) {
-        get_weights(rs->optim.acc, ck->acc, nw);
+        get_rows(rs->optim.acc, ck->acc, ck->dim, ck->outputs, rs->optim.astride);
         get_weights(rs->optim.bias_acc, ck->bias_acc, ck->outputs);
     }
     if (ck->sections & CKPT_NORMALIZED) {
@@ -601,7 +612,7 @@ int hog_checkpoint_apply(const checkpoint *ck, run_state *rs, char *err, size_t 
         hog_run_pack_inv(rs);
     }
     if (ck->sections & CKPT_L1)
-        get_weights(rs->optim.l1s, ck->l1s, 2 * nw);
+        get_rows(rs->optim.l1s, ck->l1s, ck->dim, 2 * ck->outputs, rs->optim.lstride);
     if (ck->sections & CKPT_AVERAGE) {
         memcpy(rs->avg.sum, ck->avg_sum, 8 * (nw + ck->outputs));
         rs->avg.count = ck->avg_count;

@@ -136,7 +136,7 @@ void hog_hot_begin(const epoch_job *job, worker_state *ws)
     }
     if (job->optim.acc)
         for (uint32_t h = 0; h < job->tab.nlocal; h++) {
-            const hog_weight *a = job->optim.acc + (size_t)job->tab.hot_ids[h] * K;
+            const hog_weight *a = job->optim.acc + (size_t)job->tab.hot_ids[h] * job->optim.astride;
             for (uint32_t k = 0; k < K; k++) {
                 float v = hog_w_load(&a[k]);
                 hog_w_store(&ws->hotacc[h * K + k], v);
@@ -177,7 +177,7 @@ void hog_hot_sync(const epoch_job *job, worker_state *ws, float share)
     }
     if (job->optim.acc)
         for (uint32_t h = 0; h < job->tab.nlocal; h++) {
-            hog_weight *a = job->optim.acc + (size_t)job->tab.hot_ids[h] * K;
+            hog_weight *a = job->optim.acc + (size_t)job->tab.hot_ids[h] * job->optim.astride;
             for (uint32_t k = 0; k < K; k++)
                 sync_weight(&a[k], &ws->hotacc[h * K + k], &ws->hotacc0[h * K + k], h < job->tab.nhot, 1.0f);
         }

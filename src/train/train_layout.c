@@ -10,43 +10,51 @@
 
 void hog_run_pack_views(run_state *rs)
 {
-    if (!rs->optim.packed)
+    optim_state *o = &rs->optim;
+    if (!o->packed)
         return;
+    const pack_layout l = hog_pack_layout(o->flags);
     hog_weight *w = rs->m->w;
-    rs->optim.xmax = w + 1;
-    rs->optim.inv = w + 2;
-    rs->optim.l2c = w + 3;
+    o->fstride = o->astride = o->lstride = l.stride;
+    o->xmax = (o->flags & OPT_NORMALIZED) ? w + l.xmax : NULL;
+    o->inv = (o->flags & OPT_NORMALIZED) ? w + l.inv : NULL;
+    o->cs = w + l.c;
+    o->acc = (o->flags & OPT_ADAGRAD) ? w + l.acc : NULL;
+    o->l1s = (o->flags & OPT_L1) ? w + l.l1 : NULL;
 }
 
 void hog_run_pack_l2(run_state *rs, uint64_t from, uint64_t to)
 {
     if (!rs->optim.packed)
         return;
-    /* The float the unpacked loop computes, l2 * c_j, so the same bits. */
-    const float l2 = (float)rs->p->l2;
+    const uint64_t S = rs->optim.fstride;
     for (uint64_t j = from; j < to; j++)
-        hog_w_store(&rs->optim.l2c[j * PACK_STRIDE], l2 * rs->tab.l2_scale[j]);
+        hog_w_store(&rs->optim.cs[j * S], rs->tab.l2_scale[j]);
 }
 
 void hog_run_pack_inv(run_state *rs)
 {
-    if (!rs->optim.packed)
+    if (!rs->optim.packed || !rs->optim.inv)
         return;
+    const uint64_t S = rs->optim.fstride;
     for (uint64_t j = 0; j < rs->dim; j++) {
-        const float s = hog_w_load(&rs->optim.xmax[j * PACK_STRIDE]);
-        hog_w_store(&rs->optim.inv[j * PACK_STRIDE], s > 0.0f ? 1.0f / s : 0.0f);
+        const float s = hog_w_load(&rs->optim.xmax[j * S]);
+        hog_w_store(&rs->optim.inv[j * S], s > 0.0f ? 1.0f / s : 0.0f);
     }
 }
 
 int hog_run_unpack(run_state *rs)
 {
-    if (!rs->optim.packed)
+    optim_state *o = &rs->optim;
+    if (!o->packed)
         return 0;
-    hog_weight *xmax = hog_huge_alloc((size_t)HOG_MAX(rs->dim, 1u) * sizeof(hog_weight));
-    if (!xmax)
-        return -ENOMEM;
-    for (uint64_t j = 0; j < rs->dim; j++)
-        hog_w_store(&xmax[j], hog_w_load(&rs->optim.xmax[j * PACK_STRIDE]));
+    hog_weight *xmax = NULL;
+    if (o->xmax) { /* the scales go with the model (hog_epochs_run) */
+        if (!(xmax = hog_huge_alloc((size_t)HOG_MAX(rs->dim, 1u) * sizeof(hog_weight))))
+            return -ENOMEM;
+        for (uint64_t j = 0; j < rs->dim; j++)
+            hog_w_store(&xmax[j], hog_w_load(&o->xmax[j * o->fstride]));
+    }
     int rc = hog_model_compact(rs->m);
     if (rc < 0) {
         hog_free((void *)xmax);
@@ -54,6 +62,8 @@ int hog_run_unpack(run_state *rs)
     }
     for (unsigned i = 0; i < rs->nth; i++)
         rs->ws[i].w = rs->m->w;
-    rs->optim = (optim_state){.flags = rs->optim.flags, .fstride = 1, .xmax = xmax};
+    /* The rest of the records' state is the run's alone, and is gone. */
+    *o = (optim_state){.flags = o->flags, .fstride = 1, .astride = rs->outputs, .lstride = 2 * rs->outputs,
+                       .bias_acc = o->bias_acc, .xmax = xmax};
     return 0;
 }

@@ -35,7 +35,7 @@ static inline hog_weight *acc_of(const epoch_job *job, const worker_state *ws, u
 {
     const uint32_t K = job->m->outputs;
     int32_t h = job->tab.slot[j];
-    return h >= 0 ? ws->hotacc + (size_t)h * K : job->optim.acc + (size_t)j * K;
+    return h >= 0 ? ws->hotacc + (size_t)h * K : job->optim.acc + (size_t)j * job->optim.astride;
 }
 
 /*
@@ -268,7 +268,8 @@ KERNEL float update_binary(const epoch_job *job, worker_state *ws, const hog_row
     const float l2 = (float)job->p->l2, l1 = (float)job->p->l1;
     for (uint32_t i = 0; i < row->nnz; i++) {
         uint32_t j = idx[i];
-        float c = job->tab.l2_scale[j];
+        /* packed: the record's copy, beside the weight */
+        float c = job->optim.cs ? hog_w_load(&job->optim.cs[(size_t)j * job->optim.fstride]) : job->tab.l2_scale[j];
         float s = 1.0f;
         if (opt & OPT_NORMALIZED) {
             s = hog_w_load(&job->optim.xmax[(size_t)j * job->optim.fstride]);
@@ -276,7 +277,8 @@ KERNEL float update_binary(const epoch_job *job, worker_state *ws, const hog_row
                 continue;
         }
         update_coord(weights_of(job, ws, j), (opt & OPT_ADAGRAD) ? acc_of(job, ws, j) : NULL,
-                     (opt & OPT_L1) ? job->optim.l1s + 2 * (size_t)j : NULL, gl * val[i], rate, l2 * c, l1 * c, s, opt);
+                     (opt & OPT_L1) ? job->optim.l1s + (size_t)j * job->optim.lstride : NULL, gl * val[i], rate, l2 * c,
+                     l1 * c, s, opt);
     }
     if (job->p->bias)
         update_bias(bias, bacc, gl, rate, opt);
@@ -351,7 +353,7 @@ KERNEL float update_softmax(const epoch_job *job, worker_state *ws, const hog_ro
             continue;
         }
         hog_weight *aj = (opt & OPT_ADAGRAD) ? acc_of(job, ws, j) : NULL;
-        hog_weight *uq = (opt & OPT_L1) ? job->optim.l1s + 2 * (size_t)j * K : NULL;
+        hog_weight *uq = (opt & OPT_L1) ? job->optim.l1s + (size_t)j * job->optim.lstride : NULL;
         for (uint32_t k = 0; k < K; k++)
             update_coord(&wj[k], aj ? &aj[k] : NULL, uq ? &uq[2 * k] : NULL, g[k] * x, rate, l2 * c, l1 * c, sj, opt);
     }
@@ -386,12 +388,15 @@ KERNEL void prefetch_state(const epoch_job *job, const worker_state *ws, const h
                            const unsigned opt)
 {
     const uint32_t K = job->m->outputs;
+    const int packed = job->optim.packed; /* one record a feature: its weight's line holds the rest */
     for (uint32_t i = blk->ptr[r]; i < blk->ptr[r + 1]; i++) {
         const size_t j = blk->index[i];
         hog_prefetch_words(ws->w + j * job->m->stride, K, 1);
+        if (packed)
+            continue;
         hog_prefetch_words(job->tab.l2_scale + j, 1, 0);
         if (opt & OPT_NORMALIZED)
-            hog_prefetch_words(job->optim.xmax + j * job->optim.fstride, 1, 1);
+            hog_prefetch_words(job->optim.xmax + j, 1, 1);
         if (opt & OPT_ADAGRAD)
             hog_prefetch_words(job->optim.acc + j * K, K, 1);
         if (opt & OPT_L1)
@@ -426,7 +431,7 @@ KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
     float *const s = c->s, *const g = c->g, *const bias = c->bias, *const bacc = c->bacc;
     double loss = 0;
     uint64_t examples = 0, nnz = 0;
-    const int pm = model_prefetch_on(job, m->outputs + 2);
+    const int pm = model_prefetch_on(job, job->optim.packed ? job->m->stride : m->outputs + 2);
     for (uint32_t i = 0; i < n; i++) {
         if (pm && i + MODEL_AHEAD < n)
             prefetch_state(job, ws, blk, start + ws->perm[i + MODEL_AHEAD], opt);
@@ -746,7 +751,7 @@ KERNEL float norm_scale(hog_weight *sj, hog_weight *wj, float x, float *ut)
 }
 
 /* norm_scale for a packed model's record rec (train_run.h: the weight,
- * the scale, its reciprocal, l2 times the L2 scale), whose weight is at
+ * the scale, its reciprocal, the L2 scale), whose weight is at
  * *wj (the record's, or a private copy's): the reciprocal is computed only
  * when the scale grows, and is then what norm_scale computes, so the same
  * bits. (Two workers may store a scale and a reciprocal in between each
@@ -754,18 +759,18 @@ KERNEL float norm_scale(hog_weight *sj, hog_weight *wj, float x, float *ut)
 KERNEL float norm_scale_packed(hog_weight *rec, hog_weight *wj, float x, float *ut)
 {
     const float ax = fabsf(x);
-    const float s = hog_w_load(&rec[1]);
+    const float s = hog_w_load(&rec[PACK_NORM_XMAX]);
     float inv;
     if (ax > s) {
         if (s > 0.0f) {
             float shrink = (s / ax) * (s / ax);
             hog_w_store(wj, hog_w_load(wj) * shrink);
         }
-        hog_w_store(&rec[1], ax);
+        hog_w_store(&rec[PACK_NORM_XMAX], ax);
         inv = 1.0f / ax;
-        hog_w_store(&rec[2], inv);
+        hog_w_store(&rec[PACK_NORM_INV], inv);
     } else {
-        inv = hog_w_load(&rec[2]);
+        inv = hog_w_load(&rec[PACK_NORM_INV]);
     }
     const float xs = x * inv;
     *ut = inv * inv;
@@ -785,8 +790,8 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
     float *const u = ws->norm_u;
     /* Packed: one record a feature (train_run.h); else a weight, its scale
      * and its L2 scale, one array each. */
-    const uint32_t S = packed ? PACK_STRIDE : 1;
-    const int pm = model_prefetch_on(job, packed ? PACK_STRIDE : 3);
+    const uint32_t S = packed ? PACK_NORM_STRIDE : 1;
+    const int pm = model_prefetch_on(job, packed ? PACK_NORM_STRIDE : 3);
     const hog_loss lossf = job->m->info.loss;
     const int regression = hog_loss_is_regression(lossf), has_bias = p->bias;
     const float bias1 = has_bias ? 1.0f : 0.0f, l2 = (float)p->l2;
@@ -840,8 +845,8 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
             const uint32_t j = idx[t];
             hog_weight *const wj = plain_w(w, hot, slot, j, local, S);
             const float rj = rate * u[t];
-            const float l2c = packed ? hog_w_load(&w[(size_t)j * S + 3]) : l2 * l2_scale[j];
-            hog_w_store(wj, hog_w_load(wj) * l2_shrink(rj * l2c) - rj * (gl * val[t]));
+            const float cj = packed ? hog_w_load(&w[(size_t)j * S + PACK_NORM_C]) : l2_scale[j];
+            hog_w_store(wj, hog_w_load(wj) * l2_shrink(rj * (l2 * cj)) - rj * (gl * val[t]));
         }
         if (has_bias)
             bias -= rate * gl;

@@ -102,11 +102,12 @@ void hog_run_free(run_state *rs)
     hog_free(rs->class_w);
     hog_free(rs->mine);
     hog_free(rs->link_hot);
-    hog_free((void *)rs->optim.acc);
     hog_free((void *)rs->optim.bias_acc);
-    if (!rs->optim.packed) /* packed: in the model's records */
+    if (!rs->optim.packed) { /* packed: in the model's records */
+        hog_free((void *)rs->optim.acc);
         hog_free((void *)rs->optim.xmax);
-    hog_free((void *)rs->optim.l1s);
+        hog_free((void *)rs->optim.l1s);
+    }
     hog_free(rs->avg.sum);
     if (rs->avg.lock_made)
         pthread_mutex_destroy(&rs->avg.lock);
@@ -231,13 +232,13 @@ int hog_run_tables(run_state *rs)
     return 0;
 }
 
-/* Whether the run packs its model (train_run.h, "The model's layout"). */
-static int run_packs(const run_state *rs)
+/* Whether the run packs its model (train_run.h, "The model's layout"):
+ * flags, its optimisers. */
+static int run_packs(const run_state *rs, unsigned flags)
 {
     const hog_train_params *p = rs->p;
-    return rs->kernel == HOG_KERNEL_SPARSE && rs->outputs == 1 && p->normalized &&
-           p->schedule != HOG_SCHEDULE_ADAGRAD && !(p->l1 > 0) && !rs->link && p->replicas == HOG_REPLICAS_MACHINE &&
-           rs->dim > WHOLE_WEIGHTS;
+    return rs->kernel == HOG_KERNEL_SPARSE && rs->outputs == 1 && flags && !rs->link &&
+           p->replicas == HOG_REPLICAS_MACHINE && rs->dim > WHOLE_WEIGHTS;
 }
 
 int hog_run_alloc(run_state *rs, char *err, size_t err_len)
@@ -245,9 +246,12 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len)
     const hog_train_params *p = rs->p;
     const uint64_t dim = rs->dim;
     const uint32_t outputs = rs->outputs;
-    rs->optim.packed = run_packs(rs);
-    rs->optim.fstride = rs->optim.packed ? PACK_STRIDE : 1;
-    rs->m = hog_model_new_stride(p->loss, dim, outputs, rs->classes, rs->optim.packed ? PACK_STRIDE : outputs);
+    const unsigned flags = (p->schedule == HOG_SCHEDULE_ADAGRAD ? OPT_ADAGRAD : 0) |
+                           (p->normalized ? OPT_NORMALIZED : 0) | (p->l1 > 0 ? OPT_L1 : 0);
+    rs->optim = (optim_state){.flags = flags, .packed = run_packs(rs, flags), .fstride = 1, .astride = outputs,
+                              .lstride = 2 * outputs};
+    rs->m = hog_model_new_stride(p->loss, dim, outputs, rs->classes,
+                                 rs->optim.packed ? hog_pack_layout(flags).stride : outputs);
     rs->ws = hog_aligned_alloc(HOG_CACHELINE, rs->nth * sizeof(worker_state));
     if (rs->ws) /* before any return: hog_run_free reads every worker's state */
         memset(rs->ws, 0, rs->nth * sizeof(worker_state));
@@ -310,25 +314,26 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len)
         hog_log(HOG_LOG_INFO, "%s replicas: %u, averaged into the model after every epoch%s",
                 hog_replicas_name(p->replicas), rs->rep.n,
                 p->replicas == HOG_REPLICAS_NODE && rs->rep.n > 1 ? " and by a background thread meanwhile" : "");
-    rs->optim.flags = (p->schedule == HOG_SCHEDULE_ADAGRAD ? OPT_ADAGRAD : 0) |
-                      (p->normalized ? OPT_NORMALIZED : 0) | (p->l1 > 0 ? OPT_L1 : 0);
-    if (rs->optim.flags & OPT_ADAGRAD) {
-        rs->optim.acc = hog_huge_calloc(dim * outputs, sizeof(hog_weight));
-        rs->optim.bias_acc = hog_calloc(outputs, sizeof(hog_weight));
-        if (!rs->optim.acc || !rs->optim.bias_acc)
+    if ((flags & OPT_ADAGRAD) && !(rs->optim.bias_acc = hog_calloc(outputs, sizeof(hog_weight))))
+        return -ENOMEM;
+    if (rs->optim.packed) {
+        hog_run_pack_views(rs);
+    } else {
+        if ((flags & OPT_ADAGRAD) && !(rs->optim.acc = hog_huge_calloc(dim * outputs, sizeof(hog_weight))))
+            return -ENOMEM;
+        if ((flags & OPT_L1) && !(rs->optim.l1s = hog_huge_calloc(2 * dim * outputs, sizeof(hog_weight))))
+            return -ENOMEM;
+        if ((flags & OPT_NORMALIZED) && !(rs->optim.xmax = hog_huge_calloc(dim, sizeof(hog_weight))))
             return -ENOMEM;
     }
-    if ((rs->optim.flags & OPT_L1) && !(rs->optim.l1s = hog_huge_calloc(2 * dim * outputs, sizeof(hog_weight))))
-        return -ENOMEM;
-    if (rs->optim.packed)
-        hog_run_pack_views(rs);
-    else if ((rs->optim.flags & OPT_NORMALIZED) && !(rs->optim.xmax = hog_huge_calloc(dim, sizeof(hog_weight))))
-        return -ENOMEM;
     if (dim * outputs * sizeof(hog_weight) >= ((size_t)2 << 20)) {
         char huge[160];
         hog_huge_describe(huge, sizeof(huge));
-        hog_log(HOG_LOG_INFO, "model of %llu weights%s: %s", (unsigned long long)(dim * outputs),
-                rs->optim.packed ? ", each with its feature's state in 16 bytes" : "", huge);
+        char packed[64] = "";
+        if (rs->optim.packed)
+            snprintf(packed, sizeof(packed), ", each with its feature's state in %u bytes",
+                     hog_pack_layout(flags).stride * (unsigned)sizeof(hog_weight));
+        hog_log(HOG_LOG_INFO, "model of %llu weights%s: %s", (unsigned long long)(dim * outputs), packed, huge);
     }
     return 0;
 }

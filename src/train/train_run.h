@@ -120,33 +120,76 @@ typedef struct feature_tables {
  * of a row is a cache miss (prefetched rows ahead, see train_rows.c), and
  * with the default update it reads three words of a feature: its weight,
  * its largest |x| (the scale) and its L2 scale, one array each, three
- * lines in three pages. Packed, the run's model holds a record of four
- * words a feature, one 16-byte record four to a cache line:
+ * lines in three pages (AdaGrad's sum and L1's pair are two more). Packed,
+ * the run's model holds one record a feature, its words side by side in a
+ * power of two of them, so that no record straddles a cache line:
  *
- *     w[j * 4 + 0]  the weight          w[j * 4 + 2]  1 / the scale (0: none)
- *     w[j * 4 + 1]  the scale (xmax)    w[j * 4 + 3]  l2 * the L2 scale
+ *     the weight                       always, word 0
+ *     the scale (xmax), 1 / the scale  normalized (the reciprocal 0 where
+ *                                      the scale is)
+ *     the L2 scale c_j                 always (tab.l2_scale's, copied)
+ *     the AdaGrad sum                  adagrad
+ *     L1's penalty owed and applied    l1
  *
- * so a non-zero costs one line, and the reciprocal, kept beside the scale
- * and computed only when the scale grows, spares the loop a division per
- * non-zero. Both are the values the unpacked loop computes, so the model
- * is the same bits. Packed: the normalized update alone, one output, the
- * sparse kernel, the model shared (no replicas, one machine) and too large
- * for whole copies; everything else keeps one array per kind. The model
+ * The default update's record is 16 bytes, four to a line; AdaGrad, L1
+ * and the scale together fill 32. A non-zero costs one line, and the
+ * reciprocal, computed only when the scale grows, spares the default loop
+ * a division per non-zero: the values the unpacked loops compute, so the
+ * model is the same bits. Packed: one output, the sparse kernel, the model
+ * shared (no replicas, one machine), too large for whole copies, and an
+ * optimiser with state (the plain loop keeps its weights and a table of
+ * shrink factors); everything else keeps one array per kind. The model
  * leaves the run unpacked (hog_run_unpack): the file's layout is its own.
  */
-#define PACK_STRIDE 4u
+typedef struct pack_layout {
+    uint32_t stride;                 /* words a record */
+    uint32_t xmax, inv, c, acc, l1;  /* each word's place in it (0: none; the weight's is 0) */
+} pack_layout;
 
-/* The optimisers' per-weight state, shared by every worker. */
+/* The record of a run with the OPT_* flags. */
+static inline pack_layout hog_pack_layout(unsigned flags)
+{
+    pack_layout l = {0};
+    uint32_t n = 1;
+    if (flags & OPT_NORMALIZED) {
+        l.xmax = n++;
+        l.inv = n++;
+    }
+    l.c = n++;
+    if (flags & OPT_ADAGRAD)
+        l.acc = n++;
+    if (flags & OPT_L1) {
+        l.l1 = n;
+        n += 2;
+    }
+    l.stride = 1;
+    while (l.stride < n)
+        l.stride *= 2;
+    return l;
+}
+
+/* The default update's record (normalized alone), which its tuned loop
+ * reads at fixed places: the weight, the scale, its reciprocal, c_j. */
+#define PACK_NORM_STRIDE 4u
+#define PACK_NORM_XMAX 1u
+#define PACK_NORM_INV 2u
+#define PACK_NORM_C 3u
+
+/* The optimisers' per-weight state, shared by every worker. Unpacked, each
+ * is an array of its own; packed, each points at its word in the model's
+ * first record, and the strides step from a feature's to the next's. */
 typedef struct optim_state {
     unsigned flags;       /* OPT_* */
-    int packed;           /* 1: the model is packed (see above); xmax, inv and l2c are in its records */
-    uint32_t fstride;     /* words from one feature's xmax (inv, l2c) to the next's: 1, or packed 4 */
-    hog_weight *acc;      /* adagrad: dim * outputs sums of squared gradients */
+    int packed;           /* 1: the model is packed (see above) */
+    uint32_t fstride;     /* words from one feature's xmax (inv, cs) to the next's: 1, or the record's */
+    uint32_t astride;     /* the same for acc: outputs, or the record's */
+    uint32_t lstride;     /* the same for l1s: 2 * outputs, or the record's */
+    hog_weight *acc;      /* adagrad: per weight, the sum of squared gradients */
     hog_weight *bias_acc; /* adagrad: outputs */
     hog_weight *xmax;     /* normalized: per feature, the largest |x| seen (xmax[j * fstride]) */
-    hog_weight *inv;      /* packed: per feature, 1 / xmax (0 where xmax is 0); else NULL */
-    hog_weight *l2c;      /* packed: per feature, l2 * its L2 scale (tab.l2_scale); else NULL */
-    hog_weight *l1s;      /* l1: per weight, the penalty owed and applied (u, q): 2 * dim * outputs */
+    hog_weight *inv;      /* packed and normalized: per feature, 1 / xmax (0 where xmax is 0); else NULL */
+    hog_weight *cs;       /* packed: per feature, its L2 scale (tab.l2_scale's); else NULL */
+    hog_weight *l1s;      /* l1: per weight, the penalty owed and applied (u, q) */
 } optim_state;
 
 /*
@@ -354,7 +397,7 @@ int hog_run_tables(run_state *rs);
  * records (after the model is made or grown). */
 void hog_run_pack_views(run_state *rs);
 
-/* Packed: the records' l2 * L2 scale of features [from, to) from
+/* Packed: the records' L2 scales of features [from, to) from
  * tab.l2_scale (after the scales change). */
 void hog_run_pack_l2(run_state *rs, uint64_t from, uint64_t to);
 

@@ -84,9 +84,10 @@ static int run_grow(run_state *rs, uint64_t dim)
         {(void **)&rs->deg, sizeof(uint32_t)}, /* NULL while a window_count owns it */
         {(void **)&rs->tab.l2_scale, sizeof(float)},
         {(void **)&rs->tab.slot, sizeof(int16_t)},
-        {(void **)&rs->optim.acc, K * sizeof(hog_weight)},
+        /* packed: in the records, grown with the model */
+        {rs->optim.packed ? NULL : (void **)&rs->optim.acc, K * sizeof(hog_weight)},
         {rs->optim.packed ? NULL : (void **)&rs->optim.xmax, sizeof(hog_weight)},
-        {(void **)&rs->optim.l1s, 2 * K * sizeof(hog_weight)},
+        {rs->optim.packed ? NULL : (void **)&rs->optim.l1s, 2 * K * sizeof(hog_weight)},
     };
     for (unsigned i = 0; i < HOG_ARRAY_LEN(grow); i++) {
         if (!grow[i].p || !*grow[i].p)
