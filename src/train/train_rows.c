@@ -21,21 +21,28 @@ float hog_segment_step(const epoch_job *job, uint32_t pos)
     return (float)(p->step * pow(p->decay, job->epoch));
 }
 
+/* The general loops take OPT_PACKED with the OPT_* flags when the model
+ * is packed (train_run.h): a constant in each copy of the loop, so that an
+ * unpacked run's indexes by outputs, as before there were records, with no
+ * stride loaded at every non-zero. */
+#define OPT_PACKED 16u
+
 /* The K weights of feature j: the worker's private copy if j is hot, else
  * the shared model. */
-static inline hog_weight *weights_of(const epoch_job *job, const worker_state *ws, uint32_t j)
+static inline hog_weight *weights_of(const epoch_job *job, const worker_state *ws, uint32_t j, const unsigned opt)
 {
     const uint32_t K = job->m->outputs;
     int32_t h = job->tab.slot[j];
-    return h >= 0 ? ws->hot + (size_t)h * K : ws->w + (size_t)j * job->m->stride;
+    return h >= 0 ? ws->hot + (size_t)h * K : ws->w + (size_t)j * ((opt & OPT_PACKED) ? job->m->stride : K);
 }
 
 /* The same for the AdaGrad sums of feature j. */
-static inline hog_weight *acc_of(const epoch_job *job, const worker_state *ws, uint32_t j)
+static inline hog_weight *acc_of(const epoch_job *job, const worker_state *ws, uint32_t j, const unsigned opt)
 {
     const uint32_t K = job->m->outputs;
     int32_t h = job->tab.slot[j];
-    return h >= 0 ? ws->hotacc + (size_t)h * K : job->optim.acc + (size_t)j * job->optim.astride;
+    return h >= 0 ? ws->hotacc + (size_t)h * K
+                  : job->optim.acc + (size_t)j * ((opt & OPT_PACKED) ? job->optim.astride : K);
 }
 
 /*
@@ -121,9 +128,9 @@ KERNEL float clip_l1(float wv, hog_weight *uq, float owe)
 /* normalized: brings each feature's largest |x| up to date (rescaling its
  * weights as NG does when it grows; a packed model's reciprocal with it)
  * and returns sum (x / s)^2 of the row. */
-KERNEL float normalize_row(const epoch_job *job, const worker_state *ws, const hog_row *row)
+KERNEL float normalize_row(const epoch_job *job, const worker_state *ws, const hog_row *row, const unsigned opt)
 {
-    const uint32_t K = job->m->outputs, fs = job->optim.fstride;
+    const uint32_t K = job->m->outputs, fs = (opt & OPT_PACKED) ? job->optim.fstride : 1;
     float nsum = 0.0f;
     for (uint32_t i = 0; i < row->nnz; i++) {
         uint32_t j = row->index[i];
@@ -132,12 +139,12 @@ KERNEL float normalize_row(const epoch_job *job, const worker_state *ws, const h
         if (ax > s) {
             if (s > 0.0f) {
                 float shrink = (s / ax) * (s / ax);
-                hog_weight *w = weights_of(job, ws, j);
+                hog_weight *w = weights_of(job, ws, j, opt);
                 for (uint32_t k = 0; k < K; k++)
                     hog_w_store(&w[k], hog_w_load(&w[k]) * shrink);
             }
             hog_w_store(&job->optim.xmax[(size_t)j * fs], ax);
-            if (job->optim.inv)
+            if (opt & OPT_PACKED)
                 hog_w_store(&job->optim.inv[(size_t)j * fs], 1.0f / ax);
             s = ax;
         }
@@ -234,10 +241,10 @@ KERNEL float update_binary(const epoch_job *job, worker_state *ws, const hog_row
     const float *val = row->value;
     float nsum = 0.0f;
     if (opt & OPT_NORMALIZED)
-        nsum = normalize_row(job, ws, row);
+        nsum = normalize_row(job, ws, row, opt);
     float margin = *bias;
     for (uint32_t i = 0; i < row->nnz; i++)
-        margin += hog_w_load(weights_of(job, ws, idx[i])) * val[i];
+        margin += hog_w_load(weights_of(job, ws, idx[i], opt)) * val[i];
     float loss;
     /* An importance weight counts the example that many times: it scales
      * the loss's gradient (so AdaGrad's sums see the weighted gradient too),
@@ -251,7 +258,7 @@ KERNEL float update_binary(const epoch_job *job, worker_state *ws, const hog_row
         if (reg > 0 || sg != 0)
             for (uint32_t i = 0; i < row->nnz; i++) {
                 uint32_t j = idx[i];
-                hog_weight *w = weights_of(job, ws, j);
+                hog_weight *w = weights_of(job, ws, j, opt);
                 float shrink = l2_shrink(reg * job->tab.l2_scale[j]);
                 hog_w_store(w, hog_w_load(w) * shrink - sg * val[i]);
             }
@@ -269,16 +276,16 @@ KERNEL float update_binary(const epoch_job *job, worker_state *ws, const hog_row
     for (uint32_t i = 0; i < row->nnz; i++) {
         uint32_t j = idx[i];
         /* packed: the record's copy, beside the weight */
-        float c = job->optim.cs ? hog_w_load(&job->optim.cs[(size_t)j * job->optim.fstride]) : job->tab.l2_scale[j];
+        float c = (opt & OPT_PACKED) ? hog_w_load(&job->optim.cs[(size_t)j * job->optim.fstride]) : job->tab.l2_scale[j];
         float s = 1.0f;
         if (opt & OPT_NORMALIZED) {
-            s = hog_w_load(&job->optim.xmax[(size_t)j * job->optim.fstride]);
+            s = hog_w_load(&job->optim.xmax[(opt & OPT_PACKED) ? (size_t)j * job->optim.fstride : j]);
             if (s == 0.0f) /* only zeros seen: x_j = 0, nothing to learn */
                 continue;
         }
-        update_coord(weights_of(job, ws, j), (opt & OPT_ADAGRAD) ? acc_of(job, ws, j) : NULL,
-                     (opt & OPT_L1) ? job->optim.l1s + (size_t)j * job->optim.lstride : NULL, gl * val[i], rate, l2 * c,
-                     l1 * c, s, opt);
+        update_coord(weights_of(job, ws, j, opt), (opt & OPT_ADAGRAD) ? acc_of(job, ws, j, opt) : NULL,
+                     (opt & OPT_L1) ? job->optim.l1s + (size_t)j * ((opt & OPT_PACKED) ? job->optim.lstride : 2) : NULL,
+                     gl * val[i], rate, l2 * c, l1 * c, s, opt);
     }
     if (job->p->bias)
         update_bias(bias, bacc, gl, rate, opt);
@@ -293,11 +300,11 @@ KERNEL float update_softmax(const epoch_job *job, worker_state *ws, const hog_ro
     const uint32_t K = job->m->outputs;
     float nsum = 0.0f;
     if (opt & OPT_NORMALIZED)
-        nsum = normalize_row(job, ws, row);
+        nsum = normalize_row(job, ws, row, opt);
     for (uint32_t k = 0; k < K; k++)
         s[k] = bias[k];
     for (uint32_t i = 0; i < row->nnz; i++) {
-        const hog_weight *wj = weights_of(job, ws, row->index[i]);
+        const hog_weight *wj = weights_of(job, ws, row->index[i], opt);
         float x = row->value[i];
         for (uint32_t k = 0; k < K; k++)
             s[k] += hog_w_load(&wj[k]) * x;
@@ -316,7 +323,7 @@ KERNEL float update_softmax(const epoch_job *job, worker_state *ws, const hog_ro
         }
         for (uint32_t i = 0; i < row->nnz; i++) {
             uint32_t j = row->index[i];
-            hog_weight *wj = weights_of(job, ws, j);
+            hog_weight *wj = weights_of(job, ws, j, opt);
             float x = row->value[i];
             float shrink = l2_shrink(reg * job->tab.l2_scale[j]);
             for (uint32_t k = 0; k < K; k++)
@@ -337,11 +344,11 @@ KERNEL float update_softmax(const epoch_job *job, worker_state *ws, const hog_ro
         uint32_t j = row->index[i];
         float c = job->tab.l2_scale[j], sj = 1.0f;
         if (opt & OPT_NORMALIZED) {
-            sj = hog_w_load(&job->optim.xmax[(size_t)j * job->optim.fstride]);
+            sj = hog_w_load(&job->optim.xmax[(opt & OPT_PACKED) ? (size_t)j * job->optim.fstride : j]);
             if (sj == 0.0f)
                 continue;
         }
-        hog_weight *wj = weights_of(job, ws, j);
+        hog_weight *wj = weights_of(job, ws, j, opt);
         float x = row->value[i];
         if (opt == OPT_NORMALIZED) {
             /* update_coord's plain branch with its rate and shrink, which do
@@ -352,8 +359,9 @@ KERNEL float update_softmax(const epoch_job *job, worker_state *ws, const hog_ro
                 hog_w_store(&wj[k], hog_w_load(&wj[k]) * shrink - r * (g[k] * x));
             continue;
         }
-        hog_weight *aj = (opt & OPT_ADAGRAD) ? acc_of(job, ws, j) : NULL;
-        hog_weight *uq = (opt & OPT_L1) ? job->optim.l1s + (size_t)j * job->optim.lstride : NULL;
+        hog_weight *aj = (opt & OPT_ADAGRAD) ? acc_of(job, ws, j, opt) : NULL;
+        hog_weight *uq = (opt & OPT_L1) ? job->optim.l1s + (size_t)j * ((opt & OPT_PACKED) ? job->optim.lstride : 2 * K)
+                                         : NULL;
         for (uint32_t k = 0; k < K; k++)
             update_coord(&wj[k], aj ? &aj[k] : NULL, uq ? &uq[2 * k] : NULL, g[k] * x, rate, l2 * c, l1 * c, sj, opt);
     }
@@ -388,12 +396,13 @@ KERNEL void prefetch_state(const epoch_job *job, const worker_state *ws, const h
                            const unsigned opt)
 {
     const uint32_t K = job->m->outputs;
-    const int packed = job->optim.packed; /* one record a feature: its weight's line holds the rest */
     for (uint32_t i = blk->ptr[r]; i < blk->ptr[r + 1]; i++) {
         const size_t j = blk->index[i];
-        hog_prefetch_words(ws->w + j * job->m->stride, K, 1);
-        if (packed)
+        if (opt & OPT_PACKED) { /* one record a feature: its weight's line holds the rest */
+            hog_prefetch_words(ws->w + j * job->m->stride, K, 1);
             continue;
+        }
+        hog_prefetch_words(ws->w + j * K, K, 1);
         hog_prefetch_words(job->tab.l2_scale + j, 1, 0);
         if (opt & OPT_NORMALIZED)
             hog_prefetch_words(job->optim.xmax + j, 1, 1);
@@ -431,7 +440,7 @@ KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
     float *const s = c->s, *const g = c->g, *const bias = c->bias, *const bacc = c->bacc;
     double loss = 0;
     uint64_t examples = 0, nnz = 0;
-    const int pm = model_prefetch_on(job, job->optim.packed ? job->m->stride : m->outputs + 2);
+    const int pm = model_prefetch_on(job, (opt & OPT_PACKED) ? job->m->stride : m->outputs + 2);
     for (uint32_t i = 0; i < n; i++) {
         if (pm && i + MODEL_AHEAD < n)
             prefetch_state(job, ws, blk, start + ws->perm[i + MODEL_AHEAD], opt);
@@ -913,12 +922,21 @@ static int norm_room(worker_state *ws, const seg_rows *c)
     return 0;
 }
 
+/* The general loop for opt, packed or not (OPT_PACKED). */
+KERNEL void rows_general(const epoch_job *job, worker_state *ws, seg_rows *c, const unsigned opt)
+{
+    if (job->optim.packed)
+        rows_run(job, ws, c, opt | OPT_PACKED);
+    else
+        rows_run(job, ws, c, opt);
+}
+
 /* Normalized alone: the tuned loop for one output, else the general one
  * (also where its array cannot be had: the general one needs none). */
 static void rows_2(const epoch_job *job, worker_state *ws, seg_rows *c)
 {
     if (job->m->info.loss == HOG_LOSS_SOFTMAX || norm_room(ws, c) < 0)
-        rows_run(job, ws, c, OPT_NORMALIZED);
+        rows_general(job, ws, c, OPT_NORMALIZED);
     else if (job->optim.packed && job->tab.nlocal)
         rows_packed_local(job, ws, c);
     else if (job->optim.packed)
@@ -933,7 +951,7 @@ static void rows_2(const epoch_job *job, worker_state *ws, seg_rows *c)
 static void rows_0(const epoch_job *job, worker_state *ws, seg_rows *c)
 {
     if (job->m->info.loss == HOG_LOSS_SOFTMAX)
-        rows_run(job, ws, c, 0);
+        rows_general(job, ws, c, 0);
     else if (job->tab.nlocal && !hog_whole_on(job))
         rows_plain_local(job, ws, c);
     else
@@ -945,7 +963,7 @@ static void rows_0(const epoch_job *job, worker_state *ws, seg_rows *c)
 #define ROWS_FN(o)                                                                   \
     static void rows_##o(const epoch_job *job, worker_state *ws, seg_rows *c)        \
     {                                                                                \
-        rows_run(job, ws, c, o);                                                     \
+        rows_general(job, ws, c, o);                                                 \
     }
 ROWS_FN(1)
 ROWS_FN(3)
