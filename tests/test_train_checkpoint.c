@@ -200,6 +200,25 @@ Test(train_checkpoint, a_packed_model_with_adagrad_and_l1_resumes)
     hog_dataset_close(tr);
 }
 
+/* Softmax's three outputs with every optimiser array in one record. */
+Test(train_checkpoint, a_packed_softmax_model_resumes)
+{
+    snprintf(ckpt, sizeof(ckpt), "%s/run.ckpt", dir);
+    hog_dataset *tr = make_data("tr.svm", 7000, 300000, 12, 'c', 17);
+    hog_train_params p = hog_train_params_default();
+    p.loss = HOG_LOSS_SOFTMAX;
+    p.epochs = 3;
+    p.schedule = HOG_SCHEDULE_ADAGRAD;
+    p.step = 0.5;
+    p.l1 = 1e-5;
+    p.holdout = 0.2;
+    p.early_stop = 2;
+    p.average = 2;
+    const unsigned stops[] = {4, 12};
+    resume_matches(tr, NULL, p, stops, HOG_ARRAY_LEN(stops));
+    hog_dataset_close(tr);
+}
+
 Test(train_checkpoint, the_invscaling_steps_and_the_dense_kernel_resume)
 {
     snprintf(ckpt, sizeof(ckpt), "%s/run.ckpt", dir);

@@ -12,8 +12,9 @@
 #define USED 1000u
 
 /* The same rows (indices below USED, power-law-ish, a known model) as a data
- * set of cols features: the model's size is cols, the data the same. */
-static hog_dataset *rows_as(uint64_t cols, int regression)
+ * set of cols features: the model's size is cols, the data the same.
+ * kind: 0 labels +1/-1, 1 a real target, 2 three classes 0, 1, 2. */
+static hog_dataset *rows_as(uint64_t cols, int kind)
 {
     uint32_t *ptr = malloc((ROWS + 1) * sizeof(uint32_t)), *idx = malloc(ROWS * NNZ * sizeof(uint32_t));
     float *val = malloc(ROWS * NNZ * sizeof(float)), *lab = malloc(ROWS * sizeof(float));
@@ -36,7 +37,8 @@ static hog_dataset *rows_as(uint64_t cols, int regression)
             n++;
         }
         ptr[r + 1] = ptr[r] + n;
-        lab[r] = regression ? margin : (margin > 0 ? 1.0f : -1.0f);
+        lab[r] = kind == 1 ? margin : kind == 2 ? (margin > 1 ? 2.0f : margin > -1 ? 1.0f : 0.0f)
+                                  : (margin > 0 ? 1.0f : -1.0f);
     }
     hog_csr csr = {0};
     csr.rows = ROWS;
@@ -58,9 +60,9 @@ static hog_dataset *rows_as(uint64_t cols, int regression)
  * a record of 16 bytes a feature, train_run.h) and on one of USED features
  * (unpacked, whole arrays in the caches): the weights the data touches,
  * the bias, the losses and the evaluation are the same bits. */
-static void same_as_small(hog_train_params p, int regression)
+static void same_as_small(hog_train_params p, int kind)
 {
-    hog_dataset *small = rows_as(USED, regression), *large = rows_as((uint64_t)1 << 21, regression);
+    hog_dataset *small = rows_as(USED, kind), *large = rows_as((uint64_t)1 << 21, kind);
     p.threads = 1;
     p.epochs = 3;
     hog_model *a = train(small, NULL, p), *b = train(large, NULL, p);
@@ -82,10 +84,11 @@ static void same_as_small(hog_train_params p, int regression)
     cr_assert(isfinite(ma.loss) && ma.rows == ROWS);
     for (uint64_t i = 0; i < ROWS; i += 97) {
         hog_row row = hog_dataset_row(large, i);
-        float sa, sb;
-        hog_model_scores(a, &row, &sa);
-        hog_model_scores(b, &row, &sb);
-        cr_assert_eq(sa, sb, "row %llu", (unsigned long long)i);
+        float sa[8], sb[8];
+        cr_assert_leq(K, 8);
+        hog_model_scores(a, &row, sa);
+        hog_model_scores(b, &row, sb);
+        cr_assert_eq(memcmp(sa, sb, K * sizeof(float)), 0, "row %llu", (unsigned long long)i);
     }
     hog_model_free(a);
     hog_model_free(b);
@@ -125,18 +128,30 @@ Test(train_rows, large_model_adagrad_alone_is_the_small_ones)
  * so none straddles a cache line. */
 Test(train_rows, the_records_are_laid_out_as_the_loops_read_them)
 {
-    pack_layout l = hog_pack_layout(OPT_NORMALIZED);
+    pack_layout l = hog_pack_layout(OPT_NORMALIZED, 1);
     cr_assert_eq(l.stride, PACK_NORM_STRIDE);
     cr_assert_eq(l.xmax, PACK_NORM_XMAX);
     cr_assert_eq(l.inv, PACK_NORM_INV);
     cr_assert_eq(l.c, PACK_NORM_C);
-    l = hog_pack_layout(OPT_NORMALIZED | OPT_ADAGRAD | OPT_L1);
+    l = hog_pack_layout(OPT_NORMALIZED | OPT_ADAGRAD | OPT_L1, 1);
     cr_assert_eq(l.stride, 8);
     cr_assert(l.acc > l.c && l.l1 > l.acc && l.l1 + 2 <= l.stride);
-    l = hog_pack_layout(OPT_ADAGRAD);
+    l = hog_pack_layout(OPT_ADAGRAD, 1);
     cr_assert_eq(l.stride, 4);
     cr_assert_eq(l.xmax, 0);
     cr_assert(l.c && l.acc && l.c != l.acc);
+}
+
+/* Softmax's three outputs a feature, packed with the scale in a record of
+ * 8 words, and with AdaGrad's sums in one of 16. */
+Test(train_rows, large_softmax_model_is_the_small_ones)
+{
+    hog_train_params p = hog_train_params_default();
+    p.loss = HOG_LOSS_SOFTMAX;
+    same_as_small(p, 2);
+    p.schedule = HOG_SCHEDULE_ADAGRAD;
+    p.step = 0.5;
+    same_as_small(p, 2);
 }
 
 Test(train_rows, large_model_squared_loss_is_the_small_ones)

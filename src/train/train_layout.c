@@ -13,7 +13,7 @@ void hog_run_pack_views(run_state *rs)
     optim_state *o = &rs->optim;
     if (!o->packed)
         return;
-    const pack_layout l = hog_pack_layout(o->flags);
+    const pack_layout l = hog_pack_layout(o->flags, rs->outputs);
     hog_weight *w = rs->m->w;
     o->fstride = o->astride = o->lstride = l.stride;
     o->xmax = (o->flags & OPT_NORMALIZED) ? w + l.xmax : NULL;

@@ -103,16 +103,17 @@ static uint64_t feature_bytes(const hog_train_params *p, uint32_t outputs, unsig
         weight += sizeof(double) + sizeof(hog_weight);
     if (p->early_stop)
         weight += sizeof(float);
-    /* One output, the model shared and an optimiser with state: the run
-     * packs a feature's weight and state in one record (train_run.h, "The
-     * model's layout"), a power of two of words with the scale's reciprocal
-     * and the L2 scale, in place of the weight, the scale, AdaGrad's and
-     * L1's words counted above. */
+    /* Few outputs, the model shared and an optimiser with state: the run
+     * packs a feature's weights and state in one record (train_run.h, "The
+     * model's layout"), with the scale's reciprocal and the L2 scale, in
+     * place of the weights, the scale, AdaGrad's and L1's words counted
+     * above. */
     const unsigned flags = (p->schedule == HOG_SCHEDULE_ADAGRAD ? OPT_ADAGRAD : 0) |
                            (p->normalized ? OPT_NORMALIZED : 0) | (p->l1 > 0 ? OPT_L1 : 0);
-    if (outputs <= 1 && !copies && flags)
-        return hog_pack_layout(flags).stride * sizeof(hog_weight) + (p->average ? sizeof(double) + sizeof(hog_weight) : 0) +
-               (p->early_stop ? sizeof(float) : 0);
+    const uint32_t K = HOG_MAX(outputs, 1u);
+    if (K <= PACK_MAX_OUTPUTS && !copies && flags)
+        return hog_pack_layout(flags, K).stride * sizeof(hog_weight) +
+               K * ((p->average ? sizeof(double) + sizeof(hog_weight) : 0) + (p->early_stop ? sizeof(float) : 0));
     return (p->normalized ? sizeof(hog_weight) : 0) + weight * HOG_MAX(outputs, 1u);
 }
 

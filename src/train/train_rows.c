@@ -350,7 +350,7 @@ KERNEL float update_softmax(const epoch_job *job, worker_state *ws, const hog_ro
         }
         hog_weight *wj = weights_of(job, ws, j, opt);
         float x = row->value[i];
-        if (opt == OPT_NORMALIZED) {
+        if ((opt & ~OPT_PACKED) == OPT_NORMALIZED) {
             /* update_coord's plain branch with its rate and shrink, which do
              * not depend on the class, taken once per feature: the same
              * operations, one division and shrink for K weights. */

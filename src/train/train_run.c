@@ -237,8 +237,8 @@ int hog_run_tables(run_state *rs)
 static int run_packs(const run_state *rs, unsigned flags)
 {
     const hog_train_params *p = rs->p;
-    return rs->kernel == HOG_KERNEL_SPARSE && rs->outputs == 1 && flags && !rs->link &&
-           p->replicas == HOG_REPLICAS_MACHINE && rs->dim > WHOLE_WEIGHTS;
+    return rs->kernel == HOG_KERNEL_SPARSE && rs->outputs <= PACK_MAX_OUTPUTS && flags && !rs->link &&
+           p->replicas == HOG_REPLICAS_MACHINE && rs->dim * rs->outputs > WHOLE_WEIGHTS;
 }
 
 int hog_run_alloc(run_state *rs, char *err, size_t err_len)
@@ -251,7 +251,7 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len)
     rs->optim = (optim_state){.flags = flags, .packed = run_packs(rs, flags), .fstride = 1, .astride = outputs,
                               .lstride = 2 * outputs};
     rs->m = hog_model_new_stride(p->loss, dim, outputs, rs->classes,
-                                 rs->optim.packed ? hog_pack_layout(flags).stride : outputs);
+                                 rs->optim.packed ? hog_pack_layout(flags, outputs).stride : outputs);
     rs->ws = hog_aligned_alloc(HOG_CACHELINE, rs->nth * sizeof(worker_state));
     if (rs->ws) /* before any return: hog_run_free reads every worker's state */
         memset(rs->ws, 0, rs->nth * sizeof(worker_state));
@@ -332,7 +332,7 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len)
         char packed[64] = "";
         if (rs->optim.packed)
             snprintf(packed, sizeof(packed), ", each with its feature's state in %u bytes",
-                     hog_pack_layout(flags).stride * (unsigned)sizeof(hog_weight));
+                     hog_pack_layout(flags, outputs).stride * (unsigned)sizeof(hog_weight));
         hog_log(HOG_LOG_INFO, "model of %llu weights%s: %s", (unsigned long long)(dim * outputs), packed, huge);
     }
     return 0;

@@ -124,21 +124,24 @@ typedef struct feature_tables {
  * the run's model holds one record a feature, its words side by side in a
  * power of two of them, so that no record straddles a cache line:
  *
- *     the weight                       always, word 0
+ *     the weights, one an output       always, from word 0
  *     the scale (xmax), 1 / the scale  normalized (the reciprocal 0 where
  *                                      the scale is)
  *     the L2 scale c_j                 always (tab.l2_scale's, copied)
- *     the AdaGrad sum                  adagrad
- *     L1's penalty owed and applied    l1
+ *     the AdaGrad sums, one an output  adagrad
+ *     L1's penalty owed and applied    l1, a pair an output
  *
- * The default update's record is 16 bytes, four to a line; AdaGrad, L1
- * and the scale together fill 32. A non-zero costs one line, and the
+ * (a record of more than 16 words takes whole cache lines). The default
+ * update's record is 16 bytes, four to a line; AdaGrad, L1 and the scale
+ * together fill 32; softmax's 10 classes with the scale, 64, a line. A
+ * non-zero costs one line, and the
  * reciprocal, computed only when the scale grows, spares the default loop
  * a division per non-zero: the values the unpacked loops compute, so the
- * model is the same bits. Packed: one output, the sparse kernel, the model
- * shared (no replicas, one machine), too large for whole copies, and an
- * optimiser with state (the plain loop keeps its weights and a table of
- * shrink factors); everything else keeps one array per kind. The model
+ * model is the same bits. Packed: at most PACK_MAX_OUTPUTS outputs, the
+ * sparse kernel, the model shared (no replicas, one machine), too large for
+ * whole copies, and an optimiser with state (the plain loop keeps its
+ * weights and a table of shrink factors); everything else keeps one array
+ * per kind. The model
  * leaves the run unpacked (hog_run_unpack): the file's layout is its own.
  */
 typedef struct pack_layout {
@@ -146,25 +149,33 @@ typedef struct pack_layout {
     uint32_t xmax, inv, c, acc, l1;  /* each word's place in it (0: none; the weight's is 0) */
 } pack_layout;
 
-/* The record of a run with the OPT_* flags. */
-static inline pack_layout hog_pack_layout(unsigned flags)
+/* The most outputs a packed model has (a record of at most 4 * 64 + 3
+ * words). */
+#define PACK_MAX_OUTPUTS 64u
+
+/* The record of a run with the OPT_* flags and `outputs` outputs. */
+static inline pack_layout hog_pack_layout(unsigned flags, uint32_t outputs)
 {
     pack_layout l = {0};
-    uint32_t n = 1;
+    uint32_t n = outputs;
     if (flags & OPT_NORMALIZED) {
         l.xmax = n++;
         l.inv = n++;
     }
     l.c = n++;
-    if (flags & OPT_ADAGRAD)
-        l.acc = n++;
+    if (flags & OPT_ADAGRAD) {
+        l.acc = n;
+        n += outputs;
+    }
     if (flags & OPT_L1) {
         l.l1 = n;
-        n += 2;
+        n += 2 * outputs;
     }
     l.stride = 1;
-    while (l.stride < n)
+    while (l.stride < n && l.stride < 16)
         l.stride *= 2;
+    if (l.stride < n) /* whole cache lines */
+        l.stride = (n + 15) / 16 * 16;
     return l;
 }
 
@@ -182,8 +193,8 @@ typedef struct optim_state {
     unsigned flags;       /* OPT_* */
     int packed;           /* 1: the model is packed (see above) */
     uint32_t fstride;     /* words from one feature's xmax (inv, cs) to the next's: 1, or the record's */
-    uint32_t astride;     /* the same for acc: outputs, or the record's */
-    uint32_t lstride;     /* the same for l1s: 2 * outputs, or the record's */
+    uint32_t astride;     /* the same for acc (outputs of them): outputs, or the record's */
+    uint32_t lstride;     /* the same for l1s (2 * outputs): 2 * outputs, or the record's */
     hog_weight *acc;      /* adagrad: per weight, the sum of squared gradients */
     hog_weight *bias_acc; /* adagrad: outputs */
     hog_weight *xmax;     /* normalized: per feature, the largest |x| seen (xmax[j * fstride]) */
