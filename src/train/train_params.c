@@ -91,8 +91,9 @@ static unsigned replica_copies(const hog_trainer *t)
  * weights; per feature, normalized updates' largest |x|. The trainer's
  * tables (a feature's degree, L2 scale and hot slot, 10 bytes) are not
  * counted: the ceiling bounds the model, whose weights a crafted index
- * multiplies. */
-static uint64_t feature_bytes(const hog_train_params *p, uint32_t outputs, unsigned copies)
+ * multiplies. packed: as a packed model's (train_run.h, "The model's
+ * layout"), where the run packs one (packs_at). */
+static uint64_t feature_bytes(const hog_train_params *p, uint32_t outputs, unsigned copies, int packed)
 {
     uint64_t weight = sizeof(hog_weight) * (1 + (uint64_t)copies);
     if (p->schedule == HOG_SCHEDULE_ADAGRAD)
@@ -103,18 +104,30 @@ static uint64_t feature_bytes(const hog_train_params *p, uint32_t outputs, unsig
         weight += sizeof(double) + sizeof(hog_weight);
     if (p->early_stop)
         weight += sizeof(float);
-    /* Few outputs, the model shared and an optimiser with state: the run
-     * packs a feature's weights and state in one record (train_run.h, "The
-     * model's layout"), with the scale's reciprocal and the L2 scale, in
-     * place of the weights, the scale, AdaGrad's and L1's words counted
-     * above. */
-    const unsigned flags = (p->schedule == HOG_SCHEDULE_ADAGRAD ? OPT_ADAGRAD : 0) |
-                           (p->normalized ? OPT_NORMALIZED : 0) | (p->l1 > 0 ? OPT_L1 : 0);
+    /* A packed record holds the weights, the scale, its reciprocal and the
+     * L2 scale, AdaGrad's and L1's words, in place of those counted above. */
     const uint32_t K = HOG_MAX(outputs, 1u);
-    if (K <= PACK_MAX_OUTPUTS && !copies && flags)
-        return hog_pack_layout(flags, K).stride * sizeof(hog_weight) +
+    if (packed)
+        return hog_pack_layout(hog_opt_flags(p), K).stride * sizeof(hog_weight) +
                K * ((p->average ? sizeof(double) + sizeof(hog_weight) : 0) + (p->early_stop ? sizeof(float) : 0));
-    return (p->normalized ? sizeof(hog_weight) : 0) + weight * HOG_MAX(outputs, 1u);
+    return (p->normalized ? sizeof(hog_weight) : 0) + weight * K;
+}
+
+/* Whether a model of `outputs` outputs that t's runs make is packed once it
+ * has more than the weights whole copies take (train_run.c's run_packs:
+ * the sparse kernel aside, which the ceiling does not know yet). */
+static int packs_at(const hog_trainer *t, uint32_t outputs)
+{
+    return HOG_MAX(outputs, 1u) <= PACK_MAX_OUTPUTS && hog_opt_flags(&t->p) && !replica_copies(t) &&
+           t->p.replicas == HOG_REPLICAS_MACHINE && !t->link;
+}
+
+/* The bytes a model of dim features and `outputs` outputs holds, as the
+ * run makes it: packed or not by its size. */
+static double model_bytes(const hog_trainer *t, uint64_t dim, uint32_t outputs)
+{
+    const int packed = packs_at(t, outputs) && (double)dim * HOG_MAX(outputs, 1u) > WHOLE_WEIGHTS;
+    return (double)dim * (double)feature_bytes(&t->p, outputs, replica_copies(t), packed);
 }
 
 /* The limit is one budget: half of it for the model and its optimiser's
@@ -123,7 +136,14 @@ static uint64_t feature_bytes(const hog_train_params *p, uint32_t outputs, unsig
  * the half trains out of core). */
 uint64_t hog_trainer_max_features(const hog_trainer *t, uint32_t outputs)
 {
-    return HOG_MAX(hog_mem_limit(&t->p) / 2 / feature_bytes(&t->p, outputs, replica_copies(t)), 1);
+    const uint64_t half = hog_mem_limit(&t->p) / 2;
+    const unsigned copies = replica_copies(t);
+    uint64_t n = half / feature_bytes(&t->p, outputs, copies, 0);
+    if (packs_at(t, outputs)) { /* packed past whole copies' size, unpacked up to it */
+        const uint64_t whole = WHOLE_WEIGHTS / HOG_MAX(outputs, 1u);
+        n = HOG_MAX(half / feature_bytes(&t->p, outputs, copies, 1), HOG_MIN(n, whole));
+    }
+    return HOG_MAX(n, 1);
 }
 
 const hog_read_params *hog_trainer_read_params(const hog_trainer *t, const hog_read_params *rp,
@@ -145,7 +165,7 @@ int hog_trainer_features_fit(const hog_trainer *t, uint64_t dim, uint32_t output
     const uint64_t cap = hog_trainer_max_features(t, outputs);
     if (dim <= cap)
         return 0;
-    const double need = (double)dim * (double)feature_bytes(&t->p, outputs, replica_copies(t));
+    const double need = model_bytes(t, dim, outputs);
     return hog_fail(HOG_EPARAM, err, err_len, "%llu features x %u outputs need %.0f bytes with the optimiser's "
                     "state, more than half of hog_train_params.mem_limit (%llu bytes: %llu features): hash them "
                     "(hog_read_params.hash_bits = %u)", (unsigned long long)dim, outputs, need,

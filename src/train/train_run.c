@@ -246,8 +246,7 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len)
     const hog_train_params *p = rs->p;
     const uint64_t dim = rs->dim;
     const uint32_t outputs = rs->outputs;
-    const unsigned flags = (p->schedule == HOG_SCHEDULE_ADAGRAD ? OPT_ADAGRAD : 0) |
-                           (p->normalized ? OPT_NORMALIZED : 0) | (p->l1 > 0 ? OPT_L1 : 0);
+    const unsigned flags = hog_opt_flags(p);
     rs->optim = (optim_state){.flags = flags, .packed = run_packs(rs, flags), .fstride = 1, .astride = outputs,
                               .lstride = 2 * outputs};
     rs->m = hog_model_new_stride(p->loss, dim, outputs, rs->classes,

@@ -71,6 +71,13 @@ struct hog_trainer {
 #define OPT_L1 4u
 #define OPT_COUNT 8u
 
+/* The OPT_* flags of p's optimisers. */
+static inline unsigned hog_opt_flags(const hog_train_params *p)
+{
+    return (p->schedule == HOG_SCHEDULE_ADAGRAD ? OPT_ADAGRAD : 0) | (p->normalized ? OPT_NORMALIZED : 0) |
+           (p->l1 > 0 ? OPT_L1 : 0);
+}
+
 /* One worker's state: its totals, its buffers and its private copies. */
 typedef struct worker_state {
     _Alignas(HOG_CACHELINE) double loss;
