@@ -342,7 +342,9 @@ KERNEL float update_softmax(const epoch_job *job, worker_state *ws, const hog_ro
     const float l2 = (float)job->p->l2, l1 = (float)job->p->l1;
     for (uint32_t i = 0; i < row->nnz; i++) {
         uint32_t j = row->index[i];
-        float c = job->tab.l2_scale[j], sj = 1.0f;
+        /* packed: the record's copy, beside the weights */
+        float c = (opt & OPT_PACKED) ? hog_w_load(&job->optim.cs[(size_t)j * job->optim.fstride]) : job->tab.l2_scale[j];
+        float sj = 1.0f;
         if (opt & OPT_NORMALIZED) {
             sj = hog_w_load(&job->optim.xmax[(opt & OPT_PACKED) ? (size_t)j * job->optim.fstride : j]);
             if (sj == 0.0f)
