@@ -476,6 +476,15 @@ static inline double hog_ckpt_due(const hog_ckpt_timer *tm)
 int hog_ckpt_pause(hog_ckpt_timer *tm, int force, const char *where, int (*write)(void *ctx), void *ctx, char *err,
                    size_t err_len);
 
+/* A checkpoint's arrays (train_checkpoint.c; train_mf_checkpoint.c's
+ * too): rows rows of k shared weights, stride apart in w (a packed model's
+ * records, MF's factor rows), written through relaxed loads as rows * k
+ * floats added to *crc; returns 0 or the write's error. get reads them
+ * back from `from` into w. */
+int hog_ckpt_put_rows(hog_atomic_file *f, uint32_t *crc, const hog_weight *w, uint64_t rows, uint32_t k,
+                      uint32_t stride);
+void hog_ckpt_get_rows(hog_weight *w, const unsigned char *from, uint64_t rows, uint32_t k, uint32_t stride);
+
 /* ---- evaluation ---- */
 /* Which rows of a data set an evaluation or an epoch uses. */
 typedef struct hog_rowsel {

@@ -151,38 +151,32 @@ static uint32_t run_sections(const hog_train_params *p)
            (p->l1 > 0 ? CKPT_L1 : 0) | (p->average ? CKPT_AVERAGE : 0) | (p->early_stop ? CKPT_BEST : 0);
 }
 
-/* Appends n shared weights, copied out through the relaxed loads. */
-static int put_weights(hog_atomic_file *f, uint32_t *crc, const hog_weight *w, uint64_t n)
+/* The arrays of a checkpoint, both kinds (train.h). */
+int hog_ckpt_put_rows(hog_atomic_file *f, uint32_t *crc, const hog_weight *w, uint64_t rows, uint32_t k,
+                      uint32_t stride)
 {
     float chunk[4096];
+    uint64_t used = 0;
     int rc = 0;
-    for (uint64_t i = 0; i < n && rc == 0; i += HOG_ARRAY_LEN(chunk)) {
-        uint64_t k = HOG_MIN(HOG_ARRAY_LEN(chunk), n - i);
-        for (uint64_t j = 0; j < k; j++)
-            chunk[j] = hog_w_load(&w[i + j]);
-        rc = hog_atomic_write_crc(f, crc, chunk, k * sizeof(float));
-    }
-    return rc;
+    for (uint64_t r = 0; r < rows && rc == 0; r++)
+        for (uint32_t c = 0; c < k && rc == 0; c++) {
+            chunk[used++] = hog_w_load(&w[r * stride + c]);
+            if (used == HOG_ARRAY_LEN(chunk)) {
+                rc = hog_atomic_write_crc(f, crc, chunk, sizeof(chunk));
+                used = 0;
+            }
+        }
+    return rc == 0 && used ? hog_atomic_write_crc(f, crc, chunk, used * sizeof(float)) : rc;
 }
 
-/* Writes n rows of run floats each, stride floats apart in w (a packed
- * model's records: its weights or a word of its state), as n * run floats:
- * the file holds what an unpacked run's arrays hold. */
-static int put_rows(hog_atomic_file *f, uint32_t *crc, const hog_weight *w, uint64_t n, uint32_t run, uint32_t stride)
+void hog_ckpt_get_rows(hog_weight *w, const unsigned char *from, uint64_t rows, uint32_t k, uint32_t stride)
 {
-    if (run == stride) /* unpacked: one array */
-        return put_weights(f, crc, w, n * run);
-    float chunk[4096];
-    const uint64_t per = HOG_ARRAY_LEN(chunk) / run; /* packed: one output, run 1 or 2 */
-    int rc = 0;
-    for (uint64_t i = 0; i < n && rc == 0; i += per) {
-        uint64_t rows = HOG_MIN(per, n - i);
-        for (uint64_t r = 0; r < rows; r++)
-            for (uint32_t k = 0; k < run; k++)
-                chunk[r * run + k] = hog_w_load(&w[(i + r) * stride + k]);
-        rc = hog_atomic_write_crc(f, crc, chunk, rows * run * sizeof(float));
-    }
-    return rc;
+    for (uint64_t r = 0; r < rows; r++)
+        for (uint32_t c = 0; c < k; c++) {
+            float v;
+            memcpy(&v, from + 4 * (r * k + c), 4);
+            hog_w_store(&w[r * stride + c], v);
+        }
 }
 
 /* The body after the metadata: every array of rs, in the layout's order. */
@@ -192,9 +186,9 @@ static int put_arrays(hog_atomic_file *f, uint32_t *crc, const run_state *rs, ui
     const uint64_t nw = rs->dim * rs->outputs;
     int rc = hog_atomic_write_crc(f, crc, m->class_labels, (size_t)rs->classes * sizeof(double));
     if (rc == 0)
-        rc = put_weights(f, crc, m->bias, rs->outputs);
+        rc = hog_ckpt_put_rows(f, crc, m->bias, rs->outputs, 1, 1);
     if (rc == 0)
-        rc = put_rows(f, crc, m->w, rs->dim, m->outputs, m->stride);
+        rc = hog_ckpt_put_rows(f, crc, m->w, rs->dim, m->outputs, m->stride);
     for (unsigned i = 0; i < rs->nth && rc == 0; i++) {
         const worker_state *ws = &rs->ws[i];
         unsigned char rec[CKPT_WORKER_BYTES];
@@ -206,12 +200,12 @@ static int put_arrays(hog_atomic_file *f, uint32_t *crc, const run_state *rs, ui
         rc = hog_atomic_write_crc(f, crc, rec, sizeof(rec));
     }
     if (rc == 0 && (sections & CKPT_ADAGRAD) &&
-        (rc = put_rows(f, crc, rs->optim.acc, rs->dim, rs->outputs, rs->optim.astride)) == 0)
-        rc = put_weights(f, crc, rs->optim.bias_acc, rs->outputs);
+        (rc = hog_ckpt_put_rows(f, crc, rs->optim.acc, rs->dim, rs->outputs, rs->optim.astride)) == 0)
+        rc = hog_ckpt_put_rows(f, crc, rs->optim.bias_acc, rs->outputs, 1, 1);
     if (rc == 0 && (sections & CKPT_NORMALIZED))
-        rc = put_rows(f, crc, rs->optim.xmax, rs->dim, 1, rs->optim.fstride);
+        rc = hog_ckpt_put_rows(f, crc, rs->optim.xmax, rs->dim, 1, rs->optim.fstride);
     if (rc == 0 && (sections & CKPT_L1))
-        rc = put_rows(f, crc, rs->optim.l1s, rs->dim, 2 * rs->outputs, rs->optim.lstride);
+        rc = hog_ckpt_put_rows(f, crc, rs->optim.l1s, rs->dim, 2 * rs->outputs, rs->optim.lstride);
     if (rc == 0 && (sections & CKPT_AVERAGE))
         rc = hog_atomic_write_crc(f, crc, rs->avg.sum, (nw + rs->outputs) * sizeof(double));
     if (rc == 0 && (sections & CKPT_BEST))
@@ -528,24 +522,6 @@ int hog_checkpoint_data(const checkpoint *ck, const hog_dataset *train, const ho
 /* ===================================================================== *
  *  Resuming
  * ===================================================================== */
-/* Copies n floats from the file into shared weights. */
-/* Reads n rows of run floats into w, stride floats apart (put_rows'
- * inverse). */
-static void get_rows(hog_weight *w, const unsigned char *from, uint64_t n, uint32_t run, uint32_t stride)
-{
-    for (uint64_t i = 0; i < n; i++)
-        for (uint32_t k = 0; k < run; k++) {
-            float v;
-            memcpy(&v, from + 4 * (i * run + k), 4);
-            hog_w_store(&w[i * stride + k], v);
-        }
-}
-
-static void get_weights(hog_weight *w, const unsigned char *from, uint64_t n)
-{
-    get_rows(w, from, n, 1, 1);
-}
-
 /* The workers' totals. Resumed on another number of workers, the losses
  * and counts go to worker 0 (only their sums are read) and every worker
  * starts the normalised update's counts from the mean worker's (its
@@ -595,24 +571,24 @@ int hog_checkpoint_apply(const checkpoint *ck, run_state *rs, char *err, size_t 
                         bad);
     const uint64_t nw = ck->dim * ck->outputs;
     hog_model *m = rs->m;
-    get_weights(m->bias, ck->bias, ck->outputs);
-    get_rows(m->w, ck->w, ck->dim, ck->outputs, m->stride);
+    hog_ckpt_get_rows(m->bias, ck->bias, ck->outputs, 1, 1);
+    hog_ckpt_get_rows(m->w, ck->w, ck->dim, ck->outputs, m->stride);
     /* Replicas start from the model, as at an epoch's start. */
     for (unsigned r = 0; r < rs->rep.n; r++) {
-        get_weights(rs->rep.bias[r], ck->bias, ck->outputs);
-        get_weights(rs->rep.w[r], ck->w, nw);
+        hog_ckpt_get_rows(rs->rep.bias[r], ck->bias, ck->outputs, 1, 1);
+        hog_ckpt_get_rows(rs->rep.w[r], ck->w, nw, 1, 1);
     }
     get_workers(rs, ck);
     if (ck->sections & CKPT_ADAGRAD) {
-        get_rows(rs->optim.acc, ck->acc, ck->dim, ck->outputs, rs->optim.astride);
-        get_weights(rs->optim.bias_acc, ck->bias_acc, ck->outputs);
+        hog_ckpt_get_rows(rs->optim.acc, ck->acc, ck->dim, ck->outputs, rs->optim.astride);
+        hog_ckpt_get_rows(rs->optim.bias_acc, ck->bias_acc, ck->outputs, 1, 1);
     }
     if (ck->sections & CKPT_NORMALIZED) {
-        get_rows(rs->optim.xmax, ck->xmax, ck->dim, 1, rs->optim.fstride);
+        hog_ckpt_get_rows(rs->optim.xmax, ck->xmax, ck->dim, 1, rs->optim.fstride);
         hog_run_pack_inv(rs);
     }
     if (ck->sections & CKPT_L1)
-        get_rows(rs->optim.l1s, ck->l1s, ck->dim, 2 * ck->outputs, rs->optim.lstride);
+        hog_ckpt_get_rows(rs->optim.l1s, ck->l1s, ck->dim, 2 * ck->outputs, rs->optim.lstride);
     if (ck->sections & CKPT_AVERAGE) {
         memcpy(rs->avg.sum, ck->avg_sum, 8 * (nw + ck->outputs));
         rs->avg.count = ck->avg_count;

@@ -117,23 +117,6 @@ static size_t mf_ckpt_fields(mf_checkpoint *c, hog_meta_field *f)
 /* ===================================================================== *
  *  Writing
  * ===================================================================== */
-/* Appends n shared weights, stride apart in rows of k, through the relaxed loads. */
-static int put_rows(hog_atomic_file *f, uint32_t *crc, const hog_weight *w, uint64_t rows, uint32_t k, uint32_t stride)
-{
-    float chunk[4096];
-    uint64_t used = 0;
-    int rc = 0;
-    for (uint64_t r = 0; r < rows && rc == 0; r++)
-        for (uint32_t c = 0; c < k && rc == 0; c++) {
-            chunk[used++] = hog_w_load(&w[r * stride + c]);
-            if (used == HOG_ARRAY_LEN(chunk)) {
-                rc = hog_atomic_write_crc(f, crc, chunk, sizeof(chunk));
-                used = 0;
-            }
-        }
-    return rc == 0 && used ? hog_atomic_write_crc(f, crc, chunk, used * sizeof(float)) : rc;
-}
-
 int hog_mf_checkpoint_write(const char *path, const mf_run_shape *s, const hog_mf_model *m, const mf_worker *ws,
                             unsigned nth, const mf_position *at)
 {
@@ -173,17 +156,17 @@ int hog_mf_checkpoint_write(const char *path, const mf_run_shape *s, const hog_m
     if (rc == 0)
         rc = hog_atomic_write_crc(&f, &crc, meta, meta_len);
     if (rc == 0)
-        rc = put_rows(&f, &crc, m->bu, m->info.users, 1, 1);
+        rc = hog_ckpt_put_rows(&f, &crc, m->bu, m->info.users, 1, 1);
     if (rc == 0)
-        rc = put_rows(&f, &crc, m->bi, m->info.items, 1, 1);
+        rc = hog_ckpt_put_rows(&f, &crc, m->bi, m->info.items, 1, 1);
     if (rc == 0)
-        rc = put_rows(&f, &crc, m->p, m->info.users, k, m->stride);
+        rc = hog_ckpt_put_rows(&f, &crc, m->p, m->info.users, k, m->stride);
     if (rc == 0)
-        rc = put_rows(&f, &crc, m->q, m->info.items, k, m->stride);
+        rc = hog_ckpt_put_rows(&f, &crc, m->q, m->info.items, k, m->stride);
     if (rc == 0 && m->gp)
-        rc = put_rows(&f, &crc, m->gp, m->info.users, 1, 1);
+        rc = hog_ckpt_put_rows(&f, &crc, m->gp, m->info.users, 1, 1);
     if (rc == 0 && m->gq)
-        rc = put_rows(&f, &crc, m->gq, m->info.items, 1, 1);
+        rc = hog_ckpt_put_rows(&f, &crc, m->gq, m->info.items, 1, 1);
     for (unsigned i = 0; i < nth && rc == 0; i++) {
         unsigned char rec[MF_CKPT_WORKER_BYTES];
         memcpy(rec, &ws[i].se, 8);
@@ -326,16 +309,6 @@ int hog_mf_checkpoint_read(const char *path, const mf_run_shape *s, mf_checkpoin
 /* ===================================================================== *
  *  Resuming
  * ===================================================================== */
-static void get_rows(hog_weight *w, const unsigned char *from, uint64_t rows, uint32_t k, uint32_t stride)
-{
-    for (uint64_t r = 0; r < rows; r++)
-        for (uint32_t c = 0; c < k; c++) {
-            float v;
-            memcpy(&v, from + 4 * (r * k + c), 4);
-            hog_w_store(&w[r * stride + c], v);
-        }
-}
-
 int hog_mf_checkpoint_apply(const mf_checkpoint *ck, const mf_run_shape *s, hog_mf_model *m, mf_worker *ws,
                             unsigned nth, mf_position *at, char *err, size_t err_len)
 {
@@ -345,13 +318,13 @@ int hog_mf_checkpoint_apply(const mf_checkpoint *ck, const mf_run_shape *s, hog_
                         "has %llu in %u", ck->path, (unsigned long long)ck->train_ratings, ck->segments,
                         (unsigned long long)s->train_ratings, s->segments);
     const uint32_t k = m->info.rank;
-    get_rows(m->bu, ck->bu, m->info.users, 1, 1);
-    get_rows(m->bi, ck->bi, m->info.items, 1, 1);
-    get_rows(m->p, ck->rows_p, m->info.users, k, m->stride);
-    get_rows(m->q, ck->rows_q, m->info.items, k, m->stride);
+    hog_ckpt_get_rows(m->bu, ck->bu, m->info.users, 1, 1);
+    hog_ckpt_get_rows(m->bi, ck->bi, m->info.items, 1, 1);
+    hog_ckpt_get_rows(m->p, ck->rows_p, m->info.users, k, m->stride);
+    hog_ckpt_get_rows(m->q, ck->rows_q, m->info.items, k, m->stride);
     if (m->gp && ck->sums_p) { /* the run's parameters and the checkpoint's agree: both or neither */
-        get_rows(m->gp, ck->sums_p, m->info.users, 1, 1);
-        get_rows(m->gq, ck->sums_q, m->info.items, 1, 1);
+        hog_ckpt_get_rows(m->gp, ck->sums_p, m->info.users, 1, 1);
+        hog_ckpt_get_rows(m->gq, ck->sums_q, m->info.items, 1, 1);
     }
     /* On another number of workers, worker 0 takes the totals: only their
      * sums are read. */

@@ -114,12 +114,11 @@ static uint64_t feature_bytes(const hog_train_params *p, uint32_t outputs, unsig
 }
 
 /* Whether a model of `outputs` outputs that t's runs make is packed once it
- * has more than the weights whole copies take (train_run.c's run_packs:
- * the sparse kernel aside, which the ceiling does not know yet). */
+ * has more than the weights whole copies take (hog_may_pack: the sparse
+ * kernel aside, which the ceiling does not know yet). */
 static int packs_at(const hog_trainer *t, uint32_t outputs)
 {
-    return HOG_MAX(outputs, 1u) <= PACK_MAX_OUTPUTS && hog_opt_flags(&t->p) && !replica_copies(t) &&
-           t->p.replicas == HOG_REPLICAS_MACHINE && !t->link;
+    return hog_may_pack(&t->p, HOG_MAX(outputs, 1u), t->link != NULL);
 }
 
 /* The bytes a model of dim features and `outputs` outputs holds, as the

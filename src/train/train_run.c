@@ -212,10 +212,7 @@ int hog_run_tables(run_state *rs)
     uint64_t nnz = 0, weights = rs->dim * rs->outputs;
     for (uint64_t j = 0; j < rs->dim; j++)
         nnz += rs->deg[j];
-    /* A packed model is larger than whole copies take (run_packs). */
-    tab->whole_every = rs->optim.packed ? 0
-                                        : hog_whole_every(rs->p, rs->optim.flags, rs->outputs, weights, rs->deg_rows,
-                                                          nnz, rs->nth);
+    tab->whole_every = hog_whole_every(rs->p, rs->optim.flags, rs->outputs, weights, rs->deg_rows, nnz, rs->nth);
     for (unsigned i = 0; tab->whole_every && i < rs->nth; i++) {
         worker_state *ws = &rs->ws[i];
         if (ws->own_n == weights)
@@ -233,12 +230,12 @@ int hog_run_tables(run_state *rs)
 }
 
 /* Whether the run packs its model (train_run.h, "The model's layout"):
- * flags, its optimisers. */
-static int run_packs(const run_state *rs, unsigned flags)
+ * one that may, on the sparse kernel, too large for whole copies (which a
+ * packed model never takes: hog_whole_every). */
+static int run_packs(const run_state *rs)
 {
-    const hog_train_params *p = rs->p;
-    return rs->kernel == HOG_KERNEL_SPARSE && rs->outputs <= PACK_MAX_OUTPUTS && flags && !rs->link &&
-           p->replicas == HOG_REPLICAS_MACHINE && rs->dim * rs->outputs > WHOLE_WEIGHTS;
+    return hog_may_pack(rs->p, rs->outputs, rs->link != NULL) && rs->kernel == HOG_KERNEL_SPARSE &&
+           rs->dim * rs->outputs > WHOLE_WEIGHTS;
 }
 
 int hog_run_alloc(run_state *rs, char *err, size_t err_len)
@@ -247,7 +244,7 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len)
     const uint64_t dim = rs->dim;
     const uint32_t outputs = rs->outputs;
     const unsigned flags = hog_opt_flags(p);
-    rs->optim = (optim_state){.flags = flags, .packed = run_packs(rs, flags), .fstride = 1, .astride = outputs,
+    rs->optim = (optim_state){.flags = flags, .packed = run_packs(rs), .fstride = 1, .astride = outputs,
                               .lstride = 2 * outputs};
     rs->m = hog_model_new_stride(p->loss, dim, outputs, rs->classes,
                                  rs->optim.packed ? hog_pack_layout(flags, outputs).stride : outputs);

@@ -186,6 +186,15 @@ static inline pack_layout hog_pack_layout(unsigned flags, uint32_t outputs)
     return l;
 }
 
+/* Whether a run of p with `outputs` outputs (on several machines: link)
+ * packs its model once it is too large for whole copies, on the sparse
+ * kernel: an optimiser with state, few outputs, the model shared. The
+ * run's choice (train_run.c) and the feature ceiling's (train_params.c). */
+static inline int hog_may_pack(const hog_train_params *p, uint32_t outputs, int link)
+{
+    return outputs <= PACK_MAX_OUTPUTS && hog_opt_flags(p) && !link && p->replicas == HOG_REPLICAS_MACHINE;
+}
+
 /* The default update's record (normalized alone), which its tuned loop
  * reads at fixed places: the weight, the scale, its reciprocal, c_j. */
 #define PACK_NORM_STRIDE 4u
