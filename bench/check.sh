@@ -35,6 +35,42 @@ cmp -s "$tmp/a.csv" "$tmp/b.csv" || fail "gen_dense is not reproducible"
 acc=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["train"]["accuracy"])' "$tmp/a.json")
 awk -v a="$acc" 'BEGIN { exit !(a > 0.8) }' || fail "softmax on gen_dense data: accuracy $acc"
 
+# gen_click: same seed, same bytes; another seed, other rows; --first
+# continues the stream; 20 fields a row, in order, labels 0/1 about 31%
+# positive; the libsvm rows are the ffm rows without their fields, the vw
+# rows the same indices in 20 namespaces.
+gc="$build/tools/gen_click"
+"$gc" --rows 3000 --seed 5 -q -o "$tmp/a.ffm"
+"$gc" --rows 3000 --seed 5 -q -o "$tmp/b.ffm"
+"$gc" --rows 3000 --seed 6 -q -o "$tmp/c.ffm"
+cmp -s "$tmp/a.ffm" "$tmp/b.ffm" || fail "gen_click is not reproducible"
+! cmp -s "$tmp/a.ffm" "$tmp/c.ffm" || fail "gen_click ignores the seed"
+"$gc" --rows 1000 --seed 5 -q -o "$tmp/head.ffm"
+"$gc" --rows 2000 --seed 5 --first 1000 -q -o "$tmp/tail.ffm"
+cat "$tmp/head.ffm" "$tmp/tail.ffm" | cmp -s - "$tmp/a.ffm" || fail "gen_click --first does not continue the rows"
+awk '{ if (NF != 21 || ($1 != "0" && $1 != "1")) exit 1
+       for (f = 0; f < 20; f++) if (split($(f + 2), t, ":") != 3 || t[1] != f || t[3] != "1") exit 1 }' \
+    "$tmp/a.ffm" || fail "gen_click rows are not a 0/1 label and fields 0..19"
+pos=$(awk '{ p += $1 } END { printf "%d", 1000 * p / NR }' "$tmp/a.ffm")
+[ "$pos" -ge 280 ] && [ "$pos" -le 340 ] || fail "gen_click: $pos per mille positive, not about 310"
+"$gc" --rows 3000 --seed 5 --format libsvm -q -o "$tmp/a.libsvm"
+sed 's/ [0-9]*:\([0-9]*:1\)/ \1/g' "$tmp/a.ffm" | cmp -s - "$tmp/a.libsvm" || fail "gen_click libsvm rows are not the ffm rows"
+"$gc" --rows 3000 --seed 5 --format vw -q -o "$tmp/a.vw"
+awk '{ printf "%s", $1; for (i = 3; i <= NF; i += 2) printf " %s:1", $i; printf "\n" }' "$tmp/a.vw" |
+    cmp -s - "$tmp/a.libsvm" || fail "gen_click vw rows are not the libsvm rows"
+[ "$(awk '{ for (i = 2; i <= NF; i += 2) s = s $i } END { print length(s) / NR }' "$tmp/a.vw")" = 40 ] ||
+    fail "gen_click vw rows do not have 20 namespaces"
+# ...and the truth is field-aware: a linear model on the same features
+# stays far above the truth's own log loss on held-out rows.
+"$gc" --rows 20000 --seed 5 --format libsvm -o "$tmp/tr.libsvm" 2>"$tmp/gc.log"
+"$gc" --rows 10000 --seed 5 --first 20000 --format libsvm -q -o "$tmp/te.libsvm"
+truth=$(sed -n 's/.*the truth.s log loss \([0-9.]*\),.*/\1/p' "$tmp/gc.log")
+"$build/hogtrain" train "$tmp/tr.libsvm" --loss logistic --epochs 10 --test "$tmp/te.libsvm" -o "$tmp/c.hog" \
+    --report "$tmp/c.json" -q
+lin=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["test"]["logloss"])' "$tmp/c.json")
+awk -v l="$lin" -v t="$truth" 'BEGIN { exit !(t > 0 && l > t + 0.1) }' ||
+    fail "gen_click: a linear model's test log loss $lin is not far above the truth's $truth"
+
 # A quick threads study, one repetition, into a folder of its own.
 out="$tmp/run"
 "$root/bench/run" --quick --reps 1 --threads "1 2" --build "$build" --out "$out" threads >"$tmp/log" 2>&1 ||
