@@ -146,7 +146,7 @@ test: deps
 	@$(MAKE) --no-print-directory all $(TESTS) $(BENCH_BIN) symbols check-layers
 	@sh tests/run-tests.sh $(BUILD) $(TESTS) tests/check-layers-test.sh tests/nodes-test.sh \
 	    tests/crash-test.sh tests/faults-test.sh tests/checkpoint-test.sh tests/docs-test.sh tests/predict-test.sh \
-	    tests/embed-test.sh tests/python-test.sh
+	    tests/embed-test.sh tests/python-test.sh tests/pip-test.sh
 	@sh bench/check.sh $(BUILD)
 
 ## python-test: build, then run the Python package's tests (python/tests, pytest) against build/libhogtrain.so

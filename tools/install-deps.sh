@@ -14,11 +14,13 @@ set -eu
 # ZeroMQ (libzmq3-dev) carries the multi-node link; openmpi-bin and iproute2
 # let the tests launch ranks with mpirun and in network namespaces.
 # The Python package needs cffi, NumPy, SciPy and scikit-learn, its tests
-# pytest; the embedding test compiles a C++ program (g++).
+# pytest, pip install ./python Debian's pip, venv and setuptools (and wheel,
+# to build the package offline); the embedding test compiles a C++ program (g++).
 packages="build-essential pkg-config libopenblas-dev libhwloc-dev liburing-dev \
 libjemalloc-dev libcriterion-dev zlib1g-dev libzstd-dev libxxhash-dev libzmq3-dev liblinear-tools \
 dataset-fashion-mnist python3 clang gnuplot-nox python3-sklearn hwloc openmpi-bin iproute2 \
-g++ python3-cffi python3-numpy python3-scipy python3-pytest"
+g++ python3-cffi python3-numpy python3-scipy python3-pytest \
+python3-pip python3-venv python3-setuptools python3-wheel"
 # help2man makes the man pages from each command's --help (make man, make install).
 packages="$packages help2man"
 

@@ -7,13 +7,17 @@
 
 The package calls the shared library libhogtrain.so.MAJOR through cffi (ABI
 mode: nothing is compiled at import). It is found through HOGTRAIN_LIB (a
-path), next to the package, or on the system's library path.
+path), next to the package, on the system's library path, or in make
+install's PREFIX/lib. __version__ is the package's, the header's it was
+written for; LIBRARY_VERSION is the loaded library's (of that major
+version, no older).
 """
 
 from ._ffi import LIBRARY_PATH, HogtrainError, HogtrainValueError, ffi, lib
+from ._version import __version__
 from .estimators import HogwildClassifier, HogwildRegressor, load
 
-__version__ = ffi.string(lib.hog_version_string()).decode()
+LIBRARY_VERSION = ffi.string(lib.hog_version_string()).decode()
 
 __all__ = ["HogwildClassifier", "HogwildRegressor", "HogtrainError", "HogtrainValueError", "load",
-           "LIBRARY_PATH", "__version__"]
+           "LIBRARY_PATH", "LIBRARY_VERSION", "__version__"]

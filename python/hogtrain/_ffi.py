@@ -12,13 +12,17 @@ compiles a program against the header and checks every size and offset.
 
 import ctypes.util
 import os
+import sys
 
 import cffi
 
-# The header this file was written against (HOG_VERSION_NUMBER): the
-# library must be of its major version and no older.
-HEADER_VERSION = 100
-MAJOR = HEADER_VERSION // 10000
+from ._version import __version__
+
+# The header this file was written against (HOG_VERSION_NUMBER), the
+# package's version: the library must be of its major version and no older.
+_major, _minor, _patch = (int(part) for part in __version__.split("."))
+HEADER_VERSION = _major * 10000 + _minor * 100 + _patch
+MAJOR = _major
 
 CDEF = """
 unsigned hog_version_number(void);
@@ -246,6 +250,13 @@ def _candidates():
     other = ctypes.util.find_library("hogtrain")
     if other and other != soname:
         found.append(("ctypes.util.find_library", other))
+    # Where make install puts it when the loader was not told: PREFIX/lib for
+    # the default PREFIX (no ldconfig run without root, or with DESTDIR) and
+    # for PREFIX the environment's own (make install PREFIX=$VIRTUAL_ENV).
+    for prefix in (sys.prefix, "/usr/local"):
+        path = os.path.join(prefix, "lib", soname)
+        if os.path.exists(path) and all(path != p for _, p in found):
+            found.append(("make install's PREFIX/lib", path))
     return found
 
 
@@ -267,8 +278,8 @@ def _load():
         if rc != 0:
             raise ImportError("%s: %s" % (path, ffi.string(lib.hog_strerror(rc)).decode()))
         return lib, path
-    raise ImportError("hogtrain: libhogtrain.so.%d not found or not usable; set HOGTRAIN_LIB to its path. "
-                      "Tried: %s" % (MAJOR, "; ".join(tried)))
+    raise ImportError("hogtrain: libhogtrain.so.%d not found or not usable; set HOGTRAIN_LIB to its path "
+                      "(make install puts it in PREFIX/lib, make in build/). Tried: %s" % (MAJOR, "; ".join(tried)))
 
 
 lib, LIBRARY_PATH = _load()
