@@ -1,9 +1,9 @@
 #!/bin/sh
-# embed-test.sh: make install into a scratch tree, then the README's C and C++ programs built with plain pkg-config against the shared library, the C one again with pkg-config --static, and the installed Python package.
+# embed-test.sh: make install into a scratch tree, then the C and C++ programs of docs/library.md built with plain pkg-config against the shared library, the C one again with pkg-config --static, and the installed Python package.
 # SPDX-License-Identifier: BSD-2-Clause
 # usage: HOG_BUILD=build sh tests/embed-test.sh   (prints TAP lines; run by make test)
-# The programs compiled are the README's, taken from README.md as written:
-# the fenced block after each "<!-- embed-test: NAME" line.
+# The programs compiled are the manual's, taken from docs/library.md as
+# written: the fenced block after each "<!-- embed-test: NAME" line.
 set -u
 build=$(cd "${HOG_BUILD:-build}" && pwd)
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,13 +24,13 @@ check() { # check WHAT LOG COMMAND...: ok when COMMAND succeeds
     if "$@" >"$log" 2>&1; then ok "$what"; else not_ok "$what" "$log"; fi
 }
 
-# The README's block marked NAME, into FILE.
+# The block of docs/library.md marked NAME, into FILE.
 example() {
     awk -v name="$1" '
         index($0, "<!-- embed-test: " name " ") == 1 { want = 1; next }
         want && /^```/ { if (inside) exit; inside = 1; next }
         inside { print }
-    ' "$root/README.md" >"$2"
+    ' "$root/docs/library.md" >"$2"
     [ -s "$2" ]
 }
 
@@ -90,15 +90,15 @@ else
     not_ok "pkg-config --cflags --libs hogtrain gave '$flags', expected '$want'"
 fi
 
-# The README's programs, built with nothing but pkg-config's flags and
+# The manual's programs, built with nothing but pkg-config's flags and
 # run against the installed library.
 if example example.c "$tmp/example.c" && example example.cpp "$tmp/example.cpp"; then
-    ok "README.md holds the C and C++ examples (embed-test: example.c, example.cpp)"
+    ok "docs/library.md holds the C and C++ examples (embed-test: example.c, example.cpp)"
 else
-    not_ok "README.md holds the C and C++ examples (embed-test: example.c, example.cpp)"
+    not_ok "docs/library.md holds the C and C++ examples (embed-test: example.c, example.cpp)"
 fi
 # shellcheck disable=SC2086 # pkg-config's flags are words
-check "the README's C example builds with cc -std=c11 -Wall -Wextra -Wpedantic -Werror \$(pkg-config --cflags --libs hogtrain)" \
+check "the C example builds with cc -std=c11 -Wall -Wextra -Wpedantic -Werror \$(pkg-config --cflags --libs hogtrain)" \
     "$tmp/cc.log" cc -std=c11 -Wall -Wextra -Wpedantic -Werror -o "$tmp/example" "$tmp/example.c" $flags
 if readelf -d "$tmp/example" 2>/dev/null | grep -q 'NEEDED.*\[libhogtrain.so.0\]' &&
     LD_LIBRARY_PATH="$lib" "$tmp/example" >"$tmp/c.out" 2>&1 && grep -q '^training accuracy' "$tmp/c.out"; then
@@ -107,7 +107,7 @@ else
     not_ok "the C example links libhogtrain.so.0 and runs" "$tmp/c.out"
 fi
 # shellcheck disable=SC2086
-check "the README's C++ example builds with c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror \$(pkg-config --cflags --libs hogtrain)" \
+check "the C++ example builds with c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror \$(pkg-config --cflags --libs hogtrain)" \
     "$tmp/cxx.log" c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -o "$tmp/example_cpp" "$tmp/example.cpp" $flags
 if LD_LIBRARY_PATH="$lib" "$tmp/example_cpp" >"$tmp/cpp.out" 2>&1 && grep -q '^weights 2.00' "$tmp/cpp.out"; then
     ok "it runs and finds the weights: $(cat "$tmp/cpp.out")"
@@ -123,7 +123,7 @@ export PKG_CONFIG_SYSROOT_DIR="$tmp/static" PKG_CONFIG_PATH="$tmp/static/usr/loc
     PKG_CONFIG_LIBDIR="$tmp/static/usr/local/lib/pkgconfig"
 static=$(pkg-config --static --cflags --libs hogtrain)
 # shellcheck disable=SC2086
-check "the README's C example builds with \$(pkg-config --static --cflags --libs hogtrain): $static" \
+check "the C example builds with \$(pkg-config --static --cflags --libs hogtrain): $static" \
     "$tmp/static.log" cc -std=c11 -Wall -Wextra -Werror -o "$tmp/example_static" "$tmp/example.c" $static
 if ! readelf -d "$tmp/example_static" 2>/dev/null | grep -q 'NEEDED.*libhogtrain' &&
     "$tmp/example_static" >"$tmp/s.out" 2>&1 && grep -q '^training accuracy' "$tmp/s.out"; then

@@ -1,26 +1,45 @@
-# test_readme.py: the README's Python example, taken from README.md and run as written.
+# test_readme.py: the Python examples of README.md and docs/, each taken from its page and run as written.
 # SPDX-License-Identifier: BSD-2-Clause
 import os
 import re
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
 
-
-def readme_example(name):
-    """The fenced block that follows the README's "<!-- embed-test: NAME" line."""
-    text = (ROOT / "README.md").read_text()
-    m = re.search(r"<!-- embed-test: %s\b[^\n]*-->\n```[a-z+]*\n(.*?)\n```" % re.escape(name), text, re.S)
-    assert m, "README.md has no block marked embed-test: %s" % name
-    return m.group(1)
+PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
+MARK = r"<!-- embed-test: (%s)\b([^\n]*)-->\n```[a-z+]*\n(.*?)\n```"
 
 
-def test_the_readme_python_example_runs_as_written(tmp_path):
-    code = readme_example("example.py")
-    assert len(code.splitlines()) == 5
+def examples(name=r"[\w.-]+\.py"):
+    """(page, name, what its mark says, code) for each fenced block after a "<!-- embed-test: NAME" line."""
+    return [(page.relative_to(ROOT), m.group(1), m.group(2), m.group(3))
+            for page in PAGES for m in re.finditer(MARK % name, page.read_text(), re.S)]
+
+
+EXAMPLES = examples()
+
+
+def run(code, tmp_path):
     (tmp_path / "example.py").write_text(code + "\n")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "python"), os.environ.get("PYTHONPATH", "")]))
-    r = subprocess.run([sys.executable, "example.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    return subprocess.run([sys.executable, "example.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
+
+
+def test_the_python_page_holds_the_five_line_example_and_the_readme_one():
+    assert [str(page) for page, _, _, _ in examples(re.escape("example.py"))] == ["docs/python.md"]
+    assert [str(page) for page, _, _, _ in examples(re.escape("readme.py"))] == ["README.md"]
+
+
+@pytest.mark.parametrize("page,name,mark,code", EXAMPLES, ids=["%s:%s" % (p, n) for p, n, _, _ in EXAMPLES])
+def test_the_python_examples_run_as_written(page, name, mark, code, tmp_path):
+    if "these five lines" in mark:
+        assert len(code.splitlines()) == 5, "%s: %s is the five lines its mark promises" % (page, name)
+    r = run(code, tmp_path)
     assert r.returncode == 0, r.stderr
-    assert float(r.stdout.split()[-1]) > 0.93, r.stdout
+    # "# about X" on the last line: what it prints last is X, give or take 0.03
+    about = re.search(r"# about ([0-9.]+)$", code)
+    if about:
+        assert abs(float(r.stdout.split()[-1]) - float(about.group(1))) <= 0.03, r.stdout
