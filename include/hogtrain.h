@@ -21,7 +21,7 @@ extern "C" {
  *  Version
  * ===================================================================== */
 #define HOG_VERSION_MAJOR 0
-#define HOG_VERSION_MINOR 1
+#define HOG_VERSION_MINOR 2
 #define HOG_VERSION_PATCH 0
 #define HOG_VERSION_NUMBER                                                     \
     (HOG_VERSION_MAJOR * 10000 + HOG_VERSION_MINOR * 100 + HOG_VERSION_PATCH)
@@ -72,10 +72,15 @@ const char *hog_version_string(void);
  *    what the library did before the field existed: an older program's
  *    zeroed reserved area keeps the older behaviour. A field is never
  *    moved, removed or given another type or meaning.
+ *  - A minor version may append a value to an enum (after its last one,
+ *    never between: no value changes its number), as HOG_FORMAT_FFM was in
+ *    0.2: a program built before it never passes the new value, and one
+ *    that reads an enum from the library (hog_dataset_info.format) treats
+ *    a value it does not know as "other". It may add functions.
  *  - Anything else is a new major version: a field of a struct the library
  *    fills in (the _info and _stats structs, hog_metrics, hog_row,
- *    hog_file_run), an enum's values, a function's signature. An error
- *    code is never reused for another meaning.
+ *    hog_file_run), an enum's existing values, a function's signature. An
+ *    error code is never reused for another meaning.
  * ===================================================================== */
 
 /* ===================================================================== *
@@ -176,7 +181,10 @@ typedef enum hog_format {
     HOG_FORMAT_BINARY,   /* hogtrain binary dataset (.hgd) */
     HOG_FORMAT_LIBSVM,   /* label idx:val idx:val ... */
     HOG_FORMAT_CSV,      /* delimited numeric columns, one of them the label */
-    HOG_FORMAT_VW,       /* Vowpal Wabbit text: label [weight] |ns feature[:value] ... */
+    HOG_FORMAT_VW,       /* Vowpal Wabbit text: label [weight] |ns feature[:value] ...; read
+                            with hog_read_params.fields, each namespace is a field */
+    HOG_FORMAT_FFM,      /* LIBFFM text: label field:index:value ..., fields and indices
+                            non-negative integers, both kept as written (since 0.2) */
 } hog_format;
 
 /* What to do with a malformed line of text. */
@@ -246,7 +254,12 @@ typedef struct hog_read_params {
                               ("column=value"), for hog_model_feature_name, at a cost to the parse
                               rate (see the README); 0: none. A CSV header's numeric columns are
                               named either way */
-    uint32_t reserved32;   /* zero */
+    int fields;            /* 1: keep each value's field where text has them, for field-aware
+                              models: Vowpal Wabbit's namespaces and CSV's columns (numbered from 0
+                              in the file, the label's and ignored ones' included: at most 65536
+                              columns), see hog_dataset_fields; 0: none, as before 0.2 (LIBFFM
+                              text keeps its fields either way: they are its content). Each value
+                              then takes two bytes more in memory and in a .hgd */
     uint64_t reserved[1];  /* zero; the room for new fields (see Compatibility) */
 } hog_read_params;
 
@@ -314,6 +327,19 @@ uint64_t hog_dataset_skipped(const hog_dataset *ds, char *buf, size_t len);
 
 /* Fills *info. Never fails. */
 void hog_dataset_get_info(const hog_dataset *ds, hog_dataset_info *info);
+
+/* How many fields the rows' features belong to (field-aware factorisation
+ * machines pair features by field): every field of ds is below it. LIBFFM
+ * text has the fields its lines give (the largest + 1); read with
+ * hog_read_params.fields, Vowpal Wabbit text has one per namespace,
+ * numbered by the byte its name starts with (the default namespace, with
+ * no name, is 32, the space: as VW's own -q names them; the largest + 1),
+ * and CSV one per column (the columns of a line); a binary dataset has
+ * what it was written with. libsvm text, text read without
+ * hog_read_params.fields (LIBFFM's apart) and data sets from arrays have
+ * no fields: 0. Returns the count (0 to 65536) or HOG_EPARAM when ds is
+ * NULL. Thread-safe. */
+int hog_dataset_fields(const hog_dataset *ds);
 
 /* Row i (0 <= i < rows). The caller checks the bound; thread-safe. On a
  * binary dataset opened with HOG_VERIFY_AT_FIRST_READ, call

@@ -179,8 +179,10 @@ static void reseal_as(uint8_t *f, uint32_t version)
     }
     uint32_t blocks = rd32(f + 40);
     int weighted = rd32(f + 48) & 1;
+    int fielded = (rd32(f + 48) & HOG_HGD_FIELDS) != 0;
     uint8_t *table = f + rd64(f + 56);
     hog_block views[16];
+    memset(views, 0, sizeof(views)); /* no field arrays */
     cr_assert_leq(blocks, 16);
     for (uint32_t i = 0; i < blocks; i++) {
         uint8_t *e = table + 32 * i;
@@ -192,6 +194,7 @@ static void reseal_as(uint8_t *f, uint32_t version)
         v->value = (const float *)(const void *)(v->index + v->nnz);
         v->label = v->value + v->nnz;
         v->weight = weighted ? v->label + v->rows : NULL;
+        v->field = fielded ? (const uint16_t *)(const void *)(v->label + v->rows * (weighted ? 2 : 1)) : NULL;
         if (version == 1) {
             v->sum = hog_crc32(0, v->ptr, hog_block_bytes(v->rows, v->nnz, 0));
             wr32(e + 24, (uint32_t)v->sum);
@@ -324,12 +327,12 @@ Test(etl_hgd, wrong_version)
 {
     make_good();
     uint8_t *c = copy_good();
-    wr32(c + 8, 6);
+    wr32(c + 8, 7);
     reseal(c);
-    expect_open(c, good_len, HOG_EVERSION, ": version 6, this build reads versions 1 to 5");
+    expect_open(c, good_len, HOG_EVERSION, ": version 7, this build reads versions 1 to 6");
     wr32(c + 8, 0);
     reseal(c);
-    expect_open(c, good_len, HOG_EVERSION, ": version 0, this build reads versions 1 to 5");
+    expect_open(c, good_len, HOG_EVERSION, ": version 0, this build reads versions 1 to 6");
     free(c);
 }
 
@@ -1186,4 +1189,153 @@ Test(etl_hgd, crafted_feature_names_are_refused_with_their_byte)
     expect_open(good_named, n, 0, "");
     free(c);
     free(good_named);
+}
+
+/* ===================================================================== *
+ *  Fields (version 6, flags bit 6, the count at header byte 296, a u16
+ *  per non-zero after each block's other arrays)
+ * ===================================================================== */
+
+static const char fielded_ffm[] = "1 0:3:1 1:7:0.5 2:12:-2\n0 2:40:1 0:5:1\n1 1:8:2\n0 0:2:1 2:9:1\n1\n";
+
+/* The .ffm above converted in blocks of two rows. */
+static uint8_t *fielded_file(size_t *len, char *hgd)
+{
+    char txt[256], err[512] = "";
+    write_bytes(path_of(txt, "f.ffm"), fielded_ffm, strlen(fielded_ffm));
+    hog_read_params p = hog_read_params_default();
+    p.rows_per_block = 2;
+    cr_assert_eq(hog_dataset_convert(txt, &p, path_of(hgd, "f.hgd"), NULL, err, sizeof(err)), 0, "%s", err);
+    return read_bytes(hgd, len);
+}
+
+/* convert writes each value's field and the count; the file opens with
+ * them, as the text's data set has them, and saving either writes the
+ * same bytes. */
+Test(etl_hgd, fields_round_trip)
+{
+    char hgd[256], txt[256], saved[256], err[512] = "";
+    size_t n;
+    uint8_t *f = fielded_file(&n, hgd);
+    cr_assert_eq(rd32(f + 8), 6, "a file with fields is version 6");
+    cr_assert_eq(rd32(f + 48), HOG_HGD_SUMMARY | HOG_HGD_FIELDS);
+    cr_assert_eq(rd32(f + 296), 3, "fields 0, 1 and 2");
+    /* block 0's fields follow its labels: rows 0 and 1, five values */
+    const uint8_t *b0 = block_at(f, 0);
+    cr_assert_eq(rd32(b0 + 8), 5);
+    uint16_t fld[5];
+    memcpy(fld, b0 + 4 * 3 + 8 * 5 + 4 * 2, sizeof(fld));
+    static const uint16_t want[5] = {0, 1, 2, 0, 2}; /* row 1 sorted: 5 (field 0), 40 (field 2) */
+    cr_assert_eq(memcmp(fld, want, sizeof(want)), 0, "fields %u %u %u %u %u", fld[0], fld[1], fld[2], fld[3],
+                 fld[4]);
+
+    hog_read_params p = hog_read_params_default();
+    p.rows_per_block = 2;
+    hog_dataset *text = open_ok(path_of(txt, "f.ffm"), &p), *bin = open_ok(hgd, NULL);
+    cr_assert_eq(hog_dataset_fields(text), 3);
+    cr_assert_eq(hog_dataset_fields(bin), 3);
+    hog_dataset_info ti, bi;
+    hog_dataset_get_info(text, &ti);
+    hog_dataset_get_info(bin, &bi);
+    cr_assert_eq(ti.format, HOG_FORMAT_FFM);
+    cr_assert_eq(ti.fingerprint, bi.fingerprint, "the fields are in the checksums of both");
+    assert_same_rows(text, bin);
+    for (uint32_t b = 0; b < bi.blocks; b++) {
+        cr_assert_not_null(bin->blocks[b].field);
+        cr_assert_eq(memcmp(bin->blocks[b].field, text->blocks[b].field, 2 * (size_t)bin->blocks[b].nnz), 0,
+                     "block %u", b);
+    }
+    cr_assert_eq(hog_dataset_save(text, path_of(saved, "saved.hgd")), 0);
+    size_t m;
+    uint8_t *s = read_bytes(saved, &m);
+    cr_assert(m == n && memcmp(s, f, n) == 0, "save and convert write the same bytes");
+    free(s);
+    cr_assert_eq(hog_dataset_save(bin, saved), 0);
+    s = read_bytes(saved, &m);
+    cr_assert(m == n && memcmp(s, f, n) == 0, "the file saved again is the same file");
+    free(s);
+    hog_dataset_close(text);
+    hog_dataset_close(bin);
+    free(f);
+
+    /* libsvm has none, and is written as before (version 3) */
+    make_libsvm(path_of(txt, "plain.svm"), 50);
+    cr_assert_eq(hog_dataset_convert(txt, NULL, path_of(hgd, "plain.hgd"), NULL, err, sizeof(err)), 0, "%s", err);
+    f = read_bytes(hgd, &n);
+    cr_assert_eq(rd32(f + 8), 3);
+    free(f);
+    bin = open_ok(hgd, NULL);
+    cr_assert_eq(hog_dataset_fields(bin), 0);
+    cr_assert_null(bin->blocks[0].field);
+    hog_dataset_close(bin);
+    cr_assert_eq(hog_dataset_fields(NULL), HOG_EPARAM);
+}
+
+/* Vowpal Wabbit text read with fields: a field per namespace (its first
+ * byte), through the file and back; read without, none. */
+Test(etl_hgd, vw_namespaces_as_fields_round_trip)
+{
+    char txt[256], hgd[256], err[512] = "";
+    static const char text[] = "1 |a x y |c z\n-1 2 |b y\n1 | w\n";
+    write_bytes(path_of(txt, "ns.vw"), text, strlen(text));
+    hog_read_params p = hog_read_params_default();
+    hog_dataset *plain = open_ok(txt, &p);
+    cr_assert_eq(hog_dataset_fields(plain), 0);
+    hog_dataset_close(plain);
+    p.fields = 1;
+    cr_assert_eq(hog_dataset_convert(txt, &p, path_of(hgd, "ns.hgd"), NULL, err, sizeof(err)), 0, "%s", err);
+    hog_dataset *mem = open_ok(txt, &p), *bin = open_ok(hgd, NULL);
+    cr_assert_eq(hog_dataset_fields(mem), 'c' + 1);
+    cr_assert_eq(hog_dataset_fields(bin), 'c' + 1);
+    assert_same_rows(mem, bin);
+    const hog_block *b = &bin->blocks[0];
+    for (uint32_t r = 0; r < b->rows; r++)
+        for (uint32_t k = b->ptr[r]; k < b->ptr[r + 1]; k++) {
+            const uint16_t f = b->field[k];
+            cr_assert(r == 0 ? f == 'a' || f == 'c' : r == 1 ? f == 'b' : f == ' ', "row %u: field %u", r, f);
+        }
+    hog_dataset_close(mem);
+    hog_dataset_close(bin);
+}
+
+/* A field past the count, a count out of range, the flag in a version 5
+ * file, a count without the flag: each refused, by name. */
+Test(etl_hgd, crafted_fields_are_refused)
+{
+    char hgd[256];
+    size_t n;
+    uint8_t *f = fielded_file(&n, hgd);
+    uint8_t *c = malloc(n);
+    cr_assert_not_null(c);
+
+    memcpy(c, f, n);
+    uint8_t *b1 = block_at(c, 1); /* rows 2 and 3: 8 (field 1), then 2 (field 0), 9 (field 2) */
+    const uint16_t three = 3;
+    memcpy(b1 + 4 * 3 + 8 * 3 + 4 * 2 + 2 * 2, &three, 2);
+    reseal(c);
+    expect_open(c, n, HOG_ECORRUPT, ": block 1: row 1: feature 9 has field 3, not below the file's 3 fields");
+    /* the checksum covers the fields */
+    memcpy(c, f, n);
+    block_at(c, 1)[4 * 3 + 8 * 3 + 4 * 2] ^= 1;
+    expect_open(c, n, HOG_ECHECKSUM, ": block 1: checksum mismatch");
+
+    memcpy(c, f, n);
+    wr32(c + 296, 0);
+    reseal(c);
+    expect_open(c, n, HOG_ECORRUPT, ": fields is 0, not between 1 and 65536");
+    wr32(c + 296, HOG_MAX_FIELDS + 1);
+    reseal(c);
+    expect_open(c, n, HOG_ECORRUPT, ": fields is 65537, not between 1 and 65536");
+
+    memcpy(c, f, n);
+    wr32(c + 8, 5); /* bit 6 is version 6's */
+    reseal(c);
+    expect_open(c, n, HOG_ECORRUPT, ": unknown flags 0x48");
+
+    memcpy(c, f, n);
+    wr32(c + 48, HOG_HGD_SUMMARY); /* the count without the flag (and blocks that then look short of nothing) */
+    reseal(c);
+    expect_open(c, n, HOG_ECORRUPT, ": header byte 296 is not zero");
+    free(c);
+    free(f);
 }

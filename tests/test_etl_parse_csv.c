@@ -1,6 +1,7 @@
 /* test_etl_parse_csv.c: the CSV parser and its plan: header, quotes and CRLF, located errors, label, ignored and categorical columns, hashing, delimiters and parameter errors. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -190,4 +191,65 @@ Test(etl_parse_csv, csv_parameter_errors)
     plan_ok(&p, "", &plan);
     hog_text_plan_free(&plan);
     hog_text_plan_free(NULL);
+}
+
+/* Read with fields, each value keeps its column's number in the line
+ * (the label's and ignored columns counted): categorical values hashed
+ * per column keep the column they came from; without, no fields. */
+Test(etl_parse_csv, csv_columns_as_fields)
+{
+    hog_read_params p = params(HOG_FORMAT_CSV);
+    p.label_name = "y";
+    p.ignore = "id";
+    p.categorical = "color,shape";
+    const char *text = "id,x,color,y,shape,z\n"
+                       "7,1.5,red,1,round,2\n"
+                       "8,0,blue,0,,0\n";
+    hog_rows r;
+    parse_ok(&p, text, &r);
+    cr_assert_not(r.fielded);
+    hog_rows_free(&r);
+    p.fields = 1;
+    parse_ok(&p, text, &r);
+    cr_assert(r.fielded);
+    cr_assert_eq(r.rows, 2);
+    check_sorted(&r);
+    const struct {
+        uint32_t index;
+        uint16_t field;
+    } want[] = {{0, 1},
+                {1, 5},
+                {2 + hog_hash_feature("color=red", 9, 0, 18), 2},
+                {2 + hog_hash_feature("shape=round", 11, 0, 18), 4}};
+    cr_assert_eq(r.ptr[1], 4);
+    for (unsigned k = 0; k < 4; k++) {
+        uint32_t at = 0;
+        while (at < 4 && r.index[at] != want[k].index)
+            at++;
+        cr_assert(at < 4, "value %u missing", k);
+        cr_assert_eq(r.field[at], want[k].field, "value %u: field %u, want %u", k, r.field[at], want[k].field);
+    }
+    cr_assert_eq(r.ptr[2] - r.ptr[1], 1);
+    cr_assert_eq(r.field[r.ptr[1]], 2, "blue, in column 2");
+    hog_rows_free(&r);
+
+    /* a field is a u16: a line of more columns has no fields to give them */
+    const size_t cols = HOG_MAX_FIELDS + 1;
+    char *wide = malloc(2 * cols + 1);
+    cr_assert_not_null(wide);
+    for (size_t j = 0; j < cols; j++) {
+        wide[2 * j] = '1';
+        wide[2 * j + 1] = j + 1 < cols ? ',' : '\n';
+    }
+    wide[2 * cols] = '\0';
+    p = params(HOG_FORMAT_CSV);
+    p.fields = 1;
+    plan_fails(&p, wide, HOG_EPARAM,
+               "t.txt: 65537 columns, each a field, are more than the 65536 fields a data set may have "
+               "(hog_read_params.fields)");
+    p.fields = 0;
+    parse_ok(&p, wide, &r);
+    cr_assert_eq(r.nnz, HOG_MAX_FIELDS, "read without fields as before");
+    hog_rows_free(&r);
+    free(wide);
 }

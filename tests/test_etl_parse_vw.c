@@ -80,3 +80,35 @@ Test(etl_parse_vw, vw_errors)
     parse_fails(&p, "1 |a:q b\n", "1:6: expected a number, found 'q'");
     parse_fails(&p, "1 |a b:1e39\n", "1:8: expected a finite number, found '1e39'");
 }
+
+/* Read with fields, each namespace is one, numbered by its name's first
+ * byte (the default namespace's 32); without, the rows have none. */
+Test(etl_parse_vw, namespaces_as_fields)
+{
+    hog_read_params p = params(HOG_FORMAT_VW);
+    const char *text = "1 |user age:0.5 |item price:3 | plain\n-1 |Zed z\n";
+    hog_rows r;
+    parse_ok(&p, text, &r);
+    cr_assert_not(r.fielded, "no fields unless asked");
+    hog_rows_free(&r);
+    p.fields = 1;
+    parse_ok(&p, text, &r);
+    cr_assert(r.fielded);
+    cr_assert_eq(r.rows, 2);
+    const struct {
+        const char *ns, *f;
+        uint16_t field;
+    } want[] = {{"user", "age", 'u'}, {"item", "price", 'i'}, {"", "plain", ' '}, {"Zed", "z", 'Z'}};
+    for (unsigned k = 0; k < 4; k++) {
+        const uint32_t ix = vw_index(want[k].ns, want[k].f, 18);
+        const uint32_t from = k < 3 ? r.ptr[0] : r.ptr[1], to = k < 3 ? r.ptr[1] : r.ptr[2];
+        uint32_t at = from;
+        while (at < to && r.index[at] != ix)
+            at++;
+        cr_assert(at < to, "feature %s^%s missing", want[k].ns, want[k].f);
+        cr_assert_eq(r.field[at], want[k].field, "%s^%s: field %u", want[k].ns, want[k].f, r.field[at]);
+    }
+    hog_rows_free(&r);
+    p.fields = 2;
+    plan_fails(&p, text, HOG_EPARAM, "hog_read_params.fields: 2 is not 0 or 1");
+}

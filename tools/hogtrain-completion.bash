@@ -32,7 +32,7 @@ _hogtrain()
     --loss | --loss_function) words="logistic hinge modified_huber squared quantile softmax" ;;
     --schedule) words="constant decay invscaling adagrad"
         [ -n "$mf" ] && words="adagrad decay" ;;
-    --format) words="csv libsvm vw hgd" ;;
+    --format) words="csv libsvm vw ffm hgd" ;;
     --kernel) words="auto sparse dense" ;;
     --replicas) words="machine node core" ;;
     --on-error) words="stop skip" ;;

@@ -43,7 +43,7 @@ void hog_log_set(hog_log_fn fn, void *ctx, hog_log_level max_level);
 
 typedef struct hog_dataset hog_dataset;
 typedef enum { HOG_FORMAT_AUTO = 0, HOG_FORMAT_BINARY, HOG_FORMAT_LIBSVM, HOG_FORMAT_CSV,
-               HOG_FORMAT_VW } hog_format;
+               HOG_FORMAT_VW, HOG_FORMAT_FFM } hog_format;
 typedef enum { HOG_ON_ERROR_STOP = 0, HOG_ON_ERROR_SKIP } hog_on_error;
 typedef enum { HOG_VERIFY_AT_OPEN = 0, HOG_VERIFY_AT_FIRST_READ } hog_verify;
 typedef struct hog_read_params {
@@ -66,7 +66,7 @@ typedef struct hog_read_params {
     hog_verify verify;
     uint32_t padding;
     int feature_names;
-    uint32_t reserved32;
+    int fields;
     uint64_t reserved[1];
 } hog_read_params;
 hog_read_params hog_read_params_default(void);

@@ -116,8 +116,10 @@ int cli_read_option(const char *opt, const char *val, hog_read_params *p)
             p->format = HOG_FORMAT_BINARY;
         else if (strcmp(val, "vw") == 0)
             p->format = HOG_FORMAT_VW;
+        else if (strcmp(val, "ffm") == 0 || strcmp(val, "libffm") == 0)
+            p->format = HOG_FORMAT_FFM;
         else {
-            cli_error("--format: expected csv, libsvm, vw or hgd, found '%s'", val);
+            cli_error("--format: expected csv, libsvm, vw, ffm or hgd, found '%s'", val);
             return -1;
         }
         return 1;

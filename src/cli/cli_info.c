@@ -15,6 +15,7 @@ static const char *format_name(hog_format f)
     case HOG_FORMAT_LIBSVM: return "libsvm text";
     case HOG_FORMAT_CSV: return "CSV text";
     case HOG_FORMAT_VW: return "Vowpal Wabbit text";
+    case HOG_FORMAT_FFM: return "LIBFFM text";
     default: return "unknown";
     }
 }
@@ -115,6 +116,11 @@ static int info_dataset(const char *path, const hog_read_params *rp)
     printf("%-18s %llu (%.2f per row, density %.4g)\n", "non-zeros", (unsigned long long)in.nnz,
            (double)in.nnz / (double)in.rows,
            in.features ? (double)in.nnz / ((double)in.rows * (double)in.features) : 0.0);
+    const int fields = hog_dataset_fields(ds); /* what field-aware models pair features by */
+    if (fields > 0)
+        printf("%-18s %d\n", "fields", fields);
+    else
+        printf("%-18s none\n", "fields");
     printf("%-18s %u of %u rows\n", "blocks", in.blocks, in.rows_per_block);
     printf("%-18s %llu\n", "file bytes", (unsigned long long)in.file_bytes);
     printf("%-18s %016llx\n", "fingerprint", (unsigned long long)in.fingerprint);

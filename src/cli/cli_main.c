@@ -8,7 +8,7 @@
 static const char usage[] =
     "usage: hogtrain COMMAND [options]\n"
     "\n"
-    "  convert INPUT -o DATA.hgd [--format csv|libsvm|vw] [--label COL] [--header]\n"
+    "  convert INPUT -o DATA.hgd [--format csv|libsvm|vw|ffm] [--label COL] [--header]\n"
     "                 [--delimiter C] [--on-error stop|skip] [--parse-threads N]\n"
     "  train   INPUT -o MODEL [--loss logistic|hinge|squared|softmax|...] [--threads N]\n"
     "                 [--epochs E] [--step S] [--schedule decay|invscaling|adagrad]\n"

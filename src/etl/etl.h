@@ -9,12 +9,13 @@
 #include "../util/util.h"
 
 /*
- * Binary dataset, version 5 (.hgd). All integers and floats little-endian.
+ * Binary dataset, version 6 (.hgd). All integers and floats little-endian.
  *
  *   offset  bytes  field
  *   0       8      magic "HOGDATA\0"
- *   8       4      version (5 with feature names, else 4 with class names,
- *                  else 3; versions 1 and 2 are read too, see below)
+ *   8       4      version (6 with fields, else 5 with feature names, else 4
+ *                  with class names, else 3; versions 1 and 2 are read too,
+ *                  see below)
  *   12      4      header_bytes (4096)
  *   16      8      rows
  *   24      8      features       (largest index + 1)
@@ -27,6 +28,8 @@
  *                                  bit 3: the summary, placed at 224;
  *                                  bit 4: class names, placed at 248 (version 4);
  *                                  bit 5: feature names, placed at 272 (version 5);
+ *                                  bit 6: a field per non-zero, their count at
+ *                                  296 (version 6);
  *                                  a reader rejects unknown bits)
  *   52      4      block_align    (4096)
  *   56      8      table_offset   (multiple of 8, after the last block)
@@ -36,8 +39,9 @@
  *   88      8      header_sum     (XXH3-64, seed 0, of bytes 0..4095 with this field zero)
  *   96      4000   zero but for the source record (flags bit 2, 96..223), the
  *                  summary's place (flags bit 3, 224..247), the class
- *                  names' place (flags bit 4, 248..271) and the feature
- *                  names' place (flags bit 5, 272..295):
+ *                  names' place (flags bit 4, 248..271), the feature
+ *                  names' place (flags bit 5, 272..295) and the field
+ *                  count (flags bit 6, 296..299):
  *   96      8        source bytes   (the size of the file the cache was made from)
  *   104     8        source mtime   (its modification time, ns since the epoch, signed)
  *   112     8        source inode
@@ -59,6 +63,7 @@
  *                                    before the table)
  *   280     8        fnames_bytes
  *   288     8        fnames_sum     (XXH3-64, seed 0, of the feature names' bytes)
+ *   296     4        fields         (1 to HOG_MAX_FIELDS: every field below it)
  *
  *   blocks, each at a multiple of block_align, padded with zeros to one:
  *     u32 ptr[rows + 1]   ptr[0] = 0, non-decreasing, ptr[rows] = nnz
@@ -66,6 +71,8 @@
  *     f32 value[nnz]      finite
  *     f32 label[rows]     finite
  *     f32 weight[rows]    weighted files only: finite, not negative
+ *     u16 field[nnz]      files with fields only (flags bit 6): each
+ *                         non-zero's field, < fields
  *
  *   summary at summary_offset (flags bit 3): what training must know of
  *   every row before its first step, counted once when the file is written:
@@ -109,6 +116,14 @@
  * packed bytes, so a writer can checksum and write the arrays where they
  * are, without packing them first.
  *
+ * Fields (version 6) are what factorisation machines that are field-aware
+ * (FFM) pair features by: LIBFFM text's "field:index:value", Vowpal
+ * Wabbit's namespaces. A field is a u16: more than 256 fields are common
+ * in CSV columns, more than 65,536 in no FFM (its model holds a latent
+ * vector per feature and field), and a wider type would take a fifth more
+ * of each non-zero's 10 bytes. Version 5 has no fields: flags bit 6 and
+ * bytes 296..299 are zero; a writer still writes it (or older) for data
+ * without them, byte for byte.
  * Version 4 has no feature names: flags bit 5 and bytes 272..295 are zero;
  * a writer still writes it for data without them, byte for byte.
  * Version 3 has no class names: flags bit 4 and bytes 248..271 are zero; a
@@ -122,7 +137,8 @@
  * reserved (0) at 28; flags are 0. It is read, never written.
  */
 #define HOG_HGD_MAGIC "HOGDATA"
-#define HOG_HGD_VERSION 5u
+#define HOG_HGD_VERSION 6u
+#define HOG_HGD_VERSION_FNAMES 5u  /* what a writer writes for feature names without fields */
 #define HOG_HGD_VERSION_CLASSES 4u /* what a writer writes for class names without feature names */
 #define HOG_HGD_VERSION_NUMBERS 3u /* what a writer writes for numeric labels */
 #define HOG_HGD_WEIGHTED 1u  /* flags bit 0 */
@@ -131,6 +147,9 @@
 #define HOG_HGD_SUMMARY 8u   /* flags bit 3: the summary of labels and degrees (version 3) */
 #define HOG_HGD_NAMES 16u    /* flags bit 4: class names (version 4) */
 #define HOG_HGD_FNAMES 32u   /* flags bit 5: feature names (version 5) */
+#define HOG_HGD_FIELDS 64u   /* flags bit 6: a field per non-zero (version 6) */
+/* The most fields a data set may have: a field is a u16 (see above). */
+#define HOG_MAX_FIELDS 65536u
 #define HOG_HGD_SUMMARY_LABELS 65536u          /* the most label values a summary lists */
 #define HOG_HGD_MANY_LABELS 0xffffffffu        /* a summary's label count when there are more */
 #define HOG_HGD_SUMMARY_FEATURES (1u << 24)    /* the most features a summary keeps degrees of */
@@ -254,6 +273,7 @@ typedef struct hog_block {
     const float *value;
     const float *label;
     const float *weight; /* importance weights, or NULL when every row weighs 1 */
+    const uint16_t *field; /* each non-zero's field, or NULL when the data has no fields */
 } hog_block;
 
 /* Row r of block b. */
@@ -283,6 +303,8 @@ struct hog_dataset {
     hog_idmap names;                /* class names (labels that were strings), label i is name i;
                                        n 0: the labels are numbers */
     hog_fnames fnames;              /* feature names, joined (n 0: none) */
+    uint32_t fields;                /* every block's fields are below it; 0: no fields (hog_block.field
+                                       NULL) */
 };
 
 /* Checks block b of ds before its rows are read, once: nothing for a data
@@ -295,10 +317,12 @@ int hog_dataset_check_block(const hog_dataset *ds, uint32_t b, char *err, size_t
 /* Whether block b passes every check of a block's arrays (offsets,
  * indices below features and increasing in each row, values, labels and
  * weights finite, weights not negative, labels among sm's when it lists
- * them; not the checksum), as vector reductions: 0 says only that one
+ * them, fields below `fields` where the block has them; not the
+ * checksum), as vector reductions: 0 says only that one
  * failed, which a row-by-row walk then names. *top gets the largest index
  * + 1. sm may be a zeroed summary. */
-int hog_block_sound(const hog_block *b, uint64_t features, const hog_hgd_summary *sm, uint64_t *top);
+int hog_block_sound(const hog_block *b, uint64_t features, uint32_t fields, const hog_hgd_summary *sm,
+                    uint64_t *top);
 /* Block b of ds, read again into view (a copy of its bytes elsewhere, as
  * the block ring reads them): every check of hog_dataset_check_block on the
  * copy. Errors as there. */
@@ -333,16 +357,27 @@ uint64_t hog_dataset_bytes(const hog_dataset *ds);
  * handed out before must be done with. Nothing for any other data set. */
 void hog_dataset_drop_heap(hog_dataset *ds);
 
-/* The size of a block's unpadded bytes in the file layout above. */
-static inline uint64_t hog_block_bytes(uint64_t rows, uint64_t nnz, int weighted)
+/* A block's optional arrays, as a layout: which of them it has. 1 is
+ * HOG_BLOCK_WEIGHTED, so a caller's "weighted" flag is the layout of a
+ * block without fields. */
+#define HOG_BLOCK_WEIGHTED 1
+#define HOG_BLOCK_FIELDS 2
+static inline int hog_block_layout(const hog_block *b)
 {
-    return 4 * (rows + 1) + 8 * nnz + 4 * rows + (weighted ? 4 * rows : 0);
+    return (b->weight ? HOG_BLOCK_WEIGHTED : 0) | (b->field ? HOG_BLOCK_FIELDS : 0);
+}
+
+/* The size of a block's unpadded bytes in the file layout above. */
+static inline uint64_t hog_block_bytes(uint64_t rows, uint64_t nnz, int layout)
+{
+    return 4 * (rows + 1) + 8 * nnz + 4 * rows + (layout & HOG_BLOCK_WEIGHTED ? 4 * rows : 0) +
+           (layout & HOG_BLOCK_FIELDS ? 2 * nnz : 0);
 }
 
 /* Fills a view of a block whose arrays lie packed at buf in the file layout
  * above (a block of a mapped file, or one the builder keeps in memory). */
 static inline void hog_block_view(hog_block *blk, const void *buf, uint32_t rows, uint32_t nnz,
-                                  int weighted, uint64_t sum)
+                                  int layout, uint64_t sum)
 {
     blk->rows = rows;
     blk->nnz = nnz;
@@ -351,10 +386,14 @@ static inline void hog_block_view(hog_block *blk, const void *buf, uint32_t rows
     blk->index = blk->ptr + rows + 1;
     blk->value = (const float *)(const void *)(blk->index + nnz);
     blk->label = blk->value + nnz;
-    blk->weight = weighted ? blk->label + rows : NULL;
+    blk->weight = layout & HOG_BLOCK_WEIGHTED ? blk->label + rows : NULL;
+    blk->field = layout & HOG_BLOCK_FIELDS
+                     ? (const uint16_t *)(const void *)(blk->label + rows + (layout & HOG_BLOCK_WEIGHTED ? rows : 0))
+                     : NULL;
 }
 
-/* A block's version-2 checksum, chained over its arrays (see above). */
+/* A block's version-2 checksum, chained over its arrays (see above; the
+ * field array last, where the block has one). */
 uint64_t hog_block_sum(const hog_block *b);
 
 /* Fingerprint of a data set from its blocks' (rows, nnz, sum). */
@@ -418,16 +457,17 @@ int hog_builder_create(uint32_t rows_per_block, hog_atomic_file *out, hog_builde
  * so memory stays at one block plus what fn holds. Returns 0 or -ENOMEM. */
 int hog_builder_create_pass(uint32_t rows_per_block, hog_builder **b);
 
-/* Appends one row. index must be strictly increasing (the caller, a parser,
- * reports violations with their location); values finite.
+/* Appends one row, without fields. index must be strictly increasing (the
+ * caller, a parser, reports violations with their location); values finite.
  * Returns 0, -ENOMEM, -errno (writing), or HOG_EPARAM if nnz or the block's
  * size would overflow 32 bits. */
 int hog_builder_add(hog_builder *b, float label, const uint32_t *index,
                     const float *value, uint32_t nnz);
 
-/* Appends every row of r (a parsed chunk), in bulk. With r->weight set the
- * data set is weighted; the first rows added settle that. Returns as
- * hog_builder_add. */
+/* Appends every row of r (a parsed chunk), in bulk. With r->weighted set
+ * the data set is weighted, with r->fielded it has fields; the first rows
+ * added settle both. Returns as hog_builder_add, or HOG_EPARAM when the
+ * rows have fields and the builder's data has none, or the other way. */
 struct hog_rows;
 int hog_builder_add_rows(hog_builder *b, const struct hog_rows *r);
 
@@ -458,7 +498,8 @@ const char *hog_builder_output(const hog_builder *b);
 
 /* The arrays a builder fills a block in: ptr (rows_per_block + 1, ptr[0]
  * = 0), label and weight (rows_per_block; weight NULL until weighted rows
- * come), index and value (nnz_cap each, grown as needed). */
+ * come), index and value (nnz_cap each, grown as needed), field (field_cap,
+ * grown as needed by a builder of rows with fields; NULL otherwise). */
 typedef struct hog_block_buffers {
     uint32_t *ptr;
     float *label;
@@ -466,6 +507,8 @@ typedef struct hog_block_buffers {
     uint32_t *index;
     float *value;
     size_t nnz_cap;
+    uint16_t *field;
+    size_t field_cap;
 } hog_block_buffers;
 
 /* Gives b the arrays a builder needs for a block of rpb rows (those it
@@ -578,6 +621,10 @@ void hog_hgd_writer_set_names(hog_hgd_writer *w, const hog_idmap *names);
  * gets flags bit 5, version 5 and the feature names section. The names
  * must live until hog_hgd_writer_finish. */
 void hog_hgd_writer_set_fnames(hog_hgd_writer *w, const hog_fnames *fnames);
+/* The fields of the blocks written (1 to HOG_MAX_FIELDS; 0: the blocks have
+ * none): the file gets flags bit 6, version 6 and the count. Every block
+ * must then have a field array, and its fields must be below it. */
+void hog_hgd_writer_set_fields(hog_hgd_writer *w, uint32_t fields);
 /* Writes the table and the header (the flags from weighted and one_based);
  * info (if not NULL) is filled. The caller then commits or aborts the file.
  * Returns 0 or -errno. */
@@ -616,7 +663,7 @@ int hog_detect_binary(const char *path, int *binary);
 /* How every line of one file is parsed, settled once from hog_read_params and
  * the file's first line(s) by hog_text_plan. */
 typedef struct hog_text_plan {
-    hog_format format;      /* HOG_FORMAT_LIBSVM, _CSV or _VW */
+    hog_format format;      /* HOG_FORMAT_LIBSVM, _CSV, _VW or _FFM */
     char delimiter;         /* CSV: the resolved separator (' ' = runs of blanks) */
     uint32_t fields;        /* CSV: fields per line */
     uint32_t label_col;     /* CSV */
@@ -637,6 +684,8 @@ typedef struct hog_text_plan {
     char **column_name;       /* the header's names, or "0", "1", ... without a header */
     int label_names;          /* CSV: the label column holds class names (its first data field is not
                                  a number): each row's name goes to hog_rows.names */
+    int fielded;              /* each value keeps its field (hog_rows.field): LIBFFM always, VW and CSV
+                                 with hog_read_params.fields */
 } hog_text_plan;
 
 /* HOG_COL_LABEL_NAME: the label column of a plan with label_names. */
@@ -696,6 +745,8 @@ typedef struct hog_rows {
     float *label;
     float *weight;      /* one per row when weighted, else unused (may be NULL) */
     int weighted;       /* the format has weights (VW): set by hog_parse_chunk */
+    uint16_t *field;    /* each value's field (cap_nnz of them) when fielded, else unused (may be NULL) */
+    int fielded;        /* the format has fields (LIBFFM, VW): set by hog_parse_chunk */
     /* a plan with label_names: each row's class name, NUL-terminated, back
      * to back in row order (label is 0 until the builder numbers them) */
     char *names;

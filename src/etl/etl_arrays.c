@@ -256,7 +256,7 @@ int hog_dataset_from_csr(const hog_csr *csr, int flags, hog_dataset **out, char 
     const hog_hgd_summary none = {0};
     for (uint32_t b = 0; b < blocks && rc == 0; b++) {
         uint64_t top;
-        if (hog_block_sound(&ds->blocks[b], csr->cols, &none, &top))
+        if (hog_block_sound(&ds->blocks[b], csr->cols, 0, &none, &top))
             continue;
         const uint64_t r0 = (uint64_t)b * rpb, n = HOG_MIN((uint64_t)rpb, csr->rows - r0);
         for (uint64_t r = r0; r < r0 + n && rc == 0; r++)

@@ -81,7 +81,7 @@ static void block_span(const hog_dataset *ds, uint32_t b, uint64_t *off, uint64_
 {
     const hog_block *blk = &ds->blocks[b];
     *off = (uint64_t)((const char *)blk->ptr - (const char *)ds->map);
-    *len = hog_block_bytes(blk->rows, blk->nnz, blk->weight != NULL);
+    *len = hog_block_bytes(blk->rows, blk->nnz, hog_block_layout(blk));
 }
 
 /* Queues the rest of slot s's read. Called with the lock held. */
@@ -138,7 +138,7 @@ static int read_done(hog_block_ring *r, unsigned s, int res, int *rc, char *err,
 {
     ring_slot *sl = &r->slot[s];
     const hog_block *blk = &r->ds->blocks[sl->block];
-    const size_t bytes = (size_t)hog_block_bytes(blk->rows, blk->nnz, blk->weight != NULL);
+    const size_t bytes = (size_t)hog_block_bytes(blk->rows, blk->nnz, hog_block_layout(blk));
     if (res < 0) {
         *rc = hog_fail(res, err, err_len, "%s: block %u: read at byte %llu: %s", r->ds->path ? r->ds->path : "data",
                  sl->block, (unsigned long long)(sl->off + sl->got), hog_strerror(res));
@@ -153,7 +153,7 @@ static int read_done(hog_block_ring *r, unsigned s, int res, int *rc, char *err,
         }
         return 0;
     }
-    hog_block_view(&sl->view, sl->buf + sl->skip, blk->rows, blk->nnz, blk->weight != NULL, blk->sum);
+    hog_block_view(&sl->view, sl->buf + sl->skip, blk->rows, blk->nnz, hog_block_layout(blk), blk->sum);
     return 2;
 }
 

@@ -17,6 +17,8 @@
 struct hog_builder {
     uint32_t rows_per_block;
     int weighted;                 /* rows carry weights (settled by the first rows added) */
+    int fielded;                  /* values carry fields (settled by the first rows added) */
+    uint32_t fields;              /* the largest field seen + 1 */
     int one_based;                /* from 1-based libsvm text */
     uint64_t rows, nnz, features; /* totals over finished and current blocks */
 
@@ -28,6 +30,8 @@ struct hog_builder {
     uint32_t *index;
     float *value;
     size_t nnz_cap;
+    uint16_t *field; /* when fielded: field_cap entries */
+    size_t field_cap;
 
     /* in memory: finished blocks and their buffers */
     hog_block *blocks;
@@ -83,6 +87,7 @@ void hog_block_buffers_free(hog_block_buffers *b)
     hog_free(b->weight);
     hog_free(b->index);
     hog_free(b->value);
+    hog_free(b->field);
     memset(b, 0, sizeof(*b));
 }
 
@@ -228,14 +233,16 @@ static int builder_flush(hog_builder *b)
     if (b->cur_rows == 0)
         return 0;
     hog_block view = {b->cur_rows, b->cur_nnz, 0,        b->ptr,
-                      b->index,    b->value,   b->label, b->weighted ? b->weight : NULL};
+                      b->index,    b->value,   b->label, b->weighted ? b->weight : NULL,
+                      b->fielded ? b->field : NULL};
     view.sum = hog_block_sum(&view);
     int rc;
     if (b->writer || b->pass) {
         if (b->writer && (rc = hog_hgd_writer_block(b->writer, &view)) < 0)
             return rc;
         if (b->on_block) { /* a view of the builder's arrays, which the callback may keep */
-            hog_block_buffers bufs = {b->ptr, b->label, b->weight, b->index, b->value, b->nnz_cap};
+            hog_block_buffers bufs = {b->ptr,   b->label,   b->weight, b->index,
+                                      b->value, b->nnz_cap, b->field,  b->field_cap};
             rc = b->on_block(b->on_block_ctx, &view, 0, b->position, &bufs);
             b->ptr = bufs.ptr;
             b->label = bufs.label;
@@ -243,6 +250,8 @@ static int builder_flush(hog_builder *b)
             b->index = bufs.index;
             b->value = bufs.value;
             b->nnz_cap = bufs.nnz_cap;
+            b->field = bufs.field; /* a consumer's arrays may have none: field_room makes it */
+            b->field_cap = bufs.field_cap;
             if (rc != 0)
                 return rc;
         }
@@ -257,7 +266,8 @@ static int builder_flush(hog_builder *b)
         }
         if (rc < 0)
             return rc;
-        size_t bytes = (size_t)hog_block_bytes(b->cur_rows, b->cur_nnz, b->weighted);
+        const int layout = hog_block_layout(&view);
+        size_t bytes = (size_t)hog_block_bytes(b->cur_rows, b->cur_nnz, layout);
         uint8_t *buf = hog_aligned_alloc(HOG_CACHELINE, bytes);
         if (!buf)
             return -ENOMEM;
@@ -267,8 +277,10 @@ static int builder_flush(hog_builder *b)
         at = pack(at, view.value, 4 * (size_t)view.nnz);
         at = pack(at, view.label, 4 * (size_t)view.rows);
         if (view.weight)
-            pack(at, view.weight, 4 * (size_t)view.rows);
-        hog_block_view(&b->blocks[b->nblocks], buf, view.rows, view.nnz, b->weighted, view.sum);
+            at = pack(at, view.weight, 4 * (size_t)view.rows);
+        if (view.field)
+            pack(at, view.field, 2 * (size_t)view.nnz);
+        hog_block_view(&b->blocks[b->nblocks], buf, view.rows, view.nnz, layout, view.sum);
         b->heap[b->nblocks] = buf;
         b->nblocks++;
         b->heap_bytes += bytes;
@@ -300,25 +312,53 @@ static int reserve_nnz(hog_builder *b, uint64_t more)
     return rc;
 }
 
+/* Makes room in the current block's field array for `more` values, and
+ * the array itself (a block's view of fielded rows has one even when it
+ * holds no value). */
+static int field_room(hog_builder *b, uint64_t more)
+{
+    uint64_t need = HOG_MAX((uint64_t)b->cur_nnz + more, 1);
+    if (need <= b->field_cap && b->field)
+        return 0;
+    void *f = b->field;
+    size_t cap = b->field ? b->field_cap : 0;
+    int rc = hog_array_grow(&f, &cap, (size_t)need, sizeof(uint16_t), 64);
+    b->field = f;
+    if (rc == 0)
+        b->field_cap = cap;
+    return rc;
+}
+
 /* Appends rows [0, n) of a CSR run (ptr relative to its own start, weight
- * NULL for weight 1) to the current block, which has room for n rows. */
+ * NULL for weight 1, field NULL without fields) to the current block,
+ * which has room for n rows. */
 static int builder_append(hog_builder *b, uint32_t n, const uint32_t *ptr, const uint32_t *index,
-                          const float *value, const float *label, const float *weight)
+                          const float *value, const uint16_t *field, const float *label, const float *weight)
 {
     uint64_t nnz = (uint64_t)ptr[n] - ptr[0];
     uint64_t cur_nnz = (uint64_t)b->cur_nnz + nnz;
-    if (cur_nnz > UINT32_MAX ||
-        hog_block_bytes((uint64_t)b->cur_rows + n, cur_nnz, b->weighted) > UINT32_MAX)
+    const int layout = (b->weighted ? HOG_BLOCK_WEIGHTED : 0) | (b->fielded ? HOG_BLOCK_FIELDS : 0);
+    if (cur_nnz > UINT32_MAX || hog_block_bytes((uint64_t)b->cur_rows + n, cur_nnz, layout) > UINT32_MAX)
         return HOG_EPARAM; /* rows_per_block too large for this data */
     uint32_t blocks_done = b->writer ? hog_hgd_writer_blocks(b->writer) : b->nblocks;
     if (b->cur_rows == 0 && blocks_done == UINT32_MAX)
         return HOG_EPARAM; /* the block count is a u32 */
     int rc = reserve_nnz(b, nnz);
+    if (rc == 0 && b->fielded)
+        rc = field_room(b, nnz);
     if (rc < 0)
         return rc;
     if (nnz) {
         memcpy(b->index + b->cur_nnz, index + ptr[0], (size_t)nnz * sizeof(uint32_t));
         memcpy(b->value + b->cur_nnz, value + ptr[0], (size_t)nnz * sizeof(float));
+    }
+    if (nnz && b->fielded) {
+        const uint16_t *f = field + ptr[0];
+        uint16_t most = 0;
+        for (uint64_t k = 0; k < nnz; k++)
+            most = f[k] > most ? f[k] : most;
+        memcpy(b->field + b->cur_nnz, f, (size_t)nnz * sizeof(uint16_t));
+        b->fields = HOG_MAX(b->fields, (uint32_t)most + 1);
     }
     uint32_t *dst = b->ptr + b->cur_rows + 1;
     const uint32_t shift = b->cur_nnz - ptr[0]; /* modulo 2^32: the sums land in range */
@@ -366,7 +406,9 @@ int hog_builder_add(hog_builder *b, float label, const uint32_t *index, const fl
                     uint32_t nnz)
 {
     const uint32_t ptr[2] = {0, nnz};
-    return builder_append(b, 1, ptr, index, value, &label, NULL);
+    if (b->fielded)
+        return HOG_EPARAM; /* rows with fields came first */
+    return builder_append(b, 1, ptr, index, value, NULL, &label, NULL);
 }
 
 /* The numbers of the n class names at *at (advanced past them) into
@@ -395,9 +437,21 @@ static int number_names(hog_builder *b, const char **at, uint32_t n)
     return 0;
 }
 
+/* The first rows settle whether the values have fields: a text format has
+ * them on every value (LIBFFM's, VW's namespaces) or on none. */
+static int settle_fielded(hog_builder *b, int fielded)
+{
+    if (b->rows > 0)
+        return b->fielded == fielded ? 0 : HOG_EPARAM;
+    b->fielded = fielded;
+    return fielded ? field_room(b, 0) : 0;
+}
+
 int hog_builder_add_rows(hog_builder *b, const hog_rows *r)
 {
     int rc = settle_weighted(b, r->weighted);
+    if (rc == 0)
+        rc = settle_fielded(b, r->fielded);
     const char *name = r->names_len ? r->names : NULL;
     for (uint64_t i = 0; i < r->rows && rc == 0;) {
         uint32_t n = (uint32_t)HOG_MIN(r->rows - i, (uint64_t)(b->rows_per_block - b->cur_rows));
@@ -407,7 +461,8 @@ int hog_builder_add_rows(hog_builder *b, const hog_rows *r)
                 break;
             label = b->codes;
         }
-        rc = builder_append(b, n, r->ptr + i, r->index, r->value, label, r->weighted ? r->weight + i : NULL);
+        rc = builder_append(b, n, r->ptr + i, r->index, r->value, r->fielded ? r->field : NULL, label,
+                            r->weighted ? r->weight + i : NULL);
         i += n;
     }
     return rc;
@@ -458,6 +513,7 @@ void hog_builder_free(hog_builder *b)
     hog_free(b->weight);
     hog_free(b->index);
     hog_free(b->value);
+    hog_free(b->field);
     hog_hgd_writer_free(b->writer);
     hog_atomic_abort(&b->scratch);
     hog_free(b->spill_dir);
@@ -472,9 +528,17 @@ void hog_builder_free(hog_builder *b)
 /* A spilled builder's data set: the scratch file, mapped, and the blocks
  * held in memory before the spill, which it keeps until
  * hog_dataset_drop_heap. */
+/* The fields a finished data set has: a data set of rows with fields has
+ * at least one, though no row had a value. */
+static uint32_t builder_fields(const hog_builder *b)
+{
+    return b->fielded ? HOG_MAX(b->fields, 1) : 0;
+}
+
 static int finish_spilled(hog_builder *b, hog_format format, hog_dataset **out)
 {
     hog_hgd_writer_set_names(b->writer, &b->names);
+    hog_hgd_writer_set_fields(b->writer, builder_fields(b));
     int rc = join_fnames(b);
     hog_hgd_writer_set_fnames(b->writer, &b->joined);
     if (rc == 0)
@@ -526,6 +590,7 @@ int hog_builder_finish(hog_builder *b, hog_format format, hog_dataset **out)
     ds->info.weighted = b->weighted;
     ds->info.index_base = b->one_based;
     ds->info.fingerprint = hog_etl_fingerprint(b->blocks, b->nblocks);
+    ds->fields = builder_fields(b);
     ds->blocks = b->blocks;
     ds->heap = b->heap;
     ds->heap_count = b->nblocks;
@@ -549,6 +614,7 @@ int hog_builder_finish_file(hog_builder *b, hog_dataset_info *info)
 {
     int rc = b->rows == 0 ? HOG_EEMPTY : builder_flush(b);
     hog_hgd_writer_set_names(b->writer, &b->names);
+    hog_hgd_writer_set_fields(b->writer, builder_fields(b));
     if (rc == 0)
         rc = join_fnames(b);
     hog_hgd_writer_set_fnames(b->writer, &b->joined);

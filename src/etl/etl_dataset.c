@@ -69,7 +69,7 @@ int hog_detect_binary(const char *path, int *binary)
 int hog_resolve_format(const char *path, const hog_read_params *p, hog_format *fmt, char *err, size_t len)
 {
     *fmt = p->format;
-    if (p->format > HOG_FORMAT_VW || p->format < HOG_FORMAT_AUTO)
+    if (p->format > HOG_FORMAT_FFM || p->format < HOG_FORMAT_AUTO)
         return hog_fail(HOG_EPARAM, err, len, "format: %d is not a hog_format", (int)p->format);
     if (p->format != HOG_FORMAT_AUTO)
         return 0;
@@ -280,6 +280,11 @@ hog_row hog_dataset_row(const hog_dataset *ds, uint64_t i)
     return hog_block_row(&ds->blocks[i / rpb], (uint32_t)(i % rpb));
 }
 
+int hog_dataset_fields(const hog_dataset *ds)
+{
+    return ds ? (int)ds->fields : HOG_EPARAM;
+}
+
 uint64_t hog_dataset_skipped(const hog_dataset *ds, char *buf, size_t len)
 {
     if (buf && len)
@@ -291,7 +296,8 @@ uint64_t hog_dataset_bytes(const hog_dataset *ds)
 {
     if (ds->map)
         return ds->map_bytes;
-    return hog_block_bytes(ds->info.rows, ds->info.nnz, ds->info.weighted);
+    return hog_block_bytes(ds->info.rows, ds->info.nnz,
+                           (ds->info.weighted ? HOG_BLOCK_WEIGHTED : 0) | (ds->fields ? HOG_BLOCK_FIELDS : 0));
 }
 
 void hog_dataset_drop_heap(hog_dataset *ds)

@@ -149,27 +149,29 @@ uint64_t hog_etl_fingerprint(const hog_block *blocks, uint32_t n)
 
 /* The arrays of a block in file order, as (pointer, bytes) pairs. */
 typedef struct block_arrays {
-    const void *p[5];
-    size_t len[5];
+    const void *p[6];
+    size_t len[6];
     unsigned n;
 } block_arrays;
 
-static void arrays_of(block_arrays *a, uint32_t rows, uint32_t nnz, const uint32_t *ptr,
-                      const uint32_t *index, const float *value, const float *label,
-                      const float *weight)
+static void arrays_of(block_arrays *a, const hog_block *b)
 {
-    a->p[0] = ptr, a->len[0] = 4 * ((size_t)rows + 1);
-    a->p[1] = index, a->len[1] = 4 * (size_t)nnz;
-    a->p[2] = value, a->len[2] = 4 * (size_t)nnz;
-    a->p[3] = label, a->len[3] = 4 * (size_t)rows;
-    a->p[4] = weight, a->len[4] = 4 * (size_t)rows;
-    a->n = weight ? 5 : 4;
+    const size_t rows = b->rows, nnz = b->nnz;
+    a->p[0] = b->ptr, a->len[0] = 4 * (rows + 1);
+    a->p[1] = b->index, a->len[1] = 4 * nnz;
+    a->p[2] = b->value, a->len[2] = 4 * nnz;
+    a->p[3] = b->label, a->len[3] = 4 * rows;
+    a->n = 4;
+    if (b->weight)
+        a->p[a->n] = b->weight, a->len[a->n++] = 4 * rows;
+    if (b->field)
+        a->p[a->n] = b->field, a->len[a->n++] = 2 * nnz;
 }
 
 uint64_t hog_block_sum(const hog_block *b)
 {
     block_arrays a;
-    arrays_of(&a, b->rows, b->nnz, b->ptr, b->index, b->value, b->label, b->weight);
+    arrays_of(&a, b);
     uint64_t s = 0;
     for (unsigned i = 0; i < a.n; i++)
         s = hog_hash64(a.p[i], a.len[i], s);
@@ -215,7 +217,9 @@ enum {
     H_FNAMES_OFFSET = 272,
     H_FNAMES_BYTES = 280,
     H_FNAMES_SUM = 288,
-    H_FNAMES_END = 296, /* zero from here on */
+    H_FNAMES_END = 296, /* where the field count's place begins */
+    H_FIELDS = 296,
+    H_FIELDS_END = 300, /* zero from here on */
     H1_HEADER_CRC = 84, /* version 1 */
     H1_END = 88,
 };
@@ -225,6 +229,7 @@ enum { T_OFFSET = 0, T_BYTES = 8, T_ROWS = 16, T_NNZ = 20, T_SUM = 24, T1_RESERV
 _Static_assert(H_SOURCE_END == H_SUMMARY_OFFSET, "the summary's place follows the source record");
 _Static_assert(H_SUMMARY_END == H_NAMES_OFFSET, "the class names' place follows the summary's");
 _Static_assert(H_NAMES_END == H_FNAMES_OFFSET, "the feature names' place follows the class names'");
+_Static_assert(H_FNAMES_END == H_FIELDS, "the field count's place follows the feature names'");
 _Static_assert(HOG_MAX_LABEL_NAMES <= HOG_HGD_SUMMARY_LABELS, "a file with class names lists their numbers");
 
 /* The summary's size for its counts (labels read as 0 when MANY). */
@@ -285,6 +290,7 @@ struct hog_hgd_writer {
     int has_src;
     const hog_idmap *names; /* the class names (hog_hgd_writer_set_names), or NULL */
     const hog_fnames *fnames; /* the feature names (hog_hgd_writer_set_fnames), or NULL */
+    uint32_t fields;          /* the blocks' fields (hog_hgd_writer_set_fields), 0: none */
     /* The summary, counted as the blocks go by: the label values and
      * their rows (dropped past HOG_HGD_SUMMARY_LABELS: many), each
      * feature's degree (dropped past HOG_HGD_SUMMARY_FEATURES). */
@@ -471,6 +477,11 @@ void hog_hgd_writer_set_fnames(hog_hgd_writer *w, const hog_fnames *fnames)
     w->fnames = fnames && fnames->n ? fnames : NULL;
 }
 
+void hog_hgd_writer_set_fields(hog_hgd_writer *w, uint32_t fields)
+{
+    w->fields = fields;
+}
+
 /* The record in the header's bytes (see etl.h), and back. */
 static void put_source(uint8_t *h, const hog_hgd_source *src)
 {
@@ -590,7 +601,7 @@ int hog_hgd_writer_block(hog_hgd_writer *w, const hog_block *blk)
 {
     const uint32_t rows = blk->rows, nnz = blk->nnz;
     block_arrays a;
-    arrays_of(&a, rows, nnz, blk->ptr, blk->index, blk->value, blk->label, blk->weight);
+    arrays_of(&a, blk);
     uint64_t bytes = 0;
     for (unsigned i = 0; i < a.n; i++)
         bytes += a.len[i];
@@ -649,9 +660,10 @@ int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_pe
     const hog_fnames *fn = w->fnames;
     const uint64_t fnames_offset = round_up(names ? names_offset + names_bytes : summary_offset + summary_bytes, 8);
     const uint64_t fnames_bytes = fn ? hog_fnames_bytes(fn) : 0;
-    const uint32_t version = fn      ? HOG_HGD_VERSION
-                             : names ? HOG_HGD_VERSION_CLASSES
-                                     : HOG_HGD_VERSION_NUMBERS;
+    const uint32_t version = w->fields ? HOG_HGD_VERSION
+                             : fn      ? HOG_HGD_VERSION_FNAMES
+                             : names   ? HOG_HGD_VERSION_CLASSES
+                                       : HOG_HGD_VERSION_NUMBERS;
     size_t table_bytes = (size_t)w->blocks * HOG_HGD_TABLE_ENTRY;
     uint64_t table_offset = round_up(fn ? fnames_offset + fnames_bytes : fnames_offset, 8);
     uint64_t file_bytes = table_offset + table_bytes;
@@ -702,7 +714,7 @@ int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_pe
     hog_put_u32(h + H_ROWS_PER_BLOCK, rows_per_block);
     hog_put_u32(h + H_FLAGS, (weighted ? HOG_HGD_WEIGHTED : 0) | (one_based ? HOG_HGD_ONE_BASED : 0) |
                                  (w->has_src ? HOG_HGD_SOURCE : 0) | HOG_HGD_SUMMARY | (names ? HOG_HGD_NAMES : 0) |
-                                 (fn ? HOG_HGD_FNAMES : 0));
+                                 (fn ? HOG_HGD_FNAMES : 0) | (w->fields ? HOG_HGD_FIELDS : 0));
     hog_put_u32(h + H_BLOCK_ALIGN, HOG_HGD_ALIGN);
     hog_put_u64(h + H_TABLE_OFFSET, table_offset);
     hog_put_u64(h + H_FILE_BYTES, file_bytes);
@@ -722,6 +734,8 @@ int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_pe
         hog_put_u64(h + H_FNAMES_BYTES, fnames_bytes);
         hog_put_u64(h + H_FNAMES_SUM, fnames_sum);
     }
+    if (w->fields)
+        hog_put_u32(h + H_FIELDS, w->fields);
     hog_put_u64(h + H_TABLE_SUM, table_sum(w->table, table_bytes, version));
     hog_put_u64(h + H_HEADER_SUM, header_sum(h, version));
     rc = hog_atomic_pwrite(w->f, h, sizeof(h), 0);
@@ -760,6 +774,7 @@ int hog_hgd_write(const hog_dataset *ds, const hog_hgd_source *src, hog_atomic_f
     hog_hgd_writer_set_source(&w, src);
     hog_hgd_writer_set_names(&w, &ds->names);
     hog_hgd_writer_set_fnames(&w, &ds->fnames);
+    hog_hgd_writer_set_fields(&w, ds->fields);
     int rc = 0;
     for (uint32_t i = 0; i < ds->info.blocks && rc == 0; i++) {
         hog_block b = ds->blocks[i];
@@ -840,8 +855,10 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
                            : version == 3 ? HOG_HGD_WEIGHTED | HOG_HGD_ONE_BASED | HOG_HGD_SOURCE | HOG_HGD_SUMMARY
                            : version == 4 ? HOG_HGD_WEIGHTED | HOG_HGD_ONE_BASED | HOG_HGD_SOURCE | HOG_HGD_SUMMARY |
                                                 HOG_HGD_NAMES
+                           : version == 5 ? HOG_HGD_WEIGHTED | HOG_HGD_ONE_BASED | HOG_HGD_SOURCE | HOG_HGD_SUMMARY |
+                                                HOG_HGD_NAMES | HOG_HGD_FNAMES
                                           : HOG_HGD_WEIGHTED | HOG_HGD_ONE_BASED | HOG_HGD_SOURCE | HOG_HGD_SUMMARY |
-                                                HOG_HGD_NAMES | HOG_HGD_FNAMES;
+                                                HOG_HGD_NAMES | HOG_HGD_FNAMES | HOG_HGD_FIELDS;
     if (flags & ~known)
         return hog_fail(HOG_ECORRUPT, err, len, "%s: unknown flags 0x%x", path, flags);
     uint32_t align = hog_get_u32(h + H_BLOCK_ALIGN);
@@ -849,14 +866,15 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
         return hog_fail(HOG_ECORRUPT, err, len, "%s: block_align is %u, expected %u", path,
                         align, HOG_HGD_ALIGN);
     /* Zero but for the records its flags announce. */
-    const size_t zero[5][2] = {
+    const size_t zero[6][2] = {
         {version == 1 ? H1_END : flags & HOG_HGD_SOURCE ? H_SOURCE_END : H_END, H_SUMMARY_OFFSET},
         {flags & HOG_HGD_SUMMARY ? H_SUMMARY_END : H_SUMMARY_OFFSET, H_SUMMARY_END},
         {flags & HOG_HGD_NAMES ? H_NAMES_END : H_NAMES_OFFSET, H_NAMES_END},
         {flags & HOG_HGD_FNAMES ? H_FNAMES_END : H_FNAMES_OFFSET, H_FNAMES_END},
-        {H_FNAMES_END, HOG_HGD_HEADER_BYTES},
+        {flags & HOG_HGD_FIELDS ? H_FIELDS_END : H_FIELDS, H_FIELDS_END},
+        {H_FIELDS_END, HOG_HGD_HEADER_BYTES},
     };
-    for (size_t i = 0; i < 5; i++) {
+    for (size_t i = 0; i < HOG_ARRAY_LEN(zero); i++) {
         const size_t from = HOG_MIN(zero[i][0], zero[i][1]), n = zero[i][1] - from;
         const size_t nonzero = first_nonzero(h + from, n);
         if (nonzero < n)
@@ -884,6 +902,10 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
                         "%llu bytes",
                         path, (unsigned long long)table_offset, blocks,
                         (unsigned long long)file_bytes);
+    const uint32_t fields = hog_get_u32(h + H_FIELDS);
+    if ((flags & HOG_HGD_FIELDS) && (fields == 0 || fields > HOG_MAX_FIELDS))
+        return hog_fail(HOG_ECORRUPT, err, len, "%s: fields is %u, not between 1 and %u", path, fields,
+                        HOG_MAX_FIELDS);
     if (rows == 0)
         return hog_fail(HOG_EEMPTY, err, len, "%s: data set has no rows", path);
     return 0;
@@ -896,7 +918,8 @@ static int check_table(const char *path, const uint8_t *map, const uint8_t *h, h
     uint64_t rows = hog_get_u64(h + H_ROWS), nnz = hog_get_u64(h + H_NNZ);
     uint32_t blocks = hog_get_u32(h + H_BLOCKS), rpb = hog_get_u32(h + H_ROWS_PER_BLOCK);
     uint32_t version = hog_get_u32(h + H_VERSION);
-    int weighted = (hog_get_u32(h + H_FLAGS) & HOG_HGD_WEIGHTED) != 0;
+    const uint32_t flags = hog_get_u32(h + H_FLAGS);
+    const int layout = (flags & HOG_HGD_WEIGHTED ? HOG_BLOCK_WEIGHTED : 0) | (flags & HOG_HGD_FIELDS ? HOG_BLOCK_FIELDS : 0);
     uint64_t table_offset = hog_get_u64(h + H_TABLE_OFFSET);
     const uint8_t *table = map + table_offset;
     size_t table_bytes = (size_t)blocks * HOG_HGD_TABLE_ENTRY;
@@ -927,18 +950,18 @@ static int check_table(const char *path, const uint8_t *map, const uint8_t *h, h
                             "outside %llu..%llu",
                             path, i, (unsigned long long)off, (unsigned long long)bytes,
                             (unsigned long long)end, (unsigned long long)table_offset);
-        if (hog_block_bytes(brows, bnnz, weighted) > bytes)
+        if (hog_block_bytes(brows, bnnz, layout) > bytes)
             return hog_fail(HOG_ECORRUPT, err, len,
                             "%s: block %u: %u rows and %u non-zeros need %llu bytes, entry has "
                             "%llu",
                             path, i, brows, bnnz,
-                            (unsigned long long)hog_block_bytes(brows, bnnz, weighted),
+                            (unsigned long long)hog_block_bytes(brows, bnnz, layout),
                             (unsigned long long)bytes);
         nnz_sum += bnnz;
         end = off + bytes;
         uint64_t bsum = version == 1 ? hog_get_u32(e + T_SUM) : hog_get_u64(e + T_SUM);
         fp = fp_step(fp, brows, bnnz, bsum);
-        hog_block_view(&out[i], map + off, brows, bnnz, weighted, bsum);
+        hog_block_view(&out[i], map + off, brows, bnnz, layout, bsum);
     }
     if (nnz_sum != nnz)
         return hog_fail(HOG_ECORRUPT, err, len,
@@ -1153,7 +1176,8 @@ static int check_fnames(const char *path, const uint8_t *map, const uint8_t *h, 
  * the message. Indices strictly increase within each row when the descents
  * of the whole index array are exactly those at row starts. *top gets
  * the largest index + 1. */
-int hog_block_sound(const hog_block *b, uint64_t features, const hog_hgd_summary *sm, uint64_t *top)
+int hog_block_sound(const hog_block *b, uint64_t features, uint32_t fields, const hog_hgd_summary *sm,
+                    uint64_t *top)
 {
     const uint32_t rows = b->rows, nnz = b->nnz, *ptr = b->ptr, *idx = b->index;
     if (ptr[0] != 0 || ptr[rows] != nnz || lanes_descents(ptr, rows + 1, 0) != 0)
@@ -1169,6 +1193,13 @@ int hog_block_sound(const hog_block *b, uint64_t features, const hog_hgd_summary
         lanes_nonfinite((const uint32_t *)(const void *)b->label, rows, 0) ||
         (b->weight && lanes_nonfinite((const uint32_t *)(const void *)b->weight, rows, 1)))
         return 0;
+    if (b->field) {
+        uint32_t top_field = 0;
+        for (uint32_t k = 0; k < nnz; k++) /* a max over u16 lanes, vectorised */
+            top_field = b->field[k] > top_field ? b->field[k] : top_field;
+        if (nnz && top_field >= fields)
+            return 0;
+    }
     if ((sm->labels == 1 || sm->labels == 2) &&
         !lanes_two_labels(b->label, rows, (float)sm->label[0], (float)sm->label[sm->labels - 1]))
         return 0;
@@ -1183,7 +1214,8 @@ int hog_block_sound(const hog_block *b, uint64_t features, const hog_hgd_summary
 /* Checks one block's bytes: its checksum, then every offset, index, value
  * and label; *top gets the largest feature index + 1 (0 without any). */
 static int check_block(const char *path, uint32_t version, uint32_t i, const hog_block *b,
-                       uint64_t features, const hog_hgd_summary *sm, uint64_t *top, char *err, size_t len)
+                       uint64_t features, uint32_t fields, const hog_hgd_summary *sm, uint64_t *top, char *err,
+                       size_t len)
 {
     const int listed = sm->labels && sm->labels != HOG_HGD_MANY_LABELS;
     *top = 0;
@@ -1193,7 +1225,7 @@ static int check_block(const char *path, uint32_t version, uint32_t i, const hog
         return hog_fail(HOG_ECHECKSUM, err, len,
                         "%s: block %u: checksum mismatch (stored 0x%016llx, computed 0x%016llx)",
                         path, i, (unsigned long long)b->sum, (unsigned long long)sum);
-    if (hog_block_sound(b, features, sm, top))
+    if (hog_block_sound(b, features, fields, sm, top))
         return 0;
     if (b->ptr[0] != 0)
         return hog_fail(HOG_ECORRUPT, err, len, "%s: block %u: first row offset is %u, not 0",
@@ -1221,6 +1253,10 @@ static int check_block(const char *path, uint32_t version, uint32_t i, const hog
                 return hog_fail(HOG_ECORRUPT, err, len,
                                 "%s: block %u: row %u: value of feature %u is not finite", path,
                                 i, r, b->index[k]);
+            if (b->field && b->field[k] >= fields)
+                return hog_fail(HOG_ECORRUPT, err, len,
+                                "%s: block %u: row %u: feature %u has field %u, not below the file's %u fields",
+                                path, i, r, b->index[k], b->field[k], fields);
         }
         if (e > s)
             *top = HOG_MAX(*top, (uint64_t)b->index[e - 1] + 1);
@@ -1278,8 +1314,8 @@ static void *check_worker(void *v)
             continue;
         hog_dataset_willneed(ds, i + 1);
         uint64_t btop;
-        int rc = check_block(j->path, ds->version, i, &ds->blocks[i], j->features, &ds->summary, &btop, err,
-                             sizeof(err));
+        int rc = check_block(j->path, ds->version, i, &ds->blocks[i], j->features, ds->fields, &ds->summary, &btop,
+                             err, sizeof(err));
         top = HOG_MAX(top, btop);
         if (rc == 0 && ds->checked)
             atomic_store_explicit(&ds->checked[i], 1, memory_order_release);
@@ -1338,7 +1374,8 @@ static int check_blocks(const char *path, const hog_dataset *ds, uint64_t featur
 int hog_dataset_check_view(const hog_dataset *ds, uint32_t b, const hog_block *view, char *err, size_t err_len)
 {
     uint64_t top;
-    int rc = check_block(ds->path, ds->version, b, view, ds->info.features, &ds->summary, &top, err, err_len);
+    int rc = check_block(ds->path, ds->version, b, view, ds->info.features, ds->fields, &ds->summary, &top, err,
+                         err_len);
     if (rc == 0)
         top_seen(ds, top);
     return rc;
@@ -1529,6 +1566,7 @@ int hog_hgd_open_lazy(int fd, const char *path, int lazy, hog_dataset **out, cha
      * (the pages stay in the page cache for the first epoch unless the file
      * is larger than half the available memory, when they go too). */
     ds->info.blocks = blocks; /* what hog_dataset_willneed/drop look at */
+    ds->fields = hog_get_u32(h + H_FLAGS) & HOG_HGD_FIELDS ? hog_get_u32(h + H_FIELDS) : 0; /* and check_block */
     ds->info.features = features; /* what hog_dataset_check checks indices against */
     if (rc == 0 && !lazy)
         rc = check_blocks(path, ds, features, size > hog_mem_usable() / 2, err, err_len);

@@ -26,6 +26,8 @@ enum { R_ROWS_PER_BLOCK = R_CATEGORICAL + 1, R_HASH_BITS, R_INDEX_BASE, R_ON_ERR
 /* hog_read_params.feature_names rides in the format field's bit 16: zero
  * when it is off, so a record without names reads as it always did. */
 #define R_FEATURE_NAMES (1ull << 16)
+/* and hog_read_params.fields in bit 17, the same way */
+#define R_FIELDS (1ull << 17)
 
 static uint64_t string_field(const char *s)
 {
@@ -36,7 +38,7 @@ static uint64_t string_field(const char *s)
  * an option spelled out where it was detected before counts as other. */
 static void read_fields(const hog_read_params *p, uint64_t *r)
 {
-    r[R_FORMAT] = (uint64_t)p->format | (p->feature_names ? R_FEATURE_NAMES : 0);
+    r[R_FORMAT] = (uint64_t)p->format | (p->feature_names ? R_FEATURE_NAMES : 0) | (p->fields ? R_FIELDS : 0);
     r[R_DELIMITER] = (uint64_t)(unsigned char)p->delimiter;
     r[R_HEADER] = (uint64_t)(int64_t)p->header;
     r[R_LABEL_INDEX] = (uint64_t)(int64_t)p->label_index;
@@ -130,10 +132,10 @@ static void format_time(int64_t ns, char *buf, size_t len)
 static void format_read(unsigned i, uint64_t v, char *buf, size_t len)
 {
     static const char *const formats[] = {"HOG_FORMAT_AUTO", "HOG_FORMAT_BINARY", "HOG_FORMAT_LIBSVM",
-                                          "HOG_FORMAT_CSV", "HOG_FORMAT_VW"};
+                                          "HOG_FORMAT_CSV", "HOG_FORMAT_VW", "HOG_FORMAT_FFM"};
     static const char *const on_error[] = {"HOG_ON_ERROR_STOP", "HOG_ON_ERROR_SKIP"};
-    if (i == R_FORMAT && (v & ~R_FEATURE_NAMES) < HOG_ARRAY_LEN(formats))
-        snprintf(buf, len, "%s", formats[v & ~R_FEATURE_NAMES]);
+    if (i == R_FORMAT && (v & ~(R_FEATURE_NAMES | R_FIELDS)) < HOG_ARRAY_LEN(formats))
+        snprintf(buf, len, "%s", formats[v & ~(R_FEATURE_NAMES | R_FIELDS)]);
     else if (i == R_ON_ERROR && v < HOG_ARRAY_LEN(on_error))
         snprintf(buf, len, "%s", on_error[v]);
     else if (i == R_DELIMITER && v >= 0x21 && v < 0x7f)
@@ -176,6 +178,9 @@ static int stale(const char *path, const hog_hgd_source *now, const hog_hgd_sour
         if (i == R_FORMAT && ((now->read[i] ^ then->read[i]) & R_FEATURE_NAMES)) {
             snprintf(why, len, "cache of %s read with other options (hog_read_params.feature_names = %d now, %d then)",
                      path, (now->read[i] & R_FEATURE_NAMES) != 0, (then->read[i] & R_FEATURE_NAMES) != 0);
+        } else if (i == R_FORMAT && ((now->read[i] ^ then->read[i]) & R_FIELDS)) {
+            snprintf(why, len, "cache of %s read with other options (hog_read_params.fields = %d now, %d then)",
+                     path, (now->read[i] & R_FIELDS) != 0, (then->read[i] & R_FIELDS) != 0);
         } else if (i == R_LABEL_NAME || i == R_IGNORE || i == R_CATEGORICAL) {
             snprintf(why, len, "cache of %s read with other options (hog_read_params.%s differs)", path,
                      read_names[i]);

@@ -43,18 +43,19 @@ int hog_parse_chunk(const hog_text_plan *plan, const char *buf, size_t len, hog_
     c.first = buf;
     c.lim = buf + len;
     unsigned bits = plan->hash_bits;
-    if (bits == 0 && plan->format != HOG_FORMAT_LIBSVM)
+    if (bits == 0 && plan->format != HOG_FORMAT_LIBSVM && plan->format != HOG_FORMAT_FFM)
         bits = DEFAULT_STRING_BITS;
     c.mask = hog_hash_mask(bits);
     c.stop = plan->format == HOG_FORMAT_CSV ? plan->delimiter
              : plan->format == HOG_FORMAT_VW ? '|'
                                              : HOG_NO_STOP;
     out->weighted = plan->format == HOG_FORMAT_VW;
+    out->fielded = plan->fielded || plan->format == HOG_FORMAT_FFM;
     int rc = hog_rows_reserve(out, 0); /* ptr[0] exists even for a chunk without rows */
     if (rc == 0 && plan->format == HOG_FORMAT_CSV)
         rc = hog_parse_csv_tables(&c);
     if (rc == 0 && plan->format != HOG_FORMAT_LIBSVM && plan->format != HOG_FORMAT_CSV &&
-        plan->format != HOG_FORMAT_VW)
+        plan->format != HOG_FORMAT_VW && plan->format != HOG_FORMAT_FFM)
         rc = -EINVAL; /* a plan not made by hog_text_plan_make: a programmer error */
 
     const uint64_t max_line = plan->max_line ? plan->max_line : HOG_DEFAULT_MAX_LINE;
@@ -97,6 +98,8 @@ int hog_parse_chunk(const hog_text_plan *plan, const char *buf, size_t len, hog_
             rc = hog_parse_libsvm_line(&c, p, le);
         else if (plan->format == HOG_FORMAT_CSV)
             rc = hog_parse_csv_line(&c, p, le);
+        else if (plan->format == HOG_FORMAT_FFM)
+            rc = hog_parse_ffm_line(&c, p, le);
         else if ((rc = hog_parse_vw_line(&c, p, le)) == 1 && HOG_UNLIKELY(out->fnames != NULL))
             rc = hog_parse_vw_names(&c, p, le); /* a line taken: its names (not a skipped one's) */
         if (HOG_UNLIKELY(rc < 0)) {
@@ -117,6 +120,7 @@ int hog_parse_chunk(const hog_text_plan *plan, const char *buf, size_t len, hog_
     out->lines = c.line_no;
     hog_free(c.keys);
     hog_free(c.vals);
+    hog_free(c.flds);
     hog_free(c.own_kind);
     hog_free(c.own_feature);
     return rc;
@@ -215,13 +219,32 @@ static int text_check(const char *path, const char *head, size_t len, char *err,
 
 #define DETECT_LINES 1000u
 
-enum { LINE_NONE = -1, LINE_CSV = 0, LINE_LIBSVM = 1, LINE_VW = 2 };
+enum { LINE_NONE = -1, LINE_CSV = 0, LINE_LIBSVM = 1, LINE_VW = 2, LINE_FFM = 3 };
 
-static const hog_format line_format[] = {HOG_FORMAT_CSV, HOG_FORMAT_LIBSVM, HOG_FORMAT_VW};
+static const hog_format line_format[] = {HOG_FORMAT_CSV, HOG_FORMAT_LIBSVM, HOG_FORMAT_VW, HOG_FORMAT_FFM};
 
 static const char *format_name(hog_format f)
 {
-    return f == HOG_FORMAT_LIBSVM ? "libsvm" : f == HOG_FORMAT_VW ? "VW" : "CSV";
+    return f == HOG_FORMAT_LIBSVM ? "libsvm" : f == HOG_FORMAT_VW ? "VW" : f == HOG_FORMAT_FFM ? "LIBFFM" : "CSV";
+}
+
+/* Whether [s, e) reads "digits:digits:number-ish": a LIBFFM triple. */
+static int is_triple(const char *s, const char *e)
+{
+    const char *p = s;
+    while (p < e && is_digit(*p))
+        p++;
+    if (p == s || p == e || *p != ':')
+        return 0;
+    const char *i = ++p;
+    while (p < e && is_digit(*p))
+        p++;
+    if (p == i || p == e || *p != ':' || ++p == e)
+        return 0;
+    for (; p < e; p++)
+        if (!is_digit(*p) && !strchr(".eE+-", *p))
+            return 0;
+    return 1;
 }
 
 /* Whether [s, e) reads "digits:number-ish": a libsvm pair. */
@@ -247,7 +270,7 @@ static int pair_like(const char *s, const char *e)
     return p > s && p < e && *p == ':';
 }
 
-/* LINE_VW, LINE_LIBSVM, LINE_CSV, or LINE_NONE when this line cannot tell
+/* LINE_VW, LINE_FFM, LINE_LIBSVM, LINE_CSV, or LINE_NONE when this line cannot tell
  * (blank, a comment, a lone token). *broken: a CSV line with a token after
  * the first that starts as a libsvm pair does ("1::0.5", "2:x"), which no
  * CSV reads as a number. */
@@ -269,6 +292,8 @@ static int classify_line(const char *s, const char *e, int *broken)
     for (p = skip_blanks(te, e); p < e; p = skip_blanks(te, e), tokens++) {
         for (te = p; te < e && !is_blank(*te);)
             te++;
+        if (is_triple(p, te)) /* a line whose pairs have two colons */
+            return LINE_FFM;
         if (is_pair(p, te) || (tokens == 1 && te - p >= 4 && memcmp(p, "qid:", 4) == 0))
             return LINE_LIBSVM;
         *broken |= pair_like(p, te);
@@ -287,7 +312,8 @@ static hog_format named_format(const char *path)
         const char *ext;
         hog_format format;
     } names[] = {{".svm", HOG_FORMAT_LIBSVM}, {".libsvm", HOG_FORMAT_LIBSVM}, {".svmlight", HOG_FORMAT_LIBSVM},
-                 {".csv", HOG_FORMAT_CSV},    {".tsv", HOG_FORMAT_CSV},       {".vw", HOG_FORMAT_VW}};
+                 {".csv", HOG_FORMAT_CSV},    {".tsv", HOG_FORMAT_CSV},       {".vw", HOG_FORMAT_VW},
+                 {".ffm", HOG_FORMAT_FFM}};
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     size_t n = strlen(base);
@@ -311,7 +337,7 @@ typedef struct line_votes {
     uint64_t first_line; /* the first line that tells (1-based), 0: none */
     int first;           /* its kind */
     int broken;          /* it is CSV only for want of a well-formed pair */
-    uint64_t rest[3];    /* the later lines of each kind */
+    uint64_t rest[4];    /* the later lines of each kind */
     uint64_t nrest;
 } line_votes;
 
@@ -337,10 +363,10 @@ static void count_lines(const char *head, size_t len, line_votes *v)
 }
 
 /* The kind most of the later lines are; a tie goes to the one the name
- * gives, then to the first line's, then libsvm, VW, CSV. */
+ * gives, then to the first line's, then libsvm, LIBFFM, VW, CSV. */
 static int most_lines(const line_votes *v, hog_format named)
 {
-    static const int order[] = {LINE_LIBSVM, LINE_VW, LINE_CSV};
+    static const int order[] = {LINE_LIBSVM, LINE_FFM, LINE_VW, LINE_CSV};
     int top = LINE_NONE;
     for (size_t i = 0; i < HOG_ARRAY_LEN(order); i++) {
         int k = order[i];
@@ -382,6 +408,7 @@ static hog_format detect_format(const char *path, const char *head, size_t len)
     const int named_kind = named == HOG_FORMAT_LIBSVM ? LINE_LIBSVM
                            : named == HOG_FORMAT_VW   ? LINE_VW
                            : named == HOG_FORMAT_CSV  ? LINE_CSV
+                           : named == HOG_FORMAT_FFM  ? LINE_FFM
                                                       : LINE_NONE;
     hog_format f;
     char why[96];
@@ -398,10 +425,14 @@ static hog_format detect_format(const char *path, const char *head, size_t len)
         f = rest;
         snprintf(why, sizeof(why), "as most of them are");
     }
+    char ffm[48] = ""; /* LIBFFM lines are named where there are some */
+    if (v.rest[LINE_FFM])
+        snprintf(ffm, sizeof(ffm), " and %llu as LIBFFM", (unsigned long long)v.rest[LINE_FFM]);
     hog_log(HOG_LOG_WARN, "%s: read as %s: line %llu reads as %s, and of the next %llu data line%s, %llu read as "
-            "libsvm, %llu as CSV and %llu as VW; %s", path, format_name(f), at, format_name(first),
+            "libsvm, %llu as CSV%s %llu as VW%s; %s", path, format_name(f), at, format_name(first),
             (unsigned long long)v.nrest, v.nrest == 1 ? "" : "s", (unsigned long long)v.rest[LINE_LIBSVM],
-            (unsigned long long)v.rest[LINE_CSV], (unsigned long long)v.rest[LINE_VW], why);
+            (unsigned long long)v.rest[LINE_CSV], ffm[0] ? "," : " and", (unsigned long long)v.rest[LINE_VW], ffm,
+            why);
     return f;
 }
 
@@ -412,7 +443,7 @@ static hog_format detect_format(const char *path, const char *head, size_t len)
 
 static int check_params(const hog_read_params *p, char *err, size_t len)
 {
-    if (p->format < HOG_FORMAT_AUTO || p->format > HOG_FORMAT_VW)
+    if (p->format < HOG_FORMAT_AUTO || p->format > HOG_FORMAT_FFM)
         return hog_fail(HOG_EPARAM, err, len, "hog_read_params.format: %d is not a hog_format", (int)p->format);
     if (p->format == HOG_FORMAT_BINARY)
         return hog_fail(HOG_EPARAM, err, len, "hog_read_params.format: a binary dataset is not text");
@@ -422,6 +453,8 @@ static int check_params(const hog_read_params *p, char *err, size_t len)
     if (p->hash_bits > 31)
         return hog_fail(HOG_EPARAM, err, len, "hog_read_params.hash_bits: %u is not between 0 and 31",
                         p->hash_bits);
+    if (p->fields < 0 || p->fields > 1)
+        return hog_fail(HOG_EPARAM, err, len, "hog_read_params.fields: %d is not 0 or 1", p->fields);
     if (p->index_base < -1 || p->index_base > 1)
         return hog_fail(HOG_EPARAM, err, len, "hog_read_params.index_base: %d is not -1 (detect), 0 or 1",
                         p->index_base);
@@ -463,7 +496,7 @@ static int check_ceiling(const char *path, const hog_text_plan *plan, char *err,
     const uint64_t cap = plan->max_features;
     const unsigned bits = plan->hash_bits ? plan->hash_bits
                           : plan->format == HOG_FORMAT_VW ? DEFAULT_STRING_BITS : 0;
-    if (!cap || (plan->format == HOG_FORMAT_LIBSVM && !bits))
+    if (!cap || ((plan->format == HOG_FORMAT_LIBSVM || plan->format == HOG_FORMAT_FFM) && !bits))
         return 0;
     if (bits) {
         if ((1ull << bits) <= cap)
@@ -508,6 +541,7 @@ int hog_text_plan_make(const char *path, const hog_read_params *p, const char *h
         plan->index_base = p->index_base < 0 ? 0 : (unsigned)p->index_base;
     }
     plan->skip_errors = p->on_error == HOG_ON_ERROR_SKIP;
+    plan->fielded = plan->format == HOG_FORMAT_FFM || (p->fields && plan->format != HOG_FORMAT_LIBSVM);
     plan->max_line = p->max_line ? p->max_line : HOG_DEFAULT_MAX_LINE;
     if (plan->format == HOG_FORMAT_CSV)
         rc = hog_text_plan_csv(path, p, head, head_len, plan, err, err_len);
@@ -515,6 +549,9 @@ int hog_text_plan_make(const char *path, const hog_read_params *p, const char *h
         rc = header_text(path, head, plan->header_bytes, err, err_len);
     if (rc == 0)
         rc = check_ceiling(path, plan, err, err_len);
+    if (rc == 0 && plan->fielded && plan->format == HOG_FORMAT_CSV && plan->fields > HOG_MAX_FIELDS)
+        rc = hog_fail(HOG_EPARAM, err, err_len, "%s: %u columns, each a field, are more than the %u fields a data set "
+                      "may have (hog_read_params.fields)", path, plan->fields, HOG_MAX_FIELDS);
     if (rc < 0)
         hog_text_plan_free(plan);
     return rc;

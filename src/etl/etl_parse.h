@@ -20,6 +20,7 @@
  *   etl_parse_csv.c      CSV lines and the CSV plan (delimiter, header,
  *                        label, ignored and categorical columns)
  *   etl_parse_vw.c       Vowpal Wabbit lines
+ *   etl_parse_ffm.c      LIBFFM lines (field:index:value)
  *   etl_parse.c          chunks (each line to its format's parser),
  *                        whether a head is text, the format detection and
  *                        the plan
@@ -247,6 +248,7 @@ typedef struct hog_parse_ctx {
     /* sorting scratch (rows that may hold an index twice) */
     uint64_t *keys;
     float *vals;
+    uint16_t *flds;      /* with fields */
     size_t scratch_cap;
     /* CSV tables (the plan's, or made for a plan made by hand) */
     const uint8_t *kind;
@@ -270,7 +272,7 @@ int hog_rows_grow(hog_rows *r, uint64_t more);
 static inline int hog_rows_reserve(hog_rows *r, uint64_t more)
 {
     if (HOG_LIKELY(r->rows + 1 <= r->cap_rows && r->nnz + more <= r->cap_nnz && r->ptr &&
-                   (r->weight || !r->weighted)))
+                   (r->weight || !r->weighted) && (r->field || !r->fielded)))
         return 0;
     return hog_rows_grow(r, more);
 }
@@ -308,6 +310,7 @@ int hog_row_sort_merge(hog_parse_ctx *c, uint64_t start);
 int hog_parse_libsvm_line(hog_parse_ctx *c, const char *line, const char *le); /* etl_parse_libsvm.c */
 int hog_parse_csv_line(hog_parse_ctx *c, const char *line, const char *le);    /* etl_parse_csv.c */
 int hog_parse_vw_line(hog_parse_ctx *c, const char *line, const char *le);     /* etl_parse_vw.c */
+int hog_parse_ffm_line(hog_parse_ctx *c, const char *line, const char *le);    /* etl_parse_ffm.c */
 /* Adds the feature names of a VW line hog_parse_vw_line took to
  * c->out->fnames, as Vowpal Wabbit's --invert_hash writes them:
  * "namespace^feature", or "feature" in the default namespace (a feature

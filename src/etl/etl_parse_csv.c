@@ -205,6 +205,7 @@ int hog_parse_csv_line(hog_parse_ctx *c, const char *line, const char *le)
     uint64_t nnz = start;
     uint32_t *const index = o->index;
     float *const value = o->value;
+    uint16_t *const fld = o->fielded ? o->field : NULL; /* each value's column, with fields */
     const char *const lim = c->lim;
     const uint8_t *kind = c->kind;
     const uint32_t *feature = c->feature;
@@ -229,6 +230,8 @@ int hog_parse_csv_line(hog_parse_ctx *c, const char *line, const char *le)
                 if (v != 0.0f) {
                     index[nnz] = feature[j];
                     value[nnz] = v;
+                    if (fld)
+                        fld[nnz] = (uint16_t)j;
                     nnz++;
                 }
                 p = r;
@@ -261,6 +264,8 @@ int hog_parse_csv_line(hog_parse_ctx *c, const char *line, const char *le)
                 } else if (v != 0.0f) {
                     index[nnz] = feature[j];
                     value[nnz] = v;
+                    if (fld)
+                        fld[nnz] = (uint16_t)j;
                     nnz++;
                 }
                 goto next;
@@ -287,6 +292,8 @@ int hog_parse_csv_line(hog_parse_ctx *c, const char *line, const char *le)
                 value[nnz] = 1.0f;
                 if (o->fnames && pl->header_lines && (rc = category_name(c, j, index[nnz], vs, ve, escaped)) < 0)
                     return rc;
+                if (fld)
+                    fld[nnz] = (uint16_t)j;
                 nnz++;
             }
         } else if (k == HOG_COL_LABEL_NAME) {
@@ -317,6 +324,8 @@ int hog_parse_csv_line(hog_parse_ctx *c, const char *line, const char *le)
                 } else if (v != 0.0f) {
                     index[nnz] = feature[j];
                     value[nnz] = v;
+                    if (fld)
+                        fld[nnz] = (uint16_t)j;
                     nnz++;
                 }
             }

@@ -34,6 +34,7 @@ void hog_rows_free(hog_rows *r)
     hog_free(r->value);
     hog_free(r->label);
     hog_free(r->weight);
+    hog_free(r->field);
     hog_free(r->names);
     memset(r, 0, sizeof(*r));
 }
@@ -61,16 +62,20 @@ int hog_rows_grow(hog_rows *r, uint64_t more)
             return rc;
         r->cap_rows = cap;
     }
-    if (r->nnz + more > r->cap_nnz) {
+    if (r->nnz + more > r->cap_nnz || (r->fielded && !r->field)) {
         if (r->nnz + more > UINT32_MAX)
             return -ENOMEM;
-        size_t cap = r->cap_nnz, icap = cap;
-        void *index = r->index, *value = r->value;
+        size_t cap = r->cap_nnz, icap = cap, fcap = r->field ? cap : 0;
+        void *index = r->index, *value = r->value, *field = r->field;
         int rc = hog_array_grow(&index, &icap, (size_t)(r->nnz + more), sizeof(uint32_t), 4096);
         r->index = index;
         if (rc == 0)
             rc = hog_array_grow(&value, &cap, (size_t)(r->nnz + more), sizeof(float), 4096);
         r->value = value;
+        /* the field array once the values have fields, as long as the others */
+        if (rc == 0 && r->fielded)
+            rc = hog_array_grow(&field, &fcap, cap, sizeof(uint16_t), cap);
+        r->field = field;
         if (rc < 0)
             return rc;
         r->cap_nnz = cap;
@@ -129,13 +134,16 @@ int hog_parse_fail(hog_parse_ctx *c, const char *at, const char *expected, const
 
 static int scratch_reserve(hog_parse_ctx *c, size_t n)
 {
-    size_t cap = c->scratch_cap, kcap = cap;
-    void *keys = c->keys, *vals = c->vals;
+    size_t cap = c->scratch_cap, kcap = cap, fcap = c->flds ? cap : 0;
+    void *keys = c->keys, *vals = c->vals, *flds = c->flds;
     int rc = hog_array_grow(&keys, &kcap, n, sizeof(uint64_t), 64);
     c->keys = keys;
     if (rc == 0)
         rc = hog_array_grow(&vals, &cap, n, sizeof(float), 64);
     c->vals = vals;
+    if (rc == 0 && c->out->fielded)
+        rc = hog_array_grow(&flds, &fcap, cap, sizeof(uint16_t), cap);
+    c->flds = flds;
     if (rc == 0)
         c->scratch_cap = cap;
     return rc;
@@ -213,12 +221,14 @@ static void sort_u64(uint64_t *a, size_t n, int depth)
 
 /* Makes the row's pairs from `start` strictly increasing: sorted by index
  * (stable: ties keep their order, so sums are reproducible) and equal
- * indices summed; zero sums are dropped. */
+ * indices summed; zero sums are dropped. With fields, a sum keeps the
+ * field of its first pair. */
 int hog_row_sort_merge(hog_parse_ctx *c, uint64_t start)
 {
     hog_rows *o = c->out;
     uint32_t *ix = o->index + start;
     float *val = o->value + start;
+    uint16_t *fld = o->fielded ? o->field + start : NULL;
     size_t n = (size_t)(o->nnz - start);
     size_t i = 1;
     while (i < n && ix[i] > ix[i - 1])
@@ -232,6 +242,8 @@ int hog_row_sort_merge(hog_parse_ctx *c, uint64_t start)
         c->keys[i] = (uint64_t)ix[i] << 32 | i;
         c->vals[i] = val[i];
     }
+    if (fld)
+        memcpy(c->flds, fld, n * sizeof(uint16_t));
     int depth = 2;
     for (size_t m = n; m > 1; m >>= 1)
         depth += 2;
@@ -239,6 +251,7 @@ int hog_row_sort_merge(hog_parse_ctx *c, uint64_t start)
     size_t w = 0;
     for (i = 0; i < n;) {
         uint32_t idx = (uint32_t)(c->keys[i] >> 32);
+        const uint16_t first = fld ? c->flds[(uint32_t)c->keys[i]] : 0;
         double sum = 0;
         for (; i < n && (uint32_t)(c->keys[i] >> 32) == idx; i++)
             sum += (double)c->vals[(uint32_t)c->keys[i]];
@@ -248,6 +261,8 @@ int hog_row_sort_merge(hog_parse_ctx *c, uint64_t start)
         if (f != 0.0f) {
             ix[w] = idx;
             val[w] = f;
+            if (fld)
+                fld[w] = first;
             w++;
         }
     }

@@ -10,7 +10,10 @@
  *
  *  Features are hashed with the namespace's hash as seed (the default
  *  namespace seeds 0), every feature string is hashed (plain integers
- *  too), a namespace scale multiplies its values. With rows->fnames set,
+ *  too), a namespace scale multiplies its values. Read with fields
+ *  (hog_read_params.fields), each namespace is a field, numbered by the byte its name starts with, the default
+ *  namespace's 32 (a space), as Vowpal Wabbit's -q names namespaces:
+ *  stable across files, whatever order their namespaces come in. With rows->fnames set,
  *  each feature's name ("namespace^feature", or "feature" in the default
  *  namespace) goes to the parser thread's set (hog_parse_vw_names).
  * ===================================================================== */
@@ -61,11 +64,13 @@ int hog_parse_vw_line(hog_parse_ctx *c, const char *line, const char *le)
     }
 
     uint64_t nnz = start;
+    uint16_t *const fld = o->fielded ? o->field : NULL;
     for (const char *s = bar; s < le;) { /* s is at a '|' */
         const char *n = s + 1, *ne = n;
         while (ne < le && !is_blank(*ne) && *ne != '|' && *ne != ':')
             ne++;
         uint32_t seed = ne > n ? hog_murmur3_32(n, (size_t)(ne - n), 0) : 0;
+        const uint16_t field = ne > n ? (unsigned char)*n : ' ';
         double scale = 1;
         const char *q = ne;
         if (q < le && *q == ':') {
@@ -97,6 +102,8 @@ int hog_parse_vw_line(hog_parse_ctx *c, const char *line, const char *le)
             if (f != 0.0f) {
                 o->index[nnz] = hog_murmur3_32(t, (size_t)(name_end - t), seed) & c->mask;
                 o->value[nnz] = f;
+                if (fld)
+                    fld[nnz] = field;
                 nnz++;
             }
         }

@@ -131,7 +131,7 @@ AT(hog_read_params, temp_dir, 96);
 AT(hog_read_params, verify, 104);
 AT(hog_read_params, padding, 108);
 AT(hog_read_params, feature_names, 112);
-AT(hog_read_params, reserved32, 116);
+AT(hog_read_params, fields, 116);
 AT(hog_read_params, reserved, 120);
 
 _Static_assert(sizeof(hog_train_params) == 256, "hog_train_params stays 256 bytes");
