@@ -105,7 +105,8 @@ enum hog_error {
     HOG_ETOPOLOGY = -10010, /* hwloc could not describe or bind the machine */
     /* -10011 is retired: it was never returned */
     HOG_ECPU = -10012,      /* this CPU lacks instructions the library was built for (hog_init) */
-    HOG_ENOTFILE = -10013,  /* an output path names a device, FIFO or socket, which is never replaced */
+    HOG_ENOTFILE = -10013,  /* an output path names a block device or a socket; or a file the library
+                               reads back (cache, checkpoint, secret) is a device, FIFO or socket */
     HOG_ENONFINITE = -10014,/* a model holds NaN or infinite weights (the training diverged) */
     HOG_ENET = -10015,      /* a multi-node run failed: a peer refused or gone, the coordinator
                                unreachable, the run aborted (the detail names the peer) */
@@ -355,9 +356,10 @@ int hog_dataset_verify(const hog_dataset *ds, char *err, size_t err_len);
 /* Writes ds as a binary dataset at path atomically: a temporary file in the
  * same folder, fsync, rename, fsync of the folder. On failure nothing is left
  * at path (an older file there is untouched; a replaced file keeps its
- * permissions, and a symbolic link at path is replaced, not followed).
+ * permissions, and a symbolic link at path is replaced, not followed). A
+ * device, FIFO or descriptor at path is written into, as hog_output says.
  * Errors: -errno from the file system (-EISDIR: path is a folder),
- * HOG_ENOTFILE (a device, FIFO or socket), -ENOMEM. */
+ * HOG_ENOTFILE (a block device or a socket), -ENOMEM. */
 int hog_dataset_save(const hog_dataset *ds, const char *path);
 
 /* Streams a text file straight into a binary dataset with bounded memory
@@ -1485,14 +1487,27 @@ const char *hog_file_kind_name(hog_file_kind kind);
  * replaced keeps its permissions (and its owner and group, where the
  * process may set them); a new file gets 0666 less the umask. A symbolic
  * link at path is replaced by the new file; the file it pointed to is left
- * as it was. One thread at a time per output. */
+ * as it was. One thread at a time per output.
+ *
+ * What exists at path and is not a regular file is written into, never
+ * replaced, as cp and cc -o write into it: /dev/null (and any character
+ * device that seeks) directly; a FIFO, a terminal, or one of the process's
+ * own descriptors named as /dev/fd/N, /proc/self/fd/N, /dev/stdout or
+ * /dev/stderr (a pipe, a process substitution, a file the shell opened
+ * with >>), through a nameless file in /tmp that hog_output_commit copies
+ * in whole, so that a reader gets the whole output or nothing, and a FIFO
+ * is opened (waiting for its reader) only by the commit, never by an
+ * output that is aborted. What a symbolic link at path leads to counts
+ * for these. */
 typedef struct hog_output hog_output;
 
-/* Creates the file that will replace path, in its folder. On success *out
- * owns the output (end it with hog_output_commit or hog_output_abort) and 0
- * is returned.
+/* Creates the file that will replace path, in its folder (or readies the
+ * device, FIFO or descriptor it writes into). On success *out owns the
+ * output (end it with hog_output_commit or hog_output_abort) and 0 is
+ * returned.
  * Errors: -errno from the file system (-ENOENT: no such folder, -EACCES,
- * -EISDIR: path is a folder), HOG_ENOTFILE (path is a device, a FIFO or a
+ * -EISDIR: path is a folder), -EBADF (path names a descriptor that is
+ * closed or read-only), HOG_ENOTFILE (path is a block device or a
  * socket), -ENOMEM, HOG_ECPU. */
 int hog_output_open(const char *path, hog_output **out);
 
@@ -1500,10 +1515,13 @@ int hog_output_open(const char *path, hog_output **out);
  * output stays open, for hog_output_abort. */
 int hog_output_write(hog_output *o, const void *buf, size_t len);
 
-/* Syncs the file, renames it over path and syncs the folder, then frees o.
+/* Syncs the file, renames it over path and syncs the folder, then frees o;
+ * or copies the output into what it is written into, opening a FIFO first
+ * (which waits for a reader).
  * Errors: -errno from fsync, close or rename (the temporary file is removed
  * and path left as it was), or from syncing the folder (the new file is
- * then in place, but a crash could still lose the rename). */
+ * then in place, but a crash could still lose the rename); -EPIPE (or
+ * SIGPIPE) when a pipe's reader went away. */
 int hog_output_commit(hog_output *o);
 
 /* Removes the temporary file and frees o. NULL is accepted. */

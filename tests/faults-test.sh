@@ -1,5 +1,5 @@
 #!/bin/sh
-# faults-test.sh: hogtrain's outputs under faults: a full disk, a read-only folder, an output that is a folder, a symbolic link or a FIFO, an input truncated while it is read, a memory cgroup smaller than the run, a FIFO nobody writes to; each ends with a clear message and exit 1 (or as said), nothing stray and nothing lost.
+# faults-test.sh: hogtrain's outputs under faults: a full disk, a read-only folder, an output that is a folder, a symbolic link, a FIFO or /dev/null, an input truncated while it is read, a memory cgroup smaller than the run, a FIFO nobody writes to; each ends with a clear message and exit 1 (or as said), nothing stray and nothing lost.
 # SPDX-License-Identifier: BSD-2-Clause
 # usage: HOG_BUILD=build sh tests/faults-test.sh   (prints TAP lines; run by make test)
 # The full disk (a small tmpfs), the read-only folder (a read-only bind
@@ -149,12 +149,25 @@ run "$bin" convert "$tmp/small.svm" -o "$tmp/l/dangling" -q
 expect "a dangling symbolic link is replaced; nothing is made where it pointed" 0 "" \
     '[ ! -L "$tmp/l/dangling" ] && cmp -s "$tmp/l/dangling" "$tmp/small.hgd"' 'only "$tmp/l" target link dangling'
 
-# ---- a FIFO as the output: never replaced ----
+# ---- a FIFO as the output: written into whole, never replaced ----
+# The reader waits in its open for a writer. A run that fails never opens
+# the FIFO, so the same reader then gets the next run's whole output: had
+# the failed run opened it, the reader would have ended with an empty or
+# partial file and the next run would wait for a reader until timeout.
 mkdir "$tmp/f"
 mkfifo "$tmp/f/out"
-run "$bin" convert "$tmp/small.svm" -o "$tmp/f/out" -q
-expect "a FIFO as the output is refused and stays a FIFO" 1 "a device, FIFO or socket is never replaced" \
-    '[ -p "$tmp/f/out" ]' 'only "$tmp/f" out'
+cat "$tmp/f/out" >"$tmp/got" &
+reader=$!
+: >"$tmp/empty.svm"
+run timeout 60 "$bin" convert "$tmp/empty.svm" -o "$tmp/f/out" -q
+expect "a run that fails with a FIFO as the output says why" 1 "no data rows" '[ -p "$tmp/f/out" ]'
+run timeout 60 "$bin" convert "$tmp/small.svm" -o "$tmp/f/out" -q
+wait "$reader"
+expect "a FIFO as the output gets the whole file, after a failed run that never opened it" 0 "" \
+    '[ -p "$tmp/f/out" ] && cmp -s "$tmp/got" "$tmp/small.hgd"' 'only "$tmp/f" out'
+rm -f "$tmp/got" "$tmp/empty.svm"
+run "$bin" convert "$tmp/small.svm" -o /dev/null -q
+expect "/dev/null as the output takes it and stays a device" 0 "" '[ -c /dev/null ]'
 
 # ---- an input truncated while it is read ----
 # Cut to a third once the command has it open: the reader knows the size it

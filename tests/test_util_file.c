@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,8 +16,10 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -276,10 +280,11 @@ Test(util, private_file_is_0600_from_its_creation)
     rmdir(dir);
 }
 
-/* A device, FIFO or socket at the output path is refused and left as it
- * is; a folder gets -EISDIR; a symbolic link is replaced by the new file
- * and what it pointed to is untouched. */
-Test(util, output_refuses_what_is_not_a_file_and_replaces_a_symlink)
+/* A file the library reads back (hog_atomic_open_file, and
+ * hog_write_file_atomic over it): a device, FIFO or socket at the path is
+ * refused and left as it is; a folder gets -EISDIR; a symbolic link is
+ * replaced by the new file and what it pointed to is untouched. */
+Test(util, a_file_refuses_what_is_not_one_and_replaces_a_symlink)
 {
     scratch_make("util");
     char fifo[128], sub[128], target[128], link[128];
@@ -292,9 +297,9 @@ Test(util, output_refuses_what_is_not_a_file_and_replaces_a_symlink)
     struct stat st;
     cr_assert_eq(lstat(fifo, &st), 0);
     cr_assert(S_ISFIFO(st.st_mode), "the FIFO was replaced");
-    hog_output *o = NULL;
-    cr_assert_eq(hog_output_open("/dev/null", &o), HOG_ENOTFILE);
-    cr_assert_null(o);
+    hog_atomic_file f;
+    cr_assert_eq(hog_atomic_open_file(&f, "/dev/null"), HOG_ENOTFILE);
+    hog_atomic_abort(&f);
     cr_assert_eq(stat("/dev/null", &st), 0);
     cr_assert(S_ISCHR(st.st_mode));
 
@@ -824,6 +829,247 @@ Test(util, the_longest_name_gets_a_temporary_name_that_fits)
     cr_assert_eq(hog_atomic_commit(&f), 0);
     assert_content(path, "named");
     cr_assert_eq(names_in_dir(NULL), 1);
+    scratch_remove();
+}
+
+/* ---- outputs written into: devices, FIFOs, the process's descriptors ---- */
+
+/* Enough output to pass a pipe's buffer (64 KiB) many times over, so that
+ * the commit's copy has to wait for its reader. */
+#define INTO_BYTES (1u << 20)
+
+static void into_fill(char *buf)
+{
+    for (size_t i = 0; i < INTO_BYTES; i++)
+        buf[i] = (char)('a' + (i * 7 + i / 977) % 26);
+}
+
+/* Writes buf as an output would: all but the head, then the head in place
+ * (the file formats write their header last), through f. */
+static void into_write(hog_atomic_file *f, const char *buf)
+{
+    cr_assert_eq(hog_atomic_pwrite(f, buf + 16, 4096 - 16, 16), 0);
+    for (size_t at = 4096; at < INTO_BYTES; at += 4096)
+        cr_assert_eq(hog_atomic_write(f, buf + at, HOG_MIN(4096, INTO_BYTES - at)), 0);
+    cr_assert_eq(hog_atomic_pwrite(f, buf, 16, 0), 0);
+}
+
+typedef struct {
+    int fd;
+    char *got;
+    size_t len;
+} reader;
+
+/* Reads fd to its end: a blocking read from a FIFO that no writer has
+ * opened yet would see its end at once, so the first bytes are awaited
+ * with poll, which waits for a writer's data. */
+static void *read_all(void *arg)
+{
+    reader *r = arg;
+    struct pollfd p = {.fd = r->fd, .events = POLLIN};
+    if (poll(&p, 1, -1) != 1)
+        return NULL;
+    ssize_t n;
+    while ((n = read(r->fd, r->got + r->len, INTO_BYTES + 1 - r->len)) > 0)
+        r->len += (size_t)n;
+    return NULL;
+}
+
+/* Whether a writer ever opened the FIFO whose reading end is fd: the
+ * kernel reports a hang-up only to a reader that outlived a writer. */
+static int fifo_was_opened(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    cr_assert_geq(poll(&p, 1, 0), 0);
+    return (p.revents & POLLHUP) != 0;
+}
+
+/* A FIFO is written into, never replaced: nothing reaches it (it is not
+ * even opened) until the commit, which copies the whole output in. */
+Test(util, an_output_into_a_fifo_arrives_whole_at_the_commit)
+{
+    scratch_make("util");
+    char fifo[128];
+    snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    char *buf = malloc(INTO_BYTES);
+    reader r = {.got = malloc(INTO_BYTES + 1)};
+    cr_assert(buf && r.got);
+    into_fill(buf);
+    r.fd = open(fifo, O_RDONLY | O_NONBLOCK); /* a reader that does not wait for a writer */
+    cr_assert_geq(r.fd, 0);
+
+    hog_atomic_file f;
+    cr_assert_eq(hog_atomic_open(&f, fifo), 0);
+    into_write(&f, buf);
+    cr_assert(!fifo_was_opened(r.fd), "the FIFO was opened before the commit");
+    char c;
+    cr_assert_eq(read(r.fd, &c, 1), 0, "bytes reached the FIFO before the commit");
+
+    cr_assert_eq(fcntl(r.fd, F_SETFL, 0), 0);
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, read_all, &r), 0);
+    cr_assert_eq(hog_atomic_commit(&f), 0);
+    pthread_join(t, NULL);
+    cr_assert_eq(r.len, (size_t)INTO_BYTES, "%zu bytes", r.len);
+    cr_assert(memcmp(r.got, buf, INTO_BYTES) == 0, "the FIFO's reader got other bytes");
+    cr_assert(fifo_was_opened(r.fd));
+    close(r.fd);
+
+    struct stat st;
+    cr_assert_eq(lstat(fifo, &st), 0);
+    cr_assert(S_ISFIFO(st.st_mode), "the FIFO was replaced");
+    cr_assert_eq(names_in_dir(NULL), 1, "a file was left beside the FIFO");
+    free(buf);
+    free(r.got);
+    scratch_remove();
+}
+
+/* A run that fails never opens the FIFO, so its reader sees no empty
+ * output; the scratch file in /tmp goes with its descriptor. */
+Test(util, an_aborted_output_sends_nothing_into_a_fifo)
+{
+    scratch_make("util");
+    char fifo[128];
+    snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    int rfd = open(fifo, O_RDONLY | O_NONBLOCK);
+    cr_assert_geq(rfd, 0);
+    hog_atomic_file f;
+    cr_assert_eq(hog_atomic_open(&f, fifo), 0);
+    cr_assert_eq(hog_atomic_write(&f, "never seen", 10), 0);
+    hog_atomic_abort(&f);
+    hog_output *o;
+    cr_assert_eq(hog_output_open(fifo, &o), 0);
+    cr_assert_eq(hog_output_write(o, "nor this", 8), 0);
+    hog_output_abort(o);
+    cr_assert(!fifo_was_opened(rfd), "an aborted output opened the FIFO");
+    char c;
+    cr_assert_eq(read(rfd, &c, 1), 0);
+    close(rfd);
+
+    /* One the user may not write is refused at the open, not at the commit. */
+    if (geteuid() != 0) {
+        cr_assert_eq(chmod(fifo, 0400), 0);
+        cr_assert_eq(hog_atomic_open(&f, fifo), -EACCES);
+    }
+    scratch_remove();
+}
+
+/* A pipe that only this process holds (a process substitution, a shell's
+ * pipe) is reached through /proc/self/fd/N, /dev/fd/N or a link to one:
+ * the descriptor is duplicated, and the output arrives at the commit. */
+Test(util, an_output_into_a_pipe_goes_through_its_descriptor)
+{
+    scratch_make("util");
+    char link[128];
+    snprintf(link, sizeof(link), "%s/link", dir);
+    for (int i = 0; i < 3; i++) {
+        int fds[2];
+        cr_assert_eq(pipe(fds), 0);
+        char path[128];
+        snprintf(path, sizeof(path), "%s/%d", i == 0 ? "/proc/self/fd" : "/dev/fd", fds[1]);
+        if (i == 2) { /* a link to it, as /dev/stdout is to /proc/self/fd/1 */
+            cr_assert_eq(symlink(path, link), 0);
+            snprintf(path, sizeof(path), "%s", link);
+        }
+        hog_atomic_file f;
+        cr_assert_eq(hog_atomic_open(&f, path), 0, "%s", path);
+        close(fds[1]); /* the output holds its own duplicate */
+        cr_assert_eq(hog_atomic_write(&f, "xxxxx piped", 11), 0);
+        cr_assert_eq(hog_atomic_pwrite(&f, "bytes", 5, 0), 0);
+        cr_assert_eq(fcntl(fds[0], F_SETFL, O_NONBLOCK), 0);
+        char got[32];
+        cr_assert_eq(read(fds[0], got, sizeof(got)), -1, "bytes in the pipe before the commit");
+        cr_assert_eq(errno, EAGAIN);
+        cr_assert_eq(hog_atomic_commit(&f), 0);
+        cr_assert_eq(read(fds[0], got, sizeof(got)), 11);
+        cr_assert(memcmp(got, "bytes piped", 11) == 0);
+        cr_assert_eq(read(fds[0], got, sizeof(got)), 0, "the commit kept a writing end open");
+        close(fds[0]);
+    }
+    struct stat st;
+    cr_assert_eq(lstat(link, &st), 0);
+    cr_assert(S_ISLNK(st.st_mode), "the link was replaced");
+    scratch_remove();
+}
+
+/* A file the shell opened with >> is appended to, at the commit, through
+ * its descriptor (sendfile refuses O_APPEND: the copy falls back to
+ * write); a closed or read-only descriptor is -EBADF at the open. */
+Test(util, an_output_through_a_descriptor_appends_or_is_ebadf)
+{
+    scratch_make("util");
+    char path[128], fdpath[64];
+    snprintf(path, sizeof(path), "%s/log", dir);
+    cr_assert_eq(hog_write_file_atomic(path, "old\n", 4), 0);
+    int fd = open(path, O_WRONLY | O_APPEND);
+    cr_assert_geq(fd, 0);
+    snprintf(fdpath, sizeof(fdpath), "/dev/fd/%d", fd);
+    hog_atomic_file f;
+    cr_assert_eq(hog_atomic_open(&f, fdpath), 0);
+    cr_assert_eq(hog_atomic_write(&f, "new\n", 4), 0);
+    assert_content(path, "old\n");
+    cr_assert_eq(hog_atomic_commit(&f), 0);
+    assert_content(path, "old\nnew\n");
+    close(fd);
+
+    cr_assert_eq(hog_atomic_open(&f, fdpath), -EBADF, "a closed descriptor");
+    fd = open(path, O_RDONLY);
+    cr_assert_geq(fd, 0);
+    snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+    cr_assert_eq(hog_atomic_open(&f, fdpath), -EBADF, "a read-only descriptor");
+    close(fd);
+    assert_content(path, "old\nnew\n");
+    scratch_remove();
+}
+
+/* /dev/null, and a link to it, take an output and stay what they are; a
+ * socket's name and a block device are refused and left as they are. */
+Test(util, devices_are_written_into_and_sockets_refused)
+{
+    scratch_make("util");
+    char link[128], sock[100];
+    snprintf(link, sizeof(link), "%s/null", dir);
+    snprintf(sock, sizeof(sock), "%s/sock", dir);
+    cr_assert_eq(symlink("/dev/null", link), 0);
+    const char *paths[] = {"/dev/null", link};
+    for (int i = 0; i < 2; i++) {
+        hog_atomic_file f;
+        cr_assert_eq(hog_atomic_open(&f, paths[i]), 0, "%s", paths[i]);
+        cr_assert_eq(hog_atomic_write(&f, "gone", 4), 0);
+        cr_assert_eq(hog_atomic_pwrite(&f, "head", 4, 0), 0);
+        cr_assert_eq(hog_atomic_commit(&f), 0);
+        hog_output *o;
+        cr_assert_eq(hog_output_open(paths[i], &o), 0);
+        cr_assert_eq(hog_output_write(o, "gone", 4), 0);
+        cr_assert_eq(hog_output_commit(o), 0);
+    }
+    struct stat st;
+    cr_assert_eq(stat("/dev/null", &st), 0);
+    cr_assert(S_ISCHR(st.st_mode), "/dev/null was replaced");
+    cr_assert_eq(lstat(link, &st), 0);
+    cr_assert(S_ISLNK(st.st_mode), "the link to /dev/null was replaced");
+
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    cr_assert_geq(s, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof(a.sun_path), "%s", sock);
+    cr_assert_eq(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
+    hog_atomic_file f;
+    cr_assert_eq(hog_atomic_open(&f, sock), HOG_ENOTFILE);
+    hog_atomic_abort(&f);
+    cr_assert_eq(lstat(sock, &st), 0);
+    cr_assert(S_ISSOCK(st.st_mode), "the socket was replaced");
+    close(s);
+    cr_assert_eq(names_in_dir(".hogtmp."), 0);
+
+    const char *disks[] = {"/dev/loop0", "/dev/sda", "/dev/vda", "/dev/nvme0n1"};
+    for (size_t i = 0; i < sizeof(disks) / sizeof(disks[0]); i++)
+        if (stat(disks[i], &st) == 0 && S_ISBLK(st.st_mode)) {
+            cr_assert_eq(hog_atomic_open(&f, disks[i]), HOG_ENOTFILE, "%s", disks[i]);
+            break;
+        }
     scratch_remove();
 }
 

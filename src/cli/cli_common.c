@@ -254,11 +254,21 @@ static int same_file(const char *a, const char *b)
     return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* Whether path is a character device (/dev/null, a terminal): it takes
+ * each output whole in turn and replaces nothing, so it may be given as
+ * several outputs, and as an input too. A FIFO may not: it is one
+ * reader's single stream. */
+static int is_device(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISCHR(st.st_mode);
+}
+
 int cli_outputs_apart(const char *const *inputs, size_t n_in, const char *const *outputs, size_t n_out)
 {
     for (size_t i = 0; i < n_out; i++) {
         const char *o = outputs[i];
-        if (!o || cli_is_stdout(o))
+        if (!o || cli_is_stdout(o) || is_device(o))
             continue;
         for (size_t j = 0; j < n_in; j++)
             if (inputs[j] && same_file(o, inputs[j])) {

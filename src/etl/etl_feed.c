@@ -166,7 +166,7 @@ int hog_feed_start(const char *path, const hog_read_params *p, const char *cache
     }
     int rc = 0;
     if (cache_path) {
-        rc = hog_atomic_open(&f->file, cache_path);
+        rc = hog_atomic_open_file(&f->file, cache_path);
         if (rc < 0) {
             hog_feed_free(f);
             return hog_fail(rc, err, err_len, "%s: %s", cache_path, hog_strerror(rc));

@@ -239,7 +239,7 @@ static int copy_binary(const char *path, const hog_read_params *rp, const char *
     if (rc < 0)
         return rc;
     hog_atomic_file f;
-    rc = hog_atomic_open(&f, cache);
+    rc = hog_atomic_open_file(&f, cache);
     if (rc == 0) {
         rc = hog_hgd_write(ds, src, &f);
         rc = rc < 0 ? (hog_atomic_abort(&f), rc) : hog_atomic_commit(&f);

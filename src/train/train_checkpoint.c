@@ -252,7 +252,7 @@ static int ckpt_write(const run_state *rs, const run_position *at, const char *p
     hog_put_u32(head + 32, rs->nth);
     hog_put_u32(head + 36, sections);
     hog_atomic_file f;
-    int rc = hog_atomic_open(&f, path);
+    int rc = hog_atomic_open_file(&f, path);
     if (rc < 0) {
         hog_free(meta);
         return rc;

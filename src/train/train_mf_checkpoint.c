@@ -146,7 +146,7 @@ int hog_mf_checkpoint_write(const char *path, const mf_run_shape *s, const hog_m
     hog_put_u32(head + 24, m->info.rank);
     hog_put_u32(head + 28, nth);
     hog_atomic_file f;
-    int rc = hog_atomic_open(&f, path);
+    int rc = hog_atomic_open_file(&f, path);
     if (rc < 0) {
         hog_free(meta);
         return rc;

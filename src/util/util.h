@@ -333,22 +333,52 @@ typedef struct hog_atomic_file {
     uint64_t end;   /* the end of what was written: where hog_atomic_write goes */
     uint64_t synced;/* bytes before this were handed to writeback (see hog_atomic_pwrite) */
     int direct;     /* O_DIRECT is on (hog_atomic_direct) */
+    int into;       /* HOG_INTO_*: how an output that is not a regular file is written */
+    int dest_fd;    /* HOG_INTO_COPY: where the commit copies the file (a dup of one of the
+                     * process's descriptors, a character device), or -1: a FIFO, opened then */
 } hog_atomic_file;
 
-/* Creates the file that will replace path, in path's folder: unnamed
- * (O_TMPFILE) where the file system allows it, else named
- * NAME.hogtmp.XXXXXX; with the permissions of the file it will replace, or
- * 0666 less the umask for a new one (the owner follows at the commit). A
- * symbolic link at path is replaced, not followed. First removes what
- * interrupted runs left in that folder: files of that pattern, this
- * user's, that no live process holds locked. Returns 0, -EISDIR (path is a
- * folder), HOG_ENOTFILE (a device, FIFO or socket, which is never
- * replaced), or -errno (-ENOENT, -EACCES, -EROFS, -ENOSPC, ...). */
+/* How hog_atomic_open writes its output (hog_atomic_file.into). Zero, the
+ * default of a struct set by hand, is the renamed file. */
+enum {
+    HOG_INTO_RENAME = 0, /* a new file renamed over the path at the commit */
+    HOG_INTO_DEVICE = 1, /* fd is a character device that seeks (/dev/null): written in place */
+    HOG_INTO_COPY = 2    /* fd is a nameless scratch file in /tmp, copied into dest_fd at the commit */
+};
+
+/* Opens an output at path. A regular file, a missing one, a symbolic link
+ * to one, or a dangling link is replaced atomically: the new file is made in
+ * path's folder, unnamed (O_TMPFILE) where the file system allows it, else
+ * named NAME.hogtmp.XXXXXX; with the permissions of the file it will
+ * replace, or 0666 less the umask for a new one (the owner follows at the
+ * commit). A symbolic link at path is replaced, not followed. First removes
+ * what interrupted runs left in that folder: files of that pattern, this
+ * user's, that no live process holds locked.
+ *
+ * Anything else that exists is written into, never replaced, as cp and cc
+ * -o do, and what a symbolic link at path leads to is what counts:
+ * - a path that names one of the process's own descriptors (/dev/fd/N,
+ *   /proc/self/fd/N, /dev/stdout, /dev/stderr, or a link to one): the
+ *   descriptor is duplicated, so that a pipe, a socket or a file the shell
+ *   opened with >> (which no open() of the path reaches the same way) is
+ *   written; -EBADF when the descriptor is closed or read-only;
+ * - a character device that seeks (/dev/null): written in place;
+ * - a FIFO, a terminal, a descriptor: the output goes to a nameless scratch
+ *   file in /tmp and is copied in whole at the commit, so that a reader gets
+ *   all of it or nothing, and a FIFO is opened (for writing, waiting for a
+ *   reader as any writer does) only by a commit, never by a failed run.
+ * Returns 0, -EISDIR (path is a folder), HOG_ENOTFILE (a block device or a
+ * socket's name), -EBADF, or -errno (-ENOENT, -EACCES, -EROFS, -ENOSPC, ...). */
 int hog_atomic_open(hog_atomic_file *f, const char *path);
-/* As hog_atomic_open, for a file only its owner may read (a secret key):
- * the file is made 0600 and stays 0600 whatever the umask and the mode and
- * owner of the file it replaces, so that no other user can open it at any
- * moment. */
+/* As hog_atomic_open, for a file the library reads back (a cache, a
+ * checkpoint): only a regular file (or a link, or nothing) at path is
+ * replaced; a device, FIFO or socket gives HOG_ENOTFILE and is left as it
+ * is. */
+int hog_atomic_open_file(hog_atomic_file *f, const char *path);
+/* As hog_atomic_open_file, for a file only its owner may read (a secret
+ * key): the file is made 0600 and stays 0600 whatever the umask and the
+ * mode and owner of the file it replaces, so that no other user can open it
+ * at any moment. */
 int hog_atomic_open_private(hog_atomic_file *f, const char *path);
 /* A scratch file in the folder dir, for data too large for memory: never
  * named (O_TMPFILE), or, where the file system refuses that, unlinked the
@@ -377,14 +407,17 @@ int hog_atomic_pwrite(hog_atomic_file *f, const void *buf, size_t len, uint64_t 
  * HOG_DIRECT_ALIGN in memory and in the file and be a multiple of it long;
  * a write the file system still refuses (EINVAL: a stricter alignment) is
  * made again buffered, and O_DIRECT stays off from then on. Returns 0, or
- * -errno when the file system does not take O_DIRECT (tmpfs): the file is
+ * -errno when the file system does not take O_DIRECT (tmpfs), or
+ * -EOPNOTSUPP for an output written into (a device, a FIFO): the file is
  * then written buffered as before. */
 #define HOG_DIRECT_ALIGN 4096u
 int hog_atomic_direct(hog_atomic_file *f, int on);
 /* fsyncs; gives an unnamed file its temporary name (linkat); renames it
  * over path; fsyncs the folder. Frees f. Returns 0 or -errno (on failure
  * the temporary file is removed, and path is as it was unless the folder's
- * fsync failed). */
+ * fsync failed). An output written into (HOG_INTO_COPY) is copied into its
+ * destination here, opening a FIFO first (which waits for its reader);
+ * -EPIPE when the reader went away. */
 int hog_atomic_commit(hog_atomic_file *f);
 /* Removes the temporary file (closing an unnamed one is enough) and frees
  * f. Safe after a failed open, after a commit (it then does nothing) and on
@@ -410,7 +443,8 @@ static inline int hog_is_stream(mode_t mode)
     return S_ISFIFO(mode) || S_ISSOCK(mode) || S_ISCHR(mode);
 }
 
-/* Writes a whole file atomically (the helpers above in one call). */
+/* Writes a whole regular file atomically (hog_atomic_open_file and the
+ * helpers above in one call). */
 int hog_write_file_atomic(const char *path, const void *buf, size_t len);
 
 #endif /* HOG_UTIL_H */

@@ -6,11 +6,13 @@
 #include <libgen.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -46,7 +48,10 @@
  * locks it while holding a shared flock on the folder, and a sweep holds an
  * exclusive one, so that a sweep never sees a file in the instant between
  * its creation and its lock (where the folder takes no flock, the file's
- * age stands in: SWEEP_UNLOCKED_AGE). */
+ * age stands in: SWEEP_UNLOCKED_AGE).
+ *
+ * An output path that exists and is not a regular file is not replaced
+ * but written into (see "Outputs written into" below). */
 
 #define TEMP_MARK ".hogtmp."
 #define TEMP_SUFFIX_LEN 6
@@ -287,12 +292,239 @@ static int folder_open(const char *path, const char *name)
     return fd;
 }
 
-static int atomic_open(hog_atomic_file *f, const char *path, int private_)
+/* ---- Outputs written into ----
+ *
+ * Unix tools write into what a path names when it is not a regular file
+ * (cp x /dev/null, cc -o /dev/null, sort -o >(gzip > f)), and so do
+ * outputs here; only regular files, which a reader may hold open or map,
+ * are replaced by rename. Three cases:
+ *
+ * - The path leads into /proc/self/fd (/dev/fd/N, /dev/stdout, a process
+ *   substitution, a link to one): it names one of this process's
+ *   descriptors, which is duplicated rather than opened, because no open()
+ *   reaches a socket that way and an open() of a pipe's /proc entry or of
+ *   a file the shell opened with >> would not share the shell's offset and
+ *   flags.
+ * - A character device that seeks (/dev/null, /dev/zero) keeps nothing and
+ *   hands nothing to a reader: it is written in place.
+ * - Anything else (a FIFO, a pipe, a terminal, a file behind a
+ *   descriptor) has a reader, who must get the whole output or none, as
+ *   from a renamed file: the output is made in a nameless scratch file in
+ *   /tmp (a library reads no environment, so not $TMPDIR) and copied in by
+ *   sendfile at the commit. A FIFO is opened only then: opening it wakes
+ *   its reader, who would read an empty output from a run that fails.
+ *
+ * Block devices (a disk: writing into it destroys what is there) and the
+ * names of sockets (which open() cannot write) stay refused. */
+
+/* Whether the folder dir_fd is this process's table of descriptors. */
+static int own_fd_folder(int dir_fd)
+{
+    static const char *const tables[] = {"/proc/self/fd", "/proc/thread-self/fd"};
+    struct stat d, t;
+    if (fstat(dir_fd, &d) < 0)
+        return 0;
+    for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+        if (stat(tables[i], &t) == 0 && t.st_dev == d.st_dev && t.st_ino == d.st_ino)
+            return 1;
+    return 0;
+}
+
+/* The descriptor path names (it leads, through any symbolic links, to an
+ * entry of /proc/self/fd), or -1 when it names none. The links are read
+ * one at a time: following the last one would reach the pipe itself, and
+ * realpath fails on a pipe's "pipe:[N]". */
+static int own_descriptor(const char *path)
+{
+    char cur[PATH_MAX], link[PATH_MAX];
+    if (strlen(path) >= sizeof(cur))
+        return -1;
+    snprintf(cur, sizeof(cur), "%s", path);
+    for (int hop = 0; hop < 40; hop++) { /* the kernel's own limit on links */
+        char *slash = strrchr(cur, '/');
+        const char *base = slash ? slash + 1 : cur;
+        int dir_fd;
+        if (!slash)
+            dir_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        else if (slash == cur)
+            dir_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        else {
+            *slash = '\0';
+            dir_fd = open(cur, O_PATH | O_DIRECTORY | O_CLOEXEC);
+            *slash = '/';
+        }
+        if (dir_fd < 0)
+            return -1;
+        if (own_fd_folder(dir_fd)) {
+            close(dir_fd);
+            char *end;
+            errno = 0;
+            long n = strtol(base, &end, 10);
+            return *base >= '0' && *base <= '9' && !*end && errno == 0 && n <= INT_MAX ? (int)n : -1;
+        }
+        ssize_t len = readlinkat(dir_fd, base, link, sizeof(link) - 1);
+        close(dir_fd);
+        if (len < 0 || (size_t)len >= sizeof(link) - 1)
+            return -1; /* not a link: the path is what it names */
+        link[len] = '\0';
+        size_t keep = link[0] == '/' || !slash ? 0 : (size_t)(slash - cur) + 1;
+        if (keep + (size_t)len >= sizeof(cur))
+            return -1;
+        memmove(cur + keep, link, (size_t)len + 1);
+    }
+    return -1;
+}
+
+/* Sets f up to write into dest (a descriptor f now owns, or -1 for the FIFO
+ * at path, opened by the commit), whose file is st. */
+static int into_open(hog_atomic_file *f, const char *path, int dest, const struct stat *st)
+{
+    if (S_ISBLK(st->st_mode) || S_ISDIR(st->st_mode)) {
+        if (dest >= 0)
+            close(dest);
+        return S_ISDIR(st->st_mode) ? -EISDIR : HOG_ENOTFILE;
+    }
+    f->path = hog_strdup(path);
+    if (!f->path) {
+        if (dest >= 0)
+            close(dest);
+        return -ENOMEM;
+    }
+    const char *slash = strrchr(f->path, '/');
+    f->name = slash ? slash + 1 : f->path;
+    if (dest >= 0 && S_ISCHR(st->st_mode) && lseek(dest, 0, SEEK_CUR) >= 0) {
+        f->into = HOG_INTO_DEVICE;
+        f->fd = dest;
+        return 0;
+    }
+    f->into = HOG_INTO_COPY;
+    f->dest_fd = dest;
+    hog_atomic_file scratch;
+    int rc = hog_scratch_open(&scratch, "/tmp", *f->name ? f->name : "output");
+    if (rc < 0) {
+        hog_atomic_abort(f);
+        return rc;
+    }
+    f->fd = hog_scratch_take(&scratch);
+    return 0;
+}
+
+/* Opens the output at path for writing into when it is one (see above);
+ * returns 1 when it is not, for the caller to replace it. */
+static int into_try(hog_atomic_file *f, const char *path)
+{
+    int own = own_descriptor(path);
+    if (own >= 0) {
+        int fl = fcntl(own, F_GETFL);
+        if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY)
+            return -EBADF; /* what a write to it would say */
+        int fd = fcntl(own, F_DUPFD_CLOEXEC, 0);
+        if (fd < 0)
+            return -errno;
+        struct stat st;
+        if (fstat(fd, &st) < 0) {
+            int rc = -errno;
+            close(fd);
+            return rc;
+        }
+        return into_open(f, path, fd, &st);
+    }
+    struct stat st;
+    if (stat(path, &st) < 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+        return 1;
+    if (S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode))
+        return HOG_ENOTFILE;
+    if (S_ISFIFO(st.st_mode)) /* opened by the commit; refused now if it would be then */
+        return faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) < 0 ? -errno : into_open(f, path, -1, &st);
+    int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    if (fstat(fd, &st) < 0) {
+        int rc = -errno;
+        close(fd);
+        return rc;
+    }
+    return into_open(f, path, fd, &st);
+}
+
+/* Waits until fd takes more bytes (a descriptor the shell left non-blocking). */
+static int wait_writable(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLOUT};
+    while (poll(&p, 1, -1) < 0)
+        if (errno != EINTR)
+            return -errno;
+    return 0;
+}
+
+/* Copies the first len bytes of from into to, at to's offset, by read and
+ * write: sendfile refuses a destination opened with O_APPEND (>>). */
+static int copy_by_write(int from, int to, off_t off, uint64_t len)
+{
+    char buf[65536];
+    while ((uint64_t)off < len) {
+        ssize_t r = pread(from, buf, (size_t)HOG_MIN(sizeof(buf), len - (uint64_t)off), off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r < 0 ? -errno : -EIO;
+        for (ssize_t done = 0; done < r;) {
+            ssize_t w = write(to, buf + done, (size_t)(r - done));
+            int rc = w < 0 && errno == EAGAIN ? wait_writable(to) : 0;
+            if (rc < 0)
+                return rc;
+            if (w < 0 && errno != EINTR && errno != EAGAIN)
+                return -errno;
+            if (w > 0)
+                done += w;
+        }
+        off += r;
+    }
+    return 0;
+}
+
+/* Copies the scratch file into its destination (HOG_INTO_COPY). */
+static int into_copy(hog_atomic_file *f)
+{
+    while (f->dest_fd < 0) { /* a FIFO: waits for its reader */
+        f->dest_fd = open(f->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+        if (f->dest_fd < 0 && errno != EINTR)
+            return -errno;
+    }
+    off_t off = 0;
+    while ((uint64_t)off < f->end) {
+        ssize_t n = sendfile(f->dest_fd, f->fd, &off, (size_t)HOG_MIN(f->end - (uint64_t)off, 1u << 30));
+        if (n < 0 && (errno == EINVAL || errno == ENOSYS))
+            return copy_by_write(f->fd, f->dest_fd, off, f->end);
+        int rc = n < 0 && errno == EAGAIN ? wait_writable(f->dest_fd) : 0;
+        if (rc < 0)
+            return rc;
+        if (n < 0 && errno != EINTR && errno != EAGAIN)
+            return -errno;
+        if (n == 0)
+            return -EIO; /* the scratch file is shorter than what was written */
+    }
+    struct stat st;
+    if (fstat(f->dest_fd, &st) == 0 && S_ISREG(st.st_mode) && fsync(f->dest_fd) < 0)
+        return -errno; /* a file behind a descriptor (>>) is kept like a renamed one */
+    return 0;
+}
+
+enum { KIND_OUTPUT, KIND_FILE, KIND_PRIVATE };
+
+static int atomic_open(hog_atomic_file *f, const char *path, int kind)
 {
     memset(f, 0, sizeof(*f));
     f->fd = -1;
     f->dir_fd = -1;
+    f->dest_fd = -1;
     f->slot = -1;
+    if (kind == KIND_OUTPUT) {
+        int rc = into_try(f, path);
+        if (rc <= 0)
+            return rc;
+    }
+    const int private_ = kind == KIND_PRIVATE;
     struct stat old;
     int replacing = lstat(path, &old) == 0;
     if (replacing && S_ISDIR(old.st_mode))
@@ -353,18 +585,24 @@ static int atomic_open(hog_atomic_file *f, const char *path, int private_)
 
 int hog_atomic_open(hog_atomic_file *f, const char *path)
 {
-    return atomic_open(f, path, 0);
+    return atomic_open(f, path, KIND_OUTPUT);
+}
+
+int hog_atomic_open_file(hog_atomic_file *f, const char *path)
+{
+    return atomic_open(f, path, KIND_FILE);
 }
 
 int hog_atomic_open_private(hog_atomic_file *f, const char *path)
 {
-    return atomic_open(f, path, 1);
+    return atomic_open(f, path, KIND_PRIVATE);
 }
 
 int hog_scratch_open(hog_atomic_file *f, const char *dir, const char *label)
 {
     memset(f, 0, sizeof(*f));
     f->fd = -1;
+    f->dest_fd = -1;
     f->slot = -1;
     size_t dn = strlen(dir), ln = strlen(label);
     if (!(f->path = hog_malloc(dn + ln + 2)))
@@ -420,6 +658,8 @@ int hog_atomic_write_crc(hog_atomic_file *f, uint32_t *crc, const void *buf, siz
 
 int hog_atomic_direct(hog_atomic_file *f, int on)
 {
+    if (f->into != HOG_INTO_RENAME) /* a device, or a scratch file nothing reads back from disk */
+        return on ? -EOPNOTSUPP : 0;
     int fl = fcntl(f->fd, F_GETFL);
     if (fl < 0 || fcntl(f->fd, F_SETFL, on ? fl | O_DIRECT : fl & ~O_DIRECT) < 0)
         return -errno;
@@ -454,7 +694,7 @@ int hog_atomic_pwrite(hog_atomic_file *f, const void *buf, size_t len, uint64_t 
      * dirty pages wait for the background threshold (10% of RAM by
      * default): a 2.6 GB convert output spent 1.15 s of its 9 s in the
      * final fsync. */
-    if (f->end - f->synced >= HOG_WRITEBACK_BYTES) {
+    if (f->into == HOG_INTO_RENAME && f->end - f->synced >= HOG_WRITEBACK_BYTES) {
         (void)sync_file_range(f->fd, (off_t)f->synced, (off_t)(f->end - f->synced), SYNC_FILE_RANGE_WRITE);
         f->synced = f->end;
     }
@@ -463,6 +703,12 @@ int hog_atomic_pwrite(hog_atomic_file *f, const void *buf, size_t len, uint64_t 
 
 int hog_atomic_commit(hog_atomic_file *f)
 {
+    if (f->into != HOG_INTO_RENAME) {
+        /* A device's fsync is EINVAL where it keeps nothing (/dev/null). */
+        int rc = f->into == HOG_INTO_COPY ? into_copy(f) : fsync(f->fd) < 0 && errno != EINVAL ? -errno : 0;
+        hog_atomic_abort(f);
+        return rc;
+    }
     int rc = fsync(f->fd) < 0 ? -errno : 0;
     if (rc == 0 && f->owner_kept) {
         if (fchown(f->fd, f->uid, f->gid) < 0)
@@ -493,12 +739,16 @@ void hog_atomic_abort(hog_atomic_file *f)
             unlinkat(f->dir_fd, f->tmp_name, 0);
         if (f->dir_fd >= 0)
             close(f->dir_fd);
+        if (f->into == HOG_INTO_COPY && f->dest_fd >= 0)
+            close(f->dest_fd);
         hog_free(f->path);
     }
     if (f->fd >= 0)
         close(f->fd);
     f->fd = -1;
     f->dir_fd = -1;
+    f->dest_fd = -1;
+    f->into = HOG_INTO_RENAME;
     f->tmp_name[0] = '\0';
     f->path = NULL;
     f->name = NULL;
@@ -507,7 +757,7 @@ void hog_atomic_abort(hog_atomic_file *f)
 int hog_write_file_atomic(const char *path, const void *buf, size_t len)
 {
     hog_atomic_file f;
-    int rc = hog_atomic_open(&f, path);
+    int rc = hog_atomic_open_file(&f, path);
     if (rc < 0)
         return rc;
     rc = hog_atomic_write(&f, buf, len);
