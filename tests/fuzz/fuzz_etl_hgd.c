@@ -1,4 +1,4 @@
-/* fuzz_etl_hgd.c: libFuzzer target for the binary dataset reader (.hgd): open, checked at open and as read, every row of every block against the summary and the class names, written again and reopened; its mutator reshapes headers, block tables, blocks, summaries, class names and feature names and then recomputes every checksum. */
+/* fuzz_etl_hgd.c: libFuzzer target for the binary dataset reader (.hgd): open, checked at open and as read, every row of every block against the summary, the class names and the field count, written again and reopened; its mutator reshapes headers, block tables, blocks (fields too), summaries, class names and feature names and then recomputes every checksum. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "etl/etl.h"
 
@@ -31,6 +31,7 @@ enum {
     H_FNAMES_OFFSET = 272,
     H_FNAMES_BYTES = 280,
     H_FNAMES_SUM = 288,
+    H_FIELDS = 296,
     T_OFFSET = 0,
     T_BYTES = 8,
     T_ROWS = 16,
@@ -46,6 +47,7 @@ static const fuzz_field header_fields[] = {
     {8, 4},  {12, 4}, {16, 8}, {16, 8}, {24, 8}, {24, 8}, {32, 8}, {32, 8}, {40, 4}, {40, 4},
     {44, 4}, {44, 4}, {48, 4}, {52, 4}, {56, 8}, {56, 8}, {64, 8}, {64, 8}, {96, 8}, {136, 8},
     {224, 8}, {232, 8}, {248, 8}, {248, 8}, {256, 8}, {256, 8}, {272, 8}, {272, 8}, {280, 8}, {280, 8},
+    {296, 4}, {296, 4},
 };
 
 static const fuzz_field entry_fields[] = {{T_OFFSET, 8}, {T_BYTES, 8}, {T_ROWS, 4}, {T_NNZ, 4}, {T_SUM, 8}, {28, 4}};
@@ -58,6 +60,14 @@ static int version_1(const uint8_t *d)
 static int weighted(const uint8_t *d)
 {
     return !version_1(d) && (hog_get_u32(d + H_FLAGS) & HOG_HGD_WEIGHTED);
+}
+
+/* The blocks' optional arrays (hog_block_layout's bits): weights, and
+ * fields from version 6. */
+static int layout_of(const uint8_t *d)
+{
+    return (weighted(d) ? HOG_BLOCK_WEIGHTED : 0) |
+           (hog_get_u32(d + H_VERSION) >= 6 && (hog_get_u32(d + H_FLAGS) & HOG_HGD_FIELDS) ? HOG_BLOCK_FIELDS : 0);
 }
 
 /* A section the header announces (from version `version`, with flag) and
@@ -144,7 +154,7 @@ static uint8_t *table_of(uint8_t *d, size_t size, uint32_t *n)
 static uint8_t *block_of(uint8_t *d, size_t size, const uint8_t *e, uint64_t *bytes)
 {
     uint64_t off = hog_get_u64(e + T_OFFSET);
-    *bytes = hog_block_bytes(hog_get_u32(e + T_ROWS), hog_get_u32(e + T_NNZ), weighted(d));
+    *bytes = hog_block_bytes(hog_get_u32(e + T_ROWS), hog_get_u32(e + T_NNZ), layout_of(d));
     return off <= size && *bytes <= size - off ? d + off : NULL;
 }
 
@@ -170,7 +180,7 @@ static void reseal(uint8_t *d, size_t size)
                 hog_put_u32(e + T_SUM, hog_crc32(0, blk, (size_t)bytes));
             } else if (blk) {
                 hog_block v;
-                hog_block_view(&v, blk, b[i].rows, b[i].nnz, weighted(d), 0);
+                hog_block_view(&v, blk, b[i].rows, b[i].nnz, layout_of(d), 0);
                 hog_put_u64(e + T_SUM, hog_block_sum(&v));
             }
             b[i].sum = v1 ? hog_get_u32(e + T_SUM) : hog_get_u64(e + T_SUM);
@@ -378,14 +388,16 @@ static size_t layout(uint8_t *out, size_t max, const uint8_t *h, const part *p, 
 
 /* Cuts block b after row k into two blocks with the same rows: a file of
  * one block becomes one of several, each still valid. */
-static int split(part *p, uint32_t *n, uint32_t b, uint32_t k, int w)
+static int split(part *p, uint32_t *n, uint32_t b, uint32_t k, int lay)
 {
     part *s = &p[b];
-    if (*n >= MAX_PARTS || k == 0 || k >= s->rows || s->len < hog_block_bytes(s->rows, s->nnz, w))
+    if (*n >= MAX_PARTS || k == 0 || k >= s->rows || s->len < hog_block_bytes(s->rows, s->nnz, lay))
         return 0;
+    const int w = lay & HOG_BLOCK_WEIGHTED;
     const uint32_t rows = s->rows, nnz = s->nnz;
     const uint8_t *ptr = s->bytes, *index = ptr + 4 * ((size_t)rows + 1), *value = index + 4 * (size_t)nnz,
-                  *label = value + 4 * (size_t)nnz, *weight = label + 4 * (size_t)rows;
+                  *label = value + 4 * (size_t)nnz, *weight = label + 4 * (size_t)rows,
+                  *field = weight + (w ? 4 * (size_t)rows : 0);
     uint32_t cut = hog_get_u32(ptr + 4 * (size_t)k);
     if (cut > nnz)
         return 0;
@@ -394,7 +406,7 @@ static int split(part *p, uint32_t *n, uint32_t b, uint32_t k, int w)
     for (int h = 0; h < 2; h++) {
         out[h].rows = r2[h];
         out[h].nnz = n2[h];
-        out[h].len = hog_block_bytes(r2[h], n2[h], w);
+        out[h].len = hog_block_bytes(r2[h], n2[h], lay);
         uint8_t *o = out[h].bytes = malloc(out[h].len);
         FUZZ_CHECK(o);
         for (uint32_t r = 0; r <= r2[h]; r++)
@@ -406,8 +418,12 @@ static int split(part *p, uint32_t *n, uint32_t b, uint32_t k, int w)
         o += 4 * (size_t)n2[h];
         memcpy(o, label + 4 * (size_t)r0[h], 4 * (size_t)r2[h]);
         o += 4 * (size_t)r2[h];
-        if (w)
+        if (w) {
             memcpy(o, weight + 4 * (size_t)r0[h], 4 * (size_t)r2[h]);
+            o += 4 * (size_t)r2[h];
+        }
+        if (lay & HOG_BLOCK_FIELDS)
+            memcpy(o, field + 2 * (size_t)z0[h], 2 * (size_t)n2[h]);
     }
     free(s->bytes);
     memmove(p + b + 2, p + b + 1, (*n - b - 1) * sizeof(*p));
@@ -442,7 +458,7 @@ static size_t reshape(uint8_t *d, size_t size, size_t max, hog_rng *r)
     switch (hog_rng_below(r, 5)) {
     case 0:
     case 1:
-        split(p, &n, b, 1 + hog_rng_below(r, p[b].rows ? p[b].rows : 1), weighted(d));
+        split(p, &n, b, 1 + hog_rng_below(r, p[b].rows ? p[b].rows : 1), layout_of(d));
         break;
     case 2:
         if (n < MAX_PARTS) {
@@ -488,7 +504,8 @@ static size_t reshape(uint8_t *d, size_t size, size_t max, hog_rng *r)
  * ===================================================================== */
 
 /* One value inside a block: a row offset or an index pushed to a boundary,
- * or a value, label or weight made NaN, infinite, negative or extreme. */
+ * a value, label or weight made NaN, infinite, negative or extreme, or a
+ * field pushed to the count or past it. */
 static void mutate_block_value(uint8_t *d, size_t size, hog_rng *r)
 {
     uint32_t n;
@@ -504,6 +521,17 @@ static void mutate_block_value(uint8_t *d, size_t size, hog_rng *r)
     const uint64_t features = hog_get_u64(d + H_FEATURES);
     const uint64_t start[6] = {0, rows + 1ull, rows + 1ull + nnz, rows + 1ull + 2ull * nnz,
                                rows + 1ull + 2ull * nnz + rows, bytes / 4};
+    if ((layout_of(d) & HOG_BLOCK_FIELDS) && nnz && hog_rng_below(r, 4) == 0) {
+        const uint64_t fields_at = 4 * (start[4] + (weighted(d) ? rows : 0)) + 2 * (hog_rng_next(r) % nnz);
+        if (fields_at + 2 > bytes)
+            return;
+        const uint32_t count = hog_get_u32(d + H_FIELDS);
+        static const uint16_t special[] = {0, 1, 0xffff};
+        const uint32_t k = hog_rng_below(r, 5);
+        const uint16_t v = k < 3 ? special[k] : (uint16_t)(count - (k == 3 ? 1 : 0));
+        memcpy(blk + fields_at, &v, 2);
+        return;
+    }
     unsigned a = hog_rng_below(r, weighted(d) ? 5 : 4);
     if (start[a + 1] == start[a])
         return;
@@ -526,7 +554,8 @@ static void mutate_block_value(uint8_t *d, size_t size, hog_rng *r)
     hog_put_u32(at, v);
 }
 
-/* Takes the file a version down, 5 to 4 (the feature names dropped from
+/* Takes the file a version down, 6 to 5 (the fields dropped from the
+ * header: the blocks' field arrays become their padding), 5 to 4 (the feature names dropped from
  * the header, their bytes left), 4 to 3 (the class names likewise), 3 to 2
  * (the summary likewise) to 1 (CRC-32s), or from 1 back to 3 without a
  * summary: the sums follow in reseal. */
@@ -536,7 +565,11 @@ static void switch_version(uint8_t *d)
     if (version_1(d)) {
         hog_put_u32(d + H_VERSION, 3);
         hog_put_u32(d + H1_HEADER_CRC, 0);
-    } else if (v >= 5) {
+    } else if (v >= 6) {
+        hog_put_u32(d + H_VERSION, 5);
+        hog_put_u32(d + H_FLAGS, hog_get_u32(d + H_FLAGS) & ~HOG_HGD_FIELDS);
+        memset(d + H_FIELDS, 0, 4);
+    } else if (v == 5) {
         hog_put_u32(d + H_VERSION, 4);
         hog_put_u32(d + H_FLAGS, hog_get_u32(d + H_FLAGS) & ~HOG_HGD_FNAMES);
         memset(d + H_FNAMES_OFFSET, 0, 24);
@@ -787,6 +820,15 @@ static void check_rows(const hog_dataset *ds, hog_dataset_info *info)
         nnz += row.nnz;
     }
     FUZZ_CHECK(nnz == info->nnz);
+    /* every value's field is below the count; no count, no fields */
+    const int fields = hog_dataset_fields(ds);
+    FUZZ_CHECK(fields >= 0 && fields <= (int)HOG_MAX_FIELDS);
+    for (uint32_t b = 0; b < info->blocks; b++) {
+        const hog_block *blk = &ds->blocks[b];
+        FUZZ_CHECK((blk->field != NULL) == (fields > 0));
+        for (uint32_t k = 0; blk->field && k < blk->nnz; k++)
+            FUZZ_CHECK(blk->field[k] < (uint32_t)fields);
+    }
     FUZZ_CHECK(hog_dataset_bytes(ds) == info->file_bytes);
     for (uint32_t b = 0; b < info->blocks; b++) {
         hog_dataset_willneed(ds, b);
@@ -896,6 +938,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                info2.weighted == info.weighted && info2.index_base == info.index_base);
     FUZZ_CHECK(version_1(data) || info2.fingerprint == info.fingerprint);
     check_same_rows(ds, again, info.rows);
+    FUZZ_CHECK(hog_dataset_fields(again) == hog_dataset_fields(ds));
+    for (uint32_t b = 0; ds->fields && b < info.blocks; b++)
+        FUZZ_CHECK(memcmp(again->blocks[b].field, ds->blocks[b].field, 2ull * ds->blocks[b].nnz) == 0);
     FUZZ_CHECK(again->names.n == ds->names.n && again->names.names_len == ds->names.names_len &&
                (ds->names.n == 0 || memcmp(again->names.names, ds->names.names, ds->names.names_len) == 0));
     hog_dataset_close(again);

@@ -41,6 +41,9 @@ static void fuzz_check_rows(const hog_rows *r, const hog_text_plan *plan, int rc
                             const hog_text_error *e)
 {
     FUZZ_CHECK(r->ptr && r->ptr[0] == 0);
+    /* the values have fields when the plan keeps them, one each */
+    FUZZ_CHECK(r->fielded == (plan->fielded || plan->format == HOG_FORMAT_FFM));
+    FUZZ_CHECK(!r->fielded || !r->nnz || r->field);
     FUZZ_CHECK(r->ptr[r->rows] == r->nnz);
     FUZZ_CHECK(r->kept <= HOG_TEXT_ERRORS_KEPT && r->kept <= r->skipped);
     FUZZ_CHECK(r->rows + r->skipped <= r->lines);
@@ -59,6 +62,8 @@ static void fuzz_check_rows(const hog_rows *r, const hog_text_plan *plan, int rc
                    r->errors[i].column >= 1 && strncmp(r->errors[i].what, "expected ", 9) == 0);
     if (rc == HOG_EFORMAT && e->column == 0) /* a line past plan->max_line, in either mode */
         FUZZ_CHECK(e->line == r->lines && strncmp(e->what, "a line longer than ", 19) == 0);
+    else if (rc == HOG_EFORMAT && plan->max_features && strstr(e->what, " is past the ceiling of ")) /* a bound */
+        FUZZ_CHECK(e->line == r->lines && e->column >= 1 && strncmp(e->what, "index ", 6) == 0);
     else if (rc == HOG_EFORMAT)
         FUZZ_CHECK(!plan->skip_errors && e->line == r->lines && e->column >= 1 &&
                    strncmp(e->what, "expected ", 9) == 0);
@@ -112,6 +117,8 @@ static void fuzz_plan_and_parse(const hog_read_params *p, const uint8_t *data, s
         }
         if (whole.rows)
             FUZZ_CHECK(memcmp(whole.label, parts.label, whole.rows * sizeof(float)) == 0);
+        if (whole.nnz && whole.fielded)
+            FUZZ_CHECK(memcmp(whole.field, parts.field, whole.nnz * sizeof(uint16_t)) == 0);
     } else {
         FUZZ_CHECK(e1.line == e2.line && e1.column == e2.column &&
                    strcmp(e1.what, e2.what) == 0);

@@ -23,6 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     p.categorical = lists[(o2 >> 3) & 7];
     p.hash_bits = bits[(o2 >> 6) & 3];
     p.on_error = (cut & 1) ? HOG_ON_ERROR_SKIP : HOG_ON_ERROR_STOP;
+    p.fields = (cut >> 1) & 1; /* each value's column kept */
     p.max_line = fuzz_max_line(cut >> 6);
     fuzz_plan_and_parse(&p, data, size, cut);
     return 0;

@@ -16,6 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     p.hash_bits = bits[o & 3];
     p.on_error = (o >> 2) & 1 ? HOG_ON_ERROR_SKIP : HOG_ON_ERROR_STOP;
     p.max_line = fuzz_max_line(o >> 4);
+    p.fields = (o >> 6) & 1; /* each value's namespace kept */
     fuzz_plan_and_parse(&p, data, size, cut);
     return 0;
 }

@@ -16,13 +16,14 @@ mkdir -p "$c/hgd" "$c/model" "$c/mf" "$c/hgr"
 cd "$t"
 
 # data sets: 1-based and 0-based libsvm, weighted VW, CSV (numbers, and class names), feature names (a CSV
-# header, VW asked for them), and a cache (with its source record)
+# header, VW asked for them), LIBFFM's fields (version 6), and a cache (with its source record)
 printf '1 1:0.5 3:1\n-1 2:1\n1 1:2 4:-1.5\n-1\n1 5:1e-3\n-1 2:0.25 3:4\n' >one.svm
 printf '0 0:1 7:2\n1 3:0.5\n2 1:1 2:1 9:-3\n0\n1 0:4\n' >zero.svm
 printf '1 2.5 |a x y\n-1 |a z\n1 0 |b x:2\n-1 0.25 |a y\n' >w.vw
 printf 'y,a,b,c\n1,0.5,0,2\n0,1,1,0\n1,0,0,0\n' >d.csv
 printf 'a,b,species\n0.5,1,virginica\n1,0,setosa\n0,2,versicolor\n1.5,1,setosa\n' >names.csv
 printf 'y,age,color,height\n1,30,red,1.5\n0,40,blue,0\n1,0,red,1.7\n' >fnames.csv
+printf '1 0:3:1 1:7:0.5 2:12:-2\n0 2:40:1 0:5:1\n1 1:8:2\n0 0:2:1 2:9:1\n' >f.ffm
 "$hog" convert -q one.svm -o "$c/hgd/libsvm-one-based.hgd"
 "$hog" convert -q zero.svm -o "$c/hgd/libsvm-zero-based.hgd"
 "$hog" convert -q w.vw -b 8 -o "$c/hgd/vw-weighted.hgd"
@@ -30,6 +31,7 @@ printf 'y,age,color,height\n1,30,red,1.5\n0,40,blue,0\n1,0,red,1.7\n' >fnames.cs
 "$hog" convert -q names.csv --label species -o "$c/hgd/csv-class-names.hgd"
 "$hog" convert -q fnames.csv --categorical color --feature-names -b 6 -o "$c/hgd/csv-feature-names.hgd"
 "$hog" convert -q w.vw -b 2 --feature-names -o "$c/hgd/vw-feature-names.hgd"
+"$hog" convert -q f.ffm -o "$c/hgd/ffm-fields.hgd"
 "$hog" train -q one.svm --cache "$c/hgd/cache-source.hgd" -o m.hog --epochs 1 --threads 1
 
 # linear models: each loss's shape of outputs and classes (the plain update:

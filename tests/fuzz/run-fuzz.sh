@@ -1,15 +1,15 @@
 #!/bin/sh
-# run-fuzz.sh: builds the fuzz targets (text parsers, the chunked reader, the binary dataset, model and ratings readers, the frame decoder) with Debian's clang (libFuzzer, ASan, UBSan) and runs each for a while.
+# run-fuzz.sh: builds the fuzz targets (text parsers, LIBFFM's too, the chunked reader, the binary dataset, model and ratings readers, the frame decoder) with Debian's clang (libFuzzer, ASan, UBSan) and runs each for a while.
 # SPDX-License-Identifier: BSD-2-Clause
 # usage: tests/fuzz/run-fuzz.sh [SECONDS per target (20)] [TARGET...]
-#        (targets: libsvm csv vw reader frame hgd model mf hgr)
+#        (targets: libsvm csv vw ffm reader frame hgd model mf hgr)
 # New inputs go to build-fuzz/corpus/NAME; crashes to build-fuzz/crash-*. Exits non-zero on the first failure.
 # FUZZ_RUNS=N runs each target for N inputs instead of SECONDS (a campaign: FUZZ_RUNS=10000000).
 set -eu
 cd "$(dirname "$0")/../.."
 secs=${1:-20}
 [ $# -gt 0 ] && shift
-targets=${*:-libsvm csv vw reader frame hgd model mf hgr}
+targets=${*:-libsvm csv vw ffm reader frame hgd model mf hgr}
 if ! command -v clang >/dev/null 2>&1; then
     echo "run-fuzz: installing clang (Debian's clang package)"
     apt-get install -y clang >/dev/null
@@ -38,14 +38,14 @@ for t in $targets; do
     # KiB, room to grow; their mutators set the lengths).
     len_control=
     case $t in
-    libsvm|csv|vw) name=fuzz_parse_$t; max_len=1048576; len_control=-len_control=0 ;;
+    libsvm|csv|vw|ffm) name=fuzz_parse_$t; max_len=1048576; len_control=-len_control=0 ;;
     reader) name=fuzz_etl_reader; max_len=1048576; len_control=-len_control=0 ;;
     frame) name=fuzz_net_frame; max_len=4096 ;;
     hgd) name=fuzz_etl_hgd; max_len=65536 ;;
     model) name=fuzz_train_model_file; max_len=65536 ;;
     mf) name=fuzz_train_mf_file; max_len=65536 ;;
     hgr) name=fuzz_etl_ratings_hgr; max_len=65536 ;;
-    *) echo "run-fuzz: unknown target $t (libsvm csv vw reader frame hgd model mf hgr)"; exit 2 ;;
+    *) echo "run-fuzz: unknown target $t (libsvm csv vw ffm reader frame hgd model mf hgr)"; exit 2 ;;
     esac
     bin=$out/$name
     clang -g -O1 $arch -std=c11 -D_GNU_SOURCE -pthread -Iinclude -Isrc \
