@@ -72,6 +72,7 @@ typedef struct rank_run {
     char err[512];
     hog_link_stats st;
     atomic_int finished;    /* 1: rank_main has returned */
+    double ended;           /* when it returned (hog_now) */
 } rank_run;
 
 static void rank_init(rank_run *r, int rank, int nodes)
@@ -126,6 +127,7 @@ static void *rank_main(void *arg)
 {
     rank_run *r = arg;
     rank_body(r);
+    r->ended = hog_now();
     atomic_store(&r->finished, 1);
     return NULL;
 }
@@ -360,24 +362,79 @@ Test(net_link, another_run_id_is_refused_with_the_reason)
     free_ranks(runs, 2);
 }
 
-Test(net_link, a_rank_without_the_key_never_joins)
+/* How many times needle is in haystack. */
+static int count_of(const char *haystack, const char *needle)
 {
+    int n = 0;
+    for (const char *p = haystack; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* A rank with another key never joins, and knows it at once: its CURVE
+ * handshakes fail, which it is told well before its join timeout (the
+ * bound is loose: a loaded machine must not fail it). Rank 0 warns once,
+ * naming the address, and says it again when it gives up. */
+Test(net_link, a_rank_without_the_key_is_refused_at_once_and_named)
+{
+    hog_log_set(log_keep, NULL, HOG_LOG_WARN);
     make_key();
     rank_init(&runs[0], 0, 2);
     rank_init(&runs[1], 1, 2);
-    runs[0].p.join_timeout = 2.0;
-    runs[1].p.join_timeout = 2.0;
+    runs[0].p.join_timeout = 5.0;
+    runs[1].p.join_timeout = 60.0;
     char other[160];
     snprintf(other, sizeof(other), "%s/other-key", dir);
     char err[256];
     cr_assert_eq(hog_secret_keygen(other, err, sizeof(err)), 0);
     runs[1].p.secret = other;
+    const double t0 = hog_now();
     run_ranks(runs, 2);
+    hog_log_set(NULL, NULL, HOG_LOG_ERROR);
     cr_assert_eq(runs[1].join_rc, HOG_ENET);
-    cr_assert_not_null(strstr(runs[1].err, "no answer from the coordinator"), "%s", runs[1].err);
+    char want[256];
+    snprintf(want, sizeof(want),
+             "rank 1 failed authentication with the coordinator %s: is its hog_link_params.secret the same as rank "
+             "0's?", coordinator);
+    cr_assert_not_null(strstr(runs[1].err, want), "%s", runs[1].err);
+    cr_assert_lt(runs[1].ended - t0, 30.0, "rank 1 was refused after %.1f s, against a join timeout of 60 s",
+                 runs[1].ended - t0);
     cr_assert_eq(runs[0].join_rc, HOG_ENET);
-    cr_assert_not_null(strstr(runs[0].err, "did not join"), "%s", runs[0].err);
+    cr_assert_not_null(strstr(runs[0].err, "rank 1 did not join within 5 s"), "%s", runs[0].err);
+    cr_assert_not_null(strstr(runs[0].err, "failed the CURVE handshake: is every rank's hog_link_params.secret the "
+                                           "same as rank 0's?"), "%s", runs[0].err);
+    cr_assert_eq(count_of(logged, "failed the CURVE handshake: is that rank's hog_link_params.secret the same as "
+                                  "rank 0's? Still waiting for the ranks to join"), 1, "%s", logged);
+    cr_assert_eq(count_of(logged, "rank 0: a connection from 127.0.0.1:"), 1, "the address: %s", logged);
     free_ranks(runs, 2);
+}
+
+/* Rank 0 keeps waiting after a rank with another key was refused: the
+ * rank started again with the right one joins, and the run completes. */
+Test(net_link, a_rank_refused_for_its_key_can_join_with_the_right_one)
+{
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    rank_init(&runs[1], 1, 2);
+    rank_init(&runs[2], 1, 2);
+    runs[0].p.join_timeout = 30.0;
+    char other[160], err[256];
+    snprintf(other, sizeof(other), "%s/other-key", dir);
+    cr_assert_eq(hog_secret_keygen(other, err, sizeof(err)), 0);
+    runs[1].p.secret = other;
+    pthread_t th0, th1;
+    cr_assert_eq(pthread_create(&th0, NULL, rank_main, &runs[0]), 0);
+    rank_main(&runs[1]);
+    cr_assert_eq(runs[1].join_rc, HOG_ENET);
+    cr_assert_not_null(strstr(runs[1].err, "failed authentication with the coordinator"), "%s", runs[1].err);
+    cr_assert_eq(pthread_create(&th1, NULL, rank_main, &runs[2]), 0);
+    pthread_join(th1, NULL);
+    pthread_join(th0, NULL);
+    cr_assert_eq(runs[0].join_rc, 0, "%s", runs[0].err);
+    cr_assert_eq(runs[2].finish_rc, 0, "%s", runs[2].err);
+    cr_assert_eq(runs[0].finish_rc, 0, "%s", runs[0].err);
+    assert_each(&runs[0], 2);
+    free_ranks(runs, 3);
 }
 
 Test(net_link, a_dead_rank_is_declared_and_the_run_completes_without_it)
@@ -623,6 +680,7 @@ Test(net_link, a_peer_with_another_key_never_has_a_frame_delivered)
     pthread_join(th, NULL);
     cr_assert_eq(runs[0].join_rc, HOG_ENET);
     cr_assert_not_null(strstr(runs[0].err, "rank 1 did not join"), "%s", runs[0].err);
+    cr_assert_not_null(strstr(runs[0].err, "failed the CURVE handshake"), "%s", runs[0].err);
     free_ranks(runs, 2);
 }
 

@@ -94,6 +94,9 @@ static void close_sockets(hog_link *l)
                 zmq_close(l->out[r]);
     hog_free(l->out);
     l->out = NULL;
+    if (l->watch.mon)
+        zmq_close(l->watch.mon);
+    l->watch.mon = NULL;
     if (l->inbox)
         zmq_close(l->inbox);
     if (l->ctl)
@@ -409,19 +412,153 @@ static int hello_admit(const hog_link *l, const hog_link_shape *mine, const hog_
     return 0;
 }
 
+/* ---- The handshakes, watched while the ranks join ----
+ *
+ * A rank whose secret is not rank 0's never gets a frame through: CURVE
+ * fails the handshake, and ZeroMQ reconnects every 100 ms, silently. Without
+ * a look at the handshakes both sides would wait out the join timeout (two
+ * minutes by default) and could only guess why. A socket monitor reports
+ * each handshake as it ends, so a rank knows at once, and rank 0 can name
+ * the address that tried.
+ *
+ * What each side sees of another key (libzmq 4.3): rank 0 cannot decrypt
+ * the greeting, reports HANDSHAKE_FAILED_PROTOCOL (the event carries the
+ * error, not the connection), then DISCONNECTED with the connection's
+ * descriptor, whose peer it learned at ACCEPTED; the rank only sees the
+ * connection closed mid-handshake (HANDSHAKE_FAILED_NO_DETAIL), again at
+ * each reconnection. A ZAP refusal would be HANDSHAKE_FAILED_AUTH on both
+ * sides. The monitor runs only while the ranks join: later connections
+ * are the data sockets', whose keys the join has proved. */
+#define LINK_MONITOR "inproc://hogtrain-control-monitor" /* one per context: the link's own */
+
+static int watch_start(hog_link *l)
+{
+    link_watch *w = &l->watch;
+    memset(w, 0, sizeof(*w));
+    for (unsigned i = 0; i < LINK_WATCH_CONNECTIONS; i++)
+        w->fd[i] = -1;
+    const int failures =
+        ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+    const int events = failures | (l->rank == 0 ? ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED
+                                                : ZMQ_EVENT_HANDSHAKE_SUCCEEDED);
+    const int linger = 0;
+    if (zmq_socket_monitor(l->ctl, LINK_MONITOR, events) < 0 || !(w->mon = zmq_socket(l->ctx, ZMQ_PAIR)) ||
+        zmq_setsockopt(w->mon, ZMQ_LINGER, &linger, sizeof(linger)) < 0 || zmq_connect(w->mon, LINK_MONITOR) < 0)
+        return -1;
+    return 0;
+}
+
+static void watch_stop(hog_link *l)
+{
+    if (!l->watch.mon)
+        return;
+    (void)zmq_socket_monitor(l->ctl, NULL, 0);
+    zmq_close(l->watch.mon);
+    l->watch.mon = NULL;
+}
+
+/* Rank 0: what the peer of an accepted connection is, while it is open. */
+static void watch_accepted(link_watch *w, int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    char ip[INET6_ADDRSTRLEN];
+    unsigned i = w->next++ % LINK_WATCH_CONNECTIONS;
+    w->fd[i] = -1;
+    /* On loopback the connection may be gone already, or its descriptor
+     * reused: the address is a hint, and is left out when not known. */
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0 || (ss.ss_family != AF_INET && ss.ss_family != AF_INET6))
+        return;
+    const int v6 = ss.ss_family == AF_INET6;
+    const void *a = v6 ? (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
+                       : (const void *)&((struct sockaddr_in *)&ss)->sin_addr;
+    unsigned port = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port : ((struct sockaddr_in *)&ss)->sin_port);
+    if (!inet_ntop(ss.ss_family, a, ip, sizeof(ip)))
+        return;
+    snprintf(w->addr[i], sizeof(w->addr[i]), v6 ? "[%s]:%u" : "%s:%u", ip, port);
+    w->fd[i] = fd;
+}
+
+/* Rank 0: a connection closed; the one whose handshake failed, if one did. */
+static void watch_closed(hog_link *l, int fd)
+{
+    link_watch *w = &l->watch;
+    const char *addr = NULL;
+    for (unsigned i = 0; i < LINK_WATCH_CONNECTIONS; i++)
+        if (w->fd[i] == fd) {
+            w->fd[i] = -1;
+            addr = w->addr[i];
+        }
+    if (!w->pending)
+        return;
+    w->pending = 0;
+    if (addr && !w->first[0])
+        snprintf(w->first, sizeof(w->first), "%s", addr);
+    if (w->failed == 1) /* once: a rank with another key tries ten times a second */
+        hog_log(HOG_LOG_WARN, "rank 0: a connection%s%s failed the CURVE handshake: is that rank's "
+                "hog_link_params.secret the same as rank 0's? Still waiting for the ranks to join",
+                addr ? " from " : "", addr ? addr : "");
+}
+
+/* Takes the monitor's events. Returns -1 when this rank (not rank 0) is
+ * to give up: its handshakes with the coordinator fail. */
+static int watch_read(hog_link *l)
+{
+    link_watch *w = &l->watch;
+    for (;;) {
+        zmq_msg_t ev, ep;
+        zmq_msg_init(&ev);
+        zmq_msg_init(&ep);
+        if (zmq_msg_recv(&ev, w->mon, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&ev);
+            return 0;
+        }
+        /* An event is two frames: 16 bits of event and 32 of value, in
+         * this machine's order, then the endpoint. */
+        int whole = zmq_msg_more(&ev) && zmq_msg_recv(&ep, w->mon, 0) >= 0 && zmq_msg_size(&ev) >= 6;
+        uint16_t event = 0;
+        uint32_t value = 0;
+        if (whole) {
+            memcpy(&event, zmq_msg_data(&ev), 2);
+            memcpy(&value, (const char *)zmq_msg_data(&ev) + 2, 4);
+        }
+        zmq_msg_close(&ev);
+        zmq_msg_close(&ep);
+        if (!whole)
+            continue;
+        if (l->rank == 0) {
+            if (event == ZMQ_EVENT_ACCEPTED)
+                watch_accepted(w, (int)value);
+            else if (event == ZMQ_EVENT_DISCONNECTED)
+                watch_closed(l, (int)value);
+            else {
+                w->failed++;
+                w->pending = 1;
+            }
+        } else if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+            w->failed = 0;
+        } else if (++w->failed >= LINK_HANDSHAKE_CLOSES || event != ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) {
+            return -1;
+        }
+    }
+}
+
 /* Receives one frame from s within the deadline into msg (multi-part: the
- * routing id first on a ROUTER). Returns 1, 0 on timeout or -1 when the
- * link must stop. */
+ * routing id first on a ROUTER), taking the handshakes' events meanwhile.
+ * Returns 1, 0 on timeout, -1 when the link must stop, or -2 when this
+ * rank's handshakes with the coordinator fail (watch_read). */
 static int recv_until(hog_link *l, void *s, zmq_msg_t *id, zmq_msg_t *msg, double deadline)
 {
     for (;;) {
         double left = deadline - hog_now();
         if (left <= 0 || atomic_load(&l->interrupted))
             return left <= 0 ? 0 : -1;
-        zmq_pollitem_t it = {s, 0, ZMQ_POLLIN, 0};
-        if (zmq_poll(&it, 1, (long)HOG_MIN(left * 1000.0 + 1.0, 200.0)) < 0 && errno != EINTR)
+        zmq_pollitem_t it[2] = {{s, 0, ZMQ_POLLIN, 0}, {l->watch.mon, 0, ZMQ_POLLIN, 0}};
+        if (zmq_poll(it, l->watch.mon ? 2 : 1, (long)HOG_MIN(left * 1000.0 + 1.0, 200.0)) < 0 && errno != EINTR)
             return -1;
-        if (!(it.revents & ZMQ_POLLIN))
+        if (l->watch.mon && (it[1].revents & ZMQ_POLLIN) && watch_read(l) < 0)
+            return -2;
+        if (!(it[0].revents & ZMQ_POLLIN))
             continue;
         if (id && zmq_msg_recv(id, s, 0) < 0)
             continue;
@@ -489,11 +626,25 @@ static int join_coordinator(hog_link *l, hog_link_shape *shape, const char *my_e
             for (uint32_t r = 1, k = 0; r < nodes && k < sizeof(missing) - 12; r++)
                 if (!joined[r])
                     k += (uint32_t)snprintf(missing + k, sizeof(missing) - k, "%s%u", k ? ", " : "", r);
-            rc = got < 0 ? hog_fail(HOG_ENET, err, err_len, "interrupted while the ranks joined")
-                         : hog_fail(HOG_ENET, err, err_len,
-                                    "rank%s %s did not join within %g s (hog_link_params.join_timeout): are they "
-                                    "running, with the same secret and coordinator %s?", waiting > 1 ? "s" : "",
-                                    missing, l->p.join_timeout, l->coordinator);
+            const link_watch *w = &l->watch;
+            char from[96] = "";
+            if (w->first[0] && w->failed > 1)
+                snprintf(from, sizeof(from), " (the first from %s)", w->first);
+            else if (w->first[0])
+                snprintf(from, sizeof(from), " from %s", w->first);
+            if (got < 0)
+                rc = hog_fail(HOG_ENET, err, err_len, "interrupted while the ranks joined");
+            else if (w->failed)
+                rc = hog_fail(HOG_ENET, err, err_len,
+                              "rank%s %s did not join within %g s (hog_link_params.join_timeout), and %u "
+                              "connection%s%s failed the CURVE handshake: is every rank's hog_link_params.secret "
+                              "the same as rank 0's?", waiting > 1 ? "s" : "", missing, l->p.join_timeout, w->failed,
+                              w->failed > 1 ? "s" : "", from);
+            else
+                rc = hog_fail(HOG_ENET, err, err_len,
+                              "rank%s %s did not join within %g s (hog_link_params.join_timeout): are they "
+                              "running, with the same secret and coordinator %s?", waiting > 1 ? "s" : "",
+                              missing, l->p.join_timeout, l->coordinator);
             break;
         }
         hog_frame f;
@@ -585,6 +736,16 @@ static int join_peer(hog_link *l, hog_link_shape *shape, const char *my_ep, char
         if (rc == -EAGAIN) /* not connected yet: ZeroMQ keeps trying; so do we */
             rc = hog_link_send_ctl(l, 0, &h);
         int got = recv_until(l, l->ctl, NULL, &msg, HOG_MIN(deadline, hog_now() + 0.2));
+        if (got == -2) {
+            /* The greeting queued on the socket can never be delivered:
+             * closing it must not wait the linger out. */
+            const int linger = 0;
+            (void)zmq_setsockopt(l->ctl, ZMQ_LINGER, &linger, sizeof(linger));
+            rc = hog_fail(HOG_ENET, err, err_len,
+                          "rank %u failed authentication with the coordinator %s: is its hog_link_params.secret the "
+                          "same as rank 0's?", l->rank, l->coordinator);
+            break;
+        }
         if (got < 0) {
             rc = hog_fail(HOG_ENET, err, err_len, "interrupted while joining");
             break;
@@ -658,6 +819,8 @@ static int join_open(hog_link *l, hog_link_shape *shape, char *err, size_t err_l
     if (!l->ctl || socket_options(l, l->ctl, 2000) < 0 ||
         (l->rank == 0 ? hog_secret_server(l->ctl, &l->key) : hog_secret_client(l->ctl, &l->key)) < 0)
         return hog_fail(HOG_ENET, err, err_len, "cannot make the control socket: %s", zmq_strerror(errno));
+    if (watch_start(l) < 0)
+        return hog_fail(HOG_ENET, err, err_len, "cannot watch the control socket: %s", zmq_strerror(errno));
     char cep[300];
     if (l->rank == 0) {
         snprintf(cep, sizeof(cep), "tcp://%s:%s", l->bind_host ? l->bind_host : "*", cport);
@@ -672,6 +835,7 @@ static int join_open(hog_link *l, hog_link_shape *shape, char *err, size_t err_l
                             zmq_strerror(errno));
         rc = join_peer(l, shape, ep, err, err_len);
     }
+    watch_stop(l);
     if (rc < 0)
         return rc;
     for (uint32_t r = 0; r < l->nodes; r++) {

@@ -29,6 +29,26 @@ typedef struct link_id {
     size_t len;
 } link_id;
 
+/* Connections rank 0 remembers the address of while the ranks join (the
+ * handshake failures name one; a failure comes with no address). */
+#define LINK_WATCH_CONNECTIONS 16
+/* Connections in a row that the coordinator closes during the CURVE
+ * handshake before a rank takes its secret for another: a wrong key shows
+ * on the client only so (rank 0 cannot decrypt its greeting, and closes),
+ * and one close alone may be a coordinator that just ended. */
+#define LINK_HANDSHAKE_CLOSES 3
+
+/* The control socket's handshakes, watched while the ranks join. */
+typedef struct link_watch {
+    void *mon;              /* PAIR receiving the socket monitor's events, or NULL */
+    uint32_t failed;        /* rank 0: handshakes failed; others: in a row, none succeeded */
+    int pending;            /* rank 0: a failure waits for its DISCONNECTED to name the connection */
+    int fd[LINK_WATCH_CONNECTIONS];   /* rank 0: accepted connections' descriptors (-1: free) */
+    char addr[LINK_WATCH_CONNECTIONS][64]; /* and their peers' addresses */
+    unsigned next;          /* the slot the next accepted connection takes */
+    char first[64];         /* rank 0: the address of the first failed handshake ("": unknown) */
+} link_watch;
+
 /* An averaging round, on rank 0: the sums so far. */
 typedef struct link_round {
     uint64_t key;           /* 0: free */
@@ -69,6 +89,7 @@ struct hog_link {
     link_id *ids;           /* rank 0: each rank's routing id */
     char **endpoints;       /* nodes inboxes */
     hog_wire wire;          /* encoding buffer of the thread using the sockets */
+    link_watch watch;       /* ctl's handshakes while the ranks join */
 
     /* the agreed shape and the spans kept in step */
     double *classes;
