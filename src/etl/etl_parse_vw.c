@@ -18,7 +18,10 @@
  *  namespace) goes to the parser thread's set (hog_parse_vw_names).
  * ===================================================================== */
 
-int hog_parse_vw_line(hog_parse_ctx *c, const char *line, const char *le)
+/* One line; fielded is a constant in each of the two copies
+ * hog_parse_vw_line makes, so that the line without fields has no test
+ * of them per feature. */
+static HOG_ALWAYS_INLINE int vw_line(hog_parse_ctx *c, const char *line, const char *le, const int fielded)
 {
     const char *p = skip_blanks(line, le);
     if (p == le)
@@ -64,7 +67,7 @@ int hog_parse_vw_line(hog_parse_ctx *c, const char *line, const char *le)
     }
 
     uint64_t nnz = start;
-    uint16_t *const fld = o->fielded ? o->field : NULL;
+    uint16_t *const fld = fielded ? o->field : NULL;
     for (const char *s = bar; s < le;) { /* s is at a '|' */
         const char *n = s + 1, *ne = n;
         while (ne < le && !is_blank(*ne) && *ne != '|' && *ne != ':')
@@ -115,6 +118,11 @@ int hog_parse_vw_line(hog_parse_ctx *c, const char *line, const char *le)
     o->weight[o->rows] = weight;
     hog_rows_push(o, label);
     return 1;
+}
+
+int hog_parse_vw_line(hog_parse_ctx *c, const char *line, const char *le)
+{
+    return c->out->fielded ? vw_line(c, line, le, 1) : vw_line(c, line, le, 0);
 }
 
 int hog_parse_vw_names(const hog_parse_ctx *c, const char *line, const char *le)
