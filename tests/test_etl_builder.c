@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "etl/etl.h"
 
@@ -107,4 +109,113 @@ Test(etl_builder, turning_direct_on_part_way_gives_the_same_bytes)
     assert_same_bytes(plain, mixed);
     hog_dataset_close(text);
     cr_assert_eq(count_files(), 3); /* no temporaries left */
+}
+
+/* A pass builder's consumer that keeps each block by trading its own
+ * arrays for the builder's, as predict's reader does: arrays made by
+ * hog_block_buffers_ready, which has no field array to give. */
+typedef struct field_keeper {
+    hog_block_buffers mine[8];
+    hog_block blk[8];
+    uint32_t n;
+} field_keeper;
+
+static int keep_block(void *ctx, const hog_block *blk, int kept, double position, hog_block_buffers *bufs)
+{
+    (void)position;
+    field_keeper *k = ctx;
+    cr_assert_not(kept);
+    cr_assert_lt(k->n, 8);
+    hog_block_buffers *m = &k->mine[k->n];
+    cr_assert_eq(hog_block_buffers_ready(m, 2, 0), 0);
+    cr_assert_null(m->field);
+    hog_block_buffers t = *m;
+    *m = *bufs;
+    *bufs = t;
+    k->blk[k->n++] = *blk;
+    return 0;
+}
+
+/* Rows with fields: each value's field travels into its block, after the
+ * other arrays and in the sum, through memory, a pass that trades arrays,
+ * and a file; a data set's rows have fields or none, never both. */
+Test(etl_builder, rows_with_fields)
+{
+    /* three times the rows {1: 1 (field 0), 7: 2 (4)}, {}, {0: 3 (1), 3: 4 (2), 9: 5 (4)} */
+    uint32_t ptr[10] = {0}, index[15];
+    float value[15], label[9];
+    uint16_t field[15];
+    static const uint32_t ix[5] = {1, 7, 0, 3, 9}, ends[3] = {2, 2, 5};
+    static const uint16_t fx[5] = {0, 4, 1, 2, 4};
+    for (uint32_t i = 0; i < 15; i++) {
+        index[i] = ix[i % 5];
+        value[i] = (float)(i % 5 + 1);
+        field[i] = fx[i % 5];
+    }
+    for (uint32_t i = 0; i < 9; i++) {
+        ptr[i + 1] = 5 * (i / 3) + ends[i % 3];
+        label[i] = (float)(i % 3 != 1);
+    }
+    hog_rows r;
+    memset(&r, 0, sizeof(r));
+    r.rows = 9;
+    r.nnz = 15;
+    r.ptr = ptr;
+    r.index = index;
+    r.value = value;
+    r.label = label;
+    r.field = field;
+    r.fielded = 1;
+
+    hog_builder *b;
+    cr_assert_eq(hog_builder_create(2, NULL, &b), 0);
+    cr_assert_eq(hog_builder_add_rows(b, &r), 0);
+    cr_assert_eq(hog_builder_add(b, 0, ix, value, 1), HOG_EPARAM, "a row without fields after rows with");
+    hog_dataset *ds;
+    cr_assert_eq(hog_builder_finish(b, HOG_FORMAT_FFM, &ds), 0);
+    cr_assert_eq(hog_dataset_fields(ds), 5);
+    const hog_block *blk = &ds->blocks[1]; /* rows 2 and 3: fields 1 2 4, then 0 4 */
+    static const uint16_t want[5] = {1, 2, 4, 0, 4};
+    cr_assert_not_null(blk->field);
+    cr_assert_eq((const void *)blk->field, (const void *)(blk->label + blk->rows));
+    cr_assert_eq(memcmp(blk->field, want, sizeof(want)), 0);
+    uint64_t sum = hog_hash64(blk->ptr, 4 * (blk->rows + 1), 0);
+    sum = hog_hash64(blk->index, 4 * blk->nnz, sum);
+    sum = hog_hash64(blk->value, 4 * blk->nnz, sum);
+    sum = hog_hash64(blk->label, 4 * blk->rows, sum);
+    cr_assert_eq(blk->sum, hog_hash64(blk->field, 2 * blk->nnz, sum), "the fields close the sum");
+
+    /* the same rows through a pass whose consumer trades arrays */
+    field_keeper *k = calloc(1, sizeof(*k));
+    cr_assert_not_null(k);
+    cr_assert_eq(hog_builder_create_pass(2, &b), 0);
+    hog_builder_on_block(b, keep_block, k);
+    cr_assert_eq(hog_builder_add_rows(b, &r), 0);
+    cr_assert_eq(hog_builder_finish_pass(b), 0);
+    cr_assert_eq(k->n, 5);
+    for (uint32_t i = 0; i < k->n; i++) {
+        cr_assert_eq(k->blk[i].nnz, ds->blocks[i].nnz);
+        cr_assert_eq(k->blk[i].sum, ds->blocks[i].sum, "block %u", i);
+        cr_assert_not_null(k->blk[i].field, "block %u", i);
+        cr_assert_eq(memcmp(k->blk[i].field, ds->blocks[i].field, 2 * (size_t)ds->blocks[i].nnz), 0, "block %u", i);
+        hog_block_buffers_free(&k->mine[i]);
+    }
+    free(k);
+
+    /* and to a file, which opens with them */
+    char path[256], err[256] = "";
+    hog_atomic_file f;
+    cr_assert_eq(hog_atomic_open(&f, path_of(path, "fields.hgd")), 0);
+    cr_assert_eq(hog_builder_create(2, &f, &b), 0);
+    cr_assert_eq(hog_builder_add_rows(b, &r), 0);
+    cr_assert_eq(hog_builder_finish_file(b, NULL), 0);
+    cr_assert_eq(hog_atomic_commit(&f), 0);
+    hog_dataset *bin;
+    cr_assert_eq(hog_dataset_open(path, NULL, &bin, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_dataset_fields(bin), 5);
+    assert_same_rows(ds, bin);
+    for (uint32_t i = 0; i < ds->info.blocks; i++)
+        cr_assert_eq(memcmp(bin->blocks[i].field, ds->blocks[i].field, 2 * (size_t)ds->blocks[i].nnz), 0);
+    hog_dataset_close(bin);
+    hog_dataset_close(ds);
 }

@@ -379,3 +379,32 @@ Test(etl_input, data_past_the_feature_ceiling_is_refused_before_its_rows_are_use
              "hog_train_params.mem_limit): hash them (hog_read_params.hash_bits = 5)", text);
     cr_assert_str_eq(err, want);
 }
+
+/* Fields asked for or not make other rows (VW's namespaces, CSV's
+ * columns): a cache made one way is rebuilt for a run the other way, and
+ * one made with them has them. */
+Test(etl_input, the_fields_option_rebuilds_the_cache)
+{
+    char text[160], cache[160], err[512] = "";
+    snprintf(text, sizeof(text), "%s/t.vw", dir);
+    FILE *f = fopen(text, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 500; i++)
+        fprintf(f, "%d |u u%d |i i%d\n", i % 2, i % 13, i % 7);
+    cr_assert_eq(fclose(f), 0);
+    snprintf(cache, sizeof(cache), "%s/t.hgd", dir);
+    cr_assert_eq(opens_cache(text, cache, NULL), 0);
+    hog_read_params rp = hog_read_params_default();
+    rp.fields = 1;
+    cr_assert_eq(opens_cache(text, cache, &rp), 0);
+    cr_assert(strstr(logged, "t.vw read with other options (hog_read_params.fields = 1 now, 0 then): rebuilt\n"),
+              "%s", logged);
+    hog_input in;
+    cr_assert_eq(hog_input_open(text, &rp, cache, 8, &in, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(in.cache_used, 1);
+    cr_assert_eq(hog_dataset_fields(in.ds), 'u' + 1, "namespaces i and u");
+    hog_dataset_close(in.ds);
+    rp.fields = 0;
+    cr_assert_eq(opens_cache(text, cache, &rp), 0);
+    cr_assert(strstr(logged, "(hog_read_params.fields = 0 now, 1 then)"), "%s", logged);
+}
