@@ -184,3 +184,43 @@ Test(train_hot, two_workers_on_whole_copies_train_as_one_does)
     }
     hog_dataset_close(tr);
 }
+
+Test(train_hot, the_slot_filter_finds_every_slot_and_no_other)
+{
+    /* A model larger than the filter: features HOT_FILTER_BITS apart share
+     * a bit. Every feature must get its own slot back through the filter,
+     * the hot ones theirs and every other -1, whether or not it shares a
+     * bit with a hot one. */
+    const uint64_t dim = 3ull * HOT_FILTER_BITS, rows = 100000;
+    uint32_t *deg = calloc(dim, sizeof(uint32_t));
+    cr_assert_not_null(deg);
+    const uint32_t hot[] = {0, 5, 63, 64, 4097, HOT_FILTER_BITS - 1, HOT_FILTER_BITS + 7, 2 * HOT_FILTER_BITS + 5};
+    for (unsigned i = 0; i < sizeof(hot) / sizeof(hot[0]); i++)
+        deg[hot[i]] = (uint32_t)(rows / 2 - i);
+    for (uint64_t j = 0; j < dim; j += 97)
+        deg[j] += deg[j] ? 0 : 3; /* cold: far below 1 row in 300 */
+    int16_t *slot;
+    uint64_t *filter;
+    uint32_t *ids, nlocal, nhot;
+    cr_assert_eq(hog_hot_choose(deg, rows, dim, 1, 2, &slot, &filter, &ids, &nlocal, &nhot), 0);
+    cr_assert_eq(nlocal, sizeof(hot) / sizeof(hot[0]));
+    uint64_t shared_bit = 0;
+    for (uint64_t j = 0; j < dim; j++) {
+        int32_t h = hog_slot_of(filter, slot, (uint32_t)j);
+        cr_assert_eq(h, slot[j], "feature %llu: %d through the filter, slot %d", (unsigned long long)j, h, slot[j]);
+        int is_hot = 0;
+        for (unsigned i = 0; i < nlocal; i++) {
+            is_hot |= hot[i] == j;
+            shared_bit += hot[i] != j && (hot[i] & (HOT_FILTER_BITS - 1)) == (j & (HOT_FILTER_BITS - 1));
+        }
+        cr_assert_eq(h >= 0, is_hot, "feature %llu: slot %d", (unsigned long long)j, h);
+        if (h >= 0)
+            cr_assert_eq(ids[h], j);
+    }
+    /* 5 and 2 * HOT_FILTER_BITS + 5 share a bit, as do 7 and HOT_FILTER_BITS + 7 (7 cold). */
+    cr_assert_gt(shared_bit, 0);
+    free(deg);
+    hog_free(slot);
+    hog_free(filter);
+    hog_free(ids);
+}

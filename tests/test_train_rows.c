@@ -160,3 +160,73 @@ Test(train_rows, large_model_squared_loss_is_the_small_ones)
     p.loss = HOG_LOSS_SQUARED;
     same_as_small(p, 1);
 }
+
+/* Replicas of a packed model are packed alike (train_run.h, replica_set):
+ * with one worker there is one replica, and its records, state and all,
+ * train as the small model's shared arrays do: the same bits. */
+Test(train_rows, large_model_replicas_are_the_small_ones)
+{
+    for (hog_replicas r = HOG_REPLICAS_NODE; r <= HOG_REPLICAS_CORE; r++) {
+        hog_train_params p = hog_train_params_default();
+        p.replicas = r;
+        same_as_small(p, 0);
+        p.schedule = HOG_SCHEDULE_ADAGRAD;
+        p.step = 0.5;
+        p.l1 = 1e-5;
+        same_as_small(p, 0);
+    }
+}
+
+/* Several packed replicas, each stepping its own scales and AdaGrad sums,
+ * merged after every epoch (on two nodes, by the background thread too):
+ * the model learns as the small model with the same replicas does, and
+ * each feature's merged scale is the largest |x| any replica saw, which
+ * is the largest in the data, since every row is some replica's. */
+static void packed_replicas_learn(hog_replicas r, int adagrad)
+{
+    hog_dataset *small = rows_as(USED, 0), *large = rows_as((uint64_t)1 << 21, 0);
+    hog_train_params p = hog_train_params_default();
+    p.threads = 4;
+    p.epochs = 5;
+    p.replicas = r;
+    if (adagrad) {
+        p.schedule = HOG_SCHEDULE_ADAGRAD;
+        p.step = 0.5;
+    }
+    hog_model *a = train(small, NULL, p), *b = train(large, NULL, p);
+    hog_metrics ma, mb;
+    cr_assert_eq(hog_model_evaluate(a, small, 1, &ma), 0);
+    cr_assert_eq(hog_model_evaluate(b, large, 1, &mb), 0);
+    cr_assert_lt(mb.loss, ma.loss * 1.1 + 0.01, "%s replicas: loss %g, small model's %g", hog_replicas_name(r),
+                 mb.loss, ma.loss);
+    cr_assert_gt(mb.accuracy, 0.9, "%s replicas: accuracy %g", hog_replicas_name(r), mb.accuracy);
+    cr_assert_not_null(b->scales);
+    float top[USED] = {0};
+    for (uint64_t i = 0; i < ROWS; i++) {
+        hog_row row = hog_dataset_row(large, i);
+        for (uint32_t t = 0; t < row.nnz; t++)
+            top[row.index[t]] = fmaxf(top[row.index[t]], fabsf(row.value[t]));
+    }
+    for (uint32_t j = 0; j < USED; j++)
+        cr_assert_eq(hog_w_load(&b->scales[j]), top[j], "feature %u: scale %g, largest |x| %g", j,
+                     (double)hog_w_load(&b->scales[j]), (double)top[j]);
+    hog_model_free(a);
+    hog_model_free(b);
+    hog_dataset_close(small);
+    hog_dataset_close(large);
+}
+
+Test(train_rows, packed_core_replicas_learn)
+{
+    packed_replicas_learn(HOG_REPLICAS_CORE, 0);
+    packed_replicas_learn(HOG_REPLICAS_CORE, 1);
+}
+
+Test(train_rows, packed_node_replicas_on_two_nodes_learn)
+{
+    /* Before the pool loads the topology (once per process). */
+    char err[512] = "";
+    cr_assert_eq(hog_topology_set("package:2 numa:1 core:2 pu:1", err, sizeof(err)), 0, "%s", err);
+    packed_replicas_learn(HOG_REPLICAS_NODE, 0);
+    packed_replicas_learn(HOG_REPLICAS_NODE, 1);
+}

@@ -573,11 +573,8 @@ int hog_checkpoint_apply(const checkpoint *ck, run_state *rs, char *err, size_t 
     hog_model *m = rs->m;
     hog_ckpt_get_rows(m->bias, ck->bias, ck->outputs, 1, 1);
     hog_ckpt_get_rows(m->w, ck->w, ck->dim, ck->outputs, m->stride);
-    /* Replicas start from the model, as at an epoch's start. */
-    for (unsigned r = 0; r < rs->rep.n; r++) {
-        hog_ckpt_get_rows(rs->rep.bias[r], ck->bias, ck->outputs, 1, 1);
-        hog_ckpt_get_rows(rs->rep.w[r], ck->w, nw, 1, 1);
-    }
+    /* Replicas start from the model, as at an epoch's start
+     * (hog_replicas_load, before the epochs). */
     get_workers(rs, ck);
     if (ck->sections & CKPT_ADAGRAD) {
         hog_ckpt_get_rows(rs->optim.acc, ck->acc, ck->dim, ck->outputs, rs->optim.astride);

@@ -32,8 +32,9 @@ static void average_sample(const epoch_job *job)
     } else { /* the model is the replicas' mean */
         double inv = 1.0 / rp->n;
         for (unsigned r = 0; r < rp->n; r++) {
-            for (uint64_t i = 0; i < n; i++)
-                a->sum[i] += inv * (double)hog_w_load(&rp->w[r][i]);
+            for (uint64_t j = 0; j < m->dim; j++)
+                for (uint32_t k = 0; k < K; k++)
+                    a->sum[j * K + k] += inv * (double)hog_w_load(&rp->w[r][j * rp->stride + k]);
             for (uint32_t k = 0; k < m->outputs; k++)
                 a->sum[n + k] += inv * (double)hog_w_load(&rp->bias[r][k]);
         }

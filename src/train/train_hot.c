@@ -82,9 +82,10 @@ static int hot_cmp(const void *a, const void *b)
 }
 
 int hog_hot_choose(const uint32_t *deg, uint64_t rows, uint64_t dim, uint32_t outputs, unsigned nth, int16_t **slot_out,
-                   uint32_t **hot_ids, uint32_t *nlocal, uint32_t *nhot)
+                   uint64_t **filter_out, uint32_t **hot_ids, uint32_t *nlocal, uint32_t *nhot)
 {
     int16_t *slot = hog_malloc(dim * sizeof(int16_t));
+    uint64_t *filter = hog_aligned_alloc(HOG_CACHELINE, HOT_FILTER_BITS / 8);
     uint64_t segments = (rows + SEGMENT_ROWS - 1) / SEGMENT_ROWS;
     int copies = nth > 1 && (segments >= (uint64_t)COPY_MIN_SEGMENTS * nth || nth > hog_cpus());
     uint32_t max_hot = copies ? hog_hot_max(outputs) : 0;
@@ -95,12 +96,14 @@ int hog_hot_choose(const uint32_t *deg, uint64_t rows, uint64_t dim, uint32_t ou
     }
     hot_cand *cand = hog_malloc((ncand ? ncand : 1) * sizeof(hot_cand));
     uint32_t *ids = hog_malloc((ncand ? ncand : 1) * sizeof(uint32_t));
-    if (!slot || !cand || !ids) {
+    if (!slot || !filter || !cand || !ids) {
         hog_free(cand);
         hog_free(ids);
         hog_free(slot);
+        hog_free(filter);
         return -ENOMEM;
     }
+    memset(filter, 0, HOT_FILTER_BITS / 8);
     uint32_t c = 0;
     for (uint64_t j = 0; j < dim && c < ncand; j++)
         if ((uint64_t)deg[j] * LOCAL_SHARE >= rows && deg[j] > 0)
@@ -110,10 +113,13 @@ int hog_hot_choose(const uint32_t *deg, uint64_t rows, uint64_t dim, uint32_t ou
     for (uint32_t h = 0; h < n; h++) {
         ids[h] = cand[h].feature;
         slot[ids[h]] = (int16_t)h;
+        const uint32_t b = ids[h] & (HOT_FILTER_BITS - 1);
+        filter[b >> 6] |= 1ull << (b & 63);
         hot += (uint64_t)cand[h].degree * HOT_SHARE >= rows;
     }
     hog_free(cand);
     *slot_out = slot;
+    *filter_out = filter;
     *hot_ids = ids;
     *nlocal = n;
     *nhot = hot;
@@ -134,9 +140,9 @@ void hog_hot_begin(const epoch_job *job, worker_state *ws)
             ws->hot0[h * K + k] = v;
         }
     }
-    if (job->optim.acc)
+    if (ws->optim.acc)
         for (uint32_t h = 0; h < job->tab.nlocal; h++) {
-            const hog_weight *a = job->optim.acc + (size_t)job->tab.hot_ids[h] * job->optim.astride;
+            const hog_weight *a = ws->optim.acc + (size_t)job->tab.hot_ids[h] * ws->optim.astride;
             for (uint32_t k = 0; k < K; k++) {
                 float v = hog_w_load(&a[k]);
                 hog_w_store(&ws->hotacc[h * K + k], v);
@@ -175,9 +181,9 @@ void hog_hot_sync(const epoch_job *job, worker_state *ws, float share)
         for (uint32_t k = 0; k < K; k++)
             sync_weight(&w[k], &ws->hot[h * K + k], &ws->hot0[h * K + k], h < job->tab.nhot, share);
     }
-    if (job->optim.acc)
+    if (ws->optim.acc)
         for (uint32_t h = 0; h < job->tab.nlocal; h++) {
-            hog_weight *a = job->optim.acc + (size_t)job->tab.hot_ids[h] * job->optim.astride;
+            hog_weight *a = ws->optim.acc + (size_t)job->tab.hot_ids[h] * ws->optim.astride;
             for (uint32_t k = 0; k < K; k++)
                 sync_weight(&a[k], &ws->hotacc[h * K + k], &ws->hotacc0[h * K + k], h < job->tab.nhot, 1.0f);
         }

@@ -105,10 +105,11 @@ static uint64_t feature_bytes(const hog_train_params *p, uint32_t outputs, unsig
     if (p->early_stop)
         weight += sizeof(float);
     /* A packed record holds the weights, the scale, its reciprocal and the
-     * L2 scale, AdaGrad's and L1's words, in place of those counted above. */
+     * L2 scale, AdaGrad's and L1's words, in place of those counted above;
+     * each replica holds a copy of the records. */
     const uint32_t K = HOG_MAX(outputs, 1u);
     if (packed)
-        return hog_pack_layout(hog_opt_flags(p), K).stride * sizeof(hog_weight) +
+        return (1 + (uint64_t)copies) * hog_pack_layout(hog_opt_flags(p), K).stride * sizeof(hog_weight) +
                K * ((p->average ? sizeof(double) + sizeof(hog_weight) : 0) + (p->early_stop ? sizeof(float) : 0));
     return (p->normalized ? sizeof(hog_weight) : 0) + weight * K;
 }

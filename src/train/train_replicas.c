@@ -5,12 +5,15 @@
 
 #include "train_run.h"
 
-int hog_replicas_make(replica_set *r, hog_replicas kind, hog_pool *pool, hog_model *m, worker_state *ws,
-                      unsigned nth)
+int hog_replicas_make(replica_set *r, hog_replicas kind, hog_pool *pool, hog_model *m, const optim_state *o,
+                      worker_state *ws, unsigned nth)
 {
     memset(r, 0, sizeof(*r));
-    r->nweights = m->dim * m->outputs;
+    r->dim = m->dim;
+    r->stride = m->stride;
     r->outputs = m->outputs;
+    if (o->packed)
+        r->layout = hog_pack_layout(o->flags, m->outputs);
     atomic_init(&r->stop, 0);
     atomic_init(&r->passes, 0);
     for (unsigned i = 0; i < nth; i++) {
@@ -45,14 +48,15 @@ int hog_replicas_make(replica_set *r, hog_replicas kind, hog_pool *pool, hog_mod
     r->bias = hog_calloc(n, sizeof(hog_weight *));
     r->members = hog_calloc(n, sizeof(unsigned));
     r->clocks = hog_aligned_alloc(HOG_CACHELINE, (size_t)n * sizeof(hog_overlap));
-    if (!r->w || !r->bias || !r->members || !r->clocks)
+    r->optim = o->packed ? hog_calloc(n, sizeof(optim_state)) : NULL;
+    if (!r->w || !r->bias || !r->members || !r->clocks || (o->packed && !r->optim))
         return -ENOMEM;
     for (unsigned g = 0; g < n; g++)
         hog_overlap_init(&r->clocks[g], hog_now);
     for (unsigned i = 0; i < nth; i++) {
         unsigned g = ws[i].replica;
         if (r->members[g]++ == 0) { /* node-local to its first worker, zeroed like the model */
-            r->w[g] = hog_pool_alloc_local(pool, i, (size_t)r->nweights * sizeof(hog_weight));
+            r->w[g] = hog_pool_alloc_local(pool, i, (size_t)(r->dim * r->stride) * sizeof(hog_weight));
             r->bias[g] = hog_pool_alloc_local(pool, i, r->outputs * sizeof(hog_weight));
             if (!r->w[g] || !r->bias[g])
                 return -ENOMEM;
@@ -73,6 +77,7 @@ void hog_replicas_free(replica_set *r, hog_pool *pool)
     }
     hog_free(r->w);
     hog_free(r->bias);
+    hog_free(r->optim);
     hog_free(r->members);
     for (unsigned g = 0; r->clocks && g < r->n; g++)
         hog_overlap_destroy(&r->clocks[g]);
@@ -80,26 +85,89 @@ void hog_replicas_free(replica_set *r, hog_pool *pool)
     memset(r, 0, sizeof(*r));
 }
 
-/* Coordinates [lo, hi) of the weights (then, past nweights, the biases):
- * each set to the replicas' mean, in every replica and, if m is not NULL,
- * in the model. */
+/* A view into replica g's records of what o views in the model's. */
+static hog_weight *rebase(const replica_set *r, unsigned g, const hog_model *m, hog_weight *p)
+{
+    return p ? r->w[g] + (p - m->w) : NULL;
+}
+
+void hog_replicas_load(replica_set *r, const hog_model *m, const optim_state *o)
+{
+    const size_t bytes = (size_t)(r->dim * r->stride) * sizeof(hog_weight);
+    for (unsigned g = 0; g < r->n; g++) {
+        memcpy((void *)r->w[g], (const void *)m->w, bytes);
+        memcpy((void *)r->bias[g], (const void *)m->bias, r->outputs * sizeof(hog_weight));
+        if (!r->optim)
+            continue;
+        optim_state *v = &r->optim[g];
+        *v = *o; /* the strides, the flags and the intercept's AdaGrad sums (shared) */
+        v->xmax = rebase(r, g, m, o->xmax);
+        v->inv = rebase(r, g, m, o->inv);
+        v->cs = rebase(r, g, m, o->cs);
+        v->acc = rebase(r, g, m, o->acc);
+        v->l1s = rebase(r, g, m, o->l1s);
+    }
+}
+
+/* The n words at `at` of every array of arr (and of to, if not NULL): each
+ * set to their mean. */
+static void mean_words(hog_weight *const *arr, unsigned nr, hog_weight *to, size_t at, uint32_t n)
+{
+    const float inv = 1.0f / (float)nr;
+    for (uint32_t q = 0; q < n; q++) {
+        float sum = 0.0f;
+        for (unsigned g = 0; g < nr; g++)
+            sum += hog_w_load(&arr[g][at + q]);
+        const float mean = sum * inv;
+        for (unsigned g = 0; g < nr; g++)
+            hog_w_store(&arr[g][at + q], mean);
+        if (to)
+            hog_w_store(&to[at + q], mean);
+    }
+}
+
+/* Feature j's record in every replica (and in m, if not NULL) merged word
+ * by word (see replica_set): the weights, AdaGrad's sums and L1's pairs
+ * averaged, the scale the largest and its reciprocal after it, the L2
+ * scale left alone. Unpacked, the record is the outputs weights. */
+static void merge_feature(const replica_set *r, hog_model *m, uint64_t j)
+{
+    const uint32_t K = r->outputs;
+    const pack_layout *l = &r->layout;
+    const size_t at = (size_t)j * r->stride;
+    hog_weight *const to = m ? m->w : NULL;
+    mean_words(r->w, r->n, to, at, K);
+    if (!l->stride)
+        return;
+    if (l->xmax) {
+        float s = 0.0f;
+        for (unsigned g = 0; g < r->n; g++)
+            s = HOG_MAX(s, hog_w_load(&r->w[g][at + l->xmax]));
+        const float inv = s > 0.0f ? 1.0f / s : 0.0f; /* as the loops compute it */
+        for (unsigned g = 0; g <= r->n; g++) {
+            hog_weight *rec = g < r->n ? r->w[g] + at : to ? to + at : NULL;
+            if (!rec)
+                continue;
+            hog_w_store(&rec[l->xmax], s);
+            hog_w_store(&rec[l->inv], inv);
+        }
+    }
+    if (l->acc)
+        mean_words(r->w, r->n, to, at + l->acc, K);
+    if (l->l1)
+        mean_words(r->w, r->n, to, at + l->l1, 2 * K);
+}
+
+/* Features [lo, hi) (the biases are feature dim, past the last): merged
+ * into every replica and, if m is not NULL, into the model. One index space,
+ * so that workers and the background pass can split it anywhere. */
 static void replicas_mean(const replica_set *r, hog_model *m, uint64_t lo, uint64_t hi)
 {
-    const float inv = 1.0f / (float)r->n;
-    for (uint64_t i = lo; i < hi; i++) {
-        /* The weights, then past nweights the biases: one index space, so
-         * that workers and the background pass can split it anywhere. */
-        int weight = i < r->nweights;
-        uint64_t j = weight ? i : i - r->nweights;
-        hog_weight *const *arr = weight ? r->w : r->bias;
-        float sum = 0.0f;
-        for (unsigned g = 0; g < r->n; g++)
-            sum += hog_w_load(&arr[g][j]);
-        float mean = sum * inv;
-        for (unsigned g = 0; g < r->n; g++)
-            hog_w_store(&arr[g][j], mean);
-        if (m)
-            hog_w_store(weight ? &m->w[j] : &m->bias[j], mean);
+    for (uint64_t j = lo; j < hi; j++) {
+        if (j < r->dim)
+            merge_feature(r, m, j);
+        else
+            mean_words(r->bias, r->n, m ? m->bias : NULL, 0, r->outputs);
     }
 }
 
@@ -111,7 +179,7 @@ typedef struct mean_job {
 static void mean_worker(void *arg, unsigned ith, unsigned nth)
 {
     const mean_job *j = arg;
-    uint64_t n = j->r->nweights + j->r->outputs;
+    uint64_t n = j->r->dim + 1;
     replicas_mean(j->r, j->m, n * ith / nth, n * (ith + 1) / nth);
 }
 
@@ -127,7 +195,7 @@ void hog_replicas_average(const replica_set *r, hog_pool *pool, hog_model *m)
 static void *replicas_background(void *arg)
 {
     replica_set *r = arg;
-    const uint64_t n = r->nweights + r->outputs, chunk = 4096;
+    const uint64_t n = r->dim + 1, chunk = 4096;
     while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
         for (uint64_t lo = 0; lo < n && !atomic_load_explicit(&r->stop, memory_order_relaxed); lo += chunk)
             replicas_mean(r, NULL, lo, HOG_MIN(n, lo + chunk));

@@ -32,7 +32,7 @@ float hog_segment_step(const epoch_job *job, uint32_t pos)
 static inline hog_weight *weights_of(const epoch_job *job, const worker_state *ws, uint32_t j, const unsigned opt)
 {
     const uint32_t K = job->m->outputs;
-    int32_t h = job->tab.slot[j];
+    int32_t h = hog_slot_of(job->tab.filter, job->tab.slot, j);
     return h >= 0 ? ws->hot + (size_t)h * K : ws->w + (size_t)j * ((opt & OPT_PACKED) ? job->m->stride : K);
 }
 
@@ -40,9 +40,9 @@ static inline hog_weight *weights_of(const epoch_job *job, const worker_state *w
 static inline hog_weight *acc_of(const epoch_job *job, const worker_state *ws, uint32_t j, const unsigned opt)
 {
     const uint32_t K = job->m->outputs;
-    int32_t h = job->tab.slot[j];
+    int32_t h = hog_slot_of(job->tab.filter, job->tab.slot, j);
     return h >= 0 ? ws->hotacc + (size_t)h * K
-                  : job->optim.acc + (size_t)j * ((opt & OPT_PACKED) ? job->optim.astride : K);
+                  : ws->optim.acc + (size_t)j * ((opt & OPT_PACKED) ? ws->optim.astride : K);
 }
 
 /*
@@ -130,12 +130,12 @@ KERNEL float clip_l1(float wv, hog_weight *uq, float owe)
  * and returns sum (x / s)^2 of the row. */
 KERNEL float normalize_row(const epoch_job *job, const worker_state *ws, const hog_row *row, const unsigned opt)
 {
-    const uint32_t K = job->m->outputs, fs = (opt & OPT_PACKED) ? job->optim.fstride : 1;
+    const uint32_t K = job->m->outputs, fs = (opt & OPT_PACKED) ? ws->optim.fstride : 1;
     float nsum = 0.0f;
     for (uint32_t i = 0; i < row->nnz; i++) {
         uint32_t j = row->index[i];
         float ax = fabsf(row->value[i]);
-        float s = hog_w_load(&job->optim.xmax[(size_t)j * fs]);
+        float s = hog_w_load(&ws->optim.xmax[(size_t)j * fs]);
         if (ax > s) {
             if (s > 0.0f) {
                 float shrink = (s / ax) * (s / ax);
@@ -143,9 +143,9 @@ KERNEL float normalize_row(const epoch_job *job, const worker_state *ws, const h
                 for (uint32_t k = 0; k < K; k++)
                     hog_w_store(&w[k], hog_w_load(&w[k]) * shrink);
             }
-            hog_w_store(&job->optim.xmax[(size_t)j * fs], ax);
+            hog_w_store(&ws->optim.xmax[(size_t)j * fs], ax);
             if (opt & OPT_PACKED)
-                hog_w_store(&job->optim.inv[(size_t)j * fs], 1.0f / ax);
+                hog_w_store(&ws->optim.inv[(size_t)j * fs], 1.0f / ax);
             s = ax;
         }
         if (s > 0.0f)
@@ -276,15 +276,15 @@ KERNEL float update_binary(const epoch_job *job, worker_state *ws, const hog_row
     for (uint32_t i = 0; i < row->nnz; i++) {
         uint32_t j = idx[i];
         /* packed: the record's copy, beside the weight */
-        float c = (opt & OPT_PACKED) ? hog_w_load(&job->optim.cs[(size_t)j * job->optim.fstride]) : job->tab.l2_scale[j];
+        float c = (opt & OPT_PACKED) ? hog_w_load(&ws->optim.cs[(size_t)j * ws->optim.fstride]) : job->tab.l2_scale[j];
         float s = 1.0f;
         if (opt & OPT_NORMALIZED) {
-            s = hog_w_load(&job->optim.xmax[(opt & OPT_PACKED) ? (size_t)j * job->optim.fstride : j]);
+            s = hog_w_load(&ws->optim.xmax[(opt & OPT_PACKED) ? (size_t)j * ws->optim.fstride : j]);
             if (s == 0.0f) /* only zeros seen: x_j = 0, nothing to learn */
                 continue;
         }
         update_coord(weights_of(job, ws, j, opt), (opt & OPT_ADAGRAD) ? acc_of(job, ws, j, opt) : NULL,
-                     (opt & OPT_L1) ? job->optim.l1s + (size_t)j * ((opt & OPT_PACKED) ? job->optim.lstride : 2) : NULL,
+                     (opt & OPT_L1) ? ws->optim.l1s + (size_t)j * ((opt & OPT_PACKED) ? ws->optim.lstride : 2) : NULL,
                      gl * val[i], rate, l2 * c, l1 * c, s, opt);
     }
     if (job->p->bias)
@@ -343,10 +343,10 @@ KERNEL float update_softmax(const epoch_job *job, worker_state *ws, const hog_ro
     for (uint32_t i = 0; i < row->nnz; i++) {
         uint32_t j = row->index[i];
         /* packed: the record's copy, beside the weights */
-        float c = (opt & OPT_PACKED) ? hog_w_load(&job->optim.cs[(size_t)j * job->optim.fstride]) : job->tab.l2_scale[j];
+        float c = (opt & OPT_PACKED) ? hog_w_load(&ws->optim.cs[(size_t)j * ws->optim.fstride]) : job->tab.l2_scale[j];
         float sj = 1.0f;
         if (opt & OPT_NORMALIZED) {
-            sj = hog_w_load(&job->optim.xmax[(opt & OPT_PACKED) ? (size_t)j * job->optim.fstride : j]);
+            sj = hog_w_load(&ws->optim.xmax[(opt & OPT_PACKED) ? (size_t)j * ws->optim.fstride : j]);
             if (sj == 0.0f)
                 continue;
         }
@@ -362,7 +362,7 @@ KERNEL float update_softmax(const epoch_job *job, worker_state *ws, const hog_ro
             continue;
         }
         hog_weight *aj = (opt & OPT_ADAGRAD) ? acc_of(job, ws, j, opt) : NULL;
-        hog_weight *uq = (opt & OPT_L1) ? job->optim.l1s + (size_t)j * ((opt & OPT_PACKED) ? job->optim.lstride : 2 * K)
+        hog_weight *uq = (opt & OPT_L1) ? ws->optim.l1s + (size_t)j * ((opt & OPT_PACKED) ? ws->optim.lstride : 2 * K)
                                          : NULL;
         for (uint32_t k = 0; k < K; k++)
             update_coord(&wj[k], aj ? &aj[k] : NULL, uq ? &uq[2 * k] : NULL, g[k] * x, rate, l2 * c, l1 * c, sj, opt);
@@ -407,11 +407,11 @@ KERNEL void prefetch_state(const epoch_job *job, const worker_state *ws, const h
         hog_prefetch_words(ws->w + j * K, K, 1);
         hog_prefetch_words(job->tab.l2_scale + j, 1, 0);
         if (opt & OPT_NORMALIZED)
-            hog_prefetch_words(job->optim.xmax + j, 1, 1);
+            hog_prefetch_words(ws->optim.xmax + j, 1, 1);
         if (opt & OPT_ADAGRAD)
-            hog_prefetch_words(job->optim.acc + j * K, K, 1);
+            hog_prefetch_words(ws->optim.acc + j * K, K, 1);
         if (opt & OPT_L1)
-            hog_prefetch_words(job->optim.l1s + 2 * j * K, 2 * K, 1);
+            hog_prefetch_words(ws->optim.l1s + 2 * j * K, 2 * K, 1);
     }
 }
 
@@ -524,11 +524,12 @@ static size_t line_bytes(size_t n)
  * indices and values of row i + ROW_AHEAD and, with pm, for the model lines
  * of row i + MODEL_AHEAD, whose indices were asked for rows ago: the
  * weights of its features at w (stride words a feature; a packed model's
- * records), their private-copy slots (NULL: none) and their words at f1
- * and f2 (per-feature arrays of 4-byte words; NULL: none). */
+ * records) and their words at f1 and f2 (per-feature arrays of 4-byte
+ * words; NULL: none). The private copies' slots are not asked for: the
+ * filter in front of them (hog_slot_of) keeps cold features away from the
+ * slot table, and the hot ones' slots stay in the caches. */
 KERNEL void prefetch_ahead(const hog_block *blk, const uint32_t *perm, uint32_t start, uint32_t i, uint32_t n,
-                           const hog_weight *w, const uint32_t stride, const int16_t *slot, const void *f1,
-                           const void *f2, const int pm)
+                           const hog_weight *w, const uint32_t stride, const void *f1, const void *f2, const int pm)
 {
     const uint32_t *const ptr = blk->ptr;
     if (i + ROW_AHEAD < n) {
@@ -543,8 +544,6 @@ KERNEL void prefetch_ahead(const hog_block *blk, const uint32_t *perm, uint32_t 
         for (uint32_t t = 0; t < k; t++) {
             const size_t j = idx[t];
             __builtin_prefetch((const void *)(w + j * stride), 1, 3);
-            if (slot)
-                __builtin_prefetch((const void *)(slot + j), 0, 3);
             if (f1)
                 __builtin_prefetch((const char *)f1 + 4 * j, 1, 3);
             if (f2)
@@ -565,15 +564,18 @@ KERNEL void prefetch_first(const hog_block *blk, const uint32_t *perm, uint32_t 
 }
 
 /* The weight of feature j: the private copy if local and j has one. The
- * slot table is two bytes a feature, apart from the L2 scales, so that the
- * lookup on every non-zero stays in the caches: with both in one 8-byte
- * record the two-thread loop ran 12% slower (bench-rcv1.sh). */
-KERNEL hog_weight *plain_w(hog_weight *w, hog_weight *hot, const int16_t *slot, uint32_t j, const int local,
-                           const uint32_t stride)
+ * slot table is two bytes a feature, apart from the L2 scales (with both in
+ * one 8-byte record the two-thread loop ran 12% slower, bench-rcv1.sh), and
+ * behind its filter (hog_slot_of). A branch, not a select: the weight's
+ * load is then speculated past the lookup instead of waiting for it (a
+ * select ran at 0.86). */
+KERNEL hog_weight *plain_w(hog_weight *w, hog_weight *hot, const uint64_t *filter, const int16_t *slot, uint32_t j,
+                           const int local, const uint32_t stride)
 {
     if (local) {
-        int32_t h = slot[j];
-        return h >= 0 ? hot + h : w + (size_t)j * stride;
+        int32_t h = hog_slot_of(filter, slot, j);
+        if (h >= 0)
+            return hot + h;
     }
     return w + (size_t)j * stride;
 }
@@ -619,6 +621,7 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
     const uint32_t *const ptr = blk->ptr, *const index = blk->index, *const perm = ws->perm;
     const float *const value = blk->value, *const label = blk->label, *const rweight = blk->weight;
     const int16_t *const slot = job->tab.slot;
+    const uint64_t *const filter = job->tab.filter;
     const float *const l2_scale = job->tab.l2_scale;
     hog_weight *const w = ws->w, *const hot = ws->hot; /* the model, or this worker's replica */
     const hog_loss lossf = job->m->info.loss;
@@ -640,7 +643,7 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
     uint64_t examples = 0, nnz = 0;
     prefetch_first(blk, perm, start, n);
     for (uint32_t i = 0; i < n; i++) {
-        prefetch_ahead(blk, perm, start, i, n, w, 1, local ? slot : NULL, shrink, shrink ? NULL : l2_scale, pm);
+        prefetch_ahead(blk, perm, start, i, n, w, 1, shrink, shrink ? NULL : l2_scale, pm);
         if (holdout > 0 && hog_row_in_fold(first + perm[i], holdout, fold, seed))
             continue;
         const uint32_t r = start + perm[i], k = ptr[r + 1] - ptr[r];
@@ -651,13 +654,13 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
         float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
         uint32_t t = 0;
         for (; t + 4 <= k; t += 4) {
-            a0 += hog_w_load(plain_w(w, hot, slot, idx[t], local, 1)) * val[t];
-            a1 += hog_w_load(plain_w(w, hot, slot, idx[t + 1], local, 1)) * val[t + 1];
-            a2 += hog_w_load(plain_w(w, hot, slot, idx[t + 2], local, 1)) * val[t + 2];
-            a3 += hog_w_load(plain_w(w, hot, slot, idx[t + 3], local, 1)) * val[t + 3];
+            a0 += hog_w_load(plain_w(w, hot, filter, slot, idx[t], local, 1)) * val[t];
+            a1 += hog_w_load(plain_w(w, hot, filter, slot, idx[t + 1], local, 1)) * val[t + 1];
+            a2 += hog_w_load(plain_w(w, hot, filter, slot, idx[t + 2], local, 1)) * val[t + 2];
+            a3 += hog_w_load(plain_w(w, hot, filter, slot, idx[t + 3], local, 1)) * val[t + 3];
         }
         for (; t < k; t++)
-            a0 += hog_w_load(plain_w(w, hot, slot, idx[t], local, 1)) * val[t];
+            a0 += hog_w_load(plain_w(w, hot, filter, slot, idx[t], local, 1)) * val[t];
         /* The bias joins last, so the sums do not wait for the previous
          * row's update of it. */
         const float margin = bias + ((a0 + a1) + (a2 + a3));
@@ -686,13 +689,13 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
         }
         if (shrink && (reg > 0 || sg != 0))
             for (t = 0; t < k; t++) {
-                hog_weight *const wj = plain_w(w, hot, slot, idx[t], local, 1);
+                hog_weight *const wj = plain_w(w, hot, filter, slot, idx[t], local, 1);
                 hog_w_store(wj, hog_w_load(wj) * shrink[idx[t]] - sg * val[t]);
             }
         else if (reg > 0 || sg != 0)
             for (t = 0; t < k; t++) {
                 const uint32_t j = idx[t];
-                hog_weight *const wj = plain_w(w, hot, slot, j, local, 1);
+                hog_weight *const wj = plain_w(w, hot, filter, slot, j, local, 1);
                 hog_w_store(wj, hog_w_load(wj) * l2_shrink(reg * l2_scale[j]) - sg * val[t]);
             }
         if (has_bias)
@@ -796,8 +799,9 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
     const uint32_t *const ptr = blk->ptr, *const index = blk->index, *const perm = ws->perm;
     const float *const value = blk->value, *const label = blk->label, *const rweight = blk->weight;
     const int16_t *const slot = job->tab.slot;
+    const uint64_t *const filter = job->tab.filter;
     const float *const l2_scale = job->tab.l2_scale;
-    hog_weight *const w = ws->w, *const hot = ws->hot, *const xmax = job->optim.xmax;
+    hog_weight *const w = ws->w, *const hot = ws->hot, *const xmax = ws->optim.xmax;
     float *const u = ws->norm_u;
     /* Packed: one record a feature (train_run.h); else a weight, its scale
      * and its L2 scale, one array each. */
@@ -818,9 +822,9 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
     prefetch_first(blk, perm, start, n);
     for (uint32_t i = 0; i < n; i++) {
         if (packed)
-            prefetch_ahead(blk, perm, start, i, n, w, S, local ? slot : NULL, NULL, NULL, pm);
+            prefetch_ahead(blk, perm, start, i, n, w, S, NULL, NULL, pm);
         else
-            prefetch_ahead(blk, perm, start, i, n, w, 1, local ? slot : NULL, xmax, l2_scale, pm);
+            prefetch_ahead(blk, perm, start, i, n, w, 1, xmax, l2_scale, pm);
         if (holdout > 0 && hog_row_in_fold(first + perm[i], holdout, fold, seed))
             continue;
         const uint32_t r = start + perm[i], k = ptr[r + 1] - ptr[r];
@@ -833,7 +837,7 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
         uint32_t t;
         for (t = 0; t < k; t++) {
             const size_t j = idx[t];
-            hog_weight *const wj = plain_w(w, hot, slot, idx[t], local, S);
+            hog_weight *const wj = plain_w(w, hot, filter, slot, idx[t], local, S);
             nsum += packed ? norm_scale_packed(w + j * S, wj, val[t], &u[t]) : norm_scale(&xmax[j], wj, val[t], &u[t]);
             margin += hog_w_load(wj) * val[t];
         }
@@ -854,7 +858,7 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
          * leaves their weight as it is. */
         for (t = 0; t < k; t++) {
             const uint32_t j = idx[t];
-            hog_weight *const wj = plain_w(w, hot, slot, j, local, S);
+            hog_weight *const wj = plain_w(w, hot, filter, slot, j, local, S);
             const float rj = rate * u[t];
             const float cj = packed ? hog_w_load(&w[(size_t)j * S + PACK_NORM_C]) : l2_scale[j];
             hog_w_store(wj, hog_w_load(wj) * l2_shrink(rj * (l2 * cj)) - rj * (gl * val[t]));
@@ -927,7 +931,7 @@ static int norm_room(worker_state *ws, const seg_rows *c)
 /* The general loop for opt, packed or not (OPT_PACKED). */
 KERNEL void rows_general(const epoch_job *job, worker_state *ws, seg_rows *c, const unsigned opt)
 {
-    if (job->optim.packed)
+    if (ws->optim.packed)
         rows_run(job, ws, c, opt | OPT_PACKED);
     else
         rows_run(job, ws, c, opt);
@@ -939,9 +943,9 @@ static void rows_2(const epoch_job *job, worker_state *ws, seg_rows *c)
 {
     if (job->m->info.loss == HOG_LOSS_SOFTMAX || norm_room(ws, c) < 0)
         rows_general(job, ws, c, OPT_NORMALIZED);
-    else if (job->optim.packed && job->tab.nlocal)
+    else if (ws->optim.packed && job->tab.nlocal)
         rows_packed_local(job, ws, c);
-    else if (job->optim.packed)
+    else if (ws->optim.packed)
         rows_packed_shared(job, ws, c);
     else if (job->tab.nlocal && !hog_whole_on(job))
         rows_norm_local(job, ws, c);
@@ -993,6 +997,8 @@ void hog_segment_run(epoch_job *job, worker_state *ws, uint32_t pos, const hog_b
     uint32_t start = (seg % job->per_block) * SEGMENT_ROWS;
     uint32_t n = HOG_MIN(SEGMENT_ROWS, blk->rows - start);
     uint64_t first = job->row0 + (uint64_t)b * ds->info.rows_per_block + start;
+    /* The state this worker steps: its replica's, where replicas are packed. */
+    ws->optim = job->rep->optim ? job->rep->optim[ws->replica] : job->optim;
 
     /* The segment's rows in an order that depends only on (seed, epoch,
      * segment), so one thread replays bit for bit. */
@@ -1011,7 +1017,7 @@ void hog_segment_run(epoch_job *job, worker_state *ws, uint32_t pos, const hog_b
     float *s = ws->scratch, *g = s + K, *bias = g + K, *bias0 = bias + K, *bacc = bias0 + K, *bacc0 = bacc + K;
     for (uint32_t k = 0; k < K; k++) {
         bias[k] = bias0[k] = hog_w_load(&ws->bias[k]);
-        bacc[k] = bacc0[k] = job->optim.bias_acc ? hog_w_load(&job->optim.bias_acc[k]) : 0.0f;
+        bacc[k] = bacc0[k] = ws->optim.bias_acc ? hog_w_load(&ws->optim.bias_acc[k]) : 0.0f;
     }
     const int whole = hog_whole_on(job);
     if (!fresh && whole)
@@ -1028,7 +1034,7 @@ void hog_segment_run(epoch_job *job, worker_state *ws, uint32_t pos, const hog_b
     hog_weight *const model_w = ws->w;
     if (whole)
         ws->w = ws->own;
-    rows_by_opt[job->optim.flags](job, ws, &c);
+    rows_by_opt[ws->optim.flags](job, ws, &c);
     ws->w = model_w;
     /* Workers that ran beside this one each corrected the same hot weights
      * towards the same targets; summing their changes would overshoot, so
@@ -1047,8 +1053,8 @@ void hog_segment_run(epoch_job *job, worker_state *ws, uint32_t pos, const hog_b
     if (p->bias)
         for (uint32_t k = 0; k < K; k++) {
             hog_w_add(&ws->bias[k], share * (bias[k] - bias0[k]));
-            if (job->optim.bias_acc)
-                hog_w_add(&job->optim.bias_acc[k], bacc[k] - bacc0[k]);
+            if (ws->optim.bias_acc)
+                hog_w_add(&ws->optim.bias_acc[k], bacc[k] - bacc0[k]);
         }
     ws->loss += c.loss;
     ws->examples += c.examples;

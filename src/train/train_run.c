@@ -97,6 +97,7 @@ void hog_run_free(run_state *rs)
     hog_free(rs->deg);
     hog_free(rs->tab.l2_scale);
     hog_free(rs->tab.slot);
+    hog_free(rs->tab.filter);
     hog_free(rs->tab.hot_ids);
     hog_free(rs->classes_of);
     hog_free(rs->class_w);
@@ -198,6 +199,7 @@ int hog_run_tables(run_state *rs)
     feature_tables *tab = &rs->tab;
     hog_free(tab->l2_scale);
     hog_free(tab->slot);
+    hog_free(tab->filter);
     hog_free(tab->hot_ids);
     memset(tab, 0, sizeof(*tab));
     if (!(tab->l2_scale = hog_huge_alloc(rs->dim * sizeof(float))))
@@ -205,7 +207,7 @@ int hog_run_tables(run_state *rs)
     hog_scan_l2_scales(rs->deg, rs->deg_rows, rs->dim, tab->l2_scale);
     hog_run_pack_l2(rs, 0, rs->dim);
     int rc = hog_hot_choose(rs->deg, rs->deg_rows, rs->dim, rs->outputs, copy_workers(rs), &tab->slot,
-                            &tab->hot_ids, &tab->nlocal, &tab->nhot);
+                            &tab->filter, &tab->hot_ids, &tab->nlocal, &tab->nhot);
     if (rc < 0 || rs->kernel != HOG_KERNEL_SPARSE)
         return rc;
     /* Whole copies for a small model (train_hot.c), made where the worker runs. */
@@ -303,7 +305,7 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len)
         }
     }
     int rc = hog_replicas_make(&rs->rep, rs->kernel == HOG_KERNEL_SPARSE ? p->replicas : HOG_REPLICAS_MACHINE,
-                               rs->pool, rs->m, rs->ws, rs->nth);
+                               rs->pool, rs->m, &rs->optim, rs->ws, rs->nth);
     if (rc < 0)
         return rc;
     if (rs->rep.n)
@@ -570,6 +572,8 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         rc = hog_checkpoint_apply(resume, &rs, err, err_len);
     if (rc == 0 && rs.link)
         rc = hog_link_run_start(&rs, err, err_len);
+    if (rc == 0 && rs.rep.n) /* the model as it starts: new, warm or resumed */
+        hog_replicas_load(&rs.rep, rs.m, &rs.optim);
     if (rc == 0) {
         atomic_store(&t->training, 1);
         rc = hog_epochs_run(&rs, train, test, 0, out, err, err_len);

@@ -78,6 +78,25 @@ static inline unsigned hog_opt_flags(const hog_train_params *p)
            (p->l1 > 0 ? OPT_L1 : 0);
 }
 
+/* The optimisers' per-weight state. Unpacked, each is an array of its own,
+ * shared by every worker (replicas too); packed, each points at its word in
+ * the first record of the model (or of a replica: each replica's records
+ * hold its own state, see replica_set), and the strides step from a
+ * feature's to the next's. */
+typedef struct optim_state {
+    unsigned flags;       /* OPT_* */
+    int packed;           /* 1: the model is packed (see above) */
+    uint32_t fstride;     /* words from one feature's xmax (inv, cs) to the next's: 1, or the record's */
+    uint32_t astride;     /* the same for acc (outputs of them): outputs, or the record's */
+    uint32_t lstride;     /* the same for l1s (2 * outputs): 2 * outputs, or the record's */
+    hog_weight *acc;      /* adagrad: per weight, the sum of squared gradients */
+    hog_weight *bias_acc; /* adagrad: outputs */
+    hog_weight *xmax;     /* normalized: per feature, the largest |x| seen (xmax[j * fstride]) */
+    hog_weight *inv;      /* packed and normalized: per feature, 1 / xmax (0 where xmax is 0); else NULL */
+    hog_weight *cs;       /* packed: per feature, its L2 scale (tab.l2_scale's); else NULL */
+    hog_weight *l1s;      /* l1: per weight, the penalty owed and applied (u, q) */
+} optim_state;
+
 /* One worker's state: its totals, its buffers and its private copies. */
 typedef struct worker_state {
     _Alignas(HOG_CACHELINE) double loss;
@@ -92,6 +111,8 @@ typedef struct worker_state {
     hog_weight *w;    /* the weights this worker reads and writes: the model's, or its replica's */
     hog_weight *bias; /* the same for the biases */
     unsigned replica; /* which replica (0 when the model is shared) */
+    optim_state optim; /* the optimisers' state this worker steps: the run's, or its replica's
+                          (packed replicas); set at every segment (hog_segment_run) */
     hog_weight *hotacc; /* adagrad: the same for the hot weights' squared-gradient sums */
     float *hotacc0;
     float *shrink;    /* the plain loop's L2 shrink per feature (see plain_shrink), or NULL */
@@ -115,12 +136,35 @@ typedef struct worker_state {
 typedef struct feature_tables {
     float *l2_scale;   /* per feature: rows / rows touching it, for HOGWILD!'s sparse L2 */
     int16_t *slot;     /* per feature: its slot in each worker's private copies, or -1 */
+    uint64_t *filter;  /* HOT_FILTER_BITS: bit j mod HOT_FILTER_BITS set where feature j may have a
+                          slot (see hog_slot_of) */
     uint32_t *hot_ids; /* the features kept in private copies, by slot, hot first */
     uint32_t nlocal;   /* features kept in private copies */
     uint32_t nhot;     /* the first nhot of them are hot */
     uint32_t whole_every; /* > 0: each worker trains a copy of the whole model instead, its
                              change merged every whole_every segments (see train_hot.c) */
 } feature_tables;
+
+/* The private copies' filter: one bit for every feature congruent modulo
+ * HOT_FILTER_BITS, set where one of them has a slot. The slot table is two
+ * bytes a feature, 32 MiB at 2^24 features: read on every non-zero, it was
+ * a second cache miss beside the model's own line, and with two threads the
+ * loop ran at 0.80 of itself without private copies. The filter is 32 KiB,
+ * held by the L2, and a few hundred hot features set few of its bits, so a
+ * cold feature is told so without touching the slot table; only the hot
+ * ones (whose slots the caches hold anyway) and the rare feature sharing a
+ * bit with one read it. */
+#define HOT_FILTER_BITS (1u << 18)
+
+/* Feature j's slot in the private copies, or -1 (filter and slot: the run's
+ * tables, see feature_tables). */
+static inline int32_t hog_slot_of(const uint64_t *filter, const int16_t *slot, uint32_t j)
+{
+    const uint32_t b = j & (HOT_FILTER_BITS - 1);
+    if (!((filter[b >> 6] >> (b & 63)) & 1))
+        return -1;
+    return slot[j];
+}
 
 /*
  * The model's layout in a run. A large model is memory-bound: each non-zero
@@ -145,11 +189,12 @@ typedef struct feature_tables {
  * reciprocal, computed only when the scale grows, spares the default loop
  * a division per non-zero: the values the unpacked loops compute, so the
  * model is the same bits. Packed: at most PACK_MAX_OUTPUTS outputs, the
- * sparse kernel, the model shared (no replicas, one machine), too large for
- * whole copies, and an optimiser with state (the plain loop keeps its
- * weights and a table of shrink factors); everything else keeps one array
- * per kind. The model
- * leaves the run unpacked (hog_run_unpack): the file's layout is its own.
+ * sparse kernel, one machine, too large for whole copies, and an optimiser
+ * with state (the plain loop keeps its weights and a table of shrink
+ * factors); everything else keeps one array per kind. Replicas copy the
+ * records (replica_set), and the private copies hold a record's weights.
+ * The model leaves the run unpacked (hog_run_unpack): the file's layout is
+ * its own.
  */
 typedef struct pack_layout {
     uint32_t stride;                 /* words a record */
@@ -188,11 +233,12 @@ static inline pack_layout hog_pack_layout(unsigned flags, uint32_t outputs)
 
 /* Whether a run of p with `outputs` outputs (on several machines: link)
  * packs its model once it is too large for whole copies, on the sparse
- * kernel: an optimiser with state, few outputs, the model shared. The
+ * kernel: an optimiser with state, few outputs, one machine (replicas
+ * pack theirs alike). The
  * run's choice (train_run.c) and the feature ceiling's (train_params.c). */
 static inline int hog_may_pack(const hog_train_params *p, uint32_t outputs, int link)
 {
-    return outputs <= PACK_MAX_OUTPUTS && hog_opt_flags(p) && !link && p->replicas == HOG_REPLICAS_MACHINE;
+    return outputs <= PACK_MAX_OUTPUTS && hog_opt_flags(p) && !link;
 }
 
 /* The default update's record (normalized alone), which its tuned loop
@@ -202,22 +248,6 @@ static inline int hog_may_pack(const hog_train_params *p, uint32_t outputs, int 
 #define PACK_NORM_INV 2u
 #define PACK_NORM_C 3u
 
-/* The optimisers' per-weight state, shared by every worker. Unpacked, each
- * is an array of its own; packed, each points at its word in the model's
- * first record, and the strides step from a feature's to the next's. */
-typedef struct optim_state {
-    unsigned flags;       /* OPT_* */
-    int packed;           /* 1: the model is packed (see above) */
-    uint32_t fstride;     /* words from one feature's xmax (inv, cs) to the next's: 1, or the record's */
-    uint32_t astride;     /* the same for acc (outputs of them): outputs, or the record's */
-    uint32_t lstride;     /* the same for l1s (2 * outputs): 2 * outputs, or the record's */
-    hog_weight *acc;      /* adagrad: per weight, the sum of squared gradients */
-    hog_weight *bias_acc; /* adagrad: outputs */
-    hog_weight *xmax;     /* normalized: per feature, the largest |x| seen (xmax[j * fstride]) */
-    hog_weight *inv;      /* packed and normalized: per feature, 1 / xmax (0 where xmax is 0); else NULL */
-    hog_weight *cs;       /* packed: per feature, its L2 scale (tab.l2_scale's); else NULL */
-    hog_weight *l1s;      /* l1: per weight, the penalty owed and applied (u, q) */
-} optim_state;
 
 /*
  * Model replicas (DimmWitted's design space, hog_train_params.replicas).
@@ -230,14 +260,30 @@ typedef struct optim_state {
  * from it. Per-worker copies of hot features would divide a change among
  * workers that never wrote the same weights, so they are kept only among
  * the workers of one replica: none with `core`.
+ *
+ * A packed model's replicas are packed alike: a replica is a copy of the
+ * model's records, so a worker's non-zero costs one line of its replica as
+ * it costs one line of the shared model, and each replica's records hold
+ * its own optimiser state (the scales, AdaGrad's sums, L1's pairs), as
+ * DimmWitted's replicas do. Averaging then merges a record word by word
+ * by what the word is (hog_pack_merge): weights, AdaGrad's sums and L1's
+ * pairs take the mean, a scale takes the largest (the largest |x| any
+ * replica has seen) and its reciprocal follows it, and the L2 scale, the
+ * same everywhere, is left as it is. Unpacked, a replica is the weights
+ * alone and the state stays one shared array, as before there were
+ * records. With one replica (node replicas on one NUMA node) both are the
+ * same bits.
  */
 typedef struct replica_set {
     unsigned n;            /* replicas; 0: the model is shared (machine) */
-    hog_weight **w;        /* n arrays of dim * outputs weights */
+    hog_weight **w;        /* n arrays of dim records of stride words (unpacked: outputs weights) */
     hog_weight **bias;     /* n arrays of outputs biases */
+    optim_state *optim;    /* packed: n, the optimisers' state in each replica's records; else NULL */
     unsigned *members;     /* n: workers writing each replica */
     hog_overlap *clocks;   /* n, one per cache line: segments in flight on each replica */
-    uint64_t nweights;     /* dim * outputs */
+    uint64_t dim;          /* features */
+    uint32_t stride;       /* words a feature: the model's (m->stride) */
+    pack_layout layout;    /* packed: the record (stride 0: unpacked, every word a weight) */
     uint32_t outputs;
     pthread_t thread;      /* node replicas, n > 1: the averaging thread of the running epoch */
     int running;
@@ -630,10 +676,11 @@ uint32_t hog_hot_max(uint32_t outputs);
 
 /* Chooses the features kept in private copies from the training rows'
  * feature degrees, for nth workers sharing copies: *slot (dim entries) gets
- * slots 0..*nlocal-1 in *hot_ids order, the others -1; the first *nhot of
+ * slots 0..*nlocal-1 in *hot_ids order, the others -1, and *filter their
+ * bits (HOT_FILTER_BITS, see hog_slot_of); the first *nhot of
  * them are hot. Returns 0 or -ENOMEM (nothing allocated then). */
 int hog_hot_choose(const uint32_t *deg, uint64_t rows, uint64_t dim, uint32_t outputs, unsigned nth, int16_t **slot,
-                   uint32_t **hot_ids, uint32_t *nlocal, uint32_t *nhot);
+                   uint64_t **filter, uint32_t **hot_ids, uint32_t *nlocal, uint32_t *nhot);
 
 /* Loads the private copies of ws from the shared weights (the first
  * segment of a pass). */
@@ -668,14 +715,21 @@ void hog_whole_sync(const epoch_job *job, worker_state *ws);
  *  Replicas (train_replicas.c)
  * ===================================================================== */
 /* Makes the replicas of `kind` for the pool's workers, each in the memory
- * of the node of the first worker writing it, and points every worker at
- * its replica (or at the model). Returns 0 or -ENOMEM (then
+ * of the node of the first worker writing it, laid out as the model is
+ * (o->packed: records), and points every worker at its replica (or at the
+ * model); hog_replicas_load fills them. Returns 0 or -ENOMEM (then
  * hog_replicas_free frees what was made). */
-int hog_replicas_make(replica_set *r, hog_replicas kind, hog_pool *pool, hog_model *m, worker_state *ws,
-                      unsigned nth);
+int hog_replicas_make(replica_set *r, hog_replicas kind, hog_pool *pool, hog_model *m, const optim_state *o,
+                      worker_state *ws, unsigned nth);
 void hog_replicas_free(replica_set *r, hog_pool *pool);
 
-/* After an epoch: the model and every replica become the replicas' mean. */
+/* Before the first epoch: every replica becomes a copy of the model (its
+ * records whole when packed: weights, state and L2 scales; o, the run's
+ * optimiser state, gives the views into each replica's records). */
+void hog_replicas_load(replica_set *r, const hog_model *m, const optim_state *o);
+
+/* After an epoch: the model and every replica become the replicas' mean
+ * (packed: their merge, see replica_set). */
 void hog_replicas_average(const replica_set *r, hog_pool *pool, hog_model *m);
 
 /* Node replicas: starts and stops the thread that averages the replicas

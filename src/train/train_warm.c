@@ -61,19 +61,14 @@ int hog_warm_classes(run_state *rs, char *err, size_t err_len)
 void hog_warm_weights(run_state *rs)
 {
     const hog_model *init = rs->init;
-    const size_t w_bytes = (size_t)init->dim * init->outputs * sizeof(hog_weight);
     const size_t bias_bytes = init->outputs * sizeof(hog_weight);
     /* All feature-major with the same outputs: init's rows are the first
-     * of the model's (and of each replica's, which start as the model
-     * does), the rest stay zero. */
+     * of the model's (the replicas start as the model does,
+     * hog_replicas_load), the rest stay zero. */
     for (uint64_t j = 0; j < init->dim; j++)
         for (uint32_t k = 0; k < init->outputs; k++)
             hog_w_store(&hog_model_wj(rs->m, j)[k], hog_w_load(&hog_model_wj(init, j)[k]));
     memcpy((void *)rs->m->bias, (const void *)init->bias, bias_bytes);
-    for (unsigned g = 0; g < rs->rep.n; g++) {
-        memcpy((void *)rs->rep.w[g], (const void *)init->w, w_bytes);
-        memcpy((void *)rs->rep.bias[g], (const void *)init->bias, bias_bytes);
-    }
     /* The normalized update's scales go on from the model's: starting them
      * at 0 would take a feature's first value seen as its scale, and a
      * larger one later would shrink by (old / new)^2 the weights the model
