@@ -79,12 +79,17 @@ check "--output-format csv is refused" '[ "$rc" -eq 2 ]' 'grep -q "expected text
 "$bin" predict "$tmp/m.hog" "$tmp/f.hgd" --report "$tmp/r.json" >"$tmp/out" 2>"$tmp/log"
 rc=$?
 rows=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["test"]["rows"])' "$tmp/r.json")
-check "--report without -o: metrics only" '[ "$rc" -eq 0 ]' '[ ! -s "$tmp/out" ]' '[ "$rows" = 400000 ]' \
-    'grep -q "f.hgd: 400000 rows, accuracy 0\.[0-9]*, logloss 0\.[0-9]*, auc 0\.[0-9]*" "$tmp/log"'
+# The pass's time and rate: rows over seconds, as the stderr line gives them.
+rate=$(/usr/bin/python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))
+print(int(r["rows"] == 400000 and r["seconds"] > 0 and abs(r["rows_per_s"] * r["seconds"] - r["rows"]) < 1))' "$tmp/r.json")
+check "--report without -o: metrics only, and the pass's rows/s" '[ "$rc" -eq 0 ]' '[ ! -s "$tmp/out" ]' \
+    '[ "$rows" = 400000 ]' '[ "$rate" = 1 ]' \
+    'grep -q "f.hgd: 400000 rows, accuracy 0\.[0-9]*, logloss 0\.[0-9]*, auc 0\.[0-9]*; [0-9.]* s, [0-9]* rows/s" "$tmp/log"'
 "$bin" predict "$tmp/m.hog" "$tmp/f.hgd" --report "$tmp/r2.json" -o - -q >"$tmp/out" 2>"$tmp/log"
 rc=$?
 check "--report with -o -: the predictions on standard output as well" '[ "$rc" -eq 0 ]' \
-    'cmp -s "$tmp/out" "$tmp/p.txt"' 'cmp -s "$tmp/r.json" "$tmp/r2.json"'
+    'cmp -s "$tmp/out" "$tmp/p.txt"' \
+    '/usr/bin/python3 -c "import json, sys; a, b = (json.load(open(f)) for f in sys.argv[1:]); sys.exit(a[\"test\"] != b[\"test\"])" "$tmp/r.json" "$tmp/r2.json"'
 
 # A bad line mid-file: its file and line, exit 1, the older output kept.
 head -n 100000 "$tmp/f.svm" | awk 'NR == 60001 { print "1 7:x"; next } { print }' >"$tmp/bad.svm"

@@ -34,7 +34,8 @@ static const char predict_usage[] =
     "  --index-base other than the model's is an error):\n"
     CLI_READ_USAGE;
 
-static int write_report(const char *path, const char *model, const char *input, const hog_metrics *mt)
+static int write_report(const char *path, const char *model, const char *input, const hog_metrics *mt,
+                        uint64_t rows, double seconds)
 {
     cli_out o;
     if (cli_out_open(&o, path) < 0)
@@ -43,6 +44,8 @@ static int write_report(const char *path, const char *model, const char *input, 
     cli_json_string(o.f, model);
     fprintf(o.f, ",\n  \"input\": ");
     cli_json_string(o.f, input);
+    fprintf(o.f, ",\n  \"rows\": %llu,\n  \"seconds\": %.9g,\n  \"rows_per_s\": %.10g", (unsigned long long)rows,
+            seconds, seconds > 0 ? (double)rows / seconds : 0.0);
     fprintf(o.f, ",\n  \"test\": ");
     cli_json_metrics(o.f, mt);
     fprintf(o.f, "\n}\n");
@@ -192,7 +195,12 @@ int cli_predict(int argc, char **argv)
     }
     pp.metrics = report || !cli_quiet;
     hog_predict_stats st;
+    /* The pass, from the input's open to its last prediction written: the
+     * model's load is left out, as training's examples/s leave out its
+     * data's read. */
+    const double t0 = cli_now();
     int rc = hog_model_predict_file(m, input, &rp, &pp, &st, err, sizeof(err));
+    const double seconds = cli_now() - t0;
     int status = 1;
     if (rc < 0) {
         if (sink.failed && sink.o.out) /* says which file and why, as any failed output */
@@ -219,11 +227,11 @@ int cli_predict(int argc, char **argv)
             fprintf(stderr, ", auc %.4f", mt->auc);
         if (isfinite(mt->rmse))
             fprintf(stderr, ", rmse %.4f", mt->rmse);
-        fprintf(stderr, "\n");
+        fprintf(stderr, "; %.3f s, %.0f rows/s\n", seconds, seconds > 0 ? (double)st.rows / seconds : 0.0);
     }
     /* The predictions are committed last: a report that fails leaves an
      * older file of them as it was. */
-    if (report && write_report(report, model_path, input, &st.metrics) < 0) {
+    if (report && write_report(report, model_path, input, &st.metrics, st.rows, seconds) < 0) {
         if (predictions)
             cli_out_close(&sink.o, 0);
         goto out;
