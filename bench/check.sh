@@ -1,5 +1,5 @@
 #!/bin/sh
-# check.sh: end-to-end test of the benchmark harness: a quick threads study and the data generator's promises, checked on their outputs.
+# check.sh: end-to-end test of the benchmark harness: quick threads and click-through studies and the data generators' promises, checked on their outputs.
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # Usage: sh bench/check.sh [BUILD_DIR]   (make bench-check; about 15 s)
@@ -112,4 +112,21 @@ if command -v gnuplot >/dev/null 2>&1; then
 else
     echo "bench-check: gnuplot not installed: plots not checked (sh tools/install-deps.sh)" >&2
 fi
+# A quick click-through study: hogtrain's row at least (the peers join when
+# found), its curve per epoch, the target and the table.
+out="$tmp/fm"
+"$root/bench/run" --quick --reps 1 --threads "1 2" --build "$build" --data-dir "$tmp/data" --out "$out" fm \
+    >"$tmp/log" 2>&1 || { cat "$tmp/log" >&2; fail "bench/run fm failed"; }
+/usr/bin/python3 - "$out/results.csv" "$out/curves.csv" <<'PY' || fail "fm: results.csv or curves.csv values"
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["tool"] == "hogtrain linear"]
+assert sorted(r["threads"] for r in rows) == ["1", "2"], rows
+for r in rows:
+    assert r["study"] == "fm" and r["metric"] == "test_logloss" and 0.3 < float(r["test_metric"]) < 0.7, r
+curve = [c for c in csv.DictReader(open(sys.argv[2])) if c["tool"] == "hogtrain linear" and c["threads"] == "1"]
+assert [c["epoch"] for c in curve] == ["1", "2", "3"], curve
+assert all(float(a["seconds"]) < float(b["seconds"]) for a, b in zip(curve, curve[1:])), curve
+PY
+grep -q '^Target: test logloss 0\.[0-9]* ' "$out/table.md" || fail "fm: table.md has no target"
+grep -Eq '^\| hogtrain linear \| 2 \| 1 \| 0\.[0-9]{4} \| ' "$out/table.md" || fail "fm: table.md has no hogtrain 2-thread row"
 echo "bench-check: passed"

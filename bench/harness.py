@@ -318,6 +318,97 @@ def cmd_vw(a):
                           "curve": [[a.epochs, secs, loss]]})
 
 
+def cmd_libffm(a):
+    """LIBFFM's ffm-train (k latent factors, -t epochs, -s threads) with the
+    test set as its validation set: its per-iteration table gives the
+    curve, (iteration, its cumulative training seconds, the test logloss);
+    the conversion to its binary cache is left out of the times, as
+    hogtrain's reading is. The tool is found on PATH or at --bin."""
+    exe = a.bin or shutil.which("ffm-train")
+    model = a.report + ".model"
+    cmd = [exe, "-k", str(a.k), "-t", str(a.epochs), "-s", str(a.threads), "-r", repr(a.step),
+           "-l", repr(a.l2), "-p", a.test, a.train, model]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0:
+        sys.stderr.write(p.stdout[-4000:])
+        die("ffm-train failed (exit %d): %s" % (p.returncode, " ".join(cmd)))
+    curve = []
+    for line in p.stdout.splitlines():
+        f = line.split()
+        if len(f) == 4 and f[0].isdigit():
+            curve.append([int(f[0]), float(f[3]), float(f[2])])
+    for q in (model, a.train + ".bin", a.test + ".bin"):
+        if os.path.exists(q):
+            os.unlink(q)
+    if not curve:
+        die("ffm-train printed no iterations: %s" % p.stdout[-2000:])
+    write_json(a.report, {"train_seconds": curve[-1][1], "examples_per_s": None, "nnz_per_s": None,
+                          "train_loss": None, "test": {"logloss": min(c[2] for c in curve)}, "curve": curve})
+
+
+# An epoch's line of xlearn_train, its colours taken off: "[  33%  ]  1  0.5838  0.5768  0.10".
+XLEARN_EPOCH = re.compile(r"^\[\s*\d+%\s*\]\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s*$")
+
+
+def cmd_xlearn(a):
+    """xLearn's xlearn_train (-s 0 LR, 1 FM, 2 FFM; k factors; -e epochs;
+    -nthread) with the test set as its validation set and early stopping
+    off: its per-epoch table (epoch, train loss, test loss, seconds of the
+    epoch) gives the curve. xLearn needs USER set."""
+    exe = a.bin or shutil.which("xlearn_train")
+    kind = {"lr": "0", "fm": "1", "ffm": "2"}[a.model]
+    model = a.report + ".model"
+    cmd = [exe, a.train, "-s", kind, "-v", a.test, "-e", str(a.epochs), "-k", str(a.k),
+           "-nthread", str(a.threads), "-m", model, "--dis-es", "--no-bin"]
+    env = dict(os.environ)
+    env.setdefault("USER", "bench")
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    if p.returncode != 0:
+        sys.stderr.write(p.stdout[-4000:])
+        die("xlearn_train failed (exit %d): %s" % (p.returncode, " ".join(cmd)))
+    curve, t = [], 0.0
+    for line in p.stdout.splitlines():
+        m = XLEARN_EPOCH.match(re.sub(r"\x1b\[[0-9;]*m", "", line))
+        if m:
+            t += float(m.group(4))
+            curve.append([int(m.group(1)), t, float(m.group(3))])
+    for q in (model, a.train + ".bin", a.test + ".bin"):
+        if os.path.exists(q):
+            os.unlink(q)
+    if not curve:
+        die("xlearn_train printed no epochs: %s" % p.stdout[-2000:])
+    write_json(a.report, {"train_seconds": curve[-1][1], "examples_per_s": None, "nnz_per_s": None,
+                          "train_loss": None, "test": {"logloss": min(c[2] for c in curve)}, "curve": curve})
+
+
+def cmd_vwq(a):
+    """Vowpal Wabbit with every pair of namespaces crossed (-q ::, -b bits),
+    logistic loss, --passes from its cache: one point of the curve per run,
+    the test logloss from its predictions (labels 0/1 given to it as -1/1)."""
+    model, pred, cache = a.report + ".model", a.report + ".pred", a.report + ".cache"
+    def pm1(src, dst):
+        with open(src) as f, open(dst, "w") as g:
+            for line in f:
+                g.write("-1" + line[1:] if line.startswith("0 ") else line)
+    tr, te = a.report + ".train.vw", a.report + ".test.vw"
+    pm1(a.train, tr)
+    pm1(a.test, te)
+    t0 = time.monotonic()
+    subprocess.run(["vw", "--quiet", "-d", tr, "-q", "::", "-b", str(a.bits), "--loss_function", "logistic",
+                    "--passes", str(a.epochs), "--holdout_off", "-c", "--cache_file", cache, "-f", model],
+                   check=True)
+    secs = time.monotonic() - t0
+    subprocess.run(["vw", "--quiet", "-t", "-i", model, "-d", te, "--link", "logistic", "-p", pred], check=True)
+    with open(pred) as f:
+        probs = [float(line.split()[0]) for line in f if line.strip()]
+    loss = logloss_binary(probs, read_labels(a.test))
+    for q in (model, pred, cache, tr, te):
+        if os.path.exists(q):
+            os.unlink(q)
+    write_json(a.report, {"train_seconds": secs, "examples_per_s": None, "nnz_per_s": None,
+                          "train_loss": None, "test": {"logloss": loss}, "curve": [[a.epochs, secs, loss]]})
+
+
 PARSE_LINE = re.compile(r"^\s*(\d+) threads?\s*: parse\s+(\d+) MB/s \(median of (\d+); min (\d+), max (\d+)\)")
 
 
@@ -744,9 +835,47 @@ def study_nodes(rows, limits, curves, plots, out):
 # Each study's section of table.md: from its rows of results.csv, the
 # limits, its curves and the run's folder (for a study's own files); it may
 # add plots as (name, x label, y label, {series: points}, kind).
+def study_fm(rows, limits, curves, plots, out):
+    """Per tool and thread count: the best test logloss of each run's curve
+    and the training time to it (medians of the runs), and the time to the
+    target: the better of the FFMs' median best (hogtrain's own when no FFM
+    ran)."""
+    by_run = groups(curves, lambda c: (c["tool"], c["threads"], c["rep"]))
+    best = {}
+    for (tool, t, rep), cs in by_run.items():
+        pts = [(fnum(c["test_loss"]), fnum(c["seconds"])) for c in cs if fnum(c["test_loss"]) is not None]
+        if pts:
+            best.setdefault((tool, int(t)), []).append(min(pts))
+    ffm = [med([l for l, _ in v]) for (tool, _), v in best.items() if tool.endswith("FFM")]
+    own = [med([l for l, _ in v]) for (tool, _), v in best.items() if tool.startswith("hogtrain")]
+    target = min(ffm) if ffm else (min(own) if own else None)
+    lines = []
+    for (tool, t) in sorted(best, key=lambda k: (-med([l for l, _ in best[k]]), k[1])):
+        v = best[(tool, t)]
+        hits = []
+        for (tl, th, rep), cs in by_run.items():
+            if tl == tool and int(th) == t:
+                reached = sorted(fnum(c["seconds"]) for c in cs if fnum(c["test_loss"]) is not None
+                                 and target is not None and fnum(c["test_loss"]) <= target + 1e-12)
+                hits.append(reached[0] if reached else None)
+        got = [x for x in hits if x is not None]
+        lines.append([tool, t, len(v), "%.4f" % med([l for l, _ in v]), si(med([s for _, s in v]), "s"),
+                      "%s (%d of %d runs)" % (si(med(got), "s"), len(got), len(hits)) if got else "not reached"])
+    cs = [c for c in curves if c["rep"] == "1"]
+    plots.append(("fm-loss", "training time (s)", "test logloss",
+                  {"%s, %s thread%s" % (k[0], k[1], "" if k[1] == "1" else "s"):
+                   [(fnum(c["seconds"]), fnum(c["test_loss"])) for c in v]
+                   for k, v in groups(cs, lambda c: (c["tool"], c["threads"])).items()}, False))
+    head = "Target: test logloss %s (%s).\n\n" % (
+        "%.4f" % target if target is not None else "-",
+        "the better FFM's median best" if ffm else "hogtrain's own best: no FFM ran")
+    return head + md_table(["tool", "threads", "runs", "best test logloss (median)", "training time to it",
+                            "time to the target"], lines)
+
+
 STUDIES = {"threads": study_threads, "sparsity": study_sparsity, "size": study_size,
            "etl": study_etl, "peers": study_peers, "replicas": study_replicas, "nodes": study_nodes,
-           "model-size": study_model_size}
+           "model-size": study_model_size, "fm": study_fm}
 
 
 # Each figure's title, by its name (or the start of it).
@@ -757,6 +886,7 @@ TITLES = [
     ("sparsity-speedup", "Speedup on every core against the non-zeros per row"),
     ("size-throughput", "Epoch data rate against data set size (in memory, then out of core)"),
     ("model-size-nnz", "Non-zeros/s against model size, and the limits"),
+    ("fm-loss", "Click-through models: test logloss against training time"),
     ("etl-rates", "Text read and parsed per second, per thread count"),
     ("peers-time-to-target", "Time to the target test logloss: hogtrain and its peers"),
     ("replicas-time-to-target", "Time to the target test logloss, per model replica layout"),
@@ -934,6 +1064,18 @@ def main():
         p.add_argument("--epochs", type=int, default=10)
         p.add_argument("--eps", type=float, default=0.01)
         p.add_argument("--target", type=float)
+    for name in ("libffm", "xlearn", "vwq"):
+        p = sub.add_parser(name)
+        for k in ("train", "test", "report"):
+            p.add_argument("--" + k, required=True)
+        p.add_argument("--bin", default="")
+        p.add_argument("--model", default="ffm", choices=["lr", "fm", "ffm"])
+        p.add_argument("--k", type=int, default=4)
+        p.add_argument("--epochs", type=int, default=10)
+        p.add_argument("--threads", type=int, default=1)
+        p.add_argument("--step", type=float, default=0.2)
+        p.add_argument("--l2", type=float, default=2e-5)
+        p.add_argument("--bits", type=int, default=24)
     pb = sub.add_parser("parse-bench")
     for k in ("out", "commit", "bench"):
         pb.add_argument("--" + k, required=True)
@@ -955,7 +1097,7 @@ def main():
         n.add_argument("--" + k, required=True)
     a = ap.parse_args()
     {"measure": cmd_measure, "limit": cmd_limit, "liblinear": cmd_liblinear, "sgd": cmd_sgd,
-     "vw": cmd_vw, "tovw": cmd_tovw, "parse-bench": cmd_parse_bench,
+     "vw": cmd_vw, "libffm": cmd_libffm, "xlearn": cmd_xlearn, "vwq": cmd_vwq, "tovw": cmd_tovw, "parse-bench": cmd_parse_bench,
      "scan-bench": cmd_scan_bench, "report": cmd_report, "note": cmd_note}[a.sub](a)
 
 
