@@ -1195,7 +1195,7 @@ int hog_block_sound(const hog_block *b, uint64_t features, uint32_t fields, cons
         return 0;
     if (b->field) {
         uint32_t top_field = 0;
-        for (uint32_t k = 0; k < nnz; k++) /* a max over u16 lanes, vectorised */
+        for (uint32_t k = 0; k < nnz; k++) /* one pass, a max: a field past the count fails it */
             top_field = b->field[k] > top_field ? b->field[k] : top_field;
         if (nnz && top_field >= fields)
             return 0;
