@@ -243,3 +243,58 @@ Test(etl_feed, a_cache_that_cannot_be_written_is_named_and_removed)
     cr_assert(strstr(err, cache), "%s", err);
     cr_assert_neq(access(cache, F_OK), 0);
 }
+
+/* LIBFFM text through the feed: every block handed out has its fields,
+ * into memory, into a cache (the feed's slots trade arrays with the
+ * builder, theirs without a field array at first) and spilled to a
+ * scratch file; the data set made has the count. */
+Test(etl_feed, fields_travel_with_their_blocks)
+{
+    char path[160], spill_dir[160], err[512] = "";
+    snprintf(path, sizeof(path), "%s/c.ffm", dir);
+    FILE *out = fopen(path, "w");
+    cr_assert_not_null(out);
+    for (int i = 0; i < 5000; i++)
+        fprintf(out, "%d 0:%d:1 1:%d:0.5 %d:%d:1\n", i % 2, i % 11, 20 + i % 13, 2 + i % 3, 40 + i % 17);
+    cr_assert_eq(fclose(out), 0);
+    snprintf(spill_dir, sizeof(spill_dir), "%s/spill", dir);
+    cr_assert(mkdir(spill_dir, 0700) == 0 || errno == EEXIST);
+    hog_read_params p = hog_read_params_default();
+    p.rows_per_block = 700;
+    hog_dataset *whole;
+    cr_assert_eq(hog_dataset_open(path, &p, &whole, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_dataset_fields(whole), 5);
+    for (int way = 0; way < 3; way++) { /* memory, a cache, a spill */
+        char cache[160];
+        snprintf(cache, sizeof(cache), "%s/c%d.hgd", dir, way);
+        hog_read_params q = p;
+        if (way == 2) {
+            q.mem_limit = 80000;
+            q.temp_dir = spill_dir;
+        }
+        hog_feed *f;
+        cr_assert_eq(hog_feed_start(path, &q, way == 1 ? cache : NULL, NULL, 2, &f, err, sizeof(err)), 0, "%s", err);
+        hog_block blk;
+        double pos;
+        uint32_t n = 0;
+        int rc;
+        while ((rc = hog_feed_next(f, &blk, &pos, err, sizeof(err))) == 1) {
+            const hog_block *w = &whole->blocks[n];
+            cr_assert(same_block(&blk, w), "way %d: block %u differs", way, n);
+            cr_assert_not_null(blk.field, "way %d: block %u has no fields", way, n);
+            cr_assert_eq(memcmp(blk.field, w->field, 2 * (size_t)w->nnz), 0, "way %d: block %u's fields", way, n);
+            hog_feed_release(f);
+            n++;
+        }
+        cr_assert_eq(rc, 0, "%s", err);
+        cr_assert_eq(n, whole->info.blocks);
+        hog_dataset *ds;
+        cr_assert_eq(hog_feed_finish(f, &ds, err, sizeof(err)), 0, "%s", err);
+        hog_feed_free(f);
+        cr_assert_eq(hog_dataset_fields(ds), 5, "way %d", way);
+        cr_assert(way == 0 || ds->map != NULL, "way %d: the cache or the scratch file is mapped", way);
+        cr_assert_eq(ds->info.fingerprint, whole->info.fingerprint, "way %d", way);
+        hog_dataset_close(ds);
+    }
+    hog_dataset_close(whole);
+}
