@@ -88,7 +88,7 @@ int cli_bytes(const char *opt, const char *s, unsigned long long *out);
     "                          process may use): its chunks and parsed rows take a quarter;\n" \
     "                          a data set built from text (info) goes to a scratch file past half\n"
 #define CLI_READ_USAGE                                                                          \
-    "  --format csv|libsvm|vw|hgd  input format (default: detected from the content)\n"        \
+    "  --format csv|libsvm|vw|ffm|hgd  input format (default: detected from the content)\n"    \
     "  --label COL             CSV label column, 0-based index or header name (default 0);\n"  \
     "                          strings in it are class names, kept in the model, sorted\n"  \
     "  --header                CSV: the first line is a header (default: detected)\n"         \
