@@ -546,7 +546,9 @@ typedef struct hog_train_params {
     double quantile;     /* HOG_LOSS_QUANTILE: tau in (0, 1) */
     hog_replicas replicas; /* the model shared by all, per NUMA node, or per worker; every epoch
                               ends with the replicas averaged into the model, which is what is
-                              evaluated and saved. AdaGrad sums, L1 state and feature scales stay
+                              evaluated and saved. A large model's replicas hold their own
+                              optimiser state (merged with the weights: scales take the largest),
+                              a small one's AdaGrad sums, L1 state and feature scales stay
                               shared. Sparse kernel only (auto picks it) */
     int stream;          /* hog_trainer_run_file on text: 1 trains the first epoch on the blocks
                             as the parsers build them, while the file is still being read; 0
@@ -561,8 +563,20 @@ typedef struct hog_train_params {
                             metrics stay unweighted. Counted on the whole data, so text is read
                             whole before the first epoch */
     hog_train_metrics train_metrics; /* how hog_model_info.train is measured (zero: exact) */
-    uint64_t reserved[11]; /* zero; the room for new fields (see Compatibility) */
+    uint32_t factors;    /* 0: a linear model. K (1..HOG_MAX_FACTORS): a factorisation machine
+                            (Rendle 2010): the bias, a weight and K latent factors a feature, the
+                            score w.x + the sum over pairs of features of <v_i, v_j> x_i x_j,
+                            computed in O(nnz K). Binary and regression losses (not softmax),
+                            the sparse kernel, one machine, and the plain or AdaGrad update
+                            (normalized 0): AdaGrad (schedule adagrad) is LIBFFM's and xLearn's
+                            choice. The factors start at uniform draws in [-factor_init,
+                            factor_init] from the seed, the same whatever the threads */
+    float factor_init;   /* factors > 0: the scale of the factors' first values; 0: 0.5 / sqrt(K) */
+    uint64_t reserved[10]; /* zero; the room for new fields (see Compatibility) */
 } hog_train_params;
+
+/* The most latent factors a factorisation machine has (hog_train_params.factors). */
+#define HOG_MAX_FACTORS 256u
 
 /* The defaults: logistic, one thread per core, 20 epochs, step 2, decay 0.8,
  * invscaling power 0.5, decay schedule, l2 1e-6, no holdout, seed 1, bias,

@@ -1106,3 +1106,42 @@ Test(cli, ffm_converts_with_its_fields_and_trains_linear)
     cr_assert_eq(hog("info bad.ffm"), 1, "%s", out);
     cr_assert(strstr(out, "bad.ffm:2:9: expected a field number before ':', found 'x:3:1'"), "%s", out);
 }
+
+Test(cli, a_factorisation_machine_trains_predicts_and_exports)
+{
+    /* field 0's value and field 1's interact: the label is 1 when exactly
+     * one of them is odd, which only their factors can learn */
+    char *text = malloc(256 * 1024);
+    cr_assert_not_null(text);
+    size_t n = 0;
+    srand(35);
+    for (int i = 0; i < 6000; i++) {
+        const int a = rand() % 10, b = rand() % 10;
+        n += (size_t)snprintf(text + n, 256 * 1024 - n, "%d 0:%d:1 1:%d:1\n", (a % 2) != (b % 2), a, 10 + b);
+    }
+    write_file("xor.ffm", text);
+    free(text);
+    cr_assert_eq(hog("train xor.ffm --model fm --epochs 15 --threads 1 -o fm.hog --holdout 0.2 --report r.json -q"),
+                 0, "%s", out);
+    char *report = slurp("r.json");
+    const char *acc = strstr(report, "\"accuracy\": ");
+    cr_assert_not_null(acc, "%s", report);
+    cr_assert_gt(strtod(acc + 12, NULL), 0.98, "%s", report);
+    cr_assert_eq(hog("info fm.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "factorisation machine, 4 latent factors a feature") &&
+                  strstr(out, "adagrad schedule") && strstr(out, "plain update") && strstr(out, "l2 0.0001"),
+              "%s", out);
+    cr_assert_eq(hog("predict fm.hog xor.ffm -o p.txt -q"), 0, "%s", out);
+    cr_assert_eq(hog("predict fm.hog xor.ffm --output-format text --probabilities -o pp.txt -q"), 0, "%s", out);
+    cr_assert_eq(hog("export fm.hog -o w.txt -q"), 0, "%s", out);
+    char *w = slurp("w.txt");
+    cr_assert(strncmp(w, "bias 1 ", 7) == 0 && strstr(w, "\n0 1 ") && strstr(w, "\n0 v4 "), "%s", w);
+    cr_assert_null(strstr(w, "bias v"), "%s", w);
+    cr_assert_eq(hog("train xor.ffm --model fm --factors 300 -o x.hog -q"), 2, "%s", out);
+    cr_assert(strstr(out, "--factors: expected a whole number from 1 to 256, found '300'"), "%s", out);
+    cr_assert_eq(hog("train xor.ffm --model trees -o x.hog -q"), 2, "%s", out);
+    cr_assert(strstr(out, "--model: expected linear, fm or mf, found 'trees'"), "%s", out);
+    cr_assert_eq(hog("train xor.ffm --model fm --normalized 1 -o x.hog -q"), 1, "%s", out);
+    cr_assert(strstr(out, "the plain or the AdaGrad update: set --normalized 0 (AdaGrad: --schedule adagrad)"), "%s", out);
+    cr_assert(!exists("x.hog"));
+}

@@ -219,6 +219,29 @@ Test(train_checkpoint, a_packed_softmax_model_resumes)
     hog_dataset_close(tr);
 }
 
+/* A factorisation machine's factors are more words a feature: its
+ * checkpoint holds them with AdaGrad's sums, unpacked (300 features) and
+ * packed (300,000: the weight, 4 factors, the L2 scale and 5 sums in a
+ * record of 16 words), and resumes bit for bit. */
+Test(train_checkpoint, a_factorisation_machine_resumes)
+{
+    snprintf(ckpt, sizeof(ckpt), "%s/run.ckpt", dir);
+    for (int packed = 0; packed <= 1; packed++) {
+        hog_dataset *tr = make_data("tr.svm", 7000, packed ? 300000 : 300, 12, 'b', 18);
+        hog_train_params p = plain_params();
+        p.epochs = 3;
+        p.factors = 4;
+        p.schedule = HOG_SCHEDULE_ADAGRAD;
+        p.step = 0.2;
+        p.l2 = 1e-4;
+        p.holdout = 0.2;
+        p.early_stop = 2;
+        const unsigned stops[] = {4, 12};
+        resume_matches(tr, NULL, p, stops, HOG_ARRAY_LEN(stops));
+        hog_dataset_close(tr);
+    }
+}
+
 Test(train_checkpoint, the_invscaling_steps_and_the_dense_kernel_resume)
 {
     snprintf(ckpt, sizeof(ckpt), "%s/run.ckpt", dir);

@@ -8,12 +8,13 @@
 
 static const char export_usage[] =
     "usage: hogtrain export MODEL [-o FILE] [--format text|json] [--all] [--indices]\n"
-    "  writes the weights of a linear model: text, a line per weight, \"FEATURE CLASS WEIGHT\"\n"
+    "  writes the weights of a model: text, a line per weight, \"FEATURE CLASS WEIGHT\"\n"
     "  (FEATURE the feature's name where the training text named it: a CSV header's column,\n"
     "  \"column=value\" of a categorical one, Vowpal Wabbit's \"namespace^feature\", names that\n"
     "  hash to one feature joined by '|'; else the index as the training data wrote it; or\n"
     "  \"bias\"; CLASS the label the weight scores: the positive class of a binary model, each\n"
-    "  class of softmax, \"-\" for regression; a name with a blank or a quote in double\n"
+    "  class of softmax, \"-\" for regression; a factorisation machine's factor K of the\n"
+    "  feature: \"vK\"; a name with a blank or a quote in double\n"
     "  quotes, its quotes doubled, as in CSV), or one JSON object with the model's kind and\n"
     "  [index, class, weight] triples, the feature's name a fourth element where it has one\n"
     "  -o, --output FILE       to FILE (atomically) instead of standard output\n"
@@ -23,10 +24,16 @@ static const char export_usage[] =
     "  -q, --quiet             print nothing but errors\n";
 
 /* The class an output scores, as text: softmax, output k's; binary, the
- * positive class; regression, none. */
-static const char *class_of_output(char *buf, size_t len, const hog_model *m, const hog_weights *w, uint32_t k)
+ * positive class; regression, none. A factorisation machine's output 0 is
+ * its linear weight, and output k > 0 its factor k: "vK". */
+static const char *class_of_output(char *buf, size_t len, const hog_model *m, const hog_weights *w, uint32_t k,
+                                   uint32_t factors)
 {
-    const uint32_t c = w->outputs > 1 ? k : w->classes - 1;
+    if (factors && k > 0) {
+        snprintf(buf, len, "v%u", k);
+        return buf;
+    }
+    const uint32_t c = w->outputs > 1 && !factors ? k : w->classes - 1;
     const char *name = w->class_labels ? hog_model_class_name(m, c) : NULL;
     if (name)
         return name;
@@ -100,6 +107,8 @@ int cli_export(int argc, char **argv)
     /* Features are numbered as the training data wrote them: 1-based
      * libsvm text was stored minus one. */
     const uint64_t base = (uint64_t)mi.data_index_base;
+    /* A factorisation machine has one bias, and a weight and its factors a feature. */
+    const uint32_t nbias = mi.params.factors ? 1 : w.outputs;
     char cls[64];
     if (json) {
         fprintf(o.f, "{\n  \"model\": ");
@@ -114,9 +123,9 @@ int cli_export(int argc, char **argv)
                 cli_json_number(o.f, w.class_labels[k]);
         }
         fprintf(o.f, "],\n  \"bias\": {");
-        for (uint32_t k = 0; k < w.outputs; k++) {
+        for (uint32_t k = 0; k < nbias; k++) {
             fprintf(o.f, "%s", k ? ", " : "");
-            cli_json_string(o.f, class_of_output(cls, sizeof(cls), m, &w, k));
+            cli_json_string(o.f, class_of_output(cls, sizeof(cls), m, &w, k, mi.params.factors));
             fprintf(o.f, ": ");
             cli_json_number(o.f, (double)w.bias[k]);
         }
@@ -124,9 +133,9 @@ int cli_export(int argc, char **argv)
     }
     uint64_t n = 0;
     if (!json)
-        for (uint32_t k = 0; k < w.outputs; k++) {
+        for (uint32_t k = 0; k < nbias; k++) {
             fputs("bias ", o.f);
-            cli_text_name(o.f, class_of_output(cls, sizeof(cls), m, &w, k));
+            cli_text_name(o.f, class_of_output(cls, sizeof(cls), m, &w, k, mi.params.factors));
             fprintf(o.f, " %.9g\n", (double)w.bias[k]);
         }
     for (uint64_t j = 0; j < w.features; j++)
@@ -134,7 +143,7 @@ int cli_export(int argc, char **argv)
             float v = w.w[j * w.outputs + k];
             if (v == 0.0f && !all)
                 continue;
-            const char *name = class_of_output(cls, sizeof(cls), m, &w, k);
+            const char *name = class_of_output(cls, sizeof(cls), m, &w, k, mi.params.factors);
             const char *feature = indices ? NULL : hog_model_feature_name(m, j);
             if (json) {
                 fprintf(o.f, "%s\n    [%llu, ", n ? "," : "", (unsigned long long)(j + base));

@@ -57,6 +57,8 @@ static const struct flag {
     {"hog_train_params", "stream", "--stream", TAKES_VALUE, NULL},
     {"hog_train_params", "class_weight", "--class-weight", TAKES_VALUE, "HOG_CLASS_WEIGHT_"},
     {"hog_train_params", "train_metrics", "--train-metrics", TAKES_VALUE, "HOG_TRAIN_METRICS_"},
+    {"hog_train_params", "factors", "--factors", TAKES_VALUE, NULL},
+    {"hog_train_params", "factor_init", "--factor-init", TAKES_VALUE, NULL},
 
     {"hog_mf_params", "rank", "--rank", TAKES_VALUE, NULL},
     {"hog_mf_params", "threads", "--threads", TAKES_VALUE, NULL},

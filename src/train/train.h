@@ -146,7 +146,10 @@ static inline int hog_w_finite(const hog_weight *w, uint64_t n, uint32_t k, uint
 struct hog_model {
     hog_model_info info;
     uint64_t dim;         /* features: weights per output */
-    uint32_t outputs;     /* K: 1 for binary and squared, classes for softmax */
+    uint32_t outputs;     /* K, the weights a feature: 1 for binary and squared, classes for
+                             softmax, and 1 + factors for a factorisation machine (its linear
+                             weight, then its factors), which scores one output (info.outputs) */
+    uint32_t factors;     /* a factorisation machine's latent factors a feature; 0: linear */
     uint32_t stride;      /* words from one feature's weights to the next's: outputs, but for the
                              model a training run packs with its optimiser's state (train_run.c) */
     hog_weight *w;        /* dim * stride, feature-major: w[j * stride + k], k < outputs */

@@ -99,6 +99,7 @@ static size_t ckpt_fields(checkpoint *c, hog_meta_field *f)
                               hog_meta_parse_replicas};
     f[n++] = (hog_meta_field){PARAMS_KEY "class_weight", HOG_META_WORD, &p->class_weight, hog_class_weight_name(p->class_weight),
                               hog_meta_parse_class_weight};
+    f[n++] = HOG_META_NUM(PARAMS_KEY "factors", &p->factors);
     f[n++] = (hog_meta_field){"data.fingerprint", HOG_META_HEX64, &c->fingerprint, NULL, NULL};
     f[n++] = HOG_META_NUM("data.rows", &c->rows);
     f[n++] = HOG_META_NUM("data.features", &c->features);

@@ -397,7 +397,7 @@ static int converging(run_state *rs, unsigned e, double loss, char *err, size_t 
                     "the training diverged in epoch %u: its loss is %s%s, and no model was made. The steps are too "
                     "large for the data's scale: lower hog_train_params.step (now %g)%s",
                     e + 1, isnan(loss) ? "NaN" : isinf(loss) ? "infinite" : "growing", seen, p->step,
-                    p->normalized ? "" : ", or set hog_train_params.normalized for features of very different "
+                    p->normalized || p->factors ? "" : ", or set hog_train_params.normalized for features of very different "
                     "ranges");
 }
 

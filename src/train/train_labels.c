@@ -110,7 +110,7 @@ int hog_model_names_sort(hog_model *m)
     qsort(order, K, sizeof(named_class), by_name);
     for (uint32_t k = 0; k < K; k++)
         cn[k] = m->class_names[order[k].k];
-    if (O == K && O > 1) { /* softmax: output k is class k's */
+    if (O == K && O > 1 && !m->factors) { /* softmax: output k is class k's */
         for (uint64_t j = 0; j <= m->dim; j++) {
             hog_weight *w = j < m->dim ? hog_model_wj(m, j) : m->bias;
             for (uint32_t k = 0; k < O; k++)

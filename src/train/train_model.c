@@ -164,8 +164,40 @@ float hog_softmax(float *s, uint32_t k)
     return mx + logf(sum);
 }
 
+/* A factorisation machine's score (Rendle 2010, his O(nnz k) form): the
+ * bias, sum_j w_j x_j, and the sum over pairs of features of <v_i, v_j>
+ * x_i x_j, which is 1/2 sum_f ((sum_j v_jf x_j)^2 - sum_j (v_jf x_j)^2). */
+static float fm_score(const hog_model *m, const hog_row *row)
+{
+    const uint32_t F = m->factors, n = row->nnz;
+    const uint64_t dim = m->dim, S = m->stride;
+    const hog_weight *const w = m->w;
+    float q[HOG_MAX_FACTORS] = {0};
+    float lin = hog_w_load(&m->bias[0]), sq = 0.0f, pair = 0.0f;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint64_t j = row->index[i];
+        if (j >= dim)
+            continue;
+        const hog_weight *wj = w + j * S;
+        const float x = row->value[i];
+        lin += hog_w_load(&wj[0]) * x;
+        for (uint32_t f = 0; f < F; f++) {
+            const float v = hog_w_load(&wj[1 + f]) * x;
+            q[f] += v;
+            sq += v * v;
+        }
+    }
+    for (uint32_t f = 0; f < F; f++)
+        pair += q[f] * q[f];
+    return lin + 0.5f * (pair - sq);
+}
+
 void hog_model_scores(const hog_model *m, const hog_row *row, float *out)
 {
+    if (m->factors) {
+        out[0] = fm_score(m, row);
+        return;
+    }
     /* In locals: the weights are atomics, so through m the compiler would
      * load m's fields again, and keep out[k] in memory, at every non-zero. */
     const uint32_t K = m->outputs, n = row->nnz;
@@ -208,7 +240,7 @@ double hog_model_predict(const hog_model *m, const hog_row *row, uint32_t *cls, 
         return s;
     }
     float stack[64];
-    float *s = m->outputs <= 64 ? stack : hog_malloc(m->outputs * sizeof(float));
+    float *s = m->outputs <= 64 ? stack : hog_malloc(m->outputs * sizeof(float)); /* softmax: outputs scores */
     if (!s)
         return NAN;
     hog_model_scores(m, row, s);

@@ -7,11 +7,11 @@
 #include "train.h"
 
 /*
- * Model file, version 3 (or 2, or 1). Little-endian.
+ * Model file, version 4 (or 3, 2, or 1). Little-endian.
  *
  *   offset  bytes          field
  *   0       8              magic "HOGMODEL"
- *   8       4              version (1, 2 or 3)
+ *   8       4              version (1, 2, 3 or 4)
  *   12      4              meta_bytes
  *   16      8              dim (features)
  *   24      4              outputs
@@ -19,7 +19,7 @@
  *   32      meta_bytes     metadata: "key value\n" lines, numbers in the C locale
  *                          with 17 significant digits so they round-trip
  *   ...     8 * classes    f64 class labels, ascending
- *   version 3 only:
+ *   version 3 or 4:
  *   ...     4              sections: which of the optional parts below follow
  *                          (bit 0: class names, bit 1: feature scales, bit 2:
  *                          feature names; the other bits are 0)
@@ -45,9 +45,13 @@
  *
  * A model without names or scales is written as version 1, one with names
  * alone as version 2, byte for byte as before, so older builds read them;
- * one with scales or feature names as version 3.
+ * one with scales or feature names as version 3. A factorisation machine
+ * is version 4, laid out as version 3: its metadata says `factors F`, and
+ * its outputs are 1 + F, a feature's weight then its F factors (one score:
+ * hog_model_info.outputs 1), so that a build that knows no factors refuses
+ * it by its version rather than score it as a linear model.
  */
-#define MODEL_VERSION 3u
+#define MODEL_VERSION 4u
 #define SECTION_NAMES 1u  /* version 3's sections: class names */
 #define SECTION_SCALES 2u /* feature scales */
 #define SECTION_FNAMES 4u /* feature names */
@@ -61,8 +65,10 @@
  * ===================================================================== */
 #define MODEL_FIELDS 64 /* room for the fields model_fields makes */
 
-/* The metadata of a model file, in the order it is written. */
-static size_t model_fields(hog_model_info *in, hog_meta_field *f)
+/* The metadata of a model file, in the order it is written (writing: a
+ * linear model's without the factorisation machine's fields, so that its
+ * file stays byte for byte what older builds wrote). */
+static size_t model_fields(hog_model_info *in, hog_meta_field *f, int writing)
 {
     static const char *const train_keys[6] = {"train.rows", "train.loss", "train.logloss",
                                               "train.accuracy", "train.auc", "train.rmse"};
@@ -104,6 +110,8 @@ static size_t model_fields(hog_model_info *in, hog_meta_field *f)
                               hog_meta_parse_class_weight};
     f[n++] = (hog_meta_field){"train_metrics", HOG_META_WORD, &p->train_metrics,
                               hog_train_metrics_name(p->train_metrics), hog_meta_parse_train_metrics};
+    if (!writing || p->factors) /* factor_init is not kept: it only set the factors' first values */
+        f[n++] = HOG_META_NUM("factors", &p->factors);
     f[n++] = HOG_META_NUM("nonzero", &in->nonzero);
     f[n++] = HOG_META_NUM("epochs_run", &in->epochs_run);
     f[n++] = HOG_META_NUM("best_epoch", &in->best_epoch);
@@ -138,7 +146,7 @@ static int model_write(const hog_model *m, hog_atomic_file *f)
     }
     hog_model_info info = m->info;
     hog_meta_field fields[MODEL_FIELDS];
-    size_t nfields = model_fields(&info, fields);
+    size_t nfields = model_fields(&info, fields, 1);
     char *meta;
     size_t meta_len;
     if (hog_meta_write(fields, nfields, &meta, &meta_len) < 0) {
@@ -150,7 +158,7 @@ static int model_write(const hog_model *m, hog_atomic_file *f)
     memcpy(head, MODEL_MAGIC, 8);
     const uint32_t sections = (m->class_names ? SECTION_NAMES : 0) | (m->scales ? SECTION_SCALES : 0) |
                               (m->fnames.n ? SECTION_FNAMES : 0);
-    hog_put_u32(head + 8, sections & (SECTION_SCALES | SECTION_FNAMES) ? 3u : sections ? 2u : 1u);
+    hog_put_u32(head + 8, m->factors ? 4u : sections & (SECTION_SCALES | SECTION_FNAMES) ? 3u : sections ? 2u : 1u);
     hog_put_u32(head + 12, (uint32_t)meta_len);
     hog_put_u64(head + 16, m->dim);
     hog_put_u32(head + 24, m->outputs);
@@ -163,7 +171,7 @@ static int model_write(const hog_model *m, hog_atomic_file *f)
         rc = hog_atomic_write_crc(f, &crc, meta, meta_len);
     if (rc == 0)
         rc = hog_atomic_write_crc(f, &crc, m->class_labels, m->info.classes * sizeof(double));
-    if (rc == 0 && (sections & (SECTION_SCALES | SECTION_FNAMES))) {
+    if (rc == 0 && ((sections & (SECTION_SCALES | SECTION_FNAMES)) || m->factors)) {
         unsigned char sb[4];
         hog_put_u32(sb, sections);
         rc = hog_atomic_write_crc(f, &crc, sb, 4);
@@ -314,7 +322,7 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
     /* Version 3: which optional parts follow the labels. */
     const uint64_t labels_at = MODEL_HEAD + (uint64_t)meta_len, sections_at = labels_at + 8ull * classes;
     uint32_t sections = version == 2 ? SECTION_NAMES : 0;
-    if (version == 3) {
+    if (version >= 3) {
         if (sections_at + 4 > len) {
             rc = hog_fail(HOG_ETRUNCATED, err, err_len, "%s: truncated: the sections word at byte %llu is past the "
                           "file's %zu bytes", path, (unsigned long long)sections_at, len);
@@ -329,7 +337,7 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
         }
     }
     /* The names' size, bounded before it is added. */
-    const uint64_t names_at = sections_at + (version == 3 ? 4 : 0);
+    const uint64_t names_at = sections_at + (version >= 3 ? 4 : 0);
     uint64_t names_bytes = 0, names_part = 0;
     if (sections & SECTION_NAMES) {
         if (names_at + 4 > len) {
@@ -387,7 +395,7 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
     info.train = hog_metrics_none();
     info.test = hog_metrics_none();
     hog_meta_field fields[MODEL_FIELDS];
-    size_t nfields = model_fields(&info, fields);
+    size_t nfields = model_fields(&info, fields, 0);
     char why[256];
     if (hog_meta_read((char *)buf + MODEL_HEAD, meta_len, fields, nfields, why, sizeof(why)) < 0) {
         rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: unreadable metadata: %s", path, why);
@@ -398,11 +406,19 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
                       path, info.data_index_base);
         goto out;
     }
-    if ((info.loss == HOG_LOSS_SOFTMAX) != (outputs > 1) ||
+    const uint32_t factors = info.params.factors;
+    if ((version == 4) != (factors > 0) || factors > HOG_MAX_FACTORS) {
+        rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: version %u with factors %u in its metadata: a "
+                      "factorisation machine (1 to %u factors) is version 4, and only it", path, version, factors,
+                      HOG_MAX_FACTORS);
+        goto out;
+    }
+    if ((factors && (info.loss == HOG_LOSS_SOFTMAX || outputs != 1 + factors)) ||
+        (!factors && (info.loss == HOG_LOSS_SOFTMAX) != (outputs > 1)) ||
         (hog_loss_is_binary(info.loss) && classes != 2) || (hog_loss_is_regression(info.loss) && classes != 0) ||
         (info.loss == HOG_LOSS_SOFTMAX && classes != outputs)) {
-        rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: loss %s does not fit %u outputs and %u classes",
-                      path, hog_loss_name(info.loss), outputs, classes);
+        rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: loss %s does not fit %u outputs, %u classes and %u factors",
+                      path, hog_loss_name(info.loss), outputs, classes, factors);
         goto out;
     }
     if ((sections & SECTION_SCALES) && !info.params.normalized) {
@@ -457,11 +473,12 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
         goto out;
     }
     info.features = dim;
-    info.outputs = outputs;
+    info.outputs = factors ? 1 : outputs;
     info.classes = classes;
     info.params.progress = NULL;
     info.params.progress_ctx = NULL;
     m->info = info;
+    m->factors = factors;
     const unsigned char *p = buf + labels_at;
     memcpy(m->class_labels, p, 8ull * classes);
     p = buf + names_at;

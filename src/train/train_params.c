@@ -222,6 +222,10 @@ int hog_train_params_check(const hog_train_params *p, const char **field)
         bad = "replicas";
     else if (p->stream != 0 && p->stream != 1)
         bad = "stream";
+    else if (p->factors > HOG_MAX_FACTORS)
+        bad = "factors";
+    else if (!(p->factor_init >= 0) || !isfinite(p->factor_init))
+        bad = "factor_init";
     if (field)
         *field = bad;
     return bad ? HOG_EPARAM : 0;

@@ -100,7 +100,7 @@ uint32_t hog_predict_columns(const hog_model *m, hog_predict_what what)
     const hog_loss loss = m->info.loss;
     switch (what) {
     case HOG_PREDICT_VALUE: return 1;
-    case HOG_PREDICT_RAW: return m->outputs;
+    case HOG_PREDICT_RAW: return m->factors ? 1 : m->outputs;
     case HOG_PREDICT_PROBABILITIES:
         return loss == HOG_LOSS_LOGISTIC ? 2 : loss == HOG_LOSS_SOFTMAX ? m->info.classes : 0;
     }

@@ -292,6 +292,63 @@ KERNEL float update_binary(const epoch_job *job, worker_state *ws, const hog_row
     return loss;
 }
 
+/* One example of a factorisation machine (m->factors = F; a feature's K =
+ * 1 + F weights are its linear weight w_j, then its factors v_j): its score
+ * is the bias + sum_j w_j x_j + 1/2 sum_f (q_f^2 - sum_j (v_jf x_j)^2),
+ * q_f = sum_j v_jf x_j (hog_model_scores computes the same), so the score's
+ * slope is x_j in w_j and x_j (q_f - v_jf x_j) in v_jf, O(nnz F) in all.
+ * Every weight, factor or not, steps as update_coord steps a linear one:
+ * plain or AdaGrad, with the feature's sparse L2 and L1. q holds F floats.
+ * Returns the example's loss. */
+KERNEL float update_fm(const epoch_job *job, worker_state *ws, const hog_row *row, float y, float step,
+                       float *bias, float *bacc, float *q, hog_eval_sums *prog, float w0, const unsigned opt)
+{
+    const uint32_t K = job->m->outputs, F = K - 1;
+    const uint32_t *idx = row->index;
+    const float *val = row->value;
+    for (uint32_t f = 0; f < F; f++)
+        q[f] = 0.0f;
+    float lin = *bias, sq = 0.0f, pair = 0.0f;
+    for (uint32_t i = 0; i < row->nnz; i++) {
+        const hog_weight *wj = weights_of(job, ws, idx[i], opt);
+        const float x = val[i];
+        lin += hog_w_load(&wj[0]) * x;
+        for (uint32_t f = 0; f < F; f++) {
+            const float v = hog_w_load(&wj[1 + f]) * x;
+            q[f] += v;
+            sq += v * v;
+        }
+    }
+    for (uint32_t f = 0; f < F; f++)
+        pair += q[f] * q[f];
+    const float margin = lin + 0.5f * (pair - sq);
+    float loss;
+    float gl = row->weight * hog_loss_grad_tau(job->m->info.loss, margin, y, job->tau, &loss);
+    if (prog)
+        hog_eval_add_scored(job->m, prog, row->label, y > 0, w0, margin, loss);
+    const float l2 = (float)job->p->l2, l1 = (float)job->p->l1;
+    const size_t ls = (opt & OPT_PACKED) ? ws->optim.lstride : 2 * K;
+    for (uint32_t i = 0; i < row->nnz; i++) {
+        const uint32_t j = idx[i];
+        const float x = val[i];
+        const float c = (opt & OPT_PACKED) ? hog_w_load(&ws->optim.cs[(size_t)j * ws->optim.fstride])
+                                           : job->tab.l2_scale[j];
+        hog_weight *const wj = weights_of(job, ws, j, opt);
+        hog_weight *const aj = (opt & OPT_ADAGRAD) ? acc_of(job, ws, j, opt) : NULL;
+        hog_weight *const uq = (opt & OPT_L1) ? ws->optim.l1s + (size_t)j * ls : NULL;
+        const float gx = gl * x;
+        for (uint32_t f = 0; f < F; f++) { /* the slope at the factors the score was computed with */
+            const float v = hog_w_load(&wj[1 + f]);
+            update_coord(&wj[1 + f], aj ? &aj[1 + f] : NULL, uq ? &uq[2 * (1 + f)] : NULL, gx * (q[f] - v * x),
+                         step, l2 * c, l1 * c, 1.0f, opt);
+        }
+        update_coord(&wj[0], aj, uq, gx, step, l2 * c, l1 * c, 1.0f, opt);
+    }
+    if (job->p->bias)
+        update_bias(bias, bacc, gl, step, opt);
+    return loss;
+}
+
 /* One example of softmax regression over K classes. */
 KERNEL float update_softmax(const epoch_job *job, worker_state *ws, const hog_row *row,
                                    int y, float step, float reg, float *bias, float *bacc, float *s, float *g,
@@ -459,6 +516,9 @@ KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
         if (m->info.loss == HOG_LOSS_SOFTMAX) {
             int y = hog_model_class_of(m, row.label);
             l = update_softmax(job, ws, &row, y, step, reg, bias, bacc, s, g, c->prog, w0, c->prog_s, opt);
+        } else if (m->factors) {
+            float y = regression ? row.label : (row.label > job->mid ? 1.0f : -1.0f);
+            l = update_fm(job, ws, &row, y, step, bias, bacc, s, c->prog, w0, opt);
         } else {
             float y = regression ? row.label : (row.label > job->mid ? 1.0f : -1.0f);
             l = update_binary(job, ws, &row, y, step, reg, bias, bacc, c->prog, w0, opt);
@@ -962,7 +1022,7 @@ KERNEL void rows_general(const epoch_job *job, worker_state *ws, seg_rows *c, co
  * (also where its array cannot be had: the general one needs none). */
 static void rows_2(const epoch_job *job, worker_state *ws, seg_rows *c)
 {
-    if (job->m->info.loss == HOG_LOSS_SOFTMAX || norm_room(ws, c) < 0)
+    if (job->m->outputs > 1 || norm_room(ws, c) < 0) /* softmax, a factorisation machine */
         rows_general(job, ws, c, OPT_NORMALIZED);
     else if (ws->optim.packed && job->tab.nlocal)
         rows_packed_local(job, ws, c);
@@ -977,7 +1037,7 @@ static void rows_2(const epoch_job *job, worker_state *ws, seg_rows *c)
 /* No option: the tuned loop for one output, else the general one. */
 static void rows_0(const epoch_job *job, worker_state *ws, seg_rows *c)
 {
-    if (job->m->info.loss == HOG_LOSS_SOFTMAX)
+    if (job->m->outputs > 1) /* softmax, a factorisation machine */
         rows_general(job, ws, c, 0);
     else if (job->tab.nlocal && !hog_whole_on(job))
         rows_plain_local(job, ws, c);

@@ -15,6 +15,15 @@ int hog_trainer_create(const hog_train_params *p, hog_trainer **out, char *err, 
     const char *field;
     if (hog_train_params_check(p, &field) < 0)
         return hog_fail(HOG_EPARAM, err, err_len, "invalid training parameter: hog_train_params.%s", field);
+    const char *fm = !p->factors                            ? NULL
+                     : p->loss == HOG_LOSS_SOFTMAX           ? "scores one output: a binary or regression loss, not softmax"
+                     : p->normalized                         ? "takes the plain or the AdaGrad update: set "
+                                                               "hog_train_params.normalized 0 (AdaGrad: hog_train_params.schedule adagrad)"
+                     : p->kernel == HOG_KERNEL_DENSE         ? "runs on the sparse kernel"
+                                                             : NULL;
+    if (fm)
+        return hog_fail(HOG_EPARAM, err, err_len, "hog_train_params.factors %u: a factorisation machine %s", p->factors,
+                        fm);
     hog_trainer *t = hog_calloc(1, sizeof(*t));
     if (!t)
         return -ENOMEM;
@@ -129,7 +138,8 @@ int hog_run_outputs(run_state *rs, char *err, size_t err_len)
 {
     const hog_train_params *p = rs->p;
     uint32_t classes = rs->classes;
-    rs->outputs = 1;
+    /* A factorisation machine: a feature's weight and its factors, one score. */
+    rs->outputs = p->factors ? 1 + p->factors : 1;
     if (hog_loss_is_regression(p->loss))
         return 0;
     if (p->loss != HOG_LOSS_SOFTMAX && classes != 2)
@@ -143,11 +153,33 @@ int hog_run_outputs(run_state *rs, char *err, size_t err_len)
     return 0;
 }
 
+void hog_run_init_factors(run_state *rs, uint64_t from, uint64_t to)
+{
+    const hog_train_params *p = rs->p;
+    const uint32_t F = p->factors;
+    if (!F)
+        return;
+    /* Uniform in [-a, a], each factor's draw a hash of (seed, feature,
+     * factor): the same model start whatever the threads or the order the
+     * features are met in (a streamed epoch grows them as they come). */
+    const float a = p->factor_init > 0 ? p->factor_init : 0.5f / sqrtf((float)F);
+    const uint64_t seed = hog_mix64(p->seed ^ 0xfac7025ull);
+    for (uint64_t j = from; j < to; j++) {
+        hog_weight *wj = hog_model_wj(rs->m, j);
+        for (uint32_t f = 0; f < F; f++) {
+            const uint64_t h = hog_mix64(seed ^ hog_mix64(j * HOG_MAX_FACTORS + f));
+            const float u = (float)(h >> 40) * (1.0f / 16777216.0f); /* [0, 1), 24 bits */
+            hog_w_store(&wj[1 + f], a * (2.0f * u - 1.0f));
+        }
+    }
+}
+
 /* The setting that runs on the sparse kernel only, with its value, or NULL:
  * the dense kernel steps plain mini-batch SGD. */
 static const char *sparse_only(const hog_train_params *p)
 {
-    return p->schedule == HOG_SCHEDULE_ADAGRAD ? "hog_train_params.schedule adagrad"
+    return p->factors                         ? "hog_train_params.factors"
+           : p->schedule == HOG_SCHEDULE_ADAGRAD ? "hog_train_params.schedule adagrad"
            : p->normalized                    ? "hog_train_params.normalized"
            : p->l1 > 0                        ? "hog_train_params.l1"
            : p->loss == HOG_LOSS_QUANTILE     ? "hog_train_params.loss quantile"
@@ -257,6 +289,11 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len)
         return -ENOMEM;
     if (rs->classes)
         memcpy(rs->m->class_labels, rs->classes_of, rs->classes * sizeof(double));
+    if (p->factors) { /* one score: a weight and its factors a feature */
+        rs->m->factors = p->factors;
+        rs->m->info.outputs = 1;
+        hog_run_init_factors(rs, 0, dim);
+    }
     /* Several machines: rank 0 measures the gathered model on its data,
      * which no rank's last epoch saw whole. */
     rs->prog_on = p->train_metrics == HOG_TRAIN_METRICS_PROGRESSIVE && !rs->link;
@@ -546,6 +583,10 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
         rc = hog_link_run_join(&rs, train, err, err_len);
     if (rc == 0 && train->names.n)
         rc = run_names_check(&rs, train, err, err_len);
+    if (rc == 0 && train->names.n && p->factors)
+        rc = hog_fail(HOG_ELABEL, err, err_len,
+                      "a factorisation machine takes numeric labels (0 and 1, or -1 and 1), not names: its score "
+                      "cannot be turned round when the classes are put in their names' order");
     if (rc == 0 && rs.init)
         rc = hog_warm_classes(&rs, err, err_len);
     if (rc == 0)

@@ -445,6 +445,11 @@ void hog_run_free(run_state *rs);
  * HOG_ELABEL with a message. */
 int hog_run_outputs(run_state *rs, char *err, size_t err_len);
 
+/* A factorisation machine's factors of features [from, to) set to their
+ * first values (hog_train_params.factors, factor_init); nothing for a
+ * linear model. */
+void hog_run_init_factors(run_state *rs, uint64_t from, uint64_t to);
+
 /* Settles rs->kernel for data of rows, features and nnz: by density for
  * auto; options the dense kernel lacks send auto to the sparse one (*forced
  * then names the option, else it is NULL) and refuse a forced dense one

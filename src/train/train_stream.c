@@ -100,6 +100,7 @@ static int run_grow(run_state *rs, uint64_t dim)
     for (uint64_t j = old; j < dim; j++)
         rs->tab.slot[j] = -1;
     run_settle_dim(rs, dim);
+    hog_run_init_factors(rs, old, dim);
     return 0;
 }
 

@@ -162,7 +162,9 @@ AT(hog_train_params, stream, 148);
 AT(hog_train_params, fold, 152);
 AT(hog_train_params, class_weight, 160);
 AT(hog_train_params, train_metrics, 164);
-AT(hog_train_params, reserved, 168);
+AT(hog_train_params, factors, 168);
+AT(hog_train_params, factor_init, 172);
+AT(hog_train_params, reserved, 176);
 
 _Static_assert(sizeof(hog_mf_params) == 128, "hog_mf_params stays 128 bytes");
 AT(hog_mf_params, rank, 0);
