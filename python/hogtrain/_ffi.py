@@ -147,7 +147,9 @@ typedef struct hog_train_params {
     uint64_t fold;
     hog_class_weight class_weight;
     hog_train_metrics train_metrics;
-    uint64_t reserved[11];
+    uint32_t factors;
+    float factor_init;
+    uint64_t reserved[10];
 } hog_train_params;
 hog_train_params hog_train_params_default(void);
 int hog_train_params_check(const hog_train_params *p, const char **field);
