@@ -209,6 +209,30 @@ hog_model *hog_model_new_stride(hog_loss loss, uint64_t dim, uint32_t outputs, u
 int hog_model_compact(hog_model *m);
 
 /* The weights of feature j. */
+/* A factorisation machine's score, a non-zero at a time (Rendle's O(nnz F)
+ * form): hog_fm_add takes feature j's row wj (its weight, then its F
+ * factors) and value x, returns the weight's share w_j x and adds v_jf x
+ * into q[f] and (v_jf x)^2 into *sq; after the row, hog_fm_pairs gives the
+ * sum over pairs, 1/2 sum_f (q_f^2 - sq). hog_model_scores and the
+ * training loop share them, so they score alike. */
+static inline float hog_fm_add(const hog_weight *wj, float x, uint32_t F, float *q, float *sq)
+{
+    for (uint32_t f = 0; f < F; f++) {
+        const float v = hog_w_load(&wj[1 + f]) * x;
+        q[f] += v;
+        *sq += v * v;
+    }
+    return hog_w_load(&wj[0]) * x;
+}
+
+static inline float hog_fm_pairs(const float *q, uint32_t F, float sq)
+{
+    float pair = 0.0f;
+    for (uint32_t f = 0; f < F; f++)
+        pair += q[f] * q[f];
+    return 0.5f * (pair - sq);
+}
+
 static inline hog_weight *hog_model_wj(const hog_model *m, uint64_t j)
 {
     return m->w + j * m->stride;

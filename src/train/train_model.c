@@ -173,23 +173,13 @@ static float fm_score(const hog_model *m, const hog_row *row)
     const uint64_t dim = m->dim, S = m->stride;
     const hog_weight *const w = m->w;
     float q[HOG_MAX_FACTORS] = {0};
-    float lin = hog_w_load(&m->bias[0]), sq = 0.0f, pair = 0.0f;
+    float lin = hog_w_load(&m->bias[0]), sq = 0.0f;
     for (uint32_t i = 0; i < n; i++) {
         const uint64_t j = row->index[i];
-        if (j >= dim)
-            continue;
-        const hog_weight *wj = w + j * S;
-        const float x = row->value[i];
-        lin += hog_w_load(&wj[0]) * x;
-        for (uint32_t f = 0; f < F; f++) {
-            const float v = hog_w_load(&wj[1 + f]) * x;
-            q[f] += v;
-            sq += v * v;
-        }
+        if (j < dim)
+            lin += hog_fm_add(w + j * S, row->value[i], F, q, &sq);
     }
-    for (uint32_t f = 0; f < F; f++)
-        pair += q[f] * q[f];
-    return lin + 0.5f * (pair - sq);
+    return lin + hog_fm_pairs(q, F, sq);
 }
 
 void hog_model_scores(const hog_model *m, const hog_row *row, float *out)

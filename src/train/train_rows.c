@@ -308,20 +308,10 @@ KERNEL float update_fm(const epoch_job *job, worker_state *ws, const hog_row *ro
     const float *val = row->value;
     for (uint32_t f = 0; f < F; f++)
         q[f] = 0.0f;
-    float lin = *bias, sq = 0.0f, pair = 0.0f;
-    for (uint32_t i = 0; i < row->nnz; i++) {
-        const hog_weight *wj = weights_of(job, ws, idx[i], opt);
-        const float x = val[i];
-        lin += hog_w_load(&wj[0]) * x;
-        for (uint32_t f = 0; f < F; f++) {
-            const float v = hog_w_load(&wj[1 + f]) * x;
-            q[f] += v;
-            sq += v * v;
-        }
-    }
-    for (uint32_t f = 0; f < F; f++)
-        pair += q[f] * q[f];
-    const float margin = lin + 0.5f * (pair - sq);
+    float lin = *bias, sq = 0.0f;
+    for (uint32_t i = 0; i < row->nnz; i++)
+        lin += hog_fm_add(weights_of(job, ws, idx[i], opt), val[i], F, q, &sq);
+    const float margin = lin + hog_fm_pairs(q, F, sq);
     float loss;
     float gl = row->weight * hog_loss_grad_tau(job->m->info.loss, margin, y, job->tau, &loss);
     if (prog)
@@ -674,6 +664,31 @@ static const float *plain_shrink(const epoch_job *job, worker_state *ws, float r
  * and the sum is as exact as summing the log1pf values. */
 #define LOGISTIC_PRODUCT_ROWS 512u
 
+/* A segment's logistic losses so summed: max(-z, 0) terms added, log1pf
+ * terms multiplied. */
+typedef struct logistic_sum {
+    double loss, prod;
+    uint32_t n;
+} logistic_sum;
+
+/* Adds the loss of a row of margin z (e: hog_logistic_slope's exp(-|z|)). */
+static inline void logistic_add(logistic_sum *ls, float z, float e)
+{
+    ls->loss += (double)fmaxf(-z, 0.0f);
+    ls->prod *= 1.0 + (double)e;
+    if (++ls->n == LOGISTIC_PRODUCT_ROWS) {
+        ls->loss += log(ls->prod);
+        ls->prod = 1.0;
+        ls->n = 0;
+    }
+}
+
+/* The sum of the losses added. */
+static inline double logistic_total(const logistic_sum *ls)
+{
+    return ls->loss + log(ls->prod);
+}
+
 KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, const int local, const int scored)
 {
     const hog_train_params *p = job->p;
@@ -698,8 +713,7 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
     /* Unweighted logistic loss: see LOGISTIC_PRODUCT_ROWS. */
     const float *const class_w = job->class_w;
     const int logistic = lossf == HOG_LOSS_LOGISTIC && !rweight && !class_w;
-    double prod = 1.0;
-    uint32_t nprod = 0;
+    logistic_sum ls = {0.0, 1.0, 0};
     uint64_t examples = 0, nnz = 0;
     prefetch_first(blk, perm, start, n);
     for (uint32_t i = 0; i < n; i++) {
@@ -731,13 +745,7 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
             const float z = y * margin;
             float e;
             sg = step * hog_logistic_slope(z, y, &e);
-            loss += (double)fmaxf(-z, 0.0f);
-            prod *= 1.0 + (double)e;
-            if (++nprod == LOGISTIC_PRODUCT_ROWS) {
-                loss += log(prod);
-                prod = 1.0;
-                nprod = 0;
-            }
+            logistic_add(&ls, z, e);
             if (prog) /* logistic is unweighted here: w0 is 1 */
                 hog_eval_add_scored(job->m, prog, label[r], y > 0, 1.0f, margin, fmaxf(-z, 0.0f) + log1pf(e));
         } else {
@@ -764,7 +772,7 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
         nnz += k;
     }
     c->bias[0] = bias;
-    c->loss = loss + log(prod);
+    c->loss = loss + logistic_total(&ls);
     c->examples = examples;
     c->nnz = nnz;
 }
@@ -881,8 +889,7 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
     /* Unweighted logistic loss: see LOGISTIC_PRODUCT_ROWS (a log1pf a row
      * was 8% of this loop at 2^22 features). */
     const int logistic = lossf == HOG_LOSS_LOGISTIC && !rweight && !class_w;
-    double prod = 1.0;
-    uint32_t nprod = 0;
+    logistic_sum ls = {0.0, 1.0, 0};
     uint64_t examples = 0, nnz = 0;
     prefetch_first(blk, perm, start, n);
     for (uint32_t i = 0; i < n; i++) {
@@ -916,13 +923,7 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
             const float z = y * margin;
             float e;
             gl = hog_logistic_slope(z, y, &e);
-            loss += (double)fmaxf(-z, 0.0f);
-            prod *= 1.0 + (double)e;
-            if (++nprod == LOGISTIC_PRODUCT_ROWS) {
-                loss += log(prod);
-                prod = 1.0;
-                nprod = 0;
-            }
+            logistic_add(&ls, z, e);
             if (prog)
                 hog_eval_add_scored(job->m, prog, label[r], y > 0, 1.0f, margin, fmaxf(-z, 0.0f) + log1pf(e));
         } else {
@@ -952,7 +953,7 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
     ws->norm_t = norm_t;
     ws->norm_n = norm_n;
     c->bias[0] = bias;
-    c->loss = loss + log(prod);
+    c->loss = loss + logistic_total(&ls);
     c->examples = examples;
     c->nnz = nnz;
 }
