@@ -437,6 +437,80 @@ static inline size_t hog_ring_bytes(uint64_t limit)
     return (size_t)HOG_MIN(limit / 16, (uint64_t)64 << 20);
 }
 
+/* ---- the block source: how every pass reads a data set's blocks (etl_source.c) ---- */
+/*
+ * A caller that reads a data set's blocks (a training epoch, an evaluation,
+ * predict, the scan) opens a source over it and asks for blocks; the source
+ * alone decides where they come from and what happens around each read:
+ * the blocks as they are (in memory, or mapped and resident), or out of
+ * core, read again with O_DIRECT into a ring of buffers or through the
+ * mapping with read-ahead (MADV_WILLNEED) and drop-behind (MADV_DONTNEED,
+ * POSIX_FADV_DONTNEED); each block checked at its first read (a file
+ * opened with HOG_VERIFY_AT_FIRST_READ); and at a pass's end, whether the
+ * file changed under the mapping. The callers never name storage.
+ */
+typedef struct hog_block_source hog_block_source;
+
+/* What a pass is for: how the source reads ahead and lets blocks go. */
+typedef enum hog_pass_purpose {
+    HOG_PASS_EPOCH = 0, /* training: the blocks in the pass's order, several readers on one block at once
+                           (segments), each block released once when its last reader is done */
+    HOG_PASS_EVAL,      /* a pass in file order whose blocks are read again later (evaluation):
+                           in core they stay */
+    HOG_PASS_ONCE,      /* a pass in file order read once (predict): every block's pages let go behind */
+    HOG_PASS_CHECK,     /* the pass that checks the data set (the scan): through the mapping, whose
+                           pages it checks; over every block, the header's counts against them at its end */
+} hog_pass_purpose;
+
+/* How a source may read: made by hog_source_params_default. */
+typedef struct hog_source_params {
+    unsigned readers;  /* threads that read a pass at once: the read-ahead and the ring's buffers (1) */
+    uint64_t limit;    /* the memory limit the caller runs under; 0: none (all in core) */
+    uint64_t resident; /* the most bytes of data kept resident: a larger data set is read out of
+                          core; 0: half of limit */
+    int out_of_core;   /* HOG_SOURCE_DECIDE, or 0 or 1 to read as a resumed run began */
+    int mapped;        /* 1: out of core through the mapping even where the ring could read (a test's,
+                          to compare the two) */
+} hog_source_params;
+#define HOG_SOURCE_DECIDE (-1)
+
+hog_source_params hog_source_params_default(void);
+
+/* A source over ds (borrowed: it outlives the source). Out of core, for a
+ * mapped .hgd whose file system takes O_DIRECT, the ring of etl_blockring.c
+ * (two buffers per reader and two more, or as many as hog_ring_bytes(limit)
+ * holds); else the mapping. Returns 0, -ENOMEM. Not thread-safe. */
+int hog_block_source_open(const hog_dataset *ds, const hog_source_params *sp, hog_block_source **out);
+/* Whether s reads out of core: a trainer keeps a block's segments together then. */
+int hog_block_source_out_of_core(const hog_block_source *s);
+/* Starts a pass over the n blocks of order (each once), or with order NULL
+ * over every block in file order. Blocks are asked for in that order
+ * (hog_block_source_get: the ring reads them so). Returns 0 or -errno. Not
+ * thread-safe; one pass at a time. */
+int hog_block_source_pass(hog_block_source *s, hog_pass_purpose purpose, const uint32_t *order, uint32_t n);
+/* Block b of the pass, checked, its read-ahead started: a view valid until
+ * its hog_block_source_release, or NULL when its read or its check failed
+ * (hog_block_source_end says why). Thread-safe. */
+const hog_block *hog_block_source_get(hog_block_source *s, uint32_t b);
+/* The next block of the pass for one of its readers (claimed atomically): 1
+ * with *b and *blk set; 0 at the pass's end, or once a block has failed;
+ * HOG_ECORRUPT when block *b failed (hog_block_source_end says why). The
+ * reader releases each block it got. Thread-safe. */
+int hog_block_source_next(hog_block_source *s, uint32_t *b, const hog_block **blk);
+/* Done with block b: once per block of the pass, by its last reader (its
+ * buffer reads the next block; out of core its pages go). Thread-safe. */
+void hog_block_source_release(hog_block_source *s, uint32_t b);
+/* The lowest block that failed in this pass so far, UINT32_MAX: none. */
+uint32_t hog_block_source_failed(const hog_block_source *s);
+/* Ends the pass (no more reads; those in flight waited for): 0, or the
+ * first failed block's error (HOG_EIO, HOG_ECHECKSUM, HOG_ECORRUPT naming
+ * file and block), the header's counts against the blocks after a
+ * HOG_PASS_CHECK over every block (HOG_ECORRUPT), or HOG_ECORRUPT when the
+ * mapped file was truncated or rewritten in place since it was opened. */
+int hog_block_source_end(hog_block_source *s, char *err, size_t err_len);
+/* Frees s (a pass in flight ended first). NULL is accepted. */
+void hog_block_source_close(hog_block_source *s);
+
 /* The alignment O_DIRECT needs on the file open at fd, or 0 when its file
  * system cannot do direct I/O (etl_uring.c). */
 size_t hog_dio_alignment(int fd);
