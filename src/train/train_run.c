@@ -576,9 +576,18 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     }
     rs.dim = hog_warm_dim(&rs, HOG_MAX(train->info.features, 1));
     int rc = rs.link ? hog_link_run_share(&rs, train) : 0;
-    if (rc == 0)
-        rc = hog_scan_training_set(train, p, rs.dim, rs.ooc, rs.mine, rs.pool, &rs.classes_of, &rs.classes, &rs.deg,
-                                   &rs.deg_rows, err, err_len);
+    if (rc == 0) {
+        hog_source_params sp = hog_source_params_default();
+        sp.readers = rs.nth;
+        sp.limit = rs.limit;
+        sp.out_of_core = rs.ooc;
+        sp.mapped = 1;
+        hog_block_source *src;
+        if ((rc = hog_block_source_open(train, &sp, &src)) == 0)
+            rc = hog_scan_training_set(train, p, rs.dim, src, rs.mine, rs.pool, &rs.classes_of, &rs.classes,
+                                       &rs.deg, &rs.deg_rows, err, err_len);
+        hog_block_source_close(src);
+    }
     if (rc == 0 && rs.link)
         rc = hog_link_run_join(&rs, train, err, err_len);
     if (rc == 0 && train->names.n)

@@ -636,11 +636,13 @@ const hog_hgd_summary *hog_scan_summary(const hog_dataset *ds, const hog_train_p
  * every row, ascending (not for regression), and for each feature the
  * number of training rows (holdout excluded) that touch it. On success
  * *classes, *nclasses, *deg and *rows are set; the caller frees the arrays.
+ * The blocks come through src, in a pass that checks them (and over every
+ * block, the header's counts against them: hog_block_source_end).
  * mine (NULL: all) limits the scan to the blocks it marks (a rank's share).
  * A .hgd whose summary says all of it (hog_scan_summary) is not read: its
  * blocks are checked as the epochs first read them.
- * Errors: HOG_ELABEL (with a message), -ENOMEM. */
-int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint64_t dim, int ooc,
+ * Errors: HOG_ELABEL (with a message), the source's, -ENOMEM. */
+int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint64_t dim, hog_block_source *src,
                           const unsigned char *mine, hog_pool *pool, double **classes, uint32_t *nclasses,
                           uint32_t **deg, uint64_t *rows, char *err, size_t err_len);
 

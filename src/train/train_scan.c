@@ -15,9 +15,9 @@ int hog_class_insert(double *c, uint32_t *n, double y)
     return hog_set_insert_f64(c, n, MAX_CLASSES, y) < 0 ? HOG_ELABEL : 0;
 }
 
-/* The scan on every worker: each claims the next block (in file order, so
- * an out-of-core scan reads ahead and drops as one reader would), checks
- * it, and adds its labels and degrees to its own part. Degrees go into a
+/* The scan on every worker: each takes the next block of the source's
+ * pass (in file order, checked), and adds its labels and degrees to its
+ * own part. Degrees go into a
  * worker's own array while those fit in SCAN_OWN_BYTES in all, else into
  * the shared one with atomic adds. An error is kept with its block, and
  * the lowest block's is reported: the one a reader in file order meets
@@ -37,10 +37,9 @@ typedef struct scan_part {
 typedef struct scan_job {
     const hog_dataset *ds;
     const hog_train_params *p;
-    int ooc, want_classes;
-    const unsigned char *mine;
+    int want_classes;
+    hog_block_source *src;
     uint32_t *deg;        /* the result, worker 0's own */
-    atomic_uint next;
     atomic_uint first_bad; /* the lowest block with an error so far */
     scan_part *parts;
 } scan_job;
@@ -63,21 +62,19 @@ static void scan_worker(void *arg, unsigned ith, unsigned nth)
     _Atomic uint32_t *shared = (_Atomic uint32_t *)j->deg; /* where a worker without its own array adds */
     double last = NAN; /* the label last inserted: runs of one label skip the search */
     for (;;) {
-        uint32_t b = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
-        if (b >= ds->info.blocks || b > atomic_load_explicit(&j->first_bad, memory_order_relaxed))
-            break;
-        if (j->mine && !j->mine[b])
-            continue;
-        if (j->ooc)
-            hog_dataset_willneed(ds, b + nth);
         /* The scan is the first read of a file opened to be checked as it
-         * is read: its one pass over the data checks every block. */
-        int rc = hog_dataset_check(ds, b, part->err, sizeof(part->err));
-        if (rc < 0) {
-            scan_fail(j, part, b, rc);
+         * is read: its one pass over the data checks every block (a block
+         * that fails stops the pass; hog_block_source_end says why). */
+        uint32_t b;
+        const hog_block *blk;
+        int rc = hog_block_source_next(j->src, &b, &blk);
+        if (rc <= 0)
+            break;
+        if (b > atomic_load_explicit(&j->first_bad, memory_order_relaxed)) {
+            hog_block_source_release(j->src, b);
             break;
         }
-        const hog_block *blk = &ds->blocks[b];
+        rc = 0;
         for (uint32_t r = 0; r < blk->rows && rc == 0; r++) {
             uint64_t i = (uint64_t)b * ds->info.rows_per_block + r;
             double y = blk->label[r];
@@ -98,8 +95,7 @@ static void scan_worker(void *arg, unsigned ith, unsigned nth)
                 for (uint32_t k = blk->ptr[r]; k < blk->ptr[r + 1]; k++)
                     atomic_fetch_add_explicit(&shared[blk->index[k]], 1, memory_order_relaxed);
         }
-        if (j->ooc)
-            hog_dataset_drop(ds, b, 1);
+        hog_block_source_release(j->src, b);
         if (rc < 0) {
             scan_fail(j, part, b, rc);
             break;
@@ -146,7 +142,7 @@ static int scan_from_summary(const hog_dataset *ds, const hog_hgd_summary *s, co
 
 _Static_assert(MAX_CLASSES == HOG_HGD_SUMMARY_LABELS, "a .hgd's summary lists as many labels as a run may have");
 
-int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint64_t dim, int ooc,
+int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint64_t dim, hog_block_source *src,
                           const unsigned char *mine, hog_pool *pool, double **classes, uint32_t *nclasses,
                           uint32_t **deg, uint64_t *rows, char *err, size_t err_len)
 {
@@ -157,8 +153,7 @@ int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint
         return scan_from_summary(ds, s, p, dim, classes, nclasses, deg, rows);
     }
     const unsigned nth = hog_pool_threads(pool);
-    scan_job j = {.ds = ds, .p = p, .ooc = ooc, .mine = mine, .want_classes = !hog_loss_is_regression(p->loss)};
-    atomic_init(&j.next, 0);
+    scan_job j = {.ds = ds, .p = p, .src = src, .want_classes = !hog_loss_is_regression(p->loss)};
     atomic_init(&j.first_bad, UINT32_MAX);
     j.deg = hog_calloc(dim, sizeof(uint32_t));
     j.parts = hog_aligned_alloc(HOG_CACHELINE, nth * sizeof(scan_part));
@@ -174,19 +169,34 @@ int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint
         if (i > 0 && own && !(j.parts[i].deg = hog_calloc(dim, sizeof(uint32_t))))
             rc = -ENOMEM;
     }
-    if (rc == 0) {
-        if (ooc)
-            for (uint32_t b = 0; b < nth && b < ds->info.blocks; b++)
-                hog_dataset_willneed(ds, b);
+    uint32_t *mine_blocks = NULL, nmine = 0; /* a rank's share: the pass's blocks */
+    if (rc == 0 && mine && !(mine_blocks = hog_malloc(HOG_MAX(ds->info.blocks, 1u) * sizeof(uint32_t))))
+        rc = -ENOMEM;
+    for (uint32_t b = 0; rc == 0 && mine && b < ds->info.blocks; b++)
+        if (mine[b])
+            mine_blocks[nmine++] = b;
+    int src_rc = 0;
+    char src_err[256] = "";
+    if (rc == 0 && (rc = hog_block_source_pass(src, HOG_PASS_CHECK, mine_blocks, nmine)) == 0) {
         hog_pool_run(pool, scan_worker, &j);
+        /* Over every block: the source checks the header's counts too. */
+        src_rc = hog_block_source_end(src, src_err, sizeof(src_err));
     }
+    hog_free(mine_blocks);
     uint64_t kept = 0;
     uint32_t n = 0;
     const scan_part *first = NULL; /* the error of the lowest block */
     for (unsigned i = 0; rc == 0 && i < nth; i++)
         if (j.parts[i].bad != UINT32_MAX && (!first || j.parts[i].bad < first->bad))
             first = &j.parts[i];
-    if (first)
+    /* A block's own error, or the source's (a block that failed its check,
+     * the counts, a changed file): the one a reader in file order meets
+     * first. */
+    if (rc == 0 && first && first->bad < hog_block_source_failed(src))
+        rc = hog_fail(first->rc, err, err_len, "%s", first->err);
+    else if (rc == 0 && src_rc < 0)
+        rc = hog_fail(src_rc, err, err_len, "%s", src_err);
+    else if (rc == 0 && first)
         rc = hog_fail(first->rc, err, err_len, "%s", first->err);
     for (unsigned i = 0; rc == 0 && i < nth; i++) {
         const scan_part *part = &j.parts[i];
@@ -198,11 +208,6 @@ int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint
             for (uint64_t f = 0; f < dim; f++)
                 j.deg[f] += part->deg[f];
     }
-    /* Every block checked so: the header's feature count against the
-     * largest index the blocks hold, as a check at open would (a crafted
-     * count would have the trainer allocate weights no row uses). */
-    if (rc == 0 && !mine)
-        rc = hog_dataset_verify(ds, err, err_len);
     if (j.parts)
         for (unsigned i = 0; i < nth; i++) {
             hog_free(j.parts[i].classes);
