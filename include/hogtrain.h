@@ -868,8 +868,10 @@ typedef enum hog_predict_kind {
  * are ignored, as by hog_model_predict. Runs on up to `threads` threads
  * of the library's shared pool (0: all cores), as hog_model_evaluate does.
  * Thread-safe. Errors: HOG_EPARAM (a kind the model has not, or out_len
- * below what ds needs: the message says how many), -ENOMEM, -errno from
- * pthread_create, HOG_ETOPOLOGY; a message in err_detail. */
+ * below what ds needs: the message says how many), HOG_ECHECKSUM and
+ * HOG_ECORRUPT (a data set checked as it is read, one of whose blocks, or
+ * its counts, fail), -ENOMEM, -errno from pthread_create, HOG_ETOPOLOGY; a
+ * message in err_detail. */
 int hog_model_predict_array(const hog_model *m, const hog_dataset *ds,
                             hog_predict_kind kind, unsigned threads,
                             float *out, uint64_t out_len,

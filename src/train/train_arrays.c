@@ -33,9 +33,8 @@ typedef struct predict_job {
     const hog_dataset *ds;
     hog_predict_kind kind;
     uint32_t n;     /* floats per row */
-    int drop;       /* out of core: read each block ahead, drop it when done */
+    hog_block_source *src; /* the blocks, checked as they are read */
     float *out;
-    atomic_uint next_block;
     atomic_int oom;
 } predict_job;
 
@@ -83,6 +82,7 @@ static void predict_one(const predict_job *job, const hog_row *row, float *s, fl
 static void predict_worker(void *arg, unsigned ith, unsigned nth)
 {
     (void)ith;
+    (void)nth;
     predict_job *job = arg;
     const hog_dataset *ds = job->ds;
     float *s = hog_malloc(job->m->outputs * sizeof(float));
@@ -90,19 +90,15 @@ static void predict_worker(void *arg, unsigned ith, unsigned nth)
         atomic_store(&job->oom, 1);
         return;
     }
-    for (;;) {
-        const uint32_t b = atomic_fetch_add_explicit(&job->next_block, 1, memory_order_relaxed);
-        if (b >= ds->info.blocks)
-            break;
-        if (job->drop && b + nth < ds->info.blocks)
-            hog_dataset_willneed(ds, b + nth);
-        const uint64_t lo = (uint64_t)b * ds->info.rows_per_block, hi = lo + ds->blocks[b].rows;
-        for (uint64_t i = lo; i < hi; i++) {
-            const hog_row row = hog_dataset_row(ds, i);
-            predict_one(job, &row, s, job->out + i * job->n);
+    uint32_t b;
+    const hog_block *blk;
+    while (hog_block_source_next(job->src, &b, &blk) > 0) {
+        const uint64_t first = (uint64_t)b * ds->info.rows_per_block;
+        for (uint32_t r = 0; r < blk->rows; r++) {
+            const hog_row row = hog_block_row(blk, r);
+            predict_one(job, &row, s, job->out + (first + r) * job->n);
         }
-        if (job->drop)
-            hog_dataset_drop(ds, b, 1);
+        hog_block_source_release(job->src, b);
     }
     hog_free(s);
 }
@@ -122,26 +118,27 @@ int hog_model_predict_array(const hog_model *m, const hog_dataset *ds, hog_predi
         return hog_fail(HOG_EPARAM, err_detail, err_len, "out_len is %llu: %llu rows of %u need %llu floats",
                         (unsigned long long)out_len, (unsigned long long)rows, n,
                         (unsigned long long)(rows * n));
-    int vrc = hog_dataset_verify(ds, err_detail, err_len); /* its rows are read as they are */
-    if (vrc < 0)
-        return vrc;
     hog_pool *pool;
     int rc = hog_pool_borrow(threads, 0, &pool, err_detail, err_len);
     if (rc < 0)
         return rc;
+    /* One pass that checks the data set: its rows are read as they are. */
     const hog_train_params defaults = hog_train_params_default();
+    hog_source_params sp = hog_source_params_default();
+    sp.readers = hog_pool_threads(pool);
+    sp.limit = sp.resident = hog_mem_limit(&defaults);
     predict_job job = {.m = m, .ds = ds, .kind = kind, .n = n, .out = out};
-    job.drop = hog_dataset_bytes(ds) > hog_mem_limit(&defaults);
-    atomic_init(&job.next_block, 0);
     atomic_init(&job.oom, 0);
-    if (job.drop)
-        for (uint32_t b = 0; b < hog_pool_threads(pool) && b < ds->info.blocks; b++)
-            hog_dataset_willneed(ds, b);
-    hog_pool_run(pool, predict_worker, &job);
+    if ((rc = hog_block_source_open(ds, &sp, &job.src)) == 0 &&
+        (rc = hog_block_source_pass(job.src, HOG_PASS_CHECK, NULL, 0)) == 0) {
+        hog_pool_run(pool, predict_worker, &job);
+        rc = hog_block_source_end(job.src, err_detail, err_len);
+    }
+    hog_block_source_close(job.src);
     hog_pool_return(pool);
-    if (atomic_load(&job.oom))
+    if (rc == 0 && atomic_load(&job.oom))
         return hog_fail(-ENOMEM, err_detail, err_len, "out of memory");
-    return 0;
+    return rc == -ENOMEM ? hog_fail(rc, err_detail, err_len, "out of memory") : rc;
 }
 
 /* ===================================================================== *
