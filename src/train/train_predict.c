@@ -51,8 +51,7 @@ typedef struct pred_job {
     int output;              /* predictions are written (and so formatted) */
     uint32_t columns;        /* numbers per row (hog_predict_columns) */
     const hog_dataset *ds;   /* the mapped input, or NULL for text */
-    int drop_cache;          /* .hgd larger than half the memory (or of mem_limit): out of the page cache */
-    hog_block_ring *ring;    /* and then its blocks read with O_DIRECT, where the file system can */
+    hog_block_source *src;   /* a .hgd's blocks: read once, checked as they are read */
     uint32_t rows_per_block;
     const char **label;      /* the class labels as "%.17g" writes them, or the classes' names */
     size_t *label_len;
@@ -279,6 +278,7 @@ static void write_ready(pred_job *j)
  * ===================================================================== */
 static void pred_worker(void *arg, unsigned ith, unsigned nth)
 {
+    (void)nth;
     pred_job *j = arg;
     pred_part *part = &j->parts[ith];
     float *s = hog_malloc(j->m->outputs * sizeof(float));
@@ -298,29 +298,15 @@ static void pred_worker(void *arg, unsigned ith, unsigned nth)
         pthread_mutex_unlock(&j->mu);
 
         pred_slot *sl = &j->slots[q % j->depth];
-        const hog_block *blk = j->ds ? &j->ds->blocks[q] : &sl->blk;
-        char msg[sizeof(j->err)];
-        if (j->ring) { /* read ahead by the ring, checked by the first to ask */
-            if (!(blk = hog_block_ring_get(j->ring, (uint32_t)q))) {
-                hog_block_ring_release(j->ring, (uint32_t)q);
-                pthread_mutex_lock(&j->mu);
-                job_fail(j, HOG_ECORRUPT, ""); /* hog_block_ring_end says why */
-                break;
-            }
-        } else if (j->ds) {
-            if (q + nth < j->pushed)
-                hog_dataset_willneed(j->ds, (uint32_t)(q + nth));
-            if ((rc = hog_dataset_check(j->ds, (uint32_t)q, msg, sizeof(msg))) < 0) {
-                pthread_mutex_lock(&j->mu);
-                job_fail(j, rc, msg);
-                break;
-            }
+        const hog_block *blk = &sl->blk; /* text: the slot's; a .hgd: the source's */
+        if (j->src && !(blk = hog_block_source_get(j->src, (uint32_t)q))) {
+            pthread_mutex_lock(&j->mu);
+            job_fail(j, HOG_ECORRUPT, ""); /* hog_block_source_end says why */
+            break;
         }
         rc = score_block(j, part, blk, sl, s);
-        if (j->ring)
-            hog_block_ring_release(j->ring, (uint32_t)q);
-        else if (j->ds) /* the mapped pages leave the process: its memory stays at the blocks in flight */
-            hog_dataset_drop(j->ds, (uint32_t)q, j->drop_cache);
+        if (j->src)
+            hog_block_source_release(j->src, (uint32_t)q);
 
         pthread_mutex_lock(&j->mu);
         sl->scored = 1;
@@ -519,7 +505,6 @@ int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_
         j.ds = ds;
         j.pushed = ds->info.blocks;
         j.reading_done = 1;
-        j.drop_cache = ds->info.file_bytes > limit / 2;
         st.format = HOG_FORMAT_BINARY;
         /* class names: the file's numbers, mapped to the model's labels */
         if (j.pp.metrics &&
@@ -560,15 +545,15 @@ int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_
         rc = hog_fail(-ENOMEM, err_detail, err_len, "%s: out of memory", path);
         goto out;
     }
-    /* A .hgd of more than half the memory: its blocks read in order with
-     * O_DIRECT into a ring of buffers (2 per worker and 2 more, or a
-     * sixteenth of the limit up to 64 MiB of them), as the out-of-core
-     * epochs read theirs, not through the page cache that every byte would
-     * cross once, to be dropped again; where the file system refuses
-     * O_DIRECT, through the mapping. */
-    if (ds && j.drop_cache) {
-        rc = hog_block_ring_file_order(ds, 2 * nth + 2, hog_ring_bytes(limit), &j.ring);
-        hog_log(HOG_LOG_DEBUG, "predict out of core: reads %s", j.ring ? "with O_DIRECT" : "through the mapping");
+    /* A .hgd's blocks come from a source, which reads one of more than
+     * half the memory out of core, past the page cache that every byte
+     * would cross once. */
+    if (ds) {
+        hog_source_params sp = hog_source_params_default();
+        sp.readers = nth;
+        sp.limit = limit;
+        if ((rc = hog_block_source_open(ds, &sp, &j.src)) == 0)
+            rc = hog_block_source_pass(j.src, HOG_PASS_ONCE, NULL, 0);
         if (rc < 0) {
             hog_fail(rc, err_detail, err_len, "%s: %s", path, rc == -ENOMEM ? "out of memory" : hog_strerror(rc));
             goto out;
@@ -576,15 +561,12 @@ int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_
     }
     pthread_mutex_init(&j.mu, NULL);
     pthread_cond_init(&j.changed, NULL);
-    if (ds && !j.ring)
-        for (uint32_t b = 0; b < nth && b < ds->info.blocks; b++)
-            hog_dataset_willneed(ds, b);
     rc = run_blocks(&j, pool, ds ? NULL : &reader);
     pthread_cond_destroy(&j.changed);
     pthread_mutex_destroy(&j.mu);
-    if (j.ring) {
-        int rr = hog_block_ring_end(j.ring, err_detail, err_len);
-        if (rr < 0) { /* a block that failed its read or its check: its error */
+    if (j.src) {
+        int rr = hog_block_source_end(j.src, err_detail, err_len);
+        if (rr < 0) { /* a block that failed its read or its check, or a file changed: its error */
             rc = rr;
             goto out;
         }
@@ -628,7 +610,7 @@ out:
     hog_free(j.relabel);
     hog_free(reader.report);
     hog_builder_free(reader.b);
-    hog_block_ring_close(j.ring);
+    hog_block_source_close(j.src);
     hog_dataset_close(ds);
     return rc;
 }
