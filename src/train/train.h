@@ -544,16 +544,14 @@ static inline int hog_rowsel_keep(const hog_rowsel *s, uint64_t row)
 }
 
 /* Evaluates m on the selected rows of ds with the pool's workers, block by
- * block, each checked at its first read (hog_dataset_check). Out of core
- * (ooc_bytes not 0), the blocks are read with O_DIRECT: through ring, a
- * ring of ds's the caller has open and idle (the training set's), in a
- * pass of file order; or with ring NULL through one of its own of
- * ooc_bytes (hog_block_ring_file_order); where the file system refuses,
- * read ahead through the mapping and dropped when done. Returns 0,
- * -ENOMEM, -errno, or a bad block's HOG_ECHECKSUM, HOG_ECORRUPT or HOG_EIO
- * (err names it). */
-int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *sel, hog_block_ring *ring,
-                 size_t ooc_bytes,
+ * block, in a pass of file order through src, a block source of ds the
+ * caller has open and idle (the training set's), or with src NULL through
+ * one of its own under `limit` (0: none; a data set larger than it is read
+ * out of core). Returns 0, -ENOMEM, -errno, or the source's error at the
+ * pass's end: a bad block's HOG_ECHECKSUM, HOG_ECORRUPT or HOG_EIO, a file
+ * changed while it was read (err names it). */
+int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *sel, hog_block_source *src,
+                 uint64_t limit,
                  hog_pool *pool, hog_metrics *out, char *err, size_t err_len);
 
 /* The sums an evaluation keeps of one worker's rows (train_eval.c), in

@@ -407,9 +407,8 @@ static int converging(run_state *rs, unsigned e, double loss, char *err, size_t 
 static int evaluate(const run_state *rs, const hog_dataset *train, const hog_model *m, const hog_dataset *ds,
                     const hog_rowsel *sel, hog_metrics *out, char *err, size_t err_len)
 {
-    int ooc = ds == train ? rs->ooc : hog_dataset_bytes(ds) > rs->limit;
-    return hog_evaluate(m, ds, sel, ds == train ? rs->ring : NULL, ooc ? hog_ring_bytes(rs->limit) : 0, rs->pool,
-                        out, err, err_len);
+    (void)train;
+    return hog_evaluate(m, ds, sel, NULL, rs->limit, rs->pool, out, err, err_len);
 }
 
 /* After epoch e (examples ex0 and loss loss0 before it): the epoch's

@@ -195,12 +195,9 @@ typedef struct eval_job {
     const hog_model *m;
     const hog_dataset *ds;
     const hog_rowsel *sel;
-    int drop;
     int dense;      /* score batches of rows with GEMM (the model was trained on the dense kernel) */
     const float *relabel; /* the data set's class names: name c scores as the model's label relabel[c] */
-    hog_block_ring *ring; /* out of core: the blocks read with O_DIRECT, in file order; NULL: mapped */
-    atomic_uint next_block;
-    atomic_uint bad_block; /* the lowest block that failed its first check; UINT32_MAX: none */
+    hog_block_source *src; /* the blocks, in file order */
     eval_part *parts;
 } eval_job;
 
@@ -209,6 +206,7 @@ static void eval_rows_dense(eval_job *job, hog_eval_sums *e, hog_dense *d, const
 
 static void eval_worker(void *arg, unsigned ith, unsigned nth)
 {
+    (void)nth;
     eval_job *job = arg;
     const hog_model *m = job->m;
     eval_part *part = &job->parts[ith];
@@ -226,37 +224,18 @@ static void eval_worker(void *arg, unsigned ith, unsigned nth)
     }
     if (d)
         hog_dense_snapshot(d, m);
-    /* Whole blocks, claimed in file order, so an out-of-core scan reads
-     * each block once, ahead of use (the ring's reads, or the mapping's
-     * read-ahead), and lets it go after. */
-    for (;;) {
-        uint32_t b = atomic_fetch_add_explicit(&job->next_block, 1, memory_order_relaxed);
-        if (b >= ds->info.blocks)
-            break;
-        const hog_block *blk = &ds->blocks[b];
-        if (job->ring) {
-            blk = hog_block_ring_get(job->ring, b);
-        } else {
-            if (job->drop && b + nth < ds->info.blocks)
-                hog_dataset_willneed(ds, b + nth);
-            if (hog_dataset_check(ds, b, NULL, 0) < 0)
-                blk = NULL;
-        }
-        if (!blk) {
-            if (job->ring)
-                hog_block_ring_release(job->ring, b);
-            hog_atomic_min_u32(&job->bad_block, b);
-            break;
-        }
+    /* Whole blocks, taken in file order, so that out of core each is read
+     * once, ahead of use, and let go after (a block that fails stops the
+     * pass: hog_block_source_end says why). */
+    uint32_t b;
+    const hog_block *blk;
+    while (hog_block_source_next(job->src, &b, &blk) > 0) {
         uint64_t first = (uint64_t)b * ds->info.rows_per_block;
         if (d)
             eval_rows_dense(job, &part->sums, d, blk, first);
         else
             eval_rows(job, &part->sums, s, blk, first);
-        if (job->ring)
-            hog_block_ring_release(job->ring, b);
-        else if (job->drop)
-            hog_dataset_drop(ds, b, 1);
+        hog_block_source_release(job->src, b);
     }
     hog_free(s);
     hog_dense_free(d);
@@ -299,13 +278,12 @@ static void eval_rows_dense(eval_job *job, hog_eval_sums *e, hog_dense *d, const
     }
 }
 
-int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *sel, hog_block_ring *ring,
-                 size_t ooc_bytes, hog_pool *pool, hog_metrics *out, char *err, size_t err_len)
+int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *sel, hog_block_source *src,
+                 uint64_t limit, hog_pool *pool, hog_metrics *out, char *err, size_t err_len)
 {
     *out = hog_metrics_none();
     unsigned nth = hog_pool_threads(pool);
-    eval_job job = {.m = m, .ds = ds, .sel = sel, .drop = ooc_bytes > 0,
-                    .dense = m->info.params.kernel == HOG_KERNEL_DENSE};
+    eval_job job = {.m = m, .ds = ds, .sel = sel, .src = src, .dense = m->info.params.kernel == HOG_KERNEL_DENSE};
     float *relabel;
     int rc = hog_labels_map_new(m, &ds->names, &relabel, err, err_len);
     if (rc < 0)
@@ -313,26 +291,25 @@ int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *se
     job.relabel = relabel;
     if (job.dense)
         hog_dense_blas_init();
-    atomic_init(&job.next_block, 0);
-    atomic_init(&job.bad_block, UINT32_MAX);
     job.parts = hog_aligned_alloc(HOG_CACHELINE, nth * sizeof(eval_part));
     if (job.parts)
         memset(job.parts, 0, nth * sizeof(eval_part));
-    if (job.parts && job.drop && ring && (rc = hog_block_ring_pass_in_order(ring)) == 0)
-        job.ring = ring;
-    else if (job.parts && job.drop && !ring)
-        rc = hog_block_ring_file_order(ds, 2 * nth + 2, ooc_bytes, &job.ring);
+    if (job.parts && !src) {
+        hog_source_params sp = hog_source_params_default();
+        sp.readers = nth;
+        sp.limit = sp.resident = limit;
+        rc = hog_block_source_open(ds, &sp, &job.src);
+    }
+    if (job.parts && rc == 0)
+        rc = hog_block_source_pass(job.src, HOG_PASS_EVAL, NULL, 0);
     if (!job.parts || rc < 0) {
+        if (job.src != src)
+            hog_block_source_close(job.src);
         hog_free(job.parts);
         hog_free(relabel);
         return job.parts ? hog_fail(rc, err, err_len, "reading the blocks to evaluate: %s", hog_strerror(rc))
                          : -ENOMEM;
     }
-    if (job.drop)
-        hog_log(HOG_LOG_DEBUG, "evaluation out of core: reads %s", job.ring ? "with O_DIRECT" : "through the mapping");
-    if (job.drop && !job.ring)
-        for (uint32_t b = 0; b < nth && b < ds->info.blocks; b++)
-            hog_dataset_willneed(ds, b);
     hog_pool_run(pool, eval_worker, &job);
 
     for (unsigned i = 0; i < nth; i++) {
@@ -340,16 +317,13 @@ int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *se
         if (i > 0)
             hog_eval_sums_merge(&job.parts[0].sums, &job.parts[i].sums);
     }
-    uint32_t bad = atomic_load_explicit(&job.bad_block, memory_order_relaxed);
-    if (job.ring) { /* a block that failed its read or its check: the ring's error names it */
-        int rr = hog_block_ring_end(job.ring, err, err_len);
-        if (job.ring != ring)
-            hog_block_ring_close(job.ring);
-        if (rc == 0 && rr < 0)
-            rc = rr;
-    } else if (rc == 0 && bad != UINT32_MAX) {
-        rc = hog_dataset_check_failed(ds, bad, err, err_len);
-    }
+    /* A block that failed its read or its check, or a file changed: the
+     * source's error names it. */
+    int rr = hog_block_source_end(job.src, err, err_len);
+    if (job.src != src)
+        hog_block_source_close(job.src);
+    if (rc == 0 && rr < 0)
+        rc = rr;
     if (rc == 0)
         hog_eval_metrics(m, &job.parts[0].sums, out);
     for (unsigned i = 0; i < nth; i++)
@@ -371,8 +345,7 @@ int hog_model_evaluate(const hog_model *m, const hog_dataset *ds, unsigned threa
         return rc;
     hog_train_params p = hog_train_params_default();
     uint64_t limit = hog_mem_limit(&p);
-    rc = hog_evaluate(m, ds, NULL, NULL, hog_dataset_bytes(ds) > limit ? hog_ring_bytes(limit) : 0, pool, out, NULL,
-                      0);
+    rc = hog_evaluate(m, ds, NULL, NULL, limit, pool, out, NULL, 0);
     hog_pool_return(pool);
     return rc;
 }
