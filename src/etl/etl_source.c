@@ -80,7 +80,7 @@ int hog_block_source_open(const hog_dataset *ds, const hog_source_params *sp, ho
         }
     }
     if (s->ooc)
-        hog_log(HOG_LOG_DEBUG, "%s: out of core, read %s", ds->path ? ds->path : "the data set",
+        hog_log(HOG_LOG_DEBUG, "%s out of core: reads %s", ds->path ? ds->path : "the data set",
                 s->ring ? "with O_DIRECT" : "through the mapping");
     *out = s;
     return 0;

@@ -1,4 +1,4 @@
-/* train_epoch.c: a run's epochs: the workers' pass over shuffled segments, out-of-core read-ahead, averaging samples, progress, and each epoch's evaluation and early stopping. */
+/* train_epoch.c: a run's epochs: the workers' pass over shuffled segments of the blocks a source gives, averaging samples, progress, and each epoch's evaluation and early stopping. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <math.h>
 #include <stdio.h>
@@ -66,26 +66,12 @@ static void maybe_report(epoch_job *job, uint32_t pos, double *last)
 }
 
 /* Out of core, segments come block by block (see order_segments): when the
- * segment `ahead` places on starts a new block, start reading that block;
- * when the last segment of a block is done, drop it. */
-static void ooc_before(const epoch_job *job, uint32_t pos)
-{
-    if (job->ring) /* the ring reads ahead on its own */
-        return;
-    uint32_t q = pos + job->ahead, spb = job->per_block;
-    if (q < job->nsegments && job->segments[q] / spb != job->segments[q - 1] / spb)
-        hog_dataset_willneed(job->ds, job->segments[q] / spb);
-}
-
+ * last segment of a block is done, the block goes back to the source. */
 static void ooc_after(const epoch_job *job, uint32_t pos)
 {
     uint32_t b = job->segments[pos] / job->per_block;
-    if (atomic_fetch_sub_explicit(&job->left[b], 1, memory_order_acq_rel) != 1)
-        return;
-    if (job->ring)
-        hog_block_ring_release(job->ring, b);
-    else
-        hog_dataset_drop(job->ds, b, 1);
+    if (atomic_fetch_sub_explicit(&job->left[b], 1, memory_order_acq_rel) == 1)
+        hog_block_source_release(job->src, b);
 }
 
 /* After a segment: whether the pass should pause, for an interrupt or a
@@ -126,13 +112,11 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
          * scan reads this rank's blocks first; a dead rank's come later):
          * a bad one stops the pass before any of its rows is trained. */
         uint32_t b = job->segments[pos] / job->per_block;
-        const hog_block *blk = job->ring ? hog_block_ring_get(job->ring, b) : &job->ds->blocks[b];
-        if (!blk || (!job->ring && hog_dataset_check(job->ds, b, NULL, 0) < 0)) {
+        const hog_block *blk = job->src ? hog_block_source_get(job->src, b) : &job->ds->blocks[b];
+        if (!blk) {
             hog_atomic_min_u32(&job->bad_block, b);
             break;
         }
-        if (job->ooc)
-            ooc_before(job, pos);
         hog_segment_run(job, ws, pos, blk, fresh);
         fresh = 1;
         if (job->avg && average_point(job, pos))
@@ -221,32 +205,30 @@ static uint32_t order_segments(segment_plan *seg, int ooc, hog_rng *rng, const h
 
 /* Out of core, before epoch e's pass starts at position from: each
  * block's count of segments left, less those done before from (a resumed
- * epoch), whose blocks are dropped once all theirs are; then the first
- * blocks asked for, before the workers ask. */
-static void ooc_start(run_state *rs, const hog_dataset *train, const epoch_job *job, uint32_t from)
+ * epoch). */
+static void ooc_start(run_state *rs, uint32_t from)
 {
     const uint32_t spb = rs->seg.per_block, *order = rs->seg.order;
     for (uint32_t b = 0; b < rs->seg.nblocks; b++)
         atomic_init(&rs->seg.left[b], rs->seg.first[b + 1] - rs->seg.first[b]);
     for (uint32_t q = 0; q < from; q++)
-        if (atomic_fetch_sub_explicit(&rs->seg.left[order[q] / spb], 1, memory_order_relaxed) == 1 && !rs->ring)
-            hog_dataset_drop(train, order[q] / spb, 1);
-    for (uint32_t q = from; q <= from + job->ahead && q < job->nsegments && !rs->ring; q++)
-        if (q == from || order[q] / spb != order[q - 1] / spb)
-            hog_dataset_willneed(train, order[q] / spb);
+        atomic_fetch_sub_explicit(&rs->seg.left[order[q] / spb], 1, memory_order_relaxed);
 }
 
-/* Out of core with the ring: a pass from position from hands it the blocks
- * in the order their segments come (a block whose segments are partly done
- * is read again). Returns 0 or -errno. */
-static int ring_pass(run_state *rs, const epoch_job *job, uint32_t from)
+/* A pass from position from: out of core, the source gets the blocks in
+ * the order their segments come (a block whose segments are partly done
+ * is read again); in memory, the segments of all blocks are mixed and the
+ * pass has no order of blocks. Returns 0 or -errno. */
+static int source_pass(run_state *rs, const epoch_job *job, uint32_t from)
 {
+    if (!rs->ooc)
+        return hog_block_source_pass(rs->src, HOG_PASS_EPOCH, NULL, 0);
     const uint32_t spb = rs->seg.per_block, *order = rs->seg.order;
     uint32_t n = 0;
     for (uint32_t q = from; q < job->nsegments; q++)
         if (q == from || order[q] / spb != order[q - 1] / spb)
             rs->seg.blocks[n++] = order[q] / spb;
-    return hog_block_ring_pass(rs->ring, rs->seg.blocks, n);
+    return hog_block_source_pass(rs->src, HOG_PASS_EPOCH, rs->seg.blocks, n);
 }
 
 /* Epoch e over the whole of train, from position at->segment of its
@@ -263,12 +245,11 @@ static int run_epoch(run_state *rs, const hog_dataset *train, run_position *at, 
     job.per_block = rs->seg.per_block;
     job.ooc = rs->ooc;
     job.left = rs->seg.left;
-    job.ring = rs->ring; /* opened out of core only */
+    job.src = rs->src;
     hog_rng rng = {hog_mix64(rs->p->seed ^ 0x5eed0000ull) + e};
     job.nsegments = order_segments(&rs->seg, rs->ooc, &rng, rs->link);
-    job.ahead = job.nsegments ? HOG_MIN(job.nsegments - 1, 2 * rs->nth * rs->seg.per_block) : 0;
     if (rs->ooc && job.nsegments)
-        ooc_start(rs, train, &job, at->segment);
+        ooc_start(rs, at->segment);
     if (job.nsegments)
         rs->st.step = hog_segment_step(&job, 0);
     for (;;) {
@@ -277,29 +258,23 @@ static int run_epoch(run_state *rs, const hog_dataset *train, run_position *at, 
         job.due = hog_ckpt_due(&rs->ck.timer);
         job.t0 = hog_now();
         job.done_seconds = rs->seconds;
-        if (job.ring && job.nsegments) {
-            int rc = ring_pass(rs, &job, at->segment);
-            if (rc < 0)
-                return hog_fail(rc, err, err_len, "starting the out-of-core reads: %s", hog_strerror(rc));
-        }
+        int rc = source_pass(rs, &job, at->segment);
+        if (rc < 0)
+            return hog_fail(rc, err, err_len, "starting the reads of the epoch: %s", hog_strerror(rc));
         hog_epoch_pass(rs, &job);
         rs->seconds += hog_now() - job.t0;
-        if (job.ring && job.nsegments) {
-            int rc = hog_block_ring_end(job.ring, err, err_len);
-            if (rc < 0)
-                return rc;
-        }
-        uint32_t bad = atomic_load_explicit(&job.bad_block, memory_order_relaxed);
-        if (bad != UINT32_MAX)
-            return hog_dataset_check_failed(train, bad, err, err_len);
+        /* A block that failed its read or its check, or a file changed
+         * under the pass: what the epoch read cannot be trusted, nor the
+         * model it made. */
+        if ((rc = hog_block_source_end(rs->src, err, err_len)) < 0)
+            return rc;
         if (job.paused_at >= job.nsegments)
             break;
         at->segment = job.paused_at;
         /* The checkpoint holds one model: the replicas' mean. */
         if (rs->rep.n)
             hog_replicas_average(&rs->rep, rs->pool, rs->m);
-        int rc = hog_run_pause(rs, at, 1, err, err_len);
-        if (rc < 0)
+        if ((rc = hog_run_pause(rs, at, 1, err, err_len)) < 0)
             return rc;
     }
     if (rs->rep.n)
@@ -365,19 +340,6 @@ static double workers_loss(const run_state *rs)
     return loss;
 }
 
-/* HOG_ECORRUPT when the file a mapped data set was opened from was
- * truncated or rewritten in place since (hog_dataset_changed): what the
- * epoch read of it cannot be trusted, nor the model it made. */
-static int data_unchanged(const hog_dataset *ds, char *err, size_t err_len)
-{
-    if (!hog_dataset_changed(ds))
-        return 0;
-    return hog_fail(HOG_ECORRUPT, err, err_len,
-                    "%s changed while it was read (truncated or written in place): the run stopped, its model "
-                    "cannot be trusted; replace a data set in use by writing a new file and renaming it",
-                    ds->path ? ds->path : "the data set");
-}
-
 /* HOG_EDIVERGED when epoch e's training loss is not finite, or more than
  * ten times the first epoch's (plus one, so that a first epoch that all
  * but fits the data is not held to its own noise): the steps are too large
@@ -401,14 +363,13 @@ static int converging(run_state *rs, unsigned e, double loss, char *err, size_t 
                     "ranges");
 }
 
-/* hog_evaluate on the selected rows of ds: out of core when ds is the
- * training set trained so (through its ring, idle between epochs) or a
- * set larger than the limit (through a ring of its own). */
+/* hog_evaluate on the selected rows of ds: through the training set's
+ * source (idle between epochs) when ds is the training set, else through
+ * one of its own under the run's limit. */
 static int evaluate(const run_state *rs, const hog_dataset *train, const hog_model *m, const hog_dataset *ds,
                     const hog_rowsel *sel, hog_metrics *out, char *err, size_t err_len)
 {
-    (void)train;
-    return hog_evaluate(m, ds, sel, NULL, rs->limit, rs->pool, out, err, err_len);
+    return hog_evaluate(m, ds, sel, ds == train ? rs->src : NULL, rs->limit, rs->pool, out, err, err_len);
 }
 
 /* After epoch e (examples ex0 and loss loss0 before it): the epoch's
@@ -500,10 +461,6 @@ int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *t
         if (e + 1 == p->epochs) /* resumed within it, its first rows ran in another run */
             rs->prog_whole = at.segment == 0;
         if ((rc = run_epoch(rs, train, &at, err, err_len)) < 0)
-            return rc;
-        if ((rc = data_unchanged(train, err, err_len)) < 0)
-            return rc;
-        if (eval_ds && (rc = data_unchanged(eval_ds, err, err_len)) < 0)
             return rc;
         if (rs->link && (rc = hog_link_failed(rs->link, err, err_len)) < 0)
             return rc;

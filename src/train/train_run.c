@@ -97,7 +97,7 @@ void hog_run_free(run_state *rs)
             hog_eval_sums_free(&ws->prog);
         }
     hog_free(rs->ws);
-    hog_block_ring_close(rs->ring);
+    hog_block_source_close(rs->src);
     hog_free(rs->seg.order);
     hog_free(rs->seg.base);
     hog_free(rs->seg.first);
@@ -551,43 +551,36 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     run_state rs;
     hog_run_init(&rs, t);
     rs.ck.test_fingerprint = test ? test->info.fingerprint : 0;
-    rs.ooc = hog_dataset_bytes(train) > rs.limit / 2; /* the data's half of the limit (hog_trainer_max_features) */
+    /* The data's half of the limit (hog_trainer_max_features): the source
+     * reads a larger training set out of core. */
+    hog_source_params sp = hog_source_params_default();
+    sp.readers = rs.nth;
+    sp.limit = rs.limit;
+    sp.mapped = t->ooc_mapped;
+    int rr = hog_block_source_open(train, &sp, &rs.src);
     /* A resumed epoch goes on in the order it began in: out of core, its
      * blocks' segments stay together (see order_segments). */
-    if (resume && resume->ooc != rs.ooc) {
+    if (rr == 0 && resume && resume->ooc != hog_block_source_out_of_core(rs.src)) {
         hog_log(HOG_LOG_INFO, "resuming %s: the checkpoint's run trained %s, and so does this one", resume->path,
                 resume->ooc ? "out of core" : "in memory");
-        rs.ooc = resume->ooc;
+        hog_block_source_close(rs.src);
+        rs.src = NULL;
+        sp.out_of_core = resume->ooc;
+        rr = hog_block_source_open(train, &sp, &rs.src);
     }
-    if (rs.ooc) {
+    if (rr < 0) {
+        hog_run_free(&rs);
+        return hog_fail(rr, err, err_len, "out of memory");
+    }
+    rs.ooc = hog_block_source_out_of_core(rs.src);
+    if (rs.ooc)
         hog_log(HOG_LOG_INFO, "training out of core: %llu bytes of data, more than the data's half of a limit of %llu",
                 (unsigned long long)hog_dataset_bytes(train), (unsigned long long)rs.limit);
-        /* The epochs read the blocks with O_DIRECT into a ring of buffers,
-         * past the page cache: 2 per worker and 2 more (the read-ahead of
-         * the mapping's path), or as many as a sixteenth of the limit holds,
-         * up to 64 MiB; where the file system refuses, through the mapping. */
-        int rr = t->ooc_mapped ? -EOPNOTSUPP : hog_block_ring_open(train, 2 * rs.nth + 2, hog_ring_bytes(rs.limit),
-                                                                  &rs.ring);
-        if (rr == -ENOMEM) {
-            hog_run_free(&rs);
-            return hog_fail(rr, err, err_len, "out of memory");
-        }
-        hog_log(HOG_LOG_DEBUG, "out-of-core epochs read %s", rs.ring ? "with O_DIRECT" : "through the mapping");
-    }
     rs.dim = hog_warm_dim(&rs, HOG_MAX(train->info.features, 1));
     int rc = rs.link ? hog_link_run_share(&rs, train) : 0;
-    if (rc == 0) {
-        hog_source_params sp = hog_source_params_default();
-        sp.readers = rs.nth;
-        sp.limit = rs.limit;
-        sp.out_of_core = rs.ooc;
-        sp.mapped = 1;
-        hog_block_source *src;
-        if ((rc = hog_block_source_open(train, &sp, &src)) == 0)
-            rc = hog_scan_training_set(train, p, rs.dim, src, rs.mine, rs.pool, &rs.classes_of, &rs.classes,
-                                       &rs.deg, &rs.deg_rows, err, err_len);
-        hog_block_source_close(src);
-    }
+    if (rc == 0)
+        rc = hog_scan_training_set(train, p, rs.dim, rs.src, rs.mine, rs.pool, &rs.classes_of, &rs.classes, &rs.deg,
+                                   &rs.deg_rows, err, err_len);
     if (rc == 0 && rs.link)
         rc = hog_link_run_join(&rs, train, err, err_len);
     if (rc == 0 && train->names.n)

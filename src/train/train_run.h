@@ -58,7 +58,7 @@ struct hog_trainer {
     double (*now)(void);  /* the checkpoint interval's clock: hog_now, or a test's */
     hog_model *init;      /* the weights runs start from (hog_trainer_set_init), or NULL */
     int ooc_mapped;       /* 1: out-of-core epochs read through the mapping even where the block
-                             ring could read them (a test's, to compare the two) */
+                             source could read with O_DIRECT (a test's, to compare the two) */
 };
 
 /* The most weights a model trained in whole copies has (train_hot.c). */
@@ -355,9 +355,8 @@ typedef struct run_state {
     hog_link *link;       /* a multi-node run's link, or NULL */
     unsigned char *mine;  /* multi-node: per block, 1 when this rank trains it (the scan's) */
     unsigned char *link_hot; /* multi-node: per feature, 1 when its changes are averaged across ranks */
-    int ooc;              /* out of core: read blocks ahead, drop them when done */
-    hog_block_ring *ring; /* out of core: the blocks read with O_DIRECT (etl_blockring.c), or NULL:
-                             through the mapping */
+    int ooc;              /* out of core (the source's choice): a block's segments kept together */
+    hog_block_source *src; /* the training set's blocks (etl_source.c) */
     double first_loss;    /* the first epoch's training loss, for the divergence check (NaN: unknown) */
     float *class_w;       /* per class index, HOG_CLASS_WEIGHT_BALANCED's row weights; NULL: none */
     segment_plan seg;
@@ -397,10 +396,9 @@ typedef struct epoch_job {
     uint64_t row0;            /* the row number of ds's first row (a window of a streamed epoch) */
     double frac0, frac1;      /* the part of the epoch these segments are: 0 and 1, or a window's */
     int window;               /* 1: a window of the streamed first epoch (train_stream.c) */
-    int ooc;                  /* out of core: read blocks ahead, drop them when done */
-    uint32_t ahead;           /* out of core: how many segments ahead to start reading */
+    int ooc;                  /* out of core: a block's segments together, the block released after its last */
     atomic_uint *left;        /* out of core: segments of each block not yet done */
-    hog_block_ring *ring;     /* out of core: where the blocks come from, or NULL: the mapping */
+    hog_block_source *src;    /* where the blocks come from; NULL: a window's, in memory (train_stream.c) */
     unsigned epoch;           /* 0-based */
     float mid;                /* binary: labels above this are positive */
     const float *class_w;     /* per class index, the weight of its rows (run_state's); NULL: none */

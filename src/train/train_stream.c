@@ -368,8 +368,15 @@ static int stream_file(hog_trainer *t, const char *path, const hog_input *in, ui
     uint64_t dim = HOG_MAX((*ds)->info.features, 1);
     if ((rc = run_grow(&rs, dim)) == 0) {
         run_settle_dim(&rs, dim);
-        rs.ooc = hog_dataset_bytes(*ds) > rs.limit;
-        rc = hog_run_tables(&rs);
+        /* The later epochs read the data set the feed built through a
+         * source, out of core when it is larger than the limit. */
+        hog_source_params sp = hog_source_params_default();
+        sp.readers = rs.nth;
+        sp.limit = sp.resident = rs.limit;
+        if ((rc = hog_block_source_open(*ds, &sp, &rs.src)) == 0) {
+            rs.ooc = hog_block_source_out_of_core(rs.src);
+            rc = hog_run_tables(&rs);
+        }
     }
     if (rc == 0)
         rc = hog_run_alloc_final(&rs);
