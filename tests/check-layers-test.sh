@@ -125,6 +125,24 @@ put src/etl/etl.h '#ifndef ETL_H' '#define ETL_H' '#include "../util/util.h"' '#
 put src/etl/etl_extra.h '#ifndef ETL_EXTRA_H' '#define ETL_EXTRA_H' '#include "etl.h"' '#endif'
 check "headers including each other fail" 1 'include cycle among 2 files: src/etl/etl.h src/etl/etl_extra.h'
 
+case_tree storage-policy
+put src/etl/etl.h '#include "../util/util.h"' 'int hog_etl_read(void);' 'int hog_etl_more(void);' \
+    'void hog_dataset_willneed(int b);'
+put src/etl/etl_more.c '#include "etl.h"' 'int hog_etl_more(void) { return 2; }' 'void hog_dataset_willneed(int b) { (void)b; }'
+put src/train/train_step.c '#include "train.h"' \
+    'int hog_train_step(void) { hog_dataset_willneed(1); return hog_etl_read() + hog_pool_size(); }'
+check "train calling the block store's policy itself fails" 1 \
+    '^check-layers: src/train/train_step.c calls src/etl/etl_more.c: hog_dataset_willneed \(forbidden to train'
+
+case_tree storage-policy-pattern
+put src/etl/etl.h '#include "../util/util.h"' 'int hog_etl_read(void);' 'int hog_etl_more(void);' \
+    'int hog_block_ring_get(int b);'
+put src/etl/etl_more.c '#include "etl.h"' 'int hog_etl_more(void) { return 2; }' 'int hog_block_ring_get(int b) { return b; }'
+put src/train/train_step.c '#include "train.h"' \
+    'int hog_train_step(void) { return hog_block_ring_get(1) + hog_etl_read() + hog_pool_size(); }'
+check "train calling a function a pattern forbids fails" 1 \
+    'src/train/train_step.c calls src/etl/etl_more.c: hog_block_ring_get \(forbidden to train'
+
 case_tree new-folder
 put src/misc/misc_x.c 'int hog_misc_x(void);' 'int hog_misc_x(void) { return 1; }'
 check "a folder the rules do not name fails" 1 'src/misc has no line in the layer rules'

@@ -12,6 +12,12 @@ header and functions; the word `hogtrain.h` allows the library's public
 functions (those named in include/hogtrain.h) wherever they are defined,
 and no private header at all: that is the command's rule.
 
+A second block, ```forbidden, names for a folder functions of the folders
+it may use that it must not call all the same: `folder: pattern ...`, each
+pattern a function name or a shell-style pattern (`hog_block_ring_*`). The
+trainer reads blocks through the data layer's block source, and never calls
+the storage policy behind it.
+
 Three checks, each violation printed with the files involved:
   includes  every #include of src/*/*.[ch], resolved as the compiler would
             (a quoted name next to the file first, then the -I, -iquote,
@@ -19,7 +25,7 @@ Three checks, each violation printed with the files involved:
             header or a file of an allowed folder; and --cflags has no
             folder from which the command could reach src/;
   calls     from the objects BUILD/src/*/*.o (nm), every symbol a file uses
-            from another folder is allowed to it;
+            from another folder is allowed to it, and not forbidden;
   cycles    no source files call each other in a loop (the strongly connected
             components of the file call graph), and no headers include each
             other in a loop.
@@ -28,6 +34,7 @@ Exit status: 0 clean, 1 violations, 2 the check could not run (no rules,
 a missing object: run make first).
 """
 import argparse
+import fnmatch
 import os
 import re
 import subprocess
@@ -44,16 +51,19 @@ def die(msg):
     sys.exit(2)
 
 
-def read_rules(path):
-    """The ```layers block of CONTRIBUTING.md: {folder: set of what it may use}."""
+def read_rules(path, block="layers", required=True):
+    """A block of CONTRIBUTING.md (```layers: {folder: set of what it may use};
+    ```forbidden: {folder: set of patterns of functions it may not call})."""
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except OSError as e:
         die("cannot read the layer rules: %s" % e)
-    m = re.search(r"^```layers\n(.*?)^```", text, re.M | re.S)
+    m = re.search(r"^```" + block + r"\n(.*?)^```", text, re.M | re.S)
     if not m:
-        die("%s has no ```layers block" % path)
+        if required:
+            die("%s has no ```%s block" % (path, block))
+        return {}
     rules = {}
     for line in m.group(1).splitlines():
         line = line.split("#", 1)[0].strip()
@@ -203,7 +213,7 @@ def nm_symbols(obj):
     return defined, used
 
 
-def check_calls(tree, rules, build, public, problems):
+def check_calls(tree, rules, forbidden, build, public, problems):
     """Call violations into problems; returns the call graph among the .c files of src/."""
     sources = [p for p in tree.files if p.endswith(".c")]
     owner, uses = {}, {}
@@ -228,6 +238,11 @@ def check_calls(tree, rules, build, public, problems):
             continue
         for to, syms in sorted(graph[path].items()):
             folder = tree.folder(to)
+            banned = [s for s in syms if folder != own and
+                      any(fnmatch.fnmatchcase(s, pat) for pat in forbidden.get(own, ()))]
+            if banned:
+                problems.append("%s calls %s: %s (forbidden to %s by CONTRIBUTING.md: %s reads blocks through "
+                                "the block source)" % (tree.rel(path), tree.rel(to), shown(banned), own, own))
             if folder == own or folder in rules[own]:
                 continue
             bad = [s for s in syms if not (PUBLIC in rules[own] and s in public)]
@@ -305,13 +320,14 @@ def main():
     if not tree.files:
         die("no files under %s" % tree.src)
     rules = read_rules(os.path.join(tree.root, "CONTRIBUTING.md"))
+    forbidden = read_rules(os.path.join(tree.root, "CONTRIBUTING.md"), "forbidden", False)
     public = public_names(tree.public)
     build = os.path.join(tree.root, args.build) if not os.path.isabs(args.build) else args.build
 
     problems = []
     check_folders(tree, rules, problems)
     includes = check_includes(tree, rules, args.cflags, problems)
-    calls = check_calls(tree, rules, build, public, problems)
+    calls = check_calls(tree, rules, forbidden, build, public, problems)
     for comp in components(includes):
         problems.append(cycle_text(tree, "include", comp, includes))
 

@@ -417,8 +417,8 @@ typedef struct epoch_job {
     double due;               /* pause for a checkpoint once now() reaches this; 0: never */
     uint32_t paused_at;       /* after the pass: the segments claimed (and so done) before it
                                  paused, or nsegments or more when it did not */
-    atomic_uint bad_block;    /* a block that failed its first check (hog_dataset_check): the
-                                 workers stop; UINT32_MAX: none */
+    atomic_uint bad_block;    /* a block the source could not give (its read or its check
+                                 failed): the workers stop; UINT32_MAX: none */
     int prog;                 /* the last epoch, with progressive metrics: each worker adds every
                                  row's scores before its step to its prog */
     /* The next position to claim. A pause sets its top bit (MAX_SEGMENTS)
@@ -630,7 +630,7 @@ const hog_hgd_summary *hog_scan_summary(const hog_dataset *ds, const hog_train_p
 
 /* What training needs to know of its data before the first step, in one
  * pass on the pool's workers (out of core, one read of the file), each
- * block checked as it is read (hog_dataset_check): the distinct label values of
+ * block checked as it is read: the distinct label values of
  * every row, ascending (not for regression), and for each feature the
  * number of training rows (holdout excluded) that touch it. On success
  * *classes, *nclasses, *deg and *rows are set; the caller frees the arrays.
