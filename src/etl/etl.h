@@ -8,134 +8,8 @@
 
 #include "../util/util.h"
 
-/*
- * Binary dataset, version 6 (.hgd). All integers and floats little-endian.
- *
- *   offset  bytes  field
- *   0       8      magic "HOGDATA\0"
- *   8       4      version (6 with fields, else 5 with feature names, else 4
- *                  with class names, else 3; versions 1 and 2 are read too,
- *                  see below)
- *   12      4      header_bytes (4096)
- *   16      8      rows
- *   24      8      features       (largest index + 1)
- *   32      8      nnz
- *   40      4      blocks
- *   44      4      rows_per_block (every block has this many rows but the last)
- *   48      4      flags          (bit 0: weighted; bit 1: the indices were 1-based in
- *                                  the libsvm text converted, and are stored minus one;
- *                                  bit 2: a cache, with the source record at 96;
- *                                  bit 3: the summary, placed at 224;
- *                                  bit 4: class names, placed at 248 (version 4);
- *                                  bit 5: feature names, placed at 272 (version 5);
- *                                  bit 6: a field per non-zero, their count at
- *                                  296 (version 6);
- *                                  a reader rejects unknown bits)
- *   52      4      block_align    (4096)
- *   56      8      table_offset   (multiple of 8, after the last block)
- *   64      8      file_bytes     (the whole file; a shorter file is truncated)
- *   72      8      fingerprint    (hog_etl_fingerprint over the block table)
- *   80      8      table_sum      (XXH3-64, seed 0, of the block table)
- *   88      8      header_sum     (XXH3-64, seed 0, of bytes 0..4095 with this field zero)
- *   96      4000   zero but for the source record (flags bit 2, 96..223), the
- *                  summary's place (flags bit 3, 224..247), the class
- *                  names' place (flags bit 4, 248..271), the feature
- *                  names' place (flags bit 5, 272..295) and the field
- *                  count (flags bit 6, 296..299):
- *   96      8        source bytes   (the size of the file the cache was made from)
- *   104     8        source mtime   (its modification time, ns since the epoch, signed)
- *   112     8        source inode
- *   120     8        source device
- *   128     8        source sample  (hog_hash64 of its first MiB, seed HOG_HGD_SAMPLE_SEED,
- *                                    chained into the last MiB when the file is longer)
- *   136     88       read options   (11 u64, in hog_hgd_source's order: the
- *                                    hog_read_params fields that shape the rows, the
- *                                    strings as their hog_hash64, feature_names as
- *                                    bit 16 of format; zero for binary input)
- *   224     8        summary_offset (multiple of 8, after the last block, before the table)
- *   232     8        summary_bytes
- *   240     8        summary_sum    (XXH3-64, seed 0, of the summary's bytes)
- *   248     8        names_offset   (multiple of 8, after the summary, before the table)
- *   256     8        names_bytes
- *   264     8        names_sum      (XXH3-64 of the names' count, seed 0, then of
- *                                    the names themselves, seeded with that)
- *   272     8        fnames_offset  (multiple of 8, after the sections before it,
- *                                    before the table)
- *   280     8        fnames_bytes
- *   288     8        fnames_sum     (XXH3-64, seed 0, of the feature names' bytes)
- *   296     4        fields         (1 to HOG_MAX_FIELDS: every field below it)
- *
- *   blocks, each at a multiple of block_align, padded with zeros to one:
- *     u32 ptr[rows + 1]   ptr[0] = 0, non-decreasing, ptr[rows] = nnz
- *     u32 index[nnz]      strictly increasing within a row, < features
- *     f32 value[nnz]      finite
- *     f32 label[rows]     finite
- *     f32 weight[rows]    weighted files only: finite, not negative
- *     u16 field[nnz]      files with fields only (flags bit 6): each
- *                         non-zero's field, < fields
- *
- *   summary at summary_offset (flags bit 3): what training must know of
- *   every row before its first step, counted once when the file is written:
- *     u32 labels          the distinct label values, or HOG_HGD_MANY_LABELS
- *                         when there are more than HOG_HGD_SUMMARY_LABELS
- *     u32 degrees         features, or 0 when there are more than
- *                         HOG_HGD_SUMMARY_FEATURES (no degrees kept)
- *     f64 label[labels]   ascending, finite (none when MANY)
- *     u64 count[labels]   the rows with each, every one at least 1, summing to rows
- *     u32 degree[degrees] per feature, the rows with a non-zero there
- *   summary_bytes is 8 + 16 * labels + 4 * degrees exactly (labels read as
- *   0 when MANY). A reader that uses the labels checks each row's label
- *   against them as it checks its block, so a crafted summary cannot give
- *   the trainer a class it does not know.
- *
- *   class names at names_offset (flags bit 4, version 4): the labels were
- *   strings (a CSV column of "setosa", "versicolor", ...), numbered in the
- *   order they first appeared; label i is name i:
- *     u32 names           1 to HOG_MAX_LABEL_NAMES
- *     names, each 1 to HOG_LABEL_NAME_MAX bytes and a NUL, distinct, back
- *     to back in label order
- *   names_bytes is 4 + the names' bytes with their NULs exactly. A file
- *   with names has a summary (flags bit 3) whose labels are exactly 0, 1,
- *   ..., names - 1, so every row's label is a name's number.
- *
- *   feature names at fnames_offset (flags bit 5, version 5): what the text
- *   called its features (hog_fnames, joined):
- *     u32 count           1 to features
- *     count entries, each u32 index (< features, strictly ascending), then
- *     the name (at least 1 byte) and a NUL
- *   fnames_bytes is 4 + the entries' bytes exactly.
- *
- *   block table at table_offset, one 32-byte entry per block:
- *     u64 offset, u64 bytes (padded size), u32 rows, u32 nnz,
- *     u64 sum: XXH3-64 chained over the block's arrays in the order above,
- *              s = 0, then s = XXH3(array, seed s) for each array
- *
- * Every block starts on a 4096-byte boundary so it can be memory-mapped or
- * read with O_DIRECT on its own; blocks are the unit of shuffling, streaming
- * and sharding. The sum is chained over the arrays, not taken over the
- * packed bytes, so a writer can checksum and write the arrays where they
- * are, without packing them first.
- *
- * Fields (version 6) are what factorisation machines that are field-aware
- * (FFM) pair features by: LIBFFM text's "field:index:value", Vowpal
- * Wabbit's namespaces. A field is a u16: more than 256 fields are common
- * in CSV columns, more than 65,536 in no FFM (its model holds a latent
- * vector per feature and field), and a wider type would take a fifth more
- * of each non-zero's 10 bytes. Version 5 has no fields: flags bit 6 and
- * bytes 296..299 are zero; a writer still writes it (or older) for data
- * without them, byte for byte.
- * Version 4 has no feature names: flags bit 5 and bytes 272..295 are zero;
- * a writer still writes it for data without them, byte for byte.
- * Version 3 has no class names: flags bit 4 and bytes 248..271 are zero; a
- * writer still writes it for numeric labels, byte for byte, so older
- * builds read such files. Version 2 has no summary either: flags bit 3 and
- * bytes 224..247 are zero, and a trainer counts what it needs in a pass of
- * its own. Version 1 differs
- * from 2 only in its checksums, which are zlib's CRC-32: the
- * header has u32 table_crc at 80 and u32 header_crc at 84 (zero from 88);
- * a table entry has u32 crc (of the block's unpadded bytes) at 24 and u32
- * reserved (0) at 28; flags are 0. It is read, never written.
- */
+/* Binary dataset (.hgd), version 6: its byte map, field by field, is the
+ * comment at the top of etl_hgd_layout.h, beside the offsets that code it. */
 #define HOG_HGD_MAGIC "HOGDATA"
 #define HOG_HGD_VERSION 6u
 #define HOG_HGD_VERSION_FNAMES 5u  /* what a writer writes for feature names without fields */
@@ -310,7 +184,7 @@ struct hog_dataset {
 /* Checks block b of ds before its rows are read, once: nothing for a data
  * set whose blocks are all sound (checked at open, or built here), else
  * the block's checksum, offsets, indices, values and labels on its first
- * call (etl_hgd.c). Thread-safe: two threads may both check a block the
+ * call (etl_hgd_check.c). Thread-safe: two threads may both check a block the
  * first time. Errors: HOG_ECHECKSUM, HOG_ECORRUPT, err naming the file and
  * the block. */
 int hog_dataset_check_block(const hog_dataset *ds, uint32_t b, char *err, size_t err_len);
@@ -342,8 +216,9 @@ static inline int hog_dataset_check(const hog_dataset *ds, uint32_t b, char *err
  * (etl_hgd.c): hog_hgd_forget takes ds off the list (hog_dataset_close). */
 void hog_hgd_forget(const hog_dataset *ds);
 
-/* Out-of-core scans (etl_hgd.c). A data set larger than the memory it may use is walked
- * block by block: hog_dataset_willneed starts reading a block ahead of use
+/* Out-of-core scans (etl_hgd_pages.c), for the block source and the check
+ * at open: no reader outside the data layer calls these. A data set larger
+ * than the memory it may use is walked block by block: hog_dataset_willneed starts reading a block ahead of use
  * (MADV_WILLNEED: asynchronous read-ahead), hog_dataset_drop gives a finished
  * block's pages back (MADV_DONTNEED for the process and, with cache set,
  * POSIX_FADV_DONTNEED for the page cache), so resident memory stays at the
@@ -367,7 +242,7 @@ static inline int hog_block_layout(const hog_block *b)
     return (b->weight ? HOG_BLOCK_WEIGHTED : 0) | (b->field ? HOG_BLOCK_FIELDS : 0);
 }
 
-/* The size of a block's unpadded bytes in the file layout above. */
+/* The size of a block's unpadded bytes in the file layout (etl_hgd_layout.h). */
 static inline uint64_t hog_block_bytes(uint64_t rows, uint64_t nnz, int layout)
 {
     return 4 * (rows + 1) + 8 * nnz + 4 * rows + (layout & HOG_BLOCK_WEIGHTED ? 4 * rows : 0) +
@@ -375,7 +250,7 @@ static inline uint64_t hog_block_bytes(uint64_t rows, uint64_t nnz, int layout)
 }
 
 /* Fills a view of a block whose arrays lie packed at buf in the file layout
- * above (a block of a mapped file, or one the builder keeps in memory). */
+ * (etl_hgd_layout.h) (a block of a mapped file, or one the builder keeps in memory). */
 static inline void hog_block_view(hog_block *blk, const void *buf, uint32_t rows, uint32_t nnz,
                                   int layout, uint64_t sum)
 {
@@ -649,7 +524,7 @@ int hog_builder_finish_pass(hog_builder *b);
 /* Frees a builder without finishing it. NULL is accepted. */
 void hog_builder_free(hog_builder *b);
 
-/* ---- binary format (etl_hgd.c) ---- */
+/* ---- binary format (etl_hgd.c reads, etl_hgd_write.c writes, etl_hgd_check.c checks) ---- */
 /* Opens and validates a binary dataset (memory-mapped). err gets a message
  * naming the file and the first thing wrong. */
 int hog_hgd_open(const char *path, hog_dataset **out, char *err, size_t err_len);
