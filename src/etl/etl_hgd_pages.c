@@ -16,7 +16,7 @@ static int block_range(const hog_dataset *ds, uint32_t block, size_t *off, size_
         return 0;
     const hog_block *b = &ds->blocks[block];
     size_t start = (size_t)((const char *)b->ptr - (const char *)ds->map);
-    size_t end = start + (size_t)hog_block_bytes(b->rows, b->nnz, b->weight != NULL);
+    size_t end = start + (size_t)hog_block_bytes(b->rows, b->nnz, hog_block_layout(b));
     *off = start & ~(size_t)(HOG_HGD_ALIGN - 1); /* blocks start aligned; be safe anyway */
     *len = HOG_MIN(end, ds->map_bytes) - *off;
     return 1;
