@@ -365,7 +365,9 @@ int hog_block_source_out_of_core(const hog_block_source *s);
 int hog_block_source_pass(hog_block_source *s, hog_pass_purpose purpose, const uint32_t *order, uint32_t n);
 /* Block b of the pass, checked, its read-ahead started: a view valid until
  * its hog_block_source_release, or NULL when its read or its check failed
- * (hog_block_source_end says why). Thread-safe. */
+ * (hog_block_source_end says why). A block's only reader releases it after
+ * a NULL too, so that its buffer reads on; readers that share a block (an
+ * epoch's segments) do not, and each of them gets the NULL. Thread-safe. */
 const hog_block *hog_block_source_get(hog_block_source *s, uint32_t b);
 /* The next block of the pass for one of its readers (claimed atomically): 1
  * with *b and *blk set; 0 at the pass's end, or once a block has failed;

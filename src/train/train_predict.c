@@ -300,6 +300,7 @@ static void pred_worker(void *arg, unsigned ith, unsigned nth)
         pred_slot *sl = &j->slots[q % j->depth];
         const hog_block *blk = &sl->blk; /* text: the slot's; a .hgd: the source's */
         if (j->src && !(blk = hog_block_source_get(j->src, (uint32_t)q))) {
+            hog_block_source_release(j->src, (uint32_t)q); /* its one reader: the buffer reads on */
             pthread_mutex_lock(&j->mu);
             job_fail(j, HOG_ECORRUPT, ""); /* hog_block_source_end says why */
             break;
