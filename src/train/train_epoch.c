@@ -112,7 +112,7 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
          * scan reads this rank's blocks first; a dead rank's come later):
          * a bad one stops the pass before any of its rows is trained. */
         uint32_t b = job->segments[pos] / job->per_block;
-        const hog_block *blk = job->src ? hog_block_source_get(job->src, b) : &job->ds->blocks[b];
+        const hog_block *blk = hog_block_source_get(job->src, b);
         if (!blk) {
             hog_atomic_min_u32(&job->bad_block, b);
             break;

@@ -398,7 +398,7 @@ typedef struct epoch_job {
     int window;               /* 1: a window of the streamed first epoch (train_stream.c) */
     int ooc;                  /* out of core: a block's segments together, the block released after its last */
     atomic_uint *left;        /* out of core: segments of each block not yet done */
-    hog_block_source *src;    /* where the blocks come from; NULL: a window's, in memory (train_stream.c) */
+    hog_block_source *src;    /* where the blocks come from (a window's: over its blocks in memory) */
     unsigned epoch;           /* 0-based */
     float mid;                /* binary: labels above this are positive */
     const float *class_w;     /* per class index, the weight of its rows (run_state's); NULL: none */

@@ -170,23 +170,26 @@ static int stream_head(run_state *rs, const hog_block *head, uint32_t n, uint32_
     return hog_run_tables(rs);
 }
 
-/* Trains one window: a pass of the workers over its blocks' segments.
- * Returns 0, or 1 when the run was interrupted before all were done. */
-static int stream_pass(run_state *rs, const hog_block *blks, uint32_t n, uint64_t row0, uint32_t rpb,
-                        double frac0, double frac1, uint32_t *segments, uint32_t window_index, double t_start)
+/* Trains one window: a pass of the workers over its blocks' segments,
+ * read through src, a source over win (the window's blocks are set here).
+ * Returns 0, 1 when the run was interrupted before all were done, or the
+ * source's error. */
+static int stream_pass(run_state *rs, hog_block_source *src, hog_dataset *win, const hog_block *blks, uint32_t n,
+                       uint64_t row0, uint32_t rpb, double frac0, double frac1, uint32_t *segments,
+                       uint32_t window_index, double t_start, char *err, size_t err_len)
 {
     uint32_t spb = segments_per_block(rpb), nsegments = 0;
     for (uint32_t b = 0; b < n; b++)
         for (uint32_t s = 0; s * SEGMENT_ROWS < blks[b].rows; s++)
             segments[nsegments++] = b * spb + s;
-    hog_dataset win;
-    memset(&win, 0, sizeof(win));
-    win.blocks = (hog_block *)blks;
-    win.info.blocks = n;
-    win.info.rows_per_block = rpb;
-    win.fd = -1;
+    win->blocks = (hog_block *)blks;
+    win->info.blocks = n;
+    int rc = hog_block_source_pass(src, HOG_PASS_EPOCH, NULL, 0);
+    if (rc < 0)
+        return hog_fail(rc, err, err_len, "starting the reads of the window: %s", hog_strerror(rc));
     epoch_job job = hog_epoch_job(rs, 0);
-    job.ds = &win;
+    job.ds = win;
+    job.src = src;
     job.segments = segments;
     job.nsegments = nsegments;
     job.per_block = spb;
@@ -203,6 +206,8 @@ static int stream_pass(run_state *rs, const hog_block *blks, uint32_t n, uint64_
     job.t0 = hog_now();
     job.done_seconds = job.t0 - t_start;
     hog_epoch_pass(rs, &job);
+    if ((rc = hog_block_source_end(src, err, err_len)) < 0)
+        return rc;
     return job.paused_at < job.nsegments;
 }
 
@@ -219,6 +224,20 @@ static int stream_epoch(run_state *rs, hog_feed *feed, hog_block *held, uint32_t
     int rc = 0;
     rs->st.epoch = 1;
     rs->prog_whole = rs->p->epochs == 1; /* the last epoch, from its first row */
+    /* The windows' blocks, just parsed, are read through a source as every
+     * pass's are (in core: they are sound as built); room for the head. */
+    hog_dataset win;
+    memset(&win, 0, sizeof(win));
+    win.info.blocks = 2 * window;
+    win.info.rows_per_block = rpb;
+    win.fd = -1;
+    hog_source_params sp = hog_source_params_default();
+    sp.readers = rs->nth;
+    hog_block_source *src;
+    if ((rc = hog_block_source_open(&win, &sp, &src)) < 0) {
+        *held_n = n;
+        return hog_fail(rc, err, err_len, "out of memory");
+    }
     const double t_start = hog_now();
     /* The window being trained (cur) and the next (nxt), counted meanwhile. */
     window_count sc = {.p = rs->p, .classes = rs->classes_of, .nclasses = rs->classes, .rpb = rpb, .deg = rs->deg,
@@ -250,10 +269,16 @@ static int stream_epoch(run_state *rs, hog_feed *feed, hog_block *held, uint32_t
             if (!counting) /* no thread to spare: count first */
                 hog_window_count(&sc);
         }
-        int paused = atomic_load_explicit(rs->ck.timer.interrupted, memory_order_relaxed) ||
-                     stream_pass(rs, cur, ncur, row0, rpb, frac0, pos_cur, segments, w, t_start);
+        int paused = atomic_load_explicit(rs->ck.timer.interrupted, memory_order_relaxed)
+                         ? 1
+                         : stream_pass(rs, src, &win, cur, ncur, row0, rpb, frac0, pos_cur, segments, w, t_start,
+                                       err, err_len);
         if (counting)
             pthread_join(counter, NULL);
+        if (paused < 0) {
+            rc = paused;
+            break;
+        }
         if (paused) { /* no checkpoint: a streamed run takes none */
             atomic_store_explicit(rs->ck.timer.interrupted, 0, memory_order_relaxed);
             rc = hog_fail(HOG_EINTERRUPTED, err, err_len, "interrupted in epoch 1 of %u, while the training text "
@@ -288,6 +313,7 @@ static int stream_epoch(run_state *rs, hog_feed *feed, hog_block *held, uint32_t
             scaled = sc.deg_rows;
         }
     }
+    hog_block_source_close(src);
     rs->seconds = hog_now() - t_start;
     /* The degrees are the run's again, with room for every feature. */
     rs->deg = sc.deg;
