@@ -12,8 +12,11 @@
  *   train_epoch.c     one epoch: the workers' loop over segments, their
  *                     order, read-ahead out of core, averaging samples, and
  *                     what follows an epoch (evaluation, early stopping)
- *   train_rows.c      one segment: the optimisers' per-example kernels and
- *                     the row loops specialised for each combination of them
+ *   train_rows.c      one segment: the per-example kernels (binary,
+ *                     softmax, factorisation machine) and the row loops
+ *                     specialised for each combination of the optimisers
+ *   train_kernels.h   the per-coordinate updates those loops inline: the
+ *                     optimisers, the regularisers and how they combine
  *   train_scan.c      what training must know of its data first: the label
  *                     values and each feature's degree and L2 scale
  *   train_hot.c       the workers' private copies of the hot weights, or of the
@@ -65,7 +68,7 @@ struct hog_trainer {
 #define WHOLE_WEIGHTS (1u << 17)
 
 /* The OPT_* flags: which optimisers and regularisers the segments run (see
- * train_rows.c for what each does and how they combine). */
+ * train_kernels.h for what each does and how they combine). */
 #define OPT_ADAGRAD 1u
 #define OPT_NORMALIZED 2u
 #define OPT_L1 4u
