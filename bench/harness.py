@@ -326,9 +326,13 @@ def cmd_libffm(a):
     hogtrain's reading is. The tool is found on PATH or at --bin."""
     exe = a.bin or shutil.which("ffm-train")
     model = a.report + ".model"
-    cmd = [exe, "-k", str(a.k), "-t", str(a.epochs), "-s", str(a.threads), "-r", repr(a.step),
-           "-l", repr(a.l2), "-p", a.test, a.train, model]
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # ffm-train caches each text as NAME.bin in its working folder: the
+    # report's, where they are removed after.
+    work = os.path.dirname(os.path.abspath(a.report))
+    ab = os.path.abspath
+    cmd = [ab(exe), "-k", str(a.k), "-t", str(a.epochs), "-s", str(a.threads), "-r", repr(a.step),
+           "-l", repr(a.l2), "-p", ab(a.test), ab(a.train), ab(model)]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=work)
     if p.returncode != 0:
         sys.stderr.write(p.stdout[-4000:])
         die("ffm-train failed (exit %d): %s" % (p.returncode, " ".join(cmd)))
@@ -337,7 +341,8 @@ def cmd_libffm(a):
         f = line.split()
         if len(f) == 4 and f[0].isdigit():
             curve.append([int(f[0]), float(f[3]), float(f[2])])
-    for q in (model, a.train + ".bin", a.test + ".bin"):
+    for q in (model, os.path.join(work, os.path.basename(a.train) + ".bin"),
+              os.path.join(work, os.path.basename(a.test) + ".bin")):
         if os.path.exists(q):
             os.unlink(q)
     if not curve:
