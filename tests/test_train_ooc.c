@@ -74,7 +74,17 @@ Test(ooc, trains_with_resident_memory_under_the_limit, .init = setup, .fini = sc
     cr_assert_eq(hog_dataset_open(hgd, NULL, &ds, err, sizeof(err)), 0, "%s", err);
     uint64_t bytes = hog_dataset_bytes(ds);
     cr_assert_gt(bytes, 40u << 20, "the data set is %llu bytes", (unsigned long long)bytes);
-    cr_assert_lt(vm_kb("VmRSS") - base, 4096, "opening left the file resident");
+    /* Resident memory is hogtrain's to measure in a normal build only:
+     * under AddressSanitizer every load of the mapping also reads its
+     * shadow, and the allocator keeps freed memory in quarantine (6 MB at
+     * this open, 25 MB of peak below), whatever hogtrain holds. */
+#ifdef __SANITIZE_ADDRESS__
+    const int rss_counts = 0;
+#else
+    const int rss_counts = 1;
+#endif
+    if (rss_counts)
+        cr_assert_lt(vm_kb("VmRSS") - base, 4096, "opening left the file resident");
 
     hog_train_params p = hog_train_params_default();
     p.epochs = 3;
@@ -88,8 +98,9 @@ Test(ooc, trains_with_resident_memory_under_the_limit, .init = setup, .fini = sc
     hog_model_info in;
     hog_model_get_info(m, &in);
     /* Model, feature table and a few blocks per worker: far below the data. */
-    cr_assert_lt(peak, 24 * 1024, "peak resident growth %ld kB for %llu bytes of data", peak,
-                 (unsigned long long)bytes);
+    if (rss_counts)
+        cr_assert_lt(peak, 24 * 1024, "peak resident growth %ld kB for %llu bytes of data", peak,
+                     (unsigned long long)bytes);
     cr_assert_gt(in.test.accuracy, 0.9, "holdout accuracy %g", in.test.accuracy);
     hog_model_free(m);
 
