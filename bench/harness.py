@@ -843,15 +843,16 @@ def study_nodes(rows, limits, curves, plots, out):
 def study_fm(rows, limits, curves, plots, out):
     """Per tool and thread count: the best test logloss of each run's curve
     and the training time to it (medians of the runs), and the time to the
-    target: the better of the FFMs' median best (hogtrain's own when no FFM
-    ran)."""
+    target: the better of the peers' FFMs' median best (hogtrain's own when
+    no peer's FFM ran)."""
     by_run = groups(curves, lambda c: (c["tool"], c["threads"], c["rep"]))
     best = {}
     for (tool, t, rep), cs in by_run.items():
         pts = [(fnum(c["test_loss"]), fnum(c["seconds"])) for c in cs if fnum(c["test_loss"]) is not None]
         if pts:
             best.setdefault((tool, int(t)), []).append(min(pts))
-    ffm = [med([l for l, _ in v]) for (tool, _), v in best.items() if tool.endswith("FFM")]
+    ffm = [med([l for l, _ in v]) for (tool, _), v in best.items()
+           if tool.endswith("FFM") and not tool.startswith("hogtrain")]
     own = [med([l for l, _ in v]) for (tool, _), v in best.items() if tool.startswith("hogtrain")]
     target = min(ffm) if ffm else (min(own) if own else None)
     lines = []
@@ -873,7 +874,7 @@ def study_fm(rows, limits, curves, plots, out):
                    for k, v in groups(cs, lambda c: (c["tool"], c["threads"])).items()}, False))
     head = "Target: test logloss %s (%s).\n\n" % (
         "%.4f" % target if target is not None else "-",
-        "the better FFM's median best" if ffm else "hogtrain's own best: no FFM ran")
+        "the peers' better FFM's median best" if ffm else "hogtrain's own best: no peer's FFM ran")
     return head + md_table(["tool", "threads", "runs", "best test logloss (median)", "training time to it",
                             "time to the target"], lines)
 

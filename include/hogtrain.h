@@ -572,7 +572,21 @@ typedef struct hog_train_params {
                             choice. The factors start at uniform draws in [-factor_init,
                             factor_init] from the seed, the same whatever the threads */
     float factor_init;   /* factors > 0: the scale of the factors' first values; 0: 0.5 / sqrt(K) */
-    uint64_t reserved[10]; /* zero; the room for new fields (see Compatibility) */
+    uint32_t field_aware; /* factors > 0: 1 makes it a field-aware factorisation machine (Juan et al.
+                            2016), LIBFFM's model: the bias and, for each field of the data
+                            (hog_dataset_fields), K latent factors a feature, no linear weights;
+                            a pair of features crossed through the factors each keeps for the
+                            other's field, the pairs' sum divided by the row's |x|^2, in
+                            O(nnz^2 K). The training data must have fields (LIBFFM text, or
+                            hog_read_params.fields); a field the model does not know when it
+                            scores is left out of the pairs, as an unknown feature is. 0: plain */
+    uint32_t reserved32;  /* zero */
+    double l2_rows;       /* > 0: l2 is l2_rows over the rows trained on (the training set's, less
+                            any holdout), set when a run starts and kept in the model's
+                            parameters: 1 is LIBLINEAR's and scikit-learn's C = 1, a penalty that
+                            shrinks as the data grows. Text is then read whole before the first
+                            epoch. 0: l2 as given */
+    uint64_t reserved[8]; /* zero; the room for new fields (see Compatibility) */
 } hog_train_params;
 
 /* The most latent factors a factorisation machine has (hog_train_params.factors). */
@@ -722,6 +736,18 @@ uint64_t hog_model_named_feature(const hog_model *m, uint64_t k);
  * Features beyond the model's size are ignored. Thread-safe. */
 double hog_model_predict(const hog_model *m, const hog_row *row, uint32_t *cls,
                          float *probs);
+
+/* hog_model_predict for a row whose values have fields (field[i] is the
+ * field of row->index[i]), which a field-aware model needs
+ * (hog_model_fields); other models ignore them. field NULL: no fields (a
+ * field-aware model then returns NAN). Thread-safe. */
+double hog_model_predict_fields(const hog_model *m, const hog_row *row, const uint16_t *field, uint32_t *cls,
+                                float *probs);
+
+/* The fields a field-aware factorisation machine has a latent vector a
+ * feature for (hog_train_params.field_aware): the training data's; 0 for
+ * any other model. Never fails. */
+uint32_t hog_model_fields(const hog_model *m);
 
 /* Evaluates a model on every row of ds (rows with features unknown to the
  * model are scored on the known ones; softmax labels not among the model's

@@ -1140,8 +1140,67 @@ Test(cli, a_factorisation_machine_trains_predicts_and_exports)
     cr_assert_eq(hog("train xor.ffm --model fm --factors 300 -o x.hog -q"), 2, "%s", out);
     cr_assert(strstr(out, "--factors: expected a whole number from 1 to 256, found '300'"), "%s", out);
     cr_assert_eq(hog("train xor.ffm --model trees -o x.hog -q"), 2, "%s", out);
-    cr_assert(strstr(out, "--model: expected linear, fm or mf, found 'trees'"), "%s", out);
+    cr_assert(strstr(out, "--model: expected linear, fm, ffm or mf, found 'trees'"), "%s", out);
     cr_assert_eq(hog("train xor.ffm --model fm --normalized 1 -o x.hog -q"), 1, "%s", out);
     cr_assert(strstr(out, "the plain or the AdaGrad update: set --normalized 0 (AdaGrad: --schedule adagrad)"), "%s", out);
     cr_assert(!exists("x.hog"));
+}
+
+Test(cli, a_field_aware_factorisation_machine_trains_on_fields_and_says_what_it_needs)
+{
+    /* the same cross of two fields, in LIBFFM text and as Vowpal Wabbit
+     * namespaces (which --model ffm reads as fields) */
+    char *text = malloc(256 * 1024), *vw = malloc(256 * 1024);
+    cr_assert(text && vw);
+    size_t n = 0, m = 0;
+    srand(36);
+    for (int i = 0; i < 6000; i++) {
+        const int a = rand() % 10, b = rand() % 10, y = (a % 2) != (b % 2);
+        n += (size_t)snprintf(text + n, 256 * 1024 - n, "%d 0:%d:1 1:%d:1\n", y, a, 10 + b);
+        m += (size_t)snprintf(vw + m, 256 * 1024 - m, "%d |a v%d |b v%d\n", y ? 1 : -1, a, b);
+    }
+    write_file("xor.ffm", text);
+    write_file("xor.vw", vw);
+    free(text);
+    free(vw);
+    cr_assert_eq(hog("train xor.ffm --model ffm --epochs 12 --threads 1 -o ffm.hog --holdout 0.2 --report r.json -q"),
+                 0, "%s", out);
+    char *report = slurp("r.json");
+    const char *acc = strstr(report, "\"accuracy\": ");
+    cr_assert_not_null(acc, "%s", report);
+    cr_assert_gt(strtod(acc + 12, NULL), 0.98, "%s", report);
+    cr_assert_eq(hog("info ffm.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "field-aware factorisation machine, 4 latent factors a feature for each of 2 fields") &&
+                  strstr(out, "l2 0.000208333") && strstr(out, "of 160\n"),
+              "%s", out);
+    cr_assert_eq(hog("predict ffm.hog xor.ffm -o p.txt"), 0, "%s", out);
+    cr_assert(strstr(out, "accuracy 0.9") || strstr(out, "accuracy 1.0000"), "%s", out);
+    cr_assert_eq(hog("export ffm.hog -o w.txt -q"), 0, "%s", out);
+    char *w = slurp("w.txt");
+    cr_assert(strncmp(w, "bias 1 ", 7) == 0 && strstr(w, "\n0 field1.v4 ") && strstr(w, "\n19 field0.v1 "), "%s", w);
+    cr_assert_eq(hog("train xor.vw --model ffm --epochs 12 --threads 1 -o vw.hog --holdout 0.2 --report r2.json -q"),
+                 0, "%s", out);
+    report = slurp("r2.json");
+    acc = strstr(report, "\"accuracy\": ");
+    cr_assert(acc && strtod(acc + 12, NULL) > 0.98, "%s", report);
+    cr_assert_eq(hog("predict vw.hog xor.vw -o p2.txt -q"), 0, "%s", out);
+    /* libsvm text has no fields: neither trains nor is scored, each saying so */
+    write_file("plain.svm", "1 1:1 2:1\n0 2:1 3:1\n");
+    cr_assert_eq(hog("train plain.svm --model ffm -o x.hog -q"), 1, "%s", out);
+    cr_assert(strstr(out, "--model ffm: the training data has no fields"), "%s", out);
+    cr_assert(!exists("x.hog"));
+    cr_assert_eq(hog("predict ffm.hog plain.svm -o x.txt -q"), 1, "%s", out);
+    cr_assert(strstr(out, "plain.svm: the text has no fields"), "%s", out);
+    cr_assert(!exists("x.txt"));
+    /* a warm start goes on with the model's kind */
+    cr_assert_eq(hog("train xor.ffm -i ffm.hog --epochs 1 --threads 1 -o warm.hog -q"), 0, "%s", out);
+    cr_assert_eq(hog("info warm.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "field-aware"), "%s", out);
+    cr_assert_eq(hog("train xor.ffm -i ffm.hog --model fm --epochs 1 -o x.hog -q"), 1, "%s", out);
+    cr_assert(strstr(out, "a run goes on with the model's kind"), "%s", out);
+    cr_assert_eq(hog("train xor.ffm --model ffm --l2 2/rows --epochs 1 --threads 1 -o l.hog -q"), 0, "%s", out);
+    cr_assert_eq(hog("info l.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "l2 0.000333333"), "%s", out);
+    cr_assert_eq(hog("train xor.ffm --l2 2/row -o x.hog -q"), 2, "%s", out);
+    cr_assert(strstr(out, "--l2: expected a number"), "%s", out);
 }

@@ -52,7 +52,7 @@ static void predictions_match(const hog_model *m, const hog_dataset *ds)
         uint32_t cls;
         double want = hog_model_predict(m, &row, &cls, p);
         cr_assert_float_eq(score[i], (float)want, 1e-6f, "row %llu", (unsigned long long)i);
-        hog_model_scores(m, &row, s);
+        hog_model_scores(m, &row, NULL, s);
         cr_assert_eq(memcmp(margins + i * K, s, K * sizeof(float)), 0, "row %llu", (unsigned long long)i);
         if (hog_loss_is_regression(m->info.loss))
             cr_assert_eq(label[i], s[0]);
@@ -115,11 +115,11 @@ Test(train_arrays, weights_read_in_place_change_the_model_when_written)
     cr_assert_eq(w.class_labels[2], 3.0);
     hog_row row = hog_dataset_row(ds, 0);
     float before[3], after[3];
-    hog_model_scores(m, &row, before);
+    hog_model_scores(m, &row, NULL, before);
     /* Output 2's weight of the row's first feature, and output 0's bias. */
     w.w[row.index[0] * 3 + 2] += 1.0f;
     w.bias[0] -= 2.0f;
-    hog_model_scores(m, &row, after);
+    hog_model_scores(m, &row, NULL, after);
     cr_assert_float_eq(after[2], before[2] + row.value[0], 1e-5f);
     cr_assert_float_eq(after[0], before[0] - 2.0f, 1e-5f);
     cr_assert_eq(after[1], before[1]);

@@ -189,7 +189,7 @@ Test(dense, scores_match_the_row_by_row_scores_and_ignore_unknown_features)
     const float *s = hog_dense_scores(dn, rows, 40);
     for (uint32_t i = 0; i < 40; i++) {
         float want[3];
-        hog_model_scores(m, &rows[i], want);
+        hog_model_scores(m, &rows[i], NULL, want);
         for (uint32_t k = 0; k < 3; k++)
             cr_assert_float_eq(s[i * 3 + k], want[k], 1e-5f, "row %u class %u", i, k);
     }

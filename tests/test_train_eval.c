@@ -126,7 +126,7 @@ Test(train_eval, within_the_bound_of_the_exact_auc_on_real_scores)
     scored *v = malloc(di.rows * sizeof(scored));
     for (uint64_t i = 0; i < di.rows; i++) {
         hog_row row = hog_dataset_row(ds, i);
-        hog_model_scores(m, &row, &v[i].score);
+        hog_model_scores(m, &row, NULL, &v[i].score);
         v[i].pos = row.label > 0;
     }
     double bound, auc = hist_auc(v, di.rows, &bound);
@@ -165,7 +165,7 @@ Test(train_eval, metrics_equal_a_row_by_row_reference)
             hog_row row = hog_dataset_row(ds, i);
             uint32_t cls;
             float s[8];
-            hog_model_scores(m, &row, s);
+            hog_model_scores(m, &row, NULL, s);
             hog_model_predict(m, &row, &cls, NULL);
             float v = 0;
             if (cases[c].kind == 'r') {
@@ -177,7 +177,7 @@ Test(train_eval, metrics_equal_a_row_by_row_reference)
             } else {
                 float lse = hog_softmax(s, m->outputs);
                 int y = hog_model_class_of(m, row.label);
-                hog_model_scores(m, &row, s);
+                hog_model_scores(m, &row, NULL, s);
                 v = lse - s[y];
                 correct += (int)cls == y;
             }

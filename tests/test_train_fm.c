@@ -120,7 +120,7 @@ Test(train_fm, the_score_is_the_sum_over_pairs)
             }
         }
         float got;
-        hog_model_scores(m, &row, &got);
+        hog_model_scores(m, &row, NULL, &got);
         cr_assert(fabs((double)got - want) <= 1e-4 * (1 + fabs(want)), "row %llu: %.9g, the pairs' sum %.9g",
                   (unsigned long long)i, (double)got, want);
         cr_assert(fabs(hog_model_predict(m, &row, NULL, NULL) - 1 / (1 + exp(-want))) < 1e-5);

@@ -425,7 +425,7 @@ Test(train_predict, raw_scores_and_probabilities)
             float s[16];
             for (uint64_t i = 0; i < 700; i++) {
                 hog_row row = hog_dataset_row(ds, i);
-                hog_model_scores(m, &row, s);
+                hog_model_scores(m, &row, NULL, s);
                 double sum = 0;
                 for (uint32_t j = 0; j < K; j++) {
                     float got;

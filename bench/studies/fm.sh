@@ -11,16 +11,20 @@
 # logloss after every epoch against its cumulative training seconds is the
 # curve (Vowpal Wabbit: one point, 5 passes from its cache). The table gives
 # each tool's best test logloss and the training time to it, and the time
-# to the target: the better of the two FFMs' best (median of the runs).
+# to the target: the better of the peers' two FFMs' best (median of the runs).
 # Peers, found on PATH or built in DATA_DIR/peers (see docs/benchmarks.md,
 # "Click-through models", for how to build them from their public sources):
 #   LIBFFM        ffm-train (k 4, its default step and L2), DATA_DIR/peers/libffm/
 #   xLearn        xlearn_train -s 0, 1, 2 (LR, FM, FFM; k 4; early stopping
 #                 off), DATA_DIR/peers/xlearn/build/; USER is set for it
 #   Vowpal Wabbit vw -q :: -b 24 --passes 5
-# A missing peer's rows are left out and table.md says so. hogtrain trains
-# its linear model and its factorisation machine (--model fm, k 4) with
-# their defaults.
+# A missing peer's rows are left out and table.md says so. The FFM's two
+# threads are measured against the parallel limit too, in the threads
+# study's section (time to one thread's loss after 3 epochs). hogtrain trains
+# its linear model, its factorisation machine (--model fm, k 4) and its
+# field-aware one (--model ffm, k 4, from the LIBFFM text's .hgd) with
+# their defaults. The target is the peers' better FFM best (hogtrain's
+# own best when no peer's FFM ran).
 
 study_fm() {
     rows=1000000 test=200000 epochs=8 k=4 passes=5
@@ -36,6 +40,8 @@ study_fm() {
     done
     to_hgd "$tr.svm" "$tr.hgd" --format libsvm
     to_hgd "$te.svm" "$te.hgd" --format libsvm
+    to_hgd "$tr.ffm" "$tr.ffm.hgd" --format ffm
+    to_hgd "$te.ffm" "$te.ffm.hgd" --format ffm
     h="$PY $ROOT/bench/harness.py"
     libffm=$(command -v ffm-train || true)
     [ -n "$libffm" ] || [ ! -x "$DATA_DIR/peers/libffm/ffm-train" ] || libffm=$DATA_DIR/peers/libffm/ffm-train
@@ -61,6 +67,10 @@ study_fm() {
                 --report "$OUT/tmp/h.json" $w -- \
                 "$HOGTRAIN" train "$tr.hgd" --test "$te.hgd" --model fm --factors "$k" --epochs "$epochs" \
                 --threads "$t" -o "$OUT/tmp/model.hog" --report "$OUT/tmp/h.json"
+            measure fm "$case" "hogtrain FFM" "rows=$rows;k=$k;epochs=$epochs;defaults" "$t" "$rep" --data "$tr.ffm" \
+                --report "$OUT/tmp/h.json" $w -- \
+                "$HOGTRAIN" train "$tr.ffm.hgd" --test "$te.ffm.hgd" --model ffm --factors "$k" --epochs "$epochs" \
+                --threads "$t" -o "$OUT/tmp/model.hog" --report "$OUT/tmp/h.json"
             [ -z "$libffm" ] || measure fm "$case" "LIBFFM FFM" "rows=$rows;k=$k;epochs=$epochs" "$t" "$rep" \
                 --data "$tr.ffm" --report "$OUT/tmp/lf.json" $w -- \
                 $h libffm --bin "$libffm" --train "$tr.ffm" --test "$te.ffm" --k "$k" --epochs "$epochs" \
@@ -77,4 +87,12 @@ study_fm() {
             $h vwq --train "$tr.vw" --test "$te.vw" --epochs "$passes" --bits 24 --report "$OUT/tmp/vw.json"
         rep=$((rep + 1))
     done
+    # Two threads against the parallel limit (two pinned one-thread runs at
+    # once, in the same rounds), in the threads study's terms: the time to
+    # one thread's test loss after 3 epochs, its speedup, the efficiency.
+    plain=$PLAIN
+    PLAIN= COPIES=1
+    train_runs threads "ffm, click n=$rows fields=20" "rows=$rows;k=$k;epochs=5;defaults" "$tr.ffm.hgd" \
+        "$te.ffm.hgd" --model ffm --factors "$k" --epochs 5
+    PLAIN=$plain COPIES=0
 }

@@ -149,7 +149,10 @@ typedef struct hog_train_params {
     hog_train_metrics train_metrics;
     uint32_t factors;
     float factor_init;
-    uint64_t reserved[10];
+    uint32_t field_aware;
+    uint32_t reserved32;
+    double l2_rows;
+    uint64_t reserved[8];
 } hog_train_params;
 hog_train_params hog_train_params_default(void);
 int hog_train_params_check(const hog_train_params *p, const char **field);

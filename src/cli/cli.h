@@ -80,7 +80,7 @@ int cli_bytes(const char *opt, const char *s, unsigned long long *out);
     {"max-line", required_argument, 0, CLI_READ_OPT},                                           \
     {"max-features", required_argument, 0, CLI_READ_OPT},                                       \
     {"temp-dir", required_argument, 0, CLI_READ_OPT},                                           \
-    {"feature-names", no_argument, 0, CLI_READ_OPT}
+    {"feature-names", no_argument, 0, CLI_READ_OPT}, {"fields", no_argument, 0, CLI_READ_OPT}
 /* --mem-limit as a reading option, for the commands that have no other use for it. */
 #define CLI_READ_MEM_OPTION {"mem-limit", required_argument, 0, CLI_READ_OPT}
 #define CLI_READ_MEM_USAGE                                                                      \
@@ -98,6 +98,8 @@ int cli_bytes(const char *opt, const char *s, unsigned long long *out);
     "  --feature-names         keep the names of features made of values, VW's \"namespace^feature\"\n" \
     "                          and CSV categorical \"column=value\", for export and info; it slows\n" \
     "                          parsing (a CSV header's numeric columns are named anyway)\n" \
+    "  --fields                keep each value's field: VW's namespaces, CSV's columns (LIBFFM\n" \
+    "                          text always has them); what --model ffm pairs features by\n"      \
     "  -b, --hash-bits B       hash every feature into 2^B (string features: 18 if not given)\n" \
     "  --index-base auto|0|1   libsvm indices: detected (auto, default: 0-based if an index\n"  \
     "                          0 is in the first MiB, else 1-based), as written (0), or\n"     \
@@ -110,6 +112,11 @@ int cli_bytes(const char *opt, const char *s, unsigned long long *out);
     "  --temp-dir DIR          where text too large for --mem-limit goes, in a file without a\n" \
     "                          name that vanishes with the run (default: the output's folder,\n" \
     "                          else the input's)\n"
+
+/* The weights m holds, biases apart: a feature's weights (a linear model's
+ * outputs, a factorisation machine's weight and factors, a field-aware
+ * one's factors for every field) times its features. */
+uint64_t cli_model_weights(const hog_model *m);
 
 /* The folder path is in: "." for a bare name, else what comes before its
  * last '/' ("/" for "/x"), copied into buf. */

@@ -144,6 +144,10 @@ int cli_read_option(const char *opt, const char *val, hog_read_params *p)
         p->feature_names = 1;
         return 1;
     }
+    if (strcmp(opt, "fields") == 0) {
+        p->fields = 1;
+        return 1;
+    }
     if (strcmp(opt, "ignore") == 0 || strcmp(opt, "categorical") == 0) {
         *(opt[0] == 'i' ? &p->ignore : &p->categorical) = val;
         return 1;
@@ -303,4 +307,12 @@ double cli_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+uint64_t cli_model_weights(const hog_model *m)
+{
+    hog_model_info in;
+    hog_model_get_info(m, &in);
+    const uint32_t F = in.params.factors, G = hog_model_fields(m);
+    return in.features * (G ? (uint64_t)F * G : F ? 1ull + F : in.outputs);
 }

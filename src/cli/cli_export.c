@@ -25,10 +25,16 @@ static const char export_usage[] =
 
 /* The class an output scores, as text: softmax, output k's; binary, the
  * positive class; regression, none. A factorisation machine's output 0 is
- * its linear weight, and output k > 0 its factor k: "vK". */
+ * its linear weight, and output k > 0 its factor k: "vK". A field-aware
+ * one's (fields > 0) output k is factor k mod F + 1 for field k / F:
+ * "field3.v2". */
 static const char *class_of_output(char *buf, size_t len, const hog_model *m, const hog_weights *w, uint32_t k,
-                                   uint32_t factors)
+                                   uint32_t factors, uint32_t fields)
 {
+    if (fields) {
+        snprintf(buf, len, "field%u.v%u", k / factors, k % factors + 1);
+        return buf;
+    }
     if (factors && k > 0) {
         snprintf(buf, len, "v%u", k);
         return buf;
@@ -107,7 +113,8 @@ int cli_export(int argc, char **argv)
     /* Features are numbered as the training data wrote them: 1-based
      * libsvm text was stored minus one. */
     const uint64_t base = (uint64_t)mi.data_index_base;
-    /* A factorisation machine has one bias, and a weight and its factors a feature. */
+    /* A factorisation machine has one bias, and a weight and its factors a
+     * feature (a field-aware one, its factors for each field). */
     const uint32_t nbias = mi.params.factors ? 1 : w.outputs;
     char cls[64];
     if (json) {
@@ -125,7 +132,7 @@ int cli_export(int argc, char **argv)
         fprintf(o.f, "],\n  \"bias\": {");
         for (uint32_t k = 0; k < nbias; k++) {
             fprintf(o.f, "%s", k ? ", " : "");
-            cli_json_string(o.f, class_of_output(cls, sizeof(cls), m, &w, k, mi.params.factors));
+            cli_json_string(o.f, class_of_output(cls, sizeof(cls), m, &w, k, mi.params.factors, 0));
             fprintf(o.f, ": ");
             cli_json_number(o.f, (double)w.bias[k]);
         }
@@ -135,7 +142,7 @@ int cli_export(int argc, char **argv)
     if (!json)
         for (uint32_t k = 0; k < nbias; k++) {
             fputs("bias ", o.f);
-            cli_text_name(o.f, class_of_output(cls, sizeof(cls), m, &w, k, mi.params.factors));
+            cli_text_name(o.f, class_of_output(cls, sizeof(cls), m, &w, k, mi.params.factors, 0));
             fprintf(o.f, " %.9g\n", (double)w.bias[k]);
         }
     for (uint64_t j = 0; j < w.features; j++)
@@ -143,7 +150,7 @@ int cli_export(int argc, char **argv)
             float v = w.w[j * w.outputs + k];
             if (v == 0.0f && !all)
                 continue;
-            const char *name = class_of_output(cls, sizeof(cls), m, &w, k, mi.params.factors);
+            const char *name = class_of_output(cls, sizeof(cls), m, &w, k, mi.params.factors, hog_model_fields(m));
             const char *feature = indices ? NULL : hog_model_feature_name(m, j);
             if (json) {
                 fprintf(o.f, "%s\n    [%llu, ", n ? "," : "", (unsigned long long)(j + base));

@@ -32,6 +32,7 @@ static const struct flag {
     {"hog_read_params", "mem_limit", "--mem-limit", TAKES_VALUE, NULL},
     {"hog_read_params", "temp_dir", "--temp-dir", TAKES_VALUE, NULL},
     {"hog_read_params", "feature_names", "--feature-names", ALONE, NULL},
+    {"hog_read_params", "fields", "--fields", ALONE, NULL},
 
     {"hog_train_params", "loss", "--loss", TAKES_VALUE, "HOG_LOSS_"},
     {"hog_train_params", "threads", "--threads", TAKES_VALUE, NULL},
@@ -59,6 +60,8 @@ static const struct flag {
     {"hog_train_params", "train_metrics", "--train-metrics", TAKES_VALUE, "HOG_TRAIN_METRICS_"},
     {"hog_train_params", "factors", "--factors", TAKES_VALUE, NULL},
     {"hog_train_params", "factor_init", "--factor-init", TAKES_VALUE, NULL},
+    {"hog_train_params", "field_aware", "--model ffm", ALONE, NULL},
+    {"hog_train_params", "l2_rows", "--l2 L/rows", ALONE, NULL},
 
     {"hog_mf_params", "rank", "--rank", TAKES_VALUE, NULL},
     {"hog_mf_params", "threads", "--threads", TAKES_VALUE, NULL},

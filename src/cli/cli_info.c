@@ -50,7 +50,10 @@ static int info_model(const char *path)
     printf("%-18s %s\n", "loss", hog_loss_name(in.loss));
     printf("%-18s %llu\n", "features", (unsigned long long)in.features);
     printf("%-18s %u\n", "outputs", in.outputs);
-    if (in.params.factors)
+    if (hog_model_fields(m))
+        printf("%-18s field-aware factorisation machine, %u latent factors a feature for each of %u fields\n",
+               "model", in.params.factors, hog_model_fields(m));
+    else if (in.params.factors)
         printf("%-18s factorisation machine, %u latent factors a feature\n", "model", in.params.factors);
     if (in.classes) {
         printf("%-18s %u:", "classes", in.classes);
@@ -97,7 +100,7 @@ static int info_model(const char *path)
     if (in.epochs_run) /* models from before these keys have none */
         printf("%-18s %u run, epoch %u kept\n", "epochs", in.epochs_run, in.best_epoch);
     printf("%-18s %llu of %llu\n", "non-zero weights", (unsigned long long)in.nonzero,
-           (unsigned long long)in.features * (in.outputs + in.params.factors));
+           (unsigned long long)cli_model_weights(m));
     printf("%-18s %.3f s\n", "training time", in.seconds);
     print_metrics("train metrics", &in.train);
     print_metrics("test metrics", &in.test);

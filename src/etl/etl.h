@@ -157,6 +157,12 @@ static inline hog_row hog_block_row(const hog_block *b, uint32_t r)
     return (hog_row){b->index + s, b->value + s, b->ptr[r + 1] - s, b->label[r], b->weight ? b->weight[r] : 1.0f};
 }
 
+/* Row r's fields (one a value), or NULL when the block has none. */
+static inline const uint16_t *hog_block_fields(const hog_block *b, uint32_t r)
+{
+    return b->field ? b->field + b->ptr[r] : NULL;
+}
+
 struct hog_dataset {
     hog_dataset_info info;
     hog_block *blocks;     /* info.blocks of them */

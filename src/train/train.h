@@ -143,6 +143,9 @@ static inline int hog_w_finite(const hog_weight *w, uint64_t n, uint32_t k, uint
 }
 
 /* ---- the model (train_model.c; its file: train_model_file.c) ---- */
+/* The most weights a feature has (hog_model.outputs), and classes a model. */
+#define HOG_MAX_OUTPUTS (1u << 20)
+
 struct hog_model {
     hog_model_info info;
     uint64_t dim;         /* features: weights per output */
@@ -150,6 +153,8 @@ struct hog_model {
                              softmax, and 1 + factors for a factorisation machine (its linear
                              weight, then its factors), which scores one output (info.outputs) */
     uint32_t factors;     /* a factorisation machine's latent factors a feature; 0: linear */
+    uint32_t fields;      /* a field-aware one's fields G: outputs is then G factors, a feature's
+                             factors for field 0, 1, ... (no linear weight); 0: not one */
     uint32_t stride;      /* words from one feature's weights to the next's: outputs, but for the
                              model a training run packs with its optimiser's state (train_run.c) */
     hog_weight *w;        /* dim * stride, feature-major: w[j * stride + k], k < outputs */
@@ -208,7 +213,6 @@ hog_model *hog_model_new_stride(hog_loss loss, uint64_t dim, uint32_t outputs, u
  * between them. Returns 0, or -ENOMEM (m unchanged). */
 int hog_model_compact(hog_model *m);
 
-/* The weights of feature j. */
 /* A factorisation machine's score, a non-zero at a time (Rendle's O(nnz F)
  * form): hog_fm_add takes feature j's row wj (its weight, then its F
  * factors) and value x, returns the weight's share w_j x and adds v_jf x
@@ -233,6 +237,66 @@ static inline float hog_fm_pairs(const float *q, uint32_t F, float sq)
     return 0.5f * (pair - sq);
 }
 
+/* A field-aware factorisation machine's pairs (Juan et al. 2016): the sum
+ * over pairs a < b of a row's features whose fields are below G of
+ * <v_a,field b, v_b,field a> x_a x_b, feature a's F factors for field g
+ * being wa[g F ..]. w[i] is the row's i-th feature's weights (NULL: one
+ * the model does not know). The score is the bias plus this sum times
+ * hog_ffm_norm, LIBFFM's model. hog_model_scores and the training loop
+ * share them, so they score alike. */
+static inline float hog_ffm_dot(const hog_weight *va, const hog_weight *vb, uint32_t F);
+
+static inline float hog_ffm_pairs(hog_weight *const *w, const float *x, const uint16_t *field, uint32_t n,
+                                  uint32_t F, uint32_t G)
+{
+    float pair = 0.0f;
+    for (uint32_t a = 0; a < n; a++) {
+        const uint32_t fa = field[a];
+        if (!w[a] || fa >= G)
+            continue;
+        for (uint32_t b = a + 1; b < n; b++) {
+            const uint32_t fb = field[b];
+            if (!w[b] || fb >= G)
+                continue;
+            pair += hog_ffm_dot(w[a] + (size_t)fb * F, w[b] + (size_t)fa * F, F) * x[a] * x[b];
+        }
+    }
+    return pair;
+}
+
+/* <va, vb> over F factors: four partial sums, one a lane, when F is a
+ * multiple of 4 (the rows then 16-byte aligned, see hog_w_load_row). */
+static inline float hog_ffm_dot(const hog_weight *va, const hog_weight *vb, uint32_t F)
+{
+    if (F % 4 == 0) {
+        float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (uint32_t f = 0; f < F; f += 4) {
+            _Alignas(16) float a[4], b[4];
+            hog_w_load_row(a, va + f, 4);
+            hog_w_load_row(b, vb + f, 4);
+            for (int i = 0; i < 4; i++)
+                s[i] += a[i] * b[i];
+        }
+        return (s[0] + s[2]) + (s[1] + s[3]);
+    }
+    float d = 0.0f;
+    for (uint32_t f = 0; f < F; f++)
+        d += hog_w_load(&va[f]) * hog_w_load(&vb[f]);
+    return d;
+}
+
+/* LIBFFM's instance normalisation: a row's pairs count 1 / |x|^2 (1 / nnz
+ * for one-hot rows), so a row's score does not grow with the square of its
+ * length; 1 for a row of zeros. */
+static inline float hog_ffm_norm(const float *x, uint32_t n)
+{
+    float s = 0.0f;
+    for (uint32_t i = 0; i < n; i++)
+        s += x[i] * x[i];
+    return s > 0.0f ? 1.0f / s : 1.0f;
+}
+
+/* The weights of feature j. */
 static inline hog_weight *hog_model_wj(const hog_model *m, uint64_t j)
 {
     return m->w + j * m->stride;
@@ -380,9 +444,16 @@ static inline void hog_model_prefetch_row(const hog_model *m, const hog_block *b
     }
 }
 
+/* 0 when data of `fields` fields (hog_dataset_fields) can be scored by
+ * m, else HOG_EPARAM saying that `what` (the data's name) needs fields
+ * for m, a field-aware model. */
+int hog_model_fields_fit(const hog_model *m, uint32_t fields, const char *what, char *err, size_t err_len);
+
 /* Scores of one row: out[k] = bias[k] + sum_i w[index_i * K + k] * value_i,
- * skipping indices >= m->dim. */
-void hog_model_scores(const hog_model *m, const hog_row *row, float *out);
+ * skipping indices >= m->dim; a factorisation machine's one score, a
+ * field-aware one's with the row's fields (field[i] the field of index_i;
+ * NULL, or no room for the row's pointers: NAN). */
+void hog_model_scores(const hog_model *m, const hog_row *row, const uint16_t *field, float *out);
 
 /* ---- the dense kernel (train_dense.c) ---- */
 /* One worker's buffers for mini-batches: a batch of rows made dense

@@ -40,11 +40,11 @@ typedef struct predict_job {
 
 /* Row i's prediction of job's kind from its scores s (which it may
  * overwrite) into o. */
-static void predict_one(const predict_job *job, const hog_row *row, float *s, float *o)
+static void predict_one(const predict_job *job, const hog_row *row, const uint16_t *field, float *s, float *o)
 {
     const hog_model *m = job->m;
     const uint32_t K = m->outputs;
-    hog_model_scores(m, row, s);
+    hog_model_scores(m, row, field, s);
     if (job->kind == HOG_PREDICT_MARGINS) {
         memcpy(o, s, K * sizeof(float));
         return;
@@ -96,7 +96,7 @@ static void predict_worker(void *arg, unsigned ith, unsigned nth)
         const uint64_t first = (uint64_t)b * ds->info.rows_per_block;
         for (uint32_t r = 0; r < blk->rows; r++) {
             const hog_row row = hog_block_row(blk, r);
-            predict_one(job, &row, s, job->out + (first + r) * job->n);
+            predict_one(job, &row, hog_block_fields(blk, r), s, job->out + (first + r) * job->n);
         }
         hog_block_source_release(job->src, b);
     }
@@ -113,13 +113,16 @@ int hog_model_predict_array(const hog_model *m, const hog_dataset *ds, hog_predi
         return hog_fail(HOG_EPARAM, err_detail, err_len, "kind %d: a %s model has no such prediction%s", (int)kind,
                         hog_loss_name(m->info.loss),
                         kind == HOG_PREDICT_PROBS ? " (probabilities: logistic, modified_huber, softmax)" : "");
+    int rc = hog_model_fields_fit(m, ds->fields, "the data set", err_detail, err_len);
+    if (rc < 0)
+        return rc;
     const uint64_t rows = ds->info.rows;
     if (rows > UINT64_MAX / n || out_len < rows * n)
         return hog_fail(HOG_EPARAM, err_detail, err_len, "out_len is %llu: %llu rows of %u need %llu floats",
                         (unsigned long long)out_len, (unsigned long long)rows, n,
                         (unsigned long long)(rows * n));
     hog_pool *pool;
-    int rc = hog_pool_borrow(threads, 0, &pool, err_detail, err_len);
+    rc = hog_pool_borrow(threads, 0, &pool, err_detail, err_len);
     if (rc < 0)
         return rc;
     /* One pass that checks the data set: its rows are read as they are. */

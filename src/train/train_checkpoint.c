@@ -84,6 +84,7 @@ static size_t ckpt_fields(checkpoint *c, hog_meta_field *f)
     f[n++] = (hog_meta_field){PARAMS_KEY "schedule", HOG_META_WORD, &p->schedule, hog_schedule_name(p->schedule),
                               hog_meta_parse_schedule};
     f[n++] = HOG_META_NUM(PARAMS_KEY "l2", &p->l2);
+    f[n++] = HOG_META_NUM(PARAMS_KEY "l2_rows", &p->l2_rows);
     f[n++] = HOG_META_NUM(PARAMS_KEY "holdout", &p->holdout);
     f[n++] = HOG_META_NUM(PARAMS_KEY "seed", &p->seed);
     f[n++] = HOG_META_NUM(PARAMS_KEY "bias", &p->bias);
@@ -100,6 +101,7 @@ static size_t ckpt_fields(checkpoint *c, hog_meta_field *f)
     f[n++] = (hog_meta_field){PARAMS_KEY "class_weight", HOG_META_WORD, &p->class_weight, hog_class_weight_name(p->class_weight),
                               hog_meta_parse_class_weight};
     f[n++] = HOG_META_NUM(PARAMS_KEY "factors", &p->factors);
+    f[n++] = HOG_META_NUM(PARAMS_KEY "field_aware", &p->field_aware);
     f[n++] = (hog_meta_field){"data.fingerprint", HOG_META_HEX64, &c->fingerprint, NULL, NULL};
     f[n++] = HOG_META_NUM("data.rows", &c->rows);
     f[n++] = HOG_META_NUM("data.features", &c->features);

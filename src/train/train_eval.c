@@ -253,7 +253,7 @@ static void eval_rows(eval_job *job, hog_eval_sums *e, float *s, const hog_block
         if (!hog_rowsel_keep(job->sel, first + r))
             continue;
         hog_row row = hog_block_row(blk, r);
-        hog_model_scores(job->m, &row, s);
+        hog_model_scores(job->m, &row, hog_block_fields(blk, r), s);
         hog_eval_add(job->m, e, job->relabel ? job->relabel[(uint32_t)row.label] : row.label, row.weight, s);
     }
 }
@@ -285,7 +285,10 @@ int hog_evaluate(const hog_model *m, const hog_dataset *ds, const hog_rowsel *se
     unsigned nth = hog_pool_threads(pool);
     eval_job job = {.m = m, .ds = ds, .sel = sel, .src = src, .dense = m->info.params.kernel == HOG_KERNEL_DENSE};
     float *relabel;
-    int rc = hog_labels_map_new(m, &ds->names, &relabel, err, err_len);
+    int rc = hog_model_fields_fit(m, ds->fields, "the data set to evaluate on", err, err_len);
+    if (rc < 0)
+        return rc;
+    rc = hog_labels_map_new(m, &ds->names, &relabel, err, err_len);
     if (rc < 0)
         return rc;
     job.relabel = relabel;

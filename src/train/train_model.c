@@ -182,8 +182,29 @@ static float fm_score(const hog_model *m, const hog_row *row)
     return lin + hog_fm_pairs(q, F, sq);
 }
 
-void hog_model_scores(const hog_model *m, const hog_row *row, float *out)
+/* A field-aware one's: the bias and hog_ffm_pairs times hog_ffm_norm. */
+static float ffm_score(const hog_model *m, const hog_row *row, const uint16_t *field)
 {
+    const uint32_t n = row->nnz;
+    hog_weight *stack[256];
+    hog_weight **w = n <= HOG_ARRAY_LEN(stack) ? stack : hog_malloc(n * sizeof(*w));
+    if (!field || !w)
+        return NAN;
+    for (uint32_t i = 0; i < n; i++)
+        w[i] = row->index[i] < m->dim ? hog_model_wj(m, row->index[i]) : NULL;
+    const float s = hog_w_load(&m->bias[0]) + hog_ffm_norm(row->value, n) *
+                                                  hog_ffm_pairs(w, row->value, field, n, m->factors, m->fields);
+    if (w != stack)
+        hog_free(w);
+    return s;
+}
+
+void hog_model_scores(const hog_model *m, const hog_row *row, const uint16_t *field, float *out)
+{
+    if (m->fields) {
+        out[0] = ffm_score(m, row, field);
+        return;
+    }
     if (m->factors) {
         out[0] = fm_score(m, row);
         return;
@@ -216,11 +237,31 @@ void hog_model_scores(const hog_model *m, const hog_row *row, float *out)
     }
 }
 
+uint32_t hog_model_fields(const hog_model *m)
+{
+    return m->fields;
+}
+
+int hog_model_fields_fit(const hog_model *m, uint32_t fields, const char *what, char *err, size_t err_len)
+{
+    if (!m->fields || fields)
+        return 0;
+    return hog_fail(HOG_EPARAM, err, err_len, "%s has no fields: a field-aware factorisation machine pairs features "
+                    "by their fields (LIBFFM text, Vowpal Wabbit namespaces or CSV columns read with "
+                    "hog_read_params.fields, or a .hgd written from them)", what);
+}
+
 double hog_model_predict(const hog_model *m, const hog_row *row, uint32_t *cls, float *probs)
+{
+    return hog_model_predict_fields(m, row, NULL, cls, probs);
+}
+
+double hog_model_predict_fields(const hog_model *m, const hog_row *row, const uint16_t *field, uint32_t *cls,
+                                float *probs)
 {
     if (m->info.loss != HOG_LOSS_SOFTMAX) {
         float s;
-        hog_model_scores(m, row, &s);
+        hog_model_scores(m, row, field, &s);
         if (cls)
             *cls = hog_loss_is_regression(m->info.loss) ? 0u : (s > 0);
         if (m->info.loss == HOG_LOSS_LOGISTIC)
@@ -233,7 +274,7 @@ double hog_model_predict(const hog_model *m, const hog_row *row, uint32_t *cls, 
     float *s = m->outputs <= 64 ? stack : hog_malloc(m->outputs * sizeof(float)); /* softmax: outputs scores */
     if (!s)
         return NAN;
-    hog_model_scores(m, row, s);
+    hog_model_scores(m, row, field, s);
     hog_softmax(s, m->outputs);
     uint32_t best = 0;
     for (uint32_t k = 1; k < m->outputs; k++)

@@ -7,11 +7,11 @@
 #include "train.h"
 
 /*
- * Model file, version 4 (or 3, 2, or 1). Little-endian.
+ * Model file, version 5 (or 4, 3, 2, or 1). Little-endian.
  *
  *   offset  bytes          field
  *   0       8              magic "HOGMODEL"
- *   8       4              version (1, 2, 3 or 4)
+ *   8       4              version (1 to 5)
  *   12      4              meta_bytes
  *   16      8              dim (features)
  *   24      4              outputs
@@ -19,7 +19,7 @@
  *   32      meta_bytes     metadata: "key value\n" lines, numbers in the C locale
  *                          with 17 significant digits so they round-trip
  *   ...     8 * classes    f64 class labels, ascending
- *   version 3 or 4:
+ *   version 3, 4 or 5:
  *   ...     4              sections: which of the optional parts below follow
  *                          (bit 0: class names, bit 1: feature scales, bit 2:
  *                          feature names; the other bits are 0)
@@ -49,15 +49,18 @@
  * is version 4, laid out as version 3: its metadata says `factors F`, and
  * its outputs are 1 + F, a feature's weight then its F factors (one score:
  * hog_model_info.outputs 1), so that a build that knows no factors refuses
- * it by its version rather than score it as a linear model.
+ * it by its version rather than score it as a linear model. A field-aware
+ * one is version 5, laid out as 4: its metadata also says `fields G`, and
+ * its outputs are G F, a feature's F factors for each field (LIBFFM's model:
+ * no linear weights).
  */
-#define MODEL_VERSION 4u
+#define MODEL_VERSION 5u
 #define SECTION_NAMES 1u  /* version 3's sections: class names */
 #define SECTION_SCALES 2u /* feature scales */
 #define SECTION_FNAMES 4u /* feature names */
 #define MODEL_HEAD 32u
 #define MODEL_MAX_META (1u << 20)
-#define MODEL_MAX_OUTPUTS (1u << 20)    /* outputs and classes */
+#define MODEL_MAX_OUTPUTS HOG_MAX_OUTPUTS /* outputs and classes */
 #define MODEL_MAX_WEIGHTS (1ull << 40) /* features times outputs */
 
 /* ===================================================================== *
@@ -68,7 +71,7 @@
 /* The metadata of a model file, in the order it is written (writing: a
  * linear model's without the factorisation machine's fields, so that its
  * file stays byte for byte what older builds wrote). */
-static size_t model_fields(hog_model_info *in, hog_meta_field *f, int writing)
+static size_t model_fields(hog_model_info *in, uint32_t *ffm_fields, hog_meta_field *f, int writing)
 {
     static const char *const train_keys[6] = {"train.rows", "train.loss", "train.logloss",
                                               "train.accuracy", "train.auc", "train.rmse"};
@@ -91,6 +94,8 @@ static size_t model_fields(hog_model_info *in, hog_meta_field *f, int writing)
     f[n++] = (hog_meta_field){"schedule", HOG_META_WORD, &p->schedule, hog_schedule_name(p->schedule),
                               hog_meta_parse_schedule};
     f[n++] = HOG_META_NUM("l2", &p->l2);
+    if (!writing || p->l2_rows > 0)
+        f[n++] = HOG_META_NUM("l2_rows", &p->l2_rows);
     f[n++] = HOG_META_NUM("holdout", &p->holdout);
     f[n++] = HOG_META_NUM("seed", &p->seed);
     f[n++] = HOG_META_NUM("bias", &p->bias);
@@ -112,6 +117,8 @@ static size_t model_fields(hog_model_info *in, hog_meta_field *f, int writing)
                               hog_train_metrics_name(p->train_metrics), hog_meta_parse_train_metrics};
     if (!writing || p->factors) /* factor_init is not kept: it only set the factors' first values */
         f[n++] = HOG_META_NUM("factors", &p->factors);
+    if (!writing || *ffm_fields)
+        f[n++] = HOG_META_NUM("fields", ffm_fields);
     f[n++] = HOG_META_NUM("nonzero", &in->nonzero);
     f[n++] = HOG_META_NUM("epochs_run", &in->epochs_run);
     f[n++] = HOG_META_NUM("best_epoch", &in->best_epoch);
@@ -145,8 +152,9 @@ static int model_write(const hog_model *m, hog_atomic_file *f)
         return HOG_ENONFINITE;
     }
     hog_model_info info = m->info;
+    uint32_t ffm_fields = m->fields;
     hog_meta_field fields[MODEL_FIELDS];
-    size_t nfields = model_fields(&info, fields, 1);
+    size_t nfields = model_fields(&info, &ffm_fields, fields, 1);
     char *meta;
     size_t meta_len;
     if (hog_meta_write(fields, nfields, &meta, &meta_len) < 0) {
@@ -158,7 +166,7 @@ static int model_write(const hog_model *m, hog_atomic_file *f)
     memcpy(head, MODEL_MAGIC, 8);
     const uint32_t sections = (m->class_names ? SECTION_NAMES : 0) | (m->scales ? SECTION_SCALES : 0) |
                               (m->fnames.n ? SECTION_FNAMES : 0);
-    hog_put_u32(head + 8, m->factors ? 4u : sections & (SECTION_SCALES | SECTION_FNAMES) ? 3u : sections ? 2u : 1u);
+    hog_put_u32(head + 8, m->fields ? 5u : m->factors ? 4u : sections & (SECTION_SCALES | SECTION_FNAMES) ? 3u : sections ? 2u : 1u);
     hog_put_u32(head + 12, (uint32_t)meta_len);
     hog_put_u64(head + 16, m->dim);
     hog_put_u32(head + 24, m->outputs);
@@ -394,8 +402,9 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
     info.params.train_metrics = HOG_TRAIN_METRICS_EXACT; /* what files without the field measured */
     info.train = hog_metrics_none();
     info.test = hog_metrics_none();
+    uint32_t ffm_fields = 0;
     hog_meta_field fields[MODEL_FIELDS];
-    size_t nfields = model_fields(&info, fields, 0);
+    size_t nfields = model_fields(&info, &ffm_fields, fields, 0);
     char why[256];
     if (hog_meta_read((char *)buf + MODEL_HEAD, meta_len, fields, nfields, why, sizeof(why)) < 0) {
         rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: unreadable metadata: %s", path, why);
@@ -407,13 +416,20 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
         goto out;
     }
     const uint32_t factors = info.params.factors;
-    if ((version == 4) != (factors > 0) || factors > HOG_MAX_FACTORS) {
+    if ((version >= 4) != (factors > 0) || factors > HOG_MAX_FACTORS) {
         rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: version %u with factors %u in its metadata: a "
-                      "factorisation machine (1 to %u factors) is version 4, and only it", path, version, factors,
-                      HOG_MAX_FACTORS);
+                      "factorisation machine (1 to %u factors) is version 4 or 5, and only it", path, version,
+                      factors, HOG_MAX_FACTORS);
         goto out;
     }
-    if ((factors && (info.loss == HOG_LOSS_SOFTMAX || outputs != 1 + factors)) ||
+    if ((version == 5) != (ffm_fields > 0) || ffm_fields > HOG_MAX_FIELDS) {
+        rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: version %u with fields %u in its metadata: a field-aware "
+                      "factorisation machine (1 to %u fields) is version 5, and only it", path, version,
+                      ffm_fields, HOG_MAX_FIELDS);
+        goto out;
+    }
+    info.params.field_aware = ffm_fields > 0;
+    if ((factors && (info.loss == HOG_LOSS_SOFTMAX || outputs != (ffm_fields ? factors * ffm_fields : 1 + factors))) ||
         (!factors && (info.loss == HOG_LOSS_SOFTMAX) != (outputs > 1)) ||
         (hog_loss_is_binary(info.loss) && classes != 2) || (hog_loss_is_regression(info.loss) && classes != 0) ||
         (info.loss == HOG_LOSS_SOFTMAX && classes != outputs)) {
@@ -479,6 +495,7 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
     info.params.progress_ctx = NULL;
     m->info = info;
     m->factors = factors;
+    m->fields = ffm_fields;
     const unsigned char *p = buf + labels_at;
     memcpy(m->class_labels, p, 8ull * classes);
     p = buf + names_at;

@@ -226,6 +226,10 @@ int hog_train_params_check(const hog_train_params *p, const char **field)
         bad = "factors";
     else if (!(p->factor_init >= 0) || !isfinite(p->factor_init))
         bad = "factor_init";
+    else if (p->field_aware > 1 || (p->field_aware && !p->factors))
+        bad = "field_aware";
+    else if (!(p->l2_rows >= 0) || !isfinite(p->l2_rows))
+        bad = "l2_rows";
     if (field)
         *field = bad;
     return bad ? HOG_EPARAM : 0;

@@ -64,7 +64,7 @@ typedef struct pred_job {
     float *relabel;
     uint32_t mapped;         /* names mapped so far */
     int labels_seen;         /* the first block's labels were checked against the model's */
-    char label_err[256];
+    char label_err[256];  /* why the reader stopped: a label, or rows without the fields the model needs */
 
     pthread_mutex_t mu;
     pthread_cond_t changed;
@@ -207,7 +207,7 @@ static int score_block(pred_job *j, pred_part *part, const hog_block *blk, pred_
             row.label = j->relabel[(uint32_t)row.label];
         if (row.nnz)
             part->top = HOG_MAX(part->top, (uint64_t)row.index[row.nnz - 1] + 1);
-        hog_model_scores(m, &row, s);
+        hog_model_scores(m, &row, hog_block_fields(blk, r), s);
         const float raw = s[0];
         if (j->output && j->pp.what != HOG_PREDICT_VALUE) /* before hog_eval_add turns s into probabilities */
             put_columns(j, sl, s);
@@ -351,9 +351,12 @@ static int reader_block(void *ctx, const hog_block *blk, int kept, double positi
     pthread_mutex_unlock(&j->mu);
     if (stop)
         return -ECANCELED;
+    int rc = hog_model_fields_fit(j->m, blk->field != NULL, "the text", j->label_err, sizeof(j->label_err));
+    if (rc < 0)
+        return rc;
     const hog_idmap *names = hog_builder_names(j->b);
     if (j->pp.metrics && (!j->labels_seen || names->n > j->mapped)) {
-        int rc = hog_labels_map(j->m, names, j->relabel, j->mapped, j->label_err, sizeof(j->label_err));
+        rc = hog_labels_map(j->m, names, j->relabel, j->mapped, j->label_err, sizeof(j->label_err));
         if (rc < 0)
             return rc;
         j->labels_seen = 1;
@@ -361,7 +364,7 @@ static int reader_block(void *ctx, const hog_block *blk, int kept, double positi
     }
     /* The slot is the reader's until pushed moves past it. */
     pred_slot *sl = &j->slots[j->pushed % j->depth];
-    int rc = hog_block_buffers_ready(&sl->bufs, j->rows_per_block, blk->weight != NULL);
+    rc = hog_block_buffers_ready(&sl->bufs, j->rows_per_block, blk->weight != NULL);
     if (rc < 0)
         return rc;
     hog_block_buffers mine = sl->bufs;
@@ -488,6 +491,8 @@ int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_
     hog_read_params p = rp ? *rp : hog_read_params_default();
     if (p.index_base < 0) /* libsvm indices mean what they meant in training */
         p.index_base = m->info.data_index_base;
+    if (m->fields) /* a field-aware model pairs the values by their fields */
+        p.fields = 1;
 
     hog_format fmt;
     int rc = hog_resolve_format(path, &p, &fmt, err_detail, err_len);
@@ -503,6 +508,10 @@ int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_
         rc = hog_hgd_open_within(path, &p, &ds, err_detail, err_len);
         if (rc < 0)
             return rc;
+        if ((rc = hog_model_fields_fit(m, ds->fields, path, err_detail, err_len)) < 0) {
+            hog_dataset_close(ds);
+            return rc;
+        }
         j.ds = ds;
         j.pushed = ds->info.blocks;
         j.reading_done = 1;
@@ -517,6 +526,8 @@ int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_
         if (j.pp.metrics)
             j.mapped = ds->names.n;
     } else {
+        if (fmt == HOG_FORMAT_LIBSVM && (rc = hog_model_fields_fit(m, 0, path, err_detail, err_len)) < 0)
+            return rc;
         reader.p.format = fmt;
         rc = hog_builder_create_pass(p.rows_per_block, &reader.b);
         if (rc < 0)

@@ -2,6 +2,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <math.h>
+#ifdef __SSE2__
+#include <immintrin.h>
+#endif
 
 #include "train_kernels.h"
 
@@ -138,6 +141,155 @@ KERNEL float update_fm(const epoch_job *job, worker_state *ws, const hog_row *ro
                          step, l2 * c, l1 * c, 1.0f, opt);
         }
         update_coord(&wj[0], aj, uq, gx, step, l2 * c, l1 * c, 1.0f, opt);
+    }
+    if (job->p->bias)
+        update_bias(bias, bacc, gl, step, opt);
+    return loss;
+}
+
+/* A field-aware factorisation machine's row: feature i's weights and
+ * AdaGrad sums, from the worker's arrays (P: ffm_cap of each) when the row
+ * fits them, else looked up again. */
+KERNEL hog_weight *ffm_w(const epoch_job *job, const worker_state *ws, const uint32_t *idx, uint32_t i,
+                         const unsigned opt)
+{
+    return ws->ffm_fits ? ws->ffm_w[i] : weights_of(job, ws, idx[i], opt);
+}
+
+KERNEL hog_weight *ffm_a(const epoch_job *job, const worker_state *ws, const uint32_t *idx, uint32_t i,
+                         const unsigned opt)
+{
+    return ws->ffm_fits ? ws->ffm_w[ws->ffm_cap + i] : acc_of(job, ws, idx[i], opt);
+}
+
+/* Feature j's L2 scale (see train_kernels.h). */
+KERNEL float l2c_of(const epoch_job *job, const worker_state *ws, uint32_t j, const unsigned opt)
+{
+    return (opt & OPT_PACKED) ? hog_w_load(&ws->optim.cs[(size_t)j * ws->optim.fstride]) : job->tab.l2_scale[j];
+}
+
+/* Four factors of a pair at once (F a multiple of 4), in GCC's vectors:
+ * update_coord's plain or AdaGrad step on each of v_a,fb[f..f+3] (slope
+ * t v_b,fa) and v_b,fa[f..f+3] (slope t v_a,fb), the same operations in
+ * the same order, so the same results as four update_coord calls. The rows
+ * are 16-byte aligned: the records and their AdaGrad sums start at
+ * multiples of 4 words when the factors are (hog_pack_layout). */
+typedef float ffm_f4 __attribute__((vector_size(16)));
+
+KERNEL ffm_f4 ffm_rsqrt_step(ffm_f4 sum, float step)
+{
+#ifdef __SSE2__
+    return step / (ffm_f4)_mm_sqrt_ps((__m128)(sum + ADAGRAD_EPS));
+#else
+    ffm_f4 r;
+    for (int i = 0; i < 4; i++)
+        r[i] = step / sqrtf(sum[i] + ADAGRAD_EPS);
+    return r;
+#endif
+}
+
+KERNEL void ffm_pair4(hog_weight *pa, hog_weight *qa, hog_weight *pb, hog_weight *qb, float t, float step,
+                      float l2a, float l2b, const unsigned opt)
+{
+    _Alignas(16) float a[4], b[4];
+    hog_w_load_row(a, pa, 4);
+    hog_w_load_row(b, pb, 4);
+    ffm_f4 va, vb;
+    memcpy(&va, a, sizeof(va));
+    memcpy(&vb, b, sizeof(vb));
+    ffm_f4 ga = t * vb, gb = t * va;
+    if (opt & OPT_ADAGRAD) {
+        ga = ga + l2a * va;
+        gb = gb + l2b * vb;
+        _Alignas(16) float sa[4], sb[4];
+        hog_w_load_row(sa, qa, 4);
+        hog_w_load_row(sb, qb, 4);
+        ffm_f4 ua, ub;
+        memcpy(&ua, sa, sizeof(ua));
+        memcpy(&ub, sb, sizeof(ub));
+        ua = ua + ga * ga;
+        ub = ub + gb * gb;
+        memcpy(sa, &ua, sizeof(ua));
+        memcpy(sb, &ub, sizeof(ub));
+        hog_w_store_row(qa, sa, 4);
+        hog_w_store_row(qb, sb, 4);
+        va = va - ffm_rsqrt_step(ua, step) * ga;
+        vb = vb - ffm_rsqrt_step(ub, step) * gb;
+    } else {
+        va = va * l2_shrink(step * l2a) - step * ga;
+        vb = vb * l2_shrink(step * l2b) - step * gb;
+    }
+    memcpy(a, &va, sizeof(va));
+    memcpy(b, &vb, sizeof(vb));
+    hog_w_store_row(pa, a, 4);
+    hog_w_store_row(pb, b, 4);
+}
+
+/* One example of a field-aware factorisation machine (m->fields = G; a
+ * feature's K = G F weights are F factors for each field): the bias +
+ * hog_ffm_norm times hog_ffm_pairs, so the score's slope is r x_a x_b
+ * v_b,fa in v_a,fb for each pair of features a, b (r the row's norm). As in
+ * LIBFFM, a pair steps both its factor vectors as soon as its slope is
+ * known, from the values the pair read; each coordinate steps as
+ * update_coord steps a linear weight (four at a time, ffm_pair4, when the
+ * factors allow and no L1 needs its own clip). Returns the example's loss. */
+KERNEL float update_ffm(const epoch_job *job, worker_state *ws, const hog_row *row, const uint16_t *field, float y,
+                        float step, float *bias, float *bacc, hog_eval_sums *prog, float w0, const unsigned opt)
+{
+    const uint32_t F = job->m->factors, G = job->m->fields, K = job->m->outputs, n = row->nnz;
+    const uint32_t *idx = row->index;
+    const float *val = row->value;
+    const float rn = hog_ffm_norm(val, n);
+    ws->ffm_fits = n <= ws->ffm_cap;
+    float pairs = 0.0f;
+    if (ws->ffm_fits) {
+        for (uint32_t i = 0; i < n; i++) {
+            ws->ffm_w[i] = weights_of(job, ws, idx[i], opt);
+            ws->ffm_w[ws->ffm_cap + i] = (opt & OPT_ADAGRAD) ? acc_of(job, ws, idx[i], opt) : NULL;
+        }
+        pairs = hog_ffm_pairs(ws->ffm_w, val, field, n, F, G);
+    } else { /* a row longer than the arrays: the same sum, its pointers looked up again */
+        for (uint32_t a = 0; a < n; a++)
+            for (uint32_t b = a + 1; b < n; b++)
+                pairs += hog_ffm_dot(ffm_w(job, ws, idx, a, opt) + (size_t)field[b] * F,
+                                     ffm_w(job, ws, idx, b, opt) + (size_t)field[a] * F, F) *
+                         val[a] * val[b];
+    }
+    const float margin = *bias + rn * pairs;
+    float loss;
+    const float gl = row->weight * hog_loss_grad_tau(job->m->info.loss, margin, y, job->tau, &loss);
+    if (prog)
+        hog_eval_add_scored(job->m, prog, row->label, y > 0, w0, margin, loss);
+    const float l2 = (float)job->p->l2, l1 = (float)job->p->l1;
+    const size_t ls = (opt & OPT_PACKED) ? ws->optim.lstride : 2 * (size_t)K;
+    const int four = F % 4 == 0 && !(opt & OPT_L1);
+    for (uint32_t a = 0; a < n; a++) {
+        const uint32_t ja = idx[a], fa = field[a];
+        const float xa = val[a], ca = l2c_of(job, ws, ja, opt);
+        hog_weight *const wa = ffm_w(job, ws, idx, a, opt);
+        hog_weight *const aa = (opt & OPT_ADAGRAD) ? ffm_a(job, ws, idx, a, opt) : NULL;
+        hog_weight *const ua = (opt & OPT_L1) ? ws->optim.l1s + (size_t)ja * ls : NULL;
+        for (uint32_t b = a + 1; b < n; b++) {
+            const uint32_t jb = idx[b], fb = field[b];
+            const float t = rn * gl * xa * val[b], cb = l2c_of(job, ws, jb, opt);
+            hog_weight *const wb = ffm_w(job, ws, idx, b, opt);
+            hog_weight *const ab = (opt & OPT_ADAGRAD) ? ffm_a(job, ws, idx, b, opt) : NULL;
+            const size_t oa = (size_t)fb * F, ob = (size_t)fa * F; /* v_a,fb and v_b,fa */
+            if (four) {
+                for (uint32_t f = 0; f < F; f += 4)
+                    ffm_pair4(&wa[oa + f], aa ? &aa[oa + f] : NULL, &wb[ob + f], ab ? &ab[ob + f] : NULL, t, step,
+                              l2 * ca, l2 * cb, opt);
+                continue;
+            }
+            hog_weight *const ub = (opt & OPT_L1) ? ws->optim.l1s + (size_t)jb * ls : NULL;
+            for (uint32_t f = 0; f < F; f++) {
+                const float va = hog_w_load(&wa[oa + f]), vb = hog_w_load(&wb[ob + f]);
+                update_coord(&wa[oa + f], aa ? &aa[oa + f] : NULL, ua ? &ua[2 * (oa + f)] : NULL, t * vb, step,
+                             l2 * ca, l1 * ca, 1.0f, opt);
+                update_coord(&wb[ob + f], ab ? &ab[ob + f] : NULL, ub ? &ub[2 * (ob + f)] : NULL, t * va, step,
+                             l2 * cb, l1 * cb, 1.0f, opt);
+            }
+        }
     }
     if (job->p->bias)
         update_bias(bias, bacc, gl, step, opt);
@@ -311,6 +463,9 @@ KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
         if (m->info.loss == HOG_LOSS_SOFTMAX) {
             int y = hog_model_class_of(m, row.label);
             l = update_softmax(job, ws, &row, y, step, reg, bias, bacc, s, g, c->prog, w0, c->prog_s, opt);
+        } else if (m->fields) {
+            float y = regression ? row.label : (row.label > job->mid ? 1.0f : -1.0f);
+            l = update_ffm(job, ws, &row, blk->field + ptr[r], y, step, bias, bacc, c->prog, w0, opt);
         } else if (m->factors) {
             float y = regression ? row.label : (row.label > job->mid ? 1.0f : -1.0f);
             l = update_fm(job, ws, &row, y, step, bias, bacc, s, c->prog, w0, opt);
@@ -797,13 +952,35 @@ static __attribute__((noinline)) void rows_packed_local(const epoch_job *job, wo
         rows_norm(job, ws, c, 1, 0, 1);
 }
 
+/* The non-zeros of the segment's longest row. */
+static uint32_t seg_longest(const hog_block *blk, uint32_t start, uint32_t n)
+{
+    uint32_t longest = 0;
+    for (uint32_t r = start; r < start + n; r++)
+        longest = HOG_MAX(longest, blk->ptr[r + 1] - blk->ptr[r]);
+    return longest;
+}
+
+/* Room in ffm_w for the segment's longest row. Where it cannot be had, the
+ * arrays stay as they were and longer rows look their pointers up again. */
+static void ffm_room(worker_state *ws, const hog_block *blk, uint32_t start, uint32_t n)
+{
+    const uint32_t longest = seg_longest(blk, start, n);
+    if (longest <= ws->ffm_cap)
+        return;
+    const uint32_t cap = HOG_MAX(longest, 64u);
+    hog_weight **w = hog_malloc(2 * (size_t)cap * sizeof(*w));
+    if (!w)
+        return;
+    hog_free(ws->ffm_w);
+    ws->ffm_w = w;
+    ws->ffm_cap = cap;
+}
+
 /* Room in norm_u for the segment's longest row; 0, or -ENOMEM. */
 static int norm_room(worker_state *ws, const seg_rows *c)
 {
-    const uint32_t *ptr = c->blk->ptr;
-    uint32_t longest = 0;
-    for (uint32_t r = c->start; r < c->start + c->n; r++)
-        longest = HOG_MAX(longest, ptr[r + 1] - ptr[r]);
+    const uint32_t longest = seg_longest(c->blk, c->start, c->n);
     if (longest <= ws->norm_cap && ws->norm_u)
         return 0;
     float *u = hog_aligned_alloc(HOG_CACHELINE, line_bytes(HOG_MAX(longest, 1u)));
@@ -915,6 +1092,8 @@ void hog_segment_run(epoch_job *job, worker_state *ws, uint32_t pos, const hog_b
     hog_overlap *clock = job->rep->n ? &job->rep->clocks[ws->replica] : job->clock;
     unsigned members = job->rep->n ? job->rep->members[ws->replica] : job->nth;
     double t0, a0 = hog_overlap_enter(clock, &t0);
+    if (m->fields)
+        ffm_room(ws, blk, start, n);
     seg_rows c = {blk, start, n, first, step, step * (float)p->l2, s, g, bias, bacc, 0, 0, 0,
                   job->prog ? &ws->prog : NULL, bacc0 + K};
     /* A whole copy is trained as the model itself is on one thread. */

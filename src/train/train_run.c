@@ -94,6 +94,7 @@ void hog_run_free(run_state *rs)
             hog_dense_free(ws->dense);
             hog_free(ws->shrink);
             hog_free(ws->norm_u);
+            hog_free(ws->ffm_w);
             hog_eval_sums_free(&ws->prog);
         }
     hog_free(rs->ws);
@@ -138,8 +139,9 @@ int hog_run_outputs(run_state *rs, char *err, size_t err_len)
 {
     const hog_train_params *p = rs->p;
     uint32_t classes = rs->classes;
-    /* A factorisation machine: a feature's weight and its factors, one score. */
-    rs->outputs = p->factors ? 1 + p->factors : 1;
+    /* A factorisation machine: a feature's weight and its factors (a
+     * field-aware one: its factors for each field, no weight), one score. */
+    rs->outputs = rs->fields ? p->factors * rs->fields : p->factors ? 1 + p->factors : 1;
     if (hog_loss_is_regression(p->loss))
         return 0;
     if (p->loss != HOG_LOSS_SOFTMAX && classes != 2)
@@ -156,7 +158,7 @@ int hog_run_outputs(run_state *rs, char *err, size_t err_len)
 void hog_run_init_factors(run_state *rs, uint64_t from, uint64_t to)
 {
     const hog_train_params *p = rs->p;
-    const uint32_t F = p->factors;
+    const uint32_t F = p->factors, G = HOG_MAX(rs->fields, 1u), at = rs->fields ? 0 : 1; /* after w_j */
     if (!F)
         return;
     /* Uniform in [-a, a], each factor's draw a hash of (seed, feature,
@@ -166,11 +168,12 @@ void hog_run_init_factors(run_state *rs, uint64_t from, uint64_t to)
     const uint64_t seed = hog_mix64(p->seed ^ 0xfac7025ull);
     for (uint64_t j = from; j < to; j++) {
         hog_weight *wj = hog_model_wj(rs->m, j);
-        for (uint32_t f = 0; f < F; f++) {
-            const uint64_t h = hog_mix64(seed ^ hog_mix64(j * HOG_MAX_FACTORS + f));
-            const float u = (float)(h >> 40) * (1.0f / 16777216.0f); /* [0, 1), 24 bits */
-            hog_w_store(&wj[1 + f], a * (2.0f * u - 1.0f));
-        }
+        for (uint64_t g = 0; g < G; g++)
+            for (uint32_t f = 0; f < F; f++) {
+                const uint64_t h = hog_mix64(seed ^ hog_mix64((j * G + g) * HOG_MAX_FACTORS + f));
+                const float u = (float)(h >> 40) * (1.0f / 16777216.0f); /* [0, 1), 24 bits */
+                hog_w_store(&wj[at + g * F + f], a * (2.0f * u - 1.0f));
+            }
     }
 }
 
@@ -291,6 +294,7 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len)
         memcpy(rs->m->class_labels, rs->classes_of, rs->classes * sizeof(double));
     if (p->factors) { /* one score: a weight and its factors a feature */
         rs->m->factors = p->factors;
+        rs->m->fields = rs->fields;
         rs->m->info.outputs = 1;
         hog_run_init_factors(rs, 0, dim);
     }
@@ -527,8 +531,8 @@ static int run_names_final(hog_model *m, const hog_dataset *train)
     return rc < 0 ? rc : hog_model_names_sort(m);
 }
 
-int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset *test, checkpoint *resume,
-                    hog_model **out, char *err, size_t err_len)
+static int run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset *test, checkpoint *resume,
+                       hog_model **out, char *err, size_t err_len)
 {
     *out = NULL;
     const hog_train_params *p = &t->p;
@@ -592,6 +596,8 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     if (rc == 0 && rs.init)
         rc = hog_warm_classes(&rs, err, err_len);
     if (rc == 0)
+        rc = hog_run_fields(&rs, (uint32_t)hog_dataset_fields(train), err, err_len);
+    if (rc == 0)
         rc = hog_run_outputs(&rs, err, err_len);
     if (rc == 0)
         rc = run_class_weights(&rs, train);
@@ -631,6 +637,18 @@ int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset 
     if (rc == -ENOMEM)
         hog_fail(rc, err, err_len, "out of memory");
     hog_run_free(&rs);
+    return rc;
+}
+
+int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset *test, checkpoint *resume,
+                    hog_model **out, char *err, size_t err_len)
+{
+    /* l2_rows: the run's l2, for this data; the trainer's own is put back. */
+    const double l2 = t->p.l2;
+    if (t->p.l2_rows > 0)
+        t->p.l2 = t->p.l2_rows / fmax(1.0, (double)train->info.rows * (1.0 - fmax(t->p.holdout, 0.0)));
+    int rc = run_dataset(t, train, test, resume, out, err, err_len);
+    t->p.l2 = l2;
     return rc;
 }
 

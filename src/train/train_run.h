@@ -125,6 +125,10 @@ typedef struct worker_state {
     double norm_n;    /* normalized: their sum of |x / xmax|^2 (NG's N) */
     float *norm_u;    /* the normalized loop's 1 / xmax^2 of a row's non-zeros (see rows_norm) */
     uint32_t norm_cap; /* its length */
+    hog_weight **ffm_w; /* a field-aware factorisation machine's row: its features' weights, then
+                           (at ffm_cap) their AdaGrad sums (train_rows.c, update_ffm) */
+    uint32_t ffm_cap;  /* the longest row they hold */
+    int ffm_fits;      /* the row at hand fits them */
     hog_eval_sums prog; /* progressive metrics: the last epoch's rows, each scored before its
                            step (epoch_job.prog) */
     hog_weight *own;  /* feature_tables.whole_every: this worker's copy of the whole model */
@@ -219,6 +223,8 @@ static inline pack_layout hog_pack_layout(unsigned flags, uint32_t outputs)
     }
     l.c = n++;
     if (flags & OPT_ADAGRAD) {
+        if (outputs % 4 == 0) /* rows of four weights stay 16-byte aligned (train_rows.c, ffm_pair4) */
+            n = (n + 3) / 4 * 4;
         l.acc = n;
         n += outputs;
     }
@@ -353,6 +359,7 @@ typedef struct run_state {
     uint64_t dim;         /* features the per-feature arrays hold: the model's */
     uint32_t outputs;
     uint32_t classes;
+    uint32_t fields;      /* a field-aware factorisation machine's fields (hog_run_fields); 0: not one */
     double *classes_of;   /* the label values, ascending */
     hog_kernel kernel;    /* the sparse or the dense kernel, settled (hog_run_kernel) */
     hog_link *link;       /* a multi-node run's link, or NULL */
@@ -515,6 +522,11 @@ uint64_t hog_warm_dim(const run_state *rs, uint64_t dim);
  * and labels the initial model lacks (HOG_ELABEL); the run's classes
  * become the initial model's. */
 int hog_warm_classes(run_state *rs, char *err, size_t err_len);
+
+/* Before hog_run_outputs: a field-aware run's fields, the training data's
+ * (`fields`, hog_dataset_fields) or, on a warm start, the initial model's.
+ * HOG_EPARAM when the data has none, or fields the initial model lacks. */
+int hog_run_fields(run_state *rs, uint32_t fields, char *err, size_t err_len);
 
 /* After hog_run_alloc: the model and its replicas start from the initial
  * model's weights and biases. */

@@ -53,6 +53,10 @@ static const char *stream_refusal(const hog_trainer *t)
         return "a warm start (its features and classes are settled on the whole data)";
     if (p->class_weight)
         return "class weights (counted on the whole data)";
+    if (p->field_aware)
+        return "a field-aware model (its fields are counted on the whole data)";
+    if (p->l2_rows > 0)
+        return "hog_train_params.l2_rows (the rows are counted on the whole data)";
     return NULL;
 }
 

@@ -13,6 +13,8 @@ int hog_trainer_set_init(hog_trainer *t, const hog_model *init)
         if (!copy)
             return -ENOMEM;
         copy->info = init->info;
+        copy->factors = init->factors;
+        copy->fields = init->fields;
         memcpy((void *)copy->w, (const void *)init->w, (size_t)init->dim * init->outputs * sizeof(hog_weight));
         memcpy((void *)copy->bias, (const void *)init->bias, init->outputs * sizeof(hog_weight));
         memcpy(copy->class_labels, init->class_labels, init->info.classes * sizeof(double));
@@ -41,6 +43,10 @@ int hog_warm_classes(run_state *rs, char *err, size_t err_len)
     if (init->info.loss != p->loss)
         return hog_fail(HOG_EPARAM, err, err_len, "hog_train_params.loss = %s, the initial model's is %s",
                         hog_loss_name(p->loss), hog_loss_name(init->info.loss));
+    if (init->factors != p->factors || (init->fields > 0) != (p->field_aware > 0))
+        return hog_fail(HOG_EPARAM, err, err_len, "hog_train_params.factors = %u, field_aware = %u; the initial model "
+                        "has %u factors and is %sfield-aware: a run goes on with the model's kind", p->factors,
+                        p->field_aware, init->factors, init->fields ? "" : "not ");
     if (hog_loss_is_regression(p->loss))
         return 0;
     /* Both lists ascend: every label of the data must be one of init's. */
@@ -82,4 +88,27 @@ void hog_warm_weights(run_state *rs)
     hog_log(HOG_LOG_INFO, "starting from the weights of the model given (%llu features%s)",
             (unsigned long long)init->dim,
             scaled ? ", its feature scales" : rs->optim.xmax ? ", no feature scales: they start at 0" : "");
+}
+
+int hog_run_fields(run_state *rs, uint32_t fields, char *err, size_t err_len)
+{
+    const hog_train_params *p = rs->p;
+    const hog_model *init = rs->init;
+    rs->fields = 0;
+    if (!p->field_aware)
+        return 0;
+    if (!fields)
+        return hog_fail(HOG_EPARAM, err, err_len, "hog_train_params.field_aware: the training data has no fields "
+                        "(libsvm text, or text read without hog_read_params.fields): a field-aware factorisation "
+                        "machine needs LIBFFM text, Vowpal Wabbit namespaces or CSV columns as fields (one that is "
+                        "not field-aware trains on any data)");
+    if (init && fields > init->fields)
+        return hog_fail(HOG_EPARAM, err, err_len, "the training data has %u fields, the initial model %u: a warm "
+                        "start goes on with the model's fields", fields, init->fields);
+    rs->fields = init ? init->fields : fields;
+    /* A feature's record holds fields * factors words. */
+    if ((uint64_t)rs->fields * p->factors > HOG_MAX_OUTPUTS)
+        return hog_fail(HOG_EPARAM, err, err_len, "%u fields x %u factors: a feature would have more than %u "
+                        "weights; use fewer factors or fewer fields", rs->fields, p->factors, HOG_MAX_OUTPUTS);
+    return 0;
 }

@@ -164,7 +164,10 @@ AT(hog_train_params, class_weight, 160);
 AT(hog_train_params, train_metrics, 164);
 AT(hog_train_params, factors, 168);
 AT(hog_train_params, factor_init, 172);
-AT(hog_train_params, reserved, 176);
+AT(hog_train_params, field_aware, 176);
+AT(hog_train_params, reserved32, 180);
+AT(hog_train_params, l2_rows, 184);
+AT(hog_train_params, reserved, 192);
 
 _Static_assert(sizeof(hog_mf_params) == 128, "hog_mf_params stays 128 bytes");
 AT(hog_mf_params, rank, 0);

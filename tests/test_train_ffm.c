@@ -1,0 +1,260 @@
+/* test_train_ffm.c: field-aware factorisation machines: the score is LIBFFM's sum over pairs, the model learns a cross of fields, saves and loads whole, scores only data with fields, and its penalty can follow the rows. */
+/* SPDX-License-Identifier: BSD-2-Clause */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "test_scratch.h"
+#include "test_train.h"
+#include "test_train_data.h"
+
+static void setup(void)
+{
+    scratch_make("train-ffm");
+}
+
+TestSuite(train_ffm, .init = setup, .fini = scratch_remove);
+
+/* LIBFFM text: a feature a from base+1..base+10 in field 0 and b from
+ * base+11..base+20 in field 1 (value 1), and a third, c, in field 2 that
+ * carries nothing; the label +1 when exactly one of a, b is odd, which no
+ * weight of one feature predicts and the factors a keeps for field 1 and b
+ * for field 0 do. base spreads the indices: a large one makes a model too
+ * large for whole copies, packed with its AdaGrad sums. */
+static hog_dataset *xor_fields(const char *name, int rows, uint64_t seed, uint32_t base)
+{
+    char path[256];
+    FILE *f = create(name, path);
+    hog_rng r = {seed};
+    for (int i = 0; i < rows; i++) {
+        const uint32_t a = 1 + (uint32_t)hog_rng_below(&r, 10), b = 11 + (uint32_t)hog_rng_below(&r, 10);
+        const uint32_t c = 21 + (uint32_t)hog_rng_below(&r, 30);
+        fprintf(f, "%d 0:%u:1 1:%u:1 2:%u:0.5\n", (a % 2) != (b % 2) ? 1 : 0, base + a, base + b, base + c);
+    }
+    fclose(f);
+    return open_written(path);
+}
+
+static hog_train_params ffm_params(void)
+{
+    hog_train_params p = plain_params();
+    p.factors = 4;
+    p.field_aware = 1;
+    p.schedule = HOG_SCHEDULE_ADAGRAD;
+    p.step = 0.2;
+    p.l2 = 1e-6;
+    p.epochs = 12;
+    p.threads = 1;
+    return p;
+}
+
+/* A model of 1, 2 and 4 threads, of factors that are and are not a
+ * multiple of four (the pairs four factors at a time, or one), unpacked
+ * and packed, learns the cross; a linear model cannot. */
+Test(train_ffm, learns_a_cross_of_fields_no_linear_model_can)
+{
+    static const struct {
+        uint32_t factors, base;
+        unsigned threads;
+    } runs[] = {{4, 0, 1}, {4, 0, 2}, {3, 0, 1}, {8, 60000, 1}, {4, 60000, 4}};
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        hog_dataset *tr = xor_fields("tr.ffm", 8000, 3, runs[i].base), *te = xor_fields("te.ffm", 2000, 4, runs[i].base);
+        cr_assert_eq(hog_dataset_fields(tr), 3);
+        hog_train_params p = ffm_params();
+        p.factors = runs[i].factors;
+        p.threads = runs[i].threads;
+        hog_model *m = train(tr, te, p);
+        hog_model_info in;
+        hog_model_get_info(m, &in);
+        cr_assert_gt(in.test.accuracy, 0.99, "k %u, base %u, %u threads: test accuracy %g", p.factors, runs[i].base,
+                     p.threads, in.test.accuracy);
+        cr_assert_lt(in.test.logloss, 0.15, "k %u, base %u: test logloss %g", p.factors, runs[i].base,
+                     in.test.logloss);
+        cr_assert_eq(hog_model_fields(m), 3);
+        cr_assert_eq(m->outputs, 3 * p.factors, "a feature's factors for each field, no linear weight");
+        cr_assert_eq(in.outputs, 1);
+        cr_assert_eq(in.params.field_aware, 1);
+        hog_model_free(m);
+        if (i == 0) {
+            p.factors = 0;
+            p.field_aware = 0;
+            hog_model *lin = train(tr, te, p);
+            hog_model_get_info(lin, &in);
+            cr_assert_lt(in.test.accuracy, 0.6, "a linear model's test accuracy %g", in.test.accuracy);
+            hog_model_free(lin);
+        }
+        hog_dataset_close(tr);
+        hog_dataset_close(te);
+    }
+}
+
+/* The score against LIBFFM's written out: the bias and, over |x|^2, the
+ * sum over pairs of <v_a,field of b, v_b,field of a> x_a x_b; a field the
+ * model does not know leaves its feature out of the pairs; no fields at
+ * all, no score. */
+Test(train_ffm, the_score_is_libffm_sum_over_pairs)
+{
+    hog_dataset *tr = xor_fields("tr.ffm", 3000, 5, 0);
+    hog_train_params p = ffm_params();
+    p.epochs = 2;
+    hog_model *m = train(tr, NULL, p);
+    const uint32_t F = m->factors;
+    for (uint64_t i = 0; i < 3000; i += 41) {
+        hog_row row = hog_dataset_row(tr, i);
+        const uint16_t field[3] = {0, 1, 2};
+        cr_assert_eq(row.nnz, 3);
+        double pairs = 0, norm = 0;
+        for (uint32_t a = 0; a < row.nnz; a++) {
+            norm += (double)row.value[a] * (double)row.value[a];
+            for (uint32_t b = a + 1; b < row.nnz; b++) {
+                const hog_weight *va = hog_model_wj(m, row.index[a]) + field[b] * F;
+                const hog_weight *vb = hog_model_wj(m, row.index[b]) + field[a] * F;
+                double dot = 0;
+                for (uint32_t f = 0; f < F; f++)
+                    dot += (double)hog_w_load(&va[f]) * (double)hog_w_load(&vb[f]);
+                pairs += dot * (double)row.value[a] * (double)row.value[b];
+            }
+        }
+        const double want = (double)hog_w_load(&m->bias[0]) + pairs / norm;
+        const double got = hog_model_predict_fields(m, &row, field, NULL, NULL);
+        cr_assert(fabs(got - 1 / (1 + exp(-want))) < 1e-5, "row %llu: %.9g, LIBFFM's %.9g",
+                  (unsigned long long)i, got, 1 / (1 + exp(-want)));
+        /* Field 7 is not the model's: c is left out of the pairs, not of |x|^2. */
+        const uint16_t unknown[3] = {0, 1, 7};
+        const hog_weight *va = hog_model_wj(m, row.index[0]) + 1 * F, *vb = hog_model_wj(m, row.index[1]);
+        double dot = 0;
+        for (uint32_t f = 0; f < F; f++)
+            dot += (double)hog_w_load(&va[f]) * (double)hog_w_load(&vb[f]);
+        const double left = (double)hog_w_load(&m->bias[0]) + dot / norm;
+        cr_assert(fabs(hog_model_predict_fields(m, &row, unknown, NULL, NULL) - 1 / (1 + exp(-left))) < 1e-5);
+        cr_assert(isnan(hog_model_predict(m, &row, NULL, NULL)), "a row without fields has no score");
+    }
+    hog_model_free(m);
+    hog_dataset_close(tr);
+}
+
+/* One thread: the same model run to run, bit for bit; saved and loaded,
+ * the same factors, fields and predictions, in a version-5 file. */
+Test(train_ffm, one_thread_is_reproducible_and_the_file_round_trips)
+{
+    hog_dataset *tr = xor_fields("tr.ffm", 4000, 6, 0);
+    hog_train_params p = ffm_params();
+    p.epochs = 3;
+    hog_model *a = train(tr, NULL, p), *b = train(tr, NULL, p);
+    cr_assert(same_weights(a, b), "two one-thread runs differ");
+    char path[256];
+    snprintf(path, sizeof(path), "%s/ffm.hog", dir);
+    cr_assert_eq(hog_model_save(a, path), 0);
+    FILE *f = fopen(path, "rb");
+    unsigned char head[12];
+    cr_assert_eq(fread(head, 1, 12, f), 12);
+    fclose(f);
+    cr_assert_eq(head[8], 5, "file version %u", head[8]);
+    hog_model *c;
+    char err[256];
+    cr_assert_eq(hog_model_load(path, &c, err, sizeof(err)), 0, "%s", err);
+    cr_assert(same_weights(a, c), "the loaded model's factors differ");
+    cr_assert_eq(hog_model_fields(c), 3);
+    hog_model_info in;
+    hog_model_get_info(c, &in);
+    cr_assert_eq(in.params.factors, 4);
+    cr_assert_eq(in.params.field_aware, 1);
+    hog_metrics ma, mc;
+    cr_assert_eq(hog_model_evaluate(a, tr, 1, &ma), 0);
+    cr_assert_eq(hog_model_evaluate(c, tr, 2, &mc), 0);
+    cr_assert_eq(ma.loss, mc.loss);
+    cr_assert_lt(ma.logloss, 0.3, "%g", ma.logloss);
+    /* Go on from it (its kind of model), on data of no more fields. */
+    hog_trainer *t;
+    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_trainer_set_init(t, c), 0);
+    hog_model *d;
+    cr_assert_eq(hog_trainer_run(t, tr, NULL, &d, err, sizeof(err)), 0, "%s", err);
+    hog_trainer_free(t);
+    cr_assert_eq(hog_model_fields(d), 3);
+    hog_model_free(a);
+    hog_model_free(b);
+    hog_model_free(c);
+    hog_model_free(d);
+    hog_dataset_close(tr);
+}
+
+/* Data without fields: no field-aware model trains on it or scores it,
+ * each saying what it needs; a warm start keeps its kind of model. */
+Test(train_ffm, data_without_fields_and_other_kinds_are_refused_and_named)
+{
+    char err[512];
+    hog_dataset *svm = make_data("tr.svm", 500, 30, 5, 'b', 7);
+    cr_assert_eq(hog_dataset_fields(svm), 0);
+    train_fails(svm, NULL, ffm_params(), HOG_EPARAM, err, sizeof(err));
+    cr_assert(strstr(err, "no fields"), "%s", err);
+
+    hog_dataset *tr = xor_fields("tr.ffm", 2000, 8, 0);
+    hog_train_params p = ffm_params();
+    p.epochs = 1;
+    hog_model *m = train(tr, NULL, p);
+    hog_metrics mm;
+    cr_assert_eq(hog_model_evaluate(m, svm, 1, &mm), HOG_EPARAM);
+    float out[500];
+    cr_assert_eq(hog_model_predict_array(m, svm, HOG_PREDICT_SCORE, 1, out, 500, err, sizeof(err)), HOG_EPARAM);
+    cr_assert(strstr(err, "has no fields"), "%s", err);
+    char path[256];
+    snprintf(path, sizeof(path), "%s/tr.svm", dir);
+    cr_assert_eq(hog_model_predict_file(m, path, NULL, NULL, NULL, err, sizeof(err)), HOG_EPARAM);
+    cr_assert(strstr(err, "tr.svm: the text has no fields"), "%s", err);
+
+    /* A plain factorisation machine goes on from it only as field-aware. */
+    hog_train_params q = ffm_params();
+    q.field_aware = 0;
+    hog_trainer *t;
+    hog_model *out_m = NULL;
+    cr_assert_eq(hog_trainer_create(&q, &t, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_trainer_set_init(t, m), 0);
+    cr_assert_eq(hog_trainer_run(t, tr, NULL, &out_m, err, sizeof(err)), HOG_EPARAM);
+    cr_assert(strstr(err, "field-aware"), "%s", err);
+    cr_assert_null(out_m);
+    hog_trainer_free(t);
+
+    q = ffm_params();
+    q.factors = 0;
+    const char *field;
+    cr_assert_eq(hog_train_params_check(&q, &field), HOG_EPARAM);
+    cr_assert_str_eq(field, "field_aware");
+    hog_model_free(m);
+    hog_dataset_close(tr);
+    hog_dataset_close(svm);
+}
+
+/* l2_rows: the run's penalty is l2_rows over the rows it trains on (less
+ * the holdout), kept in the model; the trainer's own setting stays. */
+Test(train_ffm, the_penalty_can_follow_the_rows)
+{
+    hog_dataset *small = xor_fields("s.ffm", 1000, 9, 0), *large = xor_fields("l.ffm", 4000, 10, 0);
+    hog_train_params p = ffm_params();
+    p.epochs = 1;
+    p.l2 = 0.5;
+    p.l2_rows = 2;
+    hog_trainer *t;
+    char err[256];
+    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+    hog_model *a, *b;
+    cr_assert_eq(hog_trainer_run(t, small, NULL, &a, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_trainer_run(t, large, NULL, &b, err, sizeof(err)), 0, "%s", err);
+    hog_trainer_free(t);
+    hog_model_info ia, ib;
+    hog_model_get_info(a, &ia);
+    hog_model_get_info(b, &ib);
+    cr_assert_eq(ia.params.l2, 2.0 / 1000, "%g", ia.params.l2);
+    cr_assert_eq(ib.params.l2, 2.0 / 4000, "%g", ib.params.l2);
+    cr_assert_eq(ia.params.l2_rows, 2.0);
+    hog_model_free(a);
+    hog_model_free(b);
+    p.holdout = 0.5;
+    hog_model *c = train(large, NULL, p);
+    hog_model_get_info(c, &ia);
+    cr_assert_eq(ia.params.l2, 2.0 / 2000, "%g", ia.params.l2);
+    hog_model_free(c);
+    hog_dataset_close(small);
+    hog_dataset_close(large);
+}
