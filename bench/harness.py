@@ -1002,7 +1002,10 @@ def cmd_report(a):
                          [[r["limit"], r["threads"], (r["value"] + " " + r["unit"]) if r["value"] else "-",
                            r["file"] or "-", r["note"]] for r in limits.rows]), ""]
     have_gnuplot = shutil.which("gnuplot") is not None
-    for study in a.studies or sorted({r["study"] for r in rows} | {n["study"] for n in notes}):
+    # The studies asked for, then any other whose rows one of them recorded
+    # (fm measures its FFM's two threads in the threads study's terms).
+    present = sorted({r["study"] for r in rows} | {n["study"] for n in notes})
+    for study in (a.studies or []) + [st for st in present if st not in (a.studies or [])]:
         rs = [r for r in rows if r["study"] == study]
         out += ["## %s" % study, ""]
         cmdline = [n["note"] for n in notes if n["study"] == study and n["kind"] == "command"]

@@ -23,7 +23,8 @@
 # study's section (time to one thread's loss after 3 epochs). hogtrain trains
 # its linear model, its factorisation machine (--model fm, k 4) and its
 # field-aware one (--model ffm, k 4, from the LIBFFM text's .hgd) with
-# their defaults. The target is the peers' better FFM best (hogtrain's
+# their defaults, the last also from the .hgd out of core (--mem-limit a
+# quarter of its size). The target is the peers' better FFM best (hogtrain's
 # own best when no peer's FFM ran).
 
 study_fm() {
@@ -42,6 +43,7 @@ study_fm() {
     to_hgd "$te.svm" "$te.hgd" --format libsvm
     to_hgd "$tr.ffm" "$tr.ffm.hgd" --format ffm
     to_hgd "$te.ffm" "$te.ffm.hgd" --format ffm
+    ooc=$(( $(wc -c <"$tr.ffm.hgd") / 4 ))
     h="$PY $ROOT/bench/harness.py"
     libffm=$(command -v ffm-train || true)
     [ -n "$libffm" ] || [ ! -x "$DATA_DIR/peers/libffm/ffm-train" ] || libffm=$DATA_DIR/peers/libffm/ffm-train
@@ -71,6 +73,12 @@ study_fm() {
                 --report "$OUT/tmp/h.json" $w -- \
                 "$HOGTRAIN" train "$tr.ffm.hgd" --test "$te.ffm.hgd" --model ffm --factors "$k" --epochs "$epochs" \
                 --threads "$t" -o "$OUT/tmp/model.hog" --report "$OUT/tmp/h.json"
+            # the same from a .hgd four times --mem-limit: block by block, out of core
+            # (not with --quick: a quarter of its data would not hold the model)
+            [ "$QUICK" -eq 1 ] || measure fm "$case" "hogtrain FFM, out of core" "rows=$rows;k=$k;epochs=$epochs;mem-limit=$ooc" "$t" "$rep" \
+                --data "$tr.ffm" --report "$OUT/tmp/h.json" $w -- \
+                "$HOGTRAIN" train "$tr.ffm.hgd" --test "$te.ffm.hgd" --model ffm --factors "$k" --epochs "$epochs" \
+                --threads "$t" --mem-limit "$ooc" -o "$OUT/tmp/model.hog" --report "$OUT/tmp/h.json"
             [ -z "$libffm" ] || measure fm "$case" "LIBFFM FFM" "rows=$rows;k=$k;epochs=$epochs" "$t" "$rep" \
                 --data "$tr.ffm" --report "$OUT/tmp/lf.json" $w -- \
                 $h libffm --bin "$libffm" --train "$tr.ffm" --test "$te.ffm" --k "$k" --epochs "$epochs" \
