@@ -41,7 +41,6 @@
  * complete.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -260,53 +259,18 @@ int main(int argc, char **argv)
     uint64_t rows = 0, first = 0;
     const char *out_path = NULL;
     int quiet = 0;
-    enum { OPT_FORMAT = 256, OPT_ROWS, OPT_SEED, OPT_FIRST };
-    static const struct option longopts[] = {
-        {"format", required_argument, NULL, OPT_FORMAT}, {"rows", required_argument, NULL, OPT_ROWS},
-        {"seed", required_argument, NULL, OPT_SEED},     {"first", required_argument, NULL, OPT_FIRST},
-        {"help", no_argument, NULL, 'h'},                {NULL, 0, NULL, 0},
+    static const char *const formats[] = {"ffm", "libsvm", "vw", NULL}; /* in FORMAT_ order */
+    const tool_opt opts[] = {
+        {"--format", TOOL_CHOICE, .to.choice = &g.format, .choices = formats},
+        {"--rows", TOOL_U64, .to.u64 = &rows, .umin = 1, .umax = UINT64_MAX / 2, .required = 1},
+        {"-o", TOOL_TEXT, .to.text = &out_path, .required = 1},
+        {"--seed", TOOL_U64, .to.u64 = &g.seed, .umax = UINT64_MAX},
+        {"--first", TOOL_U64, .to.u64 = &first, .umax = UINT64_MAX / 2},
+        {"-q", TOOL_FLAG, .to.flag = &quiet},
     };
-    int c;
-    while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': out_path = optarg; break;
-        case 'q': quiet = 1; break;
-        case OPT_ROWS:
-            if (parse_u64(prog, "--rows", optarg, 1, UINT64_MAX / 2, &rows) < 0)
-                return 2;
-            break;
-        case OPT_SEED:
-            if (parse_u64(prog, "--seed", optarg, 0, UINT64_MAX, &g.seed) < 0)
-                return 2;
-            break;
-        case OPT_FIRST:
-            if (parse_u64(prog, "--first", optarg, 0, UINT64_MAX / 2, &first) < 0)
-                return 2;
-            break;
-        case OPT_FORMAT:
-            if (strcmp(optarg, "ffm") == 0)
-                g.format = FORMAT_FFM;
-            else if (strcmp(optarg, "libsvm") == 0)
-                g.format = FORMAT_LIBSVM;
-            else if (strcmp(optarg, "vw") == 0)
-                g.format = FORMAT_VW;
-            else {
-                fprintf(stderr, "%s: --format: expected ffm, libsvm or vw, got '%s'\n", prog, optarg);
-                return 2;
-            }
-            break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
-        return 2;
-    }
-    if (!rows || !out_path) {
-        fprintf(stderr, "%s: --rows and -o are required (--help for usage)\n", prog);
-        return 2;
-    }
+    const int parsed = tool_args_parse(prog, argc, argv, opts, TOOL_NOPTS(opts), usage);
+    if (parsed != TOOL_GO_ON)
+        return parsed;
 
     const double t0 = hog_now();
     out o = {.buf = malloc(OUT_BUFFER)};

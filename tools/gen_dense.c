@@ -25,7 +25,6 @@
  * fsync, rename), so OUT is either absent or complete.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -201,68 +200,27 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    gen g = {.seed = 1, .classes = 2, .sigma = 0.1};
-    uint64_t v, rows = 0, d = 0;
+    gen g = {.seed = 1, .sigma = 0.1};
+    uint64_t rows = 0, d = 0, classes = 2;
     const char *out_path = NULL, *w_path = NULL;
     int quiet = 0;
-    enum { OPT_FORMAT = 256, OPT_SIGMA, OPT_NOISE };
-    static const struct option longopts[] = {
-        {"format", required_argument, NULL, OPT_FORMAT},
-        {"sigma", required_argument, NULL, OPT_SIGMA},
-        {"noise", required_argument, NULL, OPT_NOISE},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    static const char *const formats[] = {"csv", "libsvm", NULL}; /* libsvm: 1 */
+    const tool_opt opts[] = {
+        {"-n", TOOL_U64, .to.u64 = &rows, .umin = 1, .umax = UINT64_MAX, .required = 1},
+        {"-d", TOOL_U64, .to.u64 = &d, .umin = 1, .umax = MAX_FEATURES, .required = 1},
+        {"-c", TOOL_U64, .to.u64 = &classes, .umin = 2, .umax = MAX_CLASSES},
+        {"-s", TOOL_U64, .to.u64 = &g.seed, .umax = UINT64_MAX},
+        {"-o", TOOL_TEXT, .to.text = &out_path, .required = 1},
+        {"-w", TOOL_TEXT, .to.text = &w_path},
+        {"-q", TOOL_FLAG, .to.flag = &quiet},
+        {"--format", TOOL_CHOICE, .to.choice = &g.libsvm, .choices = formats},
+        {"--sigma", TOOL_DOUBLE, .to.real = &g.sigma, .dmax = 1e9},
+        {"--noise", TOOL_DOUBLE, .to.real = &g.noise, .dmax = 1.0},
     };
-    int c;
-    while ((c = getopt_long(argc, argv, "n:d:c:s:o:w:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'n':
-            if (parse_u64(prog, "-n", optarg, 1, UINT64_MAX, &rows) < 0)
-                return 2;
-            break;
-        case 'd':
-            if (parse_u64(prog, "-d", optarg, 1, MAX_FEATURES, &d) < 0)
-                return 2;
-            break;
-        case 'c':
-            if (parse_u64(prog, "-c", optarg, 2, MAX_CLASSES, &v) < 0)
-                return 2;
-            g.classes = (uint32_t)v;
-            break;
-        case 's':
-            if (parse_u64(prog, "-s", optarg, 0, UINT64_MAX, &g.seed) < 0)
-                return 2;
-            break;
-        case 'o': out_path = optarg; break;
-        case 'w': w_path = optarg; break;
-        case 'q': quiet = 1; break;
-        case OPT_FORMAT:
-            if (strcmp(optarg, "csv") != 0 && strcmp(optarg, "libsvm") != 0) {
-                fprintf(stderr, "%s: --format: expected csv or libsvm, got '%s'\n", prog, optarg);
-                return 2;
-            }
-            g.libsvm = optarg[0] == 'l';
-            break;
-        case OPT_SIGMA:
-            if (parse_double(prog, "--sigma", optarg, 0.0, 1e9, &g.sigma) < 0)
-                return 2;
-            break;
-        case OPT_NOISE:
-            if (parse_double(prog, "--noise", optarg, 0.0, 1.0, &g.noise) < 0)
-                return 2;
-            break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
-        return 2;
-    }
-    if (!rows || !d || !out_path) {
-        fprintf(stderr, "%s: -n, -d and -o are required (--help for usage)\n", prog);
-        return 2;
-    }
+    const int parsed = tool_args_parse(prog, argc, argv, opts, TOOL_NOPTS(opts), usage);
+    if (parsed != TOOL_GO_ON)
+        return parsed;
+    g.classes = (uint32_t)classes;
     g.rows = rows;
     g.d = (uint32_t)d;
 

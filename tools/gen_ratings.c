@@ -28,7 +28,6 @@
  * goes to OUT.tmp.XXXXXX, fsynced and renamed to OUT at the end.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -234,43 +233,27 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     gen g = {.seed = 1, .noise = 0.1, .mean = 3.5, .bias_sd = 0.3};
-    uint64_t users = 0, items = 0, k = 0, n = 0, threads = 0, v;
+    uint64_t users = 0, items = 0, k = 0, n = 0, threads = 0;
     const char *out_path = NULL, *f_path = NULL;
     int quiet = 0;
-    enum { OPT_NOISE = 256, OPT_MEAN, OPT_BIAS, OPT_BINARY };
-    static const struct option longopts[] = {
-        {"noise", required_argument, NULL, OPT_NOISE}, {"mean", required_argument, NULL, OPT_MEAN},
-        {"bias-sd", required_argument, NULL, OPT_BIAS}, {"binary", no_argument, NULL, OPT_BINARY},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+    const tool_opt opts[] = {
+        {"-u", TOOL_U64, .to.u64 = &users, .umin = 1, .umax = UINT32_MAX - 2, .required = 1},
+        {"-i", TOOL_U64, .to.u64 = &items, .umin = 1, .umax = UINT32_MAX - 2, .required = 1},
+        {"-k", TOOL_U64, .to.u64 = &k, .umin = 1, .umax = 1024, .required = 1},
+        {"-n", TOOL_U64, .to.u64 = &n, .umin = 1, .umax = 1ull << 40, .required = 1},
+        {"-s", TOOL_U64, .to.u64 = &g.seed, .umax = UINT64_MAX},
+        {"-j", TOOL_U64, .to.u64 = &threads, .umin = 1, .umax = MAX_THREADS},
+        {"-o", TOOL_TEXT, .to.text = &out_path, .required = 1},
+        {"-f", TOOL_TEXT, .to.text = &f_path},
+        {"-q", TOOL_FLAG, .to.flag = &quiet},
+        {"--noise", TOOL_DOUBLE, .to.real = &g.noise, .dmax = 1e6},
+        {"--mean", TOOL_DOUBLE, .to.real = &g.mean, .dmin = -1e6, .dmax = 1e6},
+        {"--bias-sd", TOOL_DOUBLE, .to.real = &g.bias_sd, .dmax = 1e6},
+        {"--binary", TOOL_FLAG, .to.flag = &g.binary},
     };
-    int c;
-    while ((c = getopt_long(argc, argv, "u:i:k:n:s:o:f:j:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'u': if (parse_u64(prog, "-u", optarg, 1, UINT32_MAX - 2, &users) != 0) return 2; break;
-        case 'i': if (parse_u64(prog, "-i", optarg, 1, UINT32_MAX - 2, &items) != 0) return 2; break;
-        case 'k': if (parse_u64(prog, "-k", optarg, 1, 1024, &k) != 0) return 2; break;
-        case 'n': if (parse_u64(prog, "-n", optarg, 1, 1ull << 40, &n) != 0) return 2; break;
-        case 's': if (parse_u64(prog, "-s", optarg, 0, UINT64_MAX, &v) != 0) return 2; g.seed = v; break;
-        case 'j': if (parse_u64(prog, "-j", optarg, 1, MAX_THREADS, &threads) != 0) return 2; break;
-        case 'o': out_path = optarg; break;
-        case 'f': f_path = optarg; break;
-        case 'q': quiet = 1; break;
-        case OPT_NOISE: if (parse_double(prog, "--noise", optarg, 0, 1e6, &g.noise) != 0) return 2; break;
-        case OPT_MEAN: if (parse_double(prog, "--mean", optarg, -1e6, 1e6, &g.mean) != 0) return 2; break;
-        case OPT_BIAS: if (parse_double(prog, "--bias-sd", optarg, 0, 1e6, &g.bias_sd) != 0) return 2; break;
-        case OPT_BINARY: g.binary = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
-        return 2;
-    }
-    if (!users || !items || !k || !n || !out_path) {
-        fprintf(stderr, "%s: -u, -i, -k, -n and -o are required (--help for usage)\n", prog);
-        return 2;
-    }
+    const int parsed = tool_args_parse(prog, argc, argv, opts, TOOL_NOPTS(opts), usage);
+    if (parsed != TOOL_GO_ON)
+        return parsed;
     size_t plen = strlen(out_path);
     if (plen > 4 && strcmp(out_path + plen - 4, ".hgr") == 0)
         g.binary = 1;

@@ -31,7 +31,6 @@
  * and renamed to OUT at the end, so OUT is either absent or complete.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -552,79 +551,25 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     gen g = {.seed = 1, .noise = 0.0, .sigma = 0.1, .zipf = 1.1};
-    uint64_t rows = 0, d = 0, k = 0, threads = 0, v;
+    uint64_t rows = 0, d = 0, k = 0, threads = 0;
     const char *out_path = NULL, *w_path = NULL;
     int quiet = 0;
-
-    enum { OPT_NOISE = 256, OPT_SIGMA, OPT_ZIPF };
-    static const struct option longopts[] = {
-        {"noise", required_argument, NULL, OPT_NOISE},
-        {"sigma", required_argument, NULL, OPT_SIGMA},
-        {"zipf", required_argument, NULL, OPT_ZIPF},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    const tool_opt opts[] = {
+        {"-n", TOOL_U64, .to.u64 = &rows, .umin = 1, .umax = UINT64_MAX, .required = 1},
+        {"-d", TOOL_U64, .to.u64 = &d, .umin = 1, .umax = UINT32_MAX, .required = 1},
+        {"-k", TOOL_U64, .to.u64 = &k, .umin = 1, .umax = MAX_K, .required = 1},
+        {"-s", TOOL_U64, .to.u64 = &g.seed, .umax = UINT64_MAX},
+        {"-j", TOOL_U64, .to.u64 = &threads, .umin = 1, .umax = MAX_THREADS},
+        {"-o", TOOL_TEXT, .to.text = &out_path, .required = 1},
+        {"-w", TOOL_TEXT, .to.text = &w_path},
+        {"-q", TOOL_FLAG, .to.flag = &quiet},
+        {"--noise", TOOL_DOUBLE, .to.real = &g.noise, .dmax = 1.0},
+        {"--sigma", TOOL_DOUBLE, .to.real = &g.sigma, .dmax = 1e9},
+        {"--zipf", TOOL_DOUBLE, .to.real = &g.zipf, .dmax = 100.0},
     };
-    int c;
-    while ((c = getopt_long(argc, argv, "n:d:k:s:o:w:j:qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'n':
-            if (parse_u64(prog, "-n", optarg, 1, UINT64_MAX, &rows) != 0)
-                return 2;
-            break;
-        case 'd':
-            if (parse_u64(prog, "-d", optarg, 1, UINT32_MAX, &d) != 0)
-                return 2;
-            break;
-        case 'k':
-            if (parse_u64(prog, "-k", optarg, 1, MAX_K, &k) != 0)
-                return 2;
-            break;
-        case 's':
-            if (parse_u64(prog, "-s", optarg, 0, UINT64_MAX, &v) != 0)
-                return 2;
-            g.seed = v;
-            break;
-        case 'j':
-            if (parse_u64(prog, "-j", optarg, 1, MAX_THREADS, &threads) != 0)
-                return 2;
-            break;
-        case 'o':
-            out_path = optarg;
-            break;
-        case 'w':
-            w_path = optarg;
-            break;
-        case 'q':
-            quiet = 1;
-            break;
-        case OPT_NOISE:
-            if (parse_double(prog, "--noise", optarg, 0.0, 1.0, &g.noise) != 0)
-                return 2;
-            break;
-        case OPT_SIGMA:
-            if (parse_double(prog, "--sigma", optarg, 0.0, 1e9, &g.sigma) != 0)
-                return 2;
-            break;
-        case OPT_ZIPF:
-            if (parse_double(prog, "--zipf", optarg, 0.0, 100.0, &g.zipf) != 0)
-                return 2;
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
-        return 2;
-    }
-    if (!rows || !d || !k || !out_path) {
-        fprintf(stderr, "%s: -n, -d, -k and -o are required (--help for usage)\n", prog);
-        return 2;
-    }
+    const int parsed = tool_args_parse(prog, argc, argv, opts, TOOL_NOPTS(opts), usage);
+    if (parsed != TOOL_GO_ON)
+        return parsed;
     if (k > d) {
         fprintf(stderr, "%s: -k %llu is more than -d %llu: a row cannot hold more distinct "
                         "features than there are\n",
