@@ -288,6 +288,12 @@ static inline void hog_rows_push(hog_rows *r, float label)
  * the text there) and returns HOG_EFORMAT. */
 int hog_parse_fail(hog_parse_ctx *c, const char *at, const char *expected, const char *found);
 
+/* Records in c->e that the index written at [at, end) is past the ceiling
+ * on features (plan->max_features), naming the ceiling and the hash_bits
+ * that would fit it, and marks it a bound (c->bound), which on_error skip
+ * does not skip. Returns HOG_EFORMAT. */
+int hog_parse_ceiling_fail(hog_parse_ctx *c, const char *at, const char *end);
+
 /* A number that must fill [s, e) (e: its end as found by the caller) as a finite float. */
 static inline int finite_value(hog_parse_ctx *c, const char *s, double d, float *out)
 {

@@ -36,22 +36,6 @@ static HOG_ALWAYS_INLINE const char *scan_uint(const char *p, const char *end, c
     return p;
 }
 
-/* The index at p, of the triple at t, is past the ceiling on features: a
- * bound, which on_error skip does not skip (as libsvm's). */
-static int ceiling_fail(hog_parse_ctx *c, const char *p, const char *q)
-{
-    const uint64_t features = c->plan->max_features;
-    const size_t col = (size_t)(p - c->line) + 1;
-    c->bound = 1;
-    c->e.line = c->line_no;
-    c->e.column = col > UINT32_MAX ? UINT32_MAX : (uint32_t)col;
-    snprintf(c->e.what, sizeof(c->e.what),
-             "index %.*s is past the ceiling of %llu features (hog_read_params.max_features, "
-             "hog_train_params.mem_limit): hash them (hog_read_params.hash_bits = %u)",
-             (int)HOG_MIN(q - p, 24), p, (unsigned long long)features, hog_bits_within(features));
-    return HOG_EFORMAT;
-}
-
 int hog_parse_ffm_line(hog_parse_ctx *c, const char *line, const char *le)
 {
     const char *p = skip_blanks(line, le);
@@ -103,7 +87,7 @@ int hog_parse_ffm_line(hog_parse_ctx *c, const char *line, const char *le)
         if (HOG_UNLIKELY(idx < base))
             return hog_parse_fail(c, is, "an index of at least 1 (hog_read_params.index_base is 1)", "0");
         if (HOG_UNLIKELY(cap && !hashed && idx - base >= cap))
-            return ceiling_fail(c, is, q);
+            return hog_parse_ceiling_fail(c, is, q); /* a bound, as libsvm's */
         const char *vs = q + 1;
         e = scan_number(vs, le, c->lim, &d);
         if (HOG_UNLIKELY(!e || (e < le && !is_blank(*e) && *e != '#')))

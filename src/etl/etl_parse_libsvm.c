@@ -223,16 +223,7 @@ static int ceiling_fail(hog_parse_ctx *c, const char *p, uint64_t cap)
         while (q < le && !is_blank(*q))
             q++;
     }
-    const uint64_t features = c->plan->max_features;
-    const size_t col = (size_t)(p - c->line) + 1;
-    c->bound = 1;
-    c->e.line = c->line_no;
-    c->e.column = col > UINT32_MAX ? UINT32_MAX : (uint32_t)col;
-    snprintf(c->e.what, sizeof(c->e.what),
-             "index %.*s is past the ceiling of %llu features (hog_read_params.max_features, "
-             "hog_train_params.mem_limit): hash them (hog_read_params.hash_bits = %u)",
-             (int)HOG_MIN(q - p, 24), p, (unsigned long long)features, hog_bits_within(features));
-    return HOG_EFORMAT;
+    return hog_parse_ceiling_fail(c, p, q);
 }
 
 /* Returns 1 with a row added, 0 for a line with no row, or an error. */

@@ -128,6 +128,20 @@ int hog_parse_fail(hog_parse_ctx *c, const char *at, const char *expected, const
     return HOG_EFORMAT;
 }
 
+int hog_parse_ceiling_fail(hog_parse_ctx *c, const char *at, const char *end)
+{
+    const uint64_t features = c->plan->max_features;
+    const size_t col = (size_t)(at - c->line) + 1;
+    c->bound = 1;
+    c->e.line = c->line_no;
+    c->e.column = col > UINT32_MAX ? UINT32_MAX : (uint32_t)col;
+    snprintf(c->e.what, sizeof(c->e.what),
+             "index %.*s is past the ceiling of %llu features (hog_read_params.max_features, "
+             "hog_train_params.mem_limit): hash them (hog_read_params.hash_bits = %u)",
+             (int)HOG_MIN(end - at, 24), at, (unsigned long long)features, hog_bits_within(features));
+    return HOG_EFORMAT;
+}
+
 /* ===================================================================== *
  *  Sorting a row's (index, value) pairs
  * ===================================================================== */
