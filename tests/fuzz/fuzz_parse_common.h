@@ -1,4 +1,4 @@
-/* fuzz_parse_common.h: what the chunk-parser fuzz targets share: one plan and parse of the input, whole and cut in two, with the invariants of hog_rows checked. */
+/* fuzz_parse_common.h: what the chunk-parser fuzz targets share: the frame of a target (option bytes, then the text), one plan and parse of the input, whole and cut in two, with the invariants of hog_rows checked. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef HOG_FUZZ_PARSE_COMMON_H
 #define HOG_FUZZ_PARSE_COMMON_H
@@ -28,6 +28,24 @@ static uint64_t fuzz_max_line(unsigned two_bits)
 {
     static const uint64_t bound[4] = {0, 0, 16, 4096};
     return bound[two_bits & 3];
+}
+
+/* The options of the formats written index:value (libsvm, LIBFFM), from
+ * one byte, the same bits for both so that their seeds mean the same:
+ *   bits 0-1  hash_bits 0, 1, 18 or 31
+ *   bit 2     index_base 1 (else 0)
+ *   bit 3     on_error skip (else stop)
+ *   bit 4     format detected (HOG_FORMAT_AUTO) rather than given
+ *   bits 5-6  max_line (fuzz_max_line)
+ * Bit 7 is the target's own. */
+static inline void fuzz_pick_indexed(hog_read_params *p, uint8_t o, hog_format format)
+{
+    static const unsigned bits[4] = {0, 1, 18, 31};
+    p->format = (o & 16) ? HOG_FORMAT_AUTO : format;
+    p->hash_bits = bits[o & 3];
+    p->index_base = (o >> 2) & 1;
+    p->on_error = (o >> 3) & 1 ? HOG_ON_ERROR_SKIP : HOG_ON_ERROR_STOP;
+    p->max_line = fuzz_max_line(o >> 5);
 }
 
 /* A broken invariant is a crash, so libFuzzer keeps the input. */
@@ -127,6 +145,22 @@ static void fuzz_plan_and_parse(const hog_read_params *p, const uint8_t *data, s
     hog_rows_free(&parts);
     hog_text_plan_free(&plan);
     free(buf);
+}
+
+/* The frame of every text target: the input's first `head` bytes choose
+ * the options (pick sets them from those bytes over fuzz_params), the last
+ * of them also where the text is cut in two chunks; the rest is the text,
+ * planned and parsed by fuzz_plan_and_parse. An input shorter than its
+ * head is passed over. Returns 0, as libFuzzer asks. */
+static int fuzz_text_target(const uint8_t *data, size_t size, size_t head,
+                            void (*pick)(hog_read_params *p, const uint8_t *opts))
+{
+    if (size < head)
+        return 0;
+    hog_read_params p = fuzz_params();
+    pick(&p, data);
+    fuzz_plan_and_parse(&p, data + head, size - head, data[head - 1]);
+    return 0;
 }
 
 #endif /* HOG_FUZZ_PARSE_COMMON_H */

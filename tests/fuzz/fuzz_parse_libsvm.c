@@ -4,17 +4,10 @@
 
 #include "fuzz_parse_common.h"
 
-/* The first byte picks the options, the second where the input is cut in
- * two chunks; the first token is also checked against strtod, bit for bit,
+/* The first token of the text is checked against strtod, bit for bit,
  * whenever hog_parse_double takes some of it. */
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void check_first_number(const uint8_t *data, size_t size)
 {
-    if (size < 2)
-        return 0;
-    uint8_t o = data[0], cut = data[1];
-    data += 2;
-    size -= 2;
-
     char num[64];
     size_t n = 0;
     while (n < size && n < sizeof(num) - 1 && data[n] != ' ' && data[n] != '\n' && data[n] != '\0')
@@ -31,14 +24,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         double want = strtod(num, &e);
         FUZZ_CHECK(e == end && memcmp(&want, &got, sizeof(double)) == 0);
     }
+}
 
-    hog_read_params p = fuzz_params();
-    p.format = (o & 16) ? HOG_FORMAT_AUTO : HOG_FORMAT_LIBSVM;
-    static const unsigned bits[4] = {0, 1, 18, 31};
-    p.hash_bits = bits[o & 3];
-    p.index_base = (o >> 2) & 1;
-    p.on_error = (o >> 3) & 1 ? HOG_ON_ERROR_SKIP : HOG_ON_ERROR_STOP;
-    p.max_line = fuzz_max_line(o >> 5);
-    fuzz_plan_and_parse(&p, data, size, cut);
-    return 0;
+/* The first byte picks the options (fuzz_pick_indexed's bits), the second
+ * where the input is cut in two chunks. */
+static void pick(hog_read_params *p, const uint8_t *o)
+{
+    fuzz_pick_indexed(p, o[0], HOG_FORMAT_LIBSVM);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size >= 2)
+        check_first_number(data + 2, size - 2);
+    return fuzz_text_target(data, size, 2, pick);
 }
