@@ -586,8 +586,26 @@ typedef struct hog_train_params {
                             parameters: 1 is LIBLINEAR's and scikit-learn's C = 1, a penalty that
                             shrinks as the data grows. Text is then read whole before the first
                             epoch. 0: l2 as given */
-    uint64_t reserved[8]; /* zero; the room for new fields (see Compatibility) */
+    const char *interactions; /* feature crosses for a linear or softmax model, Vowpal Wabbit's -q:
+                            pairs of two bytes, comma- or space-separated, each byte a field
+                            (the first byte of a Vowpal Wabbit namespace, as read with
+                            hog_read_params.fields) or ':' for any field: "ab,ac" crosses every
+                            feature of namespace a with every one of b and of c, "aa" a's features
+                            with each other, "::" every pair of a row's features; at most
+                            HOG_MAX_CROSSES pairs. A
+                            cross of features i and j is the feature hash(i, j) among
+                            2^cross_bits after the data's own, its value x_i x_j, formed as each
+                            row is trained or scored (the data keeps its own features only). The
+                            training data must have fields. NULL or "": none. The string is
+                            copied: the model keeps its own */
+    uint32_t cross_bits;  /* interactions: the crosses hash into 2^cross_bits features (1 to 30);
+                            0: 22 */
+    uint32_t reserved32b; /* zero */
+    uint64_t reserved[6]; /* zero; the room for new fields (see Compatibility) */
 } hog_train_params;
+
+/* The most pairs hog_train_params.interactions names. */
+#define HOG_MAX_CROSSES 32u
 
 /* The most latent factors a factorisation machine has (hog_train_params.factors). */
 #define HOG_MAX_FACTORS 256u

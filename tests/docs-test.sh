@@ -75,13 +75,17 @@ mkdir "$ex"
 if (cd "$ex" && "$abs_build/tools/gen_dense" -n 6000 -d 3 -s 3 -o dense.csv &&
     "$abs_build/tools/gen_sparse" -q -n 25000 -d 2000 -k 20 -s 5 -o all.svm &&
     "$abs_build/tools/gen_ratings" -u 500 -i 200 -k 4 -n 20000 -s 2 -o ratings.csv &&
+    "$abs_build/tools/gen_click" -q --rows 8000 --seed 7 --format ffm -o train.ffm &&
+    "$abs_build/tools/gen_click" -q --rows 2000 --first 8000 --seed 7 --format ffm -o test.ffm &&
+    "$abs_build/tools/gen_click" -q --rows 8000 --seed 7 --format vw -o train.vw &&
+    "$abs_build/tools/gen_click" -q --rows 2000 --first 8000 --seed 7 --format vw -o test.vw &&
     { echo clicked,price,age,visits; head -n 5000 dense.csv; } >train.csv &&
     { echo clicked,price,age,visits; tail -n 1000 dense.csv; } >test.csv &&
     head -n 20000 all.svm >train.svm && tail -n 5000 all.svm >test.svm &&
     cut -d ' ' -f 1,2 ratings.csv >pairs.csv) >"$tmp/gen.log" 2>&1; then
-    ok "the examples' data: train.csv, test.csv, train.svm, test.svm, ratings.csv, pairs.csv"
+    ok "the examples' data: train.csv, test.csv, train.svm, test.svm, train.ffm, test.ffm, train.vw, test.vw, ratings.csv, pairs.csv"
 else
-    not_ok "the examples' data: train.csv, test.csv, train.svm, test.svm, ratings.csv, pairs.csv"
+    not_ok "the examples' data: train.csv, test.csv, train.svm, test.svm, train.ffm, test.ffm, train.vw, test.vw, ratings.csv, pairs.csv"
     sed 's/^/# /' "$tmp/gen.log"
 fi
 blocks=$(cat "$here/README.md" "$here"/docs/*.md | sed -n 's/^<!-- docs-test: \([^ ]*\) .*/\1/p')
@@ -100,8 +104,8 @@ for name in $blocks; do
         sh -c 'cd "$1" && PATH="$2:$PATH" sh -eu "./$3"' sh "$ex" "$abs_build" "$name"
 done
 missing=
-for out in clicks.hog clicks.txt svm.hog svm.json predict.json train.hgd model.hog tuned.hog ratings.mf \
-    ratings.txt hog.key nodes.hog; do
+for out in clicks.hog clicks.txt svm.hog svm.json predict.json train.hgd model.hog fm.hog ffm.hog crossed.hog \
+    tuned.hog ratings.mf ratings.txt hog.key nodes.hog; do
     [ -s "$ex/$out" ] || missing="$missing $out"
 done
 check "the examples wrote every file they name (${missing:-none missing})" test -z "$missing"

@@ -1204,3 +1204,45 @@ Test(cli, a_field_aware_factorisation_machine_trains_on_fields_and_says_what_it_
     cr_assert_eq(hog("train xor.ffm --l2 2/row -o x.hog -q"), 2, "%s", out);
     cr_assert(strstr(out, "--l2: expected a number"), "%s", out);
 }
+
+Test(cli, crosses_of_namespaces_train_predict_and_say_what_they_need)
+{
+    /* namespace a's feature and b's interact: the label is 1 when exactly
+     * one of them is odd, which only the weight of their pair learns */
+    char *text = malloc(256 * 1024);
+    cr_assert_not_null(text);
+    size_t n = 0;
+    srand(37);
+    for (int i = 0; i < 5000; i++) {
+        const int a = rand() % 10, b = rand() % 10;
+        n += (size_t)snprintf(text + n, 256 * 1024 - n, "%d |a v%d |b v%d\n", (a % 2) != (b % 2) ? 1 : -1, a, b);
+    }
+    write_file("xor.vw", text);
+    free(text);
+    cr_assert_eq(hog("train xor.vw --epochs 5 --threads 1 -o lin.hog --holdout 0.2 --report r0.json -q"), 0, "%s", out);
+    char *report = slurp("r0.json");
+    const char *acc = strstr(report, "\"accuracy\": ");
+    cr_assert(acc && strtod(acc + 12, NULL) < 0.6, "%s", report);
+    cr_assert_eq(hog("train xor.vw --quadratic ab --quadratic ac --cross-bits 16 --epochs 5 --threads 1 -o q.hog "
+                     "--holdout 0.2 --report r.json -q"),
+                 0, "%s", out);
+    report = slurp("r.json");
+    acc = strstr(report, "\"accuracy\": ");
+    cr_assert(acc && strtod(acc + 12, NULL) > 0.98, "%s", report);
+    cr_assert_eq(hog("info q.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "crosses            ab,ac, hashed into 2^16 features after the data's"), "%s", out);
+    cr_assert_eq(hog("predict q.hog xor.vw -o p.txt"), 0, "%s", out);
+    cr_assert(strstr(out, "accuracy 0.9") || strstr(out, "accuracy 1.0000"), "%s", out);
+    /* a warm start keeps them without being told */
+    cr_assert_eq(hog("train xor.vw -i q.hog --epochs 1 --threads 1 -o w.hog -q"), 0, "%s", out);
+    cr_assert_eq(hog("info w.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "crosses            ab,ac"), "%s", out);
+    write_file("plain.svm", "1 1:1 2:1\n-1 2:1 3:1\n");
+    cr_assert_eq(hog("train plain.svm --interactions ab -o x.hog -q"), 1, "%s", out);
+    cr_assert(strstr(out, "--interactions \"ab\" names fields, and the training data has none"), "%s", out);
+    cr_assert_eq(hog("train xor.vw --interactions abc -o x.hog -q"), 1, "%s", out);
+    cr_assert(strstr(out, "--interactions \"abc\": at byte 0, expected a pair of two bytes"), "%s", out);
+    cr_assert_eq(hog("train xor.vw --interactions ab --model fm -o x.hog -q"), 1, "%s", out);
+    cr_assert(strstr(out, "crosses are for a linear or softmax model"), "%s", out);
+    cr_assert(!exists("x.hog"));
+}

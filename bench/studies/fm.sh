@@ -21,10 +21,12 @@
 # A missing peer's rows are left out and table.md says so. The FFM's two
 # threads are measured against the parallel limit too, in the threads
 # study's section (time to one thread's loss after 3 epochs). hogtrain trains
-# its linear model, its factorisation machine (--model fm, k 4) and its
-# field-aware one (--model ffm, k 4, from the LIBFFM text's .hgd) with
-# their defaults, the last also from the .hgd out of core (--mem-limit a
-# quarter of its size). The target is the peers' better FFM best (hogtrain's
+# its linear model, its factorisation machine (--model fm, k 4), its
+# field-aware one (--model ffm, k 4, from the LIBFFM text's .hgd; also from
+# the .hgd out of core, --mem-limit a quarter of its size) and its linear
+# model with every pair of namespaces crossed (--interactions ::
+# --cross-bits 24, as vw -q :: -b 24, as many epochs as vw's passes), each
+# with its defaults. The target is the peers' better FFM best (hogtrain's
 # own best when no peer's FFM ran).
 
 study_fm() {
@@ -41,6 +43,8 @@ study_fm() {
     done
     to_hgd "$tr.svm" "$tr.hgd" --format libsvm
     to_hgd "$te.svm" "$te.hgd" --format libsvm
+    to_hgd "$tr.vw" "$tr.vw.hgd" --format vw --fields
+    to_hgd "$te.vw" "$te.vw.hgd" --format vw --fields
     to_hgd "$tr.ffm" "$tr.ffm.hgd" --format ffm
     to_hgd "$te.ffm" "$te.ffm.hgd" --format ffm
     ooc=$(( $(wc -c <"$tr.ffm.hgd") / 4 ))
@@ -89,6 +93,14 @@ study_fm() {
                     $h xlearn --bin "$xlearn" --model "$mdl" --train "$tr.ffm" --test "$te.ffm" --k "$k" \
                     --epochs "$epochs" --threads "$t" --report "$OUT/tmp/xl.json"
             done
+        done
+        for t in $hthreads; do
+            w=
+            [ "$rep" -eq 0 ] && w=--warmup
+            measure fm "$case" "hogtrain linear -q ::" "rows=$rows;--cross-bits 24;epochs=$passes;defaults" "$t" "$rep" \
+                --data "$tr.vw" --report "$OUT/tmp/h.json" $w -- \
+                "$HOGTRAIN" train "$tr.vw.hgd" --test "$te.vw.hgd" --interactions :: --cross-bits 24 \
+                --epochs "$passes" --threads "$t" -o "$OUT/tmp/model.hog" --report "$OUT/tmp/h.json"
         done
         [ "$vw" -eq 0 ] || measure fm "$case" "vw -q ::" "rows=$rows;-b 24;passes=$passes" 1 "$rep" --data "$tr.vw" \
             --report "$OUT/tmp/vw.json" $w -- \

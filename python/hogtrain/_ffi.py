@@ -152,7 +152,10 @@ typedef struct hog_train_params {
     uint32_t field_aware;
     uint32_t reserved32;
     double l2_rows;
-    uint64_t reserved[8];
+    const char *interactions;
+    uint32_t cross_bits;
+    uint32_t reserved32b;
+    uint64_t reserved[6];
 } hog_train_params;
 hog_train_params hog_train_params_default(void);
 int hog_train_params_check(const hog_train_params *p, const char **field);

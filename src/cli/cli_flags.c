@@ -62,6 +62,8 @@ static const struct flag {
     {"hog_train_params", "factor_init", "--factor-init", TAKES_VALUE, NULL},
     {"hog_train_params", "field_aware", "--model ffm", ALONE, NULL},
     {"hog_train_params", "l2_rows", "--l2 L/rows", ALONE, NULL},
+    {"hog_train_params", "interactions", "--interactions", TAKES_VALUE, NULL},
+    {"hog_train_params", "cross_bits", "--cross-bits", TAKES_VALUE, NULL},
 
     {"hog_mf_params", "rank", "--rank", TAKES_VALUE, NULL},
     {"hog_mf_params", "threads", "--threads", TAKES_VALUE, NULL},

@@ -55,6 +55,9 @@ static int info_model(const char *path)
                "model", in.params.factors, hog_model_fields(m));
     else if (in.params.factors)
         printf("%-18s factorisation machine, %u latent factors a feature\n", "model", in.params.factors);
+    if (in.params.interactions)
+        printf("%-18s %s, hashed into 2^%u features after the data's\n", "crosses", in.params.interactions,
+               in.params.cross_bits);
     if (in.classes) {
         printf("%-18s %u:", "classes", in.classes);
         for (uint32_t k = 0; k < in.classes && k < 32; k++)

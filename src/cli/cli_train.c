@@ -88,6 +88,13 @@ static const char train_usage[] =
     "                          (--fields); the same defaults as fm but --l2 1/rows\n"
     "  --factors K             latent factors a feature (1 to 256; default 4; implies --model fm)\n"
     "  --factor-init A         the factors start uniform in [-A, A] (default 0.5/sqrt(K))\n"
+    "  --interactions AB[,CD]  feature crosses for a linear or softmax model, Vowpal Wabbit's -q\n"
+    "                          (also --quadratic AB; given again, the pairs add up): every\n"
+    "                          feature of namespace A with every one of B, its value the\n"
+    "                          product, hashed after the data's features; ':' is any namespace\n"
+    "                          (\"::\" every pair of a row's features). Reads VW namespaces and\n"
+    "                          CSV columns as fields (--fields); LIBFFM's numbered fields take \"::\"\n"
+    "  --cross-bits B          the crosses hash into 2^B features (1 to 30; default 22)\n"
     "  --model mf              matrix factorisation of \"user item rating\" triples instead:\n"
     "                          see hogtrain train --model mf --help\n"
     "  Vowpal Wabbit's names for the same settings work too: -d INPUT, -f MODEL (-o),\n"
@@ -282,6 +289,28 @@ static int train_option(const char *name, const char *val, hog_train_params *p)
         p->factors = (uint32_t)u;
         return 0;
     }
+    if (strcmp(name, "interactions") == 0 || strcmp(name, "quadratic") == 0) {
+        /* given again, the pairs add up, as Vowpal Wabbit's -q does */
+        static char spec[HOG_MAX_CROSSES * 3 + 1];
+        const size_t used = strlen(spec);
+        if (used + 1 + strlen(val) >= sizeof(spec)) {
+            cli_error("%s: more than %u pairs of namespaces to cross", opt, HOG_MAX_CROSSES);
+            return -1;
+        }
+        snprintf(spec + used, sizeof(spec) - used, "%s%s", used ? "," : "", val);
+        p->interactions = spec;
+        return 0;
+    }
+    if (strcmp(name, "cross-bits") == 0) {
+        if (cli_unsigned(opt, val, 30, &u) < 0)
+            return -1;
+        if (u < 1) {
+            cli_error("--cross-bits: expected 1 to 30, found '%s'", val);
+            return -1;
+        }
+        p->cross_bits = (uint32_t)u;
+        return 0;
+    }
     if (strcmp(name, "factor-init") == 0) {
         double a;
         if (cli_double(opt, val, &a) < 0)
@@ -437,7 +466,8 @@ static int train_main(int argc, char **argv, int tune)
         {"cv", required_argument, 0, 'V'}, {"trials", required_argument, 0, 'U'},
         {"class-weight", required_argument, 0, 0}, {"train-metrics", required_argument, 0, 0},
         {"model", required_argument, 0, 0}, {"factors", required_argument, 0, 0},
-        {"factor-init", required_argument, 0, 0}, {0, 0, 0, 0},
+        {"factor-init", required_argument, 0, 0}, {"interactions", required_argument, 0, 0},
+        {"quadratic", required_argument, 0, 0}, {"cross-bits", required_argument, 0, 0}, {0, 0, 0, 0},
     };
     if (cli_mf_wanted(argc, argv))
         return cli_mf_train(argc, argv);
@@ -591,6 +621,10 @@ static int train_main(int argc, char **argv, int tune)
             p.factors = ii.params.factors;
             p.field_aware = ii.params.field_aware;
         }
+        if (!p.interactions && ii.params.interactions) { /* and its crosses */
+            p.interactions = ii.params.interactions;
+            p.cross_bits = ii.params.cross_bits;
+        }
     }
     /* A factorisation machine's defaults, where not given: AdaGrad at 0.2,
      * plain (LIBFFM's and xLearn's choice; the normalized update's scales
@@ -615,7 +649,7 @@ static int train_main(int argc, char **argv, int tune)
         else if (!l2_set)
             p.l2 = 1e-4;
     }
-    if (p.field_aware) /* VW namespaces and CSV columns become the fields */
+    if (p.field_aware || p.interactions) /* VW namespaces and CSV columns become the fields */
         rp.fields = 1;
     const char *field;
     if (hog_train_params_check(&p, &field) < 0) {

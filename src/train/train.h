@@ -143,6 +143,43 @@ static inline int hog_w_finite(const hog_weight *w, uint64_t n, uint32_t k, uint
 }
 
 /* ---- the model (train_model.c; its file: train_model_file.c) ---- */
+/* ---- feature crosses (train_cross.c) ---- */
+/* A model's crosses (hog_train_params.interactions): rule k crosses a
+ * feature of field a[k] with one of field b[k] (-1: any field); a cross of
+ * features i < j of a row is feature base + (hash(i, j) mod 2^bits), its
+ * value x_i x_j. n 0: none. */
+#define HOG_CROSS_SPEC 100u
+typedef struct hog_cross {
+    uint32_t n;
+    int32_t a[HOG_MAX_CROSSES], b[HOG_MAX_CROSSES];
+    uint32_t bits;
+    uint64_t base;              /* the first crossed feature: the training data's features */
+    char spec[HOG_CROSS_SPEC];  /* the rules as given, comma-separated: what the model file keeps */
+} hog_cross;
+
+/* Reads spec (see hog_train_params.interactions) into *c with bits (0: 22)
+ * and base. Returns 0, or HOG_EPARAM saying what is wrong in err. */
+int hog_cross_parse(const char *spec, uint32_t bits, uint64_t base, hog_cross *c, char *err, size_t err_len);
+
+/* The most non-zeros a row of nnz has with its crosses. */
+static inline uint64_t hog_cross_room(uint32_t nnz)
+{
+    return (uint64_t)nnz + (uint64_t)nnz * (nnz > 0 ? nnz - 1 : 0) / 2;
+}
+
+/* Writes row's own non-zeros (below c->base) then its crosses into idx and
+ * val (hog_cross_room(row->nnz) of each); field: the row's fields (NULL:
+ * none, crossed by "::" alone). Returns how many. */
+uint32_t hog_cross_row(const hog_cross *c, const hog_row *row, const uint16_t *field, uint32_t *idx, float *val);
+
+/* Counts each cross of row once into own (a worker's degrees), or with an
+ * atomic add into shared when own is NULL. */
+void hog_cross_degrees(const hog_cross *c, const hog_row *row, const uint16_t *field, uint32_t *own,
+                       _Atomic uint32_t *shared);
+
+/* Whether a rule names a field (not "::"): the data must then have them. */
+int hog_cross_needs_fields(const hog_cross *c);
+
 /* The most weights a feature has (hog_model.outputs), and classes a model. */
 #define HOG_MAX_OUTPUTS (1u << 20)
 
@@ -153,6 +190,8 @@ struct hog_model {
                              softmax, and 1 + factors for a factorisation machine (its linear
                              weight, then its factors), which scores one output (info.outputs) */
     uint32_t factors;     /* a factorisation machine's latent factors a feature; 0: linear */
+    hog_cross cross;      /* the feature crosses it scores with (cross.n 0: none); its features
+                             from cross.base on are the crosses' */
     uint32_t fields;      /* a field-aware one's fields G: outputs is then G factors, a feature's
                              factors for field 0, 1, ... (no linear weight); 0: not one */
     uint32_t stride;      /* words from one feature's weights to the next's: outputs, but for the
@@ -443,6 +482,10 @@ static inline void hog_model_prefetch_row(const hog_model *m, const hog_block *b
             hog_prefetch_words(hog_model_wj(m, j), K, 0);
     }
 }
+
+/* Gives dst src's kind of model: its factors, fields and crosses (the
+ * params' interactions then name dst's own copy). */
+void hog_model_kind_copy(hog_model *dst, const hog_model *src);
 
 /* 0 when data of `fields` fields (hog_dataset_fields) can be scored by
  * m, else HOG_EPARAM saying that `what` (the data's name) needs fields

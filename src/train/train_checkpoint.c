@@ -65,6 +65,24 @@ int hog_trainer_interrupt(hog_trainer *t)
 #define CKPT_FIELDS 80 /* room for the fields ckpt_fields makes */
 #define PARAMS_KEY "params."
 
+/* params.interactions: "-" for none (a word cannot be empty). */
+static int ckpt_parse_cross(const char *text, void *at)
+{
+    if (strlen(text) >= HOG_CROSS_SPEC)
+        return -1;
+    strcpy(at, strcmp(text, "-") == 0 ? "" : text);
+    return 0;
+}
+
+/* The interactions of p as hog_cross.spec writes them, into spec ("": none). */
+static void cross_of(const hog_train_params *p, char *spec)
+{
+    hog_cross x;
+    spec[0] = '\0';
+    if (p->interactions && *p->interactions && hog_cross_parse(p->interactions, p->cross_bits, 0, &x, NULL, 0) == 0)
+        strcpy(spec, x.spec);
+}
+
 /* The metadata of a checkpoint, in the order it is written. The keys
  * params.NAME are hog_train_params.NAME: a resumed run must have the same. */
 static size_t ckpt_fields(checkpoint *c, hog_meta_field *f)
@@ -102,6 +120,9 @@ static size_t ckpt_fields(checkpoint *c, hog_meta_field *f)
                               hog_meta_parse_class_weight};
     f[n++] = HOG_META_NUM(PARAMS_KEY "factors", &p->factors);
     f[n++] = HOG_META_NUM(PARAMS_KEY "field_aware", &p->field_aware);
+    f[n++] = (hog_meta_field){PARAMS_KEY "interactions", HOG_META_WORD, c->cross, c->cross[0] ? c->cross : "-",
+                              ckpt_parse_cross};
+    f[n++] = HOG_META_NUM(PARAMS_KEY "cross_bits", &p->cross_bits);
     f[n++] = (hog_meta_field){"data.fingerprint", HOG_META_HEX64, &c->fingerprint, NULL, NULL};
     f[n++] = HOG_META_NUM("data.rows", &c->rows);
     f[n++] = HOG_META_NUM("data.features", &c->features);
@@ -138,6 +159,7 @@ static int params_compare(const checkpoint *ck, const hog_train_params *p, char 
 {
     checkpoint theirs = *ck, mine = *ck;
     mine.p = *p;
+    cross_of(p, mine.cross);
     hog_meta_field a[CKPT_FIELDS], b[CKPT_FIELDS];
     size_t n = ckpt_fields(&theirs, a);
     ckpt_fields(&mine, b);
@@ -239,6 +261,7 @@ static int ckpt_write(const run_state *rs, const run_position *at, const char *p
     c.epochs_run = rs->epochs_run;
     c.best = rs->best;
     c.avg_count = rs->avg.count;
+    snprintf(c.cross, sizeof(c.cross), "%s", rs->cross.spec);
     hog_meta_field fields[CKPT_FIELDS];
     size_t nfields = ckpt_fields(&c, fields);
     char *meta;
@@ -429,6 +452,7 @@ static int ckpt_parse(checkpoint *ck, char *err, size_t err_len)
     if (hog_crc32(0, buf, len - 4) != hog_get_u32(buf + len - 4))
         return hog_fail(HOG_ECHECKSUM, err, err_len, "%s: checksum mismatch: the checkpoint is corrupted", path);
     ck->p = hog_train_params_default();
+    ck->cross[0] = '\0'; /* checkpoints from before crosses have none */
     ck->st.test = hog_metrics_none();
     ck->best.test = hog_metrics_none();
     hog_meta_field fields[CKPT_FIELDS];

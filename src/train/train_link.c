@@ -11,6 +11,10 @@ int hog_link_run_check(const hog_train_params *p, char *err, size_t err_len)
         return hog_fail(HOG_EPARAM, err, err_len,
                         "hog_train_params.factors: a factorisation machine trains on one machine (the link between "
                         "machines carries a linear model's weights, not the factors)");
+    if (p->interactions && *p->interactions)
+        return hog_fail(HOG_EPARAM, err, err_len,
+                        "hog_train_params.interactions: crosses train on one machine (the ranks would each count "
+                        "their own crosses' degrees)");
     const char *no = p->early_stop                      ? "hog_train_params.early_stop"
                      : p->average                       ? "hog_train_params.average"
                      : p->replicas != HOG_REPLICAS_MACHINE ? "hog_train_params.replicas other than machine"

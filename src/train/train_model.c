@@ -199,8 +199,43 @@ static float ffm_score(const hog_model *m, const hog_row *row, const uint16_t *f
     return s;
 }
 
+/* A crossed model's scores: the row's non-zeros and its crosses scored as
+ * one row (a model without crosses then). */
+static void cross_scores(const hog_model *m, const hog_row *row, const uint16_t *field, float *out)
+{
+    const uint64_t room = hog_cross_room(row->nnz);
+    uint32_t si[512];
+    float sv[512];
+    uint32_t *idx = si;
+    float *val = sv;
+    if (room > HOG_ARRAY_LEN(si)) {
+        idx = room <= UINT32_MAX ? hog_malloc(room * sizeof(uint32_t)) : NULL;
+        val = room <= UINT32_MAX ? hog_malloc(room * sizeof(float)) : NULL;
+    }
+    if (!idx || !val || (!field && hog_cross_needs_fields(&m->cross))) {
+        for (uint32_t k = 0; k < m->outputs; k++)
+            out[k] = NAN;
+    } else {
+        hog_row crossed = *row;
+        crossed.nnz = hog_cross_row(&m->cross, row, field, idx, val);
+        crossed.index = idx;
+        crossed.value = val;
+        hog_model plain = *m; /* the same weights, scored without crossing again */
+        plain.cross.n = 0;
+        hog_model_scores(&plain, &crossed, NULL, out);
+    }
+    if (idx != si)
+        hog_free(idx);
+    if (val != sv)
+        hog_free(val);
+}
+
 void hog_model_scores(const hog_model *m, const hog_row *row, const uint16_t *field, float *out)
 {
+    if (m->cross.n) {
+        cross_scores(m, row, field, out);
+        return;
+    }
     if (m->fields) {
         out[0] = ffm_score(m, row, field);
         return;
@@ -237,6 +272,14 @@ void hog_model_scores(const hog_model *m, const hog_row *row, const uint16_t *fi
     }
 }
 
+void hog_model_kind_copy(hog_model *dst, const hog_model *src)
+{
+    dst->factors = src->factors;
+    dst->fields = src->fields;
+    dst->cross = src->cross;
+    dst->info.params.interactions = dst->cross.n ? dst->cross.spec : NULL;
+}
+
 uint32_t hog_model_fields(const hog_model *m)
 {
     return m->fields;
@@ -244,6 +287,10 @@ uint32_t hog_model_fields(const hog_model *m)
 
 int hog_model_fields_fit(const hog_model *m, uint32_t fields, const char *what, char *err, size_t err_len)
 {
+    if (!fields && m->cross.n && hog_cross_needs_fields(&m->cross))
+        return hog_fail(HOG_EPARAM, err, err_len, "%s has no fields: the model crosses the features of fields "
+                        "(\"%s\"): read Vowpal Wabbit namespaces or CSV columns with hog_read_params.fields, as "
+                        "in training", what, m->cross.spec);
     if (!m->fields || fields)
         return 0;
     return hog_fail(HOG_EPARAM, err, err_len, "%s has no fields: a field-aware factorisation machine pairs features "

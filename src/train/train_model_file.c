@@ -7,11 +7,11 @@
 #include "train.h"
 
 /*
- * Model file, version 5 (or 4, 3, 2, or 1). Little-endian.
+ * Model file, version 6 (or 5, 4, 3, 2, or 1). Little-endian.
  *
  *   offset  bytes          field
  *   0       8              magic "HOGMODEL"
- *   8       4              version (1 to 5)
+ *   8       4              version (1 to 6)
  *   12      4              meta_bytes
  *   16      8              dim (features)
  *   24      4              outputs
@@ -19,7 +19,7 @@
  *   32      meta_bytes     metadata: "key value\n" lines, numbers in the C locale
  *                          with 17 significant digits so they round-trip
  *   ...     8 * classes    f64 class labels, ascending
- *   version 3, 4 or 5:
+ *   version 3 to 6:
  *   ...     4              sections: which of the optional parts below follow
  *                          (bit 0: class names, bit 1: feature scales, bit 2:
  *                          feature names; the other bits are 0)
@@ -52,9 +52,12 @@
  * it by its version rather than score it as a linear model. A field-aware
  * one is version 5, laid out as 4: its metadata also says `fields G`, and
  * its outputs are G F, a feature's F factors for each field (LIBFFM's model:
- * no linear weights).
+ * no linear weights). A model with feature crosses is version 6, laid out as
+ * version 3: its metadata also says `interactions SPEC`, `cross_bits B` and
+ * `cross_base D`, and its features are D + 2^B, the data's then the
+ * crosses', which a build without crosses would score as missing.
  */
-#define MODEL_VERSION 5u
+#define MODEL_VERSION 6u
 #define SECTION_NAMES 1u  /* version 3's sections: class names */
 #define SECTION_SCALES 2u /* feature scales */
 #define SECTION_FNAMES 4u /* feature names */
@@ -71,7 +74,18 @@
 /* The metadata of a model file, in the order it is written (writing: a
  * linear model's without the factorisation machine's fields, so that its
  * file stays byte for byte what older builds wrote). */
-static size_t model_fields(hog_model_info *in, uint32_t *ffm_fields, hog_meta_field *f, int writing)
+/* A model's crosses' rules, as their text (the model file keeps them as
+ * hog_cross.spec has them: comma-separated pairs, no space). */
+static int parse_spec(const char *text, void *at)
+{
+    if (strlen(text) >= HOG_CROSS_SPEC)
+        return -1;
+    strcpy(at, text);
+    return 0;
+}
+
+static size_t model_fields(hog_model_info *in, uint32_t *ffm_fields, hog_cross *cross, hog_meta_field *f,
+                           int writing)
 {
     static const char *const train_keys[6] = {"train.rows", "train.loss", "train.logloss",
                                               "train.accuracy", "train.auc", "train.rmse"};
@@ -119,6 +133,11 @@ static size_t model_fields(hog_model_info *in, uint32_t *ffm_fields, hog_meta_fi
         f[n++] = HOG_META_NUM("factors", &p->factors);
     if (!writing || *ffm_fields)
         f[n++] = HOG_META_NUM("fields", ffm_fields);
+    if (!writing || cross->n) {
+        f[n++] = (hog_meta_field){"interactions", HOG_META_WORD, cross->spec, cross->spec, parse_spec};
+        f[n++] = HOG_META_NUM("cross_bits", &cross->bits);
+        f[n++] = HOG_META_NUM("cross_base", &cross->base);
+    }
     f[n++] = HOG_META_NUM("nonzero", &in->nonzero);
     f[n++] = HOG_META_NUM("epochs_run", &in->epochs_run);
     f[n++] = HOG_META_NUM("best_epoch", &in->best_epoch);
@@ -153,8 +172,9 @@ static int model_write(const hog_model *m, hog_atomic_file *f)
     }
     hog_model_info info = m->info;
     uint32_t ffm_fields = m->fields;
+    hog_cross cross = m->cross;
     hog_meta_field fields[MODEL_FIELDS];
-    size_t nfields = model_fields(&info, &ffm_fields, fields, 1);
+    size_t nfields = model_fields(&info, &ffm_fields, &cross, fields, 1);
     char *meta;
     size_t meta_len;
     if (hog_meta_write(fields, nfields, &meta, &meta_len) < 0) {
@@ -166,7 +186,7 @@ static int model_write(const hog_model *m, hog_atomic_file *f)
     memcpy(head, MODEL_MAGIC, 8);
     const uint32_t sections = (m->class_names ? SECTION_NAMES : 0) | (m->scales ? SECTION_SCALES : 0) |
                               (m->fnames.n ? SECTION_FNAMES : 0);
-    hog_put_u32(head + 8, m->fields ? 5u : m->factors ? 4u : sections & (SECTION_SCALES | SECTION_FNAMES) ? 3u : sections ? 2u : 1u);
+    hog_put_u32(head + 8, m->cross.n ? 6u : m->fields ? 5u : m->factors ? 4u : sections & (SECTION_SCALES | SECTION_FNAMES) ? 3u : sections ? 2u : 1u);
     hog_put_u32(head + 12, (uint32_t)meta_len);
     hog_put_u64(head + 16, m->dim);
     hog_put_u32(head + 24, m->outputs);
@@ -179,7 +199,7 @@ static int model_write(const hog_model *m, hog_atomic_file *f)
         rc = hog_atomic_write_crc(f, &crc, meta, meta_len);
     if (rc == 0)
         rc = hog_atomic_write_crc(f, &crc, m->class_labels, m->info.classes * sizeof(double));
-    if (rc == 0 && ((sections & (SECTION_SCALES | SECTION_FNAMES)) || m->factors)) {
+    if (rc == 0 && ((sections & (SECTION_SCALES | SECTION_FNAMES)) || m->factors || m->cross.n)) {
         unsigned char sb[4];
         hog_put_u32(sb, sections);
         rc = hog_atomic_write_crc(f, &crc, sb, 4);
@@ -403,8 +423,10 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
     info.train = hog_metrics_none();
     info.test = hog_metrics_none();
     uint32_t ffm_fields = 0;
+    hog_cross cross;
+    memset(&cross, 0, sizeof(cross));
     hog_meta_field fields[MODEL_FIELDS];
-    size_t nfields = model_fields(&info, &ffm_fields, fields, 0);
+    size_t nfields = model_fields(&info, &ffm_fields, &cross, fields, 0);
     char why[256];
     if (hog_meta_read((char *)buf + MODEL_HEAD, meta_len, fields, nfields, why, sizeof(why)) < 0) {
         rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: unreadable metadata: %s", path, why);
@@ -416,7 +438,7 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
         goto out;
     }
     const uint32_t factors = info.params.factors;
-    if ((version >= 4) != (factors > 0) || factors > HOG_MAX_FACTORS) {
+    if ((version == 4 || version == 5) != (factors > 0) || factors > HOG_MAX_FACTORS) {
         rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: version %u with factors %u in its metadata: a "
                       "factorisation machine (1 to %u factors) is version 4 or 5, and only it", path, version,
                       factors, HOG_MAX_FACTORS);
@@ -429,6 +451,17 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
         goto out;
     }
     info.params.field_aware = ffm_fields > 0;
+    char spec[HOG_CROSS_SPEC];
+    memcpy(spec, cross.spec, sizeof(spec)); /* hog_cross_parse starts *c afresh */
+    if ((version == 6) != (spec[0] != 0) ||
+        (spec[0] && (hog_cross_parse(spec, cross.bits, cross.base, &cross, why, sizeof(why)) < 0 ||
+                           cross.base + ((uint64_t)1 << cross.bits) != dim))) {
+        rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: version %u with interactions \"%s\" into 2^%u features after "
+                      "%llu in its metadata, and %llu features: a crossed model is version 6, and only it, its "
+                      "features the data's and its crosses'", path, version, spec, cross.bits,
+                      (unsigned long long)cross.base, (unsigned long long)dim);
+        goto out;
+    }
     if ((factors && (info.loss == HOG_LOSS_SOFTMAX || outputs != (ffm_fields ? factors * ffm_fields : 1 + factors))) ||
         (!factors && (info.loss == HOG_LOSS_SOFTMAX) != (outputs > 1)) ||
         (hog_loss_is_binary(info.loss) && classes != 2) || (hog_loss_is_regression(info.loss) && classes != 0) ||
@@ -496,6 +529,9 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
     m->info = info;
     m->factors = factors;
     m->fields = ffm_fields;
+    m->cross = cross;
+    m->info.params.interactions = cross.n ? m->cross.spec : NULL;
+    m->info.params.cross_bits = cross.n ? cross.bits : 0;
     const unsigned char *p = buf + labels_at;
     memcpy(m->class_labels, p, 8ull * classes);
     p = buf + names_at;

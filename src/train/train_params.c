@@ -230,6 +230,8 @@ int hog_train_params_check(const hog_train_params *p, const char **field)
         bad = "field_aware";
     else if (!(p->l2_rows >= 0) || !isfinite(p->l2_rows))
         bad = "l2_rows";
+    else if (p->cross_bits > 30)
+        bad = "cross_bits";
     if (field)
         *field = bad;
     return bad ? HOG_EPARAM : 0;

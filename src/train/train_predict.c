@@ -491,7 +491,7 @@ int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_
     hog_read_params p = rp ? *rp : hog_read_params_default();
     if (p.index_base < 0) /* libsvm indices mean what they meant in training */
         p.index_base = m->info.data_index_base;
-    if (m->fields) /* a field-aware model pairs the values by their fields */
+    if (m->fields || (m->cross.n && hog_cross_needs_fields(&m->cross))) /* it pairs values by their fields */
         p.fields = 1;
 
     hog_format fmt;

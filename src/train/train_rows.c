@@ -428,6 +428,7 @@ typedef struct seg_rows {
     float *s, *g, *bias, *bacc;
     double loss;
     uint64_t examples, nnz;
+    int crossed;          /* blk holds the segment's rows crossed already (cross_segment) */
     hog_eval_sums *prog;  /* the last epoch's progressive metrics (epoch_job.prog), or NULL */
     float *prog_s;        /* outputs floats: the scores hog_eval_add takes (and changes) */
 } seg_rows;
@@ -456,6 +457,11 @@ KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
         const uint32_t *ptr = blk->ptr;
         hog_row row = {blk->index + ptr[r], blk->value + ptr[r], ptr[r + 1] - ptr[r], blk->label[r],
                        blk->weight ? blk->weight[r] : 1.0f};
+        if (m->cross.n && !c->crossed) { /* the row's own non-zeros and its crosses, as one row */
+            row.nnz = hog_cross_row(&m->cross, &row, hog_block_fields(blk, r), ws->cross_idx, ws->cross_val);
+            row.index = ws->cross_idx;
+            row.value = ws->cross_val;
+        }
         const float w0 = row.weight; /* what evaluation weighs the row by: no class weight */
         if (job->class_w)
             row.weight *= hog_class_weight_of(job->class_w, m, row.label, job->mid);
@@ -1005,7 +1011,7 @@ KERNEL void rows_general(const epoch_job *job, worker_state *ws, seg_rows *c, co
  * (also where its array cannot be had: the general one needs none). */
 static void rows_2(const epoch_job *job, worker_state *ws, seg_rows *c)
 {
-    if (job->m->outputs > 1 || norm_room(ws, c) < 0) /* softmax, a factorisation machine */
+    if (job->m->outputs > 1 || (job->m->cross.n && !c->crossed) || norm_room(ws, c) < 0) /* softmax, FM, crosses */
         rows_general(job, ws, c, OPT_NORMALIZED);
     else if (ws->optim.packed && job->tab.nlocal)
         rows_packed_local(job, ws, c);
@@ -1020,7 +1026,7 @@ static void rows_2(const epoch_job *job, worker_state *ws, seg_rows *c)
 /* No option: the tuned loop for one output, else the general one. */
 static void rows_0(const epoch_job *job, worker_state *ws, seg_rows *c)
 {
-    if (job->m->outputs > 1) /* softmax, a factorisation machine */
+    if (job->m->outputs > 1 || (job->m->cross.n && !c->crossed)) /* softmax, FM, crosses row by row */
         rows_general(job, ws, c, 0);
     else if (job->tab.nlocal && !hog_whole_on(job))
         rows_plain_local(job, ws, c);
@@ -1050,6 +1056,45 @@ static void (*const rows_by_opt[OPT_COUNT])(const epoch_job *, worker_state *, s
 /* ===================================================================== *
  *  A segment
  * ===================================================================== */
+/* A crossed model's segment, its n rows from start: each row's non-zeros
+ * and its crosses formed once into the worker's own block, which every
+ * loop then trains as any other, the tuned ones and their prefetching
+ * included. NULL where its room cannot be had: the general loop then
+ * crosses each row as it meets it. */
+static const hog_block *cross_segment(const epoch_job *job, worker_state *ws, const hog_block *blk, uint32_t start,
+                                      uint32_t n)
+{
+    uint64_t room = 0;
+    for (uint32_t r = start; r < start + n; r++)
+        room += hog_cross_room(blk->ptr[r + 1] - blk->ptr[r]);
+    if (room > UINT32_MAX)
+        return NULL;
+    if (room > ws->xcap) {
+        uint32_t *idx = hog_malloc(room * sizeof(uint32_t));
+        float *val = hog_malloc(room * sizeof(float));
+        if (!idx || !val) {
+            hog_free(idx);
+            hog_free(val);
+            return NULL;
+        }
+        hog_free(ws->xidx);
+        hog_free(ws->xval);
+        ws->xidx = idx;
+        ws->xval = val;
+        ws->xcap = room;
+    }
+    uint32_t at = 0;
+    ws->xptr[0] = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const hog_row row = hog_block_row(blk, start + i);
+        at += hog_cross_row(&job->m->cross, &row, hog_block_fields(blk, start + i), ws->xidx + at, ws->xval + at);
+        ws->xptr[i + 1] = at;
+    }
+    ws->xblk = (hog_block){.rows = n, .nnz = at, .ptr = ws->xptr, .index = ws->xidx, .value = ws->xval,
+                           .label = blk->label + start, .weight = blk->weight ? blk->weight + start : NULL};
+    return &ws->xblk;
+}
+
 void hog_segment_run(epoch_job *job, worker_state *ws, uint32_t pos, const hog_block *blk, int fresh)
 {
     const hog_dataset *ds = job->ds;
@@ -1094,8 +1139,9 @@ void hog_segment_run(epoch_job *job, worker_state *ws, uint32_t pos, const hog_b
     double t0, a0 = hog_overlap_enter(clock, &t0);
     if (m->fields)
         ffm_room(ws, blk, start, n);
-    seg_rows c = {blk, start, n, first, step, step * (float)p->l2, s, g, bias, bacc, 0, 0, 0,
-                  job->prog ? &ws->prog : NULL, bacc0 + K};
+    const hog_block *crossed = m->cross.n ? cross_segment(job, ws, blk, start, n) : NULL;
+    seg_rows c = {crossed ? crossed : blk, crossed ? 0 : start, n, first, step, step * (float)p->l2, s, g, bias, bacc,
+                  0, 0, 0, crossed != NULL, job->prog ? &ws->prog : NULL, bacc0 + K};
     /* A whole copy is trained as the model itself is on one thread. */
     hog_weight *const model_w = ws->w;
     if (whole)

@@ -24,6 +24,10 @@ int hog_trainer_create(const hog_train_params *p, hog_trainer **out, char *err, 
     if (fm)
         return hog_fail(HOG_EPARAM, err, err_len, "hog_train_params.factors %u: a factorisation machine %s", p->factors,
                         fm);
+    hog_cross cross; /* the rules' syntax, before anything is read */
+    if (p->interactions && *p->interactions && hog_cross_parse(p->interactions, p->cross_bits, 0, &cross, err,
+                                                               err_len) < 0)
+        return HOG_EPARAM;
     hog_trainer *t = hog_calloc(1, sizeof(*t));
     if (!t)
         return -ENOMEM;
@@ -95,6 +99,11 @@ void hog_run_free(run_state *rs)
             hog_free(ws->shrink);
             hog_free(ws->norm_u);
             hog_free(ws->ffm_w);
+            hog_free(ws->cross_idx);
+            hog_free(ws->cross_val);
+            hog_free(ws->xptr);
+            hog_free(ws->xidx);
+            hog_free(ws->xval);
             hog_eval_sums_free(&ws->prog);
         }
     hog_free(rs->ws);
@@ -182,6 +191,7 @@ void hog_run_init_factors(run_state *rs, uint64_t from, uint64_t to)
 static const char *sparse_only(const hog_train_params *p)
 {
     return p->factors                         ? "hog_train_params.factors"
+           : p->interactions && *p->interactions ? "hog_train_params.interactions"
            : p->schedule == HOG_SCHEDULE_ADAGRAD ? "hog_train_params.schedule adagrad"
            : p->normalized                    ? "hog_train_params.normalized"
            : p->l1 > 0                        ? "hog_train_params.l1"
@@ -336,6 +346,17 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len)
         ws->hot0 = hog_pool_alloc_local(rs->pool, i, nhot * sizeof(float));
         if (!ws->scratch || !ws->perm || !ws->hot || !ws->hot0)
             return -ENOMEM;
+        if (rs->cross.n) { /* room for the longest row crossed */
+            const uint64_t room = hog_cross_room(HOG_MAX(rs->longest, 1u));
+            if (room > UINT32_MAX)
+                return hog_fail(HOG_EPARAM, err, err_len, "a row of %u non-zeros has %llu crosses: too many to "
+                                "form", rs->longest, (unsigned long long)room);
+            ws->cross_idx = hog_malloc(room * sizeof(uint32_t));
+            ws->cross_val = hog_malloc(room * sizeof(float));
+            ws->xptr = hog_malloc((SEGMENT_ROWS + 1) * sizeof(uint32_t));
+            if (!ws->cross_idx || !ws->cross_val || !ws->xptr)
+                return -ENOMEM;
+        }
         if (rs->prog_on && hog_eval_sums_init(&ws->prog, rs->m) < 0)
             return -ENOMEM;
         if (p->schedule == HOG_SCHEDULE_ADAGRAD) {
@@ -431,12 +452,16 @@ int hog_run_segments(run_state *rs, const hog_dataset *train, char *err, size_t 
     m->info.params.kernel = rs->kernel;
     m->info.params.progress = NULL;
     m->info.params.progress_ctx = NULL;
+    m->cross = rs->cross;
+    m->info.params.interactions = m->cross.n ? m->cross.spec : NULL; /* the model's own copy */
+    m->info.params.cross_bits = m->cross.n ? m->cross.bits : 0;
     m->info.data_fingerprint = train->info.fingerprint;
     m->info.data_skipped = train->info.skipped;
     m->info.data_index_base = train->info.index_base;
     rs->ck.data = train->info;
     if (rs->avg.m) {
         rs->avg.m->info = m->info;
+        hog_model_kind_copy(rs->avg.m, m);
         memcpy(rs->avg.m->class_labels, m->class_labels, (rs->classes ? rs->classes : 1) * sizeof(double));
     }
     return 0;
@@ -581,9 +606,11 @@ static int run_dataset(hog_trainer *t, const hog_dataset *train, const hog_datas
         hog_log(HOG_LOG_INFO, "training out of core: %llu bytes of data, more than the data's half of a limit of %llu",
                 (unsigned long long)hog_dataset_bytes(train), (unsigned long long)rs.limit);
     rs.dim = hog_warm_dim(&rs, HOG_MAX(train->info.features, 1));
-    int rc = rs.link ? hog_link_run_share(&rs, train) : 0;
+    int rc = hog_run_cross(&rs, HOG_MAX(train->info.features, 1), (uint32_t)hog_dataset_fields(train), err, err_len);
+    if (rc == 0 && rs.link)
+        rc = hog_link_run_share(&rs, train);
     if (rc == 0)
-        rc = hog_scan_training_set(train, p, rs.dim, rs.src, rs.mine, rs.pool, &rs.classes_of, &rs.classes, &rs.deg,
+        rc = hog_scan_training_set(train, p, rs.cross.n ? &rs.cross : NULL, &rs.longest, rs.dim, rs.src, rs.mine, rs.pool, &rs.classes_of, &rs.classes, &rs.deg,
                                    &rs.deg_rows, err, err_len);
     if (rc == 0 && rs.link)
         rc = hog_link_run_join(&rs, train, err, err_len);

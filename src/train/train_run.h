@@ -128,6 +128,14 @@ typedef struct worker_state {
     hog_weight **ffm_w; /* a field-aware factorisation machine's row: its features' weights, then
                            (at ffm_cap) their AdaGrad sums (train_rows.c, update_ffm) */
     uint32_t ffm_cap;  /* the longest row they hold */
+    uint32_t *cross_idx; /* with crosses: a row's non-zeros and its crosses' (hog_cross_room of the
+                            run's longest row), and their values */
+    float *cross_val;
+    hog_block xblk;    /* with crosses: the segment's rows crossed (train_rows.c, cross_segment) */
+    uint32_t *xptr;    /* its row offsets: SEGMENT_ROWS + 1 */
+    uint32_t *xidx;    /* its non-zeros and values, xcap of each */
+    float *xval;
+    uint64_t xcap;
     int ffm_fits;      /* the row at hand fits them */
     hog_eval_sums prog; /* progressive metrics: the last epoch's rows, each scored before its
                            step (epoch_job.prog) */
@@ -360,6 +368,8 @@ typedef struct run_state {
     uint32_t outputs;
     uint32_t classes;
     uint32_t fields;      /* a field-aware factorisation machine's fields (hog_run_fields); 0: not one */
+    hog_cross cross;      /* the crosses (hog_run_cross); cross.n 0: none */
+    uint32_t longest;     /* with crosses: the most non-zeros of a training row (the scan's) */
     double *classes_of;   /* the label values, ascending */
     hog_kernel kernel;    /* the sparse or the dense kernel, settled (hog_run_kernel) */
     hog_link *link;       /* a multi-node run's link, or NULL */
@@ -528,6 +538,13 @@ int hog_warm_classes(run_state *rs, char *err, size_t err_len);
  * HOG_EPARAM when the data has none, or fields the initial model lacks. */
 int hog_run_fields(run_state *rs, uint32_t fields, char *err, size_t err_len);
 
+/* Before the scan: a run with hog_train_params.interactions reads them
+ * into rs->cross, its crosses' features following the data's `features`
+ * (a warm start's: the initial model's), and makes rs->dim room for them.
+ * HOG_EPARAM for rules it cannot read, a model kind that takes none, rules
+ * naming fields the data lacks, or more features than indices hold. */
+int hog_run_cross(run_state *rs, uint64_t features, uint32_t fields, char *err, size_t err_len);
+
 /* After hog_run_alloc: the model and its replicas start from the initial
  * model's weights and biases. */
 void hog_warm_weights(run_state *rs);
@@ -562,6 +579,7 @@ struct checkpoint {
     uint64_t dim;
     uint32_t outputs, classes, workers, sections; /* sections: CKPT_* */
     hog_train_params p;       /* the parameters it was made with */
+    char cross[HOG_CROSS_SPEC]; /* their interactions as hog_cross.spec writes them ("": none) */
     uint64_t fingerprint, rows, features;   /* its data */
     unsigned blocks, rows_per_block;
     uint64_t test_fingerprint; /* its test set's, or 0 without one */
@@ -647,7 +665,9 @@ const hog_hgd_summary *hog_scan_summary(const hog_dataset *ds, const hog_train_p
  * pass on the pool's workers (out of core, one read of the file), each
  * block checked as it is read: the distinct label values of
  * every row, ascending (not for regression), and for each feature the
- * number of training rows (holdout excluded) that touch it. On success
+ * number of training rows (holdout excluded) that touch it, the crosses
+ * of cross (NULL: none) among them, and where the scan reads the rows,
+ * the most non-zeros of one in *longest (which it only raises). On success
  * *classes, *nclasses, *deg and *rows are set; the caller frees the arrays.
  * The blocks come through src, in a pass that checks them (and over every
  * block, the header's counts against them: hog_block_source_end).
@@ -655,9 +675,10 @@ const hog_hgd_summary *hog_scan_summary(const hog_dataset *ds, const hog_train_p
  * A .hgd whose summary says all of it (hog_scan_summary) is not read: its
  * blocks are checked as the epochs first read them.
  * Errors: HOG_ELABEL (with a message), the source's, -ENOMEM. */
-int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint64_t dim, hog_block_source *src,
-                          const unsigned char *mine, hog_pool *pool, double **classes, uint32_t *nclasses,
-                          uint32_t **deg, uint64_t *rows, char *err, size_t err_len);
+int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, const hog_cross *cross, uint32_t *longest,
+                          uint64_t dim, hog_block_source *src, const unsigned char *mine, hog_pool *pool,
+                          double **classes, uint32_t *nclasses, uint32_t **deg, uint64_t *rows, char *err,
+                          size_t err_len);
 
 /* Each feature's L2 scale from the degrees deg[0..dim) of rows training
  * rows, into l2_scale[0..dim): rows / degree, 0 for a feature no row

@@ -29,6 +29,7 @@ typedef struct scan_part {
     uint32_t nclasses;
     uint32_t *deg;        /* this worker's degrees, or NULL: the shared array's atomics */
     uint64_t kept;
+    uint32_t longest;     /* the most non-zeros of a row it scanned */
     uint32_t bad;         /* the block of its error (UINT32_MAX: none) */
     int rc;
     char err[256];
@@ -37,6 +38,7 @@ typedef struct scan_part {
 typedef struct scan_job {
     const hog_dataset *ds;
     const hog_train_params *p;
+    const hog_cross *cross; /* the crosses whose degrees are counted too, or NULL */
     int want_classes;
     hog_block_source *src;
     uint32_t *deg;        /* the result, worker 0's own */
@@ -94,6 +96,11 @@ static void scan_worker(void *arg, unsigned ith, unsigned nth)
             else
                 for (uint32_t k = blk->ptr[r]; k < blk->ptr[r + 1]; k++)
                     atomic_fetch_add_explicit(&shared[blk->index[k]], 1, memory_order_relaxed);
+            part->longest = HOG_MAX(part->longest, blk->ptr[r + 1] - blk->ptr[r]);
+            if (j->cross) {
+                const hog_row row = hog_block_row(blk, r);
+                hog_cross_degrees(j->cross, &row, hog_block_fields(blk, r), own, shared);
+            }
         }
         hog_block_source_release(j->src, b);
         if (rc < 0) {
@@ -142,18 +149,19 @@ static int scan_from_summary(const hog_dataset *ds, const hog_hgd_summary *s, co
 
 _Static_assert(MAX_CLASSES == HOG_HGD_SUMMARY_LABELS, "a .hgd's summary lists as many labels as a run may have");
 
-int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint64_t dim, hog_block_source *src,
-                          const unsigned char *mine, hog_pool *pool, double **classes, uint32_t *nclasses,
-                          uint32_t **deg, uint64_t *rows, char *err, size_t err_len)
+int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, const hog_cross *cross, uint32_t *longest,
+                          uint64_t dim, hog_block_source *src, const unsigned char *mine, hog_pool *pool,
+                          double **classes, uint32_t *nclasses, uint32_t **deg, uint64_t *rows, char *err,
+                          size_t err_len)
 {
-    const hog_hgd_summary *s = hog_scan_summary(ds, p, mine);
+    const hog_hgd_summary *s = cross ? NULL : hog_scan_summary(ds, p, mine); /* no summary counts crosses */
     if (s) {
         hog_log(HOG_LOG_DEBUG, "labels and degrees from the summary of %s: no scan",
                 ds->path ? ds->path : "the data set");
         return scan_from_summary(ds, s, p, dim, classes, nclasses, deg, rows);
     }
     const unsigned nth = hog_pool_threads(pool);
-    scan_job j = {.ds = ds, .p = p, .src = src, .want_classes = !hog_loss_is_regression(p->loss)};
+    scan_job j = {.ds = ds, .p = p, .cross = cross, .src = src, .want_classes = !hog_loss_is_regression(p->loss)};
     atomic_init(&j.first_bad, UINT32_MAX);
     j.deg = hog_calloc(dim, sizeof(uint32_t));
     j.parts = hog_aligned_alloc(HOG_CACHELINE, nth * sizeof(scan_part));
@@ -201,6 +209,8 @@ int hog_scan_training_set(const hog_dataset *ds, const hog_train_params *p, uint
     for (unsigned i = 0; rc == 0 && i < nth; i++) {
         const scan_part *part = &j.parts[i];
         kept += part->kept;
+        if (longest)
+            *longest = HOG_MAX(*longest, part->longest);
         for (uint32_t k = 0; k < part->nclasses && rc == 0; k++)
             if (hog_class_insert(c, &n, part->classes[k]) < 0)
                 rc = hog_fail(HOG_ELABEL, err, err_len, "more than %u distinct labels", MAX_CLASSES);

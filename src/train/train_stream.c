@@ -55,6 +55,8 @@ static const char *stream_refusal(const hog_trainer *t)
         return "class weights (counted on the whole data)";
     if (p->field_aware)
         return "a field-aware model (its fields are counted on the whole data)";
+    if (p->interactions && *p->interactions)
+        return "feature crosses (they follow the data's features, counted on the whole data)";
     if (p->l2_rows > 0)
         return "hog_train_params.l2_rows (the rows are counted on the whole data)";
     return NULL;

@@ -13,8 +13,7 @@ int hog_trainer_set_init(hog_trainer *t, const hog_model *init)
         if (!copy)
             return -ENOMEM;
         copy->info = init->info;
-        copy->factors = init->factors;
-        copy->fields = init->fields;
+        hog_model_kind_copy(copy, init);
         memcpy((void *)copy->w, (const void *)init->w, (size_t)init->dim * init->outputs * sizeof(hog_weight));
         memcpy((void *)copy->bias, (const void *)init->bias, init->outputs * sizeof(hog_weight));
         memcpy(copy->class_labels, init->class_labels, init->info.classes * sizeof(double));
@@ -110,5 +109,42 @@ int hog_run_fields(run_state *rs, uint32_t fields, char *err, size_t err_len)
     if ((uint64_t)rs->fields * p->factors > HOG_MAX_OUTPUTS)
         return hog_fail(HOG_EPARAM, err, err_len, "%u fields x %u factors: a feature would have more than %u "
                         "weights; use fewer factors or fewer fields", rs->fields, p->factors, HOG_MAX_OUTPUTS);
+    return 0;
+}
+
+int hog_run_cross(run_state *rs, uint64_t features, uint32_t fields, char *err, size_t err_len)
+{
+    const hog_train_params *p = rs->p;
+    const hog_model *init = rs->init;
+    if (!p->interactions || !*p->interactions) {
+        if (init && init->cross.n)
+            return hog_fail(HOG_EPARAM, err, err_len, "the initial model crosses features (\"%s\"): a warm start "
+                            "goes on with them: set hog_train_params.interactions \"%s\"", init->cross.spec,
+                            init->cross.spec);
+        return 0;
+    }
+    if (p->factors)
+        return hog_fail(HOG_EPARAM, err, err_len, "hog_train_params.interactions: a factorisation machine crosses "
+                        "every pair through its factors already; crosses are for a linear or softmax model");
+    const uint64_t base = init ? init->cross.base : features;
+    int rc = hog_cross_parse(p->interactions, p->cross_bits, base, &rs->cross, err, err_len);
+    if (rc < 0)
+        return rc;
+    if (init && (strcmp(init->cross.spec, rs->cross.spec) != 0 || init->cross.bits != rs->cross.bits))
+        return hog_fail(HOG_EPARAM, err, err_len, "hog_train_params.interactions \"%s\" into 2^%u features; the "
+                        "initial model's are \"%s\" into 2^%u: a warm start goes on with them", rs->cross.spec,
+                        rs->cross.bits, init->cross.spec, init->cross.bits);
+    if (init && features > base)
+        return hog_fail(HOG_EPARAM, err, err_len, "the training data has %llu features, the initial model %llu "
+                        "before its crosses: a warm start of a crossed model takes no new features",
+                        (unsigned long long)features, (unsigned long long)base);
+    if (!fields && hog_cross_needs_fields(&rs->cross))
+        return hog_fail(HOG_EPARAM, err, err_len, "hog_train_params.interactions \"%s\" names fields, and the "
+                        "training data has none: read Vowpal Wabbit namespaces or CSV columns with "
+                        "hog_read_params.fields (or cross every pair: \"::\")", rs->cross.spec);
+    if (base + ((uint64_t)1 << rs->cross.bits) > ((uint64_t)1 << 32))
+        return hog_fail(HOG_EPARAM, err, err_len, "%llu features and 2^%u crosses pass 2^32 features: use fewer "
+                        "hog_train_params.cross_bits", (unsigned long long)base, rs->cross.bits);
+    rs->dim = base + ((uint64_t)1 << rs->cross.bits);
     return 0;
 }
