@@ -336,10 +336,11 @@ void hog_dataset_get_info(const hog_dataset *ds, hog_dataset_info *info);
  * numbered by the byte its name starts with (the default namespace, with
  * no name, is 32, the space: as VW's own -q names them; the largest + 1),
  * and CSV one per column (the columns of a line); a binary dataset has
- * what it was written with. libsvm text, text read without
- * hog_read_params.fields (LIBFFM's apart) and data sets from arrays have
- * no fields: 0. Returns the count (0 to 65536) or HOG_EPARAM when ds is
- * NULL. Thread-safe. */
+ * what it was written with, and a data set from a CSR matrix with
+ * hog_csr.fields its field_count (or the largest field + 1). libsvm text,
+ * text read without hog_read_params.fields (LIBFFM's apart), a CSR matrix
+ * without fields and a dense one have no fields: 0. Returns the count (0
+ * to 65536) or HOG_EPARAM when ds is NULL. Thread-safe. */
 int hog_dataset_fields(const hog_dataset *ds);
 
 /* Row i (0 <= i < rows). The caller checks the bound; thread-safe. On a
@@ -402,23 +403,32 @@ typedef struct hog_csr {
     const float *labels;     /* rows finite labels; NULL: every label 0 (data only to predict) */
     const float *weights;    /* rows importance weights, finite and not negative; NULL: every row
                                 weighs 1 */
-    uint64_t reserved[4];    /* zero; the room for new fields (see Compatibility) */
+    const uint16_t *fields;  /* each value's field, one per index (field-aware factorisation
+                                machines pair features by field; hog_dataset_fields); NULL: the
+                                data has no fields */
+    uint32_t field_count;    /* with fields: every field is below it, and the data set has that
+                                many (1..65536), so that batches of one matrix's rows agree on it
+                                whichever fields their values use; 0: the largest field + 1 */
+    uint32_t reserved32;     /* zero */
+    uint64_t reserved[2];    /* zero; the room for new fields (see Compatibility) */
 } hog_csr;
 
 /* hog_dataset_from_csr's flags. */
-#define HOG_ARRAYS_BORROW 1 /* use the caller's indices, values, labels and weights in place */
+#define HOG_ARRAYS_BORROW 1 /* use the caller's indices, values, fields, labels and weights in place */
 
 /* Makes a data set of the matrix csr describes. Without flags every array
  * is copied, and the caller may free them as soon as this returns. With
  * HOG_ARRAYS_BORROW nothing is copied but the row offsets (rebased to each
  * block, 4 bytes a row): the data set reads the caller's indices, values,
- * labels and weights where they are, so the caller keeps them alive and
- * unchanged until hog_dataset_close. Both make the same blocks, with the
- * same fingerprint, as the same rows read from a file. On success *out
- * owns the data set (hog_dataset_close) and 0 is returned. Thread-safe.
- * Errors: HOG_EEMPTY (no rows), HOG_EPARAM (csr, an array or a size that
- * does not hold: the message names the field, the row and what was
- * expected; a block too large for the format: lower rows_per_block),
+ * fields, labels and weights where they are, so the caller keeps them
+ * alive and unchanged until hog_dataset_close. Both make the same blocks,
+ * with the same fingerprint, as the same rows read from a file (LIBFFM
+ * text, for rows with fields). On success *out owns the data set
+ * (hog_dataset_close) and 0 is returned. Thread-safe. Errors: HOG_EEMPTY
+ * (no rows), HOG_EPARAM (csr, an array or a size that does not hold: the
+ * message names the field, the row and what was expected, "hog_csr.fields:
+ * row 3, index 7: field 5 is not below hog_csr.field_count = 5"; a block
+ * too large for the format: lower rows_per_block),
  * -ENOMEM, HOG_ECPU; a message in err_detail (at most err_len bytes, may be
  * NULL). */
 int hog_dataset_from_csr(const hog_csr *csr, int flags, hog_dataset **out,

@@ -1,4 +1,4 @@
-/* test_etl_arrays.c: data sets made from CSR and dense arrays: the same blocks as a file's, borrowed or copied, and every malformed array refused by name and row. */
+/* test_etl_arrays.c: data sets made from CSR and dense arrays: the same blocks as a file's, fields and all, borrowed or copied, and every malformed array refused by name and row. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -23,13 +23,21 @@ typedef struct csr_arrays {
     int32_t *indptr32;
     uint32_t *indices;
     float *values, *labels, *weights;
+    uint16_t *fields; /* NULL when ds has no fields */
 } csr_arrays;
+
+/* Row i's fields in ds, or NULL when it has none. */
+static const uint16_t *row_fields(const hog_dataset *ds, uint64_t i)
+{
+    const uint32_t rpb = ds->info.rows_per_block;
+    return hog_block_fields(&ds->blocks[i / rpb], (uint32_t)(i % rpb));
+}
 
 static csr_arrays arrays_of(const hog_dataset *ds)
 {
     hog_dataset_info info;
     hog_dataset_get_info(ds, &info);
-    csr_arrays a = {info.rows, info.nnz, NULL, NULL, NULL, NULL, NULL, NULL};
+    csr_arrays a = {info.rows, info.nnz, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     a.indptr64 = malloc((a.rows + 1) * sizeof(int64_t));
     a.indptr32 = malloc((a.rows + 1) * sizeof(int32_t));
     a.indices = malloc((a.nnz + 1) * sizeof(uint32_t));
@@ -37,6 +45,10 @@ static csr_arrays arrays_of(const hog_dataset *ds)
     a.labels = malloc(a.rows * sizeof(float));
     a.weights = malloc(a.rows * sizeof(float));
     cr_assert(a.indptr64 && a.indptr32 && a.indices && a.values && a.labels && a.weights);
+    if (hog_dataset_fields(ds)) {
+        a.fields = malloc((a.nnz + 1) * sizeof(uint16_t));
+        cr_assert(a.fields);
+    }
     uint64_t k = 0;
     for (uint64_t i = 0; i < a.rows; i++) {
         hog_row r = hog_dataset_row(ds, i);
@@ -44,6 +56,8 @@ static csr_arrays arrays_of(const hog_dataset *ds)
         a.indptr32[i] = (int32_t)k;
         memcpy(a.indices + k, r.index, r.nnz * sizeof(uint32_t));
         memcpy(a.values + k, r.value, r.nnz * sizeof(float));
+        if (a.fields)
+            memcpy(a.fields + k, row_fields(ds, i), r.nnz * sizeof(uint16_t));
         k += r.nnz;
         a.labels[i] = r.label;
         a.weights[i] = (float)(i % 3) + 0.5f;
@@ -61,6 +75,7 @@ static void arrays_free(csr_arrays *a)
     free(a->values);
     free(a->labels);
     free(a->weights);
+    free(a->fields);
 }
 
 static hog_csr csr_of(const csr_arrays *a, uint64_t cols, int wide)
@@ -74,6 +89,7 @@ static hog_csr csr_of(const csr_arrays *a, uint64_t cols, int wide)
     c.indices = a->indices;
     c.values = a->values;
     c.labels = a->labels;
+    c.fields = a->fields;
     return c;
 }
 
@@ -86,6 +102,9 @@ static int same_rows(const hog_dataset *a, const hog_dataset *b)
         if (x.nnz != y.nnz || x.label != y.label || x.weight != y.weight ||
             memcmp(x.index, y.index, x.nnz * sizeof(uint32_t)) != 0 ||
             memcmp(x.value, y.value, x.nnz * sizeof(float)) != 0)
+            return 0;
+        const uint16_t *fx = row_fields(a, i), *fy = row_fields(b, i);
+        if (!fx != !fy || (fx && memcmp(fx, fy, x.nnz * sizeof(uint16_t)) != 0))
             return 0;
     }
     return 1;
@@ -203,6 +222,100 @@ Test(etl_arrays, a_data_set_from_arrays_saves_and_opens_as_the_same_rows)
     hog_dataset_close(text);
 }
 
+/* LIBFFM text of 9,000 rows: three to five of 12 fields a row, in field
+ * order, field f's features from 40 f + 1 on, so that fields 0 to 11 are
+ * all used but a row has only some of them. */
+static hog_dataset *fielded_text(const char *name)
+{
+    char path[160];
+    FILE *f = create(name, path);
+    hog_rng r = {5};
+    for (int i = 0; i < 9000; i++) {
+        fprintf(f, "%d", i % 3 == 0);
+        for (uint32_t field = (uint32_t)hog_rng_below(&r, 3); field < 12; field += 2 + (uint32_t)hog_rng_below(&r, 2))
+            fprintf(f, " %u:%u:%.3f", field, 40 * field + 1 + (uint32_t)hog_rng_below(&r, 40),
+                    (double)hog_rng_below(&r, 1000) / 500.0);
+        fprintf(f, "\n");
+    }
+    fclose(f);
+    return open_written(path);
+}
+
+Test(etl_arrays, a_csr_matrix_with_fields_makes_the_blocks_fields_and_count_of_the_same_rows_read_from_text)
+{
+    hog_dataset *text = fielded_text("f.ffm");
+    cr_assert_eq(hog_dataset_fields(text), 12);
+    csr_arrays a = arrays_of(text);
+    cr_assert_not_null(a.fields);
+    char err[256] = "";
+    for (int flags = 0; flags <= HOG_ARRAYS_BORROW; flags++) {
+        hog_csr c = csr_of(&a, text->info.features, flags);
+        c.rows_per_block = 1000; /* blocks other than the text's: only the rows must agree */
+        hog_dataset *ds;
+        cr_assert_eq(hog_dataset_from_csr(&c, flags, &ds, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(hog_dataset_fields(ds), 12, "the largest field + 1");
+        cr_assert(same_rows(ds, text), "flags %d: the same values and fields", flags);
+        hog_dataset_close(ds);
+        /* In the text's blocks, the same blocks: the same fingerprint, the
+         * field arrays counted in each block's checksum. */
+        c.rows_per_block = 0;
+        cr_assert_eq(hog_dataset_from_csr(&c, flags, &ds, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(ds->info.fingerprint, text->info.fingerprint, "flags %d", flags);
+        hog_dataset_close(ds);
+        /* A count of its own: batches of a matrix's rows agree on it. */
+        c.field_count = 40;
+        cr_assert_eq(hog_dataset_from_csr(&c, flags, &ds, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(hog_dataset_fields(ds), 40);
+        cr_assert_eq(ds->info.fingerprint, text->info.fingerprint, "the count is not in the blocks");
+        hog_dataset_close(ds);
+    }
+    /* Without fields, the same rows have none. */
+    hog_csr c = csr_of(&a, text->info.features, 0);
+    c.fields = NULL;
+    hog_dataset *plain;
+    cr_assert_eq(hog_dataset_from_csr(&c, 0, &plain, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_dataset_fields(plain), 0);
+    cr_assert_null(row_fields(plain, 0));
+    cr_assert_neq(plain->info.fingerprint, text->info.fingerprint);
+    hog_dataset_close(plain);
+    arrays_free(&a);
+    hog_dataset_close(text);
+}
+
+Test(etl_arrays, fields_are_borrowed_or_copied_as_values_are_and_saved_with_the_data_set)
+{
+    hog_dataset *text = fielded_text("g.ffm");
+    csr_arrays a = arrays_of(text);
+    hog_csr c = csr_of(&a, text->info.features, 1);
+    c.weights = a.weights;
+    c.field_count = 20;
+    hog_dataset *borrowed, *copied, *back;
+    char err[256] = "", path[160];
+    cr_assert_eq(hog_dataset_from_csr(&c, HOG_ARRAYS_BORROW, &borrowed, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_dataset_from_csr(&c, 0, &copied, err, sizeof(err)), 0, "%s", err);
+    cr_assert(same_rows(borrowed, copied));
+    cr_assert_eq(row_fields(borrowed, 4500), a.fields + a.indptr64[4500], "a view into the caller's fields");
+    cr_assert_neq(row_fields(copied, 4500), row_fields(borrowed, 4500), "a copy of its own");
+    /* Saved and opened again: the same fields, and their count. */
+    snprintf(path, sizeof(path), "%s/g.hgd", dir);
+    cr_assert_eq(hog_dataset_save(copied, path), 0);
+    cr_assert_eq(hog_dataset_open(path, NULL, &back, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_dataset_fields(back), 20);
+    cr_assert_eq(back->info.fingerprint, copied->info.fingerprint);
+    cr_assert(same_rows(back, copied));
+    hog_dataset_close(back);
+    /* The caller's change shows in the borrowed data set only. */
+    const uint16_t was = a.fields[a.indptr64[4500]];
+    a.fields[a.indptr64[4500]] = 19;
+    cr_assert_eq(row_fields(borrowed, 4500)[0], 19);
+    cr_assert_eq(row_fields(copied, 4500)[0], was);
+    cr_assert_neq(was, 19);
+    hog_dataset_close(borrowed);
+    hog_dataset_close(copied);
+    arrays_free(&a);
+    hog_dataset_close(text);
+}
+
 Test(etl_arrays, a_dense_matrix_keeps_its_non_zeros_as_the_same_csr)
 {
     enum { R = 300, C = 9 };
@@ -294,8 +407,11 @@ Test(etl_arrays, every_malformed_array_is_refused_with_its_row_and_what_was_expe
     c.indptr_bytes = 2;
     refused(&c, HOG_EPARAM, "hog_csr.indptr_bytes is 2: expected 4 (int32_t) or 8 (int64_t)");
     c = good;
-    c.reserved[3] = 1;
-    refused(&c, HOG_EPARAM, "hog_csr.reserved[3] is not zero");
+    c.reserved[1] = 1;
+    refused(&c, HOG_EPARAM, "hog_csr.reserved[1] is not zero");
+    c = good;
+    c.reserved32 = 1;
+    refused(&c, HOG_EPARAM, "hog_csr.reserved32 is not zero");
     c = good;
     c.rows_per_block = (1u << 24) + 1;
     refused(&c, HOG_EPARAM, "hog_csr.rows_per_block is 16777217: at most 16777216");
@@ -337,6 +453,28 @@ Test(etl_arrays, every_malformed_array_is_refused_with_its_row_and_what_was_expe
     c = good;
     c.weights = negative;
     refused(&c, HOG_EPARAM, "hog_csr.weights[2] is -0.5: expected a finite number, not negative");
+
+    /* Fields: any uint16_t, or each below a count given. */
+    uint16_t fields[3] = {0, 3, 65535};
+    c = good;
+    c.fields = fields;
+    cr_assert_eq(hog_dataset_from_csr(&c, HOG_ARRAYS_BORROW, &ds, NULL, 0), 0);
+    cr_assert_eq(hog_dataset_fields(ds), 65536, "the largest field + 1");
+    hog_dataset_close(ds);
+    c.field_count = 65535;
+    refused(&c, HOG_EPARAM, "hog_csr.fields: row 2, index 1: field 65535 is not below hog_csr.field_count = 65535");
+    uint16_t three[3] = {0, 1, 2};
+    c.fields = three;
+    c.field_count = 2;
+    refused(&c, HOG_EPARAM, "hog_csr.fields: row 2, index 1: field 2 is not below hog_csr.field_count = 2");
+    c.field_count = 65537;
+    refused(&c, HOG_EPARAM, "hog_csr.field_count is 65537: at most 65536 (a field is a uint16_t)");
+    c.field_count = 3;
+    cr_assert_eq(hog_dataset_from_csr(&c, 0, &ds, NULL, 0), 0);
+    cr_assert_eq(hog_dataset_fields(ds), 3);
+    hog_dataset_close(ds);
+    c.fields = NULL;
+    refused(&c, HOG_EPARAM, "hog_csr.field_count is 3 and hog_csr.fields is NULL: a count of fields needs the fields");
 
     cr_assert_eq(hog_dataset_from_csr(&good, 4, &ds, NULL, 0), HOG_EPARAM, "an unknown flag");
     cr_assert_eq(hog_dataset_from_csr(NULL, 0, &ds, NULL, 0), HOG_EPARAM);

@@ -100,7 +100,10 @@ typedef struct hog_csr {
     const float *values;
     const float *labels;
     const float *weights;
-    uint64_t reserved[4];
+    const uint16_t *fields;
+    uint32_t field_count;
+    uint32_t reserved32;
+    uint64_t reserved[2];
 } hog_csr;
 #define HOG_ARRAYS_BORROW 1
 int hog_dataset_from_csr(const hog_csr *csr, int flags, hog_dataset **out, char *err_detail, size_t err_len);

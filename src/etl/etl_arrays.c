@@ -1,4 +1,4 @@
-/* etl_arrays.c: data sets made from arrays in memory: a CSR matrix (copied, or borrowed in place) or a dense one, every array checked first. */
+/* etl_arrays.c: data sets made from arrays in memory: a CSR matrix (copied, or borrowed in place, with its fields where it has them) or a dense one, every array checked first. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <math.h>
@@ -10,8 +10,9 @@
  *  Checking the arrays
  *
  *  A data set is trusted by everything downstream (the trainer indexes
- *  weights by these indices), so nothing of the caller's is used before
- *  every offset, index, value, label and weight has been looked at.
+ *  weights by these indices, a field-aware model its factors by these
+ *  fields), so nothing of the caller's is used before every offset, index,
+ *  value, field, label and weight has been looked at.
  * ===================================================================== */
 
 /* Offset i of the CSR's row offsets, whichever their width. */
@@ -39,6 +40,15 @@ static int check_shape(const hog_csr *c, char *err, size_t err_len)
         if (c->reserved[i])
             return hog_fail(HOG_EPARAM, err, err_len, "hog_csr.reserved[%zu] is not zero: zero the struct before "
                             "filling it in", i);
+    if (c->reserved32)
+        return hog_fail(HOG_EPARAM, err, err_len, "hog_csr.reserved32 is not zero: zero the struct before filling it "
+                        "in");
+    if (c->field_count > HOG_MAX_FIELDS)
+        return hog_fail(HOG_EPARAM, err, err_len, "hog_csr.field_count is %u: at most %u (a field is a uint16_t)",
+                        c->field_count, HOG_MAX_FIELDS);
+    if (c->field_count && !c->fields)
+        return hog_fail(HOG_EPARAM, err, err_len, "hog_csr.field_count is %u and hog_csr.fields is NULL: a count of "
+                        "fields needs the fields (or 0 without them)", c->field_count);
     if (!c->indptr)
         return hog_fail(HOG_EPARAM, err, err_len, "hog_csr.indptr is NULL: expected rows + 1 offsets");
     if (c->indptr_bytes == 4 && c->rows >= (uint64_t)INT32_MAX)
@@ -85,6 +95,9 @@ static int check_row(const hog_csr *c, uint64_t r, char *err, size_t err_len)
         if (!isfinite(c->values[k]))
             return hog_fail(HOG_EPARAM, err, err_len, "hog_csr.values: row %llu, index %u: %g: expected a finite "
                             "number", (unsigned long long)r, j, (double)c->values[k]);
+        if (c->fields && c->field_count && c->fields[k] >= c->field_count)
+            return hog_fail(HOG_EPARAM, err, err_len, "hog_csr.fields: row %llu, index %u: field %u is not below "
+                            "hog_csr.field_count = %u", (unsigned long long)r, j, c->fields[k], c->field_count);
     }
     if (c->labels && !isfinite(c->labels[r]))
         return hog_fail(HOG_EPARAM, err, err_len, "hog_csr.labels[%llu] is %g: expected a finite number",
@@ -95,12 +108,13 @@ static int check_row(const hog_csr *c, uint64_t r, char *err, size_t err_len)
     return 0;
 }
 
-/* A block of `rows` rows and nnz values must fit the format's 32-bit
- * counts (hog_builder_add's limit too), so that it saves as a .hgd. */
-static int check_block(uint32_t b, uint64_t first, uint64_t rows, uint64_t nnz, int weighted, char *err,
+/* A block of `rows` rows and nnz values (its arrays `layout`,
+ * HOG_BLOCK_*) must fit the format's 32-bit counts (hog_builder_add's
+ * limit too), so that it saves as a .hgd. */
+static int check_block(uint32_t b, uint64_t first, uint64_t rows, uint64_t nnz, int layout, char *err,
                        size_t err_len)
 {
-    if (nnz <= UINT32_MAX && hog_block_bytes(rows, nnz, weighted) <= UINT32_MAX)
+    if (nnz <= UINT32_MAX && hog_block_bytes(rows, nnz, layout) <= UINT32_MAX)
         return 0;
     return hog_fail(HOG_EPARAM, err, err_len, "block %u (rows %llu to %llu) holds %llu values, more than a block "
                     "of 4 GiB can: lower hog_csr.rows_per_block", b, (unsigned long long)first,
@@ -110,6 +124,21 @@ static int check_block(uint32_t b, uint64_t first, uint64_t rows, uint64_t nnz, 
 /* ===================================================================== *
  *  Making the data set
  * ===================================================================== */
+
+/* The fields of a CSR matrix's data set: 0 without fields, else its
+ * field_count, or the largest field + 1 (at least 1, as the builder counts
+ * a text's: rows with fields and no values still have fields). */
+static uint32_t csr_fields(const hog_csr *c, uint64_t nnz)
+{
+    if (!c->fields)
+        return 0;
+    if (c->field_count)
+        return c->field_count;
+    uint16_t most = 0;
+    for (uint64_t k = 0; k < nnz; k++)
+        most = c->fields[k] > most ? c->fields[k] : most;
+    return (uint32_t)most + 1;
+}
 
 /* An empty data set of `rows` rows in blocks of rpb, with room for its
  * block views and `heap` buffers. */
@@ -177,6 +206,7 @@ static int csr_borrow(const hog_csr *c, uint32_t rpb, hog_dataset *ds)
         blk->value = c->values ? c->values + base : NULL;
         blk->label = labels + r0;
         blk->weight = c->weights ? c->weights + r0 : NULL;
+        blk->field = c->fields ? c->fields + base : NULL;
     }
     return 0;
 }
@@ -186,22 +216,25 @@ static int csr_borrow(const hog_csr *c, uint32_t rpb, hog_dataset *ds)
 static int csr_copy(const hog_csr *c, uint32_t rpb, hog_dataset *ds)
 {
     const int weighted = c->weights != NULL;
+    const int layout = (weighted ? HOG_BLOCK_WEIGHTED : 0) | (c->fields ? HOG_BLOCK_FIELDS : 0);
     for (uint32_t b = 0; b < ds->info.blocks; b++) {
         const uint64_t r0 = (uint64_t)b * rpb, n = HOG_MIN((uint64_t)rpb, c->rows - r0);
         const int64_t base = csr_ptr(c, r0);
         const uint32_t nnz = (uint32_t)(csr_ptr(c, r0 + n) - base);
-        uint8_t *buf = hog_aligned_alloc(HOG_CACHELINE, (size_t)hog_block_bytes(n, nnz, weighted));
+        uint8_t *buf = hog_aligned_alloc(HOG_CACHELINE, (size_t)hog_block_bytes(n, nnz, layout));
         if (!buf)
             return -ENOMEM;
         ds->heap[ds->heap_count++] = buf;
         hog_block *blk = &ds->blocks[b];
-        hog_block_view(blk, buf, (uint32_t)n, nnz, weighted, 0);
+        hog_block_view(blk, buf, (uint32_t)n, nnz, layout, 0);
         uint32_t *p = (uint32_t *)blk->ptr;
         for (uint64_t i = 0; i <= n; i++)
             p[i] = (uint32_t)(csr_ptr(c, r0 + i) - base);
         if (nnz) {
             memcpy((void *)blk->index, c->indices + base, (size_t)nnz * sizeof(uint32_t));
             memcpy((void *)blk->value, c->values + base, (size_t)nnz * sizeof(float));
+            if (c->fields)
+                memcpy((void *)blk->field, c->fields + base, (size_t)nnz * sizeof(uint16_t));
         }
         if (c->labels)
             memcpy((void *)blk->label, c->labels + r0, (size_t)n * sizeof(float));
@@ -234,29 +267,32 @@ int hog_dataset_from_csr(const hog_csr *csr, int flags, hog_dataset **out, char 
         return hog_fail(HOG_EPARAM, err_detail, err_len, "%llu rows make %llu blocks of %u, more than 2^32 - 1: "
                         "raise hog_csr.rows_per_block", (unsigned long long)csr->rows,
                         (unsigned long long)blocks, rpb);
+    const int layout = (csr->weights ? HOG_BLOCK_WEIGHTED : 0) | (csr->fields ? HOG_BLOCK_FIELDS : 0);
     for (uint32_t b = 0; b < blocks; b++) {
         const uint64_t r0 = (uint64_t)b * rpb, n = HOG_MIN((uint64_t)rpb, csr->rows - r0);
-        rc = check_block(b, r0, n, (uint64_t)(csr_ptr(csr, r0 + n) - csr_ptr(csr, r0)), csr->weights != NULL,
-                         err_detail, err_len);
+        rc = check_block(b, r0, n, (uint64_t)(csr_ptr(csr, r0 + n) - csr_ptr(csr, r0)), layout, err_detail,
+                         err_len);
         if (rc < 0)
             return rc;
     }
     const int borrow = flags & HOG_ARRAYS_BORROW;
     hog_dataset *ds = dataset_new(csr->rows, csr->cols, rpb, csr->weights != NULL, borrow ? 2 : (uint32_t)blocks);
+    if (ds)
+        ds->fields = csr_fields(csr, nnz);
     rc = ds ? (borrow ? csr_borrow(csr, rpb, ds) : csr_copy(csr, rpb, ds)) : -ENOMEM;
     if (rc < 0) {
         hog_dataset_close(ds);
         return hog_fail(rc, err_detail, err_len, "out of memory for %llu rows of %llu values",
                         (unsigned long long)csr->rows, (unsigned long long)nnz);
     }
-    /* The rows' values, a block at a time as vector reductions
+    /* The rows' values and fields, a block at a time as vector reductions
      * (hog_block_sound); the rows of a block that fails are walked for the
      * message, which names the caller's array and row. The offsets were
      * checked first (check_offsets), so every view lies in the arrays. */
     const hog_hgd_summary none = {0};
     for (uint32_t b = 0; b < blocks && rc == 0; b++) {
         uint64_t top;
-        if (hog_block_sound(&ds->blocks[b], csr->cols, 0, &none, &top))
+        if (hog_block_sound(&ds->blocks[b], csr->cols, ds->fields, &none, &top))
             continue;
         const uint64_t r0 = (uint64_t)b * rpb, n = HOG_MIN((uint64_t)rpb, csr->rows - r0);
         for (uint64_t r = r0; r < r0 + n && rc == 0; r++)
@@ -296,7 +332,7 @@ static int dense_block(const float *x, uint64_t cols, uint64_t r0, uint64_t n, c
             return hog_fail(HOG_EPARAM, err, err_len, "weights[%llu] is %g: expected a finite number, not negative",
                             (unsigned long long)r, (double)weights[r]);
     }
-    int rc = check_block(b, r0, n, nnz, weights != NULL, err, err_len);
+    int rc = check_block(b, r0, n, nnz, weights != NULL ? HOG_BLOCK_WEIGHTED : 0, err, err_len);
     if (rc < 0)
         return rc;
     uint8_t *buf = hog_aligned_alloc(HOG_CACHELINE, (size_t)hog_block_bytes(n, nnz, weights != NULL));

@@ -295,7 +295,7 @@ int hog_model_fields_fit(const hog_model *m, uint32_t fields, const char *what, 
         return 0;
     return hog_fail(HOG_EPARAM, err, err_len, "%s has no fields: a field-aware factorisation machine pairs features "
                     "by their fields (LIBFFM text, Vowpal Wabbit namespaces or CSV columns read with "
-                    "hog_read_params.fields, or a .hgd written from them)", what);
+                    "hog_read_params.fields, a CSR matrix with hog_csr.fields, or a .hgd written from them)", what);
 }
 
 double hog_model_predict(const hog_model *m, const hog_row *row, uint32_t *cls, float *probs)

@@ -98,9 +98,9 @@ int hog_run_fields(run_state *rs, uint32_t fields, char *err, size_t err_len)
         return 0;
     if (!fields)
         return hog_fail(HOG_EPARAM, err, err_len, "hog_train_params.field_aware: the training data has no fields "
-                        "(libsvm text, or text read without hog_read_params.fields): a field-aware factorisation "
-                        "machine needs LIBFFM text, Vowpal Wabbit namespaces or CSV columns as fields (one that is "
-                        "not field-aware trains on any data)");
+                        "(libsvm text, text read without hog_read_params.fields, arrays without hog_csr.fields): a "
+                        "field-aware factorisation machine needs LIBFFM text, Vowpal Wabbit namespaces or CSV "
+                        "columns as fields, or a CSR matrix's (one that is not field-aware trains on any data)");
     if (init && fields > init->fields)
         return hog_fail(HOG_EPARAM, err, err_len, "the training data has %u fields, the initial model %u: a warm "
                         "start goes on with the model's fields", fields, init->fields);

@@ -222,7 +222,9 @@ AT(hog_predict_params, what, 32);
 AT(hog_predict_params, reserved32, 36);
 AT(hog_predict_params, reserved, 40);
 
-/* A matrix the program describes and passes in (as the params structs). */
+/* A matrix the program describes and passes in (as the params structs):
+ * fields, field_count and reserved32 took the front 16 bytes of its
+ * reserved area in 0.2. */
 _Static_assert(sizeof(hog_csr) == 96, "hog_csr stays 96 bytes");
 AT(hog_csr, rows, 0);
 AT(hog_csr, cols, 8);
@@ -233,7 +235,10 @@ AT(hog_csr, indices, 32);
 AT(hog_csr, values, 40);
 AT(hog_csr, labels, 48);
 AT(hog_csr, weights, 56);
-AT(hog_csr, reserved, 64);
+AT(hog_csr, fields, 64);
+AT(hog_csr, field_count, 72);
+AT(hog_csr, reserved32, 76);
+AT(hog_csr, reserved, 80);
 
 /* A struct the library fills in: fixed within a major version. */
 _Static_assert(sizeof(hog_weights) == 40, "hog_weights stays 40 bytes");
