@@ -911,7 +911,8 @@ typedef enum hog_predict_kind {
                               the most probable class's probability) */
     HOG_PREDICT_LABEL,     /* 1 float: the predicted label: the class's label value
                               (hog_model_class_label), or the prediction for regression */
-    HOG_PREDICT_MARGINS,   /* outputs floats: the raw scores w.x + b, one per output */
+    HOG_PREDICT_MARGINS,   /* hog_model_info.outputs floats: the raw scores w.x + b, one per output
+                              (a factorisation machine's: one, its pairs' sum included) */
     HOG_PREDICT_PROBS,     /* classes floats: each class's probability (logistic, modified_huber,
                               softmax; HOG_EPARAM for the others) */
 } hog_predict_kind;
@@ -934,7 +935,10 @@ int hog_model_predict_array(const hog_model *m, const hog_dataset *ds,
 /* A model's weights, where they lie in the model. */
 typedef struct hog_weights {
     uint64_t features;   /* rows of w */
-    uint32_t outputs;    /* columns of w: 1, or the classes for softmax */
+    uint32_t outputs;    /* columns of w: 1, or the classes for softmax; a factorisation machine's
+                            1 + K (a feature's weight, then its K factors), a field-aware one's
+                            G K (its K factors for field 0, then for field 1, ...), whose one
+                            score's bias is bias[0] */
     uint32_t classes;    /* as hog_model_info.classes: 2 for binary losses, 0 for regression */
     float *w;            /* features * outputs: w[j * outputs + k] is feature j's weight for
                             output k */

@@ -201,3 +201,54 @@ Test(train_arrays, models_from_weights_are_checked)
                  HOG_ENONFINITE);
     cr_assert_str_eq(err, "bias[1] is inf");
 }
+
+/* A factorisation machine scores one output (hog_model_info.outputs), from
+ * a record of 1 + K weights a feature (a field-aware one's, G K): its
+ * margins are one float a row, the score hog_model_predict_fields gives
+ * before the link. */
+Test(train_arrays, a_factorisation_machine_s_margins_are_one_score_a_row)
+{
+    char path[160];
+    FILE *f = create("x.ffm", path);
+    hog_rng r = {8};
+    for (int i = 0; i < 3000; i++) {
+        const uint32_t a = 1 + (uint32_t)hog_rng_below(&r, 10), b = 11 + (uint32_t)hog_rng_below(&r, 10);
+        fprintf(f, "%d 0:%u:1 1:%u:1\n", (a % 2) != (b % 2), a, b);
+    }
+    fclose(f);
+    hog_dataset *ds = open_written(path);
+    for (uint32_t field_aware = 0; field_aware <= 1; field_aware++) {
+        hog_train_params p = hog_train_params_default();
+        p.threads = 1;
+        p.bind = 0;
+        p.epochs = 3;
+        p.factors = 4;
+        p.field_aware = field_aware;
+        p.schedule = HOG_SCHEDULE_ADAGRAD;
+        p.step = 0.2;
+        p.normalized = 0;
+        hog_model *m = train(ds, NULL, p);
+        hog_model_info in;
+        hog_model_get_info(m, &in);
+        cr_assert_eq(in.outputs, 1);
+        cr_assert_gt(m->outputs, 1, "a record of factors");
+        const uint64_t rows = ds->info.rows;
+        float *margins = malloc((rows + 1) * sizeof(float));
+        margins[rows] = -7.0f;
+        char err[256] = "";
+        cr_assert_eq(hog_model_predict_array(m, ds, HOG_PREDICT_MARGINS, 1, margins, rows, err, sizeof(err)), 0,
+                     "field_aware %u: %s", field_aware, err);
+        cr_assert_eq(margins[rows], -7.0f, "nothing past one float a row");
+        for (uint64_t i = 0; i < rows; i++) {
+            const uint32_t rpb = ds->info.rows_per_block;
+            const hog_row row = hog_dataset_row(ds, i);
+            const double p1 = hog_model_predict_fields(m, &row, hog_block_fields(&ds->blocks[i / rpb],
+                                                                                  (uint32_t)(i % rpb)), NULL, NULL);
+            cr_assert_float_eq(1.0 / (1.0 + exp(-(double)margins[i])), p1, 1e-6, "field_aware %u, row %llu",
+                               field_aware, (unsigned long long)i);
+        }
+        free(margins);
+        hog_model_free(m);
+    }
+    hog_dataset_close(ds);
+}

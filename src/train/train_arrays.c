@@ -17,8 +17,8 @@ static uint32_t per_row(const hog_model *m, hog_predict_kind kind)
     case HOG_PREDICT_SCORE:
     case HOG_PREDICT_LABEL:
         return 1;
-    case HOG_PREDICT_MARGINS:
-        return m->outputs;
+    case HOG_PREDICT_MARGINS: /* a factorisation machine scores one output from a record of several */
+        return m->info.outputs;
     case HOG_PREDICT_PROBS:
         return m->info.loss == HOG_LOSS_LOGISTIC || m->info.loss == HOG_LOSS_MODIFIED_HUBER ||
                        m->info.loss == HOG_LOSS_SOFTMAX
@@ -46,7 +46,7 @@ static void predict_one(const predict_job *job, const hog_row *row, const uint16
     const uint32_t K = m->outputs;
     hog_model_scores(m, row, field, s);
     if (job->kind == HOG_PREDICT_MARGINS) {
-        memcpy(o, s, K * sizeof(float));
+        memcpy(o, s, job->n * sizeof(float));
         return;
     }
     if (m->info.loss == HOG_LOSS_SOFTMAX) {
