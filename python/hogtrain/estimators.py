@@ -70,9 +70,12 @@ def _gc_model(ptr):
 
 
 class _Hogwild(BaseEstimator):
-    """What the classifier and the regressor share: the parameters, training
+    """What the classifiers and the regressors share: the parameters, training
     from a data set (from zeros or from the fitted weights), the model as
-    coef_ and intercept_, and margins predicted by the library."""
+    coef_ and intercept_, and margins predicted by the library. A model of
+    another kind replaces the parts that are a linear model's: its
+    parameters (_kind_params), its model (_take, _model), and its data's
+    fields (_set_fields, _dataset, _open)."""
 
     def __init__(self, *, loss, epochs=20, step=2.0, decay=0.8, schedule="decay", power=0.5, l2=1e-6, l1=0.0,
                  fit_intercept=True, normalized=True, average=0, early_stop=0, holdout=0.0, kernel="auto",
@@ -106,24 +109,22 @@ class _Hogwild(BaseEstimator):
         p = ffi.new("hog_train_params *", lib.hog_train_params_default())
         p.loss = _enum(lib.hog_loss_parse, "hog_loss", "loss", hog_loss)
         p.schedule = _enum(lib.hog_schedule_parse, "hog_schedule", "schedule", self.schedule)
-        p.kernel = _enum(lib.hog_kernel_parse, "hog_kernel", "kernel", self.kernel)
         p.replicas = _enum(lib.hog_replicas_parse, "hog_replicas", "replicas", self.replicas)
         try:
             p.epochs = self.epochs
             p.step = self.step
             p.decay = self.decay
             p.power = self.power
-            p.l2 = self.l2
             p.l1 = self.l1
             p.bias = bool(self.fit_intercept)
             p.normalized = bool(self.normalized)
             p.average = self.average
             p.early_stop = self.early_stop
             p.holdout = self.holdout
-            p.batch = self.batch
             p.bind = bool(self.bind)
             p.mem_limit = self.mem_limit
             p.quantile = getattr(self, "quantile", 0.5)
+            self._kind_params(p)
         except (TypeError, OverflowError) as e:
             raise ValueError("%s: %s" % (type(self).__name__, e)) from None
         p.threads = _threads(self.n_jobs)
@@ -142,6 +143,32 @@ class _Hogwild(BaseEstimator):
             raise ValueError("%s: invalid parameter %s (hog_train_params.%s)" % (
                 type(self).__name__, _FIELD_NAMES.get(name, name), name))
         return p
+
+    def _kind_params(self, p):
+        """The parameters of a linear model: its penalty and its kernel."""
+        p.kernel = _enum(lib.hog_kernel_parse, "hog_kernel", "kernel", self.kernel)
+        p.l2 = self.l2
+        p.batch = self.batch
+
+    # ---- data -----------------------------------------------------------
+    def _set_fields(self, X, fields, reset):
+        """Checks and keeps the fields of X's columns; a linear model takes
+        none."""
+
+    def _path_fields(self, fields, reset):
+        """A fit on a file: its fields, if any, are the file's."""
+
+    def _read_params(self):
+        """How a file is read for training (NULL: the library's defaults)."""
+        return ffi.NULL
+
+    def _open(self, path):
+        """A data file, read as the model's training data was."""
+        return open_path(path, getattr(self, "_index_base", -1))
+
+    def _dataset(self, X, labels=None, weights=None):
+        """A data set of validated arrays."""
+        return from_arrays(X, labels, weights)
 
     # ---- training -------------------------------------------------------
     def _run(self, hog_loss, data, init=None, partial_epoch=None):
@@ -165,8 +192,8 @@ class _Hogwild(BaseEstimator):
             check(lib.hog_trainer_run(trainer, data.ptr, ffi.NULL, out, err, len(err)), err)
         else:
             run = ffi.new("hog_file_run *")
-            check(lib.hog_trainer_run_file(trainer, os.fsencode(data), ffi.NULL, ffi.NULL, ffi.NULL, out, run, err,
-                                           len(err)), err)
+            check(lib.hog_trainer_run_file(trainer, os.fsencode(data), self._read_params(), ffi.NULL, ffi.NULL, out,
+                                           run, err, len(err)), err)
             lib.hog_dataset_close(run.train)
         return _gc_model(out[0])
 
@@ -182,6 +209,10 @@ class _Hogwild(BaseEstimator):
                              "(StandardScaler), or set normalized=True" % type(self).__name__)
         self.coef_ = weights.T.astype(np.float64)
         self.intercept_ = intercept.astype(np.float64)
+        self._take_info(model, n, label_values)
+
+    def _take_info(self, model, n, label_values):
+        """Sets what fit sets of a trained model of n features but its weights."""
         info = ffi.new("hog_model_info *")
         lib.hog_model_get_info(model, info)
         self.n_iter_ = int(info.epochs_run)
@@ -211,15 +242,16 @@ class _Hogwild(BaseEstimator):
     def _data(self, X, reset):
         """X as a Dataset for prediction (labels 0), checked as scikit-learn checks it."""
         if is_path(X):
-            return open_path(X, getattr(self, "_index_base", -1))
+            return self._open(X)
         X = self._validate_data(X, accept_sparse="csr", dtype=[np.float32], order="C", reset=reset)
-        return from_arrays(X)
+        return self._dataset(X)
 
     def _margins(self, data):
         """The raw scores of every row of data: (rows, outputs) float32."""
         model = self._model()
-        k = self.coef_.shape[0]
-        out = np.empty((data.rows, k), dtype=np.float32)
+        info = ffi.new("hog_model_info *")
+        lib.hog_model_get_info(model, info)
+        out = np.empty((data.rows, int(info.outputs)), dtype=np.float32)
         err = new_err()
         check(lib.hog_model_predict_array(model, data.ptr, lib.HOG_PREDICT_MARGINS, _threads(self.n_jobs),
                                           ffi.from_buffer("float[]", out, require_writable=True), out.size, err,
@@ -284,53 +316,25 @@ def _feature_names(model, n):
     return names
 
 
-# Why check_sample_weights_invariance(kind=zeros) fails, for both estimators.
+# Why check_sample_weights_invariance(kind=zeros) fails, for every estimator.
 _ZERO_WEIGHTS = ("SGD visits the rows in an order shuffled by block and segment: removing rows shifts the others' "
                  "places in that order, so a row of weight 0 is not the same as no row (the predictions differ "
                  "by about 1e-6, as SGDClassifier's do)")
 
 
-class HogwildClassifier(ClassifierMixin, _Hogwild):
-    """A linear classifier trained with HOGWILD! SGD on every core.
+class _Classifier(ClassifierMixin, _Hogwild):
+    """What classifiers share: the classes, training on arrays or a file
+    (from zeros or from the fitted model), and the predictions."""
 
-    loss: 'logistic' (binary logistic regression; with more than two
-    classes, multinomial softmax regression), 'hinge' (linear SVM) or
-    'modified_huber' (both binary only). The other parameters are the
-    library's (hog_train_params) and the hogtrain command's flags:
-
-    epochs, step, decay, schedule ('decay', 'invscaling', 'constant',
-    'adagrad'), power, l2, l1, fit_intercept (--bias), normalized, average,
-    early_stop and holdout, kernel ('auto', 'sparse', 'dense'), batch,
-    replicas ('machine', 'node', 'core'), n_jobs (worker threads: None or
-    -1 for every core), bind (pin workers to cores), random_state (the seed;
-    None is the library's 1), mem_limit (bytes; 0: half of what is free).
-
-    partial_fit trains one epoch on the batch from the current weights, with
-    the step the same epoch of a fit would take (decay and invscaling
-    schedules); AdaGrad's sums start afresh on each call.
-
-    Fitted: classes_, coef_ (n_classes or 1, n_features), intercept_,
-    n_features_in_, n_iter_ (epochs run), epochs_done_ (all fits' and
-    partial_fits' epochs), train_seconds_ (the library's training time of
-    the last fit, evaluation excluded); feature_names_ (an object array of
-    n_features, each feature's name or None) when fitted on, or loaded
-    from a model trained on, a file that named its features (a CSV header;
-    coef_[k][j] is the weight of feature_names_[j]). save() keeps the
-    weights, not the names.
-    """
-
-    def __init__(self, *, loss="logistic", epochs=20, step=2.0, decay=0.8, schedule="decay", power=0.5, l2=1e-6,
-                 l1=0.0, fit_intercept=True, normalized=True, average=0, early_stop=0, holdout=0.0, kernel="auto",
-                 batch=32, replicas="machine", n_jobs=None, bind=True, random_state=None, mem_limit=0):
-        super().__init__(loss=loss, epochs=epochs, step=step, decay=decay, schedule=schedule, power=power, l2=l2,
-                         l1=l1, fit_intercept=fit_intercept, normalized=normalized, average=average,
-                         early_stop=early_stop, holdout=holdout, kernel=kernel, batch=batch, replicas=replicas,
-                         n_jobs=n_jobs, bind=bind, random_state=random_state, mem_limit=mem_limit)
+    _softmax = True  # more than two classes train a softmax model
 
     def _library_loss(self, n_classes):
         if self.loss not in ("logistic", "hinge", "modified_huber"):
             raise ValueError("loss=%r: expected 'logistic', 'hinge' or 'modified_huber'" % (self.loss,))
         if n_classes > 2:
+            if not self._softmax:
+                raise ValueError("%s is binary, and y has %d classes: wrap it in "
+                                 "sklearn.multiclass.OneVsRestClassifier" % (type(self).__name__, n_classes))
             if self.loss != "logistic":
                 raise ValueError("loss=%r is binary, and y has %d classes: use loss='logistic' (softmax)" % (
                     self.loss, n_classes))
@@ -365,11 +369,11 @@ class HogwildClassifier(ClassifierMixin, _Hogwild):
                 model = self._run(self._library_loss(2), path)
             except HogtrainValueError as e:
                 if not (e.code == lib.HOG_ELABEL and "exactly two label values" in str(e) and
-                        self.loss == "logistic" and os.path.isfile(path)):
+                        self.loss == "logistic" and self._softmax and os.path.isfile(path)):
                     raise
                 model = self._run("softmax", path)
         else:
-            with open_path(path, self._index_base) as d:
+            with self._open(path) as d:
                 model = self._run(self._hog_loss, d, init, partial_epoch)
         info = ffi.new("hog_model_info *")
         lib.hog_model_get_info(model, info)
@@ -382,33 +386,33 @@ class HogwildClassifier(ClassifierMixin, _Hogwild):
         self._take(model, values)
         return self
 
-    def fit(self, X, y=None, sample_weight=None):
-        """Trains a new model on X (array, sparse matrix or data file path)
-        and y (None for a path). Returns self."""
+    def _fit(self, X, y, sample_weight, fields=None):
+        """fit, with the fields of X's columns (a factorisation machine's)."""
         if is_path(X):
+            self._path_fields(fields, reset=True)
             self.epochs_done_ = 0
             self._fit_path(X, y, sample_weight)
             self.epochs_done_ = self.n_iter_
             return self
         X, y, weights = self._fit_arrays(X, y, sample_weight, reset=True)
         check_classification_targets(y)
+        self._set_fields(X, fields, reset=True)
         values = self._set_classes(y)
         hog_loss = self._library_loss(len(self.classes_))
-        with from_arrays(X, self._encode(y, values), weights) as d:
+        with self._dataset(X, self._encode(y, values), weights) as d:
             model = self._run(hog_loss, d)
         self._index_base = -1
         self._take(model, values)
         self.epochs_done_ = self.n_iter_
         return self
 
-    def partial_fit(self, X, y=None, classes=None, sample_weight=None):
-        """Trains one epoch on this batch, from the current weights (from
-        zeros on the first call, which must name every class in classes).
-        Returns self."""
+    def _partial_fit(self, X, y, classes, sample_weight, fields=None):
+        """partial_fit, with the fields of X's columns (a factorisation machine's)."""
         first = not hasattr(self, "classes_")
         if first and is_path(X):
-            return self.fit(X)
+            return self._fit(X, None, None, fields)
         if is_path(X):
+            self._path_fields(fields, reset=False)
             model = self._model()
             self._fit_path(X, y, sample_weight, model, self.epochs_done_)
             self.epochs_done_ += 1
@@ -417,6 +421,7 @@ class HogwildClassifier(ClassifierMixin, _Hogwild):
             raise ValueError("classes must be passed on the first call to partial_fit")
         X, y, weights = self._fit_arrays(X, y, sample_weight, reset=first)
         check_classification_targets(y)
+        self._set_fields(X, fields, reset=first)
         if first:
             values = self._set_classes(classes)
             init = None
@@ -429,7 +434,7 @@ class HogwildClassifier(ClassifierMixin, _Hogwild):
             values = self._label_values
             init = self._model()
         hog_loss = self._library_loss(len(self.classes_))
-        with from_arrays(X, self._encode(y, values), weights) as d:
+        with self._dataset(X, self._encode(y, values), weights) as d:
             model = self._run(hog_loss, d, init, self.epochs_done_)
         self._take(model, values)
         self.epochs_done_ += 1
@@ -475,7 +480,7 @@ class HogwildClassifier(ClassifierMixin, _Hogwild):
             # order, which the library does not hand back
             raise ValueError("score(path): the classes are names (%r, ...); score the file's rows as arrays, "
                              "score(X, y), or run `hogtrain predict MODEL FILE --report`" % (self.classes_[0],))
-        with open_path(X, self._index_base) as d:
+        with self._open(X) as d:
             labels = d.labels()
             m = self._margins(d)
         pred = self._label_values[(m[:, 0] > 0).astype(int) if m.shape[1] == 1 else np.argmax(m, axis=1)]
@@ -489,7 +494,135 @@ class HogwildClassifier(ClassifierMixin, _Hogwild):
         return {"_xfail_checks": {"check_sample_weights_invariance": _ZERO_WEIGHTS}}
 
 
-class HogwildRegressor(RegressorMixin, _Hogwild):
+class HogwildClassifier(_Classifier):
+    """A linear classifier trained with HOGWILD! SGD on every core.
+
+    loss: 'logistic' (binary logistic regression; with more than two
+    classes, multinomial softmax regression), 'hinge' (linear SVM) or
+    'modified_huber' (both binary only). The other parameters are the
+    library's (hog_train_params) and the hogtrain command's flags:
+
+    epochs, step, decay, schedule ('decay', 'invscaling', 'constant',
+    'adagrad'), power, l2, l1, fit_intercept (--bias), normalized, average,
+    early_stop and holdout, kernel ('auto', 'sparse', 'dense'), batch,
+    replicas ('machine', 'node', 'core'), n_jobs (worker threads: None or
+    -1 for every core), bind (pin workers to cores), random_state (the seed;
+    None is the library's 1), mem_limit (bytes; 0: half of what is free).
+
+    partial_fit trains one epoch on the batch from the current weights, with
+    the step the same epoch of a fit would take (decay and invscaling
+    schedules); AdaGrad's sums start afresh on each call.
+
+    Fitted: classes_, coef_ (n_classes or 1, n_features), intercept_,
+    n_features_in_, n_iter_ (epochs run), epochs_done_ (all fits' and
+    partial_fits' epochs), train_seconds_ (the library's training time of
+    the last fit, evaluation excluded); feature_names_ (an object array of
+    n_features, each feature's name or None) when fitted on, or loaded
+    from a model trained on, a file that named its features (a CSV header;
+    coef_[k][j] is the weight of feature_names_[j]). save() keeps the
+    weights, not the names.
+    """
+
+    def __init__(self, *, loss="logistic", epochs=20, step=2.0, decay=0.8, schedule="decay", power=0.5, l2=1e-6,
+                 l1=0.0, fit_intercept=True, normalized=True, average=0, early_stop=0, holdout=0.0, kernel="auto",
+                 batch=32, replicas="machine", n_jobs=None, bind=True, random_state=None, mem_limit=0):
+        super().__init__(loss=loss, epochs=epochs, step=step, decay=decay, schedule=schedule, power=power, l2=l2,
+                         l1=l1, fit_intercept=fit_intercept, normalized=normalized, average=average,
+                         early_stop=early_stop, holdout=holdout, kernel=kernel, batch=batch, replicas=replicas,
+                         n_jobs=n_jobs, bind=bind, random_state=random_state, mem_limit=mem_limit)
+
+    def fit(self, X, y=None, sample_weight=None):
+        """Trains a new model on X (array, sparse matrix or data file path)
+        and y (None for a path). Returns self."""
+        return self._fit(X, y, sample_weight)
+
+    def partial_fit(self, X, y=None, classes=None, sample_weight=None):
+        """Trains one epoch on this batch, from the current weights (from
+        zeros on the first call, which must name every class in classes).
+        Returns self."""
+        return self._partial_fit(X, y, classes, sample_weight)
+
+
+class _Regressor(RegressorMixin, _Hogwild):
+    """What regressions share: training on arrays or a file (from zeros or
+    from the fitted model), and the predictions."""
+
+    def _library_loss(self):
+        if self.loss not in ("squared", "quantile"):
+            raise ValueError("loss=%r: expected 'squared' or 'quantile'" % (self.loss,))
+        return self.loss
+
+    def _fit_path(self, path, y, sample_weight, init=None, partial_epoch=None):
+        if y is not None or sample_weight is not None:
+            raise ValueError("a file holds its own labels: y and sample_weight must be None with a path")
+        if init is None:
+            model = self._run(self._library_loss(), path)
+        else:
+            with self._open(path) as d:
+                model = self._run(self._library_loss(), d, init, partial_epoch)
+        info = ffi.new("hog_model_info *")
+        lib.hog_model_get_info(model, info)
+        self.n_features_in_ = int(info.features)
+        self._index_base = int(info.data_index_base)
+        self._take(model, None)
+        return self
+
+    def _fit(self, X, y, sample_weight, fields=None):
+        """fit, with the fields of X's columns (a factorisation machine's)."""
+        if is_path(X):
+            self._path_fields(fields, reset=True)
+            self._fit_path(X, y, sample_weight)
+            self.epochs_done_ = self.n_iter_
+            return self
+        X, y, weights = self._fit_arrays(X, y, sample_weight, reset=True)
+        self._set_fields(X, fields, reset=True)
+        with self._dataset(X, np.asarray(y, dtype=np.float32), weights) as d:
+            model = self._run(self._library_loss(), d)
+        self._index_base = -1
+        self._take(model, None)
+        self.epochs_done_ = self.n_iter_
+        return self
+
+    def _partial_fit(self, X, y, sample_weight, fields=None):
+        """partial_fit, with the fields of X's columns (a factorisation machine's)."""
+        first = not hasattr(self, "n_iter_")
+        if first and is_path(X):
+            return self._fit(X, None, None, fields)
+        if is_path(X):
+            self._path_fields(fields, reset=False)
+            self._fit_path(X, y, sample_weight, self._model(), self.epochs_done_)
+            self.epochs_done_ += 1
+            return self
+        X, y, weights = self._fit_arrays(X, y, sample_weight, reset=first)
+        self._set_fields(X, fields, reset=first)
+        if first:
+            self.epochs_done_ = 0
+            self._index_base = -1
+        init = None if first else self._model()
+        with self._dataset(X, np.asarray(y, dtype=np.float32), weights) as d:
+            model = self._run(self._library_loss(), d, init, self.epochs_done_)
+        self._take(model, None)
+        self.epochs_done_ += 1
+        return self
+
+    def predict(self, X):
+        check_is_fitted(self)
+        with self._data(X, reset=False) as d:
+            return self._margins(d)[:, 0].astype(np.float64)
+
+    def _more_tags(self):
+        return {"_xfail_checks": {"check_sample_weights_invariance": _ZERO_WEIGHTS}}
+
+    def score(self, X, y=None, sample_weight=None):
+        """R^2 on X and y, or on the rows and labels of a data file."""
+        if not is_path(X):
+            return super().score(X, y, sample_weight)
+        check_is_fitted(self)
+        with self._open(X) as d:
+            return float(r2_score(d.labels(), self._margins(d)[:, 0]))
+
+
+class HogwildRegressor(_Regressor):
     """A linear regression trained with HOGWILD! SGD on every core.
 
     loss: 'squared' (least squares) or 'quantile' (the pinball loss at
@@ -510,77 +643,15 @@ class HogwildRegressor(RegressorMixin, _Hogwild):
                          n_jobs=n_jobs, bind=bind, random_state=random_state, mem_limit=mem_limit)
         self.quantile = quantile
 
-    def _library_loss(self):
-        if self.loss not in ("squared", "quantile"):
-            raise ValueError("loss=%r: expected 'squared' or 'quantile'" % (self.loss,))
-        return self.loss
-
-    def _fit_path(self, path, y, sample_weight, init=None, partial_epoch=None):
-        if y is not None or sample_weight is not None:
-            raise ValueError("a file holds its own labels: y and sample_weight must be None with a path")
-        if init is None:
-            model = self._run(self._library_loss(), path)
-        else:
-            with open_path(path, self._index_base) as d:
-                model = self._run(self._library_loss(), d, init, partial_epoch)
-        info = ffi.new("hog_model_info *")
-        lib.hog_model_get_info(model, info)
-        self.n_features_in_ = int(info.features)
-        self._index_base = int(info.data_index_base)
-        self._take(model, None)
-        return self
-
     def fit(self, X, y=None, sample_weight=None):
         """Trains a new model on X (array, sparse matrix or data file path)
         and y (None for a path). Returns self."""
-        if is_path(X):
-            self._fit_path(X, y, sample_weight)
-            self.epochs_done_ = self.n_iter_
-            return self
-        X, y, weights = self._fit_arrays(X, y, sample_weight, reset=True)
-        with from_arrays(X, np.asarray(y, dtype=np.float32), weights) as d:
-            model = self._run(self._library_loss(), d)
-        self._index_base = -1
-        self._take(model, None)
-        self.epochs_done_ = self.n_iter_
-        return self
+        return self._fit(X, y, sample_weight)
 
     def partial_fit(self, X, y=None, sample_weight=None):
         """Trains one epoch on this batch, from the current weights (from
         zeros on the first call). Returns self."""
-        first = not hasattr(self, "coef_")
-        if first and is_path(X):
-            return self.fit(X)
-        if is_path(X):
-            self._fit_path(X, y, sample_weight, self._model(), self.epochs_done_)
-            self.epochs_done_ += 1
-            return self
-        X, y, weights = self._fit_arrays(X, y, sample_weight, reset=first)
-        if first:
-            self.epochs_done_ = 0
-            self._index_base = -1
-        init = None if first else self._model()
-        with from_arrays(X, np.asarray(y, dtype=np.float32), weights) as d:
-            model = self._run(self._library_loss(), d, init, self.epochs_done_)
-        self._take(model, None)
-        self.epochs_done_ += 1
-        return self
-
-    def predict(self, X):
-        check_is_fitted(self)
-        with self._data(X, reset=False) as d:
-            return self._margins(d)[:, 0].astype(np.float64)
-
-    def _more_tags(self):
-        return {"_xfail_checks": {"check_sample_weights_invariance": _ZERO_WEIGHTS}}
-
-    def score(self, X, y=None, sample_weight=None):
-        """R^2 on X and y, or on the rows and labels of a data file."""
-        if not is_path(X):
-            return super().score(X, y, sample_weight)
-        check_is_fitted(self)
-        with open_path(X, self._index_base) as d:
-            return float(r2_score(d.labels(), self._margins(d)[:, 0]))
+        return self._partial_fit(X, y, sample_weight)
 
 
 def load(path):
@@ -597,16 +668,16 @@ def load(path):
     loss = _name(lib.hog_loss_name, info.loss)
     common = dict(epochs=int(p.epochs), step=float(p.step), decay=float(p.decay),
                   schedule=_name(lib.hog_schedule_name, p.schedule), power=float(p.power),
-                  kernel=_name(lib.hog_kernel_name, p.kernel), replicas=_name(lib.hog_replicas_name, p.replicas),
-                  l2=float(p.l2), l1=float(p.l1), fit_intercept=bool(p.bias), normalized=bool(p.normalized),
-                  average=int(p.average), early_stop=int(p.early_stop), holdout=float(p.holdout),
-                  batch=int(p.batch), n_jobs=int(p.threads) or None, bind=bool(p.bind), random_state=int(p.seed),
-                  mem_limit=int(p.mem_limit))
-    if loss in ("squared", "quantile"):
-        est = HogwildRegressor(loss=loss, quantile=float(p.quantile), **common)
-        values = None
-    else:
-        est = HogwildClassifier(loss="logistic" if loss == "softmax" else loss, **common)
+                  replicas=_name(lib.hog_replicas_name, p.replicas), l1=float(p.l1), fit_intercept=bool(p.bias),
+                  normalized=bool(p.normalized), average=int(p.average), early_stop=int(p.early_stop),
+                  holdout=float(p.holdout), n_jobs=int(p.threads) or None, bind=bool(p.bind),
+                  random_state=int(p.seed), mem_limit=int(p.mem_limit))
+    regression = loss in ("squared", "quantile")
+    common.update(kernel=_name(lib.hog_kernel_name, p.kernel), l2=float(p.l2), batch=int(p.batch))
+    est = (HogwildRegressor(loss=loss, quantile=float(p.quantile), **common) if regression
+           else HogwildClassifier(loss="logistic" if loss == "softmax" else loss, **common))
+    values = None
+    if not regression:
         w = ffi.new("hog_weights *")
         lib.hog_model_weights(model, w)
         values = np.frombuffer(ffi.buffer(w.class_labels, 8 * int(w.classes)), dtype=np.float64).copy()
