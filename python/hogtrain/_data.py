@@ -1,4 +1,4 @@
-# _data.py: NumPy arrays, SciPy CSR matrices and files made into the library's data sets, the arrays borrowed where they can be.
+# _data.py: NumPy arrays, SciPy CSR matrices and files made into the library's data sets, the arrays borrowed where they can be, with their columns' fields for field-aware machines.
 # SPDX-License-Identifier: BSD-2-Clause
 """Data sets for the estimators.
 
@@ -9,8 +9,13 @@ to the library as it is: the data set reads its arrays in place
 Anything else is converted once (float64 values to float32, int64 indices
 to uint32, unsorted rows sorted in a copy). A dense array is copied into the
 library's sparse rows by hog_dataset_from_dense. A file path (libsvm, CSV,
-Vowpal Wabbit text, or a binary .hgd, which is memory-mapped) is opened by
-the library itself.
+Vowpal Wabbit text, LIBFFM text, or a binary .hgd, which is memory-mapped)
+is opened by the library itself.
+
+Fields, for a field-aware factorisation machine: one field id a column of
+X (column_fields), given to the library as one a value (hog_csr.fields,
+made here: 2 bytes a non-zero) with their count, the largest + 1, so that
+every batch of the same columns has the same fields whichever it uses.
 """
 
 import os
@@ -32,6 +37,7 @@ class Dataset:
         self.rows = int(info.rows)
         self.features = int(info.features)
         self.index_base = int(info.index_base)
+        self.fields = int(lib.hog_dataset_fields(ptr))
 
     def labels(self):
         """The rows' labels, as float32."""
@@ -59,11 +65,20 @@ def is_path(X):
     return isinstance(X, (str, bytes, os.PathLike))
 
 
-def open_path(path, index_base=-1):
-    """Opens a data file with the library's defaults (the format detected);
-    index_base as hog_read_params.index_base (-1: detected)."""
+def read_params(index_base=-1, fields=False):
+    """hog_read_params: the library's defaults (the format detected),
+    index_base as hog_read_params.index_base (-1: detected), and fields:
+    Vowpal Wabbit namespaces and CSV columns kept as fields (LIBFFM text
+    keeps its own either way)."""
     rp = ffi.new("hog_read_params *", lib.hog_read_params_default())
     rp.index_base = index_base
+    rp.fields = int(bool(fields))
+    return rp
+
+
+def open_path(path, index_base=-1, fields=False):
+    """Opens a data file with read_params(index_base, fields)."""
+    rp = read_params(index_base, fields)
     out = ffi.new("hog_dataset **")
     err = new_err()
     check(lib.hog_dataset_open(os.fsencode(path), rp, out, err, len(err)), err)
@@ -90,9 +105,25 @@ def csr_arrays(X):
     return np.ascontiguousarray(indptr), indices, values
 
 
-def from_arrays(X, labels=None, weights=None):
+def column_fields(fields, n_features):
+    """fields (one field id a column of X, integers 0 to 65535) as uint16,
+    checked; ValueError saying what is wrong."""
+    a = np.asarray(fields)
+    if a.ndim != 1 or a.shape[0] != n_features:
+        raise ValueError("fields has shape %s: expected one field id for each of the %d columns of X" % (
+            a.shape, n_features))
+    if a.dtype.kind not in "iu":
+        raise ValueError("fields has dtype %s: expected integer field ids (0 to 65535)" % a.dtype)
+    bad = np.flatnonzero((a < 0) | (a > 65535))
+    if bad.size:
+        raise ValueError("fields[%d] is %d: expected field ids 0 to 65535" % (bad[0], a[bad[0]]))
+    return a.astype(np.uint16)
+
+
+def from_arrays(X, labels=None, weights=None, fields=None):
     """A data set of X (a CSR matrix, or a 2-D float32 array in C order),
-    labels and weights (float32 arrays, or None: all 0, all 1)."""
+    labels and weights (float32 arrays, or None: all 0, all 1), and fields
+    (column_fields' uint16 array, one a column, or None: no fields)."""
     keep = []
 
     def buf(ctype, a):
@@ -106,6 +137,8 @@ def from_arrays(X, labels=None, weights=None):
     out = ffi.new("hog_dataset **")
     err = new_err()
     rows, cols = X.shape
+    if fields is not None and not sp.issparse(X):
+        X = sp.csr_matrix(X)  # its zeros dropped, as hog_dataset_from_dense drops them
     if sp.issparse(X):
         indptr, indices, values = csr_arrays(X)
         c = ffi.new("hog_csr *")
@@ -117,6 +150,9 @@ def from_arrays(X, labels=None, weights=None):
         c.values = buf("float[]", values)
         c.labels = buf("float[]", labels)
         c.weights = buf("float[]", weights)
+        if fields is not None:
+            c.fields = buf("uint16_t[]", fields[indices])  # the field of each value's column
+            c.field_count = int(fields.max()) + 1 if len(fields) else 1
         check(lib.hog_dataset_from_csr(c, lib.HOG_ARRAYS_BORROW, out, err, len(err)), err)
         return Dataset(out[0], tuple(keep))
     x = np.ascontiguousarray(X, dtype=np.float32)

@@ -89,6 +89,7 @@ int hog_dataset_open(const char *path, const hog_read_params *params, hog_datase
                      char *err_detail, size_t err_len);
 void hog_dataset_close(hog_dataset *ds);
 void hog_dataset_get_info(const hog_dataset *ds, hog_dataset_info *info);
+int hog_dataset_fields(const hog_dataset *ds);
 
 typedef struct hog_csr {
     uint64_t rows;
@@ -160,6 +161,7 @@ typedef struct hog_train_params {
     uint32_t reserved32b;
     uint64_t reserved[6];
 } hog_train_params;
+#define HOG_MAX_FACTORS 256
 hog_train_params hog_train_params_default(void);
 int hog_train_params_check(const hog_train_params *p, const char **field);
 int hog_loss_parse(const char *name, hog_loss *out);
@@ -219,6 +221,7 @@ typedef struct hog_weights {
 } hog_weights;
 void hog_model_weights(hog_model *m, hog_weights *out);
 const char *hog_model_class_name(const hog_model *m, uint32_t k);
+uint32_t hog_model_fields(const hog_model *m);
 const char *hog_model_feature_name(const hog_model *m, uint64_t f);
 uint64_t hog_model_named_features(const hog_model *m);
 uint64_t hog_model_named_feature(const hog_model *m, uint64_t k);

@@ -1,12 +1,12 @@
-# estimators.py: HogwildClassifier and HogwildRegressor, scikit-learn estimators over the library's HOGWILD! trainer.
+# estimators.py: HogwildClassifier, HogwildRegressor and their factorisation machines, HogwildFMClassifier and HogwildFMRegressor: scikit-learn estimators over the library's HOGWILD! trainer.
 # SPDX-License-Identifier: BSD-2-Clause
 """scikit-learn estimators that train with hogtrain.
 
-Both take NumPy arrays, SciPy sparse matrices (CSR used in place when its
+All take NumPy arrays, SciPy sparse matrices (CSR used in place when its
 values are float32 and its indices int32; see hogtrain._data) or the path
-of a data file (libsvm, CSV, Vowpal Wabbit text or a binary .hgd dataset,
-larger than memory if need be; its labels are in the file, so y is None).
-Training runs in the library with the GIL released.
+of a data file (libsvm, CSV, Vowpal Wabbit or LIBFFM text, or a binary .hgd
+dataset, larger than memory if need be; its labels are in the file, so y is
+None). Training runs in the library with the GIL released.
 
 The parameters are the library's (hog_train_params), under the same names
 as the hogtrain command's flags, so that a model trained here and one
@@ -15,6 +15,7 @@ same model: fit_intercept is --bias, n_jobs --threads, random_state --seed.
 """
 
 import os
+import tempfile
 
 import numpy as np
 from scipy.special import expit, softmax
@@ -24,14 +25,14 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, check_random_state
 
-from ._data import Dataset, from_arrays, is_path, open_path
+from ._data import Dataset, column_fields, from_arrays, is_path, open_path, read_params
 from ._ffi import HogtrainValueError, check, ffi, lib, new_err
 
 # Rows in one of the trainer's segments (SEGMENT_ROWS, src/train/train_run.h).
 _SEGMENT_ROWS = 1024
 
 # The library's parameter fields that go by another name here.
-_FIELD_NAMES = {"bias": "fit_intercept", "threads": "n_jobs", "seed": "random_state"}
+_FIELD_NAMES = {"bias": "fit_intercept", "threads": "n_jobs", "seed": "random_state", "factors": "n_factors"}
 
 
 def _enum(parse, kind, name, value):
@@ -72,10 +73,10 @@ def _gc_model(ptr):
 class _Hogwild(BaseEstimator):
     """What the classifiers and the regressors share: the parameters, training
     from a data set (from zeros or from the fitted weights), the model as
-    coef_ and intercept_, and margins predicted by the library. A model of
-    another kind replaces the parts that are a linear model's: its
-    parameters (_kind_params), its model (_take, _model), and its data's
-    fields (_set_fields, _dataset, _open)."""
+    coef_ and intercept_, and margins predicted by the library. A
+    factorisation machine (_FactorisationMachine) replaces the parts that
+    are a linear model's: its parameters (_kind_params), its model (_take,
+    _model), and its data's fields (_set_fields, _dataset, _open)."""
 
     def __init__(self, *, loss, epochs=20, step=2.0, decay=0.8, schedule="decay", power=0.5, l2=1e-6, l1=0.0,
                  fit_intercept=True, normalized=True, average=0, early_stop=0, holdout=0.0, kernel="auto",
@@ -152,8 +153,8 @@ class _Hogwild(BaseEstimator):
 
     # ---- data -----------------------------------------------------------
     def _set_fields(self, X, fields, reset):
-        """Checks and keeps the fields of X's columns; a linear model takes
-        none."""
+        """Checks and keeps the fields of X's columns (a factorisation
+        machine's); a linear model takes none."""
 
     def _path_fields(self, fields, reset):
         """A fit on a file: its fields, if any, are the file's."""
@@ -323,8 +324,9 @@ _ZERO_WEIGHTS = ("SGD visits the rows in an order shuffled by block and segment:
 
 
 class _Classifier(ClassifierMixin, _Hogwild):
-    """What classifiers share: the classes, training on arrays or a file
-    (from zeros or from the fitted model), and the predictions."""
+    """What the linear classifier and the factorisation machine share: the
+    classes, training on arrays or a file (from zeros or from the fitted
+    model), and the predictions."""
 
     _softmax = True  # more than two classes train a softmax model
 
@@ -544,8 +546,9 @@ class HogwildClassifier(_Classifier):
 
 
 class _Regressor(RegressorMixin, _Hogwild):
-    """What regressions share: training on arrays or a file (from zeros or
-    from the fitted model), and the predictions."""
+    """What the linear regression and the factorisation machine share:
+    training on arrays or a file (from zeros or from the fitted model), and
+    the predictions."""
 
     def _library_loss(self):
         if self.loss not in ("squared", "quantile"):
@@ -654,10 +657,296 @@ class HogwildRegressor(_Regressor):
         return self._partial_fit(X, y, sample_weight)
 
 
+# ===================================================================== #
+#  Factorisation machines
+# ===================================================================== #
+
+def _model_bytes(model):
+    """A model's file (hog_model_save's bytes), for pickling."""
+    with tempfile.TemporaryDirectory(prefix="hogtrain-") as folder:
+        path = os.path.join(folder, "model.hog")
+        check(lib.hog_model_save(model, os.fsencode(path)))
+        with open(path, "rb") as f:
+            return f.read()
+
+
+def _model_of_bytes(data):
+    """The model of a file's bytes (_model_bytes)."""
+    with tempfile.TemporaryDirectory(prefix="hogtrain-") as folder:
+        path = os.path.join(folder, "model.hog")
+        with open(path, "wb") as f:
+            f.write(data)
+        out = ffi.new("hog_model **")
+        err = new_err()
+        check(lib.hog_model_load(os.fsencode(path), out, err, len(err)), err)
+        return _gc_model(out[0])
+
+
+# Why check_fit2d_1sample fails for the regressor: the check wants a
+# refusal that names the one sample, or a model.
+_ONE_ROW = ("one dense row of 10 values up to 3, trained 20 epochs, diverges at AdaGrad's default step: its "
+            "first steps move every weight and factor by 0.2 at once, and the pairs' sum, quadratic in the "
+            "factors, overshoots and grows; the library stops it (HOG_EDIVERGED, a ValueError that says to lower "
+            "step, not that there is one sample). The classifier refuses one row as one class")
+
+
+class _FactorisationMachine:
+    """The parts of an estimator that make it a factorisation machine: its
+    parameters, its model (kept whole: the library has no model of given
+    factors, and a pickle holds its file), and the fields of X's columns,
+    which a field-aware one pairs features by."""
+
+    _softmax = False  # the library's machines are binary or regressions
+
+    def __init__(self, *, loss, n_factors, field_aware, factor_init, epochs, step, decay, schedule, power, l2,
+                 l2_rows, l1, fit_intercept, normalized, average, early_stop, holdout, replicas, n_jobs, bind,
+                 random_state, mem_limit):
+        self.loss = loss
+        self.n_factors = n_factors
+        self.field_aware = field_aware
+        self.factor_init = factor_init
+        self.epochs = epochs
+        self.step = step
+        self.decay = decay
+        self.schedule = schedule
+        self.power = power
+        self.l2 = l2
+        self.l2_rows = l2_rows
+        self.l1 = l1
+        self.fit_intercept = fit_intercept
+        self.normalized = normalized
+        self.average = average
+        self.early_stop = early_stop
+        self.holdout = holdout
+        self.replicas = replicas
+        self.n_jobs = n_jobs
+        self.bind = bind
+        self.random_state = random_state
+        self.mem_limit = mem_limit
+
+    # ---- parameters -----------------------------------------------------
+    def _kind_params(self, p):
+        """The machine's parameters: its factors, and its penalty, by default
+        the command's (`hogtrain train --model fm`: --l2 1e-4; `--model
+        ffm`: --l2 1/rows)."""
+        n = self.n_factors
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= lib.HOG_MAX_FACTORS:
+            raise ValueError("n_factors=%r: expected a whole number from 1 to %d" % (n, lib.HOG_MAX_FACTORS))
+        p.factors = int(n)
+        p.field_aware = bool(self.field_aware)
+        p.factor_init = self.factor_init
+        if self.l2 is not None and self.l2_rows is not None:
+            raise ValueError("l2=%r and l2_rows=%r: give a fixed penalty or one over the rows, not both" % (
+                self.l2, self.l2_rows))
+        if self.l2 is not None:
+            p.l2 = self.l2
+        elif self.l2_rows is not None:
+            p.l2_rows = self.l2_rows
+        elif self.field_aware:
+            p.l2_rows = 1.0
+        else:
+            p.l2 = 1e-4
+
+    # ---- fields ---------------------------------------------------------
+    def _set_fields(self, X, fields, reset):
+        if fields is not None:
+            fields = column_fields(fields, X.shape[1])
+            if not reset and self.fields_ is not None and not np.array_equal(fields, self.fields_):
+                raise ValueError("fields are not those of the first fit: each column keeps its field")
+            self.fields_ = fields
+        elif reset:
+            self.fields_ = None
+        if self.field_aware and self.fields_ is None:
+            raise ValueError("%s(field_aware=True) pairs features by their fields: pass one field id for each "
+                             "column of X, fit(X, y, fields=...), or fit a data file that has fields (LIBFFM "
+                             "text, Vowpal Wabbit namespaces, CSV columns)" % type(self).__name__)
+
+    def _path_fields(self, fields, reset):
+        if fields is not None:
+            raise ValueError("a data file holds its own fields: fields must be None with a path")
+        if reset:
+            self.fields_ = None
+
+    def _read_params(self):
+        return read_params(-1, fields=bool(self.field_aware))
+
+    def _open(self, path):
+        return open_path(path, getattr(self, "_index_base", -1), fields=bool(self.field_aware))
+
+    def _dataset(self, X, labels=None, weights=None):
+        fields = None
+        if self.field_aware:
+            fields = self.fields_
+            if fields is None:  # trained on a file
+                raise ValueError("%s was fitted on a data file's fields, and X's columns have none: predict data "
+                                 "files with fields, or fit on X with fields=" % type(self).__name__)
+        return from_arrays(X, labels, weights, fields)
+
+    # ---- the model ------------------------------------------------------
+    def _take(self, model, label_values):
+        w = ffi.new("hog_weights *")
+        lib.hog_model_weights(model, w)
+        n, k = int(w.features), int(w.outputs)
+        weights = np.frombuffer(ffi.buffer(w.w, n * k * 4), dtype=np.float32)
+        bias = float(w.bias[0])
+        if not (np.isfinite(bias) and np.all(np.isfinite(weights))):
+            raise ValueError("%s: the training diverged (its weights are not finite): lower step or factor_init, "
+                             "raise l2, or scale X (StandardScaler)" % type(self).__name__)
+        self._fm = model
+        self.intercept_ = np.array([bias])
+        self.n_fields_ = int(lib.hog_model_fields(model))
+        self._take_info(model, n, label_values)
+
+    def _model(self):
+        return self._fm
+
+    def _weights(self):
+        """A copy of the model's weights: (n_features, 1 + K), or (n_features, G K) field-aware."""
+        check_is_fitted(self)
+        w = ffi.new("hog_weights *")
+        lib.hog_model_weights(self._fm, w)
+        n, k = int(w.features), int(w.outputs)
+        return np.frombuffer(ffi.buffer(w.w, n * k * 4), dtype=np.float32).reshape(n, k).copy()
+
+    @property
+    def coef_(self):
+        """The features' linear weights, (1, n_features), a copy; a
+        field-aware machine has none (AttributeError)."""
+        w = self._weights()
+        if self.n_fields_:
+            raise AttributeError("a field-aware factorisation machine has no linear weights (its factors: "
+                                 "factors_)")
+        return w[:, :1].T.astype(np.float64)
+
+    @property
+    def factors_(self):
+        """The features' latent factors, a float32 copy: (n_features,
+        n_factors), or (n_features, n_fields_, n_factors) field-aware, the
+        factors feature j keeps for pairs with features of field g at
+        [j, g]."""
+        w = self._weights()
+        if self.n_fields_:
+            return w.reshape(w.shape[0], self.n_fields_, -1)
+        return w[:, 1:]
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        model = state.pop("_fm", None)
+        if model is not None:
+            state["_fm_file"] = _model_bytes(model)
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        data = state.pop("_fm_file", None)
+        super().__setstate__(state)
+        if data is not None:
+            self._fm = _model_of_bytes(data)
+
+
+class HogwildFMClassifier(_FactorisationMachine, _Classifier):
+    """A factorisation machine (Rendle 2010) for two classes, trained with
+    HOGWILD! SGD on every core: a bias, a weight and n_factors latent
+    factors a feature, every pair of a row's features crossed through their
+    factors' dot product, so that it learns what pairs of features say
+    together (this ad on this site) where a linear model cannot.
+
+    field_aware=True makes it a field-aware one (LIBFFM's model): no linear
+    weights, and n_factors factors a feature for each field, a pair of
+    features crossed through the factors each keeps for the other's field.
+    The fields are X's columns' (fit(X, y, fields=...): one field id, 0 to
+    65535, for each column, kept as fields_ for predict) or a data file's
+    own (LIBFFM text; Vowpal Wabbit namespaces and CSV columns are read as
+    fields). A plain machine ignores fields.
+
+    loss: 'logistic', 'hinge' or 'modified_huber' (two classes: wrap it in
+    OneVsRestClassifier for more). factor_init: the factors start uniform
+    in [-factor_init, factor_init] (0: 0.5/sqrt(n_factors)). The other
+    parameters are HogwildClassifier's, with the defaults of `hogtrain train
+    --model fm`: schedule='adagrad', step=0.2, normalized=False, and a
+    penalty l2=1e-4, or for a field-aware machine l2_rows=1, l2 = l2_rows /
+    rows trained on (give l2 or l2_rows to choose; the best penalty grows as
+    the rows get fewer). kernel and batch are a linear model's only.
+
+    partial_fit trains one epoch on the batch from the current model (its
+    fields those of the first call), AdaGrad's sums starting afresh.
+
+    Fitted: classes_, intercept_, coef_ (the linear weights, (1,
+    n_features); not field-aware), factors_ (n_features, n_factors), or
+    (n_features, n_fields_, n_factors) field-aware), n_fields_ (0 for a
+    plain machine), fields_ (those given, or None), n_features_in_,
+    n_iter_, epochs_done_, train_seconds_; coef_ and factors_ are copies of
+    the model's. It pickles (its model file inside), save() writes the model
+    file `hogtrain predict` reads, and hogtrain.load reads one back.
+    """
+
+    def __init__(self, *, loss="logistic", n_factors=4, field_aware=False, factor_init=0.0, epochs=20, step=0.2,
+                 decay=0.8, schedule="adagrad", power=0.5, l2=None, l2_rows=None, l1=0.0, fit_intercept=True,
+                 normalized=False, average=0, early_stop=0, holdout=0.0, replicas="machine", n_jobs=None, bind=True,
+                 random_state=None, mem_limit=0):
+        super().__init__(loss=loss, n_factors=n_factors, field_aware=field_aware, factor_init=factor_init,
+                         epochs=epochs, step=step, decay=decay, schedule=schedule, power=power, l2=l2,
+                         l2_rows=l2_rows, l1=l1, fit_intercept=fit_intercept, normalized=normalized,
+                         average=average, early_stop=early_stop, holdout=holdout, replicas=replicas, n_jobs=n_jobs,
+                         bind=bind, random_state=random_state, mem_limit=mem_limit)
+
+    def fit(self, X, y=None, sample_weight=None, fields=None):
+        """Trains a new model on X (array, sparse matrix or data file path)
+        and y (None for a path); fields: one field id for each column of X
+        (field_aware=True needs them, or a file with fields). Returns self."""
+        return self._fit(X, y, sample_weight, fields)
+
+    def partial_fit(self, X, y=None, classes=None, sample_weight=None, fields=None):
+        """Trains one epoch on this batch, from the current model (a new one
+        on the first call, which must name both classes in classes, and
+        gives the fields). Returns self."""
+        return self._partial_fit(X, y, classes, sample_weight, fields)
+
+    def _more_tags(self):
+        return {"binary_only": True, "_xfail_checks": {"check_sample_weights_invariance": _ZERO_WEIGHTS}}
+
+
+class HogwildFMRegressor(_FactorisationMachine, _Regressor):
+    """A factorisation machine (Rendle 2010) for regression, trained with
+    HOGWILD! SGD on every core: HogwildFMClassifier's model, parameters,
+    fields and fitted attributes (classes_ apart), with loss 'squared' or
+    'quantile' (the pinball loss at quantile, in (0, 1)).
+    """
+
+    def __init__(self, *, loss="squared", quantile=0.5, n_factors=4, field_aware=False, factor_init=0.0, epochs=20,
+                 step=0.2, decay=0.8, schedule="adagrad", power=0.5, l2=None, l2_rows=None, l1=0.0,
+                 fit_intercept=True, normalized=False, average=0, early_stop=0, holdout=0.0, replicas="machine",
+                 n_jobs=None, bind=True, random_state=None, mem_limit=0):
+        super().__init__(loss=loss, n_factors=n_factors, field_aware=field_aware, factor_init=factor_init,
+                         epochs=epochs, step=step, decay=decay, schedule=schedule, power=power, l2=l2,
+                         l2_rows=l2_rows, l1=l1, fit_intercept=fit_intercept, normalized=normalized,
+                         average=average, early_stop=early_stop, holdout=holdout, replicas=replicas, n_jobs=n_jobs,
+                         bind=bind, random_state=random_state, mem_limit=mem_limit)
+        self.quantile = quantile
+
+    def fit(self, X, y=None, sample_weight=None, fields=None):
+        """Trains a new model on X (array, sparse matrix or data file path)
+        and y (None for a path); fields: one field id for each column of X
+        (field_aware=True needs them, or a file with fields). Returns self."""
+        return self._fit(X, y, sample_weight, fields)
+
+    def partial_fit(self, X, y=None, sample_weight=None, fields=None):
+        """Trains one epoch on this batch, from the current model (a new one
+        on the first call, which gives the fields). Returns self."""
+        return self._partial_fit(X, y, sample_weight, fields)
+
+    def _more_tags(self):
+        return {"_xfail_checks": {"check_sample_weights_invariance": _ZERO_WEIGHTS,
+                                  "check_fit2d_1sample": _ONE_ROW}}
+
+
 def load(path):
     """A fitted estimator from a hogtrain model file (`hogtrain train -o`,
     or save()): a HogwildRegressor for squared and quantile models, else a
-    HogwildClassifier, with the parameters the model was trained with."""
+    HogwildClassifier, or for a factorisation machine HogwildFMRegressor or
+    HogwildFMClassifier, with the parameters the model was trained with. A
+    field-aware machine's fields_ is None: it scores data files with fields
+    (X's columns have no fields it knows)."""
     out = ffi.new("hog_model **")
     err = new_err()
     check(lib.hog_model_load(os.fsencode(path), out, err, len(err)), err)
@@ -673,9 +962,19 @@ def load(path):
                   holdout=float(p.holdout), n_jobs=int(p.threads) or None, bind=bool(p.bind),
                   random_state=int(p.seed), mem_limit=int(p.mem_limit))
     regression = loss in ("squared", "quantile")
-    common.update(kernel=_name(lib.hog_kernel_name, p.kernel), l2=float(p.l2), batch=int(p.batch))
-    est = (HogwildRegressor(loss=loss, quantile=float(p.quantile), **common) if regression
-           else HogwildClassifier(loss="logistic" if loss == "softmax" else loss, **common))
+    if p.factors:
+        common.update(n_factors=int(p.factors), field_aware=bool(p.field_aware), factor_init=float(p.factor_init))
+        if p.l2_rows > 0:
+            common.update(l2=None, l2_rows=float(p.l2_rows))
+        else:
+            common.update(l2=float(p.l2), l2_rows=None)
+        est = (HogwildFMRegressor(loss=loss, quantile=float(p.quantile), **common) if regression
+               else HogwildFMClassifier(loss=loss, **common))
+        est.fields_ = None
+    else:
+        common.update(kernel=_name(lib.hog_kernel_name, p.kernel), l2=float(p.l2), batch=int(p.batch))
+        est = (HogwildRegressor(loss=loss, quantile=float(p.quantile), **common) if regression
+               else HogwildClassifier(loss="logistic" if loss == "softmax" else loss, **common))
     values = None
     if not regression:
         w = ffi.new("hog_weights *")

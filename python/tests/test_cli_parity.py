@@ -4,10 +4,11 @@ import subprocess
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file, load_svmlight_file, make_classification
 
 import hogtrain
-from hogtrain import HogwildClassifier, HogwildRegressor
+from hogtrain import HogwildClassifier, HogwildFMClassifier, HogwildFMRegressor, HogwildRegressor
 
 # One thread: a HOGWILD! run is bit-for-bit reproducible only on one.
 OPTIONS = dict(epochs=5, random_state=7, n_jobs=1, bind=False)
@@ -87,3 +88,39 @@ def test_a_model_saved_from_python_is_read_by_the_command(tmp_path, hogtrain_bin
     back = hogtrain.load(tmp_path / "p.hog")
     np.testing.assert_array_equal(back.coef_, est.coef_)
     np.testing.assert_array_equal(back.predict(X), est.predict(X))
+
+
+def test_factorisation_machines_with_their_defaults_are_the_command_s(binary, tmp_path, hogtrain_bin):
+    """`--model fm` and `--model ffm` with the command's defaults for them
+    (AdaGrad at 0.2, plain steps, l2 1e-4 or 1/rows) make the model the
+    estimators' defaults make, factor for factor."""
+    command(hogtrain_bin, "train", str(tmp_path / "a.hgd"), "--model", "fm", "-o", str(tmp_path / "fm.hog"), *FLAGS)
+    cli = hogtrain.load(tmp_path / "fm.hog")
+    assert isinstance(cli, HogwildFMClassifier)
+    X, y = load_svmlight_file(str(binary), dtype=np.float32)
+    est = HogwildFMClassifier(**OPTIONS).fit(X, y)
+    assert dict(est.get_params(), l2=1e-4) == dict(cli.get_params(), n_jobs=1, bind=False)
+    np.testing.assert_array_equal(est.factors_, cli.factors_)
+    np.testing.assert_array_equal(est.coef_, cli.coef_)
+    np.testing.assert_array_equal(est.intercept_, cli.intercept_)
+    np.testing.assert_array_equal(est.decision_function(X), cli.decision_function(X))
+
+    # LIBFFM text of 6 fields, each field's features its own columns, and a
+    # regression target
+    rng = np.random.RandomState(4)
+    fields = np.repeat(np.arange(6), 20)
+    cols = np.column_stack([20 * f + rng.randint(0, 20, 3000) for f in range(6)])
+    target = np.round(np.sin(cols[:, 0]) * np.cos(cols[:, 1]) + 0.1 * (cols[:, 2] % 3), 2)  # as the text has it
+    with open(tmp_path / "r.ffm", "w") as f:
+        for i in range(3000):
+            f.write("%.2f %s\n" % (target[i], " ".join("%d:%d:1" % (fields[j], j) for j in cols[i])))
+    command(hogtrain_bin, "train", str(tmp_path / "r.ffm"), "--model", "ffm", "--loss", "squared", "-o",
+            str(tmp_path / "ffm.hog"), *FLAGS)
+    cli = hogtrain.load(tmp_path / "ffm.hog")
+    assert isinstance(cli, HogwildFMRegressor) and cli.field_aware and cli.l2_rows == 1
+    X = sp.csr_matrix((np.ones(cols.size, dtype=np.float32), cols.ravel(), np.arange(0, cols.size + 1, 6)),
+                      shape=(3000, 120))
+    est = HogwildFMRegressor(field_aware=True, **OPTIONS).fit(X, np.float32(target), fields=fields)
+    assert cli.n_fields_ == est.n_fields_ == 6
+    np.testing.assert_array_equal(est.factors_, cli.factors_)
+    np.testing.assert_array_equal(est.predict(str(tmp_path / "r.ffm")), cli.predict(str(tmp_path / "r.ffm")))
