@@ -188,41 +188,42 @@ KERNEL ffm_f4 ffm_rsqrt_step(ffm_f4 sum, float step)
 #endif
 }
 
+/* Four shared weights (16-byte aligned) as a vector, and back. */
+KERNEL ffm_f4 ffm_load4(const hog_weight *p)
+{
+    _Alignas(16) float f[4];
+    hog_w_load_row(f, p, 4);
+    ffm_f4 v;
+    memcpy(&v, f, sizeof(v));
+    return v;
+}
+
+KERNEL void ffm_store4(hog_weight *p, ffm_f4 v)
+{
+    _Alignas(16) float f[4];
+    memcpy(f, &v, sizeof(v));
+    hog_w_store_row(p, f, 4);
+}
+
 KERNEL void ffm_pair4(hog_weight *pa, hog_weight *qa, hog_weight *pb, hog_weight *qb, float t, float step,
                       float l2a, float l2b, const unsigned opt)
 {
-    _Alignas(16) float a[4], b[4];
-    hog_w_load_row(a, pa, 4);
-    hog_w_load_row(b, pb, 4);
-    ffm_f4 va, vb;
-    memcpy(&va, a, sizeof(va));
-    memcpy(&vb, b, sizeof(vb));
+    ffm_f4 va = ffm_load4(pa), vb = ffm_load4(pb);
     ffm_f4 ga = t * vb, gb = t * va;
     if (opt & OPT_ADAGRAD) {
         ga = ga + l2a * va;
         gb = gb + l2b * vb;
-        _Alignas(16) float sa[4], sb[4];
-        hog_w_load_row(sa, qa, 4);
-        hog_w_load_row(sb, qb, 4);
-        ffm_f4 ua, ub;
-        memcpy(&ua, sa, sizeof(ua));
-        memcpy(&ub, sb, sizeof(ub));
-        ua = ua + ga * ga;
-        ub = ub + gb * gb;
-        memcpy(sa, &ua, sizeof(ua));
-        memcpy(sb, &ub, sizeof(ub));
-        hog_w_store_row(qa, sa, 4);
-        hog_w_store_row(qb, sb, 4);
+        const ffm_f4 ua = ffm_load4(qa) + ga * ga, ub = ffm_load4(qb) + gb * gb;
+        ffm_store4(qa, ua);
+        ffm_store4(qb, ub);
         va = va - ffm_rsqrt_step(ua, step) * ga;
         vb = vb - ffm_rsqrt_step(ub, step) * gb;
     } else {
         va = va * l2_shrink(step * l2a) - step * ga;
         vb = vb * l2_shrink(step * l2b) - step * gb;
     }
-    memcpy(a, &va, sizeof(va));
-    memcpy(b, &vb, sizeof(vb));
-    hog_w_store_row(pa, a, 4);
-    hog_w_store_row(pb, b, 4);
+    ffm_store4(pa, va);
+    ffm_store4(pb, vb);
 }
 
 /* One example of a field-aware factorisation machine (m->fields = G; a
