@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -404,6 +405,34 @@ Test(cli, optimiser_regulariser_early_stop_and_average_flags_end_to_end)
               "%s", out);
 }
 
+/* Several epochs without --test hold out a seeded tenth and stop early,
+ * keeping the best epoch (Vowpal Wabbit's default for several passes);
+ * --holdout 0, one epoch or --test turn it off. --l2 1/rows (LIBLINEAR's
+ * C = 1) is 1 over the rows trained on, the holdout's left out. */
+Test(cli, several_epochs_hold_out_a_tenth_and_stop_early)
+{
+    write_separable("t.svm", 4000, 5, 0);
+    cr_assert_eq(hog("train t.svm -o m.hog --threads 1 --l2 1/rows --report r.json"), 0, "%s", out);
+    cr_assert(strstr(out, "no --test: a seeded tenth of the rows is held out, and training stops 3 epochs"), "%s", out);
+    char *report = slurp("r.json");
+    cr_assert(strstr(report, "\"early_stop\": 3"), "%s", report);
+    double rows = atof(strstr(strstr(report, "\"test\""), "\"rows\": ") + 8);
+    cr_assert(rows > 300 && rows < 500, "%g held-out rows of 4000", rows);
+    double l2 = atof(strstr(report, "\"l2\": ") + 6);
+    cr_assert(fabs(l2 * (4000 - rows) - 1) < 1e-3, "l2 %g is not 1 over the %g rows trained on", l2, 4000 - rows);
+    cr_assert_eq(hog("train t.svm -o m.hog --threads 1 --holdout 0 --l2 1/rows --report r.json -q"), 0, "%s", out);
+    report = slurp("r.json");
+    cr_assert(strstr(report, "\"early_stop\": 0") && strstr(report, "\"epochs_run\": 20"), "%s", report);
+    cr_assert(fabs(atof(strstr(report, "\"l2\": ") + 6) * 4000 - 1) < 1e-3, "%s", report);
+    cr_assert_eq(hog("train t.svm -o m.hog --threads 1 --epochs 1 --l2 1e-5 --report r.json"), 0, "%s", out);
+    cr_assert(!strstr(out, "held out"), "%s", out);
+    report = slurp("r.json");
+    cr_assert(strstr(report, "\"early_stop\": 0") && strstr(report, "\"l2\": 1e-05"), "%s", report);
+    cr_assert_eq(hog("train t.svm -o m.hog --threads 1 --test t.svm --epochs 3 -q"), 0, "%s", out);
+    cr_assert_eq(hog("info m.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "early stop 0"), "%s", out);
+}
+
 Test(cli, quantile_and_modified_huber_losses_end_to_end)
 {
     char path[256];
@@ -439,7 +468,7 @@ Test(cli, bad_optimiser_options_exit_2_with_a_message)
     write_separable("t.svm", 50, 6, 0);
     cr_assert_eq(hog("train t.svm -o m.hog --quantile 1.5 --loss quantile"), 2);
     cr_assert(strstr(out, "--quantile: 1.5, expected a number in (0, 1)"), "%s", out);
-    cr_assert_eq(hog("train t.svm -o m.hog --early-stop 2"), 2);
+    cr_assert_eq(hog("train t.svm -o m.hog --early-stop 2 --holdout 0"), 2);
     cr_assert(strstr(out, "--early-stop needs --test FILE or --holdout F"), "%s", out);
     cr_assert_eq(hog("train t.svm -o m.hog --average=20 --epochs 10"), 2);
     cr_assert(strstr(out, "--average: 20 epochs averaged, only 10 trained"), "%s", out);
@@ -664,10 +693,11 @@ Test(cli, a_feature_index_past_the_ceiling_is_refused_with_the_hint_to_hash)
 {
     write_file("big.svm", "1 1:0.5\n-1 4294967295:1\n");
     cr_assert_eq(hog("train big.svm -o m --mem-limit 256M"), 1, "%s", out);
-    /* the model's half of the limit, 16 bytes a feature: the default update's packed record (a weight,
-     * the normalized update's scale, its reciprocal and the L2 term) */
-    cr_assert(strstr(out, "hogtrain: big.svm:2:4: index 4294967295 is past the ceiling of 8388608 features "
-                          "(--max-features, --mem-limit): hash them (--hash-bits 23)\n"), "%s", out);
+    /* the model's half of the limit, 20 bytes a feature: the default update's packed record (a weight,
+     * the normalized update's scale, its reciprocal and the L2 term) and the best epoch's weight the
+     * default holdout's early stopping keeps */
+    cr_assert(strstr(out, "hogtrain: big.svm:2:4: index 4294967295 is past the ceiling of 6710886 features "
+                          "(--max-features, --mem-limit): hash them (--hash-bits 22)\n"), "%s", out);
     cr_assert(!exists("m"));
     cr_assert_eq(hog("train big.svm -o m --max-features 1000 -q"), 1, "%s", out);
     cr_assert_str_eq(out, "hogtrain: big.svm:2:4: index 4294967295 is past the ceiling of 1000 features "

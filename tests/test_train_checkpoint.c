@@ -223,6 +223,23 @@ Test(train_checkpoint, a_packed_softmax_model_resumes)
  * checkpoint holds them with AdaGrad's sums, unpacked (300 features) and
  * packed (300,000: the weight, 4 factors, the L2 scale and 5 sums in a
  * record of 16 words), and resumes bit for bit. */
+/* A penalty over the rows (l2_rows) is set from the data when the run
+ * starts, and the checkpoint keeps the value it was set to: the resumed
+ * run, which sets it again from the same data, is taken as the same. */
+Test(train_checkpoint, a_penalty_over_the_rows_resumes)
+{
+    snprintf(ckpt, sizeof(ckpt), "%s/run.ckpt", dir);
+    hog_dataset *tr = make_data("tr.svm", 7000, 300, 12, 'b', 13);
+    hog_train_params p = plain_params();
+    p.epochs = 3;
+    p.l2_rows = 1;
+    p.holdout = 0.1;
+    p.early_stop = 3;
+    const unsigned stops[] = {4, 12};
+    resume_matches(tr, NULL, p, stops, HOG_ARRAY_LEN(stops));
+    hog_dataset_close(tr);
+}
+
 Test(train_checkpoint, a_factorisation_machine_resumes)
 {
     snprintf(ckpt, sizeof(ckpt), "%s/run.ckpt", dir);

@@ -39,11 +39,13 @@ static const char train_usage[] =
     "                          epoch's, each row scored before the step it gave, with no pass\n"
     "                          of their own; exact: a pass over the data with the final model\n"
     "  --early-stop K          with --test or --holdout: stop after K epochs without a lower\n"
-    "                          test loss and keep the best epoch's model\n"
+    "                          test loss and keep the best epoch's model (default 3 with the\n"
+    "                          default holdout, else 0)\n"
     "  --average[=E]           (or --average E) the model is the average of the weights over the last E\n"
     "                          epochs (Polyak-Ruppert; default E 1), evaluated and saved\n"
     "  --test FILE             evaluate on FILE after every epoch\n"
-    "  --holdout F             or hold out a fraction F of INPUT for that (default 0)\n"
+    "  --holdout F             or hold out a fraction F of INPUT for that (default: 0.1 with\n"
+    "                          several epochs and no --test, to stop early; --holdout 0: none)\n"
     "  --seed N                shuffling and holdout seed (default 1)\n"
     "  --bias 0|1              learn an intercept (default 1)\n"
     "  --bind 0|1              pin workers to cores (default 1)\n"
@@ -488,7 +490,7 @@ static int train_main(int argc, char **argv, int tune)
     int c, li, holdout_set = 0, rank_outputs = 0, status = 2;
     const char *data = NULL, *init_path = NULL;
     int cache_beside = 0, loss_set = 0, fm_set = 0, l2_set = 0; /* fm_set: --schedule (1), --step (2), --normalized (4) given */
-    int kind_set = 0; /* --model or --factors given */
+    int kind_set = 0, stop_set = 0; /* --model or --factors given; --early-stop given */
     unsigned cv = 0, trials = 16;
     while ((c = cli_getopt(tune ? "tune" : "train", argc, argv, "o:qhb:d:f:l:ci:", opts, &li)) != -1) {
         switch (c) {
@@ -543,6 +545,7 @@ static int train_main(int argc, char **argv, int tune)
             const char *name = cli_canonical(opts[li].name);
             if (strcmp(name, "holdout_off") == 0) {
                 p.holdout = 0;
+                holdout_set = 1;
                 break;
             }
             holdout_set |= strcmp(name, "holdout") == 0;
@@ -550,6 +553,7 @@ static int train_main(int argc, char **argv, int tune)
             fm_set |= (strcmp(name, "schedule") == 0) | (strcmp(name, "step") == 0) << 1 |
                       (strcmp(name, "normalized") == 0) << 2;
             l2_set |= strcmp(name, "l2") == 0;
+            stop_set |= strcmp(name, "early-stop") == 0;
             kind_set |= strcmp(name, "model") == 0 || strcmp(name, "factors") == 0;
             const char *val = strcmp(name, "average") == 0 || strcmp(name, "normalized") == 0
                                   ? cli_optional_value(argc, argv) : optarg;
@@ -589,7 +593,18 @@ static int train_main(int argc, char **argv, int tune)
         cli_error("--test and --holdout are alternatives: give one");
         goto usage;
     }
-    if (p.early_stop && !test_path && !holdout_set) {
+    /* Several epochs without a test set hold out a seeded tenth of INPUT
+     * and stop 3 epochs after its loss last fell, keeping the best epoch's
+     * model: Vowpal Wabbit's default for more than one pass (every tenth
+     * example, --early_terminate 3). Not for a run across machines (each
+     * rank would keep its own) nor --cv and tune, which hold out their own. */
+    const int auto_holdout = !cv && !tune && !test_path && !holdout_set && p.epochs > 1 && lp.nodes <= 1;
+    if (auto_holdout) {
+        p.holdout = 0.1;
+        if (!stop_set)
+            p.early_stop = 3;
+    }
+    if (p.early_stop && !test_path && !(p.holdout > 0)) {
         cli_error("--early-stop needs --test FILE or --holdout F to measure improvement on");
         goto usage;
     }
@@ -662,6 +677,13 @@ static int train_main(int argc, char **argv, int tune)
         goto usage;
     }
     hog_log_set(cli_log, NULL, cli_quiet ? HOG_LOG_ERROR : HOG_LOG_INFO);
+    if (auto_holdout && !cli_quiet) {
+        char msg[256];
+        snprintf(msg, sizeof(msg), "no --test: a seeded tenth of the rows is held out, and training stops %u epochs "
+                 "after their loss last fell, keeping the best epoch's model (--holdout 0: every row, every epoch)",
+                 p.early_stop);
+        cli_log(NULL, HOG_LOG_INFO, msg);
+    }
     const char *input = cli_input(input_arg);
     if (cv || tune) { /* the folds or the search on INPUT read once, then (with -o) the model on all of it */
         status = 1;

@@ -159,6 +159,8 @@ static int params_compare(const checkpoint *ck, const hog_train_params *p, char 
 {
     checkpoint theirs = *ck, mine = *ck;
     mine.p = *p;
+    if (p->l2_rows > 0 && p->l2_rows == ck->p.l2_rows) /* the checkpoint's l2 is l2_rows resolved for the data */
+        mine.p.l2 = ck->p.l2;
     cross_of(p, mine.cross);
     hog_meta_field a[CKPT_FIELDS], b[CKPT_FIELDS];
     size_t n = ckpt_fields(&theirs, a);

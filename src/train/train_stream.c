@@ -57,8 +57,6 @@ static const char *stream_refusal(const hog_trainer *t)
         return "a field-aware model (its fields are counted on the whole data)";
     if (p->interactions && *p->interactions)
         return "feature crosses (they follow the data's features, counted on the whole data)";
-    if (p->l2_rows > 0)
-        return "hog_train_params.l2_rows (the rows are counted on the whole data)";
     return NULL;
 }
 
@@ -123,6 +121,18 @@ static void stream_scales(run_state *rs, const window_count *c)
         rs->tab.l2_scale[j] = (float)(d ? rows / d : rows);
     }
     hog_run_pack_l2(rs, 0, rs->dim);
+}
+
+/* With hog_train_params.l2_rows, a streamed epoch's L2: l2_rows over the
+ * training rows the whole text will have, estimated from the rows counted
+ * so far and the share of the text they came from (pos; 0 when unknown,
+ * as of a pipe: the rows so far). It is set with the scales, between
+ * passes, so the penalty a feature gets for a step, l2 rows / degree,
+ * follows its degree as the whole data's would. */
+static void stream_l2(const run_state *rs, double *l2, uint64_t rows, double pos)
+{
+    if (rs->p->l2_rows > 0)
+        *l2 = rs->p->l2_rows / fmax(1.0, pos > 0 && pos < 1 ? (double)rows / pos : (double)rows);
 }
 
 /* Settles the run's shape from the head (n blocks): label values, kernel,
@@ -224,8 +234,8 @@ static int stream_pass(run_state *rs, hog_block_source *src, hog_dataset *win, c
  * epoch's time), 1 when a label the head lacked showed (why says which),
  * or a negative error. *held_n: the blocks still held, to give back. */
 static int stream_epoch(run_state *rs, hog_feed *feed, hog_block *held, uint32_t n, double pos, uint32_t window,
-                        uint32_t rpb, uint32_t *segments, uint32_t *held_n, char *why, size_t why_len, char *err,
-                        size_t err_len)
+                        uint32_t rpb, uint32_t *segments, uint32_t *held_n, double *l2, char *why, size_t why_len,
+                        char *err, size_t err_len)
 {
     int rc = 0;
     rs->st.epoch = 1;
@@ -250,6 +260,7 @@ static int stream_epoch(run_state *rs, hog_feed *feed, hog_block *held, uint32_t
                        .deg_cap = rs->dim, .deg_rows = rs->deg_rows};
     rs->deg = NULL;
     stream_scales(rs, &sc);
+    stream_l2(rs, l2, sc.deg_rows, pos);
     hog_block *cur = held, *nxt = held + window;
     uint32_t ncur = n, nnxt = 0;
     uint64_t row0 = 0, scaled = sc.deg_rows;
@@ -316,6 +327,7 @@ static int stream_epoch(run_state *rs, hog_feed *feed, hog_block *held, uint32_t
         }
         if (rc == 0 && sc.deg_rows >= 2 * scaled) {
             stream_scales(rs, &sc);
+            stream_l2(rs, l2, sc.deg_rows, pos_cur);
             scaled = sc.deg_rows;
         }
     }
@@ -351,6 +363,7 @@ static int stream_file(hog_trainer *t, const char *path, const hog_input *in, ui
     hog_feed *feed = in->feed;
     run_state rs;
     hog_run_init(&rs, t);
+    const double l2 = t->p.l2; /* l2_rows: the run's l2 for this data; the trainer's own is put back */
     hog_block *held = hog_malloc(2 * window * sizeof(hog_block));
     uint32_t *segments = hog_malloc((size_t)window * segments_per_block(rpb) * sizeof(uint32_t));
     uint32_t n = 0;
@@ -384,7 +397,8 @@ static int stream_file(hog_trainer *t, const char *path, const hog_input *in, ui
     hog_log(HOG_LOG_INFO, "training while reading %s: the first epoch takes its rows in file order, in windows of "
             "%u blocks", path, window);
     atomic_store(&t->training, 1);
-    rc = stream_epoch(&rs, feed, held, n, pos, window, rpb, segments, &n, fr->note, sizeof(fr->note), err, err_len);
+    rc = stream_epoch(&rs, feed, held, n, pos, window, rpb, segments, &n, &t->p.l2, fr->note, sizeof(fr->note), err,
+                      err_len);
     if (rc == 1) {
         hog_log(HOG_LOG_INFO, "%s: %s: training again from the start on the whole file", path, fr->note);
         snprintf(fr->note + strlen(fr->note), sizeof(fr->note) - strlen(fr->note), "; started over");
@@ -412,6 +426,7 @@ static int stream_file(hog_trainer *t, const char *path, const hog_input *in, ui
     }
     if (rc == 0)
         rc = hog_run_alloc_final(&rs);
+    stream_l2(&rs, &t->p.l2, rs.deg_rows, 1); /* every training row counted: the model keeps it */
     if (rc == 0)
         rc = hog_run_segments(&rs, *ds, err, err_len);
     if (rc == 0)
@@ -420,6 +435,7 @@ static int stream_file(hog_trainer *t, const char *path, const hog_input *in, ui
         hog_fail(rc, err, err_len, "out of memory");
 out:
     atomic_store(&t->training, 0);
+    t->p.l2 = l2;
     for (uint32_t b = 0; b < n; b++)
         hog_feed_release(feed);
     hog_run_free(&rs);
