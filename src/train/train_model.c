@@ -199,8 +199,39 @@ static float ffm_score(const hog_model *m, const hog_row *row, const uint16_t *f
     return s;
 }
 
+/* A linear or softmax model's scores of the n non-zeros idx, val: a row's
+ * own, or a crossed row's (cross_scores). */
+static inline void linear_scores(const hog_model *m, const uint32_t *idx, const float *val, uint32_t n, float *out)
+{
+    /* In locals: the weights are atomics, so through m the compiler would
+     * load m's fields again, and keep out[k] in memory, at every non-zero. */
+    const uint32_t K = m->outputs;
+    const uint64_t dim = m->dim, S = m->stride;
+    const hog_weight *const w = m->w;
+    if (K == 1) { /* the same sums in the same order, in a register */
+        float s = hog_w_load(&m->bias[0]);
+        for (uint32_t i = 0; i < n; i++)
+            if (idx[i] < dim)
+                s += hog_w_load(&w[idx[i] * S]) * val[i];
+        out[0] = s;
+        return;
+    }
+    for (uint32_t k = 0; k < K; k++)
+        out[k] = hog_w_load(&m->bias[k]);
+    for (uint32_t i = 0; i < n; i++) {
+        const uint64_t j = idx[i];
+        if (j >= dim)
+            continue;
+        const hog_weight *wj = w + j * S;
+        const float x = val[i];
+        for (uint32_t k = 0; k < K; k++)
+            out[k] += hog_w_load(&wj[k]) * x;
+    }
+}
+
 /* A crossed model's scores: the row's non-zeros and its crosses scored as
- * one row (a model without crosses then). */
+ * one row of a linear or softmax model, the only kinds that cross (a run
+ * refuses crosses with factors, a model file crosses only as version 6). */
 static void cross_scores(const hog_model *m, const hog_row *row, const uint16_t *field, float *out)
 {
     const uint64_t room = hog_cross_room(row->nnz);
@@ -216,13 +247,8 @@ static void cross_scores(const hog_model *m, const hog_row *row, const uint16_t 
         for (uint32_t k = 0; k < m->outputs; k++)
             out[k] = NAN;
     } else {
-        hog_row crossed = *row;
-        crossed.nnz = hog_cross_row(&m->cross, row, field, idx, val);
-        crossed.index = idx;
-        crossed.value = val;
-        hog_model plain = *m; /* the same weights, scored without crossing again */
-        plain.cross.n = 0;
-        hog_model_scores(&plain, &crossed, NULL, out);
+        const uint32_t n = hog_cross_row(&m->cross, row, field, idx, val);
+        linear_scores(m, idx, val, n, out);
     }
     if (idx != si)
         hog_free(idx);
@@ -244,32 +270,7 @@ void hog_model_scores(const hog_model *m, const hog_row *row, const uint16_t *fi
         out[0] = fm_score(m, row);
         return;
     }
-    /* In locals: the weights are atomics, so through m the compiler would
-     * load m's fields again, and keep out[k] in memory, at every non-zero. */
-    const uint32_t K = m->outputs, n = row->nnz;
-    const uint64_t dim = m->dim, S = m->stride;
-    const hog_weight *const w = m->w;
-    const uint32_t *const idx = row->index;
-    const float *const val = row->value;
-    if (K == 1) { /* the same sums in the same order, in a register */
-        float s = hog_w_load(&m->bias[0]);
-        for (uint32_t i = 0; i < n; i++)
-            if (idx[i] < dim)
-                s += hog_w_load(&w[idx[i] * S]) * val[i];
-        out[0] = s;
-        return;
-    }
-    for (uint32_t k = 0; k < K; k++)
-        out[k] = hog_w_load(&m->bias[k]);
-    for (uint32_t i = 0; i < n; i++) {
-        const uint64_t j = idx[i];
-        if (j >= dim)
-            continue;
-        const hog_weight *wj = w + j * S;
-        const float x = val[i];
-        for (uint32_t k = 0; k < K; k++)
-            out[k] += hog_w_load(&wj[k]) * x;
-    }
+    linear_scores(m, row->index, row->value, row->nnz, out);
 }
 
 void hog_model_kind_copy(hog_model *dst, const hog_model *src)
