@@ -1,4 +1,4 @@
-/* train_run.c: the trainer's public lifecycle and a run's set-up: labels, kernel, model, workers' buffers and segments, then hog_trainer_run. */
+/* train_run.c: the trainer's public lifecycle and a run's set-up: labels, fields and crosses, kernel, model, workers' buffers and segments, then hog_trainer_run. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <math.h>
@@ -468,6 +468,74 @@ int hog_run_segments(run_state *rs, const hog_dataset *train, char *err, size_t 
 
 }
 
+/* Before the scan: a run with hog_train_params.interactions reads them
+ * into rs->cross, its crosses' features following the data's `features`
+ * (a warm start's: the initial model's), and makes rs->dim room for them.
+ * HOG_EPARAM for rules it cannot read, a model kind that takes none, rules
+ * naming fields the data lacks, or more features than indices hold. */
+static int run_cross(run_state *rs, uint64_t features, uint32_t fields, char *err, size_t err_len)
+{
+    const hog_train_params *p = rs->p;
+    const hog_model *init = rs->init;
+    if (!p->interactions || !*p->interactions) {
+        if (init && init->cross.n)
+            return hog_fail(HOG_EPARAM, err, err_len, "the initial model crosses features (\"%s\"): a warm start "
+                            "goes on with them: set hog_train_params.interactions \"%s\"", init->cross.spec,
+                            init->cross.spec);
+        return 0;
+    }
+    if (p->factors)
+        return hog_fail(HOG_EPARAM, err, err_len, "hog_train_params.interactions: a factorisation machine crosses "
+                        "every pair through its factors already; crosses are for a linear or softmax model");
+    const uint64_t base = init ? init->cross.base : features;
+    int rc = hog_cross_parse(p->interactions, p->cross_bits, base, &rs->cross, err, err_len);
+    if (rc < 0)
+        return rc;
+    if (init && (strcmp(init->cross.spec, rs->cross.spec) != 0 || init->cross.bits != rs->cross.bits))
+        return hog_fail(HOG_EPARAM, err, err_len, "hog_train_params.interactions \"%s\" into 2^%u features; the "
+                        "initial model's are \"%s\" into 2^%u: a warm start goes on with them", rs->cross.spec,
+                        rs->cross.bits, init->cross.spec, init->cross.bits);
+    if (init && features > base)
+        return hog_fail(HOG_EPARAM, err, err_len, "the training data has %llu features, the initial model %llu "
+                        "before its crosses: a warm start of a crossed model takes no new features",
+                        (unsigned long long)features, (unsigned long long)base);
+    if (!fields && hog_cross_needs_fields(&rs->cross))
+        return hog_fail(HOG_EPARAM, err, err_len, "hog_train_params.interactions \"%s\" names fields, and the "
+                        "training data has none: read Vowpal Wabbit namespaces or CSV columns with "
+                        "hog_read_params.fields (or cross every pair: \"::\")", rs->cross.spec);
+    if (base + ((uint64_t)1 << rs->cross.bits) > ((uint64_t)1 << 32))
+        return hog_fail(HOG_EPARAM, err, err_len, "%llu features and 2^%u crosses pass 2^32 features: use fewer "
+                        "hog_train_params.cross_bits", (unsigned long long)base, rs->cross.bits);
+    rs->dim = base + ((uint64_t)1 << rs->cross.bits);
+    return 0;
+}
+
+/* Before hog_run_outputs: a field-aware run's fields, the training data's
+ * (`fields`, hog_dataset_fields) or, on a warm start, the initial model's.
+ * HOG_EPARAM when the data has none, or fields the initial model lacks. */
+static int run_fields(run_state *rs, uint32_t fields, char *err, size_t err_len)
+{
+    const hog_train_params *p = rs->p;
+    const hog_model *init = rs->init;
+    rs->fields = 0;
+    if (!p->field_aware)
+        return 0;
+    if (!fields)
+        return hog_fail(HOG_EPARAM, err, err_len, "hog_train_params.field_aware: the training data has no fields "
+                        "(libsvm text, text read without hog_read_params.fields, arrays without hog_csr.fields): a "
+                        "field-aware factorisation machine needs LIBFFM text, Vowpal Wabbit namespaces or CSV "
+                        "columns as fields, or a CSR matrix's (one that is not field-aware trains on any data)");
+    if (init && fields > init->fields)
+        return hog_fail(HOG_EPARAM, err, err_len, "the training data has %u fields, the initial model %u: a warm "
+                        "start goes on with the model's fields", fields, init->fields);
+    rs->fields = init ? init->fields : fields;
+    /* A feature's record holds fields * factors words. */
+    if ((uint64_t)rs->fields * p->factors > HOG_MAX_OUTPUTS)
+        return hog_fail(HOG_EPARAM, err, err_len, "%u fields x %u factors: a feature would have more than %u "
+                        "weights; use fewer factors or fewer fields", rs->fields, p->factors, HOG_MAX_OUTPUTS);
+    return 0;
+}
+
 /* ===================================================================== *
  *  Class weights
  * ===================================================================== */
@@ -606,7 +674,7 @@ static int run_dataset(hog_trainer *t, const hog_dataset *train, const hog_datas
         hog_log(HOG_LOG_INFO, "training out of core: %llu bytes of data, more than the data's half of a limit of %llu",
                 (unsigned long long)hog_dataset_bytes(train), (unsigned long long)rs.limit);
     rs.dim = hog_warm_dim(&rs, HOG_MAX(train->info.features, 1));
-    int rc = hog_run_cross(&rs, HOG_MAX(train->info.features, 1), (uint32_t)hog_dataset_fields(train), err, err_len);
+    int rc = run_cross(&rs, HOG_MAX(train->info.features, 1), (uint32_t)hog_dataset_fields(train), err, err_len);
     if (rc == 0 && rs.link)
         rc = hog_link_run_share(&rs, train);
     if (rc == 0)
@@ -623,7 +691,7 @@ static int run_dataset(hog_trainer *t, const hog_dataset *train, const hog_datas
     if (rc == 0 && rs.init)
         rc = hog_warm_classes(&rs, err, err_len);
     if (rc == 0)
-        rc = hog_run_fields(&rs, (uint32_t)hog_dataset_fields(train), err, err_len);
+        rc = run_fields(&rs, (uint32_t)hog_dataset_fields(train), err, err_len);
     if (rc == 0)
         rc = hog_run_outputs(&rs, err, err_len);
     if (rc == 0)

@@ -367,8 +367,8 @@ typedef struct run_state {
     uint64_t dim;         /* features the per-feature arrays hold: the model's */
     uint32_t outputs;
     uint32_t classes;
-    uint32_t fields;      /* a field-aware factorisation machine's fields (hog_run_fields); 0: not one */
-    hog_cross cross;      /* the crosses (hog_run_cross); cross.n 0: none */
+    uint32_t fields;      /* a field-aware factorisation machine's fields (run_fields, train_run.c); 0: not one */
+    hog_cross cross;      /* the crosses (run_cross, train_run.c); cross.n 0: none */
     uint32_t longest;     /* with crosses: the most non-zeros of a training row (the scan's) */
     double *classes_of;   /* the label values, ascending */
     hog_kernel kernel;    /* the sparse or the dense kernel, settled (hog_run_kernel) */
@@ -532,18 +532,6 @@ uint64_t hog_warm_dim(const run_state *rs, uint64_t dim);
  * and labels the initial model lacks (HOG_ELABEL); the run's classes
  * become the initial model's. */
 int hog_warm_classes(run_state *rs, char *err, size_t err_len);
-
-/* Before hog_run_outputs: a field-aware run's fields, the training data's
- * (`fields`, hog_dataset_fields) or, on a warm start, the initial model's.
- * HOG_EPARAM when the data has none, or fields the initial model lacks. */
-int hog_run_fields(run_state *rs, uint32_t fields, char *err, size_t err_len);
-
-/* Before the scan: a run with hog_train_params.interactions reads them
- * into rs->cross, its crosses' features following the data's `features`
- * (a warm start's: the initial model's), and makes rs->dim room for them.
- * HOG_EPARAM for rules it cannot read, a model kind that takes none, rules
- * naming fields the data lacks, or more features than indices hold. */
-int hog_run_cross(run_state *rs, uint64_t features, uint32_t fields, char *err, size_t err_len);
 
 /* After hog_run_alloc: the model and its replicas start from the initial
  * model's weights and biases. */
