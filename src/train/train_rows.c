@@ -149,17 +149,18 @@ KERNEL float update_fm(const epoch_job *job, worker_state *ws, const hog_row *ro
 
 /* A field-aware factorisation machine's row: feature i's weights and
  * AdaGrad sums, from the worker's arrays (P: ffm_cap of each) when the row
- * fits them, else looked up again. */
-KERNEL hog_weight *ffm_w(const epoch_job *job, const worker_state *ws, const uint32_t *idx, uint32_t i,
+ * fits them (fits: update_ffm's test for the row at hand), else looked up
+ * again. */
+KERNEL hog_weight *ffm_w(const epoch_job *job, const worker_state *ws, const uint32_t *idx, uint32_t i, int fits,
                          const unsigned opt)
 {
-    return ws->ffm_fits ? ws->ffm_w[i] : weights_of(job, ws, idx[i], opt);
+    return fits ? ws->ffm_w[i] : weights_of(job, ws, idx[i], opt);
 }
 
-KERNEL hog_weight *ffm_a(const epoch_job *job, const worker_state *ws, const uint32_t *idx, uint32_t i,
+KERNEL hog_weight *ffm_a(const epoch_job *job, const worker_state *ws, const uint32_t *idx, uint32_t i, int fits,
                          const unsigned opt)
 {
-    return ws->ffm_fits ? ws->ffm_w[ws->ffm_cap + i] : acc_of(job, ws, idx[i], opt);
+    return fits ? ws->ffm_w[ws->ffm_cap + i] : acc_of(job, ws, idx[i], opt);
 }
 
 /* Feature j's L2 scale (see train_kernels.h). */
@@ -241,9 +242,9 @@ KERNEL float update_ffm(const epoch_job *job, worker_state *ws, const hog_row *r
     const uint32_t *idx = row->index;
     const float *val = row->value;
     const float rn = hog_ffm_norm(val, n);
-    ws->ffm_fits = n <= ws->ffm_cap;
+    const int fits = n <= ws->ffm_cap;
     float pairs = 0.0f;
-    if (ws->ffm_fits) {
+    if (fits) {
         for (uint32_t i = 0; i < n; i++) {
             ws->ffm_w[i] = weights_of(job, ws, idx[i], opt);
             ws->ffm_w[ws->ffm_cap + i] = (opt & OPT_ADAGRAD) ? acc_of(job, ws, idx[i], opt) : NULL;
@@ -252,8 +253,8 @@ KERNEL float update_ffm(const epoch_job *job, worker_state *ws, const hog_row *r
     } else { /* a row longer than the arrays: the same sum, its pointers looked up again */
         for (uint32_t a = 0; a < n; a++)
             for (uint32_t b = a + 1; b < n; b++)
-                pairs += hog_ffm_dot(ffm_w(job, ws, idx, a, opt) + (size_t)field[b] * F,
-                                     ffm_w(job, ws, idx, b, opt) + (size_t)field[a] * F, F) *
+                pairs += hog_ffm_dot(ffm_w(job, ws, idx, a, fits, opt) + (size_t)field[b] * F,
+                                     ffm_w(job, ws, idx, b, fits, opt) + (size_t)field[a] * F, F) *
                          val[a] * val[b];
     }
     const float margin = *bias + rn * pairs;
@@ -267,14 +268,14 @@ KERNEL float update_ffm(const epoch_job *job, worker_state *ws, const hog_row *r
     for (uint32_t a = 0; a < n; a++) {
         const uint32_t ja = idx[a], fa = field[a];
         const float xa = val[a], ca = l2c_of(job, ws, ja, opt);
-        hog_weight *const wa = ffm_w(job, ws, idx, a, opt);
-        hog_weight *const aa = (opt & OPT_ADAGRAD) ? ffm_a(job, ws, idx, a, opt) : NULL;
+        hog_weight *const wa = ffm_w(job, ws, idx, a, fits, opt);
+        hog_weight *const aa = (opt & OPT_ADAGRAD) ? ffm_a(job, ws, idx, a, fits, opt) : NULL;
         hog_weight *const ua = (opt & OPT_L1) ? ws->optim.l1s + (size_t)ja * ls : NULL;
         for (uint32_t b = a + 1; b < n; b++) {
             const uint32_t jb = idx[b], fb = field[b];
             const float t = rn * gl * xa * val[b], cb = l2c_of(job, ws, jb, opt);
-            hog_weight *const wb = ffm_w(job, ws, idx, b, opt);
-            hog_weight *const ab = (opt & OPT_ADAGRAD) ? ffm_a(job, ws, idx, b, opt) : NULL;
+            hog_weight *const wb = ffm_w(job, ws, idx, b, fits, opt);
+            hog_weight *const ab = (opt & OPT_ADAGRAD) ? ffm_a(job, ws, idx, b, fits, opt) : NULL;
             const size_t oa = (size_t)fb * F, ob = (size_t)fa * F; /* v_a,fb and v_b,fa */
             if (four) {
                 for (uint32_t f = 0; f < F; f += 4)

@@ -136,7 +136,6 @@ typedef struct worker_state {
     uint32_t *xidx;    /* its non-zeros and values, xcap of each */
     float *xval;
     uint64_t xcap;
-    int ffm_fits;      /* the row at hand fits them */
     hog_eval_sums prog; /* progressive metrics: the last epoch's rows, each scored before its
                            step (epoch_job.prog) */
     hog_weight *own;  /* feature_tables.whole_every: this worker's copy of the whole model */
