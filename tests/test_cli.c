@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "test_command.h"
+#include "test_xor_data.h"
 #include "util/util.h" /* hog_murmur3_32: where the tests' names hash to */
 
 static void setup(void)
@@ -1141,16 +1142,7 @@ Test(cli, a_factorisation_machine_trains_predicts_and_exports)
 {
     /* field 0's value and field 1's interact: the label is 1 when exactly
      * one of them is odd, which only their factors can learn */
-    char *text = malloc(256 * 1024);
-    cr_assert_not_null(text);
-    size_t n = 0;
-    srand(35);
-    for (int i = 0; i < 6000; i++) {
-        const int a = rand() % 10, b = rand() % 10;
-        n += (size_t)snprintf(text + n, 256 * 1024 - n, "%d 0:%d:1 1:%d:1\n", (a % 2) != (b % 2), a, 10 + b);
-    }
-    write_file("xor.ffm", text);
-    free(text);
+    write_xor("xor.ffm", XOR_LIBFFM, 6000, 35, 0, 0);
     cr_assert_eq(hog("train xor.ffm --model fm --epochs 15 --threads 1 -o fm.hog --holdout 0.2 --report r.json -q"),
                  0, "%s", out);
     char *report = slurp("r.json");
@@ -1179,20 +1171,9 @@ Test(cli, a_factorisation_machine_trains_predicts_and_exports)
 Test(cli, a_field_aware_factorisation_machine_trains_on_fields_and_says_what_it_needs)
 {
     /* the same cross of two fields, in LIBFFM text and as Vowpal Wabbit
-     * namespaces (which --model ffm reads as fields) */
-    char *text = malloc(256 * 1024), *vw = malloc(256 * 1024);
-    cr_assert(text && vw);
-    size_t n = 0, m = 0;
-    srand(36);
-    for (int i = 0; i < 6000; i++) {
-        const int a = rand() % 10, b = rand() % 10, y = (a % 2) != (b % 2);
-        n += (size_t)snprintf(text + n, 256 * 1024 - n, "%d 0:%d:1 1:%d:1\n", y, a, 10 + b);
-        m += (size_t)snprintf(vw + m, 256 * 1024 - m, "%d |a v%d |b v%d\n", y ? 1 : -1, a, b);
-    }
-    write_file("xor.ffm", text);
-    write_file("xor.vw", vw);
-    free(text);
-    free(vw);
+     * namespaces (which --model ffm reads as fields): the same rows */
+    write_xor("xor.ffm", XOR_LIBFFM, 6000, 36, 0, 0);
+    write_xor("xor.vw", XOR_VW, 6000, 36, 0, 0);
     cr_assert_eq(hog("train xor.ffm --model ffm --epochs 12 --threads 1 -o ffm.hog --holdout 0.2 --report r.json -q"),
                  0, "%s", out);
     char *report = slurp("r.json");
@@ -1239,16 +1220,7 @@ Test(cli, crosses_of_namespaces_train_predict_and_say_what_they_need)
 {
     /* namespace a's feature and b's interact: the label is 1 when exactly
      * one of them is odd, which only the weight of their pair learns */
-    char *text = malloc(256 * 1024);
-    cr_assert_not_null(text);
-    size_t n = 0;
-    srand(37);
-    for (int i = 0; i < 5000; i++) {
-        const int a = rand() % 10, b = rand() % 10;
-        n += (size_t)snprintf(text + n, 256 * 1024 - n, "%d |a v%d |b v%d\n", (a % 2) != (b % 2) ? 1 : -1, a, b);
-    }
-    write_file("xor.vw", text);
-    free(text);
+    write_xor("xor.vw", XOR_VW, 5000, 37, 0, 0);
     cr_assert_eq(hog("train xor.vw --epochs 5 --threads 1 -o lin.hog --holdout 0.2 --report r0.json -q"), 0, "%s", out);
     char *report = slurp("r0.json");
     const char *acc = strstr(report, "\"accuracy\": ");

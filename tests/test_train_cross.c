@@ -8,6 +8,7 @@
 #include "test_scratch.h"
 #include "test_train.h"
 #include "test_train_data.h"
+#include "test_xor_data.h"
 
 static void setup(void)
 {
@@ -86,22 +87,6 @@ Test(train_cross, a_row_is_crossed_as_the_rules_say)
     cr_assert_eq(hog_cross_row(&c, &row, field, idx, val), 3, "indices 1 and 2, and their cross");
 }
 
-/* Vowpal Wabbit text: a feature of namespace a and one of b, the label +1
- * when exactly one is odd: no weight of a feature predicts it, the weight
- * of each pair does; namespace c carries noise. */
-static const char *xor_vw(const char *name, int rows, uint64_t seed)
-{
-    static char path[256];
-    FILE *f = create(name, path);
-    hog_rng r = {seed};
-    for (int i = 0; i < rows; i++) {
-        const int a = (int)hog_rng_below(&r, 10), b = (int)hog_rng_below(&r, 10), c = (int)hog_rng_below(&r, 30);
-        fprintf(f, "%d |a v%d |b v%d |c n%d\n", (a % 2) != (b % 2) ? 1 : -1, a, b, c);
-    }
-    fclose(f);
-    return path;
-}
-
 static hog_dataset *open_fields(const char *path)
 {
     hog_read_params rp = hog_read_params_default();
@@ -112,9 +97,12 @@ static hog_dataset *open_fields(const char *path)
     return ds;
 }
 
+/* write_xor's Vowpal Wabbit text, namespace c noise: no weight of a
+ * feature predicts the label, the weight of each pair of a and b does. */
 Test(train_cross, a_linear_model_learns_through_its_crosses)
 {
-    hog_dataset *tr = open_fields(xor_vw("tr.vw", 6000, 3)), *te = open_fields(xor_vw("te.vw", 2000, 4));
+    hog_dataset *tr = open_fields(write_xor("tr.vw", XOR_VW, 6000, 3, 0, 30));
+    hog_dataset *te = open_fields(write_xor("te.vw", XOR_VW, 2000, 4, 0, 30));
     hog_train_params p = hog_train_params_default();
     p.epochs = 6;
     p.threads = 1;
@@ -155,7 +143,7 @@ Test(train_cross, a_linear_model_learns_through_its_crosses)
  * with the same crosses only; a factorisation machine takes none. */
 Test(train_cross, the_file_round_trips_and_other_runs_are_refused_and_named)
 {
-    hog_dataset *tr = open_fields(xor_vw("tr.vw", 3000, 5));
+    hog_dataset *tr = open_fields(write_xor("tr.vw", XOR_VW, 3000, 5, 0, 30));
     hog_train_params p = hog_train_params_default();
     p.epochs = 3;
     p.threads = 1;

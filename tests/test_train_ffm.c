@@ -8,6 +8,7 @@
 #include "test_scratch.h"
 #include "test_train.h"
 #include "test_train_data.h"
+#include "test_xor_data.h"
 
 static void setup(void)
 {
@@ -16,24 +17,14 @@ static void setup(void)
 
 TestSuite(train_ffm, .init = setup, .fini = scratch_remove);
 
-/* LIBFFM text: a feature a from base+1..base+10 in field 0 and b from
- * base+11..base+20 in field 1 (value 1), and a third, c, in field 2 that
- * carries nothing; the label +1 when exactly one of a, b is odd, which no
- * weight of one feature predicts and the factors a keeps for field 1 and b
- * for field 0 do. base spreads the indices: a large one makes a model too
- * large for whole copies, packed with its AdaGrad sums. */
+/* write_xor's LIBFFM text: a from base+1..base+10 in field 0, b from
+ * base+11..base+20 in field 1, and c from base+21..base+50 in field 2,
+ * which carries nothing; the factors a keeps for field 1 and b for field 0
+ * learn the parity XOR. base spreads the indices: a large one makes a model
+ * too large for whole copies, packed with its AdaGrad sums. */
 static hog_dataset *xor_fields(const char *name, int rows, uint64_t seed, uint32_t base)
 {
-    char path[256];
-    FILE *f = create(name, path);
-    hog_rng r = {seed};
-    for (int i = 0; i < rows; i++) {
-        const uint32_t a = 1 + (uint32_t)hog_rng_below(&r, 10), b = 11 + (uint32_t)hog_rng_below(&r, 10);
-        const uint32_t c = 21 + (uint32_t)hog_rng_below(&r, 30);
-        fprintf(f, "%d 0:%u:1 1:%u:1 2:%u:0.5\n", (a % 2) != (b % 2) ? 1 : 0, base + a, base + b, base + c);
-    }
-    fclose(f);
-    return open_written(path);
+    return open_written(write_xor(name, XOR_LIBFFM, rows, seed, base + 1, 30));
 }
 
 static hog_train_params ffm_params(void)

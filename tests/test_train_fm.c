@@ -9,6 +9,7 @@
 #include "test_scratch.h"
 #include "test_train.h"
 #include "test_train_data.h"
+#include "test_xor_data.h"
 
 static void setup(void)
 {
@@ -16,23 +17,6 @@ static void setup(void)
 }
 
 TestSuite(train_fm, .init = setup, .fini = scratch_remove);
-
-/* Rows of one feature a from 1..10 and one b from 11..20 (value 1), the
- * label +1 when exactly one of them is odd: parity XOR, which no weight of
- * a or of b alone predicts (every a is positive in half its rows), and
- * which a's and b's factors do, through <v_a, v_b> = s(a) s(b). */
-static hog_dataset *xor_rows(const char *name, int rows, uint64_t seed)
-{
-    char path[256];
-    FILE *f = create(name, path);
-    hog_rng r = {seed};
-    for (int i = 0; i < rows; i++) {
-        const int a = 1 + (int)hog_rng_below(&r, 10), b = 11 + (int)hog_rng_below(&r, 10);
-        fprintf(f, "%d %d:1 %d:1\n", (a % 2) != (b % 2) ? 1 : -1, a, b);
-    }
-    fclose(f);
-    return open_written(path);
-}
 
 static hog_train_params fm_params(void)
 {
@@ -46,9 +30,13 @@ static hog_train_params fm_params(void)
     return p;
 }
 
+/* write_xor's rows, a from 1..10 and b from 11..20: no weight of a or b
+ * learns their parity XOR, and a's and b's factors do, through
+ * <v_a, v_b> = s(a) s(b). */
 Test(train_fm, learns_an_interaction_no_linear_model_can)
 {
-    hog_dataset *tr = xor_rows("tr.svm", 8000, 3), *te = xor_rows("te.svm", 2000, 4);
+    hog_dataset *tr = open_written(write_xor("tr.svm", XOR_LIBSVM, 8000, 3, 1, 0));
+    hog_dataset *te = open_written(write_xor("te.svm", XOR_LIBSVM, 2000, 4, 1, 0));
     hog_train_params p = fm_params();
     for (unsigned threads = 1; threads <= 2; threads++) {
         p.threads = threads;
@@ -76,7 +64,8 @@ Test(train_fm, learns_an_interaction_no_linear_model_can)
  * factors fit it, a linear model's error stays the target's spread. */
 Test(train_fm, fits_an_interaction_under_squared_loss)
 {
-    hog_dataset *tr = xor_rows("tr.svm", 8000, 5), *te = xor_rows("te.svm", 2000, 6);
+    hog_dataset *tr = open_written(write_xor("tr.svm", XOR_LIBSVM, 8000, 5, 1, 0));
+    hog_dataset *te = open_written(write_xor("te.svm", XOR_LIBSVM, 2000, 6, 1, 0));
     hog_train_params p = fm_params();
     p.loss = HOG_LOSS_SQUARED;
     hog_model *fm = train(tr, te, p);
