@@ -113,7 +113,7 @@ class _Hogwild(BaseEstimator):
         p.replicas = _enum(lib.hog_replicas_parse, "hog_replicas", "replicas", self.replicas)
         try:
             p.epochs = self.epochs
-            p.step = self.step
+            p.step = self._step()
             p.decay = self.decay
             p.power = self.power
             p.l1 = self.l1
@@ -135,15 +135,19 @@ class _Hogwild(BaseEstimator):
             p.average = min(p.average, 1)
             p.early_stop = 0
             if p.schedule == lib.HOG_SCHEDULE_DECAY:
-                p.step = self.step * self.decay**partial_epoch
+                p.step = self._step() * self.decay**partial_epoch
             elif p.schedule == lib.HOG_SCHEDULE_INVSCALING:
-                p.step = self.step / (1.0 + partial_epoch) ** self.power
+                p.step = self._step() / (1.0 + partial_epoch) ** self.power
         field = ffi.new("const char **")
         if lib.hog_train_params_check(p, field) < 0:
             name = ffi.string(field[0]).decode()
             raise ValueError("%s: invalid parameter %s (hog_train_params.%s)" % (
                 type(self).__name__, _FIELD_NAMES.get(name, name), name))
         return p
+
+    def _step(self):
+        """The initial step: step, as given."""
+        return self.step
 
     def _kind_params(self, p):
         """The parameters of a linear model: its penalty and its kernel."""
@@ -725,6 +729,13 @@ class _FactorisationMachine:
         self.mem_limit = mem_limit
 
     # ---- parameters -----------------------------------------------------
+    def _step(self):
+        """The initial step: step, or the command's default (`--model fm`:
+        0.2; `--model ffm`: 0.3)."""
+        if self.step is None:
+            return 0.3 if self.field_aware else 0.2
+        return self.step
+
     def _kind_params(self, p):
         """The machine's parameters: its factors, and its penalty, by default
         the command's (`hogtrain train --model fm`: --l2 1e-4; `--model
@@ -863,7 +874,8 @@ class HogwildFMClassifier(_FactorisationMachine, _Classifier):
     OneVsRestClassifier for more). factor_init: the factors start uniform
     in [-factor_init, factor_init] (0: 0.5/sqrt(n_factors)). The other
     parameters are HogwildClassifier's, with the defaults of `hogtrain train
-    --model fm`: schedule='adagrad', step=0.2, normalized=False, and a
+    --model fm`: schedule='adagrad', step=0.2 (field-aware: 0.3; step=None
+    chooses), normalized=False, and a
     penalty l2=1e-4, or for a field-aware machine l2_rows=1, l2 = l2_rows /
     rows trained on (give l2 or l2_rows to choose; the best penalty grows as
     the rows get fewer). kernel and batch are a linear model's only.
@@ -880,7 +892,7 @@ class HogwildFMClassifier(_FactorisationMachine, _Classifier):
     file `hogtrain predict` reads, and hogtrain.load reads one back.
     """
 
-    def __init__(self, *, loss="logistic", n_factors=4, field_aware=False, factor_init=0.0, epochs=20, step=0.2,
+    def __init__(self, *, loss="logistic", n_factors=4, field_aware=False, factor_init=0.0, epochs=20, step=None,
                  decay=0.8, schedule="adagrad", power=0.5, l2=None, l2_rows=None, l1=0.0, fit_intercept=True,
                  normalized=False, average=0, early_stop=0, holdout=0.0, replicas="machine", n_jobs=None, bind=True,
                  random_state=None, mem_limit=0):
@@ -914,7 +926,7 @@ class HogwildFMRegressor(_FactorisationMachine, _Regressor):
     """
 
     def __init__(self, *, loss="squared", quantile=0.5, n_factors=4, field_aware=False, factor_init=0.0, epochs=20,
-                 step=0.2, decay=0.8, schedule="adagrad", power=0.5, l2=None, l2_rows=None, l1=0.0,
+                 step=None, decay=0.8, schedule="adagrad", power=0.5, l2=None, l2_rows=None, l1=0.0,
                  fit_intercept=True, normalized=False, average=0, early_stop=0, holdout=0.0, replicas="machine",
                  n_jobs=None, bind=True, random_state=None, mem_limit=0):
         super().__init__(loss=loss, n_factors=n_factors, field_aware=field_aware, factor_init=factor_init,

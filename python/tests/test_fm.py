@@ -138,7 +138,8 @@ def test_the_defaults_are_the_command_s_for_each_machine(tmp_path):
         back = hogtrain.load(tmp_path / "m.hog")
         assert type(back) is type(est)
         got = back.get_params()
-        assert (got["schedule"], got["step"], got["normalized"]) == ("adagrad", 0.2, False)
+        assert (got["schedule"], got["step"], got["normalized"]) == ("adagrad", 0.3 if est.field_aware else 0.2,
+                                                                     False)
         assert (got["n_factors"], got["field_aware"], got["l2_rows"]) == (4, est.field_aware, l2_rows)
         if l2 is None:
             assert got["l2"] is None
