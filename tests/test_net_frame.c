@@ -148,6 +148,9 @@ static hog_frame sample(hog_frame_type type)
         f.params_fp = 0x1111222233334444ull;
         f.data_fp = 0x5555666677778888ull;
         f.flags = HOG_HELLO_SHARDS;
+        f.factors = 8;
+        f.fields = 39;
+        f.rows = 0x0000009988776655ull;
         f.endpoint = hello_ep;
         f.endpoint_len = (uint16_t)strlen(hello_ep);
         break;
@@ -156,6 +159,8 @@ static hog_frame sample(hog_frame_type type)
         f.nclasses = 5;
         f.classes_f64 = classes5;
         f.dim = 1000003;
+        f.fields = 20;
+        f.rows = 3000000017ull;
         f.endpoints_str = endpoints3;
         break;
     case HOG_FRAME_REFUSE:
@@ -218,6 +223,9 @@ static void same(const hog_frame *want, const hog_frame *got)
     cr_assert_eq(got->params_fp, want->params_fp);
     cr_assert_eq(got->data_fp, want->data_fp);
     cr_assert_eq(got->flags, want->flags);
+    cr_assert_eq(got->factors, want->factors);
+    cr_assert_eq(got->fields, want->fields);
+    cr_assert_eq(got->rows, want->rows);
     for (uint32_t i = 0; i < want->nclasses; i++)
         cr_assert_eq(bits64(hog_frame_f64(got->classes, i)), bits64(want->classes_f64[i]), "class %u", i);
     cr_assert_eq(got->endpoint_len, want->endpoint_len);
@@ -303,7 +311,7 @@ Test(net_frame, empty_arrays_and_texts_round_trip)
     f.nclasses = 0;
     f.classes_f64 = NULL;
     make(&f);
-    cr_assert_eq(fl, HOG_FRAME_HEADER + 36 + 2 + strlen(hello_ep));
+    cr_assert_eq(fl, HOG_FRAME_HEADER + 52 + 2 + strlen(hello_ep));
     hog_frame d;
     decoded(fb, fl, &d);
     same(&f, &d);
@@ -418,6 +426,9 @@ Test(net_frame, hello_bytes_are_at_the_documented_offsets)
     f.params_fp = 0x1112131415161718ull;
     f.data_fp = 0x2122232425262728ull;
     f.flags = HOG_HELLO_SHARDS;
+    f.factors = 0x31323334;
+    f.fields = 0x41424344;
+    f.rows = 0x5152535455565758ull;
     f.endpoint = "tcp://h:5";
     f.endpoint_len = 9;
     static const unsigned char want[] = {
@@ -427,7 +438,7 @@ Test(net_frame, hello_bytes_are_at_the_documented_offsets)
         1,                                              /*  6 type: HELLO */
         0,                                              /*  7 zero */
         0x0d, 0x0c, 0x0b, 0x0a,                         /*  8 rank */
-        63, 0, 0, 0,                                    /* 12 payload length: 36 + 16 + 2 + 9 */
+        79, 0, 0, 0,                                    /* 12 payload length: 52 + 16 + 2 + 9 */
         0xa8, 0xa7, 0xa6, 0xa5, 0xa4, 0xa3, 0xa2, 0xa1, /* 16 run id */
         0xb8, 0xb7, 0xb6, 0xb5, 0xb4, 0xb3, 0xb2, 0xb1, /* 24 seq */
         /* payload */
@@ -437,10 +448,13 @@ Test(net_frame, hello_bytes_are_at_the_documented_offsets)
         0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11, /* 16 params fingerprint */
         0x28, 0x27, 0x26, 0x25, 0x24, 0x23, 0x22, 0x21, /* 24 data fingerprint */
         1, 0, 0, 0,                                     /* 32 flags */
-        0, 0, 0, 0, 0, 0, 0xf0, 0xbf,                   /* 36 classes[0] = -1.0 */
-        0, 0, 0, 0, 0, 0, 0xf0, 0x3f,                   /* 44 classes[1] = 1.0 */
-        9, 0,                                           /* 52 endpoint length */
-        't', 'c', 'p', ':', '/', '/', 'h', ':', '5',    /* 54 endpoint */
+        0x34, 0x33, 0x32, 0x31,                         /* 36 factors */
+        0x44, 0x43, 0x42, 0x41,                         /* 40 fields */
+        0x58, 0x57, 0x56, 0x55, 0x54, 0x53, 0x52, 0x51, /* 44 rows */
+        0, 0, 0, 0, 0, 0, 0xf0, 0xbf,                   /* 52 classes[0] = -1.0 */
+        0, 0, 0, 0, 0, 0, 0xf0, 0x3f,                   /* 60 classes[1] = 1.0 */
+        9, 0,                                           /* 68 endpoint length */
+        't', 'c', 'p', ':', '/', '/', 'h', ':', '5',    /* 70 endpoint */
     };
     make(&f);
     cr_assert_eq(fl, sizeof(want));
@@ -501,9 +515,12 @@ Test(net_frame, other_payloads_are_at_the_documented_offsets)
     cr_assert_eq(PAY[0], 3);                                  /* nodes */
     cr_assert_eq(PAY[4], 5);                                  /* nclasses */
     cr_assert_eq(PAY[8] | PAY[9] << 8 | PAY[10] << 16, 1000003); /* dim */
-    cr_assert_eq(PAY[16 + 7], 0xc0);                          /* classes[0] = -3.5: sign and exponent */
-    cr_assert_eq(PAY[16 + 8 + 7], 0x80);                      /* classes[1] = -0.0 */
-    const unsigned char *e = PAY + 16 + 5 * 8;                /* nodes strings */
+    cr_assert_eq(rd32(PAY + 16), 20u);                        /* fields */
+    cr_assert_eq(rd32(PAY + 20), 3000000017u);                /* rows, low word first */
+    cr_assert_eq(rd32(PAY + 24), 0u);
+    cr_assert_eq(PAY[28 + 7], 0xc0);                          /* classes[0] = -3.5: sign and exponent */
+    cr_assert_eq(PAY[28 + 8 + 7], 0x80);                      /* classes[1] = -0.0 */
+    const unsigned char *e = PAY + 28 + 5 * 8;                /* nodes strings */
     cr_assert_eq(e[0], strlen(endpoints3[0]));
     cr_assert_eq(memcmp(e + 2, endpoints3[0], e[0]), 0);
 
@@ -662,11 +679,11 @@ Test(net_frame, a_null_why_is_accepted)
 Test(net_frame, hello_refusals)
 {
     hog_frame f = sample(HOG_FRAME_HELLO);
-    const size_t ep_off = 36 + 5 * 8; /* the endpoint's length */
+    const size_t ep_off = 52 + 5 * 8; /* the endpoint's length */
 
     make(&f);
-    cut_payload(35);
-    refused_fb("HELLO: payload shorter than its 36 fixed bytes");
+    cut_payload(51);
+    refused_fb("HELLO: payload shorter than its 52 fixed bytes");
 
     make(&f);
     le32(PAY, 0);
@@ -685,18 +702,18 @@ Test(net_frame, hello_refusals)
     refused_fb("class labels run past the payload");
 
     make(&f);
-    le64(PAY + 36 + 8, bits64(-3.5)); /* classes[1] == classes[0] */
+    le64(PAY + 52 + 8, bits64(-3.5)); /* classes[1] == classes[0] */
     refused_fb("class labels not strictly ascending");
-    le64(PAY + 36 + 8, bits64(-4.0));
+    le64(PAY + 52 + 8, bits64(-4.0));
     refused_fb("class labels not strictly ascending");
-    le64(PAY + 36 + 8, bits64(NAN));
+    le64(PAY + 52 + 8, bits64(NAN));
     refused_fb("a class label is not finite");
-    le64(PAY + 36, bits64(-INFINITY));
+    le64(PAY + 52, bits64(-INFINITY));
     refused_fb("a class label is not finite");
 
     make(&f);
-    le64(PAY + 36 + 8, bits64(0.0)); /* -0.0 and 0.0 compare equal */
-    le64(PAY + 36, bits64(-0.0));
+    le64(PAY + 52 + 8, bits64(0.0)); /* -0.0 and 0.0 compare equal */
+    le64(PAY + 52, bits64(-0.0));
     refused_fb("class labels not strictly ascending");
 
     make(&f);
@@ -741,11 +758,11 @@ Test(net_frame, hello_refusals)
 Test(net_frame, welcome_refusals)
 {
     hog_frame f = sample(HOG_FRAME_WELCOME);
-    const size_t ep_off = 16 + 5 * 8;
+    const size_t ep_off = 28 + 5 * 8;
 
     make(&f);
-    cut_payload(15);
-    refused_fb("WELCOME: payload shorter than its 16 fixed bytes");
+    cut_payload(27);
+    refused_fb("WELCOME: payload shorter than its 28 fixed bytes");
 
     make(&f);
     le32(PAY, 0);
@@ -759,9 +776,9 @@ Test(net_frame, welcome_refusals)
     le32(PAY + 4, 1000);
     refused_fb("class labels run past the payload");
     make(&f);
-    le64(PAY + 16 + 32, bits64(2.0)); /* classes[4] == classes[3] */
+    le64(PAY + 28 + 32, bits64(2.0)); /* classes[4] == classes[3] */
     refused_fb("class labels not strictly ascending");
-    le64(PAY + 16 + 32, bits64(INFINITY));
+    le64(PAY + 28 + 32, bits64(INFINITY));
     refused_fb("a class label is not finite");
 
     /* nodes strings that do not fill the rest exactly */

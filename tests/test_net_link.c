@@ -61,6 +61,10 @@ typedef struct rank_run {
                                so each element has one rank's change, kept whole */
     int hot;                /* 1: every element is hot (changes from several ranks averaged) */
     uint64_t params_fp;     /* what the HELLO says of the parameters */
+    uint32_t factors, fields; /* and of the model's kind and the data's fields */
+    uint64_t rows;          /* and of the data's rows */
+    uint32_t agreed_fields; /* after the join: the run's fields and rows */
+    uint64_t agreed_rows;
     int sync_rounds;        /* synchronous: rounds to take part in before finishing */
     int vanish;             /* 1: close the link without finishing, as a killed process would */
     float wait_first, wait_last; /* non-zero: before finishing, wait (5 s at most) until the first
@@ -94,10 +98,13 @@ static void rank_body(rank_run *r)
 {
     cr_assert_eq(hog_link_create(&r->p, &r->l, r->err, sizeof(r->err)), 0, "%s", r->err);
     double classes[] = {-1.0, 1.0};
-    hog_link_shape shape = {.dim = N_ELEMS, .params_fp = r->params_fp, .data_fp = 7, .classes = classes, .nclasses = 2};
+    hog_link_shape shape = {.dim = N_ELEMS, .params_fp = r->params_fp, .data_fp = 7, .factors = r->factors,
+                            .fields = r->fields, .rows = r->rows, .classes = classes, .nclasses = 2};
     r->join_rc = hog_link_join(r->l, &shape, r->err, sizeof(r->err));
     if (r->join_rc < 0)
         return;
+    r->agreed_fields = shape.fields;
+    r->agreed_rows = shape.rows;
     static const unsigned char hot = 1;
     hog_link_span span = {r->w, N_ELEMS, 0, r->hot ? &hot : NULL, N_ELEMS};
     cr_assert_eq(hog_link_spans(r->l, &span, 1), 0);
@@ -345,6 +352,83 @@ Test(net_link, another_parameter_fingerprint_is_refused_with_the_reason)
     cr_assert_not_null(strstr(runs[1].err, "training parameters differ"), "%s", runs[1].err);
     cr_assert_eq(runs[0].join_rc, HOG_ENET);
     cr_assert_not_null(strstr(runs[0].err, "rank 1 did not join"), "%s", runs[0].err);
+    free_ranks(runs, 2);
+}
+
+/* Another kind of model is named as such, before its parameters'
+ * fingerprint (which differs too) could only say that they differ. */
+Test(net_link, another_kind_of_model_is_refused_naming_both)
+{
+    static const struct {
+        uint32_t factors0, fields0, factors1, fields1;
+        const char *want;
+    } cases[] = {
+        {4, 0, 0, 0, "it trains a linear model, rank 0 a factorisation machine of 4 factors: every rank must train "
+                     "the same kind of model"},
+        {4, 3, 4, 0, "it trains a factorisation machine of 4 factors, rank 0 a field-aware factorisation machine of "
+                     "4 factors"},
+        {4, 3, 8, 3, "it trains a field-aware factorisation machine of 8 factors, rank 0 a field-aware "
+                     "factorisation machine of 4 factors"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        make_key();
+        rank_init(&runs[0], 0, 2);
+        rank_init(&runs[1], 1, 2);
+        runs[0].p.join_timeout = 1.0;
+        runs[0].factors = cases[i].factors0;
+        runs[0].fields = cases[i].fields0;
+        runs[1].factors = cases[i].factors1;
+        runs[1].fields = cases[i].fields1;
+        runs[1].params_fp = 43;
+        run_ranks(runs, 2);
+        cr_assert_eq(runs[1].join_rc, HOG_ENET);
+        cr_assert_not_null(strstr(runs[1].err, cases[i].want), "case %zu: %s", i, runs[1].err);
+        cr_assert_eq(runs[0].join_rc, HOG_ENET);
+        free_ranks(runs, 2);
+    }
+}
+
+/* The fields of a field-aware machine: one file's must match; files of
+ * their own (shards) give the most any rank has, and the run's rows are
+ * every file's. */
+Test(net_link, fields_must_match_or_with_shards_take_the_most_and_rows_add_up)
+{
+    make_key();
+    rank_init(&runs[0], 0, 2);
+    rank_init(&runs[1], 1, 2);
+    runs[0].p.join_timeout = 1.0;
+    runs[0].factors = runs[1].factors = 4;
+    runs[0].fields = 3;
+    runs[1].fields = 5;
+    run_ranks(runs, 2);
+    cr_assert_eq(runs[1].join_rc, HOG_ENET);
+    cr_assert_not_null(strstr(runs[1].err, "its training data has 5 fields, rank 0's 3"), "%s", runs[1].err);
+    free_ranks(runs, 2);
+
+    make_key();
+    for (int i = 0; i < 3; i++) {
+        rank_init(&runs[i], i, 3);
+        runs[i].p.shards = 1;
+        runs[i].factors = 4;
+        runs[i].fields = (uint32_t)(i == 1 ? 5 : 3);
+        runs[i].rows = 1000u * (uint64_t)(i + 1);
+    }
+    run_ranks(runs, 3);
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(runs[i].join_rc, 0, "rank %d: %s", i, runs[i].err);
+        cr_assert_eq(runs[i].agreed_fields, 5, "rank %d", i);
+        cr_assert_eq(runs[i].agreed_rows, 6000, "rank %d", i);
+    }
+    free_ranks(runs, 3);
+
+    make_key(); /* one file: its rows, not their sum */
+    for (int i = 0; i < 2; i++) {
+        rank_init(&runs[i], i, 2);
+        runs[i].rows = 4096;
+    }
+    run_ranks(runs, 2);
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(runs[i].agreed_rows, 4096, "rank %d: %s", i, runs[i].err);
     free_ranks(runs, 2);
 }
 
@@ -763,6 +847,24 @@ Test(net_link, the_fingerprint_follows_the_step_not_the_threads)
     cr_assert_eq(hog_link_params_fingerprint(&a), hog_link_params_fingerprint(&b));
     b.step = 0.2;
     cr_assert_neq(hog_link_params_fingerprint(&a), hog_link_params_fingerprint(&b));
+    /* and the model's kind */
+    hog_train_params fm = a, ffm = a, init = a;
+    fm.factors = 4;
+    ffm.factors = 4;
+    ffm.field_aware = 1;
+    init.factors = 4;
+    init.factor_init = 0.1f;
+    cr_assert_neq(hog_link_params_fingerprint(&a), hog_link_params_fingerprint(&fm));
+    cr_assert_neq(hog_link_params_fingerprint(&fm), hog_link_params_fingerprint(&ffm));
+    cr_assert_neq(hog_link_params_fingerprint(&fm), hog_link_params_fingerprint(&init));
+    /* l2 over the rows: its share, not the l2 a rank's own rows made of it */
+    hog_train_params r1 = ffm, r2 = ffm;
+    r1.l2_rows = r2.l2_rows = 1.0;
+    r1.l2 = 1.0 / 20000;
+    r2.l2 = 1.0 / 30000;
+    cr_assert_eq(hog_link_params_fingerprint(&r1), hog_link_params_fingerprint(&r2));
+    r2.l2_rows = 2.0;
+    cr_assert_neq(hog_link_params_fingerprint(&r1), hog_link_params_fingerprint(&r2));
 }
 
 /* A rank of a training run through the trainer, over a data file. */

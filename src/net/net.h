@@ -25,9 +25,10 @@
  *   net_link_rounds.c  synchronous averaging rounds
  *
  * The protocol version: a peer speaking another is refused at the
- * handshake.
+ * handshake. 3: HELLO and WELCOME carry the model's kind, the fields and
+ * the rows, so that factorisation machines train across machines.
  */
-#define HOG_NET_VERSION 2u
+#define HOG_NET_VERSION 3u
 
 /* ===================================================================== *
  *  The wire format (net_frame.c)
@@ -51,11 +52,15 @@
  *    HELLO    rank -> coordinator, control: asks to join.
  *               0 u32 nodes   4 u32 nclasses   8 u64 dim   16 u64 params
  *               fingerprint   24 u64 data fingerprint   32 u32 flags
- *               (HOG_HELLO_SHARDS)   36 f64 classes[nclasses], ascending
+ *               (HOG_HELLO_SHARDS)   36 u32 factors (a factorisation
+ *               machine's; 0: linear)   40 u32 fields (a field-aware
+ *               machine's, its data's; 0: not one)   44 u64 rows (its
+ *               training data's)   52 f64 classes[nclasses], ascending
  *               then string endpoint (the rank's inbox, "tcp://HOST:PORT")
  *    WELCOME  coordinator -> rank: everyone has joined.
  *               0 u32 nodes   4 u32 nclasses   8 u64 dim (agreed)
- *               16 f64 classes[nclasses] (the union, ascending)
+ *               16 u32 fields (agreed)   20 u64 rows (the run's)
+ *               28 f64 classes[nclasses] (the union, ascending)
  *               then nodes strings: every rank's endpoint, by rank
  *    REFUSE   coordinator -> rank: not admitted. text (the rest): why
  *    CHUNK    master -> peer, data: a chunk's current values; seq: the
@@ -157,6 +162,9 @@ typedef struct hog_frame {
     uint64_t dim;
     uint64_t params_fp;
     uint64_t data_fp;
+    uint32_t factors;                 /* HELLO */
+    uint32_t fields;                  /* HELLO, WELCOME */
+    uint64_t rows;                    /* HELLO, WELCOME */
     uint32_t flags;                   /* HELLO, BEAT, DONE */
     const unsigned char *classes;     /* decoded: nclasses f64 */
     const double *classes_f64;        /* to encode */
@@ -292,22 +300,30 @@ typedef struct hog_link_shape {
     uint64_t dim;             /* features */
     uint64_t params_fp;       /* hog_link_params_fingerprint of the training parameters */
     uint64_t data_fp;         /* the training data's fingerprint */
+    uint32_t factors;         /* a factorisation machine's factors a feature (0: a linear model) */
+    uint32_t fields;          /* a field-aware machine's fields (its data's; 0: not one); agreed:
+                                 the same on every rank, with shards the most any rank has */
+    uint64_t rows;            /* the training data's rows; agreed: the run's, every rank's file
+                                 counted once (with shards their sum, else the one file's) */
     double *classes;          /* ascending; the run's union after hog_link_join (owned by
                                  the link then: valid until hog_link_free) */
     uint32_t nclasses;
 } hog_link_shape;
 
 /* A fingerprint of the training parameters that every rank of a run must
- * share: those that change what a step does (not threads, binding or the
- * progress callback). */
+ * share: those that change what a step does or what the model is (not
+ * threads, binding or the progress callback). With l2_rows, l2 is left
+ * out: it follows the rows, which the ranks agree on at the rendezvous. */
 uint64_t hog_link_params_fingerprint(const hog_train_params *p);
 
 /* Opens this rank's sockets and meets the others at the coordinator: every
  * rank sends its shape; rank 0 admits each rank whose version, run id,
- * parameters and (unless shards) data fingerprint and features match its
- * own, refuses the others with the reason, and once all have joined
- * answers each with the agreed shape (the union of the classes; with
- * shards the most features) and every rank's inbox; *shape becomes it.
+ * kind of model, parameters and (unless shards) data fingerprint, features
+ * and fields match its own, refuses the others with the reason (another
+ * kind of model named as such: its factors, field-aware or not), and once
+ * all have joined answers each with the agreed shape (the union of the
+ * classes; with shards the most features and fields, and the sum of the
+ * rows) and every rank's inbox; *shape becomes it.
  * Returns 0; HOG_ENET with the reason (refused, a peer gone, no answer
  * within hog_link_params.join_timeout); HOG_EPARAM once the link has
  * joined (a link serves one run). A failed join closes what it opened,

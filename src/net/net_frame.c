@@ -93,8 +93,8 @@ const char *hog_frame_type_name(uint32_t type)
 }
 
 /* The fixed part of each payload that has one, before its variable part. */
-#define HELLO_FIXED 36u   /* nodes, nclasses, dim, params and data fingerprints, flags */
-#define WELCOME_FIXED 16u /* nodes, nclasses, dim */
+#define HELLO_FIXED 52u   /* nodes, nclasses, dim, params and data fingerprints, flags, factors, fields, rows */
+#define WELCOME_FIXED 28u /* nodes, nclasses, dim, fields, rows */
 #define CHUNK_FIXED 12u   /* chunk id, count, ack (u32) */
 #define DELTA_FIXED 8u    /* chunk id, count (u32) */
 #define BEAT_SIZE 16u     /* epoch, flags, examples: the whole payload */
@@ -261,6 +261,9 @@ int hog_frame_encode(const hog_frame *f, hog_wire *w)
         put64(p + 16, f->params_fp);
         put64(p + 24, f->data_fp);
         put32(p + 32, f->flags);
+        put32(p + 36, f->factors);
+        put32(p + 40, f->fields);
+        put64(p + 44, f->rows);
         p += HELLO_FIXED;
         for (uint32_t i = 0; i < f->nclasses; i++, p += 8)
             put64(p, f64_bits(f->classes_f64[i]));
@@ -271,6 +274,8 @@ int hog_frame_encode(const hog_frame *f, hog_wire *w)
         put32(p, f->nodes);
         put32(p + 4, f->nclasses);
         put64(p + 8, f->dim);
+        put32(p + 16, f->fields);
+        put64(p + 20, f->rows);
         p += WELCOME_FIXED;
         for (uint32_t i = 0; i < f->nclasses; i++, p += 8)
             put64(p, f64_bits(f->classes_f64[i]));
@@ -432,12 +437,15 @@ static int decode_payload(const unsigned char *p, size_t n, hog_frame *f, const 
     switch (f->type) {
     case HOG_FRAME_HELLO:
         if (n < HELLO_FIXED)
-            return bad(why, "HELLO: payload shorter than its 36 fixed bytes");
+            return bad(why, "HELLO: payload shorter than its 52 fixed bytes");
         if ((r = take_shape(p, n, HELLO_FIXED, f)))
             return bad(why, r);
         f->params_fp = get64(p + 16);
         f->data_fp = get64(p + 24);
         f->flags = get32(p + 32);
+        f->factors = get32(p + 36);
+        f->fields = get32(p + 40);
+        f->rows = get64(p + 44);
         off = HELLO_FIXED + (size_t)f->nclasses * 8;
         if ((r = take_endpoint(p, n, &off, &f->endpoint_len)))
             return bad(why, r);
@@ -447,9 +455,11 @@ static int decode_payload(const unsigned char *p, size_t n, hog_frame *f, const 
         return 0;
     case HOG_FRAME_WELCOME:
         if (n < WELCOME_FIXED)
-            return bad(why, "WELCOME: payload shorter than its 16 fixed bytes");
+            return bad(why, "WELCOME: payload shorter than its 28 fixed bytes");
         if ((r = take_shape(p, n, WELCOME_FIXED, f)))
             return bad(why, r);
+        f->fields = get32(p + 16);
+        f->rows = get64(p + 20);
         off = WELCOME_FIXED + (size_t)f->nclasses * 8;
         f->endpoints = p + off;
         for (uint32_t i = 0; i < f->nodes; i++) {

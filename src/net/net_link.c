@@ -21,11 +21,14 @@
  * ===================================================================== */
 uint64_t hog_link_params_fingerprint(const hog_train_params *p)
 {
-    /* What changes a step, field by field (never the struct's bytes, whose
-     * padding is not ours to hash). */
-    double d[] = {p->step, p->decay, p->power, p->l2, p->holdout, p->l1, p->quantile};
+    /* What changes a step or the model, field by field (never the struct's
+     * bytes, whose padding is not ours to hash). l2_rows makes l2 a share of
+     * the run's rows, which the rendezvous settles (a rank's own file, with
+     * shards, has rows of its own): its l2 is not compared. */
+    double d[] = {p->step, p->decay, p->power, p->l2_rows > 0 ? 0.0 : p->l2, p->holdout, p->l1, p->quantile,
+                  p->factor_init, p->l2_rows};
     uint64_t u[] = {p->loss, p->epochs, p->schedule, p->seed, (uint64_t)p->bias, p->kernel, p->batch,
-                    (uint64_t)p->normalized, p->early_stop, p->average, p->replicas};
+                    (uint64_t)p->normalized, p->early_stop, p->average, p->replicas, p->factors, p->field_aware};
     return hog_hash64(u, sizeof(u), hog_hash64(d, sizeof(d), 0x11c0ffeeull));
 }
 
@@ -374,6 +377,17 @@ static int classes_merge(double *u, uint32_t *n, const hog_frame *f)
     return 0;
 }
 
+/* A kind of model in words, for a refusal: "a linear model", "a
+ * factorisation machine of 4 factors", "a field-aware factorisation
+ * machine of 4 factors". */
+static const char *kind_words(uint32_t factors, uint32_t fields, char *buf, size_t len)
+{
+    if (!factors)
+        return "a linear model";
+    snprintf(buf, len, "a %sfactorisation machine of %u factors", fields ? "field-aware " : "", factors);
+    return buf;
+}
+
 /* Whether a HELLO from rank f->rank may join rank 0's run; why not into why. */
 static int hello_admit(const hog_link *l, const hog_link_shape *mine, const hog_frame *f, const unsigned char *joined,
                        char *why, size_t len)
@@ -393,13 +407,21 @@ static int hello_admit(const hog_link *l, const hog_link_shape *mine, const hog_
     else if (f->dim > LINK_MAX_DIM)
         snprintf(why, len, "%llu features: more than a data set can have (2^32, feature indices are 32-bit)",
                  (unsigned long long)f->dim);
-    else if (f->params_fp != mine->params_fp)
+    else if (f->factors != mine->factors || (f->fields > 0) != (mine->fields > 0)) {
+        char a[80], b[80];
+        snprintf(why, len, "it trains %s, rank 0 %s: every rank must train the same kind of model",
+                 kind_words(f->factors, f->fields, a, sizeof(a)),
+                 kind_words(mine->factors, mine->fields, b, sizeof(b)));
+    } else if (f->params_fp != mine->params_fp)
         snprintf(why, len, "training parameters differ from rank 0's (fingerprint %016llx, rank 0 %016llx): every "
                  "rank must train with the same settings", (unsigned long long)f->params_fp,
                  (unsigned long long)mine->params_fp);
     else if (!l->p.shards && f->dim != mine->dim)
         snprintf(why, len, "model shape differs: %llu features, rank 0 has %llu (another training file?)",
                  (unsigned long long)f->dim, (unsigned long long)mine->dim);
+    else if (!l->p.shards && f->fields != mine->fields)
+        snprintf(why, len, "its training data has %u fields, rank 0's %u (another training file?)", f->fields,
+                 mine->fields);
     else if (!l->p.shards && f->data_fp != mine->data_fp)
         snprintf(why, len, "training data differs from rank 0's (fingerprint %016llx, rank 0 %016llx): without "
                  "shards every rank reads the same file", (unsigned long long)f->data_fp,
@@ -612,8 +634,8 @@ static int join_coordinator(hog_link *l, hog_link_shape *shape, const char *my_e
         return -ENOMEM;
     }
     memcpy(u, shape->classes, shape->nclasses * sizeof(double));
-    uint32_t nu = shape->nclasses, waiting = nodes - 1;
-    uint64_t dim = shape->dim;
+    uint32_t nu = shape->nclasses, waiting = nodes - 1, fields = shape->fields;
+    uint64_t dim = shape->dim, rows = shape->rows;
     double deadline = hog_now() + l->p.join_timeout;
     int rc = 0;
     zmq_msg_t id, msg;
@@ -664,8 +686,11 @@ static int join_coordinator(hog_link *l, hog_link_shape *shape, const char *my_e
             send_text(l, &id, HOG_FRAME_REFUSE, text);
             continue;
         }
-        if (l->p.shards)
+        if (l->p.shards) { /* files of their own: the most features and fields, every file's rows */
             dim = HOG_MAX(dim, f.dim);
+            fields = HOG_MAX(fields, f.fields);
+            rows += f.rows;
+        }
         if (classes_merge(u, &nu, &f) < 0) {
             rc = hog_fail(HOG_ELABEL, err, err_len, "the ranks have more than %u distinct labels together",
                           HOG_FRAME_MAX_CLASSES);
@@ -687,6 +712,8 @@ static int join_coordinator(hog_link *l, hog_link_shape *shape, const char *my_e
         w.nodes = nodes;
         w.nclasses = nu;
         w.dim = dim;
+        w.fields = fields;
+        w.rows = rows;
         w.classes_f64 = u;
         w.endpoints_str = (const char *const *)l->endpoints;
         for (uint32_t r = 1; r < nodes && rc == 0; r++)
@@ -705,6 +732,8 @@ static int join_coordinator(hog_link *l, hog_link_shape *shape, const char *my_e
         l->classes = shape->classes = u;
         shape->nclasses = nu;
         shape->dim = dim;
+        shape->fields = fields;
+        shape->rows = rows;
         u = NULL;
     }
     hog_free(u);
@@ -721,6 +750,9 @@ static int join_peer(hog_link *l, hog_link_shape *shape, const char *my_ep, char
     h.dim = shape->dim;
     h.params_fp = shape->params_fp;
     h.data_fp = shape->data_fp;
+    h.factors = shape->factors;
+    h.fields = shape->fields;
+    h.rows = shape->rows;
     h.flags = l->p.shards ? HOG_HELLO_SHARDS : 0;
     h.classes_f64 = shape->classes;
     h.endpoint = my_ep;
@@ -795,6 +827,8 @@ static int join_peer(hog_link *l, hog_link_shape *shape, const char *my_ep, char
         l->classes = shape->classes = u;
         shape->nclasses = f.nclasses;
         shape->dim = f.dim;
+        shape->fields = f.fields;
+        shape->rows = f.rows;
         break;
     }
     zmq_msg_close(&msg);

@@ -27,6 +27,7 @@ static void check_same(const hog_frame *a, const hog_frame *b)
     FUZZ_CHECK(a->run == b->run && a->seq == b->seq);
     FUZZ_CHECK(a->nodes == b->nodes && a->nclasses == b->nclasses && a->dim == b->dim);
     FUZZ_CHECK(a->params_fp == b->params_fp && a->data_fp == b->data_fp && a->flags == b->flags);
+    FUZZ_CHECK(a->factors == b->factors && a->fields == b->fields && a->rows == b->rows);
     FUZZ_CHECK(same_bytes(a->classes, b->classes, (size_t)a->nclasses * 8));
     FUZZ_CHECK(a->endpoint_len == b->endpoint_len);
     FUZZ_CHECK(same_bytes(a->endpoint, b->endpoint, a->endpoint_len));
