@@ -577,10 +577,11 @@ typedef struct hog_train_params {
                             (Rendle 2010): the bias, a weight and K latent factors a feature, the
                             score w.x + the sum over pairs of features of <v_i, v_j> x_i x_j,
                             computed in O(nnz K). Binary and regression losses (not softmax),
-                            the sparse kernel, one machine, and the plain or AdaGrad update
-                            (normalized 0): AdaGrad (schedule adagrad) is LIBFFM's and xLearn's
-                            choice. The factors start at uniform draws in [-factor_init,
-                            factor_init] from the seed, the same whatever the threads */
+                            the sparse kernel, and the plain or AdaGrad update (normalized 0):
+                            AdaGrad (schedule adagrad) is LIBFFM's and xLearn's choice. The
+                            factors start at uniform draws in [-factor_init, factor_init] from
+                            the seed, the same whatever the threads or the rank of a run on
+                            several machines (whose link keeps them in step with the weights) */
     float factor_init;   /* factors > 0: the scale of the factors' first values; 0: 0.5 / sqrt(K) */
     uint32_t field_aware; /* factors > 0: 1 makes it a field-aware factorisation machine (Juan et al.
                             2016), LIBFFM's model: the bias and, for each field of the data
@@ -595,7 +596,8 @@ typedef struct hog_train_params {
                             any holdout), set when a run starts and kept in the model's
                             parameters: 1 is LIBLINEAR's and scikit-learn's C = 1, a penalty that
                             shrinks as the data grows. Text is then read whole before the first
-                            epoch. 0: l2 as given */
+                            epoch. On several machines, every rank's rows (with shards, the sum
+                            of the ranks' files). 0: l2 as given */
     const char *interactions; /* feature crosses for a linear or softmax model, Vowpal Wabbit's -q:
                             pairs of two bytes, comma- or space-separated, each byte a field
                             (the first byte of a Vowpal Wabbit namespace, as read with
@@ -1234,7 +1236,10 @@ void hog_link_free(hog_link *l);
 /* Makes t's runs multi-node over l (NULL: back to one node). The link
  * serves one run: hog_trainer_run or hog_trainer_run_file (which then
  * reads text whole before training, not streamed). Multi-node runs take
- * the sparse or dense kernel and every loss and schedule; they refuse
+ * the sparse or dense kernel, every loss and schedule, and factorisation
+ * machines (every rank must train the same kind: another is refused at
+ * the rendezvous, HOG_ENET naming both; with shards a field-aware one
+ * takes the most fields any rank's data has); they refuse interactions,
  * early_stop, average and replicas other than machine (HOG_EPARAM).
  * On rank 0 the run returns the final model; on the others, their own
  * view of it at the end. Returns 0. */

@@ -624,6 +624,12 @@ static int run_names_final(hog_model *m, const hog_dataset *train)
     return rc < 0 ? rc : hog_model_names_sort(m);
 }
 
+/* hog_train_params.l2_rows over rows training rows, less the holdout. */
+static double l2_of_rows(const hog_train_params *p, uint64_t rows)
+{
+    return p->l2_rows / fmax(1.0, (double)rows * (1.0 - fmax(p->holdout, 0.0)));
+}
+
 static int run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset *test, checkpoint *resume,
                        hog_model **out, char *err, size_t err_len)
 {
@@ -675,13 +681,22 @@ static int run_dataset(hog_trainer *t, const hog_dataset *train, const hog_datas
                 (unsigned long long)hog_dataset_bytes(train), (unsigned long long)rs.limit);
     rs.dim = hog_warm_dim(&rs, HOG_MAX(train->info.features, 1));
     int rc = run_cross(&rs, HOG_MAX(train->info.features, 1), (uint32_t)hog_dataset_fields(train), err, err_len);
+    /* Before the ranks meet: they agree on the fields too. */
+    if (rc == 0)
+        rc = run_fields(&rs, (uint32_t)hog_dataset_fields(train), err, err_len);
     if (rc == 0 && rs.link)
         rc = hog_link_run_share(&rs, train);
     if (rc == 0)
         rc = hog_scan_training_set(train, p, rs.cross.n ? &rs.cross : NULL, &rs.longest, rs.dim, rs.src, rs.mine, rs.pool, &rs.classes_of, &rs.classes, &rs.deg,
                                    &rs.deg_rows, err, err_len);
+    uint64_t rows = train->info.rows;
     if (rc == 0 && rs.link)
-        rc = hog_link_run_join(&rs, train, err, err_len);
+        rc = hog_link_run_join(&rs, train, &rows, err, err_len);
+    if (rc == 0 && p->l2_rows > 0 && rows != train->info.rows) { /* every rank's rows (hog_run_dataset) */
+        t->p.l2 = l2_of_rows(p, rows);
+        hog_log(HOG_LOG_INFO, "l2 %g: %g over the %llu training rows of every rank", p->l2, p->l2_rows,
+                (unsigned long long)rows);
+    }
     if (rc == 0 && train->names.n)
         rc = run_names_check(&rs, train, err, err_len);
     if (rc == 0 && train->names.n && p->factors)
@@ -690,8 +705,6 @@ static int run_dataset(hog_trainer *t, const hog_dataset *train, const hog_datas
                       "cannot be turned round when the classes are put in their names' order");
     if (rc == 0 && rs.init)
         rc = hog_warm_classes(&rs, err, err_len);
-    if (rc == 0)
-        rc = run_fields(&rs, (uint32_t)hog_dataset_fields(train), err, err_len);
     if (rc == 0)
         rc = hog_run_outputs(&rs, err, err_len);
     if (rc == 0)
@@ -738,10 +751,11 @@ static int run_dataset(hog_trainer *t, const hog_dataset *train, const hog_datas
 int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset *test, checkpoint *resume,
                     hog_model **out, char *err, size_t err_len)
 {
-    /* l2_rows: the run's l2, for this data; the trainer's own is put back. */
+    /* l2_rows: the run's l2, for this data (on several machines, for the
+     * rows of every rank: run_dataset); the trainer's own is put back. */
     const double l2 = t->p.l2;
     if (t->p.l2_rows > 0)
-        t->p.l2 = t->p.l2_rows / fmax(1.0, (double)train->info.rows * (1.0 - fmax(t->p.holdout, 0.0)));
+        t->p.l2 = l2_of_rows(&t->p, train->info.rows);
     int rc = run_dataset(t, train, test, resume, out, err, err_len);
     t->p.l2 = l2;
     return rc;

@@ -768,16 +768,19 @@ void hog_replicas_background_stop(replica_set *r);
 /* ===================================================================== *
  *  Several machines (train_link.c)
  * ===================================================================== */
-/* Refuses the settings a multi-node run does not take. Returns 0 or
- * HOG_EPARAM with a message. */
+/* Refuses the settings a multi-node run does not take (crosses, early
+ * stopping, averaging, replicas). Returns 0 or HOG_EPARAM with a message. */
 int hog_link_run_check(const hog_train_params *p, char *err, size_t err_len);
 
 /* Before the scan: which blocks of train this rank trains (rs->mine). */
 int hog_link_run_share(run_state *rs, const hog_dataset *train);
 
-/* After the scan: meets the other ranks and takes the agreed labels and
- * features. Returns 0, -ENOMEM or HOG_ENET. */
-int hog_link_run_join(run_state *rs, const hog_dataset *train, char *err, size_t err_len);
+/* After the scan and hog_run_fields: meets the other ranks and takes the
+ * agreed labels, features and (a field-aware machine's) fields; *rows
+ * gets the run's training rows, every rank's file counted once (the
+ * rows l2_rows divides). Returns 0, -ENOMEM, HOG_ENET, or HOG_EPARAM for
+ * fields and factors that make too long a row. */
+int hog_link_run_join(run_state *rs, const hog_dataset *train, uint64_t *rows, char *err, size_t err_len);
 
 /* After the model is made: hands the link the arrays kept in step and
  * starts it. Returns 0, -ENOMEM, -errno, or HOG_EPARAM for a model of
