@@ -1,4 +1,4 @@
-/* test_train_data.h: seeded data files in the scratch folder for the trainer tests: a true model's labels, an interaction (XOR) of two features or of two fields, or any lines the test writes. */
+/* test_train_data.h: seeded libsvm files in the scratch folder for the trainer tests: a true model's labels, or any lines the test writes. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef HOG_TEST_TRAIN_DATA_H
 #define HOG_TEST_TRAIN_DATA_H
@@ -56,60 +56,6 @@ static inline FILE *create(const char *name, char *path)
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f, "%s", path);
     return f;
-}
-
-/* Rows of one feature a from 1..10 and one b from 11..20 (value 1), the
- * label +1 when exactly one of them is odd: parity XOR, which no weight of
- * a or of b alone predicts (every a is positive in half its rows), and
- * which a's and b's factors do, through <v_a, v_b> = s(a) s(b); flip
- * percent of the labels turned round (noise: a model's test logloss then
- * has a floor, -0.9 log 0.9 - 0.1 log 0.1 = 0.325 at 10). Written to
- * dir/name, its path into path (160 bytes). */
-static inline void write_xor_rows(const char *name, int rows, uint64_t seed, uint32_t flip, char *path)
-{
-    FILE *f = create(name, path);
-    hog_rng r = {seed};
-    for (int i = 0; i < rows; i++) {
-        const int a = 1 + (int)hog_rng_below(&r, 10), b = 11 + (int)hog_rng_below(&r, 10);
-        const int y = ((a % 2) != (b % 2)) != (flip && hog_rng_below(&r, 100) < flip);
-        fprintf(f, "%d %d:1 %d:1\n", y ? 1 : -1, a, b);
-    }
-    fclose(f);
-}
-
-static inline hog_dataset *xor_rows(const char *name, int rows, uint64_t seed)
-{
-    char path[160];
-    write_xor_rows(name, rows, seed, 0, path);
-    return open_written(path);
-}
-
-/* LIBFFM text: a feature a from base+1..base+10 in field 0 and b from
- * base+11..base+20 in field 1 (value 1), and a third, c, in field 2 that
- * carries nothing; the label +1 when exactly one of a, b is odd, which no
- * weight of one feature predicts and the factors a keeps for field 1 and b
- * for field 0 do. base spreads the indices: a large one makes a model too
- * large for whole copies, packed with its AdaGrad sums. flip: as
- * write_xor_rows's. Written to dir/name, its path into path (160 bytes). */
-static inline void write_xor_fields(const char *name, int rows, uint64_t seed, uint32_t base, uint32_t flip,
-                                    char *path)
-{
-    FILE *f = create(name, path);
-    hog_rng r = {seed};
-    for (int i = 0; i < rows; i++) {
-        const uint32_t a = 1 + (uint32_t)hog_rng_below(&r, 10), b = 11 + (uint32_t)hog_rng_below(&r, 10);
-        const uint32_t c = 21 + (uint32_t)hog_rng_below(&r, 30);
-        const int y = ((a % 2) != (b % 2)) != (flip && hog_rng_below(&r, 100) < flip);
-        fprintf(f, "%d 0:%u:1 1:%u:1 2:%u:0.5\n", y, base + a, base + b, base + c);
-    }
-    fclose(f);
-}
-
-static inline hog_dataset *xor_fields(const char *name, int rows, uint64_t seed, uint32_t base)
-{
-    char path[160];
-    write_xor_fields(name, rows, seed, base, 0, path);
-    return open_written(path);
 }
 
 static inline hog_dataset *make_data(const char *name, int rows, int d, int nnz, char kind, uint64_t seed)

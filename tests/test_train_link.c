@@ -12,6 +12,7 @@
 #include "test_scratch.h"
 #include "test_train.h"
 #include "test_train_data.h"
+#include "test_xor_data.h"
 
 static void setup(void)
 {
@@ -142,12 +143,12 @@ static hog_train_params fm_params(void)
 
 static rank_train ranks[3];
 
-/* The interaction of write_xor_rows (fields 0: libsvm) or
- * write_xor_fields (LIBFFM, without base), its 4,096-row blocks
+/* The interaction of write_xor_flip's libsvm (fields 0) or LIBFFM text
+ * (base 1, noise 30), its 4,096-row blocks
  * alternating between rows whose a is in 1..5 and rows whose a is in
  * 6..10: rank 0 trains the first kind (blocks 0, 2, ...), rank 1 the
  * second, so neither learns every a's factors unless the ranks exchange
- * them; one node trains both. flip: as write_xor_rows's. */
+ * them; one node trains both. flip: as write_xor_flip's. */
 static void write_split_xor(const char *name, int rows, uint64_t seed, int fields, uint32_t flip, char *path)
 {
     FILE *f = create(name, path);
@@ -173,7 +174,7 @@ Test(train_link, fm_on_two_ranks_learns_an_interaction_as_one_node_does)
 {
     char tr_path[160], te_path[160];
     write_split_xor("tr.svm", 16384, 3, 0, FLIP, tr_path); /* 4 blocks: 2 a rank */
-    write_xor_rows("te.svm", 4000, 4, FLIP, te_path);
+    snprintf(te_path, sizeof(te_path), "%s", write_xor_flip("te.svm", XOR_LIBSVM, 4000, 4, 1, 0, FLIP));
     hog_dataset *tr = open_written(tr_path), *te = open_written(te_path);
     hog_train_params p = fm_params();
     hog_model *one = train(tr, te, p);
@@ -228,7 +229,7 @@ Test(train_link, ffm_on_two_ranks_learns_a_cross_of_fields_as_one_node_does)
 {
     char tr_path[160], te_path[160];
     write_split_xor("tr.ffm", 16384, 3, 1, FLIP, tr_path);
-    write_xor_fields("te.ffm", 4000, 4, 0, FLIP, te_path);
+    snprintf(te_path, sizeof(te_path), "%s", write_xor_flip("te.ffm", XOR_LIBFFM, 4000, 4, 1, 30, FLIP));
     hog_dataset *tr = open_written(tr_path), *te = open_written(te_path);
     hog_train_params p = fm_params();
     p.field_aware = 1;
@@ -289,7 +290,7 @@ static int same_factors(const hog_model *a, const hog_model *b)
 Test(train_link, every_rank_starts_from_the_same_factors)
 {
     char tr_path[160];
-    write_xor_fields("tr.ffm", 9000, 5, 0, 0, tr_path);
+    snprintf(tr_path, sizeof(tr_path), "%s", write_xor_flip("tr.ffm", XOR_LIBFFM, 9000, 5, 1, 30, 0));
     hog_dataset *tr = open_written(tr_path);
     for (uint32_t aware = 0; aware <= 1; aware++) {
         hog_train_params p = fm_params();
@@ -319,7 +320,7 @@ Test(train_link, every_rank_starts_from_the_same_factors)
 Test(train_link, shards_agree_on_the_most_fields_and_every_files_rows)
 {
     char a_path[160], b_path[160], te_path[160];
-    write_xor_fields("a.ffm", 6000, 3, 0, 0, a_path);
+    snprintf(a_path, sizeof(a_path), "%s", write_xor_flip("a.ffm", XOR_LIBFFM, 6000, 3, 1, 30, 0));
     FILE *f = create("b.ffm", b_path); /* the same cross, and a fourth field of noise */
     hog_rng r = {9};
     for (int i = 0; i < 10000; i++) {
@@ -327,7 +328,7 @@ Test(train_link, shards_agree_on_the_most_fields_and_every_files_rows)
         fprintf(f, "%d 0:%u:1 1:%u:1 3:%u:0.5\n", (a % 2) != (b % 2), a, b, 51 + (uint32_t)hog_rng_below(&r, 30));
     }
     fclose(f);
-    write_xor_fields("te.ffm", 2000, 4, 0, 0, te_path);
+    snprintf(te_path, sizeof(te_path), "%s", write_xor_flip("te.ffm", XOR_LIBFFM, 2000, 4, 1, 30, 0));
     hog_train_params p = fm_params();
     p.field_aware = 1;
     p.epochs = 12;
@@ -356,7 +357,7 @@ Test(train_link, shards_agree_on_the_most_fields_and_every_files_rows)
 Test(train_link, a_rank_of_another_kind_is_refused_naming_both_and_crosses_stay_refused)
 {
     char tr_path[160];
-    write_xor_fields("tr.ffm", 5000, 3, 0, 0, tr_path);
+    snprintf(tr_path, sizeof(tr_path), "%s", write_xor_flip("tr.ffm", XOR_LIBFFM, 5000, 3, 1, 30, 0));
     hog_train_params p = fm_params();
     p.epochs = 1;
     new_run();

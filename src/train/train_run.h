@@ -775,7 +775,7 @@ int hog_link_run_check(const hog_train_params *p, char *err, size_t err_len);
 /* Before the scan: which blocks of train this rank trains (rs->mine). */
 int hog_link_run_share(run_state *rs, const hog_dataset *train);
 
-/* After the scan and hog_run_fields: meets the other ranks and takes the
+/* After the scan and run_fields: meets the other ranks and takes the
  * agreed labels, features and (a field-aware machine's) fields; *rows
  * gets the run's training rows, every rank's file counted once (the
  * rows l2_rows divides). Returns 0, -ENOMEM, HOG_ENET, or HOG_EPARAM for
