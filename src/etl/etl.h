@@ -493,6 +493,18 @@ void hog_builder_on_block(hog_builder *b, hog_block_fn fn, void *ctx);
  * (the text pipeline sets it from hog_reader_position). */
 void hog_builder_set_position(hog_builder *b, double position);
 
+/* The rows added next come from a piece of text after line line0 (lines
+ * counted from 1) with extra lines that hold no row (blank, comment,
+ * skipped): row i of it is on line line0 + i + 1 to that + extra. The text
+ * pipeline sets it; a builder fed otherwise has every row's line 0. */
+void hog_builder_set_lines(hog_builder *b, uint64_t line0, uint64_t extra);
+
+/* The line of the first row of the block being filled or just finished
+ * (the one hog_block_fn is told of), as the pieces it came from place it:
+ * row r of the block is on the returned line + r to that + *extra (0:
+ * exactly there). */
+uint64_t hog_builder_block_line(const hog_builder *b, uint64_t *extra);
+
 /* A file builder turns O_DIRECT on (hog_atomic_direct) for the blocks it
  * writes once its output has reached this many bytes (0: never): for an
  * input whose size is not known at the start, a pipe. */
@@ -801,6 +813,18 @@ typedef struct hog_feed hog_feed;
 int hog_feed_start(const char *path, const hog_read_params *p, const char *cache_path,
                    const hog_hgd_source *src, unsigned depth, hog_feed **out, char *err, size_t err_len);
 
+/* hog_feed_start for one pass: no block is kept after it is released (no
+ * cache, no spill), so memory stays at depth blocks whatever the length of
+ * the text; hog_feed_finish's data set then holds no block, only what was
+ * counted (rows, features, non-zeros, class and feature names, skipped
+ * lines). Errors: those of hog_feed_start. */
+int hog_feed_start_pass(const char *path, const hog_read_params *p, unsigned depth, hog_feed **out, char *err,
+                        size_t err_len);
+
+/* The line of the first row of the block-th block handed out (0-based),
+ * while it is held (else 0): *extra as hog_builder_block_line says. */
+uint64_t hog_feed_block_line(hog_feed *f, uint64_t block, uint64_t *extra);
+
 /* The next block in file order: a view valid until it is released, and the
  * fraction of the input read when it was built. Waits for it. Returns 1, 0
  * when every block has been handed out, or the reading's error (a parse
@@ -980,6 +1004,11 @@ typedef struct hog_input {
  * cache_path is the input itself (under any name); err says which. */
 int hog_input_open(const char *path, const hog_read_params *rp, const char *cache_path, unsigned depth,
                    hog_input *in, char *err, size_t err_len);
+
+/* hog_input_open without a cache, text going to a feed for one pass
+ * (hog_feed_start_pass): no block of it is kept. */
+int hog_input_open_pass(const char *path, const hog_read_params *rp, unsigned depth, hog_input *in, char *err,
+                        size_t err_len);
 
 /* Opens the test set at test_path (NULL: none, *test NULL) as the training
  * data was read: with r, and with train_base, the training data's libsvm

@@ -58,6 +58,10 @@ struct hog_builder {
     hog_block_fn on_block;
     void *on_block_ctx;
     double position; /* the fraction of the input read (hog_builder_set_position) */
+    /* the lines rows come from (hog_builder_set_lines): the piece being
+     * added, and the block being filled's first row */
+    uint64_t piece_line0, block_line;
+    uint64_t piece_extra, block_extra; /* lines that hold no row: in the piece, in the block's pieces */
 
     /* class names (text whose labels are strings): numbered in the order
      * they first appear, the label of each row its number */
@@ -155,6 +159,18 @@ void hog_builder_on_block(hog_builder *b, hog_block_fn fn, void *ctx)
 void hog_builder_set_position(hog_builder *b, double position)
 {
     b->position = position;
+}
+
+void hog_builder_set_lines(hog_builder *b, uint64_t line0, uint64_t extra)
+{
+    b->piece_line0 = line0;
+    b->piece_extra = extra;
+}
+
+uint64_t hog_builder_block_line(const hog_builder *b, uint64_t *extra)
+{
+    *extra = b->block_extra;
+    return b->block_line;
 }
 
 void hog_builder_direct_from(hog_builder *b, uint64_t bytes)
@@ -456,6 +472,14 @@ int hog_builder_add_rows(hog_builder *b, const hog_rows *r)
     for (uint64_t i = 0; i < r->rows && rc == 0;) {
         uint32_t n = (uint32_t)HOG_MIN(r->rows - i, (uint64_t)(b->rows_per_block - b->cur_rows));
         const float *label = r->label + i;
+        /* Row i of a piece is on line line0 + i + 1, or as many lines later
+         * as the piece has lines without a row before it. */
+        if (b->cur_rows == 0) {
+            b->block_line = b->piece_line0 + i + 1;
+            b->block_extra = b->piece_extra;
+        } else { /* the block goes on in another piece */
+            b->block_extra += b->piece_extra;
+        }
         if (name) {
             if ((rc = number_names(b, &name, n)) < 0)
                 break;

@@ -26,6 +26,7 @@
 typedef struct feed_slot {
     hog_block blk;
     double position;
+    uint64_t line, line_extra; /* its first row's line (hog_builder_block_line) */
     hog_block_buffers bufs; /* arrays traded with the builder for the blocks it writes */
 } feed_slot;
 
@@ -45,6 +46,7 @@ struct hog_feed {
     unsigned depth;
     uint32_t rows_per_block;
     uint64_t pushed, taken, released;
+    int pass;       /* one pass: the builder keeps no block, the data set is the counts alone */
     int drain;      /* blocks go to the data set only */
     int cancel;     /* the consumer gave up: the callback stops the read */
     int index_base; /* the builder's, as of the last block pushed */
@@ -83,6 +85,7 @@ static int feed_block(void *ctx, const hog_block *blk, int kept, double position
     }
     s->blk = *blk;
     s->position = position;
+    s->line = hog_builder_block_line(f->b, &s->line_extra);
     int one_based = hog_builder_one_based(f->b); /* the builder is this thread's */
     int named = hog_builder_names(f->b)->n > 0;
     pthread_mutex_lock(&f->mu);
@@ -140,8 +143,8 @@ static char *dup_or_null(const char *s, int *ok)
     return strcpy(d, s);
 }
 
-int hog_feed_start(const char *path, const hog_read_params *p, const char *cache_path,
-                   const hog_hgd_source *src, unsigned depth, hog_feed **out, char *err, size_t err_len)
+static int feed_start(const char *path, const hog_read_params *p, const char *cache_path,
+                      const hog_hgd_source *src, unsigned depth, int pass, hog_feed **out, char *err, size_t err_len)
 {
     *out = NULL;
     hog_feed *f = hog_calloc(1, sizeof(*f));
@@ -157,6 +160,7 @@ int hog_feed_start(const char *path, const hog_read_params *p, const char *cache
     f->p.categorical = dup_or_null(p->categorical, &ok);
     f->path = dup_or_null(path, &ok);
     f->cache_path = dup_or_null(cache_path, &ok);
+    f->pass = pass;
     f->depth = depth ? depth : 1;
     f->rows_per_block = p->rows_per_block ? p->rows_per_block : HOG_DEFAULT_ROWS_PER_BLOCK;
     f->slots = hog_calloc(f->depth, sizeof(feed_slot));
@@ -173,8 +177,9 @@ int hog_feed_start(const char *path, const hog_read_params *p, const char *cache
         }
         f->file_open = 1;
     }
-    rc = hog_builder_create(p->rows_per_block, cache_path ? &f->file : NULL, &f->b);
-    if (rc == 0 && !cache_path)
+    rc = pass ? hog_builder_create_pass(p->rows_per_block, &f->b)
+              : hog_builder_create(p->rows_per_block, cache_path ? &f->file : NULL, &f->b);
+    if (rc == 0 && !cache_path && !pass)
         rc = hog_builder_spill_within(f->b, path, p);
     if (rc < 0) {
         hog_feed_free(f);
@@ -190,6 +195,18 @@ int hog_feed_start(const char *path, const hog_read_params *p, const char *cache
     f->started = 1;
     *out = f;
     return 0;
+}
+
+int hog_feed_start(const char *path, const hog_read_params *p, const char *cache_path,
+                   const hog_hgd_source *src, unsigned depth, hog_feed **out, char *err, size_t err_len)
+{
+    return feed_start(path, p, cache_path, src, depth, 0, out, err, err_len);
+}
+
+int hog_feed_start_pass(const char *path, const hog_read_params *p, unsigned depth, hog_feed **out, char *err,
+                        size_t err_len)
+{
+    return feed_start(path, p, NULL, NULL, depth, 1, out, err, err_len);
 }
 
 int hog_feed_next(hog_feed *f, hog_block *blk, double *position, char *err, size_t err_len)
@@ -211,6 +228,20 @@ int hog_feed_next(hog_feed *f, hog_block *blk, double *position, char *err, size
     }
     pthread_mutex_unlock(&f->mu);
     return rc;
+}
+
+uint64_t hog_feed_block_line(hog_feed *f, uint64_t block, uint64_t *extra)
+{
+    pthread_mutex_lock(&f->mu);
+    uint64_t line = 0;
+    *extra = 0;
+    if (block >= f->released && block < f->taken) {
+        const feed_slot *s = &f->slots[block % f->depth];
+        line = s->line;
+        *extra = s->line_extra;
+    }
+    pthread_mutex_unlock(&f->mu);
+    return line;
 }
 
 void hog_feed_release(hog_feed *f)

@@ -452,6 +452,7 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
             rc = hog_fail(pc->rc, err, err_len, "%s: %s", path, hog_strerror(pc->rc));
         else {
             hog_builder_set_position(b, file_bytes ? (double)pc->position / (double)file_bytes : 1.0);
+            hog_builder_set_lines(b, line0, pc->rows.lines - pc->rows.rows);
             rc = hog_builder_add_rows(b, &pc->rows);
             if (rc == HOG_ELABEL)
                 hog_fail(rc, err, err_len, "%s: more than %u distinct class labels before line %llu: a column of "
