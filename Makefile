@@ -145,7 +145,8 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory all $(TESTS) $(BENCH_BIN) symbols check-layers
 	@sh tests/run-tests.sh $(BUILD) $(TESTS) tests/check-layers-test.sh tests/nodes-test.sh \
-	    tests/crash-test.sh tests/faults-test.sh tests/checkpoint-test.sh tests/docs-test.sh tests/predict-test.sh \
+	    tests/crash-test.sh tests/faults-test.sh tests/checkpoint-test.sh tests/stream-test.sh tests/docs-test.sh \
+	    tests/predict-test.sh \
 	    tests/embed-test.sh tests/python-test.sh tests/pip-test.sh
 	@sh bench/check.sh $(BUILD)
 

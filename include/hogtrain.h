@@ -507,7 +507,10 @@ typedef enum hog_replicas {
 typedef struct hog_epoch_stats hog_epoch_stats;
 /* Progress callback: called from the calling thread after every epoch
  * (done == 1) and, on long epochs, from one worker thread during it
- * (done == 0, stats->progress < 1). */
+ * (done == 0, stats->progress < 1). A run in one pass (one epoch over
+ * text, see hog_trainer_run_file) also calls it from the calling thread
+ * with its progressive validation (done == 0, stats->progressive.rows set)
+ * once the rows trained pass each power of two, and after its last rows. */
 typedef void (*hog_progress_fn)(void *ctx, const hog_epoch_stats *stats, int done);
 
 typedef struct hog_train_params {
@@ -692,6 +695,10 @@ struct hog_epoch_stats {
     uint64_t nnz;          /* non-zeros processed so far */
     double train_loss;     /* mean training loss over the epoch (as it ran) */
     hog_metrics test;      /* on the test set or holdout; rows == 0 if none */
+    hog_metrics progressive; /* a run in one pass, in the calls that report it: every row so far,
+                                each scored before its step (Vowpal Wabbit's progressive
+                                validation); rows == 0 in every other call */
+    hog_metrics progressive_recent; /* the same over the rows since the previous such call */
 };
 
 /* ===================================================================== *
@@ -1128,6 +1135,23 @@ typedef struct hog_file_run {
  * differs, or the cache lacks the record, does not open or fails a
  * checksum, it is rebuilt from path and a warning (HOG_LOG_WARN) says why,
  * never an error. Text from a pipe is cached afresh every time.
+ *
+ * One epoch over text (params.epochs 1) trains in one pass: each row once
+ * as it is parsed, each block given back once its window is trained, so
+ * that memory is bounded by the read-ahead and the model whatever the
+ * length of the input (a pipe, a FIFO, a growing file); run->train then
+ * holds the counts (rows, features, skipped lines) and no block, the
+ * training metrics are progressive, and the progress callback gets them at
+ * each power of two of rows (hog_epoch_stats.progressive). No row is kept
+ * to start over with: a label value the first blocks lacked is
+ * HOG_ELABEL naming its line; first blocks that settle nothing (no row
+ * trained yet) read a file again, whole, and are HOG_EPARAM on a pipe.
+ * One epoch keeps the data set as before with cache_path, a
+ * holdout, exact training metrics, the invscaling schedule on a pipe, and
+ * where the first epoch is not streamed (the cases above, and a warm
+ * start, checkpoints, class weights, l2_rows, field-aware models and
+ * crosses, all counted on the whole data set). Several epochs over a pipe
+ * read it whole first.
  *
  * test_path (or NULL) is evaluated after every epoch, read with rp and, when
  * rp leaves the libsvm index base to detection, the training data's base.

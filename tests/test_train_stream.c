@@ -264,3 +264,113 @@ Test(train_stream, a_hgd_checked_at_first_read_trains_alike_and_stops_at_a_bad_b
     }
     hog_model_free(at_open);
 }
+
+/* Progressive points a run in one pass reports to its callback. */
+typedef struct prog_points {
+    unsigned n;
+    uint64_t rows[64];
+    double loss[64];
+} prog_points;
+
+static void on_points(void *ctx, const hog_epoch_stats *s, int done)
+{
+    prog_points *pp = ctx;
+    if (!done && s->progressive.rows && pp->n < 64) {
+        pp->rows[pp->n] = s->examples;
+        pp->loss[pp->n++] = s->progressive.loss;
+    }
+}
+
+Test(train_stream, one_epoch_trains_in_one_pass_keeping_no_block)
+{
+    char tr[160], te[160];
+    snprintf(tr, sizeof(tr), "%s", write_data("tr.svm", 6000, 300, 20, 'b', 11));
+    snprintf(te, sizeof(te), "%s", write_data("te.svm", 1000, 300, 20, 'b', 12));
+    hog_train_params p = plain_params();
+    p.threads = 1;
+    p.epochs = 1;
+    p.step = 0.5;
+    prog_points pp = {0};
+    p.progress = on_points;
+    p.progress_ctx = &pp;
+    hog_file_run fr;
+    hog_model *m = train_file(tr, NULL, te, p, &fr);
+    cr_assert(fr.streamed);
+    /* The data set holds what was counted, and no block. */
+    cr_assert_eq(fr.train->info.rows, 6000);
+    cr_assert_eq(fr.train->info.blocks, 0);
+    hog_model_info in;
+    hog_model_get_info(m, &in);
+    cr_assert_eq(in.params.train_metrics, HOG_TRAIN_METRICS_PROGRESSIVE);
+    cr_assert_eq(in.train_rows, 6000);
+    cr_assert_eq(in.test.rows, 1000);
+    cr_assert_gt(in.test.accuracy, 0.85, "%g", in.test.accuracy);
+    /* Windows of 4 blocks of 200 rows: a point after the first window and
+     * then after those passing 1024, 2048 and 4096 rows, and at the end. */
+    const uint64_t at[] = {800, 1600, 2400, 4800, 6000};
+    cr_assert_eq(pp.n, 5u);
+    for (unsigned i = 0; i < 5; i++)
+        cr_assert_eq(pp.rows[i], at[i], "point %u: %llu rows", i, (unsigned long long)pp.rows[i]);
+    cr_assert_eq(pp.loss[4], in.train.loss, "the last point is the model's training loss");
+    hog_model_free(m);
+    close_run(&fr);
+
+    /* A file whose first blocks settle nothing (one label value) trained
+     * no row of them: it is read again, whole. */
+    char sorted[160];
+    FILE *f = create("sorted1.svm", sorted);
+    for (int i = 0; i < 3000; i++)
+        fprintf(f, "%d %d:1 %d:0.5\n", i < 2000 ? -1 : 1, 1 + i % 97, 200 + (i < 2000 ? 0 : 1));
+    cr_assert_eq(fclose(f), 0);
+    p.progress = NULL;
+    m = train_file(sorted, NULL, NULL, p, &fr);
+    cr_assert(!fr.streamed);
+    cr_assert(strstr(fr.note, "have 1 label values"), "%s", fr.note);
+    cr_assert_eq(fr.train->info.blocks, 15);
+    hog_model_free(m);
+    close_run(&fr);
+
+    /* The same rows read whole first (stream 0): a model about as good. */
+    p.stream = 0;
+    p.progress = NULL;
+    m = train_file(tr, NULL, te, p, &fr);
+    hog_model_info iw;
+    hog_model_get_info(m, &iw);
+    cr_assert_lt(fabs(iw.test.accuracy - in.test.accuracy), 0.03, "%g whole, %g one pass", iw.test.accuracy,
+                 in.test.accuracy);
+    hog_model_free(m);
+    close_run(&fr);
+}
+
+Test(train_stream, one_pass_names_the_line_of_a_label_the_head_lacked)
+{
+    hog_train_params p = plain_params();
+    p.loss = HOG_LOSS_SOFTMAX;
+    p.epochs = 1;
+    hog_read_params rp = hog_read_params_default();
+    rp.rows_per_block = 200;
+    /* Without and with a comment line in the text (one piece of it here):
+     * the row's line, then the lines it may be on. */
+    for (int comment = 0; comment <= 1; comment++) {
+        char path[160], err[512] = "", want[400];
+        FILE *f = create("late.svm", path);
+        if (comment)
+            fprintf(f, "# classes 1 and 2, then 3\n");
+        for (int i = 0; i < 3000; i++) {
+            int c = i < 1500 ? 1 + i % 2 : 1 + i % 3;
+            fprintf(f, "%d %d:1 %d:1\n", c, c, 10 + i % 89);
+        }
+        cr_assert_eq(fclose(f), 0);
+        hog_trainer *t;
+        hog_model *m;
+        hog_file_run fr;
+        cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(hog_trainer_run_file(t, path, &rp, NULL, NULL, &m, &fr, err, sizeof(err)), HOG_ELABEL, "%s",
+                     err);
+        snprintf(want, sizeof(want), "%s%s: label 3 is not one of the 2 label values the first rows had (1, 2)", path,
+                 comment ? ": row 1503 (on line 1503 to 1504)" : ":1503");
+        cr_assert(strstr(err, want), "%s", err);
+        cr_assert_null(m);
+        hog_trainer_free(t);
+    }
+}

@@ -4,20 +4,23 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cli.h"
 
 static const char train_usage[] =
     "usage: hogtrain train INPUT -o MODEL [options]\n"
-    "  INPUT -                 standard input (a pipe is read whole before the first epoch)\n"
+    "  INPUT -                 standard input (with several epochs, a pipe is read whole first)\n"
     "  -o, --output FILE       the model to write (atomically)\n"
     "  --loss L                logistic (default), hinge, modified_huber (binary), squared,\n"
     "                          quantile (regression) or softmax (multiclass)\n"
     "  --quantile TAU          the quantile loss's tau in (0, 1) (default 0.5: the median);\n"
     "                          its metric is the pinball loss\n"
     "  --threads N             worker threads (default: one per core)\n"
-    "  --epochs E              passes over the data (default 20)\n"
+    "  --epochs E              passes over the data (default 20); 1 on text: one pass, each row\n"
+    "                          once as it is read and none kept (a pipe of any length), its\n"
+    "                          progressive loss printed at doubling rows\n"
     "  --step S                initial step size (default 2)\n"
     "  --schedule constant|decay|invscaling|adagrad\n"
     "                          step; step * decay^epoch (default); step / (1 + epochs)^power;\n"
@@ -115,6 +118,12 @@ typedef struct progress_state {
     hog_epoch_stats last;
     double *epoch_seconds; /* each epoch's training seconds, for the report */
     double *epoch_test;    /* each epoch's test loss (logloss where there is one), for the report */
+    struct {               /* a run in one pass: its progressive validation, for the report */
+        uint64_t rows;
+        double seconds;
+        hog_metrics all, recent;
+    } curve[80];           /* a point at each power of two of rows, and the last */
+    unsigned ncurve;
 } progress_state;
 
 static void print_metrics_brief(const hog_metrics *m, hog_loss loss)
@@ -142,6 +151,29 @@ static void on_progress(void *ctx, const hog_epoch_stats *s, int done)
                                                                           : (double)NAN;
         ps->epoch_test[s->epoch - 1] = isfinite(s->test.logloss) ? s->test.logloss : s->test.loss;
         ps->last = *s;
+    }
+    if (!done && s->progressive.rows) { /* Vowpal Wabbit's progressive validation, at doubling rows */
+        if (ps->ncurve < sizeof(ps->curve) / sizeof(ps->curve[0])) {
+            ps->curve[ps->ncurve].rows = s->examples;
+            ps->curve[ps->ncurve].seconds = s->seconds;
+            ps->curve[ps->ncurve].all = s->progressive;
+            ps->curve[ps->ncurve].recent = s->progressive_recent;
+            ps->ncurve++;
+        }
+        if (cli_quiet)
+            return;
+        const hog_metrics *a = &s->progressive, *r = &s->progressive_recent;
+        fprintf(stderr, "%sprogressive: %llu rows  loss %.4f (last %llu rows %.4f)", ps->tty && ps->bar ? "\r\033[K" : "",
+                (unsigned long long)s->examples, a->loss, (unsigned long long)r->rows, r->loss);
+        if (isfinite(a->accuracy))
+            fprintf(stderr, "  accuracy %.4f (%.4f)", a->accuracy, r->accuracy);
+        if (isfinite(a->auc))
+            fprintf(stderr, "  auc %.4f", a->auc);
+        if (isfinite(a->rmse))
+            fprintf(stderr, "  rmse %.4f (%.4f)", a->rmse, r->rmse);
+        fprintf(stderr, "  %.2f s\n", s->seconds);
+        ps->bar = 0;
+        return;
     }
     if (cli_quiet)
         return;
@@ -227,6 +259,22 @@ static int write_report(cli_out *o, const char *input, const char *model_path, c
             "  \"nonzero_weights\": %llu,\n  \"weights\": %llu", mi->params.early_stop, mi->params.average,
             mi->epochs_run, mi->best_epoch, (unsigned long long)mi->nonzero,
             (unsigned long long)mi->features * mi->outputs);
+    if (ps->ncurve) {
+        fprintf(f, ",\n  \"progressive\": [");
+        for (unsigned i = 0; i < ps->ncurve; i++) {
+            fprintf(f, "%s\n    {\"rows\": %llu, \"seconds\": ", i ? "," : "", (unsigned long long)ps->curve[i].rows);
+            cli_json_number(f, ps->curve[i].seconds);
+            fprintf(f, ", \"all\": ");
+            cli_json_metrics(f, &ps->curve[i].all);
+            fprintf(f, ", \"recent\": ");
+            cli_json_metrics(f, &ps->curve[i].recent);
+            fputc('}', f);
+        }
+        fprintf(f, "\n  ]");
+    }
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        fprintf(f, ",\n  \"peak_rss_bytes\": %llu", (unsigned long long)ru.ru_maxrss * 1024ull);
     fprintf(f, ",\n  \"train_metrics\": \"%s\",\n  \"train\": ", hog_train_metrics_name(mi->params.train_metrics));
     cli_json_metrics(f, &mi->train);
     fprintf(f, ",\n  \"test\": ");
@@ -732,8 +780,8 @@ static int train_main(int argc, char **argv, int tune)
     if (!rp.temp_dir && out) /* text too large for the limit goes next to the model */
         rp.temp_dir = cli_folder_of(out, out_dir, sizeof(out_dir));
 
-    progress_state ps = {isatty(2), 0, p.loss, {0}, calloc(p.epochs, sizeof(double)),
-                         calloc(p.epochs, sizeof(double))};
+    progress_state ps = {.tty = isatty(2), .loss = p.loss, .epoch_seconds = calloc(p.epochs, sizeof(double)),
+                         .epoch_test = calloc(p.epochs, sizeof(double))};
     p.progress = on_progress;
     p.progress_ctx = &ps;
     hog_file_run fr;

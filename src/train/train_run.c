@@ -445,7 +445,12 @@ int hog_run_segments(run_state *rs, const hog_dataset *train, char *err, size_t 
     rs->seg.nblocks = nblocks;
     rs->seg.nsegments = nsegments;
     rs->seg.per_block = spb;
+    hog_run_model_info(rs, train);
+    return 0;
+}
 
+void hog_run_model_info(run_state *rs, const hog_dataset *train)
+{
     hog_model *m = rs->m;
     m->info.params = *rs->p;
     m->info.params.threads = rs->nth;
@@ -464,8 +469,6 @@ int hog_run_segments(run_state *rs, const hog_dataset *train, char *err, size_t 
         hog_model_kind_copy(rs->avg.m, m);
         memcpy(rs->avg.m->class_labels, m->class_labels, (rs->classes ? rs->classes : 1) * sizeof(double));
     }
-    return 0;
-
 }
 
 /* Before the scan: a run with hog_train_params.interactions reads them

@@ -509,6 +509,10 @@ int hog_run_unpack(run_state *rs);
  * Returns 0 or -ENOMEM. */
 int hog_run_alloc_final(run_state *rs);
 
+/* The model's record of its run and its data (its parameters, the data's
+ * fingerprint, skipped lines and index base); hog_run_segments sets it. */
+void hog_run_model_info(run_state *rs, const hog_dataset *train);
+
 /* The segments of train's blocks, and the model's record of its data.
  * Returns 0, -ENOMEM or HOG_EPARAM (MAX_SEGMENTS or more; err says so). */
 int hog_run_segments(run_state *rs, const hog_dataset *train, char *err, size_t err_len);
@@ -689,6 +693,8 @@ typedef struct window_count {
     uint64_t top;           /* the window's largest index + 1 */
     int rc;                 /* 0, -ENOMEM, or 1: a label the run does not have */
     char why[96];
+    uint32_t bad_block, bad_row; /* rc 1: where that label is (blks[bad_block], its row bad_row) */
+    float bad_label;
 } window_count;
 
 /* Counts c's window into c->deg (grown to its largest index), c->deg_rows

@@ -273,6 +273,9 @@ void *hog_window_count(void *arg)
             if (!label_known(c, blk->label[r])) {
                 snprintf(c->why, sizeof(c->why), "label %g first appears in row %llu", (double)blk->label[r],
                          (unsigned long long)(c->row0 + (uint64_t)b * c->rpb + r + 1));
+                c->bad_block = b;
+                c->bad_row = r;
+                c->bad_label = blk->label[r];
                 c->rc = 1;
                 return NULL;
             }

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "train_run.h"
 
@@ -24,6 +25,9 @@
  *  data set, which the feed goes on building meanwhile.
  * ===================================================================== */
 #define STREAM_HEAD 4u
+/* The memory limit a run in one pass reads its text within (the pipeline
+ * takes a quarter: chunks of 1 MiB, a few in flight). */
+#define ONE_PASS_READ (128ull << 20)
 
 /* Blocks per window: enough segments that the workers' shares balance
  * (two blocks, eight segments, a worker), at most 16 (the feed holds three
@@ -57,6 +61,28 @@ static const char *stream_refusal(const hog_trainer *t)
         return "a field-aware model (its fields are counted on the whole data)";
     if (p->interactions && *p->interactions)
         return "feature crosses (they follow the data's features, counted on the whole data)";
+    return NULL;
+}
+
+/* Why a run that streams its first epoch keeps the data set for more than
+ * that epoch, or NULL when it trains in one pass: each row once as it is
+ * read, each block given back once trained, so that memory is bounded by
+ * the read-ahead and the model whatever the length of the text. */
+static const char *one_pass_refusal(const hog_trainer *t, const char *path, const char *cache_path)
+{
+    const hog_train_params *p = &t->p;
+    struct stat st;
+    if (p->epochs != 1)
+        return "more than one epoch";
+    if (cache_path)
+        return "a cache is written";
+    if (p->holdout > 0)
+        return "a holdout (evaluated on the data set kept)";
+    if (p->train_metrics == HOG_TRAIN_METRICS_EXACT)
+        return "exact training metrics (a pass over the data set kept)";
+    if (p->schedule == HOG_SCHEDULE_INVSCALING && (stat(path, &st) < 0 || !S_ISREG(st.st_mode)))
+        return "the invscaling schedule follows the position in the input, which a pipe's unknown length leaves "
+               "unknown";
     return NULL;
 }
 
@@ -227,17 +253,121 @@ static int stream_pass(run_state *rs, hog_block_source *src, hog_dataset *win, c
     return job.paused_at < job.nsegments;
 }
 
+/* Progressive validation of a one-pass run, Vowpal Wabbit's way: after the
+ * window in which the rows trained pass a power of two, and after the
+ * last, the metrics of every row so far and of the rows since the last
+ * report, each row scored before its step, go to the progress callback.
+ * The workers' sums are read between windows, when no worker runs. */
+typedef struct stream_prog {
+    hog_eval_sums now, then, diff; /* every row so far; at the last report; between them */
+    uint64_t next;                 /* the rows of the next report: a power of two */
+    int on;
+} stream_prog;
+
+static int stream_prog_init(stream_prog *sp, const run_state *rs)
+{
+    memset(sp, 0, sizeof(*sp));
+    sp->next = 1;
+    sp->on = rs->prog_on && rs->p->epochs == 1 && rs->p->progress;
+    if (sp->on && (hog_eval_sums_init(&sp->now, rs->m) < 0 || hog_eval_sums_init(&sp->then, rs->m) < 0 ||
+                   hog_eval_sums_init(&sp->diff, rs->m) < 0))
+        return -ENOMEM;
+    return 0;
+}
+
+static void stream_prog_free(stream_prog *sp)
+{
+    hog_eval_sums_free(&sp->now);
+    hog_eval_sums_free(&sp->then);
+    hog_eval_sums_free(&sp->diff);
+}
+
+/* Copies the sums of from into to, whose histogram (if any) is its own. */
+static void prog_copy(hog_eval_sums *to, const hog_eval_sums *from)
+{
+    uint64_t *hist = to->hist;
+    *to = *from;
+    to->hist = hist;
+    if (hist)
+        memcpy(hist, from->hist, 2 * HOG_AUC_BINS * sizeof(uint64_t));
+}
+
+static void stream_prog_report(stream_prog *sp, run_state *rs, double seconds, double progress, int last)
+{
+    if (!sp->on)
+        return;
+    uint64_t rows = 0;
+    for (unsigned i = 0; i < rs->nth; i++)
+        rows += rs->ws[i].prog.rows;
+    if (rows == sp->then.rows || (rows < sp->next && !last))
+        return;
+    prog_copy(&sp->now, &rs->ws[0].prog);
+    for (unsigned i = 1; i < rs->nth; i++)
+        hog_eval_sums_merge(&sp->now, &rs->ws[i].prog);
+    hog_eval_sums *d = &sp->diff;
+    const hog_eval_sums *a = &sp->now, *b = &sp->then;
+    d->rows = a->rows - b->rows;
+    d->wsum = a->wsum - b->wsum;
+    d->correct = a->correct - b->correct;
+    d->known = a->known - b->known;
+    d->loss = a->loss - b->loss;
+    d->sq = a->sq - b->sq;
+    for (uint32_t k = 0; d->hist && k < 2 * HOG_AUC_BINS; k++)
+        d->hist[k] = a->hist[k] - b->hist[k];
+    hog_epoch_stats st = rs->st;
+    st.examples = rows;
+    st.seconds = seconds;
+    st.progress = progress;
+    hog_eval_metrics(rs->m, &sp->now, &st.progressive);
+    hog_eval_metrics(rs->m, d, &st.progressive_recent);
+    rs->p->progress(rs->p->progress_ctx, &st, 0);
+    prog_copy(&sp->then, &sp->now);
+    while (sp->next <= rows)
+        sp->next *= 2;
+}
+
+/* The error of a one-pass run whose counting thread found a label the
+ * head did not have (c, over the window blks, the blocks handed out from
+ * number first, whose first row is row0). */
+static int one_pass_label(const run_state *rs, hog_feed *feed, const char *path, const window_count *c,
+                          uint64_t first, uint64_t row0, char *err, size_t err_len)
+{
+    uint64_t extra;
+    const uint64_t line = hog_feed_block_line(feed, first + c->bad_block, &extra) + c->bad_row;
+    const uint64_t row = row0 + (uint64_t)c->bad_block * c->rpb + c->bad_row + 1;
+    char where[80], had[96] = "";
+    if (extra == 0)
+        snprintf(where, sizeof(where), "%llu", (unsigned long long)line);
+    else /* the blank, comment or skipped lines of its piece of text may lie before it */
+        snprintf(where, sizeof(where), " row %llu (on line %llu to %llu)", (unsigned long long)row,
+                 (unsigned long long)line, (unsigned long long)(line + extra));
+    for (uint32_t k = 0, n = 0; k < rs->classes && n + 24 < sizeof(had); k++)
+        n += (unsigned)snprintf(had + n, sizeof(had) - n, "%s%g", k ? ", " : "", rs->classes_of[k]);
+    return hog_fail(HOG_ELABEL, err, err_len, "%s:%s: label %g is not one of the %u label values the first rows "
+                    "had (%s): a run in one pass settles its classes on its first blocks, and keeps no row to "
+                    "start over with. Put a row of every class among the first rows, or read the text whole "
+                    "first (hog_train_params.stream 0, or more than one epoch)", path, where,
+                    (double)c->bad_label, rs->classes, had);
+}
+
 /* Trains the first epoch on the feed's blocks as they come, the head (n
  * blocks in held, which has room for two windows) first: each window is
  * one pass of the workers while a counting thread takes the next.
  * Returns 0 (rs->deg holds every training row's degrees, rs->seconds the
  * epoch's time), 1 when a label the head lacked showed (why says which),
  * or a negative error. *held_n: the blocks still held, to give back. */
-static int stream_epoch(run_state *rs, hog_feed *feed, hog_block *held, uint32_t n, double pos, uint32_t window,
-                        uint32_t rpb, uint32_t *segments, uint32_t *held_n, double *l2, char *why, size_t why_len,
-                        char *err, size_t err_len)
+static int stream_epoch(run_state *rs, hog_feed *feed, const char *path, int one_pass, hog_block *held, uint32_t n,
+                        double pos, uint32_t window, uint32_t rpb, uint32_t *segments, uint32_t *held_n, double *l2,
+                        char *why, size_t why_len, char *err, size_t err_len)
 {
     int rc = 0;
+    stream_prog sp;
+    if (stream_prog_init(&sp, rs) < 0) {
+        stream_prog_free(&sp);
+        *held_n = n;
+        return hog_fail(-ENOMEM, err, err_len, "out of memory");
+    }
+    uint64_t taken = n; /* blocks handed out by the feed */
     rs->st.epoch = 1;
     rs->prog_whole = rs->p->epochs == 1; /* the last epoch, from its first row */
     /* The windows' blocks, just parsed, are read through a source as every
@@ -247,10 +377,11 @@ static int stream_epoch(run_state *rs, hog_feed *feed, hog_block *held, uint32_t
     win.info.blocks = 2 * window;
     win.info.rows_per_block = rpb;
     win.fd = -1;
-    hog_source_params sp = hog_source_params_default();
-    sp.readers = rs->nth;
+    hog_source_params spar = hog_source_params_default();
+    spar.readers = rs->nth;
     hog_block_source *src;
-    if ((rc = hog_block_source_open(&win, &sp, &src)) < 0) {
+    if ((rc = hog_block_source_open(&win, &spar, &src)) < 0) {
+        stream_prog_free(&sp);
         *held_n = n;
         return hog_fail(rc, err, err_len, "out of memory");
     }
@@ -271,6 +402,8 @@ static int stream_epoch(run_state *rs, hog_feed *feed, hog_block *held, uint32_t
             nnxt++;
         if (rc < 0)
             break;
+        taken += nnxt;
+        const int last = nnxt == 0;
         rc = 0;
         uint64_t row_nxt = row0;
         for (uint32_t b = 0; b < ncur; b++)
@@ -296,6 +429,8 @@ static int stream_epoch(run_state *rs, hog_feed *feed, hog_block *held, uint32_t
             rc = paused;
             break;
         }
+        if (!paused)
+            stream_prog_report(&sp, rs, hog_now() - t_start, pos_cur, last);
         if (paused) { /* no checkpoint: a streamed run takes none */
             atomic_store_explicit(rs->ck.timer.interrupted, 0, memory_order_relaxed);
             rc = hog_fail(HOG_EINTERRUPTED, err, err_len, "interrupted in epoch 1 of %u, while the training text "
@@ -312,7 +447,9 @@ static int stream_epoch(run_state *rs, hog_feed *feed, hog_block *held, uint32_t
         row0 = row_nxt;
         frac0 = pos_cur;
         pos_cur = pos_nxt;
-        if (sc.rc != 0) {
+        if (sc.rc == 1 && one_pass) {
+            rc = one_pass_label(rs, feed, path, &sc, taken - ncur, row0, err, err_len);
+        } else if (sc.rc != 0) {
             rc = sc.rc < 0 ? hog_fail(sc.rc, err, err_len, "out of memory") : 1;
             if (rc == 1)
                 snprintf(why, why_len, "%s", sc.why);
@@ -332,6 +469,7 @@ static int stream_epoch(run_state *rs, hog_feed *feed, hog_block *held, uint32_t
         }
     }
     hog_block_source_close(src);
+    stream_prog_free(&sp);
     rs->seconds = hog_now() - t_start;
     /* The degrees are the run's again, with room for every feature. */
     rs->deg = sc.deg;
@@ -355,9 +493,9 @@ static int stream_epoch(run_state *rs, hog_feed *feed, hog_block *held, uint32_t
  * opened once the head shows the text's index base. Returns 0 (the model
  * in *out), 1 when the text must be read whole first (fr->note says why;
  * every block handed out is back), or a negative error. */
-static int stream_file(hog_trainer *t, const char *path, const hog_input *in, uint32_t window, const char *test_path,
-                       double t0, hog_dataset **test, hog_dataset **ds, hog_model **out, hog_file_run *fr, char *err,
-                       size_t err_len)
+static int stream_file(hog_trainer *t, const char *path, const hog_input *in, int one_pass, uint32_t window,
+                       const char *test_path, double t0, hog_dataset **test, hog_dataset **ds, hog_model **out,
+                       hog_file_run *fr, char *err, size_t err_len)
 {
     const uint32_t rpb = in->read.rows_per_block;
     hog_feed *feed = in->feed;
@@ -389,22 +527,33 @@ static int stream_file(hog_trainer *t, const char *path, const hog_input *in, ui
     } else {
         rc = n ? stream_head(&rs, held, n, rpb, fr->note, sizeof(fr->note)) : 1;
     }
+    if (rc == 1 && one_pass && n && in->unsized) /* no block is kept to read whole, and a pipe is read once */
+        rc = hog_fail(HOG_EPARAM, err, err_len, "%s: %s: a run in one pass settles what it trains on its first "
+                      "%u blocks, and keeps no row to read whole. Read the text whole first "
+                      "(hog_train_params.stream 0, or more than one epoch)%s", path, fr->note, n,
+                      rs.kernel == HOG_KERNEL_DENSE ? ", or set hog_train_params.kernel sparse" : "");
     if (rc == 1)
         hog_log(HOG_LOG_INFO, "reading %s whole before training: %s", path, fr->note);
     if (rc != 0)
         goto out;
 
-    hog_log(HOG_LOG_INFO, "training while reading %s: the first epoch takes its rows in file order, in windows of "
-            "%u blocks", path, window);
+    if (one_pass)
+        hog_log(HOG_LOG_INFO, "training on %s in one pass: each row once as it is read, in file order shuffled "
+                "within windows of %u blocks, scored before its step; at most %u blocks held", path, window,
+                3 * window);
+    else
+        hog_log(HOG_LOG_INFO, "training while reading %s: the first epoch takes its rows in file order, in windows "
+                "of %u blocks", path, window);
     atomic_store(&t->training, 1);
-    rc = stream_epoch(&rs, feed, held, n, pos, window, rpb, segments, &n, &t->p.l2, fr->note, sizeof(fr->note), err,
-                      err_len);
+    rc = stream_epoch(&rs, feed, path, one_pass, held, n, pos, window, rpb, segments, &n, &t->p.l2, fr->note,
+                      sizeof(fr->note), err, err_len);
     if (rc == 1) {
         hog_log(HOG_LOG_INFO, "%s: %s: training again from the start on the whole file", path, fr->note);
         snprintf(fr->note + strlen(fr->note), sizeof(fr->note) - strlen(fr->note), "; started over");
     }
     if (rc != 0)
         goto out;
+    stream_l2(&rs, &t->p.l2, rs.deg_rows, 1); /* every training row counted: the model keeps it */
     fr->streamed = 1;
     rc = hog_feed_finish(feed, ds, err, err_len);
     if (rc < 0)
@@ -412,7 +561,16 @@ static int stream_file(hog_trainer *t, const char *path, const hog_input *in, ui
     fr->read_seconds = hog_now() - t0;
     /* The whole data set: its size, and the tables from every row's degrees. */
     uint64_t dim = HOG_MAX((*ds)->info.features, 1);
-    if ((rc = run_grow(&rs, dim)) == 0) {
+    if (one_pass) { /* no epoch is left: the model is made from the rows counted */
+        if ((rc = run_grow(&rs, dim)) == 0)
+            run_settle_dim(&rs, dim);
+        if (rc == 0)
+            rc = hog_run_alloc_final(&rs);
+        if (rc == 0) {
+            hog_run_model_info(&rs, *ds);
+            rc = hog_epochs_run(&rs, *ds, *test, 1, out, err, err_len);
+        }
+    } else if ((rc = run_grow(&rs, dim)) == 0) {
         run_settle_dim(&rs, dim);
         /* The later epochs read the data set the feed built through a
          * source, out of core when it is larger than the limit. */
@@ -424,12 +582,11 @@ static int stream_file(hog_trainer *t, const char *path, const hog_input *in, ui
             rc = hog_run_tables(&rs);
         }
     }
-    if (rc == 0)
+    if (rc == 0 && !one_pass)
         rc = hog_run_alloc_final(&rs);
-    stream_l2(&rs, &t->p.l2, rs.deg_rows, 1); /* every training row counted: the model keeps it */
-    if (rc == 0)
+    if (rc == 0 && !one_pass)
         rc = hog_run_segments(&rs, *ds, err, err_len);
-    if (rc == 0)
+    if (rc == 0 && !one_pass)
         rc = hog_epochs_run(&rs, *ds, *test, 1, out, err, err_len);
     if (rc == -ENOMEM)
         hog_fail(rc, err, err_len, "out of memory");
@@ -468,9 +625,20 @@ int hog_trainer_run_file(hog_trainer *t, const char *path, const hog_read_params
         hog_checkpoint_free(&ck);
         return rc;
     }
+    /* One epoch over text is trained in one pass: no block is kept (see
+     * one_pass_refusal). */
+    const char *refusal = stream_refusal(t), *kept = refusal ? refusal : one_pass_refusal(t, path, cache_path);
+    const int one_pass = !kept;
     hog_input in;
     hog_read_params within;
-    rc = hog_input_open(path, hog_trainer_read_params(t, rp, &within), cache_path, 3 * window, &in, err, err_len);
+    const hog_read_params *read = hog_trainer_read_params(t, rp, &within);
+    const uint64_t read_limit = within.mem_limit;
+    /* One pass holds no data set: the read-ahead is all its data, and a
+     * quarter of ONE_PASS_READ (the pipeline's share) parses at full speed. */
+    if (one_pass && (!within.mem_limit || within.mem_limit > ONE_PASS_READ))
+        within.mem_limit = ONE_PASS_READ;
+    rc = one_pass ? hog_input_open_pass(path, read, 3 * window, &in, err, err_len)
+                  : hog_input_open(path, read, cache_path, 3 * window, &in, err, err_len);
     if (rc < 0) {
         hog_checkpoint_free(&ck);
         return rc;
@@ -483,17 +651,32 @@ int hog_trainer_run_file(hog_trainer *t, const char *path, const hog_read_params
          * pipe's unknown length leaves unknown: its text is read whole
          * first (into memory or the cache, as a streamed run would keep it
          * anyway). */
-        const char *refusal = stream_refusal(t);
-        if (!refusal)
-            refusal = in.unsized;
-        if (refusal) {
-            snprintf(fr.note, sizeof(fr.note), "%s", refusal);
+        if (refusal || (!one_pass && in.unsized)) {
+            if (refusal)
+                snprintf(fr.note, sizeof(fr.note), "%s", refusal);
+            else
+                snprintf(fr.note, sizeof(fr.note), "%s, and the data set is kept for %s", in.unsized, kept);
             if (p->stream)
                 hog_log(HOG_LOG_INFO, "reading %s whole before training: %s", path, fr.note);
         } else {
-            rc = stream_file(t, path, &in, window, test_path, t0, &test, &ds, out, &fr, err, err_len);
+            if (!one_pass)
+                hog_log(HOG_LOG_DEBUG, "%s: the data set is kept for %s", path, kept);
+            rc = stream_file(t, path, &in, one_pass, window, test_path, t0, &test, &ds, out, &fr, err, err_len);
         }
-        if (rc == 1) { /* the feed only builds the data set */
+        if (rc == 1 && one_pass && !in.unsized) {
+            /* The first blocks of a file settled nothing (dense data, class
+             * names, one label value), and no row was trained: it is read
+             * again, whole, as a run that keeps its data set reads it. */
+            hog_feed_free(in.feed);
+            in.feed = NULL;
+            within.mem_limit = read_limit;
+            hog_dataset_close(test);
+            test = NULL;
+            if ((rc = hog_input_open(path, read, cache_path, 3 * window, &in, err, err_len)) == 0)
+                rc = 1;
+            ds = in.ds;
+        }
+        if (rc == 1 && in.feed) { /* the feed only builds the data set */
             hog_feed_drain(in.feed);
             if ((rc = hog_feed_finish(in.feed, &ds, err, err_len)) == 0)
                 rc = 1;
