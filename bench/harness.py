@@ -879,9 +879,32 @@ def study_fm(rows, limits, curves, plots, out):
                             "time to the target"], lines)
 
 
+def study_stream(rows, limits, curves, plots, out):
+    """Per tool and way in (a file or a pipe): the runs' rows/s (rows over
+    the command's wall time), the median of each round's ratio to the file
+    run of the same round, and the peak RSS."""
+    by_rep = {(r["case"], r["tool"], r["rep"]): r for r in rows}
+    lines = []
+    for (case, tool) in sorted({(r["case"], r["tool"]) for r in rows}, key=lambda k: (k[1] != "hogtrain", k)):
+        rs = [r for r in rows if r["case"] == case and r["tool"] == tool]
+        n = fnum(rs[0]["params"].split("=")[1])
+        rate = [n / fnum(r["wall_s"]) for r in rs if fnum(r["wall_s"])]
+        ratios = []
+        for r in rs:
+            ref = by_rep.get(("file", "hogtrain", r["rep"]))
+            if ref and fnum(r["wall_s"]) and fnum(ref["wall_s"]):
+                ratios.append(fnum(ref["wall_s"]) / fnum(r["wall_s"]))
+        rss = [fnum(r["peak_rss_kb"]) * 1024 for r in rs if fnum(r["peak_rss_kb"])]
+        lines.append(["%s, %s" % (tool, case), rs[0]["threads"], len(rs), fmt_range(rate, "rows/s"),
+                      fmt_range(ratios) if ratios else "-",
+                      si(med(rss), "B") if rss else "-"])
+    return md_table(["tool, input", "threads", "runs", "rows/s median (min to max)",
+                     "of hogtrain from the file, same round: median (min to max)", "peak RSS median"], lines)
+
+
 STUDIES = {"threads": study_threads, "sparsity": study_sparsity, "size": study_size,
            "etl": study_etl, "peers": study_peers, "replicas": study_replicas, "nodes": study_nodes,
-           "model-size": study_model_size, "fm": study_fm}
+           "model-size": study_model_size, "fm": study_fm, "stream": study_stream}
 
 
 # Each figure's title, by its name (or the start of it).
