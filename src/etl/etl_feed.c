@@ -21,6 +21,10 @@
  * handed out as it is; a block written to the cache stays in the arrays the
  * builder filled, which the slot takes in exchange for its own (no copy).
  * Blocks are a few MiB, so one lock per block costs nothing measurable.
+ * A feed for one pass (hog_feed_start_pass) has a builder that keeps no
+ * block: every block is a trade of arrays, so memory is the ring's depth
+ * blocks whatever the length of the text, and the data set it finishes
+ * holds only the counts.
  */
 
 typedef struct feed_slot {
