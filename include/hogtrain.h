@@ -64,7 +64,9 @@ const char *hog_version_string(void);
  *  value and passes in (hog_read_params, hog_train_params, hog_mf_params,
  *  hog_link_params, hog_predict_params) have a fixed size (128, 256, 128,
  *  192 and 64 bytes on 64-bit systems, which the library's build checks)
- *  and end in a reserved area:
+ *  and end in a reserved area (hog_mf_params' last 4 bytes became
+ *  early_stop in 0.2: it has no room left, and a further field of its
+ *  needs a new major version):
  *  - Make them with their _default() function, which zeroes the reserved
  *    area; a program that fills one in itself zeroes it all first.
  *  - A minor version adds a field only by taking its bytes from the front
@@ -1437,12 +1439,18 @@ typedef struct hog_mf_params {
                             default): a user's or item's factors and bias step by
                             step x decay^epoch / sqrt(G), G being 1 plus the sum, over the
                             row's updates so far, of its factors' mean squared gradient */
-    uint32_t reserved;   /* zero; the room for new fields (see Compatibility) */
+    unsigned early_stop; /* 0: off (what a zeroed field meant before it existed); K (up to
+                            1000000): with a test set or holdout, stop after K epochs without a
+                            lower test RMSE and keep the best epoch's model (its biases and
+                            factors; hog_mf_get_epochs says which). Neither: HOG_EPARAM; a
+                            multi-node run (link) refuses it (HOG_EPARAM: each rank would keep
+                            its own best). Took the bytes of the reserved field in 0.2 */
 } hog_mf_params;
 
 /* The defaults: rank 32, one thread per core, 20 epochs, step 0.1 under
  * the AdaGrad step schedule, decay 0.95, l2 0.1, l2_bias 0.01, init 0.1, no
- * holdout, seed 1, clamping and binding on, the grid schedule with its
+ * holdout and no early stopping (the command's default for several epochs
+ * is --holdout 0.1 --early-stop 3), seed 1, clamping and binding on, the grid schedule with its
  * bands chosen by the run, no progress callback (measured on MovieLens and
  * a generated 20M-rating matrix beside LIBMF, see the README). */
 hog_mf_params hog_mf_params_default(void);
@@ -1519,6 +1527,16 @@ void hog_mf_free(hog_mf_model *m);
 
 /* Fills *info. Never fails. */
 void hog_mf_get_info(const hog_mf_model *m, hog_mf_info *info);
+
+/* The epochs m's run trained (*epochs_run: params.epochs unless it stopped
+ * early) and the epoch whose biases and factors m holds (*best_epoch,
+ * 1-based: epochs_run, or with params.early_stop the one with the lowest
+ * test RMSE, whose RMSE is info.test_rmse). A model saved before early
+ * stopping existed gives params.epochs for both. Either pointer may be
+ * NULL. A function of its own, not fields of hog_mf_info: that struct is
+ * filled in by the library, so a field added to it would break programs
+ * built against an older header (see Compatibility). Never fails. */
+void hog_mf_get_epochs(const hog_mf_model *m, unsigned *epochs_run, unsigned *best_epoch);
 
 /* The dense id of a user (item) name, or -1 if the model does not know it. */
 int64_t hog_mf_user_id(const hog_mf_model *m, const char *name);

@@ -430,3 +430,112 @@ Test(mf, pairs_files_are_predicted_in_order)
     hog_mf_free(m);
     hog_ratings_close(r);
 }
+
+/* Every epoch's test RMSE, as the progress callback saw them. */
+static double epoch_rmse[200];
+static unsigned epochs_seen;
+
+static void record_epoch(void *ctx, const hog_mf_epoch_stats *st)
+{
+    (void)ctx;
+    cr_assert(st->epoch >= 1 && st->epoch <= HOG_ARRAY_LEN(epoch_rmse));
+    epoch_rmse[st->epoch - 1] = st->test_rmse;
+    epochs_seen = st->epoch;
+}
+
+/* Few ratings, a large rank and no L2: the test RMSE falls, then rises as
+ * the factors fit the training noise. Early stopping ends the run K epochs
+ * after the lowest and keeps that epoch's biases and factors: the model
+ * predicts the test set with the RMSE that epoch measured. */
+Test(mf, early_stopping_stops_and_keeps_the_best_epochs_model)
+{
+    /* 2,100 ratings of one matrix: the first 1,500 to train on, the rest to test. */
+    write_low_rank("all.csv", 60, 50, 2, 2100, 0.3, 5);
+    FILE *src = fopen(path_of("all.csv"), "r"), *tr = fopen(path_of("ov.csv"), "w"), *te = fopen(path_of("ovt.csv"), "w");
+    cr_assert(src && tr && te);
+    char line[128];
+    for (unsigned n = 0; fgets(line, sizeof(line), src); n++) {
+        if (n == 0 || n <= 1500)
+            fputs(line, tr);
+        if (n == 0 || n > 1500)
+            fputs(line, te);
+    }
+    fclose(src);
+    fclose(tr);
+    fclose(te);
+    hog_ratings *r = open_ok("ov.csv", 0), *t = open_ok("ovt.csv", 0);
+    hog_mf_params p = hog_mf_params_default();
+    p.rank = 32;
+    p.threads = 1;
+    p.bind = 0;
+    p.epochs = 200;
+    p.decay = 1;
+    p.l2 = 0;
+    p.l2_bias = 0;
+    p.early_stop = 3;
+    p.progress = record_epoch;
+    hog_mf_model *m = NULL;
+    char err[512] = "";
+    cr_assert_eq(hog_mf_train(&p, r, t, &m, err, sizeof(err)), 0, "%s", err);
+    unsigned run, best;
+    hog_mf_get_epochs(m, &run, &best);
+    cr_assert_eq(run, epochs_seen);
+    cr_assert_lt(run, p.epochs, "the test rmse never stopped falling in %u epochs", run);
+    cr_assert_eq(best + p.early_stop, run, "stopped %u epochs after the best, %u", run - best, best);
+    for (unsigned e = 0; e < run; e++)
+        cr_assert(e + 1 == best || epoch_rmse[e] >= epoch_rmse[best - 1], "epoch %u's rmse %.6f is below epoch %u's %.6f",
+                  e + 1, epoch_rmse[e], best, epoch_rmse[best - 1]);
+    cr_assert_gt(epoch_rmse[run - 1], epoch_rmse[best - 1]);
+    hog_mf_info in;
+    hog_mf_get_info(m, &in);
+    cr_assert(in.test_rmse == epoch_rmse[best - 1], "%.17g vs %.17g", in.test_rmse, epoch_rmse[best - 1]);
+    cr_assert_eq(in.params.early_stop, 3u);
+    float *pred = malloc(600 * sizeof(float));
+    double rmse;
+    cr_assert_eq(hog_mf_predict_ratings(m, t, pred, &rmse), 0);
+    cr_assert(fabs(rmse - epoch_rmse[best - 1]) < 1e-6, "the kept model's rmse %.9f, the best epoch's %.9f", rmse,
+              epoch_rmse[best - 1]);
+    free(pred);
+    /* The model file keeps the epochs; the same run without early stopping
+     * trains every epoch and ends worse. */
+    cr_assert_eq(hog_mf_save(m, path_of("ov.mf")), 0);
+    hog_mf_model *back = NULL;
+    cr_assert_eq(hog_mf_load(path_of("ov.mf"), &back, err, sizeof(err)), 0, "%s", err);
+    unsigned run2, best2;
+    hog_mf_get_epochs(back, &run2, &best2);
+    cr_assert(run2 == run && best2 == best, "loaded %u, %u", run2, best2);
+    hog_mf_free(back);
+    p.early_stop = 0;
+    p.epochs = run;
+    hog_mf_model *all = NULL;
+    cr_assert_eq(hog_mf_train(&p, r, t, &all, err, sizeof(err)), 0, "%s", err);
+    hog_mf_get_epochs(all, &run2, &best2);
+    cr_assert(run2 == run && best2 == run, "%u, %u", run2, best2);
+    hog_mf_info ia;
+    hog_mf_get_info(all, &ia);
+    cr_assert(ia.test_rmse == epoch_rmse[run - 1], "%.17g vs %.17g", ia.test_rmse, epoch_rmse[run - 1]);
+    hog_mf_free(all);
+    hog_mf_free(m);
+    hog_ratings_close(t);
+    hog_ratings_close(r);
+}
+
+/* Early stopping needs something to measure on, and one machine. */
+Test(mf, early_stopping_without_a_test_set_is_refused)
+{
+    write_low_rank("es.csv", 20, 20, 2, 200, 0.1, 3);
+    hog_ratings *r = open_ok("es.csv", 0);
+    hog_mf_params p = low_rank_params(1, 3, HOG_SCHEDULE_ADAGRAD);
+    p.holdout = 0;
+    p.early_stop = 2;
+    hog_mf_model *m = NULL;
+    char err[512] = "";
+    cr_assert_eq(hog_mf_train(&p, r, NULL, &m, err, sizeof(err)), HOG_EPARAM);
+    cr_assert(strstr(err, "hog_mf_params.early_stop needs a test set or hog_mf_params.holdout"), "%s", err);
+    cr_assert_null(m);
+    const char *field = NULL;
+    p.early_stop = 1000001;
+    cr_assert_eq(hog_mf_params_check(&p, &field), HOG_EPARAM);
+    cr_assert_str_eq(field, "early_stop");
+    hog_ratings_close(r);
+}

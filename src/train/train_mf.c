@@ -69,6 +69,8 @@ int hog_mf_params_check(const hog_mf_params *p, const char **field)
         bad = "grid";
     else if (p->step_schedule != HOG_SCHEDULE_DECAY && p->step_schedule != HOG_SCHEDULE_ADAGRAD)
         bad = "step_schedule";
+    else if (p->early_stop > 1000000)
+        bad = "early_stop";
     if (field)
         *field = bad;
     return bad ? HOG_EPARAM : 0;
@@ -137,6 +139,7 @@ void hog_mf_free(hog_mf_model *m)
     hog_free((void *)m->bu);
     hog_free((void *)m->bi);
     mf_adagrad_free(m);
+    hog_mf_free(m->best);
     hog_idmap_free(&m->users);
     hog_idmap_free(&m->items);
     hog_free(m);
@@ -145,6 +148,28 @@ void hog_mf_free(hog_mf_model *m)
 void hog_mf_get_info(const hog_mf_model *m, hog_mf_info *info)
 {
     *info = m->info;
+}
+
+void hog_mf_get_epochs(const hog_mf_model *m, unsigned *epochs_run, unsigned *best_epoch)
+{
+    if (epochs_run)
+        *epochs_run = m->epochs_run;
+    if (best_epoch)
+        *best_epoch = m->best_epoch;
+}
+
+/* Copies the biases and factors of src into dst, of the same shape. */
+static void mf_copy_rows(hog_mf_model *dst, const hog_mf_model *src)
+{
+    const size_t np = (size_t)src->info.users * src->stride, nq = (size_t)src->info.items * src->stride;
+    for (size_t i = 0; i < np; i++)
+        hog_w_store(&dst->p[i], hog_w_load(&src->p[i]));
+    for (size_t i = 0; i < nq; i++)
+        hog_w_store(&dst->q[i], hog_w_load(&src->q[i]));
+    for (uint32_t u = 0; u < src->info.users; u++)
+        hog_w_store(&dst->bu[u], hog_w_load(&src->bu[u]));
+    for (uint32_t i = 0; i < src->info.items; i++)
+        hog_w_store(&dst->bi[i], hog_w_load(&src->bi[i]));
 }
 
 int64_t hog_mf_user_id(const hog_mf_model *m, const char *name)
@@ -737,7 +762,9 @@ static int mf_epochs(mf_run *rs, mf_job *job, uint64_t nseg, uint64_t neval, mf_
     const hog_mf_params *p = job->p;
     int rc;
     double first = NAN; /* the first epoch's training error */
-    for (; at->epoch < p->epochs; at->epoch++, at->segment = 0) {
+    int stop = 0;
+    /* A finished run (a checkpoint of one that stopped early among them) trains no more. */
+    for (; !at->finished && at->epoch < p->epochs && !stop; at->epoch++, at->segment = 0) {
         const unsigned e = at->epoch;
         if (at->segment == 0) { /* the last evaluation used se */
             at->updates0 = st->updates;
@@ -805,9 +832,26 @@ static int mf_epochs(mf_run *rs, mf_job *job, uint64_t nseg, uint64_t neval, mf_
             if ((rc = hog_link_epoch_end(p->link, e, err, err_len)) < 0)
                 return rc;
         }
+        /* Early stopping, as the linear runs' (train_epoch.c): a lower test
+         * RMSE keeps this epoch's model; K epochs without one end the run.
+         * A NaN RMSE is no improvement. */
+        if (job->m->best) {
+            if (at->best_epoch == 0 || st->test_rmse < at->best_rmse) {
+                at->best_rmse = st->test_rmse;
+                at->best_epoch = e + 1;
+                at->since = 0;
+                mf_copy_rows(job->m->best, job->m);
+            } else if (++at->since >= p->early_stop) {
+                stop = 1;
+                hog_log(HOG_LOG_INFO, "early stop after epoch %u: no lower test rmse for %u epochs; keeping epoch %u "
+                        "(test rmse %.4f)", e + 1, p->early_stop, at->best_epoch, at->best_rmse);
+            }
+        }
     }
-    *at = (mf_position){.epoch = at->epoch, .finished = 1, .updates0 = st->updates, .seconds = at->seconds,
-                        .train_rmse = st->train_rmse, .test_rmse = st->test_rmse};
+    if (!at->finished)
+        *at = (mf_position){.epoch = at->epoch, .finished = 1, .updates0 = st->updates, .seconds = at->seconds,
+                            .train_rmse = st->train_rmse, .test_rmse = st->test_rmse, .best_rmse = at->best_rmse,
+                            .best_epoch = at->best_epoch, .since = at->since};
     return mf_pause(rs, job->m, at, 1, err, err_len);
 }
 
@@ -854,6 +898,12 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
     if (!train->info.has_ratings || (test && !test->info.has_ratings))
         return hog_fail(HOG_ELABEL, err, err_len, "%s set has user-item pairs but no ratings",
                         train->info.has_ratings ? "the test" : "the training");
+    if (p->early_stop && p->link)
+        return hog_fail(HOG_EPARAM, err, err_len, "a multi-node run takes no hog_mf_params.early_stop: each rank "
+                        "would keep its own best epoch; set it to 0 with a link");
+    if (p->early_stop && !test && !(p->holdout > 0))
+        return hog_fail(HOG_EPARAM, err, err_len, "hog_mf_params.early_stop needs a test set or "
+                        "hog_mf_params.holdout to measure improvement on");
     mf_run rs = {0};
     hog_mf_model *m = NULL;
     int resume;
@@ -978,6 +1028,10 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
     hog_pool_run(rs.pool, init_worker, &ij);
     if (p->step_schedule == HOG_SCHEDULE_ADAGRAD && (rc = mf_adagrad_new(m)) < 0)
         goto fail;
+    if (p->early_stop && !(m->best = hog_mf_new(m->info.users, m->info.items, p->rank))) {
+        rc = -ENOMEM;
+        goto fail;
+    }
     if (p->link && (rc = mf_link_start(p, train, m, err, err_len)) < 0)
         goto fail;
 
@@ -988,7 +1042,7 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
                   .now = rs.timer.now};
     rs.shape.train_ratings = ntrain;
     rs.shape.segments = rs.grid.blocks ? rs.grid.blocks : (uint32_t)nseg;
-    mf_position at = {.train_rmse = NAN, .test_rmse = NAN};
+    mf_position at = {.train_rmse = NAN, .test_rmse = NAN, .best_rmse = NAN};
     if (resume && (rc = hog_mf_checkpoint_apply(&rs.ck, &rs.shape, m, rs.ws, rs.nth, &at, err, err_len)) < 0)
         goto fail;
     if (resume) {
@@ -1024,6 +1078,15 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
     m->info.updates = st.updates;
     m->info.seconds = at.seconds;
     m->info.test_rmse = st.test_rmse;
+    m->epochs_run = m->best_epoch = at.epoch;
+    if (m->best && at.best_epoch) { /* the best epoch's model, and its test RMSE */
+        if (at.best_epoch != at.epoch)
+            mf_copy_rows(m, m->best);
+        m->best_epoch = at.best_epoch;
+        m->info.test_rmse = at.best_rmse;
+    }
+    hog_mf_free(m->best);
+    m->best = NULL;
     m->info.train_rmse = evaluate(&job, rs.pool, rs.nth, rs.train, ntrain);
     mf_run_free(&rs);
     *out = m;

@@ -19,6 +19,9 @@ struct hog_mf_model {
     hog_weight *gp;     /* HOG_SCHEDULE_ADAGRAD while training: per user row, its G (1 plus its
                            factors' mean squared gradients so far); NULL otherwise */
     hog_weight *gq;     /* the same per item row */
+    hog_mf_model *best; /* params.early_stop while training: the best epoch's biases and factors
+                           (its p, q, bu and bi only); NULL otherwise */
+    unsigned epochs_run, best_epoch; /* hog_mf_get_epochs */
     hog_idmap users, items;
 };
 
@@ -180,6 +183,12 @@ typedef struct mf_position {
     double seconds;       /* training seconds so far */
     double train_rmse;    /* the last epoch's statistics */
     double test_rmse;
+    /* Early stopping (hog_mf_params.early_stop): the lowest test RMSE
+     * after an epoch, that epoch (1-based; 0: none yet, best_rmse then
+     * NaN), and the epochs since it; its model is hog_mf_model.best. */
+    double best_rmse;
+    unsigned best_epoch;
+    unsigned since;
 } mf_position;
 
 /* What a run's checkpoint describes besides its position. */
@@ -204,10 +213,11 @@ typedef struct mf_checkpoint {
     mf_position at;
     const unsigned char *bu, *bi, *rows_p, *rows_q, *workers_at;
     const unsigned char *sums_p, *sums_q; /* AdaGrad's sums, or NULL */
+    const unsigned char *best_bu, *best_bi, *best_p, *best_q; /* early stopping's best model, or NULL */
 } mf_checkpoint;
 
 /* Writes the checkpoint of run s at position at: m's biases and factors
- * and the nth workers' totals, to path atomically. Returns 0, -errno or
+ * (and m->best's, with early stopping) and the nth workers' totals, to path atomically. Returns 0, -errno or
  * -ENOMEM. */
 int hog_mf_checkpoint_write(const char *path, const mf_run_shape *s, const hog_mf_model *m, const mf_worker *ws,
                             unsigned nth, const mf_position *at);

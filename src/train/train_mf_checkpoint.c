@@ -8,11 +8,11 @@
 #include "train_mf.h"
 
 /*
- * MF checkpoint file, version 1. Little-endian.
+ * MF checkpoint file, version 2. Little-endian.
  *
  *   offset  bytes            field
  *   0       8                magic "HOGMFCKP"
- *   8       4                version (1)
+ *   8       4                version (2; 1 is read too: no early stopping)
  *   12      4                meta_bytes
  *   16      4                users
  *   20      4                items
@@ -27,10 +27,14 @@
  *   ...     4 * items * rank f32 item factors
  *   ...     4 * users        params.step_schedule adagrad (3) only: f32 user rows' AdaGrad sums
  *   ...     4 * items        and the item rows' (absent from other checkpoints)
+ *   ...     4 * (users + items) * (1 + rank)
+ *                            params.early_stop above 0 only (version 2): the best epoch's
+ *                            model (at.best_epoch; zeros before the first), as above: f32
+ *                            user biases, item biases, user factors, item factors
  *   ...     16 * workers     per worker: f64 squared errors of the epoch so far, u64 updates
  *   ...     4                CRC-32 of every byte before it
  */
-#define MF_CKPT_VERSION 1u
+#define MF_CKPT_VERSION 2u
 #define MF_CKPT_HEAD 32u
 #define MF_CKPT_MAX_META (1u << 20)
 #define MF_CKPT_WORKER_BYTES 16u
@@ -97,6 +101,8 @@ static size_t mf_ckpt_fields(mf_checkpoint *c, hog_meta_field *f)
     f[n++] = HOG_META_NUM(PARAMS_KEY "grid", &p->grid);
     /* Absent from a checkpoint older than AdaGrad: 0, the decay it ran. */
     f[n++] = HOG_META_NUM(PARAMS_KEY "step_schedule", &p->step_schedule);
+    /* Absent from version 1: 0, no early stopping. */
+    f[n++] = HOG_META_NUM(PARAMS_KEY "early_stop", &p->early_stop);
     f[n++] = (hog_meta_field){"data.fingerprint", HOG_META_HEX64, &c->fingerprint, NULL, NULL};
     f[n++] = HOG_META_NUM("data.ratings", &c->ratings);
     f[n++] = HOG_META_NUM("data.users", &c->users);
@@ -111,6 +117,9 @@ static size_t mf_ckpt_fields(mf_checkpoint *c, hog_meta_field *f)
     f[n++] = HOG_META_NUM("at.seconds", &c->at.seconds);
     f[n++] = HOG_META_NUM("at.train_rmse", &c->at.train_rmse);
     f[n++] = HOG_META_NUM("at.test_rmse", &c->at.test_rmse);
+    f[n++] = HOG_META_NUM("at.best_rmse", &c->at.best_rmse);
+    f[n++] = HOG_META_NUM("at.best_epoch", &c->at.best_epoch);
+    f[n++] = HOG_META_NUM("at.since", &c->at.since);
     return n;
 }
 
@@ -167,6 +176,16 @@ int hog_mf_checkpoint_write(const char *path, const mf_run_shape *s, const hog_m
         rc = hog_ckpt_put_rows(&f, &crc, m->gp, m->info.users, 1, 1);
     if (rc == 0 && m->gq)
         rc = hog_ckpt_put_rows(&f, &crc, m->gq, m->info.items, 1, 1);
+    if (m->best) { /* params.early_stop: the best epoch's model */
+        if (rc == 0)
+            rc = hog_ckpt_put_rows(&f, &crc, m->best->bu, m->info.users, 1, 1);
+        if (rc == 0)
+            rc = hog_ckpt_put_rows(&f, &crc, m->best->bi, m->info.items, 1, 1);
+        if (rc == 0)
+            rc = hog_ckpt_put_rows(&f, &crc, m->best->p, m->info.users, k, m->best->stride);
+        if (rc == 0)
+            rc = hog_ckpt_put_rows(&f, &crc, m->best->q, m->info.items, k, m->best->stride);
+    }
     for (unsigned i = 0; i < nth && rc == 0; i++) {
         unsigned char rec[MF_CKPT_WORKER_BYTES];
         memcpy(rec, &ws[i].se, 8);
@@ -207,26 +226,29 @@ static int mf_ckpt_parse(mf_checkpoint *ck, char *err, size_t err_len)
         return hog_fail(HOG_ETRUNCATED, err, err_len, "%s: truncated: %zu bytes, the header alone is %u", path, len,
                         MF_CKPT_HEAD + 4);
     uint32_t version = hog_get_u32(buf + 8), meta_len = hog_get_u32(buf + 12);
-    if (version != MF_CKPT_VERSION)
-        return hog_fail(HOG_EVERSION, err, err_len, "%s: checkpoint version %u, this build reads version %u", path,
-                        version, MF_CKPT_VERSION);
+    if (version != 1 && version != MF_CKPT_VERSION)
+        return hog_fail(HOG_EVERSION, err, err_len, "%s: checkpoint version %u, this build reads versions 1 and %u",
+                        path, version, MF_CKPT_VERSION);
     uint64_t users = hog_get_u32(buf + 16), items = hog_get_u32(buf + 20), rank = hog_get_u32(buf + 24);
     ck->workers = hog_get_u32(buf + 28);
     if (meta_len > MF_CKPT_MAX_META || rank < 1 || rank > HOG_MF_MAX_RANK || ck->workers == 0 ||
         ck->workers > MF_CKPT_MAX_WORKERS)
         return hog_fail(HOG_ECORRUPT, err, err_len, "%s: implausible sizes (meta %u bytes, rank %llu, %u workers)",
                         path, meta_len, (unsigned long long)rank, ck->workers);
-    /* With AdaGrad's sums or without, as the metadata says (checked once
-     * the checksum has vouched for it); a length that fits neither is
-     * named first: short of the longer one, truncated. */
-    uint64_t want = MF_CKPT_HEAD + (uint64_t)meta_len + 4 * (users + items) * (1 + rank) +
-                    (uint64_t)MF_CKPT_WORKER_BYTES * ck->workers + 4;
-    const uint64_t sums = 4 * (users + items);
-    if (len != want && len != want + sums)
-        return hog_fail(len < want + sums ? HOG_ETRUNCATED : HOG_ECORRUPT, err, err_len,
-                        "%s: %s: the header implies %llu bytes, or %llu with AdaGrad's sums; the file has %zu", path,
-                        len < want + sums ? "truncated" : "trailing bytes", (unsigned long long)want,
-                        (unsigned long long)(want + sums), len);
+    /* With AdaGrad's sums or without, and (version 2) with the best
+     * epoch's model or without, as the metadata says (checked once the
+     * checksum has vouched for it); a length that fits none is named
+     * first: short of the longest, truncated. */
+    const uint64_t model = 4 * (users + items) * (1 + rank);
+    uint64_t want = MF_CKPT_HEAD + (uint64_t)meta_len + model + (uint64_t)MF_CKPT_WORKER_BYTES * ck->workers + 4;
+    const uint64_t sums = 4 * (users + items), best = version >= 2 ? model : 0;
+    const int fits = len == want || len == want + sums || len == want + best || len == want + sums + best;
+    if (!fits)
+        return hog_fail(len < want + sums + best ? HOG_ETRUNCATED : HOG_ECORRUPT, err, err_len,
+                        "%s: %s: the header implies %llu bytes, %llu more with AdaGrad's sums%s; the file has %zu",
+                        path, len < want + sums + best ? "truncated" : "trailing bytes", (unsigned long long)want,
+                        (unsigned long long)sums, best ? " and as many again as the model with early stopping" : "",
+                        len);
     if (hog_crc32(0, buf, len - 4) != hog_get_u32(buf + len - 4))
         return hog_fail(HOG_ECHECKSUM, err, err_len, "%s: checksum mismatch: the checkpoint is corrupted", path);
     /* Every parameter compared is in the metadata: ck->p starts zeroed. */
@@ -235,8 +257,9 @@ static int mf_ckpt_parse(mf_checkpoint *ck, char *err, size_t err_len)
     char why[256];
     if (hog_meta_read((char *)ck->buf + MF_CKPT_HEAD, meta_len, fields, nfields, why, sizeof(why)) < 0)
         return hog_fail(HOG_ECORRUPT, err, err_len, "%s: unreadable metadata: %s", path, why);
-    const int adagrad = ck->p.step_schedule == HOG_SCHEDULE_ADAGRAD;
-    if (ck->users != users || ck->items != items || ck->p.rank != rank || (len == want + sums) != adagrad)
+    const int adagrad = ck->p.step_schedule == HOG_SCHEDULE_ADAGRAD, stopping = ck->p.early_stop > 0;
+    if (ck->users != users || ck->items != items || ck->p.rank != rank ||
+        len != want + (adagrad ? sums : 0) + (stopping ? best : 0) || (stopping && !best))
         return hog_fail(HOG_ECORRUPT, err, err_len, "%s: inconsistent checkpoint: its header and metadata differ",
                         path);
     ck->bu = buf + MF_CKPT_HEAD + meta_len;
@@ -245,7 +268,15 @@ static int mf_ckpt_parse(mf_checkpoint *ck, char *err, size_t err_len)
     ck->rows_q = ck->rows_p + 4 * users * rank;
     ck->sums_p = adagrad ? ck->rows_q + 4 * items * rank : NULL;
     ck->sums_q = adagrad ? ck->sums_p + 4 * users : NULL;
-    ck->workers_at = ck->rows_q + 4 * items * rank + (adagrad ? sums : 0);
+    const unsigned char *after = ck->rows_q + 4 * items * rank + (adagrad ? sums : 0);
+    if (stopping) {
+        ck->best_bu = after;
+        ck->best_bi = ck->best_bu + 4 * users;
+        ck->best_p = ck->best_bi + 4 * items;
+        ck->best_q = ck->best_p + 4 * users * rank;
+        after += model;
+    }
+    ck->workers_at = after;
     return 0;
 }
 
@@ -298,6 +329,7 @@ int hog_mf_checkpoint_read(const char *path, const mf_run_shape *s, mf_checkpoin
     const mf_position *at = &ck->at;
     const char *bad = at->epoch > ck->p.epochs                 ? "at.epoch"
                       : at->finished != 0 && at->finished != 1 ? "at.finished"
+                      : at->best_epoch > at->epoch || at->since > at->epoch ? "at.best_epoch"
                       : at->segment && (at->segment >= ck->segments || at->epoch >= ck->p.epochs || at->finished)
                           ? "at.segment"
                           : NULL;
@@ -325,6 +357,12 @@ int hog_mf_checkpoint_apply(const mf_checkpoint *ck, const mf_run_shape *s, hog_
     if (m->gp && ck->sums_p) { /* the run's parameters and the checkpoint's agree: both or neither */
         hog_ckpt_get_rows(m->gp, ck->sums_p, m->info.users, 1, 1);
         hog_ckpt_get_rows(m->gq, ck->sums_q, m->info.items, 1, 1);
+    }
+    if (m->best && ck->best_bu) { /* both or neither, as the sums */
+        hog_ckpt_get_rows(m->best->bu, ck->best_bu, m->info.users, 1, 1);
+        hog_ckpt_get_rows(m->best->bi, ck->best_bi, m->info.items, 1, 1);
+        hog_ckpt_get_rows(m->best->p, ck->best_p, m->info.users, k, m->best->stride);
+        hog_ckpt_get_rows(m->best->q, ck->best_q, m->info.items, k, m->best->stride);
     }
     /* On another number of workers, worker 0 takes the totals: only their
      * sums are read. */

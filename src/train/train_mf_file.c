@@ -40,7 +40,7 @@
 #define MF_FIELDS 32 /* room for the fields mf_fields makes */
 
 /* The metadata of a model file, in the order it is written. */
-static size_t mf_fields(hog_mf_info *in, hog_meta_field *f)
+static size_t mf_fields(hog_mf_info *in, unsigned *epochs, hog_meta_field *f)
 {
     hog_mf_params *p = &in->params;
     size_t n = 0;
@@ -61,6 +61,10 @@ static size_t mf_fields(hog_mf_info *in, hog_meta_field *f)
     f[n++] = HOG_META_NUM("schedule", &p->schedule); /* as run; absent before the grid: 0, segments */
     f[n++] = HOG_META_NUM("grid", &p->grid);
     f[n++] = HOG_META_NUM("step_schedule", &p->step_schedule); /* absent before AdaGrad: 0, decay */
+    f[n++] = HOG_META_NUM("early_stop", &p->early_stop); /* absent before early stopping: 0, off */
+    /* hog_mf_get_epochs; absent before early stopping: 0, read as params.epochs */
+    f[n++] = HOG_META_NUM("epochs_run", &epochs[0]);
+    f[n++] = HOG_META_NUM("best_epoch", &epochs[1]);
     f[n++] = HOG_META_NUM("mean", &in->mean);
     f[n++] = HOG_META_NUM("min", &in->min);
     f[n++] = HOG_META_NUM("max", &in->max);
@@ -113,8 +117,9 @@ static int mf_write(const hog_mf_model *m, hog_atomic_file *f)
         return HOG_ENONFINITE;
     }
     hog_mf_info info = m->info;
+    unsigned epochs[2] = {m->epochs_run, m->best_epoch};
     hog_meta_field fields[MF_FIELDS];
-    size_t nfields = mf_fields(&info, fields);
+    size_t nfields = mf_fields(&info, epochs, fields);
     char *meta;
     size_t meta_len;
     if (hog_meta_write(fields, nfields, &meta, &meta_len) < 0) {
@@ -294,7 +299,8 @@ int hog_mf_load(const char *path, hog_mf_model **out, char *err, size_t err_len)
         goto out;
     }
     hog_meta_field fields[MF_FIELDS];
-    size_t nfields = mf_fields(&m->info, fields);
+    unsigned epochs[2] = {0, 0};
+    size_t nfields = mf_fields(&m->info, epochs, fields);
     char why[256];
     if (hog_meta_read((char *)buf + MF_HEAD, meta_len, fields, nfields, why, sizeof(why)) < 0) {
         rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: unreadable metadata: %s", path, why);
@@ -309,6 +315,13 @@ int hog_mf_load(const char *path, hog_mf_model **out, char *err, size_t err_len)
     }
     if ((rc = check_range(path, &m->info, err, err_len)) < 0)
         goto out;
+    m->epochs_run = epochs[0] ? epochs[0] : m->info.params.epochs;
+    m->best_epoch = epochs[1] ? epochs[1] : m->epochs_run;
+    if (m->epochs_run > m->info.params.epochs || m->best_epoch > m->epochs_run) {
+        rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: unreadable metadata: best_epoch %u, epochs_run %u of %u epochs",
+                      path, m->best_epoch, m->epochs_run, m->info.params.epochs);
+        goto out;
+    }
     const unsigned char *p = buf + MF_HEAD + meta_len;
     rc = load_names(&m->users, &p, users, ulen);
     if (rc == 0)

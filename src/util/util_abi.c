@@ -192,7 +192,7 @@ AT(hog_mf_params, control, 104);
 AT(hog_mf_params, schedule, 112);
 AT(hog_mf_params, grid, 116);
 AT(hog_mf_params, step_schedule, 120);
-AT(hog_mf_params, reserved, 124);
+AT(hog_mf_params, early_stop, 124); /* the front of the reserved area in 0.2 */
 
 _Static_assert(sizeof(hog_link_params) == 192, "hog_link_params stays 192 bytes");
 AT(hog_link_params, rank, 0);
