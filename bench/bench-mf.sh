@@ -78,7 +78,8 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 run() { # run THREADS LABEL
-    "$hogtrain" train "$data" --model mf --rank "$rank" --epochs "$epochs" --threads "$1" \
+    # --holdout 0: every epoch over every rating, not the default holdout's early stop
+    "$hogtrain" train "$data" --model mf --rank "$rank" --epochs "$epochs" --threads "$1" --holdout 0 \
         -o "$model" --report "$report" -q
     "$py" - "$report" "$2" "$1" >> "$csv" <<'PY'
 import json, sys

@@ -245,6 +245,6 @@ signal_case "convert without O_TMPFILE over an older file" TERM 143 fd 1 "$notmp
 signal_case "train" INT 130 epoch 0 "" "$bin" train "$tmp/data.svm" -o "$tmp/w/m.hog" --threads 1 --epochs 50 --bind 0
 signal_case "train" TERM 143 epoch 0 "" "$bin" train "$tmp/data.svm" -o "$tmp/w/m.hog" --threads 1 --epochs 50 --bind 0
 signal_case "train --model mf" INT 130 epoch 0 "" \
-    "$bin" train "$tmp/ratings.txt" --model mf -o "$tmp/w/mf.hog" --threads 1 --epochs 200 --bind 0
+    "$bin" train "$tmp/ratings.txt" --model mf -o "$tmp/w/mf.hog" --threads 1 --epochs 200 --bind 0 --holdout 0
 signal_case "train --model mf" TERM 143 epoch 0 "" \
-    "$bin" train "$tmp/ratings.txt" --model mf -o "$tmp/w/mf.hog" --threads 1 --epochs 200 --bind 0
+    "$bin" train "$tmp/ratings.txt" --model mf -o "$tmp/w/mf.hog" --threads 1 --epochs 200 --bind 0 --holdout 0

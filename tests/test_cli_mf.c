@@ -115,7 +115,7 @@ Test(cli_mf, the_step_schedule_is_chosen_and_recorded)
 {
     write_ratings();
     cr_assert_eq(hog("train r.csv --model mf --rank 2 --epochs 60 --schedule decay --step 0.05 --l2 0.001 "
-                     "--threads 1 -o d.mf -q"), 0, "%s", out);
+                     "--threads 1 --holdout 0 -o d.mf -q"), 0, "%s", out);
     cr_assert_eq(hog("info d.mf"), 0, "%s", out);
     cr_assert(strstr(out, "step 0.05 (decay)"), "%s", out);
     cr_assert_eq(hog("train r.csv --model mf --rank 2 --epochs 3 --schedule adagrad --threads 1 -o a.mf -q"), 0,
@@ -176,4 +176,65 @@ Test(cli_mf, train_from_gzip_ratings)
     cr_assert_eq(system(cmd), 0);
     cr_assert_eq(hog("train bad.csv.gz --model mf -o m.mf"), 1, "%s", out);
     cr_assert(strstr(out, "bad.csv.gz:2:5: expected a finite number (the rating), found 'three'"), "%s", out);
+}
+
+/* Several epochs without --test hold out a seeded tenth of the ratings and
+ * stop 3 epochs after their RMSE last fell, keeping the best epoch's model,
+ * as train does for the other models; --holdout 0 trains on every rating
+ * for every epoch, and --early-stop K keeps the default holdout. */
+Test(cli_mf, several_epochs_hold_out_a_tenth_and_stop_early)
+{
+    /* 600 noisy ratings of a rank-1 matrix of 60 users and 40 items: rank 16
+     * and no L2 fit the noise, and the held-out RMSE soon rises. */
+    char path[256];
+    snprintf(path, sizeof(path), "%s/n.txt", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    uint64_t x = 42;
+    for (int t = 0; t < 600; t++) {
+        unsigned v[3];
+        for (int c = 0; c < 3; c++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            v[c] = (unsigned)(x >> 33);
+        }
+        unsigned u = v[0] % 60, i = v[1] % 40;
+        fprintf(f, "%u %u %.3f\n", u, i, 3 + ((int)(u % 7) - 3) * ((int)(i % 5) - 2) / 6.0 + (v[2] % 1000 / 1000.0 - 0.5));
+    }
+    fclose(f);
+    write_ratings();
+    cr_assert_eq(hog("train n.txt --model mf --rank 16 --l2 0 --l2-bias 0 --decay 1 --epochs 200 --threads 1 "
+                     "-o m.mf --report r.json"), 0, "%s", out);
+    cr_assert(strstr(out, "no --test: a seeded tenth of the ratings is held out, and training stops 3 epochs after "
+                          "their rmse last fell, keeping the best epoch's model (--holdout 0: every rating, every "
+                          "epoch)"), "%s", out);
+    cr_assert(strstr(out, "early stop after epoch "), "%s", out);
+    char *j = slurp("r.json");
+    cr_assert(strstr(j, "\"holdout\": 0.1,") && strstr(j, "\"early_stop\": 3,"), "%s", j);
+    unsigned run = (unsigned)atoi(strstr(j, "\"epochs_run\": ") + 14), best = (unsigned)atoi(strstr(j, "\"best_epoch\": ") + 14);
+    cr_assert(run < 200 && best + 3 == run, "ran %u, kept %u:\n%s", run, best, j);
+    unsigned long long held = strtoull(strstr(j, "\"test_ratings\": ") + 16, NULL, 10);
+    cr_assert(held > 40 && held < 80, "%llu of 600 held out", held);
+    cr_assert_eq(hog("info m.mf"), 0, "%s", out);
+    char want[64];
+    snprintf(want, sizeof(want), "%u run, the model of epoch %u", run, best);
+    cr_assert(strstr(out, want) && strstr(out, "holdout 0.1, early stop 3"), "%s", out);
+    /* --holdout 0: every rating, every epoch */
+    cr_assert_eq(hog("train r.csv --model mf --rank 8 --epochs 20 --threads 1 --holdout 0 -o m.mf --report r.json"),
+                 0, "%s", out);
+    cr_assert(!strstr(out, "held out") && !strstr(out, "early stop"), "%s", out);
+    j = slurp("r.json");
+    cr_assert(strstr(j, "\"early_stop\": 0,") && strstr(j, "\"epochs_run\": 20,") && strstr(j, "\"best_epoch\": 20,") &&
+              strstr(j, "\"test_ratings\": 0,") && strstr(j, "\"train_ratings\": 120,"), "%s", j);
+    /* one epoch: nothing to stop; --test: its own set, no stopping unless asked */
+    cr_assert_eq(hog("train r.csv --model mf --epochs 1 --threads 1 -o m.mf"), 0, "%s", out);
+    cr_assert(!strstr(out, "held out"), "%s", out);
+    cr_assert_eq(hog("train r.csv --model mf --epochs 3 --threads 1 --test r.csv -o m.mf --report r.json"), 0, "%s", out);
+    cr_assert(!strstr(out, "held out") && strstr(slurp("r.json"), "\"early_stop\": 0,"), "%s", out);
+    /* --early-stop K with the default holdout */
+    cr_assert_eq(hog("train r.csv --model mf --epochs 5 --threads 1 --early-stop 7 -o m.mf -q --report r.json"), 0,
+                 "%s", out);
+    j = slurp("r.json");
+    cr_assert(strstr(j, "\"holdout\": 0.1,") && strstr(j, "\"early_stop\": 7,"), "%s", j);
+    cr_assert_eq(hog("train r.csv --model mf --early-stop 2 --holdout 0 -o m.mf"), 2, "%s", out);
+    cr_assert(strstr(out, "--early-stop needs --test FILE or --holdout F"), "%s", out);
 }

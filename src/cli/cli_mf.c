@@ -27,7 +27,11 @@ static const char mf_usage[] =
     "  --init S                factors start N(0, S^2) (default 0.1)\n"
     "  --clamp 0|1             clip predictions to the training range (default 1)\n"
     "  --test FILE             evaluate on FILE (ratings) after every epoch\n"
-    "  --holdout F             or hold out a fraction F of RATINGS for that (default 0)\n"
+    "  --holdout F             or hold out a fraction F of RATINGS for that (default: 0.1 with\n"
+    "                          several epochs and no --test, to stop early; --holdout 0: none)\n"
+    "  --early-stop K          with --test or --holdout: stop after K epochs without a lower\n"
+    "                          test rmse and keep the best epoch's model (default 3 with the\n"
+    "                          default holdout, else 0)\n"
     "  --seed N                initial factors, shuffling and holdout (default 1)\n"
     "  --bind 0|1              pin workers to cores (default 1)\n"
     "  --mf-schedule grid|hogwild\n"
@@ -93,7 +97,8 @@ static int open_ratings(const char *path, int pairs, hog_ratings **out)
  * a report that cannot be made leaves the older model as it was), which
  * it commits. */
 static int write_report(cli_out *o, const char *input, const char *model, const hog_ratings_info *ri,
-                        const hog_mf_info *mi, const mf_progress *ps, const hog_link *link, double read_s, double wall)
+                        const hog_mf_info *mi, unsigned epochs_run, unsigned best_epoch, const mf_progress *ps,
+                        const hog_link *link, double read_s, double wall)
 {
     FILE *f = o->f;
     double secs = mi->seconds;
@@ -103,6 +108,10 @@ static int write_report(cli_out *o, const char *input, const char *model, const 
     cli_json_string(f, model);
     fprintf(f, ",\n  \"rank\": %u,\n  \"threads\": %u,\n  \"epochs\": %u,\n", mi->rank, mi->params.threads,
             mi->params.epochs);
+    fprintf(f, "  \"holdout\": ");
+    cli_json_number(f, mi->params.holdout);
+    fprintf(f, ",\n  \"early_stop\": %u,\n  \"epochs_run\": %u,\n  \"best_epoch\": %u,\n", mi->params.early_stop,
+            epochs_run, best_epoch);
     fprintf(f, "  \"ratings\": %llu,\n  \"users\": %u,\n  \"items\": %u,\n  \"train_ratings\": %llu,\n",
             (unsigned long long)ri->ratings, mi->users, mi->items, (unsigned long long)mi->train_ratings);
     fprintf(f, "  \"wall_seconds\": ");
@@ -140,7 +149,7 @@ static int mf_option(const char *name, const char *val, hog_mf_params *p)
         {"rank", &p->rank, NULL, NULL, 1024}, {"threads", &p->threads, NULL, NULL, 4096},
         {"epochs", &p->epochs, NULL, NULL, 1000000}, {"seed", NULL, &p->seed, NULL, ~0ull},
         {"clamp", NULL, NULL, &p->clamp, 1}, {"bind", NULL, NULL, &p->bind, 1},
-        {"grid", &p->grid, NULL, NULL, 4096},
+        {"grid", &p->grid, NULL, NULL, 4096}, {"early-stop", &p->early_stop, NULL, NULL, 1000000},
     };
     for (unsigned i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
         if (strcmp(name, ints[i].n) != 0)
@@ -181,14 +190,14 @@ int cli_mf_train(int argc, char **argv)
         {"clamp", required_argument, 0, 0}, {"holdout", required_argument, 0, 0},
         {"seed", required_argument, 0, 0}, {"bind", required_argument, 0, 0},
         {"mf-schedule", required_argument, 0, 0}, {"grid", required_argument, 0, 0},
-        {"schedule", required_argument, 0, 0}, CLI_CKPT_OPTIONS, CLI_LINK_OPTIONS, {0, 0, 0, 0},
+        {"schedule", required_argument, 0, 0}, {"early-stop", required_argument, 0, 0}, CLI_CKPT_OPTIONS, CLI_LINK_OPTIONS, {0, 0, 0, 0},
     };
     double t_start = cli_now();
     hog_mf_params p = hog_mf_params_default();
     hog_link_params lp = hog_link_params_default();
     const char *out = NULL, *test_path = NULL, *report = NULL, *save = NULL;
     cli_ckpt ck = {NULL, 300, 0, 0};
-    int c, li, holdout_set = 0, rank_outputs = 0, status = 2;
+    int c, li, holdout_set = 0, stop_set = 0, rank_outputs = 0, status = 2;
     /* The command as given, for the resume line: getopt reorders argv. */
     char **given = calloc((size_t)argc + 1, sizeof(char *));
     if (!given) {
@@ -222,6 +231,7 @@ int cli_mf_train(int argc, char **argv)
             break;
         case 0:
             holdout_set |= strcmp(opts[li].name, "holdout") == 0;
+            stop_set |= strcmp(opts[li].name, "early-stop") == 0;
             if (mf_option(opts[li].name, optarg, &p) < 0)
                 goto usage;
             break;
@@ -235,6 +245,25 @@ int cli_mf_train(int argc, char **argv)
     }
     if (test_path && holdout_set) {
         cli_error("--test and --holdout are alternatives: give one");
+        goto usage;
+    }
+    /* Several epochs without a test set hold out a seeded tenth of the
+     * ratings and stop 3 epochs after their RMSE last fell, keeping the
+     * best epoch's model, as train does for the other models (Vowpal
+     * Wabbit's default for more than one pass). Not for a run across
+     * machines: each rank would keep its own best. */
+    int auto_holdout = !test_path && !holdout_set && p.epochs > 1 && lp.nodes <= 1;
+    if (auto_holdout) {
+        p.holdout = 0.1;
+        if (!stop_set)
+            p.early_stop = 3;
+    }
+    if (p.early_stop && !test_path && !(p.holdout > 0)) {
+        cli_error("--early-stop needs --test FILE or --holdout F to measure improvement on");
+        goto usage;
+    }
+    if (p.early_stop && lp.nodes > 1) {
+        cli_error("--early-stop: a run across machines cannot stop early (each rank would keep its own best epoch)");
         goto usage;
     }
     if (cli_ckpt_check(&ck, &lp) < 0)
@@ -280,6 +309,19 @@ int cli_mf_train(int argc, char **argv)
     if (cli_link_open(&lp, NULL, ctl, &link) < 0)
         goto out;
     p.link = link;
+    if (link && auto_holdout) { /* several ranks from a launcher's environment (srun, mpirun), not --nodes */
+        auto_holdout = 0;
+        p.holdout = 0;
+        if (!stop_set)
+            p.early_stop = 0;
+    }
+    if (auto_holdout && !cli_quiet) {
+        char msg[256];
+        snprintf(msg, sizeof(msg), "no --test: a seeded tenth of the ratings is held out, and training stops %u "
+                 "epochs after their rmse last fell, keeping the best epoch's model (--holdout 0: every rating, "
+                 "every epoch)", p.early_stop);
+        cli_log(NULL, HOG_LOG_INFO, msg);
+    }
     if (link && hog_link_rank(link) != 0) { /* as train: rank 0 evaluates and writes */
         test_path = NULL;
         out = cli_rank_path(link, out, rank_outputs, rank_out, sizeof(rank_out));
@@ -341,9 +383,13 @@ int cli_mf_train(int argc, char **argv)
     }
     hog_mf_info mi;
     hog_mf_get_info(m, &mi);
+    unsigned epochs_run, best_epoch;
+    hog_mf_get_epochs(m, &epochs_run, &best_epoch);
     if (!cli_quiet) {
-        fprintf(stderr, "%s: mf rank %u, %u threads, %u epochs, %.2f s training, %.3g updates/s\n", out, mi.rank,
-                mi.params.threads, mi.params.epochs, mi.seconds,
+        fprintf(stderr, "%s: mf rank %u, %u threads, %u epochs", out, mi.rank, mi.params.threads, epochs_run);
+        if (epochs_run != best_epoch)
+            fprintf(stderr, " (the model of epoch %u)", best_epoch);
+        fprintf(stderr, ", %.2f s training, %.3g updates/s\n", mi.seconds,
                 mi.seconds > 0 ? (double)mi.updates / mi.seconds : 0.0);
         fprintf(stderr, "train (%llu ratings): rmse %.4f\n", (unsigned long long)mi.train_ratings, mi.train_rmse);
         if (mi.test_ratings)
@@ -351,7 +397,7 @@ int cli_mf_train(int argc, char **argv)
     }
     if (report) {
         ro_open = 0;
-        if (write_report(&ro, input, out, &ri, &mi, &ps, link, read_s, cli_now() - t_start) < 0)
+        if (write_report(&ro, input, out, &ri, &mi, epochs_run, best_epoch, &ps, link, read_s, cli_now() - t_start) < 0)
             goto out;
     }
     status = 0;
@@ -452,9 +498,12 @@ int cli_mf_info(const char *path)
     printf("%-18s %016llx\n", "data fingerprint", (unsigned long long)in.data_fingerprint);
     printf("%-18s %llu\n", "training ratings", (unsigned long long)in.train_ratings);
     printf("%-18s threads %u, epochs %u, step %g (%s), decay %g, l2 %g, l2-bias %g, init %g, holdout %g,"
-           " seed %llu, clamp %d\n", "parameters", p->threads, p->epochs, p->step,
+           " early stop %u, seed %llu, clamp %d\n", "parameters", p->threads, p->epochs, p->step,
            p->step_schedule == HOG_SCHEDULE_ADAGRAD ? "adagrad" : "decay", p->decay, p->l2, p->l2_bias, p->init,
-           p->holdout, (unsigned long long)p->seed, p->clamp);
+           p->holdout, p->early_stop, (unsigned long long)p->seed, p->clamp);
+    unsigned epochs_run, best_epoch;
+    hog_mf_get_epochs(m, &epochs_run, &best_epoch);
+    printf("%-18s %u run, the model of epoch %u\n", "epochs", epochs_run, best_epoch);
     if (p->schedule == HOG_MF_GRID)
         printf("%-18s grid of %u x %u blocks\n", "schedule", p->grid, p->grid);
     else
