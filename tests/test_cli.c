@@ -431,7 +431,14 @@ Test(cli, several_epochs_hold_out_a_tenth_and_stop_early)
     cr_assert(strstr(report, "\"early_stop\": 0") && strstr(report, "\"l2\": 1e-05"), "%s", report);
     cr_assert_eq(hog("train t.svm -o m.hog --threads 1 --test t.svm --epochs 3 -q"), 0, "%s", out);
     cr_assert_eq(hog("info m.hog"), 0, "%s", out);
-    cr_assert(strstr(out, "early stop 0"), "%s", out);
+    cr_assert(strstr(out, "early stop 0"), "%s", out);    /* Nor for a rank of several a launcher makes (srun here): each would
+     * keep its own best epoch. The rank goes on to meet its coordinator. */
+    cr_assert_eq(hog("keygen k.key"), 0, "%s", out);
+    cr_assert_eq(hog_env("env -u HOG_TOPOLOGY SLURM_PROCID=1 SLURM_NTASKS=2",
+                         "train t.svm -o m.hog --epochs 3 --coordinator 127.0.0.1:9 --secret k.key --join-timeout 1"),
+                 1, "%s", out);
+    cr_assert(!strstr(out, "held out") && !strstr(out, "early-stop") && strstr(out, "no answer from the coordinator"),
+              "%s", out);
 }
 
 Test(cli, quantile_and_modified_huber_losses_end_to_end)

@@ -646,7 +646,10 @@ static int train_main(int argc, char **argv, int tune)
      * model: Vowpal Wabbit's default for more than one pass (every tenth
      * example, --early_terminate 3). Not for a run across machines (each
      * rank would keep its own) nor --cv and tune, which hold out their own. */
-    const int auto_holdout = !cv && !tune && !test_path && !holdout_set && p.epochs > 1 && lp.nodes <= 1;
+    hog_link_params env_lp = lp; /* ranks a launcher's environment (srun, mpirun) makes, as cli_link_open reads it */
+    char env_err[CLI_ERR_LEN];
+    const int ranks = hog_link_params_from_env(&env_lp, env_err, sizeof(env_err)) > 0 ? env_lp.nodes : lp.nodes;
+    const int auto_holdout = !cv && !tune && !test_path && !holdout_set && p.epochs > 1 && ranks <= 1;
     if (auto_holdout) {
         p.holdout = 0.1;
         if (!stop_set)
