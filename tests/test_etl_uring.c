@@ -599,6 +599,68 @@ Test(etl_uring, a_compressed_pipe_is_decompressed, .timeout = 60)
     free(d);
 }
 
+/* Asks for the next chunk and checks it holds exactly want. */
+static void next_is(hog_reader *r, const char *want)
+{
+    const char *data;
+    size_t len;
+    cr_assert_eq(hog_reader_next(r, &data, &len), 1);
+    cr_assert_eq(len, strlen(want), "%zu bytes, want \"%s\"", len, want);
+    cr_assert(memcmp(data, want, len) == 0, "\"%.*s\", want \"%s\"", (int)len, data, want);
+    hog_reader_release(r, data);
+}
+
+/* An eager reader hands over what the pipe has as soon as nothing more is
+ * ready: each write comes back alone while the pipe stays open (a reader
+ * that waited for a full chunk would wait forever here). */
+Test(etl_uring, an_eager_reader_hands_over_what_a_pipe_has_ready, .timeout = 30)
+{
+    for (int gz = 0; gz <= 1; gz++) {
+        int fds[2];
+        cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+        char path[64];
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fds[0]);
+        const char *parts[] = {"1 1:1\n", "0 2:0.5\n-1 3:1\n", "1 4:"};
+        z_stream zs;
+        unsigned char buf[256];
+        memset(&zs, 0, sizeof zs);
+        cr_assert_eq(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+        hog_reader *r = NULL;
+        for (size_t i = 0; i < HOG_ARRAY_LEN(parts); i++) {
+            size_t n = strlen(parts[i]);
+            const void *bytes = parts[i];
+            if (gz) { /* a writer that flushes its gzip stream at each piece */
+                zs.next_in = (unsigned char *)(uintptr_t)parts[i];
+                zs.avail_in = (uInt)n;
+                zs.next_out = buf;
+                zs.avail_out = sizeof buf;
+                cr_assert_eq(deflate(&zs, Z_SYNC_FLUSH), Z_OK);
+                n = sizeof buf - zs.avail_out;
+                bytes = buf;
+            }
+            cr_assert_eq(write(fds[1], bytes, n), (ssize_t)n);
+            if (!r) /* the open reads the first bytes, to tell a compressed stream */
+                cr_assert_eq(hog_reader_open_with(path, CHUNK, 2, HOG_READER_EAGER, &r, NULL, 0), 0);
+            next_is(r, parts[i]);
+        }
+        if (gz) {
+            zs.next_out = buf;
+            zs.avail_out = sizeof buf;
+            cr_assert_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
+            size_t n = sizeof buf - zs.avail_out;
+            cr_assert_eq(write(fds[1], buf, n), (ssize_t)n);
+        }
+        deflateEnd(&zs);
+        close(fds[1]);
+        const char *data;
+        size_t len;
+        cr_assert_eq(hog_reader_next(r, &data, &len), 0, "the end of the stream");
+        cr_assert_eq(hog_reader_stream(r), 1);
+        hog_reader_close(r);
+        close(fds[0]);
+    }
+}
+
 Test(etl_uring, close_accepts_null)
 {
     hog_reader_close(NULL);

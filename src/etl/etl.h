@@ -876,6 +876,14 @@ typedef struct hog_reader hog_reader;
 int hog_reader_open(const char *path, size_t chunk_bytes, unsigned depth, hog_reader **out,
                     char *err, size_t err_len);
 
+/* hog_reader_open with flags. HOG_READER_EAGER: a stream's chunk (plain or
+ * decompressed) is handed over as soon as the stream has nothing more
+ * ready, however short, rather than once it fills: for a caller that
+ * answers rows as they come. A file is read as without it. */
+#define HOG_READER_EAGER 1u
+int hog_reader_open_with(const char *path, size_t chunk_bytes, unsigned depth, unsigned flags,
+                         hog_reader **out, char *err, size_t err_len);
+
 /* The next chunk in file order: *data points at *len bytes, valid until it is
  * released. Returns 1, 0 at the end of the file, or a negative error (err
  * as above); -EBUSY while all `depth` chunks are held unreleased.
@@ -891,6 +899,8 @@ uint64_t hog_reader_file_bytes(const hog_reader *r);
  * chunks handed out so far: with hog_reader_file_bytes, how far a scan is. */
 uint64_t hog_reader_position(const hog_reader *r);
 int hog_reader_direct(const hog_reader *r);
+/* Whether the input is a stream (a pipe, a socket, a terminal). */
+int hog_reader_stream(const hog_reader *r);
 
 void hog_reader_close(hog_reader *r);
 

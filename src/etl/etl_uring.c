@@ -47,7 +47,12 @@
  * no size: it is a stream, read with plain read() into the same slots, one
  * chunk when the caller asks for it, each filled to the chunk size or the
  * end of the stream. The writer on the other end works meanwhile; the
- * size is known only at the end (hog_reader_file_bytes stays 0).
+ * size is known only at the end (hog_reader_file_bytes stays 0). An eager
+ * reader (HOG_READER_EAGER) hands a stream's chunk over as soon as the
+ * stream has nothing more ready (poll), however short: a caller that
+ * answers each row (predict on a pipe) must not wait for a chunk to fill
+ * while the writer waits for its answer. A writer faster than the caller
+ * keeps the pipe full, so its chunks still fill.
  *
  * Compressed files (gzip or zstd magic in the first bytes) go through the
  * same raw reads; a second set of `depth` buffers receives the decompressed
@@ -106,6 +111,7 @@ struct hog_reader {
     unsigned depth;
     bool direct;
     bool stream;        /* a pipe, socket or terminal: read in order, size unknown */
+    bool eager;         /* HOG_READER_EAGER: a stream's chunk ends where nothing more is ready */
     bool stream_end;    /* the stream's read returned 0 */
     bool use_ring;
     bool fixed;         /* buffers registered with the ring: read_fixed skips per-read page pinning */
@@ -351,8 +357,20 @@ static void slot_pread(hog_reader *r, read_slot *s)
     s->state = SLOT_DONE;
 }
 
+/* Whether the stream at fd has bytes (or its end) ready to read now. */
+static bool stream_ready(int fd)
+{
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    int n;
+    do
+        n = poll(&pfd, 1, 0);
+    while (n < 0 && errno == EINTR);
+    return n != 0; /* an error too: the read says what it is */
+}
+
 /* Stream mode: fills slot s from the stream, to the chunk size or the end
- * of the stream, and sets its offset from what came before. */
+ * of the stream (eager: or to where nothing more is ready, once it has a
+ * byte), and sets its offset from what came before. */
 static void slot_stream(hog_reader *r, read_slot *s)
 {
     s->off = r->next_off;
@@ -360,6 +378,8 @@ static void slot_stream(hog_reader *r, read_slot *s)
         ssize_t n = read(r->fd, s->buf + s->got, s->want - s->got);
         if (n > 0) {
             s->got += (size_t)n;
+            if (r->eager && s->got < s->want && !stream_ready(r->fd))
+                break;
         } else if (n == 0) {
             r->stream_end = true;
             break;
@@ -533,6 +553,9 @@ static int codec_next(hog_reader *r, const char **data, size_t *len)
             raw_put(r->in_slot);
             r->in_slot = NULL;
         }
+        /* eager: what is decoded goes now, rather than after a read that waits */
+        if (!r->in_slot && !r->in_eof && r->eager && r->stream && pos > 0 && !stream_ready(r->fd))
+            break;
         if (!r->in_slot && !r->in_eof) {
             read_slot *s;
             int rc = raw_next(r, &s);
@@ -680,6 +703,12 @@ static void ring_setup(hog_reader *r)
 int hog_reader_open(const char *path, size_t chunk_bytes, unsigned depth, hog_reader **out,
                     char *err, size_t err_len)
 {
+    return hog_reader_open_with(path, chunk_bytes, depth, 0, out, err, err_len);
+}
+
+int hog_reader_open_with(const char *path, size_t chunk_bytes, unsigned depth, unsigned flags,
+                         hog_reader **out, char *err, size_t err_len)
+{
     *out = NULL;
     if (err && err_len)
         err[0] = '\0';
@@ -698,6 +727,7 @@ int hog_reader_open(const char *path, size_t chunk_bytes, unsigned depth, hog_re
     r->err = err;
     r->err_len = err_len;
     r->depth = depth;
+    r->eager = (flags & HOG_READER_EAGER) != 0;
     /* Page multiples: every O_DIRECT alignment seen in practice (512, 4096)
      * divides them; a stranger one is checked in open_fd. */
     r->chunk = round_up(chunk_bytes, READER_PAGE);
@@ -841,6 +871,11 @@ void hog_reader_release(hog_reader *r, const char *data)
 uint64_t hog_reader_file_bytes(const hog_reader *r)
 {
     return r->file_bytes;
+}
+
+int hog_reader_stream(const hog_reader *r)
+{
+    return r->stream;
 }
 
 uint64_t hog_reader_position(const hog_reader *r)
