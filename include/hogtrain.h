@@ -823,9 +823,12 @@ typedef enum hog_predict_what {
                                   order of the class labels (ascending; hog_model_class_label) */
 } hog_predict_what;
 
-/* Takes the next len bytes of predictions, in row order. Returns 0, or a
- * negative code that stops the prediction and is returned by it. Called
- * from one thread at a time (any of the workers). */
+/* Takes the next len bytes of predictions, in row order: a block of rows'
+ * at a time. Returns 0, or a negative code that stops the prediction and
+ * is returned by it. Called from one thread at a time (any of the
+ * workers). On a stream a block ends wherever the input has nothing more
+ * ready, so a callback that buffers should flush what it was given, for
+ * the rows to be answered as they come. */
 typedef int (*hog_predict_write_fn)(void *ctx, const void *buf, size_t len);
 
 /* How to predict. Make one with hog_predict_params_default(). */
@@ -881,6 +884,13 @@ typedef struct hog_predict_stats {
  * from the same pass. Rows are scored as hog_model_predict scores them, so
  * the values are those it gives (the text format's digits are written
  * without printf, byte for byte what printf writes in the C locale).
+ *
+ * A stream (a pipe, a FIFO, a socket, a terminal) is answered as its rows
+ * come: its text is read as it arrives, and whenever it has nothing more
+ * ready the rows that came are scored and written at once (a block shorter
+ * than the others), so a row written alone is answered while the stream
+ * stays open; a file is read in large chunks as before, and the output is
+ * the same bytes either way.
  *
  * A malformed line (on_error STOP) stops the run at once, after the
  * predictions of the rows before it may have been written: an output that

@@ -1,5 +1,5 @@
 #!/bin/sh
-# predict-test.sh: hogtrain predict end to end on a 150 MB libsvm file: peak memory that does not grow with the input, text and .hgd alike, float32 output, a report alone, and a bad line mid-file.
+# predict-test.sh: hogtrain predict end to end on a 150 MB libsvm file: peak memory that does not grow with the input, text and .hgd alike, float32 output, the same predictions through a pipe, a report alone, and a bad line mid-file.
 # SPDX-License-Identifier: BSD-2-Clause
 # usage: HOG_BUILD=build sh tests/predict-test.sh   (prints TAP lines; run by make test)
 # Peak memory is the kernel's high-water mark of the resident set, as
@@ -74,6 +74,24 @@ check "--output-format f32: a little-endian float per row, the text's values" '[
 "$bin" predict "$tmp/m.hog" "$tmp/f.hgd" --output-format csv -q 2>"$tmp/log"
 rc=$?
 check "--output-format csv is refused" '[ "$rc" -eq 2 ]' 'grep -q "expected text or f32, found .csv." "$tmp/log"'
+
+# Through a pipe, read as it comes and scored whenever the pipe has nothing
+# more ready: the file's predictions, byte for byte, whether the writer
+# keeps the pipe full (cat) or writes pieces of any size that cut lines.
+cat "$tmp/f.svm" | "$bin" predict "$tmp/m.hog" - -q --output-format f32 >"$tmp/pp.f32" 2>"$tmp/log"
+rc=$?
+/usr/bin/python3 - "$tmp/f.svm" <<'PY' | "$bin" predict "$tmp/m.hog" - -q >"$tmp/pp.txt" 2>>"$tmp/log"
+import random, sys
+data, out, at, rng = open(sys.argv[1], "rb").read(), sys.stdout.buffer, 0, random.Random(5)
+while at < len(data):
+    n = rng.choice((1, 7, 100, 4096, 65536))
+    out.write(data[at:at + n])
+    out.flush()
+    at += n
+PY
+rc2=$?
+check "through a pipe: the file's predictions byte for byte, float32 and text" '[ "$rc" -eq 0 ]' '[ "$rc2" -eq 0 ]' \
+    'cmp -s "$tmp/pp.f32" "$tmp/p.f32"' 'cmp -s "$tmp/pp.txt" "$tmp/p.txt"'
 
 # A report alone: the metrics, no predictions formatted; -o - prints them too.
 "$bin" predict "$tmp/m.hog" "$tmp/f.hgd" --report "$tmp/r.json" >"$tmp/out" 2>"$tmp/log"

@@ -690,3 +690,67 @@ Test(etl_pipeline, a_first_line_past_the_plans_mib)
               "%s", detail);
     free(s);
 }
+
+/* ===================================================================== *
+ *  Streams
+ * ===================================================================== */
+
+/* An eager pass builder and the pipe that feeds it: each block it gets
+ * writes the next line into the pipe, so the read can only go on if the
+ * rows already in the pipe come out while it is still open. */
+typedef struct eager_feed {
+    int fd;            /* the pipe's writing end */
+    const char **next; /* the lines still to write, NULL-terminated */
+    uint32_t rows[8];  /* each block's rows */
+    unsigned blocks;
+} eager_feed;
+
+static int eager_block(void *ctx, const hog_block *blk, int kept, double position, hog_block_buffers *bufs)
+{
+    (void)kept;
+    (void)position;
+    (void)bufs;
+    eager_feed *f = ctx;
+    if (f->blocks < HOG_ARRAY_LEN(f->rows))
+        f->rows[f->blocks] = blk->rows;
+    f->blocks++;
+    if (*f->next) {
+        ssize_t n = (ssize_t)strlen(*f->next);
+        if (write(f->fd, *f->next, (size_t)n) != n)
+            return -EIO;
+        f->next++;
+    } else if (f->fd >= 0) {
+        close(f->fd);
+        f->fd = -1;
+    }
+    return 0;
+}
+
+Test(etl_pipeline, an_eager_builder_gets_a_streams_rows_while_it_is_open, .timeout = 30)
+{
+    int fds[2];
+    cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+    const char *lines[] = {"0 2:1\n-1 3:1\n", "1 4:1\n1 5:", "1\n", NULL};
+    eager_feed f = {.fd = fds[1], .next = lines};
+    cr_assert_eq(write(fds[1], "1 1:1\n", 6), 6);
+    char path[64], err[512] = "";
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fds[0]);
+    hog_builder *b;
+    cr_assert_eq(hog_builder_create_pass(0, &b), 0);
+    hog_builder_on_block(b, eager_block, &f);
+    hog_builder_set_eager(b);
+    cr_assert(hog_builder_eager(b));
+    hog_read_params p = params(HOG_FORMAT_LIBSVM);
+    hog_text_summary sum;
+    cr_assert_eq(hog_text_stream(path, &p, b, &sum, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_builder_rows(b), 5);
+    cr_assert_eq(sum.lines, 5);
+    /* a block per write, of the rows it ends ("1 5:" is answered when its
+     * end comes) */
+    cr_assert_eq(f.blocks, 4, "%u blocks", f.blocks);
+    cr_assert(f.rows[0] == 1 && f.rows[1] == 2 && f.rows[2] == 1 && f.rows[3] == 1, "%u %u %u %u", f.rows[0],
+              f.rows[1], f.rows[2], f.rows[3]);
+    cr_assert_eq(f.fd, -1, "the pipe was closed by the last block's callback");
+    cr_assert_eq(hog_builder_finish_pass(b), 0);
+    close(fds[0]);
+}

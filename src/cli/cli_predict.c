@@ -58,10 +58,14 @@ typedef struct predict_sink {
     int failed; /* a write failed: the output reports why when closed */
 } predict_sink;
 
+/* A block's predictions at a time, flushed: on a pipe the library hands
+ * over the rows that have come whenever the input has nothing more ready,
+ * and their answers must not wait in stdio's buffer for the next. A block
+ * of a file is thousands of rows, so a flush each costs nothing. */
 static int sink_write(void *ctx, const void *buf, size_t len)
 {
     predict_sink *k = ctx;
-    if (fwrite(buf, 1, len, k->o.f) == len)
+    if (fwrite(buf, 1, len, k->o.f) == len && fflush(k->o.f) == 0)
         return 0;
     k->failed = 1;
     return k->o.rc ? k->o.rc : errno ? -errno : -EIO;

@@ -414,6 +414,20 @@ int hog_builder_create(uint32_t rows_per_block, hog_atomic_file *out, hog_builde
  * so memory stays at one block plus what fn holds. Returns 0 or -ENOMEM. */
 int hog_builder_create_pass(uint32_t rows_per_block, hog_builder **b);
 
+/* Makes a pass builder eager: its consumer answers rows as they come
+ * (predict). The text pipeline then reads a stream eagerly
+ * (HOG_READER_EAGER) and calls hog_builder_idle whenever it has parsed
+ * all the stream had ready; a file is read as for any builder.
+ * hog_builder_eager says whether b is. */
+void hog_builder_set_eager(hog_builder *b);
+int hog_builder_eager(const hog_builder *b);
+
+/* The input has nothing more ready for now: an eager builder hands the
+ * rows it holds to the callback at once, as a block shorter than
+ * rows_per_block (none when it holds none); any other builder keeps
+ * filling its block. Returns 0 or the callback's error. */
+int hog_builder_idle(hog_builder *b);
+
 /* Appends one row, without fields. index must be strictly increasing (the
  * caller, a parser, reports violations with their location); values finite.
  * Returns 0, -ENOMEM, -errno (writing), or HOG_EPARAM if nnz or the block's
@@ -763,10 +777,11 @@ typedef struct hog_text_summary {
  * order. b's index base is set as soon as the first lines settle it,
  * before any row is added. Memory stays bounded by a few chunks, the
  * longest line (at most p->max_line: a longer one is an error as soon as
- * that many of its bytes are read) plus what b keeps.
+ * that many of its bytes are read) plus what b keeps. For an eager builder (hog_builder_set_eager) a stream's rows are
+ * handed on as they come (hog_builder_idle).
  * Errors: those of hog_reader_open/next, hog_text_plan_make and
  * hog_parse_chunk (HOG_EFORMAT as "path:line:column: expected ...", or
- * "path:line: a line longer than N bytes"), -ENOMEM. */
+ * "path:line: a line longer than N bytes"), those of b's callback, -ENOMEM. */
 int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, hog_text_summary *sum,
                     char *err, size_t err_len);
 

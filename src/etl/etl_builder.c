@@ -1,5 +1,6 @@
 /* etl_builder.c: the block builder: rows in, blocks of the .hgd layout out, kept in memory or streamed to a file as they fill. */
 /* SPDX-License-Identifier: BSD-2-Clause */
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -45,6 +46,7 @@ struct hog_builder {
     hog_atomic_file *out;
     hog_hgd_writer *writer; /* NULL in memory */
     int pass;               /* blocks go to on_block only (hog_builder_create_pass) */
+    int eager;              /* a pass whose rows are wanted as they come (hog_builder_set_eager) */
 
     /* spilling: an in-memory builder past spill_at bytes goes on in a
      * scratch file; the blocks it held stay (handed out, see on_block)
@@ -122,6 +124,17 @@ int hog_builder_create_pass(uint32_t rows_per_block, hog_builder **bp)
     if (rc == 0)
         (*bp)->pass = 1;
     return rc;
+}
+
+void hog_builder_set_eager(hog_builder *b)
+{
+    assert(b->pass); /* the blocks of a data set are full but for the last */
+    b->eager = 1;
+}
+
+int hog_builder_eager(const hog_builder *b)
+{
+    return b->eager;
 }
 
 void hog_builder_set_one_based(hog_builder *b, int one_based)
@@ -625,6 +638,11 @@ int hog_builder_finish(hog_builder *b, hog_format format, hog_dataset **out)
     hog_builder_free(b);
     *out = ds;
     return 0;
+}
+
+int hog_builder_idle(hog_builder *b)
+{
+    return b->eager ? builder_flush(b) : 0;
 }
 
 int hog_builder_finish_pass(hog_builder *b)

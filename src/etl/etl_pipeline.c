@@ -34,6 +34,14 @@
  * report at its place in the file; a long line inside one chunk is the
  * parser's to report. A file with no newline at all (/dev/zero) ends there,
  * not in an allocation as large as memory.
+ *
+ * Rows as they come: for an eager builder (predict, which answers each
+ * row) a stream is read eagerly, each chunk what the stream had ready
+ * (HOG_READER_EAGER), and whenever the consumer has added every piece
+ * queued it tells the builder so (hog_builder_idle), which hands the rows
+ * it holds on at once instead of waiting for a full block. The reader is
+ * the slowest stage then, so the shorter blocks cost nothing a writer
+ * would notice; a file is read as for any builder.
  */
 
 #define DEPTH 8u   /* chunks out of the reader, at most */
@@ -344,7 +352,9 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
     size_t chunk;
     pipeline_size(p, &chunk, &pl->depth);
     pl->ring_len = 2 * pl->depth;
-    int rc = hog_reader_open(path, chunk, pl->depth, &reader, pl->read_err, sizeof(pl->read_err));
+    const int eager = hog_builder_eager(b);
+    int rc = hog_reader_open_with(path, chunk, pl->depth, eager ? HOG_READER_EAGER : 0, &reader, pl->read_err,
+                                  sizeof(pl->read_err));
     if (rc < 0) {
         hog_fail(rc, err, err_len, "%s", pl->read_err);
         hog_free(pl);
@@ -437,12 +447,31 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
 
     uint64_t line0 = plan.header_lines; /* lines before the current piece */
     const uint64_t file_bytes = hog_reader_file_bytes(reader);
+    const int as_they_come = eager && hog_reader_stream(reader);
+    int held = 0; /* as_they_come: rows added that the builder has not handed on */
     pthread_mutex_lock(&pl->mu);
     while (rc == 0) {
         piece *pc = &pl->ring[pl->consumed % pl->ring_len];
         while (!pl->stop && !(pl->consumed < pl->produced && pc->done) &&
-               !(pl->eof && pl->consumed == pl->produced))
+               !(pl->eof && pl->consumed == pl->produced)) {
+            if (held && pl->consumed == pl->produced) {
+                /* All the stream had ready is added: its rows go on now,
+                 * not when more come. */
+                held = 0;
+                pthread_mutex_unlock(&pl->mu);
+                rc = hog_builder_idle(b);
+                pthread_mutex_lock(&pl->mu);
+                if (rc < 0)
+                    break;
+                continue;
+            }
             pthread_cond_wait(&pl->changed, &pl->mu);
+        }
+        if (rc < 0) { /* the builder's callback */
+            if (rc != -ECANCELED)
+                hog_fail(rc, err, err_len, "%s: %s", path, hog_strerror(rc));
+            break;
+        }
         if (pl->stop) {
             rc = pl->read_rc;
             if (rc < 0 && pl->read_err[0])
@@ -471,6 +500,7 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
             hog_builder_set_position(b, file_bytes ? (double)pc->position / (double)file_bytes : 1.0);
             hog_builder_set_lines(b, line0, pc->rows.lines - pc->rows.rows);
             rc = hog_builder_add_rows(b, &pc->rows);
+            held |= as_they_come && pc->rows.rows > 0;
             if (rc == HOG_ELABEL)
                 hog_fail(rc, err, err_len, "%s: more than %u distinct class labels before line %llu: a column of "
                          "labels that are not numbers holds class names", path, HOG_MAX_LABEL_NAMES,

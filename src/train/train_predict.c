@@ -533,6 +533,7 @@ int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_
         if (rc < 0)
             return hog_fail(rc, err_detail, err_len, "%s: out of memory", path);
         hog_builder_on_block(reader.b, reader_block, &j);
+        hog_builder_set_eager(reader.b); /* a stream's rows are answered as they come */
         j.b = reader.b;
         if (j.pp.metrics && !hog_loss_is_regression(m->info.loss) &&
             !(j.relabel = hog_malloc(HOG_MAX_LABEL_NAMES * sizeof(float)))) {
