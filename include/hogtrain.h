@@ -190,7 +190,8 @@ typedef enum hog_format {
                             non-negative integers, both kept as written (since 0.2) */
 } hog_format;
 
-/* What to do with a malformed line of text. */
+/* What to do with a malformed line of text (a stream's last line cut
+ * short, without its newline, is one: a file's last line may lack it). */
 typedef enum hog_on_error {
     HOG_ON_ERROR_STOP = 0, /* fail with HOG_EFORMAT and the location (the default) */
     HOG_ON_ERROR_SKIP,     /* skip the line, count it, remember the first locations */

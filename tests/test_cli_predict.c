@@ -1,4 +1,4 @@
-/* test_cli_predict.c: end-to-end tests of hogtrain predict on a stream: each row written to a pipe or FIFO answered while the input stays open, in every output format, and a malformed row in a stream. */
+/* test_cli_predict.c: end-to-end tests of hogtrain predict on a stream: each row written to a pipe or FIFO answered while the input stays open, in every output format, and a stream's faults. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -268,5 +268,42 @@ Test(cli_predict, a_malformed_row_in_a_stream_stops_there_or_is_skipped, .timeou
     const char *err = slurp("err.txt");
     cr_assert(strstr(err, "skipped 1 malformed line") && strstr(err, "/dev/stdin:2:5: expected a number"), "%s", err);
     cr_assert(strstr(err, "/dev/stdin: 2 rows"), "%s", err);
+    free(p);
+}
+
+Test(cli_predict, a_stream_that_ends_inside_a_row_is_an_error_naming_the_line, .timeout = 60)
+{
+    train_models();
+    predictor *p = malloc(sizeof(*p));
+    cr_assert_not_null(p);
+    /* A writer that dies in the middle of "3:0.25" leaves "3:0.2", which
+     * parses: a stream's last line must end. */
+    start(p, "predict m.hog - -q", NULL);
+    feed(p, rows_bin[0]);
+    await_lines(p, 1, "the row before the cut one");
+    feed(p, "1 3:0.2");
+    cr_assert_eq(finish(p), 1, "%s", slurp("err.txt"));
+    cr_assert(strstr(slurp("err.txt"), "/dev/stdin:2:8: expected a newline, found the end of the stream"), "%s",
+              slurp("err.txt"));
+    cr_assert_eq(p->len, 9, "the first row's answer alone: %.*s", (int)p->len, p->got);
+
+    start(p, "predict m.hog - --on-error skip", NULL);
+    feed(p, rows_bin[0]);
+    feed(p, "1 3:0.2");
+    cr_assert_eq(finish(p), 0, "%s", slurp("err.txt"));
+    const char *err = slurp("err.txt");
+    cr_assert(strstr(err, "skipped 1 malformed line") && strstr(err, "/dev/stdin:2:8: expected a newline"), "%s",
+              err);
+    cr_assert_eq(p->len, 9, "the first row's answer alone: %.*s", (int)p->len, p->got);
+
+    /* Blanks after the last newline are no row; a file's last line may lack its newline. */
+    start(p, "predict m.hog - -q", NULL);
+    feed(p, rows_bin[0]);
+    feed(p, "  ");
+    cr_assert_eq(finish(p), 0, "%s", slurp("err.txt"));
+    cr_assert_eq(p->len, 9);
+    write_file("cut.svm", "1 1:0.9 2:-0.8\n1 3:0.2");
+    cr_assert_eq(hog("predict m.hog cut.svm -q"), 0, "%s", out);
+    cr_assert_eq(strlen(out), 18, "%s", out);
     free(p);
 }

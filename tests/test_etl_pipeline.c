@@ -695,6 +695,52 @@ Test(etl_pipeline, a_first_line_past_the_plans_mib)
  *  Streams
  * ===================================================================== */
 
+/* Text in a pipe whose writer has closed it: its path, for the pipeline. */
+static const char *piped(char *path, int fds[2], const char *text)
+{
+    cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+    size_t n = strlen(text);
+    cr_assert_eq(write(fds[1], text, n), (ssize_t)n);
+    close(fds[1]);
+    snprintf(path, 64, "/proc/self/fd/%d", fds[0]);
+    return path;
+}
+
+/* A file's last line may lack its newline; a stream's may not: a writer
+ * that died in the middle of "3:0.25" leaves "3:0.2", which parses. The
+ * cut line is malformed: an error, or skipped and reported. */
+Test(etl_pipeline, a_stream_that_ends_inside_a_line_is_an_error_naming_it)
+{
+    char path[64], err[512], want[256];
+    int fds[2];
+    hog_read_params p = params(HOG_FORMAT_LIBSVM);
+    hog_dataset *ds = NULL;
+    cr_assert_eq(hog_dataset_open(piped(path, fds, "1 1:1\n0 3:0.2"), &p, &ds, err, sizeof(err)), HOG_EFORMAT);
+    snprintf(want, sizeof(want), "%s:2:8: expected a newline, found the end of the stream (the line is cut short)",
+             path);
+    cr_assert_str_eq(err, want);
+    close(fds[0]);
+
+    p.on_error = HOG_ON_ERROR_SKIP;
+    cr_assert_eq(hog_dataset_open(piped(path, fds, "1 1:1\n0 3:0.2"), &p, &ds, err, sizeof(err)), 0, "%s", err);
+    hog_dataset_info info;
+    hog_dataset_get_info(ds, &info);
+    cr_assert_eq(info.rows, 1);
+    cr_assert_eq(hog_dataset_skipped(ds, err, sizeof(err)), 1);
+    snprintf(want, sizeof(want), "%s:2:8: expected a newline", path);
+    cr_assert(strstr(err, want), "%s", err);
+    hog_dataset_close(ds);
+    close(fds[0]);
+
+    /* blanks after the last newline are no line */
+    p.on_error = HOG_ON_ERROR_STOP;
+    cr_assert_eq(hog_dataset_open(piped(path, fds, "1 1:1\n0 3:0.2\n \t"), &p, &ds, err, sizeof(err)), 0, "%s", err);
+    hog_dataset_get_info(ds, &info);
+    cr_assert_eq(info.rows, 2);
+    hog_dataset_close(ds);
+    close(fds[0]);
+}
+
 /* An eager pass builder and the pipe that feeds it: each block it gets
  * writes the next line into the pipe, so the read can only go on if the
  * rows already in the pipe come out while it is still open. */

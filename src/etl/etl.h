@@ -777,7 +777,10 @@ typedef struct hog_text_summary {
  * order. b's index base is set as soon as the first lines settle it,
  * before any row is added. Memory stays bounded by a few chunks, the
  * longest line (at most p->max_line: a longer one is an error as soon as
- * that many of its bytes are read) plus what b keeps. For an eager builder (hog_builder_set_eager) a stream's rows are
+ * that many of its bytes are read) plus what b keeps. A stream's last line
+ * must end in a newline: one cut short is malformed ("path:line:column:
+ * expected a newline, found the end of the stream ..."), skipped in skip
+ * mode. For an eager builder (hog_builder_set_eager) a stream's rows are
  * handed on as they come (hog_builder_idle).
  * Errors: those of hog_reader_open/next, hog_text_plan_make and
  * hog_parse_chunk (HOG_EFORMAT as "path:line:column: expected ...", or

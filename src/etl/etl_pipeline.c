@@ -35,6 +35,12 @@
  * parser's to report. A file with no newline at all (/dev/zero) ends there,
  * not in an allocation as large as memory.
  *
+ * A file's last line may lack its newline. A stream's may not: a writer
+ * that died in the middle of a row would otherwise leave a shorter row
+ * that parses (a cut "3:0.25" reads as "3:0.2"), so the producer queues a
+ * piece that stands for the cut line (cut), reported or skipped as a
+ * malformed line at its place.
+ *
  * Rows as they come: for an eager builder (predict, which answers each
  * row) a stream is read eagerly, each chunk what the stream had ready
  * (HOG_READER_EAGER), and whenever the consumer has added every piece
@@ -57,6 +63,7 @@ typedef struct piece {
     char *owned;        /* a seam's own buffer, or NULL */
     uint64_t position;  /* bytes of the file read when it was queued (hog_reader_position) */
     int too_long;       /* no bytes: the line after the pieces before it is longer than max_line */
+    uint64_t cut;       /* no bytes: the stream ended this many bytes into the line after them */
     int done;           /* parsed: rows and rc are ready */
     int rc;
     hog_text_error err;
@@ -92,7 +99,8 @@ typedef struct pipeline {
  * ===================================================================== */
 /* Waits for a free ring slot and queues a piece. Returns 0, or -1 if the
  * pipeline is stopping. Called with the mutex held. */
-static int queue_piece(pipeline *pl, const char *data, size_t len, const char *chunk, char *owned, int too_long)
+static int queue_piece(pipeline *pl, const char *data, size_t len, const char *chunk, char *owned, int too_long,
+                       uint64_t cut)
 {
     while (pl->produced - pl->consumed >= pl->ring_len && !pl->stop)
         pthread_cond_wait(&pl->changed, &pl->mu);
@@ -105,6 +113,7 @@ static int queue_piece(pipeline *pl, const char *data, size_t len, const char *c
     pc->chunk = chunk;
     pc->owned = owned;
     pc->too_long = too_long;
+    pc->cut = cut;
     pc->position = pl->position;
     pc->done = 0;
     pc->rc = 0;
@@ -140,6 +149,15 @@ static int carry_append(carry_buf *c, const char *s, size_t n)
     return 0;
 }
 
+/* Whether [s, s + n) holds only blanks (no row). */
+static int blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+            return 0;
+    return 1;
+}
+
 /* Hands the carried bytes over as a seam piece and starts a new carry. */
 static int queue_seam(pipeline *pl, carry_buf *c)
 {
@@ -147,7 +165,7 @@ static int queue_seam(pipeline *pl, carry_buf *c)
     size_t len = c->len;
     memset(c, 0, sizeof(*c));
     pthread_mutex_lock(&pl->mu);
-    int rc = queue_piece(pl, owned, len, NULL, owned, 0);
+    int rc = queue_piece(pl, owned, len, NULL, owned, 0, 0);
     pthread_mutex_unlock(&pl->mu);
     if (rc < 0)
         hog_free(owned);
@@ -232,7 +250,7 @@ static void *producer_main(void *v)
             data = first_nl + 1;
         } else {
             pthread_mutex_lock(&pl->mu);
-            rc = queue_piece(pl, NULL, 0, NULL, NULL, 0);
+            rc = queue_piece(pl, NULL, 0, NULL, NULL, 0, 0);
             pthread_mutex_unlock(&pl->mu);
             if (rc < 0) {
                 chunk_done(pl, chunk);
@@ -248,7 +266,7 @@ static void *producer_main(void *v)
         pthread_mutex_lock(&pl->mu);
         if (rc == 0)
             rc = queue_piece(pl, body ? data : NULL, body ? (size_t)(last_nl + 1 - data) : 0, body ? chunk : NULL,
-                             NULL, 0);
+                             NULL, 0, 0);
         if (rc < 0 || !body) /* not queued: the chunk goes straight back */
             pl->giveback[pl->ngiveback++] = chunk;
         pthread_mutex_unlock(&pl->mu);
@@ -257,9 +275,13 @@ static void *producer_main(void *v)
     }
     if (rc == 0 && too_long) {
         pthread_mutex_lock(&pl->mu);
-        rc = queue_piece(pl, NULL, 0, NULL, NULL, 1);
+        rc = queue_piece(pl, NULL, 0, NULL, NULL, 1, 0);
         pthread_mutex_unlock(&pl->mu);
-    } else if (rc == 0 && carry.len) { /* a last line without a newline */
+    } else if (rc == 0 && carry.len && hog_reader_stream(pl->reader) && !blank(carry.p, carry.len)) {
+        pthread_mutex_lock(&pl->mu);
+        rc = queue_piece(pl, NULL, 0, NULL, NULL, 0, carry.len);
+        pthread_mutex_unlock(&pl->mu);
+    } else if (rc == 0 && carry.len) { /* a file's last line without a newline */
         rc = queue_seam(pl, &carry);
     }
     hog_free(carry.p);
@@ -320,6 +342,21 @@ static void *parser_main(void *v)
 /* ===================================================================== *
  *  Consumer
  * ===================================================================== */
+/* What a stream that ends in the middle of a line lacks there. */
+#define CUT_LINE "expected a newline, found the end of the stream (the line is cut short)"
+
+/* Counts the cut last line of a stream as a malformed line skipped. */
+static void cut_skipped(hog_text_summary *sum, uint64_t line, uint64_t column)
+{
+    if (sum->kept < HOG_TEXT_ERRORS_KEPT) {
+        hog_text_error *e = &sum->errors[sum->kept++];
+        e->line = line;
+        e->column = (uint32_t)HOG_MIN(column, (uint64_t)UINT32_MAX);
+        snprintf(e->what, sizeof(e->what), "%s", CUT_LINE);
+    }
+    sum->skipped++;
+}
+
 /* The chunks' size and how many are out at once, from the quarter of
  * hog_read_params.mem_limit that reading may hold: each chunk out costs
  * its bytes, and each of its two pieces parsed rows of at most about twice
@@ -488,6 +525,11 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
             rc = hog_fail(HOG_EFORMAT, err, err_len,
                           "%s:%llu: a line longer than %llu bytes (hog_read_params.max_line)", path,
                           (unsigned long long)(line0 + 1), (unsigned long long)plan.max_line);
+        else if (pc->cut && !plan.skip_errors)
+            rc = hog_fail(HOG_EFORMAT, err, err_len, "%s:%llu:%llu: %s", path, (unsigned long long)(line0 + 1),
+                          (unsigned long long)pc->cut + 1, CUT_LINE);
+        else if (pc->cut)
+            cut_skipped(sum, line0 + 1, pc->cut + 1);
         else if (pc->rc == HOG_EFORMAT && pc->err.column == 0) /* the whole line */
             rc = hog_fail(HOG_EFORMAT, err, err_len, "%s:%llu: %s", path, (unsigned long long)(line0 + pc->err.line),
                           pc->err.what);
@@ -516,7 +558,7 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
                 e->line += line0;
             }
             sum->skipped += pc->rows.skipped;
-            line0 += pc->rows.lines;
+            line0 += pc->cut ? 1 : pc->rows.lines;
         }
         hog_free(pc->owned);
         pc->owned = NULL;
