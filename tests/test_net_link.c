@@ -14,6 +14,7 @@
 
 #include "net/net_link.h"
 #include "test_log.h"
+#include "test_link_run.h"
 #include "test_scratch.h"
 
 #define N_ELEMS 5000u /* five chunks of 1024 */
@@ -24,32 +25,6 @@ static void setup(void)
 }
 
 TestSuite(net_link, .init = setup, .fini = scratch_remove, .timeout = 60);
-
-static char key_path[128], coordinator[64];
-
-/* A TCP port on loopback for the coordinator, held for the rest of the
- * test (each runs in a process of its own): the socket is bound with
- * SO_REUSEADDR and never listens, so rank 0 can bind the port (ZeroMQ sets
- * SO_REUSEADDR too) while the kernel gives it to no ephemeral bind, such
- * as another rank's inbox, meanwhile. */
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t n = sizeof(a);
-    cr_assert_eq(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
-    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &n), 0);
-    return ntohs(a.sin_port);
-}
-
-static void make_key(void)
-{
-    snprintf(key_path, sizeof(key_path), "%s/key", dir);
-    char err[256] = "";
-    cr_assert_eq(hog_secret_keygen(key_path, err, sizeof(err)), 0, "%s", err);
-    snprintf(coordinator, sizeof(coordinator), "127.0.0.1:%d", free_port());
-}
 
 /* One rank of a test run. */
 typedef struct rank_run {
@@ -174,7 +149,7 @@ static rank_run runs[4];
 
 Test(net_link, two_ranks_gather_every_change_exactly)
 {
-    make_key();
+    new_run();
     rank_init(&runs[0], 0, 2);
     rank_init(&runs[1], 1, 2);
     run_ranks(runs, 2);
@@ -192,7 +167,7 @@ Test(net_link, two_ranks_gather_every_change_exactly)
 
 Test(net_link, four_ranks_gather_every_change_even_when_every_chunk_is_dropped)
 {
-    make_key();
+    new_run();
     for (int i = 0; i < 4; i++) {
         rank_init(&runs[i], i, 4);
         runs[i].p.drop = 1.0;
@@ -208,7 +183,7 @@ Test(net_link, four_ranks_gather_every_change_even_when_every_chunk_is_dropped)
 
 Test(net_link, each_ranks_change_reaches_the_other_while_both_run)
 {
-    make_key();
+    new_run();
     rank_init(&runs[0], 0, 2);
     rank_init(&runs[1], 1, 2);
     /* element 0 is rank 0's (in its chunk 0), the last rank 1's (in its chunk 4) */
@@ -229,7 +204,7 @@ Test(net_link, each_ranks_change_reaches_the_other_while_both_run)
 
 Test(net_link, changes_of_one_hot_element_by_two_ranks_are_averaged_by_its_master)
 {
-    make_key();
+    new_run();
     for (int i = 0; i < 2; i++) {
         rank_init(&runs[i], i, 2);
         runs[i].all = 1;
@@ -247,7 +222,7 @@ Test(net_link, changes_of_one_hot_element_by_two_ranks_are_averaged_by_its_maste
 
 Test(net_link, changes_of_one_cold_element_by_two_ranks_are_added_by_its_master)
 {
-    make_key();
+    new_run();
     for (int i = 0; i < 2; i++) {
         rank_init(&runs[i], i, 2);
         runs[i].all = 1;
@@ -288,7 +263,7 @@ static rank_run *rank1_by_hand(pthread_t *th)
  * values that hold its change instead. */
 Test(net_link, a_peer_never_adopts_values_without_its_change_in_flight)
 {
-    make_key();
+    new_run();
     rank_init(&runs[0], 0, 2);
     rank_init(&runs[1], 1, 2);
     runs[0].add = 0.0f;
@@ -324,7 +299,7 @@ Test(net_link, a_peer_never_adopts_values_without_its_change_in_flight)
 
 Test(net_link, averaging_rounds_give_every_rank_the_mean)
 {
-    make_key();
+    new_run();
     for (int i = 0; i < 2; i++) {
         rank_init(&runs[i], i, 2);
         runs[i].p.sync = HOG_SYNC_AVERAGE;
@@ -342,7 +317,7 @@ Test(net_link, averaging_rounds_give_every_rank_the_mean)
 
 Test(net_link, another_parameter_fingerprint_is_refused_with_the_reason)
 {
-    make_key();
+    new_run();
     rank_init(&runs[0], 0, 2);
     rank_init(&runs[1], 1, 2);
     runs[0].p.join_timeout = 2.0;
@@ -371,7 +346,7 @@ Test(net_link, another_kind_of_model_is_refused_naming_both)
                      "factorisation machine of 4 factors"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        make_key();
+        new_run();
         rank_init(&runs[0], 0, 2);
         rank_init(&runs[1], 1, 2);
         runs[0].p.join_timeout = 1.0;
@@ -393,7 +368,7 @@ Test(net_link, another_kind_of_model_is_refused_naming_both)
  * every file's. */
 Test(net_link, fields_must_match_or_with_shards_take_the_most_and_rows_add_up)
 {
-    make_key();
+    new_run();
     rank_init(&runs[0], 0, 2);
     rank_init(&runs[1], 1, 2);
     runs[0].p.join_timeout = 1.0;
@@ -405,7 +380,7 @@ Test(net_link, fields_must_match_or_with_shards_take_the_most_and_rows_add_up)
     cr_assert_not_null(strstr(runs[1].err, "its training data has 5 fields, rank 0's 3"), "%s", runs[1].err);
     free_ranks(runs, 2);
 
-    make_key();
+    new_run();
     for (int i = 0; i < 3; i++) {
         rank_init(&runs[i], i, 3);
         runs[i].p.shards = 1;
@@ -421,7 +396,7 @@ Test(net_link, fields_must_match_or_with_shards_take_the_most_and_rows_add_up)
     }
     free_ranks(runs, 3);
 
-    make_key(); /* one file: its rows, not their sum */
+    new_run(); /* one file: its rows, not their sum */
     for (int i = 0; i < 2; i++) {
         rank_init(&runs[i], i, 2);
         runs[i].rows = 4096;
@@ -434,7 +409,7 @@ Test(net_link, fields_must_match_or_with_shards_take_the_most_and_rows_add_up)
 
 Test(net_link, another_run_id_is_refused_with_the_reason)
 {
-    make_key();
+    new_run();
     rank_init(&runs[0], 0, 2);
     rank_init(&runs[1], 1, 2);
     runs[0].p.join_timeout = 2.0;
@@ -462,7 +437,7 @@ static int count_of(const char *haystack, const char *needle)
 Test(net_link, a_rank_without_the_key_is_refused_at_once_and_named)
 {
     hog_log_set(log_keep, NULL, HOG_LOG_WARN);
-    make_key();
+    new_run();
     rank_init(&runs[0], 0, 2);
     rank_init(&runs[1], 1, 2);
     runs[0].p.join_timeout = 5.0;
@@ -497,7 +472,7 @@ Test(net_link, a_rank_without_the_key_is_refused_at_once_and_named)
  * rank started again with the right one joins, and the run completes. */
 Test(net_link, a_rank_refused_for_its_key_can_join_with_the_right_one)
 {
-    make_key();
+    new_run();
     rank_init(&runs[0], 0, 2);
     rank_init(&runs[1], 1, 2);
     rank_init(&runs[2], 1, 2);
@@ -523,7 +498,7 @@ Test(net_link, a_rank_refused_for_its_key_can_join_with_the_right_one)
 
 Test(net_link, a_dead_rank_is_declared_and_the_run_completes_without_it)
 {
-    make_key();
+    new_run();
     for (int i = 0; i < 3; i++)
         rank_init(&runs[i], i, 3);
     runs[2].vanish = 1;
@@ -549,7 +524,7 @@ Test(net_link, a_dead_rank_is_declared_and_the_run_completes_without_it)
 
 Test(net_link, rank_0_gone_ends_the_others_within_the_timeout)
 {
-    make_key();
+    new_run();
     rank_init(&runs[0], 0, 2);
     rank_init(&runs[1], 1, 2);
     runs[0].vanish = 1;
@@ -657,7 +632,7 @@ static void *raw_join(void *s, uint32_t rank, char *inbox0, size_t len)
 
 Test(net_link, averaging_ticks_faster_than_rounds_complete_wait_for_the_open_round)
 {
-    make_key();
+    new_run();
     rank_init(&runs[0], 0, 2);
     runs[0].p.sync = HOG_SYNC_AVERAGE;
     runs[0].p.sync_seconds = 0.001; /* a tick each millisecond; rank 1 never answers one */
@@ -679,7 +654,7 @@ Test(net_link, averaging_ticks_faster_than_rounds_complete_wait_for_the_open_rou
 
 Test(net_link, malformed_frames_are_counted_and_dropped_never_applied)
 {
-    make_key();
+    new_run();
     rank_init(&runs[0], 0, 2);
     rank_init(&runs[1], 1, 2);
     runs[1].p.timeout = 3.0;
@@ -740,7 +715,7 @@ Test(net_link, malformed_frames_are_counted_and_dropped_never_applied)
 
 Test(net_link, a_peer_with_another_key_never_has_a_frame_delivered)
 {
-    make_key();
+    new_run();
     rank_init(&runs[0], 0, 2);
     rank_init(&runs[1], 1, 2);
     runs[0].p.join_timeout = 3.0;
@@ -770,7 +745,7 @@ Test(net_link, a_peer_with_another_key_never_has_a_frame_delivered)
 
 Test(net_link, another_protocol_version_is_refused_at_the_handshake)
 {
-    make_key();
+    new_run();
     rank_init(&runs[0], 0, 2);
     runs[0].p.join_timeout = 3.0;
     pthread_t th;
@@ -828,7 +803,7 @@ Test(net_link, blocks_are_dealt_by_rank_and_a_dead_ranks_among_the_living)
     hog_link_free(l);
     /* three ranks, without joining: rank 1's view */
     rank_run *r = &runs[0];
-    make_key();
+    new_run();
     rank_init(r, 1, 3);
     cr_assert_eq(hog_link_create(&r->p, &r->l, err, sizeof(err)), 0, "%s", err);
     for (uint32_t b = 0; b < 12; b++)
@@ -909,7 +884,7 @@ static void *train_main(void *arg)
 
 Test(net_link, a_failed_run_ends_the_link_thread_before_it_frees_the_model)
 {
-    make_key();
+    new_run();
     char data[160];
     snprintf(data, sizeof(data), "%s/d.svm", dir);
     FILE *f = fopen(data, "w");
@@ -940,7 +915,7 @@ Test(net_link, a_failed_run_ends_the_link_thread_before_it_frees_the_model)
 
 Test(net_link, control_frames_of_the_wrong_direction_round_or_connection_are_counted_and_ignored)
 {
-    make_key();
+    new_run();
     rank_init(&runs[0], 0, 2);
     runs[0].until_dead = 1;
     runs[0].all = 1;
@@ -995,7 +970,7 @@ Test(net_link, control_frames_of_the_wrong_direction_round_or_connection_are_cou
 Test(net_link, a_greeting_that_is_not_a_hello_is_logged_and_ignored)
 {
     hog_log_set(log_keep, NULL, HOG_LOG_WARN);
-    make_key();
+    new_run();
     rank_init(&runs[0], 0, 2);
     runs[0].until_dead = 1;
     pthread_t th;
@@ -1018,7 +993,7 @@ Test(net_link, a_greeting_that_is_not_a_hello_is_logged_and_ignored)
 
 Test(net_link, a_hello_with_more_features_than_a_data_set_can_have_is_refused)
 {
-    make_key();
+    new_run();
     rank_init(&runs[0], 0, 2);
     runs[0].p.shards = 1; /* the run takes the most features any rank has */
     runs[0].p.join_timeout = 2.0;
@@ -1043,7 +1018,7 @@ Test(net_link, a_hello_with_more_features_than_a_data_set_can_have_is_refused)
 
 Test(net_link, the_gather_refuses_a_part_of_the_wrong_size_and_bounds_a_parts_counts)
 {
-    make_key();
+    new_run();
     rank_init(&runs[0], 0, 2);
     runs[0].p.timeout = 5.0;
     runs[0].add = 0.0f; /* no change of rank 0's to hand rank 1 at the gather */
@@ -1097,7 +1072,7 @@ Test(net_link, the_gather_refuses_a_part_of_the_wrong_size_and_bounds_a_parts_co
 
 Test(net_link, a_rank_0_that_beats_but_never_ends_the_run_is_waited_on_for_a_bounded_time)
 {
-    make_key();
+    new_run();
     rank_init(&runs[1], 1, 2);
     runs[1].p.timeout = 0.5;
     runs[1].p.join_timeout = 1.0; /* END is due 2 s after the part */
@@ -1181,7 +1156,7 @@ Test(net_link, a_rank_0_that_beats_but_never_ends_the_run_is_waited_on_for_a_bou
 
 Test(net_link, a_failed_join_frees_what_it_opened_and_can_be_tried_again)
 {
-    make_key();
+    new_run();
     rank_init(&runs[0], 0, 2);
     runs[0].p.join_timeout = 0.3;
     rank_run *r = &runs[0];
@@ -1223,7 +1198,7 @@ Test(net_link, a_failed_join_frees_what_it_opened_and_can_be_tried_again)
 
 Test(net_link, a_timeout_of_a_billion_seconds_is_taken_as_given)
 {
-    make_key();
+    new_run();
     for (int i = 0; i < 2; i++) {
         rank_init(&runs[i], i, 2);
         runs[i].p.timeout = 1e9; /* its heartbeat options, in ms, saturate rather than wrap */

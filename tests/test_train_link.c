@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "test_link_run.h"
 #include "test_scratch.h"
 #include "test_train.h"
 #include "test_train_data.h"
@@ -20,30 +21,6 @@ static void setup(void)
 }
 
 TestSuite(train_link, .init = setup, .fini = scratch_remove, .timeout = 120);
-
-static char key_path[160], coordinator[64];
-
-/* A TCP port on loopback for the coordinator, held for the rest of the
- * test (see test_net_link.c's free_port: bound, never listening). */
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t n = sizeof(a);
-    cr_assert_eq(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
-    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &n), 0);
-    return ntohs(a.sin_port);
-}
-
-/* A new key and coordinator port: a run's. */
-static void new_run(void)
-{
-    snprintf(key_path, sizeof(key_path), "%s/key", dir);
-    char err[256] = "";
-    cr_assert_eq(hog_secret_keygen(key_path, err, sizeof(err)), 0, "%s", err);
-    snprintf(coordinator, sizeof(coordinator), "127.0.0.1:%d", free_port());
-}
 
 /* One rank: its own data set, link and trainer of one worker, as a
  * process of its own would have. */

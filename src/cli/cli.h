@@ -250,6 +250,18 @@ int cli_train(int argc, char **argv);
 int cli_tune(int argc, char **argv);
 int cli_export(int argc, char **argv);
 
+/* The default of a run of several epochs without a test set: it holds out
+ * a seeded tenth (*holdout 0.1) and stops early_stop 3 epochs after that
+ * loss last fell (unless stop_set: --early-stop given), keeping the best
+ * epoch's model, Vowpal Wabbit's default for several passes. Not when
+ * given (a test set, a holdout or a search that holds out its own), for
+ * one epoch, or for a rank of several (--nodes, or a launcher's
+ * environment: each rank would keep its own best). Returns 1 when it holds
+ * out, having said so on the log (rows: what the rows are called; loss:
+ * the loss's name), else 0. */
+int cli_holdout_default(const hog_link_params *lp, int given, unsigned epochs, int stop_set, const char *rows,
+                        const char *loss, double *holdout, unsigned *early_stop);
+
 /* ---- cli_nodes.c: train on several machines ---- */
 #define CLI_LINK_OPTIONS                                                                              \
     {"node-rank", required_argument, 0, 'N'}, {"nodes", required_argument, 0, 'N'},                   \

@@ -247,17 +247,10 @@ int cli_mf_train(int argc, char **argv)
         cli_error("--test and --holdout are alternatives: give one");
         goto usage;
     }
-    /* Several epochs without a test set hold out a seeded tenth of the
-     * ratings and stop 3 epochs after their RMSE last fell, keeping the
-     * best epoch's model, as train does for the other models (Vowpal
-     * Wabbit's default for more than one pass). Not for a run across
-     * machines: each rank would keep its own best. */
-    int auto_holdout = !test_path && !holdout_set && p.epochs > 1 && lp.nodes <= 1;
-    if (auto_holdout) {
-        p.holdout = 0.1;
-        if (!stop_set)
-            p.early_stop = 3;
-    }
+    /* Several epochs without a test set hold out a tenth of the ratings
+     * and stop early, as train does for the other models. */
+    cli_holdout_default(&lp, test_path || holdout_set, p.epochs, stop_set, "ratings", "rmse", &p.holdout,
+                        &p.early_stop);
     if (p.early_stop && !test_path && !(p.holdout > 0)) {
         cli_error("--early-stop needs --test FILE or --holdout F to measure improvement on");
         goto usage;
@@ -309,19 +302,6 @@ int cli_mf_train(int argc, char **argv)
     if (cli_link_open(&lp, NULL, ctl, &link) < 0)
         goto out;
     p.link = link;
-    if (link && auto_holdout) { /* several ranks from a launcher's environment (srun, mpirun), not --nodes */
-        auto_holdout = 0;
-        p.holdout = 0;
-        if (!stop_set)
-            p.early_stop = 0;
-    }
-    if (auto_holdout && !cli_quiet) {
-        char msg[256];
-        snprintf(msg, sizeof(msg), "no --test: a seeded tenth of the ratings is held out, and training stops %u "
-                 "epochs after their rmse last fell, keeping the best epoch's model (--holdout 0: every rating, "
-                 "every epoch)", p.early_stop);
-        cli_log(NULL, HOG_LOG_INFO, msg);
-    }
     if (link && hog_link_rank(link) != 0) { /* as train: rank 0 evaluates and writes */
         test_path = NULL;
         out = cli_rank_path(link, out, rank_outputs, rank_out, sizeof(rank_out));

@@ -74,6 +74,27 @@ int cli_link_option(const char *name, const char *val, hog_link_params *p)
     return cli_double(opt, val, d);
 }
 
+int cli_holdout_default(const hog_link_params *lp, int given, unsigned epochs, int stop_set, const char *rows,
+                        const char *loss, double *holdout, unsigned *early_stop)
+{
+    hog_link_params env = *lp; /* the ranks a launcher makes (srun, mpirun), as cli_link_open reads them */
+    char err[CLI_ERR_LEN];
+    const int ranks = hog_link_params_from_env(&env, err, sizeof(err)) > 0 ? env.nodes : lp->nodes;
+    if (given || epochs <= 1 || ranks > 1)
+        return 0;
+    *holdout = 0.1;
+    if (!stop_set)
+        *early_stop = 3;
+    if (!cli_quiet) {
+        char msg[256];
+        snprintf(msg, sizeof(msg), "no --test: a seeded tenth of the %s is held out, and training stops %u epochs "
+                 "after their %s last fell, keeping the best epoch's model (--holdout 0: every %.*s, every epoch)",
+                 rows, *early_stop, loss, (int)strlen(rows) - 1, rows);
+        cli_log(NULL, HOG_LOG_INFO, msg);
+    }
+    return 1;
+}
+
 int cli_link_open(hog_link_params *p, hog_trainer *t, hog_mf_control *mf, hog_link **out)
 {
     *out = NULL;

@@ -641,20 +641,10 @@ static int train_main(int argc, char **argv, int tune)
         cli_error("--test and --holdout are alternatives: give one");
         goto usage;
     }
-    /* Several epochs without a test set hold out a seeded tenth of INPUT
-     * and stop 3 epochs after its loss last fell, keeping the best epoch's
-     * model: Vowpal Wabbit's default for more than one pass (every tenth
-     * example, --early_terminate 3). Not for a run across machines (each
-     * rank would keep its own) nor --cv and tune, which hold out their own. */
-    hog_link_params env_lp = lp; /* ranks a launcher's environment (srun, mpirun) makes, as cli_link_open reads it */
-    char env_err[CLI_ERR_LEN];
-    const int ranks = hog_link_params_from_env(&env_lp, env_err, sizeof(env_err)) > 0 ? env_lp.nodes : lp.nodes;
-    const int auto_holdout = !cv && !tune && !test_path && !holdout_set && p.epochs > 1 && ranks <= 1;
-    if (auto_holdout) {
-        p.holdout = 0.1;
-        if (!stop_set)
-            p.early_stop = 3;
-    }
+    /* Several epochs without a test set hold out a tenth and stop early
+     * (--cv and tune hold out their own). */
+    cli_holdout_default(&lp, cv || tune || test_path || holdout_set, p.epochs, stop_set, "rows", "loss", &p.holdout,
+                        &p.early_stop);
     if (p.early_stop && !test_path && !(p.holdout > 0)) {
         cli_error("--early-stop needs --test FILE or --holdout F to measure improvement on");
         goto usage;
@@ -732,13 +722,6 @@ static int train_main(int argc, char **argv, int tune)
         goto usage;
     }
     hog_log_set(cli_log, NULL, cli_quiet ? HOG_LOG_ERROR : HOG_LOG_INFO);
-    if (auto_holdout && !cli_quiet) {
-        char msg[256];
-        snprintf(msg, sizeof(msg), "no --test: a seeded tenth of the rows is held out, and training stops %u epochs "
-                 "after their loss last fell, keeping the best epoch's model (--holdout 0: every row, every epoch)",
-                 p.early_stop);
-        cli_log(NULL, HOG_LOG_INFO, msg);
-    }
     const char *input = cli_input(input_arg);
     if (cv || tune) { /* the folds or the search on INPUT read once, then (with -o) the model on all of it */
         status = 1;
