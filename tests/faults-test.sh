@@ -243,9 +243,14 @@ if [ "$root" -eq 1 ] && [ -n "$cgmem" ] && [ -d "/sys/fs/cgroup/memory$cgmem" ] 
             0 "go to a scratch file in $tmp/c" '"$bin" info "$tmp/c/m.hog" >/dev/null' 'only "$tmp/c" m.hog'
     done
     rm -rf "$tmp/c" "$tmp/s" && mkdir "$tmp/c" "$tmp/s"
-    run in_cg "$bin" train "$tmp/big.svm" -o "$tmp/c/m.hog" --threads 1 --epochs 1 --temp-dir "$tmp/s"
+    # Two epochs: one pass (--epochs 1) keeps no text to spill
+    run in_cg "$bin" train "$tmp/big.svm" -o "$tmp/c/m.hog" --threads 1 --epochs 2 --temp-dir "$tmp/s"
     expect "a 100 MiB cgroup: --temp-dir says where the text goes" 0 "go to a scratch file in $tmp/s" \
         'only "$tmp/c" m.hog' 'only "$tmp/s"'
+    rm -rf "$tmp/c" "$tmp/s" && mkdir "$tmp/c" "$tmp/s"
+    run in_cg "$bin" train "$tmp/big.svm" -o "$tmp/c/m.hog" --threads 1 --epochs 1 --temp-dir "$tmp/s"
+    expect "a 100 MiB cgroup: one pass over 150 MB of text keeps none of it, in memory or in a scratch file" 0 "" \
+        'only "$tmp/c" m.hog' 'only "$tmp/s"' '! grep -q "scratch file" "$tmp/log"'
     # The size the issue names: 450 MB of text in 300 MiB, every setting
     # its default (both cores, ten epochs).
     echo 300M >"$cg/memory.limit_in_bytes"
