@@ -302,11 +302,13 @@ sweep train-text "m.hog r.json" train d.svm -o w/m.hog --report w/r.json $train
 sweep train-text-whole "m.hog" train d.svm -o w/m.hog --stream 0 $train
 sweep train-text-blocks "m.hog" train big.svm -o w/m.hog $train
 # past half of --mem-limit the blocks built from the text go to a scratch file
-sweep train-text-spill "m.hog" train big.svm -o w/m.hog --mem-limit 400K --temp-dir w $train
+# (--holdout 0: the default holdout's best epoch would take a copy of the
+# model out of that limit, and its features would no longer fit)
+sweep train-text-spill "m.hog" train big.svm -o w/m.hog --mem-limit 400K --temp-dir w --holdout 0 $train
 sweep train-hgd "m.hog" train d.hgd -o w/m.hog $train
 sweep train-test "m.hog" train d.svm --test t.svm -o w/m.hog $train
 sweep train-holdout "m.hog" train d.hgd --holdout 0.2 -o w/m.hog $train
-sweep train-out-of-core "m.hog" train big.hgd --mem-limit 400K -o w/m.hog $train
+sweep train-out-of-core "m.hog" train big.hgd --mem-limit 400K --holdout 0 -o w/m.hog $train
 sweep train-optimisers "m.hog" train d.hgd --schedule adagrad --normalized --l1 1e-5 --average --early-stop 1 \
     --holdout 0.2 --bind 0 -o w/m.hog $train
 sweep train-cache "m.hog c.hgd:side" train d.svm --cache w/c.hgd -o w/m.hog $train
