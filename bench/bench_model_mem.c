@@ -27,11 +27,13 @@
  * feature's second word (its largest |x|). The packed layout rounds a
  * feature's words up to a power of two, so that no feature straddles a
  * cache line. The rows are visited in file order; a prefetch distance A asks
- * for the model lines of the row A rows ahead. Output, one line per
- * configuration after a header:
- *   threads,features,bytes_per_feature,layout,huge,ahead,nnz_per_s_median,nnz_per_s_min,nnz_per_s_max
- * and last, for each thread count, the best distance's line again with
- * layout "best": the limit to judge a trainer by.
+ * for the model lines of the row A rows ahead, either all at once before a
+ * row (burst) or one per non-zero as the row's own are read (spread: the
+ * requests leave at the pace the misses come back, packed layout only).
+ * Output, one line per configuration after a header:
+ *   threads,features,bytes_per_feature,layout,huge,ahead,nnz_per_s_median,nnz_per_s_min,nnz_per_s_max,prefetch
+ * and last, for each thread count, the best configuration's line again
+ * with layout "best": the limit to judge a trainer by.
  */
 #include <errno.h>
 #include <math.h>
@@ -61,6 +63,7 @@ typedef struct job {
     const hog_dataset *ds;
     model *m;
     unsigned ith, nth, ahead, epochs;
+    int spread; /* 1: row r + ahead's lines asked for one per non-zero of row r's first pass */
     pthread_barrier_t *go;
     uint64_t nnz;
     double seconds;
@@ -103,17 +106,27 @@ static void *worker(void *v)
             for (uint32_t r = 0; r < blk->rows && r < jb->ahead; r++)
                 prefetch_row(m, blk, r);
             for (uint32_t r = 0; r < blk->rows; r++) {
-                if (jb->ahead && r + jb->ahead < blk->rows)
+                const int pf = jb->ahead && r + jb->ahead < blk->rows;
+                if (pf && !jb->spread)
                     prefetch_row(m, blk, r + jb->ahead);
+                /* spread: the row ahead's lines asked for as this row's
+                 * are read, so that the requests leave at the rate the
+                 * misses return instead of in a burst a row long */
+                const uint32_t *ahead = pf && jb->spread ? blk->index + blk->ptr[r + jb->ahead] : NULL;
+                uint32_t kahead = ahead ? blk->ptr[r + jb->ahead + 1] - blk->ptr[r + jb->ahead] : 0;
                 const uint32_t lo = blk->ptr[r], hi = blk->ptr[r + 1];
                 float margin = 0.0f;
                 for (uint32_t i = lo; i < hi; i++) {
                     uint32_t j = blk->index[i];
                     float x = blk->value[i];
+                    if (i - lo < kahead)
+                        __builtin_prefetch((const void *)at(m, ahead[i - lo], 0), 1, 3);
                     margin += hog_w_load(at(m, j, 0)) * x;
                     for (uint32_t w = 1; w < m->words; w++)
                         margin += hog_w_load(at(m, j, w)) * 1e-30f;
                 }
+                for (uint32_t i = hi - lo; i < kahead; i++)
+                    __builtin_prefetch((const void *)at(m, ahead[i], 0), 1, 3);
                 const float g = step * (blk->label[r] > 0 ? -1.0f : 1.0f) / (1.0f + fabsf(margin));
                 for (uint32_t i = lo; i < hi; i++) {
                     uint32_t j = blk->index[i];
@@ -163,14 +176,14 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* One timed run on nth threads: non-zeros per second over the slowest thread's time. */
-static double run_once(const hog_dataset *ds, model *m, unsigned nth, unsigned ahead, unsigned epochs)
+static double run_once(const hog_dataset *ds, model *m, unsigned nth, unsigned ahead, int spread, unsigned epochs)
 {
     pthread_t t[MAX_THREADS];
     job jobs[MAX_THREADS];
     pthread_barrier_t go;
     pthread_barrier_init(&go, NULL, nth);
     for (unsigned i = 0; i < nth; i++) {
-        jobs[i] = (job){ds, m, i, nth, ahead, epochs, &go, 0, 0, 0};
+        jobs[i] = (job){ds, m, i, nth, ahead, epochs, spread, &go, 0, 0, 0};
         if (pthread_create(&t[i], NULL, worker, &jobs[i]) != 0) {
             fprintf(stderr, "bench_model_mem: cannot start a thread\n");
             exit(1);
@@ -265,27 +278,33 @@ int main(int argc, char **argv)
     }
     const char *layout = split ? "split" : "packed";
     const unsigned bpf = (split ? words : m.stride) * 4u;
-    printf("threads,features,bytes_per_feature,layout,huge,ahead,nnz_per_s_median,nnz_per_s_min,nnz_per_s_max\n");
+    printf("threads,features,bytes_per_feature,layout,huge,ahead,nnz_per_s_median,nnz_per_s_min,nnz_per_s_max,"
+           "prefetch\n");
     for (unsigned ti = 0; ti < nt; ti++) {
         double best[3] = {0, 0, 0};
         unsigned best_a = 0;
-        for (unsigned ai = 0; ai < na; ai++) {
-            double r[64];
-            run_once(ds, &m, threads[ti], ahead[ai], 1); /* warm-up: the pages faulted in, the caches filled */
-            for (unsigned k = 0; k < reps; k++)
-                r[k] = run_once(ds, &m, threads[ti], ahead[ai], epochs);
-            qsort(r, reps, sizeof(double), cmp_double);
-            double med = reps % 2 ? r[reps / 2] : 0.5 * (r[reps / 2 - 1] + r[reps / 2]);
-            printf("%u,%llu,%u,%s,%d,%u,%.0f,%.0f,%.0f\n", threads[ti], (unsigned long long)m.features, bpf, layout,
-                   huge, ahead[ai], med, r[0], r[reps - 1]);
-            fflush(stdout);
-            if (med > best[0]) {
-                best[0] = med, best[1] = r[0], best[2] = r[reps - 1];
-                best_a = ahead[ai];
+        int best_s = 0;
+        for (int spread = 0; spread <= !split; spread++)
+            for (unsigned ai = 0; ai < na; ai++) {
+                if (spread && !ahead[ai])
+                    continue; /* nothing ahead to spread */
+                double r[64];
+                run_once(ds, &m, threads[ti], ahead[ai], spread, 1); /* warm-up: the pages faulted in, the caches filled */
+                for (unsigned k = 0; k < reps; k++)
+                    r[k] = run_once(ds, &m, threads[ti], ahead[ai], spread, epochs);
+                qsort(r, reps, sizeof(double), cmp_double);
+                double med = reps % 2 ? r[reps / 2] : 0.5 * (r[reps / 2 - 1] + r[reps / 2]);
+                printf("%u,%llu,%u,%s,%d,%u,%.0f,%.0f,%.0f,%s\n", threads[ti], (unsigned long long)m.features, bpf,
+                       layout, huge, ahead[ai], med, r[0], r[reps - 1], spread ? "spread" : "burst");
+                fflush(stdout);
+                if (med > best[0]) {
+                    best[0] = med, best[1] = r[0], best[2] = r[reps - 1];
+                    best_a = ahead[ai];
+                    best_s = spread;
+                }
             }
-        }
-        printf("%u,%llu,%u,best,%d,%u,%.0f,%.0f,%.0f\n", threads[ti], (unsigned long long)m.features, bpf, huge,
-               best_a, best[0], best[1], best[2]);
+        printf("%u,%llu,%u,best,%d,%u,%.0f,%.0f,%.0f,%s\n", threads[ti], (unsigned long long)m.features, bpf, huge,
+               best_a, best[0], best[1], best[2], best_s ? "spread" : "burst");
     }
     munmap((void *)m.base, m.bytes);
     hog_dataset_close(ds);

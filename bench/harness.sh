@@ -131,23 +131,27 @@ train_runs() {
     _bytes=$(file_bytes "$_da")
     _plain=$PLAIN
     case " $* " in *" --model mf "*) _plain= ;; esac # factorisation has no normalized update
+    # Without a test set, every row every epoch: train's default holdout
+    # (a tenth kept back, early stopping) would change the work measured.
+    _hold=
+    case " $* " in *" --holdout "*|*" --cv "*) ;; *) [ -n "$_te" ] || _hold="--holdout 0" ;; esac
     _rep=0
     while [ "$_rep" -le "$REPS" ]; do
         for _th in $THREADS; do
             _w=
             [ "$_rep" -eq 0 ] && _w=--warmup
             [ -z "${BEFORE_RUN:-}" ] || $BEFORE_RUN
-            # shellcheck disable=SC2086 # _plain is a list of options
+            # shellcheck disable=SC2086 # _plain and _hold are lists of options
             measure "$_st" "$_ca" hogtrain "$_pa" "$_th" "$_rep" --data "$_da" --bytes "$_bytes" \
                 --report "$OUT/tmp/report.json" $_w -- \
                 "$HOGTRAIN" train "$_da" ${_te:+--test "$_te"} -o "$OUT/tmp/model.hog" \
-                --threads "$_th" --report "$OUT/tmp/report.json" $_plain "$@"
+                --threads "$_th" --report "$OUT/tmp/report.json" $_plain $_hold "$@"
             if [ "${COPIES:-0}" -eq 1 ] && [ "$_th" -gt 1 ]; then
                 # shellcheck disable=SC2086
                 measure "$_st" "$_ca" independent "$_pa" "$_th" "$_rep" --data "$_da" --bytes "$_bytes" \
                     --report "$OUT/tmp/report.json" --copies "$_th" $_w -- \
                     "$HOGTRAIN" train "$_da" ${_te:+--test "$_te"} -o "$OUT/tmp/model.hog" \
-                    --threads 1 --report "$OUT/tmp/report.json" $_plain "$@"
+                    --threads 1 --report "$OUT/tmp/report.json" $_plain $_hold "$@"
             fi
         done
         _rep=$((_rep + 1))

@@ -3,7 +3,8 @@
 #
 # gen_sparse data (power-law feature frequencies, 40 non-zeros a row) with
 # 2^16 to 2^26 features, trained with train's defaults (the normalized
-# update, logistic loss, 3 epochs) from a .hgd in the page cache. For each
+# update, logistic loss, 3 epochs; every row every epoch, as train_runs
+# runs without a test set) from a .hgd in the page cache. For each
 # model size, in the same rounds:
 #   hogtrain      the runs on each thread count of --threads
 #   independent   as many pinned one-thread runs at once as threads: the
@@ -12,7 +13,7 @@
 #                 read-and-update of each non-zero's weight, scale and L2
 #                 scale (3 words a feature, packed in 16 bytes), over a
 #                 model of the same features, prefetched at its best
-#                 distance, on huge pages, on each thread count; into
+#                 distance and pace (burst or spread), on huge pages, on each thread count; into
 #                 limits.csv as model_mem_<features>
 #   plain         the plain loop (--normalized 0) on one thread, for scale
 # MODEL_SIZE_BITS="16 22" measures those sizes alone (log2 of the features).
@@ -36,10 +37,10 @@ study_model_size() {
         train=$DATA_DIR/$SET.train.hgd
         cat "$train" >/dev/null
         "$BUILD/bench/bench_model_mem" "$train" -f 4 -r "$REPS" -t "$THREADS" | grep ',best,' |
-            while IFS=, read -r t _f bpf _l huge ahead med lo hi; do
+            while IFS=, read -r t _f bpf _l huge ahead med lo hi mode; do
                 "$PY" "$ROOT/bench/harness.py" limit --out "$OUT" --name "model_mem_2^$b" --threads "$t" \
                     --value "$med" --unit nnz/s --file "$train" \
-                    --note "bench_model_mem -f 4: $bpf bytes a feature, huge pages $huge, prefetch $ahead rows ahead; median (min $lo, max $hi)"
+                    --note "bench_model_mem -f 4: $bpf bytes a feature, huge pages $huge, prefetch $ahead rows ahead ($mode); median (min $lo, max $hi)"
             done
         PLAIN=
         COPIES=1 train_runs model-size "d=2^$b" "rows=$rows;d=$d;k=40;epochs=$epochs;default update" \
@@ -50,7 +51,7 @@ study_model_size() {
             measure model-size "d=2^$b" "hogtrain plain" "rows=$rows;d=$d;k=40;epochs=$epochs;--normalized 0" 1 "$_rep" \
                 --data "$train" --report "$OUT/tmp/report.json" -- \
                 "$HOGTRAIN" train "$train" -o "$OUT/tmp/model.hog" --threads 1 --report "$OUT/tmp/report.json" \
-                --loss logistic --epochs "$epochs" --normalized 0
+                --loss logistic --epochs "$epochs" --holdout 0 --normalized 0
             _rep=$((_rep + 1))
         done
         if [ "$vw" -eq 1 ]; then
