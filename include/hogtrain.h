@@ -1105,8 +1105,47 @@ int hog_trainer_set_checkpoint(hog_trainer *t, const char *path, double every_se
  * may do so rather than wait for a slow read to end). Only sets and reads
  * flags: async-signal-safe, for a SIGINT or SIGTERM handler, and callable
  * from any thread. A multi-node run is ended with hog_link_interrupt,
- * which tells every rank; this flag is not looked at then. */
+ * which tells every rank; this flag is not looked at then.
+ * A run in one pass (hog_trainer_run_file, see there) ends instead as if
+ * its input ended there: the read stops at once (a read waiting on a quiet
+ * pipe too), the rows already read are learned, a line cut short by the
+ * stop is left out (logged), and the run returns 0 and its model, the
+ * model of every row learned; hog_trainer_stopped says so. */
 int hog_trainer_interrupt(hog_trainer *t);
+
+/* 1 when t's last run was a run in one pass that hog_trainer_interrupt
+ * ended before its input did (its model is that of the rows read), else
+ * 0. */
+int hog_trainer_stopped(const hog_trainer *t);
+
+/*
+ * Snapshots: models written while a run in one pass goes on.
+ *
+ * A run that learns a stream once (hog_trainer_run_file in one pass) can
+ * hand out its model while it runs: after every every_rows rows trained
+ * (0: not on a count), every every_seconds seconds (0: not on a timer) and
+ * when hog_trainer_snapshot asks, write is called with a model of every
+ * row learned so far, a whole model as the run would return it (its
+ * weights, intercepts, classes and feature scales; no feature names, which
+ * the run collects to its end), which write must not keep: it saves it,
+ * atomically if readers may be looking (hog_model_save does). A snapshot
+ * is taken between two windows of blocks, when no worker runs, so its
+ * rows are whole windows: on a stream that trickles it waits for the
+ * window to fill (or for the stream to end, or an interrupt). write's
+ * error is logged (HOG_LOG_WARN) and training goes on; a snapshot that
+ * cannot be made for want of memory too. Other runs take no snapshot and
+ * say why in the log. Not thread-safe against a run of t. Returns 0, or
+ * HOG_EPARAM (write NULL while a count or timer is set, every_seconds
+ * negative or not a number). */
+typedef int (*hog_snapshot_fn)(void *ctx, const hog_model *m);
+int hog_trainer_set_snapshots(hog_trainer *t, uint64_t every_rows, double every_seconds, hog_snapshot_fn write,
+                              void *ctx);
+
+/* Asks t's run in one pass for a snapshot at its next window's end (see
+ * hog_trainer_set_snapshots; none is taken where no write is set). Only
+ * sets a flag: async-signal-safe, for a SIGUSR1 handler, and callable from
+ * any thread. */
+void hog_trainer_snapshot(hog_trainer *t);
 
 /* What hog_trainer_run_file did with its input. */
 typedef struct hog_file_run {

@@ -374,3 +374,102 @@ Test(train_stream, one_pass_names_the_line_of_a_label_the_head_lacked)
         hog_trainer_free(t);
     }
 }
+
+/* What a run's snapshots were: the rows of each, and the last one kept. */
+typedef struct snaps {
+    unsigned n;
+    uint64_t rows[16];
+    hog_model *last;
+    char path[160];
+} snaps;
+
+/* hog_snapshot_fn: counts the snapshot, saves it, loads it back (a whole
+ * model file) and keeps that copy. */
+static int on_snapshot(void *ctx, const hog_model *m)
+{
+    snaps *s = ctx;
+    hog_model_info in;
+    hog_model_get_info(m, &in);
+    cr_assert_lt(s->n, 16u);
+    s->rows[s->n++] = in.train_rows;
+    cr_assert_eq(hog_model_save(m, s->path), 0);
+    hog_model_free(s->last);
+    char err[256];
+    cr_assert_eq(hog_model_load(s->path, &s->last, err, sizeof(err)), 0, "%s", err);
+    return 0;
+}
+
+Test(train_stream, one_pass_hands_out_snapshots_of_the_rows_so_far)
+{
+    char tr[160], head[160];
+    snprintf(tr, sizeof(tr), "%s", write_data("tr.svm", 6000, 300, 20, 'b', 11));
+    snprintf(head, sizeof(head), "%s", write_data("head.svm", 4800, 300, 20, 'b', 11)); /* its first rows */
+    hog_train_params p = hog_train_params_default();
+    p.threads = 1;
+    p.epochs = 1;
+    hog_read_params rp = hog_read_params_default();
+    rp.rows_per_block = 200; /* windows of 4 blocks: 800 rows */
+    hog_trainer *t;
+    char err[512] = "";
+    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_trainer_set_snapshots(t, 1000, 0, NULL, NULL), HOG_EPARAM);
+    snaps s = {0};
+    cr_assert_eq(hog_trainer_set_snapshots(t, 1000, -1, on_snapshot, &s), HOG_EPARAM);
+    snprintf(s.path, sizeof(s.path), "%s/snap.hog", dir);
+    cr_assert_eq(hog_trainer_set_snapshots(t, 1000, 0, on_snapshot, &s), 0);
+    hog_model *m;
+    hog_file_run fr;
+    cr_assert_eq(hog_trainer_run_file(t, tr, &rp, NULL, NULL, &m, &fr, err, sizeof(err)), 0, "%s", err);
+    cr_assert(fr.streamed);
+    cr_assert_not(hog_trainer_stopped(t));
+    /* At the first window's end that is 1000 rows or more past the last
+     * snapshot; none after the last window, whose model the run returns. */
+    cr_assert_eq(s.n, 3u);
+    const uint64_t at[] = {1600, 3200, 4800};
+    for (unsigned i = 0; i < 3; i++)
+        cr_assert_eq(s.rows[i], at[i], "snapshot %u: %llu rows", i, (unsigned long long)s.rows[i]);
+    hog_model_free(m);
+    close_run(&fr);
+
+    /* The last is the model of its 4,800 rows: the same weights, bit for
+     * bit, as one pass over those rows alone. */
+    cr_assert_eq(hog_trainer_set_snapshots(t, 0, 0, NULL, NULL), 0);
+    cr_assert_eq(hog_trainer_run_file(t, head, &rp, NULL, NULL, &m, &fr, err, sizeof(err)), 0, "%s", err);
+    hog_weights a, b;
+    hog_model_weights(s.last, &a);
+    hog_model_weights(m, &b);
+    cr_assert_eq(a.outputs, 1u);
+    const uint64_t both = HOG_MIN(a.features, b.features);
+    cr_assert_geq(both, 290u);
+    for (uint64_t j = 0; j < both; j++)
+        cr_assert_eq(a.w[j], b.w[j], "feature %llu: %g in the snapshot, %g alone", (unsigned long long)j,
+                     (double)a.w[j], (double)b.w[j]);
+    for (uint64_t j = both; j < a.features; j++)
+        cr_assert_eq(a.w[j], 0.0f);
+    cr_assert_eq(a.bias[0], b.bias[0]);
+    hog_model_free(m);
+    close_run(&fr);
+
+    /* Asked for (SIGUSR1's hog_trainer_snapshot), one is taken at the next
+     * window's end; a run over several epochs takes none. */
+    s.n = 0;
+    cr_assert_eq(hog_trainer_set_snapshots(t, 0, 0, on_snapshot, &s), 0);
+    hog_trainer_snapshot(t);
+    cr_assert_eq(hog_trainer_run_file(t, tr, &rp, NULL, NULL, &m, &fr, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(s.n, 1u);
+    cr_assert_eq(s.rows[0], 800u);
+    hog_model_free(m);
+    close_run(&fr);
+    hog_trainer_free(t);
+    p.epochs = 2;
+    p.holdout = 0;
+    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+    s.n = 0;
+    cr_assert_eq(hog_trainer_set_snapshots(t, 100, 0, on_snapshot, &s), 0);
+    cr_assert_eq(hog_trainer_run_file(t, tr, &rp, NULL, NULL, &m, &fr, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(s.n, 0u);
+    hog_model_free(m);
+    close_run(&fr);
+    hog_model_free(s.last);
+    hog_trainer_free(t);
+}

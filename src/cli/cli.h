@@ -218,7 +218,8 @@ int cli_ckpt_check(const cli_ckpt *c, const hog_link_params *lp);
 void cli_signal_guard_maps(void);
 /* From now on the first SIGINT or SIGTERM stops the training that
  * cli_signal_route names at its next consistent point (the command then
- * writes no model and exits 128 + the signal's number); when no training
+ * writes no model and exits 128 + the signal's number; a run in one pass
+ * ends its read instead and writes the model of the rows read); when no training
  * is under way (its input still read) it ends the process at once, as a
  * second signal always does (re-raised with its default action, the
  * outputs' temporary names removed first). */
@@ -228,6 +229,9 @@ void cli_signal_catch(void);
  * factorisation (hog_mf_interrupt), each NULL for none. A signal caught
  * already is passed on to them at once. */
 void cli_signal_route(hog_trainer *t, hog_link *l, hog_mf_control *mf);
+/* From now on SIGUSR1 asks t for a snapshot (hog_trainer_snapshot); after
+ * cli_signal_release it is ignored. */
+void cli_signal_snapshots(hog_trainer *t);
 /* The first signal caught, or 0. */
 int cli_signal_caught(void);
 /* "SIGINT", "SIGTERM". */

@@ -54,6 +54,29 @@ static void on_signal(int sig)
         die_by(sig);
 }
 
+/* SIGUSR1: a snapshot at the run's next window (hog_trainer_snapshot only
+ * sets a flag: async-signal-safe). */
+static hog_trainer *volatile snap_trainer;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    hog_trainer *t = snap_trainer;
+    if (t)
+        hog_trainer_snapshot(t);
+}
+
+void cli_signal_snapshots(hog_trainer *t)
+{
+    snap_trainer = t;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_usr1;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+}
+
 void cli_signal_catch(void)
 {
     struct sigaction sa;
@@ -130,6 +153,10 @@ void cli_signal_release(void)
 {
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    if (snap_trainer) { /* a late SIGUSR1 must not end a run that is done */
+        signal(SIGUSR1, SIG_IGN);
+        snap_trainer = NULL;
+    }
     route_trainer = NULL;
     route_link = NULL;
     route_mf = NULL;

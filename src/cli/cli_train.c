@@ -1,10 +1,12 @@
 /* cli_train.c: `hogtrain train`: read data, check parameters, train with HOGWILD!, save the model, report. */
 /* SPDX-License-Identifier: BSD-2-Clause */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -107,6 +109,11 @@ static const char train_usage[] =
     "  -l, --learning_rate S (--step), --loss_function L (--loss), --bit_precision B\n"
     "  (--hash-bits), --holdout_off (--holdout 0), --initial_regressor MODEL (-i)\n"
     CLI_CKPT_USAGE
+    "  --save-every N[s]       one pass (--epochs 1 over text: a pipe, a FIFO, a file): write\n"
+    "                          the model so far to -o MODEL every N rows, or every N seconds\n"
+    "                          (N s), atomically, while training goes on; SIGUSR1 writes one\n"
+    "                          at once; SIGINT, SIGTERM or the input's end stop the read and\n"
+    "                          write the model of every row read, and the command exits 0\n"
     CLI_LINK_USAGE
     "  how to read text INPUT and --test:\n"
     CLI_READ_USAGE;
@@ -487,6 +494,50 @@ int cli_tune(int argc, char **argv)
     return train_main(argc, argv, 1);
 }
 
+/* Snapshots (--save-every, SIGUSR1): the model file they replace. */
+typedef struct snap_ctx {
+    const char *path;
+    uint64_t rows;   /* --save-every N: rows between snapshots (0: none) */
+    double seconds;  /* --save-every Ns: seconds between them (0: none) */
+    int set;
+} snap_ctx;
+
+/* --save-every N (rows) or Ns (seconds). */
+static int save_every_option(const char *val, snap_ctx *s)
+{
+    const size_t n = strlen(val);
+    s->set = 1;
+    if (n > 1 && val[n - 1] == 's') {
+        char num[64];
+        snprintf(num, sizeof(num), "%.*s", (int)(n - 1), val);
+        if (cli_double("--save-every", num, &s->seconds) < 0 || !(s->seconds > 0)) {
+            cli_error("--save-every: expected rows (a whole number from 1) or seconds (a number above 0, then s), "
+                      "found '%s'", val);
+            return -1;
+        }
+        return 0;
+    }
+    unsigned long long v;
+    if (cli_unsigned("--save-every", val, ~0ull, &v) < 0)
+        return -1;
+    if (v == 0) {
+        cli_error("--save-every: expected rows (a whole number from 1) or seconds (a number above 0, then s), "
+                  "found '%s'", val);
+        return -1;
+    }
+    s->rows = v;
+    return 0;
+}
+
+/* The trainer's snapshot write: the model file replaced atomically (a
+ * temporary file beside it, synced, renamed), so that a reader of it only
+ * ever finds a whole model, the last one. */
+static int snap_write(void *ctx, const hog_model *m)
+{
+    const snap_ctx *s = ctx;
+    return hog_model_save(m, s->path);
+}
+
 /* train, or with tune the search of cli_tune_run before it. */
 static int train_main(int argc, char **argv, int tune)
 {
@@ -517,7 +568,8 @@ static int train_main(int argc, char **argv, int tune)
         {"class-weight", required_argument, 0, 0}, {"train-metrics", required_argument, 0, 0},
         {"model", required_argument, 0, 0}, {"factors", required_argument, 0, 0},
         {"factor-init", required_argument, 0, 0}, {"interactions", required_argument, 0, 0},
-        {"quadratic", required_argument, 0, 0}, {"cross-bits", required_argument, 0, 0}, {0, 0, 0, 0},
+        {"quadratic", required_argument, 0, 0}, {"cross-bits", required_argument, 0, 0},
+        {"save-every", required_argument, 0, 0}, {0, 0, 0, 0},
     };
     if (cli_mf_wanted(argc, argv))
         return cli_mf_train(argc, argv);
@@ -540,6 +592,7 @@ static int train_main(int argc, char **argv, int tune)
     int cache_beside = 0, loss_set = 0, fm_set = 0, l2_set = 0; /* fm_set: --schedule (1), --step (2), --normalized (4) given */
     int kind_set = 0, stop_set = 0; /* --model or --factors given; --early-stop given */
     unsigned cv = 0, trials = 16;
+    snap_ctx snap = {NULL, 0, 0, 0};
     while ((c = cli_getopt(tune ? "tune" : "train", argc, argv, "o:qhb:d:f:l:ci:", opts, &li)) != -1) {
         switch (c) {
         case 'o':
@@ -591,6 +644,11 @@ static int train_main(int argc, char **argv, int tune)
             break;
         case 0: {
             const char *name = cli_canonical(opts[li].name);
+            if (strcmp(name, "save-every") == 0) {
+                if (save_every_option(optarg, &snap) < 0)
+                    goto usage;
+                break;
+            }
             if (strcmp(name, "holdout_off") == 0) {
                 p.holdout = 0;
                 holdout_set = 1;
@@ -629,6 +687,16 @@ static int train_main(int argc, char **argv, int tune)
     }
     if (!tune && trials != 16) {
         cli_error("--trials is for hogtrain tune");
+        goto usage;
+    }
+    if (snap.set && (cv || tune || lp.nodes > 1)) {
+        cli_error("--save-every writes the model of a run in one pass while it goes on: not for %s",
+                  tune ? "hogtrain tune" : cv ? "--cv" : "a run of several ranks (--nodes)");
+        goto usage;
+    }
+    struct stat snap_st;
+    if (snap.set && out && stat(out, &snap_st) == 0 && !S_ISREG(snap_st.st_mode)) {
+        cli_error("--save-every: -o %s is not a file: snapshots replace a model file while the run goes on", out);
         goto usage;
     }
     const char *input_arg = data ? data : argv[optind];
@@ -790,6 +858,13 @@ static int train_main(int argc, char **argv, int tune)
         goto out;
     }
     cli_signal_route(t, NULL, NULL);
+    /* A model file, not a pipe, takes snapshots: on --save-every's count or
+     * timer, and at SIGUSR1 whether or not it was given. */
+    struct stat out_st;
+    snap.path = out;
+    if (out && !tune && !cv && (stat(out, &out_st) < 0 ? errno == ENOENT : S_ISREG(out_st.st_mode)) &&
+        hog_trainer_set_snapshots(t, snap.rows, snap.seconds, snap_write, &snap) == 0)
+        cli_signal_snapshots(t);
     hog_trainer_set_init(t, init); /* its loss is the run's (checked above) */
     if (ck.path && (rc = hog_trainer_set_checkpoint(t, ck.path, ck.every, ck.resume)) < 0) {
         cli_error("--checkpoint %s: %s", ck.path, hog_strerror(rc));
@@ -822,7 +897,10 @@ static int train_main(int argc, char **argv, int tune)
      * scan), not in a pass of its own when it is opened. */
     rp.verify = HOG_VERIFY_AT_FIRST_READ;
     rc = hog_trainer_run_file(t, input, &rp, cache, test_path, &m, &fr, err, sizeof(err));
-    if (cli_signal_caught()) {
+    /* A run in one pass that a signal ended has the model of the rows it
+     * read: it is written as at the stream's end. */
+    const int stopped = rc == 0 && hog_trainer_stopped(t);
+    if (cli_signal_caught() && !stopped) {
         if (ps.bar && !cli_quiet)
             fputc('\n', stderr);
         status = cli_signal_report(cli_signal_caught(), rc, err, out, ck.path, link, argc, given);
@@ -844,7 +922,7 @@ static int train_main(int argc, char **argv, int tune)
         status = 0;
         goto out;
     }
-    if (cli_signal_caught()) { /* the last moment a signal keeps the model from being written */
+    if (cli_signal_caught() && !stopped) { /* the last moment a signal keeps the model from being written */
         status = cli_signal_report(cli_signal_caught(), 0, err, out, ck.path, link, argc, given);
         goto out;
     }

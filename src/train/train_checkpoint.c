@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "train_run.h"
 
@@ -56,7 +57,26 @@ int hog_trainer_set_checkpoint(hog_trainer *t, const char *path, double every_se
 int hog_trainer_interrupt(hog_trainer *t)
 {
     atomic_store_explicit(&t->interrupted, 1, memory_order_relaxed);
+    if (t->stop_fd >= 0) { /* write(2) is async-signal-safe; a full counter is readable already */
+        const uint64_t one = 1;
+        ssize_t n = write(t->stop_fd, &one, sizeof(one));
+        (void)n;
+    }
     return atomic_load_explicit(&t->training, memory_order_relaxed);
+}
+
+int hog_trainer_stopped(const hog_trainer *t)
+{
+    return t->stopped;
+}
+
+void hog_trainer_stop_settle(hog_trainer *t)
+{
+    uint64_t n;
+    if (t->stop_fd >= 0 && !atomic_load_explicit(&t->interrupted, memory_order_relaxed)) {
+        ssize_t got = read(t->stop_fd, &n, sizeof(n)); /* non-blocking: nothing to read is EAGAIN */
+        (void)got;
+    }
 }
 
 /* ===================================================================== *

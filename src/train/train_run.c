@@ -4,6 +4,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "train_run.h"
 
@@ -35,8 +37,14 @@ int hog_trainer_create(const hog_train_params *p, hog_trainer **out, char *err, 
     t->now = hog_now;
     atomic_init(&t->interrupted, 0);
     atomic_init(&t->training, 0);
+    atomic_init(&t->snap_asked, 0);
+    /* Without one (no eventfd here), an interrupt ends a run in one pass
+     * at its next window, which a quiet pipe may hold back. */
+    t->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     int rc = hog_pool_create(p->threads, p->bind, &t->pool, err, err_len);
     if (rc < 0) {
+        if (t->stop_fd >= 0)
+            close(t->stop_fd);
         hog_free(t);
         return rc;
     }
@@ -49,6 +57,8 @@ void hog_trainer_free(hog_trainer *t)
     if (!t)
         return;
     hog_pool_free(t->pool);
+    if (t->stop_fd >= 0)
+        close(t->stop_fd);
     hog_free(t->ckpt_path);
     hog_model_free(t->init);
     hog_free(t);
@@ -84,6 +94,7 @@ void hog_run_init(run_state *rs, hog_trainer *t)
     rs->first_loss = NAN;
     rs->best.test = hog_metrics_none();
     rs->ck.timer = (hog_ckpt_timer){t->ckpt_path, t->ckpt_every, t->now, &t->interrupted, t->now()};
+    rs->snap = (snap_state){t->snap_write, t->snap_ctx, t->snap_rows, t->snap_every, &t->snap_asked, 0, hog_now()};
 }
 
 void hog_run_free(run_state *rs)

@@ -58,6 +58,14 @@ struct hog_trainer {
     int resume;           /* 1: runs continue from ckpt_path */
     atomic_int interrupted; /* hog_trainer_interrupt's flag */
     atomic_int training;  /* 1 while a run's epochs are under way (hog_trainer_interrupt's answer) */
+    int stop_fd;          /* an eventfd hog_trainer_interrupt makes readable, which ends a run in one
+                             pass's read at once, a read waiting on a quiet pipe too (-1: none) */
+    int stopped;          /* hog_trainer_stopped */
+    hog_snapshot_fn snap_write; /* hog_trainer_set_snapshots: the write, its context, its count and */
+    void *snap_ctx;             /* timer (0: none) */
+    uint64_t snap_rows;
+    double snap_every;
+    atomic_int snap_asked; /* hog_trainer_snapshot's flag */
     double (*now)(void);  /* the checkpoint interval's clock: hog_now, or a test's */
     hog_model *init;      /* the weights runs start from (hog_trainer_set_init), or NULL */
     int ooc_mapped;       /* 1: out-of-core epochs read through the mapping even where the block
@@ -356,6 +364,18 @@ typedef struct run_ckpt {
 
 /* One run of the trainer over one data set: hog_trainer_run, or the
  * streamed first epoch and then the rest (hog_trainer_run_file). */
+/* A run's snapshots (train_snapshot.c): the trainer's settings, and when
+ * the last was taken. */
+typedef struct snap_state {
+    hog_snapshot_fn write; /* NULL: none */
+    void *ctx;
+    uint64_t every_rows;
+    double every_seconds;
+    atomic_int *asked;     /* the trainer's hog_trainer_snapshot flag */
+    uint64_t last_rows;    /* rows trained at the last snapshot (or the run's start) */
+    double last_time;      /* and when (hog_now) */
+} snap_state;
+
 typedef struct run_state {
     const hog_train_params *p;
     hog_pool *pool;       /* the trainer's: the replicas' memory came from it */
@@ -388,6 +408,7 @@ typedef struct run_state {
     replica_set rep;      /* replicas node|core (rep.n == 0: none) */
 
     run_ckpt ck;          /* checkpoints, interruption and where the epochs start */
+    snap_state snap;      /* snapshots (a run in one pass) */
     const hog_model *init; /* the trainer's initial model (train_warm.c), or NULL */
     int prog_on;          /* progressive training metrics: the workers' prog sums are made */
     int prog_whole;       /* the last epoch began at its first segment in this run: its sums
@@ -617,6 +638,17 @@ int hog_checkpoint_data(const checkpoint *ck, const hog_dataset *train, const ho
  * optimisers' arrays, early stopping, averaging, the statistics, and
  * rs->ck.at. Returns 0 or HOG_ECORRUPT. */
 int hog_checkpoint_apply(const checkpoint *ck, run_state *rs, char *err, size_t err_len);
+
+/* After a window of a run in one pass, when no worker runs: hands the
+ * snapshot write (rs->snap) a model of the rows trained so far if one is
+ * due (a count, a timer, hog_trainer_snapshot) and rows were trained since
+ * the last; its failure is logged, never returned (train_snapshot.c). */
+void hog_run_snapshot(run_state *rs);
+
+/* Empties t's stop_fd unless an interrupt is pending (the flag set): a
+ * signal that another kind of run took, or that a run in one pass ended
+ * on, must not end the next one's read (train_checkpoint.c). */
+void hog_trainer_stop_settle(hog_trainer *t);
 
 /* At a point where the model is consistent (between epochs, with a pass
  * paused after at->segment segments of its epoch, or after the last epoch):

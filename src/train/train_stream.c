@@ -218,7 +218,7 @@ static int stream_head(run_state *rs, const hog_block *head, uint32_t n, uint32_
  * source's error. */
 static int stream_pass(run_state *rs, hog_block_source *src, hog_dataset *win, const hog_block *blks, uint32_t n,
                        uint64_t row0, uint32_t rpb, double frac0, double frac1, uint32_t *segments,
-                       uint32_t window_index, double t_start, char *err, size_t err_len)
+                       uint32_t window_index, double t_start, int one_pass, char *err, size_t err_len)
 {
     uint32_t spb = segments_per_block(rpb), nsegments = 0;
     for (uint32_t b = 0; b < n; b++)
@@ -239,6 +239,10 @@ static int stream_pass(run_state *rs, hog_block_source *src, hog_dataset *win, c
     job.frac0 = frac0;
     job.frac1 = frac1;
     job.window = 1;
+    /* A run in one pass learns every row read, interrupted or not: the
+     * interrupt ends its read instead (stream_epoch). */
+    if (one_pass)
+        job.interrupted = NULL;
     /* A segment's rows are shuffled by (seed, epoch, its number in the
      * window): numbers repeat across windows, so the window's index goes
      * into the order of the segments, and the rows differ by block. */
@@ -419,10 +423,10 @@ static int stream_epoch(run_state *rs, hog_feed *feed, const char *path, int one
             if (!counting) /* no thread to spare: count first */
                 hog_window_count(&sc);
         }
-        int paused = atomic_load_explicit(rs->ck.timer.interrupted, memory_order_relaxed)
+        int paused = !one_pass && atomic_load_explicit(rs->ck.timer.interrupted, memory_order_relaxed)
                          ? 1
                          : stream_pass(rs, src, &win, cur, ncur, row0, rpb, frac0, pos_cur, segments, w, t_start,
-                                       err, err_len);
+                                       one_pass, err, err_len);
         if (counting)
             pthread_join(counter, NULL);
         if (paused < 0) {
@@ -431,6 +435,8 @@ static int stream_epoch(run_state *rs, hog_feed *feed, const char *path, int one
         }
         if (!paused)
             stream_prog_report(&sp, rs, hog_now() - t_start, pos_cur, last);
+        if (!paused && one_pass && !last)
+            hog_run_snapshot(rs);
         if (paused) { /* no checkpoint: a streamed run takes none */
             atomic_store_explicit(rs->ck.timer.interrupted, 0, memory_order_relaxed);
             rc = hog_fail(HOG_EINTERRUPTED, err, err_len, "interrupted in epoch 1 of %u, while the training text "
@@ -553,6 +559,16 @@ static int stream_file(hog_trainer *t, const char *path, const hog_input *in, in
     }
     if (rc != 0)
         goto out;
+    /* Interrupted, a run in one pass ended its read (the stop fd) and
+     * learned every row read: its model is the answer, not an error. */
+    if (one_pass && atomic_exchange_explicit(&t->interrupted, 0, memory_order_relaxed)) {
+        uint64_t rows = 0;
+        for (unsigned i = 0; i < rs.nth; i++)
+            rows += rs.ws[i].examples;
+        t->stopped = 1;
+        hog_log(HOG_LOG_INFO, "%s: interrupted: the read stopped after %llu rows, each learned once; the model is "
+                "theirs", path, (unsigned long long)rows);
+    }
     stream_l2(&rs, &t->p.l2, rs.deg_rows, 1); /* every training row counted: the model keeps it */
     fr->streamed = 1;
     rc = hog_feed_finish(feed, ds, err, err_len);
@@ -601,14 +617,32 @@ out:
     return rc;
 }
 
+static int file_run(hog_trainer *t, const char *path, const hog_read_params *rp, const char *cache_path,
+                    const char *test_path, hog_model **out, hog_file_run *run, char *err, size_t err_len);
+
 int hog_trainer_run_file(hog_trainer *t, const char *path, const hog_read_params *rp, const char *cache_path,
                          const char *test_path, hog_model **out, hog_file_run *run, char *err, size_t err_len)
 {
     *out = NULL;
-    const hog_train_params *p = &t->p;
     hog_file_run fr;
     memset(&fr, 0, sizeof(fr));
     *run = fr;
+    t->stopped = 0;
+    hog_trainer_stop_settle(t);
+    int rc = file_run(t, path, rp, cache_path, test_path, out, &fr, err, err_len);
+    hog_trainer_stop_settle(t);
+    if (rc == 0)
+        *run = fr;
+    return rc;
+}
+
+/* hog_trainer_run_file's work, into *fr. */
+static int file_run(hog_trainer *t, const char *path, const hog_read_params *rp, const char *cache_path,
+                    const char *test_path, hog_model **out, hog_file_run *run, char *err, size_t err_len)
+{
+    const hog_train_params *p = &t->p;
+    hog_file_run fr;
+    memset(&fr, 0, sizeof(fr));
     if (p->early_stop && !test_path && p->holdout <= 0)
         return hog_fail(HOG_EPARAM, err, err_len,
                         "hog_train_params.early_stop needs a test set or hog_train_params.holdout to measure "
@@ -682,6 +716,9 @@ int hog_trainer_run_file(hog_trainer *t, const char *path, const hog_read_params
                 rc = 1;
         }
     }
+    if (rc == 1 && (t->snap_rows || t->snap_every > 0))
+        hog_log(HOG_LOG_WARN, "%s: no snapshots are taken: they are a run in one pass's (one epoch over text), and "
+                "this run trains on the whole data set%s%s", path, fr.note[0] ? ": " : "", fr.note);
     if (rc == 1) {
         fr.read_seconds = hog_now() - t0;
         rc = test ? 0 : hog_input_open_test(test_path, &in.read, ds->info.index_base, &test, err, err_len);
