@@ -14,7 +14,8 @@
 # of the rounds), and peak RSS is the command's (ru_maxrss of the children:
 # cat's is smaller). Vowpal Wabbit: vw on PATH or
 # DATA_DIR/vw/build/vowpalwabbit/cli/vw; its rows are left out, and the
-# table says so, when neither is there.
+# table says so, when neither is there. Last, one more pipe run with
+# --save-every 100000: when its first snapshot was written (a note).
 
 study_stream() {
     rows=1000000
@@ -49,5 +50,12 @@ study_stream() {
         fi
         rep=$((rep + 1))
     done
-    rm -f "$OUT/tmp/stream.hog" "$OUT/tmp/stream.json" "$OUT/tmp/stream.vw.model"
+    # Models while it runs: the pipe once more with --save-every 100000,
+    # the time from the command's start to its first snapshot (its log).
+    snaplog="$OUT/tmp/stream.snap.log"
+    sh -c 'cat "$1" | "$2" train - --epochs 1 -o "$3" --save-every 100000' sh "$svm" "$HOGTRAIN" \
+        "$OUT/tmp/stream.hog" 2>"$snaplog"
+    first=$(sed -n 's/.*snapshot after \([0-9]*\) rows, \([0-9.]*\) s into the run (\([0-9.]*\) s to make.*/\1 rows, \2 s into the run (\3 s to make and write)/p' "$snaplog" | head -n 1)
+    note stream snapshots "--save-every 100000 on the pipe: the first snapshot after ${first:-none}; $(grep -c 'snapshot after' "$snaplog") in all"
+    rm -f "$OUT/tmp/stream.hog" "$OUT/tmp/stream.json" "$OUT/tmp/stream.vw.model" "$snaplog"
 }

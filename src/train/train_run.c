@@ -94,7 +94,8 @@ void hog_run_init(run_state *rs, hog_trainer *t)
     rs->first_loss = NAN;
     rs->best.test = hog_metrics_none();
     rs->ck.timer = (hog_ckpt_timer){t->ckpt_path, t->ckpt_every, t->now, &t->interrupted, t->now()};
-    rs->snap = (snap_state){t->snap_write, t->snap_ctx, t->snap_rows, t->snap_every, &t->snap_asked, 0, hog_now()};
+    const double now = hog_now();
+    rs->snap = (snap_state){t->snap_write, t->snap_ctx, t->snap_rows, t->snap_every, &t->snap_asked, 0, now, now};
 }
 
 void hog_run_free(run_state *rs)

@@ -374,6 +374,7 @@ typedef struct snap_state {
     atomic_int *asked;     /* the trainer's hog_trainer_snapshot flag */
     uint64_t last_rows;    /* rows trained at the last snapshot (or the run's start) */
     double last_time;      /* and when (hog_now) */
+    double start;          /* the run's start (hog_now) */
 } snap_state;
 
 typedef struct run_state {

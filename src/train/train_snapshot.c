@@ -112,8 +112,8 @@ void hog_run_snapshot(run_state *rs)
         hog_log(HOG_LOG_WARN, "snapshot after %llu rows not written: %s; training goes on",
                 (unsigned long long)rows, hog_strerror(rc));
     else
-        hog_log(HOG_LOG_INFO, "snapshot after %llu rows (%.2f s to make and write)", (unsigned long long)rows,
-                hog_now() - now);
+        hog_log(HOG_LOG_INFO, "snapshot after %llu rows, %.2f s into the run (%.3f s to make and write)",
+                (unsigned long long)rows, now - sn->start, hog_now() - now);
     hog_model_free(m);
     sn->last_rows = rows;
     sn->last_time = hog_now();
