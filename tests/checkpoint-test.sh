@@ -6,12 +6,9 @@
 # SEED (default 1) picks their instants. Every run has one worker thread,
 # so a resumed run must reach the uninterrupted run's test loss exactly.
 set -u
-build=${HOG_BUILD:-build}
-bin=$build/hogtrain
+. "$(dirname "$0")/tap.sh"
 trials=${1:-10}
 seed=${2:-1}
-py=/usr/bin/python3
-[ -x "$py" ] || py=python3
 tmp=$(mktemp -d /tmp/hog-ckpt-XXXXXX)
 out=$tmp/out # where the runs write: nothing else may show up there
 mkdir "$out"
@@ -21,24 +18,6 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { # not_ok WHAT [LOG...]: a failed case, with the tail of each log
-    n=$((n + 1))
-    echo "not ok $n - $1"
-    shift
-    for f in "$@"; do [ -f "$f" ] && tail -n 8 "$f" | sed "s|^|# $(basename "$f"): |"; done
-}
-wait_for() { # wait_for PATTERN FILE: until FILE shows PATTERN, 30 s at most
-    tries=0
-    while ! grep -q "$1" "$2" 2>/dev/null && [ "$tries" -lt 1500 ]; do
-        "$py" -c "import time; time.sleep(0.02)"
-        tries=$((tries + 1))
-    done
-}
-json() { # json FILE EXPR: a value of a --report
-    "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null
-}
 # stray: the files in $out other than those named (none: empty)
 stray() {
     ls -A "$out" | grep -v -x -F -e "${1:-/}" -e "${2:-/}" -e "${3:-/}" | tr '\n' ' '

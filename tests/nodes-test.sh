@@ -5,10 +5,7 @@
 # Every rank is a real hogtrain process with one worker thread. Rank 0 runs
 # in the foreground; the others in the background, each with its own log.
 set -u
-build=${HOG_BUILD:-build}
-bin=$build/hogtrain
-py=/usr/bin/python3
-[ -x "$py" ] || py=python3
+TAP_TAIL=15 . "$(dirname "$0")/tap.sh"
 tmp=$(mktemp -d /tmp/hog-nodes-XXXXXX)
 pids=
 cleanup() {
@@ -20,31 +17,12 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { # not_ok WHAT [LOG...]: a failed case, with the tail of each log
-    n=$((n + 1))
-    echo "not ok $n - $1"
-    shift
-    for f in "$@"; do [ -f "$f" ] && tail -n 15 "$f" | sed "s|^|# $(basename "$f"): |"; done
-}
-skip() { n=$((n + 1)); echo "ok $n - # SKIP $1"; }
 # A port per run, below the kernel's ephemeral range, where the ranks'
 # inboxes and every outgoing connection get theirs: a coordinator's port
 # from inside it could be taken between one run and the next.
 low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
 [ -n "$low" ] && [ "$low" -gt 21000 ] 2>/dev/null || low=32768
 port=$((20000 + $$ % (low - 20100)))
-wait_for() { # wait_for PATTERN FILE: until FILE shows PATTERN, 24 s at most
-    tries=0
-    while ! grep -q "$1" "$2" 2>/dev/null && [ "$tries" -lt 1200 ]; do
-        "$py" -c "import time; time.sleep(0.02)"
-        tries=$((tries + 1))
-    done
-}
-json() { # json FILE EXPR: a value of a --report
-    "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null
-}
 
 "$build/tools/gen_sparse" -n 48000 -d 5000 -k 20 -s 3 --noise 0.05 -q -o "$tmp/all.svm" || exit 1
 head -n 40000 "$tmp/all.svm" >"$tmp/train.svm"

@@ -6,23 +6,9 @@
 # process's getrusage maximum); the absolute bound is checked in normal
 # builds only (a sanitizer's shadow memory and quarantine add their own).
 set -u
-build=${HOG_BUILD:-build}
-bin=$build/hogtrain
-py=/usr/bin/python3
-[ -x "$py" ] || py=python3
+. "$(dirname "$0")/tap.sh"
 tmp=$(mktemp -d /tmp/hog-stream-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT INT TERM
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { # not_ok WHAT [LOG...]: a failed case, with the tail of each log
-    n=$((n + 1))
-    echo "not ok $n - $1"
-    shift
-    for f in "$@"; do [ -f "$f" ] && tail -n 8 "$f" | sed "s|^|# $(basename "$f"): |"; done
-}
-json() { # json FILE EXPR: a value of a --report
-    "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2>/dev/null
-}
 # stream K: the rows of part.svm K times over, through a pipe
 stream() {
     i=0

@@ -246,22 +246,26 @@ Test(cli_predict, each_row_on_a_fifo_is_answered_while_it_stays_open, .timeout =
     free(p);
 }
 
+/* Starts cmd on standard input, waits for its answer to a whole row, then
+ * writes more: a row that is malformed, or cut short, say. */
+static void after_a_row(predictor *p, const char *cmd, const char *more)
+{
+    start(p, cmd, NULL);
+    feed(p, rows_bin[0]);
+    await_lines(p, 1, "the row before");
+    feed(p, more);
+}
+
 Test(cli_predict, a_malformed_row_in_a_stream_stops_there_or_is_skipped, .timeout = 60)
 {
     train_models();
     predictor *p = malloc(sizeof(*p));
     cr_assert_not_null(p);
-    start(p, "predict m.hog - -q", NULL);
-    feed(p, rows_bin[0]);
-    await_lines(p, 1, "the row before the malformed one");
-    feed(p, "1 2:x\n");
+    after_a_row(p, "predict m.hog - -q", "1 2:x\n");
     cr_assert_eq(finish(p), 1, "%s", slurp("err.txt"));
     cr_assert(strstr(slurp("err.txt"), "/dev/stdin:2:5: expected a number, found 'x'"), "%s", slurp("err.txt"));
 
-    start(p, "predict m.hog - --on-error skip", NULL);
-    feed(p, rows_bin[0]);
-    await_lines(p, 1, "the row before the malformed one");
-    feed(p, "1 2:x\n");
+    after_a_row(p, "predict m.hog - --on-error skip", "1 2:x\n");
     feed(p, rows_bin[1]);
     await_lines(p, 2, "the row after the malformed one");
     cr_assert_eq(finish(p), 0, "%s", slurp("err.txt"));
@@ -278,18 +282,13 @@ Test(cli_predict, a_stream_that_ends_inside_a_row_is_an_error_naming_the_line, .
     cr_assert_not_null(p);
     /* A writer that dies in the middle of "3:0.25" leaves "3:0.2", which
      * parses: a stream's last line must end. */
-    start(p, "predict m.hog - -q", NULL);
-    feed(p, rows_bin[0]);
-    await_lines(p, 1, "the row before the cut one");
-    feed(p, "1 3:0.2");
+    after_a_row(p, "predict m.hog - -q", "1 3:0.2");
     cr_assert_eq(finish(p), 1, "%s", slurp("err.txt"));
     cr_assert(strstr(slurp("err.txt"), "/dev/stdin:2:8: expected a newline, found the end of the stream"), "%s",
               slurp("err.txt"));
     cr_assert_eq(p->len, 9, "the first row's answer alone: %.*s", (int)p->len, p->got);
 
-    start(p, "predict m.hog - --on-error skip", NULL);
-    feed(p, rows_bin[0]);
-    feed(p, "1 3:0.2");
+    after_a_row(p, "predict m.hog - --on-error skip", "1 3:0.2");
     cr_assert_eq(finish(p), 0, "%s", slurp("err.txt"));
     const char *err = slurp("err.txt");
     cr_assert(strstr(err, "skipped 1 malformed line") && strstr(err, "/dev/stdin:2:8: expected a newline"), "%s",

@@ -23,6 +23,20 @@ static inline hog_train_params plain_params(void)
     return p;
 }
 
+/* plain_params for a factorisation machine: 4 factors, AdaGrad at 0.2,
+ * l2 1e-6, 15 epochs, one thread. */
+static inline hog_train_params fm_params(void)
+{
+    hog_train_params p = plain_params();
+    p.factors = 4;
+    p.schedule = HOG_SCHEDULE_ADAGRAD;
+    p.step = 0.2;
+    p.l2 = 1e-6;
+    p.epochs = 15;
+    p.threads = 1;
+    return p;
+}
+
 /* Opens a data set written by the test, with the default read parameters. */
 static inline hog_dataset *open_written(const char *path)
 {

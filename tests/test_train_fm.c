@@ -18,18 +18,6 @@ static void setup(void)
 
 TestSuite(train_fm, .init = setup, .fini = scratch_remove);
 
-static hog_train_params fm_params(void)
-{
-    hog_train_params p = plain_params();
-    p.factors = 4;
-    p.schedule = HOG_SCHEDULE_ADAGRAD;
-    p.step = 0.2;
-    p.l2 = 1e-6;
-    p.epochs = 15;
-    p.threads = 1;
-    return p;
-}
-
 /* write_xor's rows, a from 1..10 and b from 11..20: no weight of a or b
  * learns their parity XOR, and a's and b's factors do, through
  * <v_a, v_b> = s(a) s(b). */

@@ -96,15 +96,10 @@ static hog_model_info info_of(const hog_model *m)
     return in;
 }
 
-static hog_train_params fm_params(void)
+/* fm_params with the workers not pinned: two ranks share the machine. */
+static hog_train_params link_fm_params(void)
 {
-    hog_train_params p = plain_params();
-    p.factors = 4;
-    p.schedule = HOG_SCHEDULE_ADAGRAD;
-    p.step = 0.2;
-    p.l2 = 1e-6;
-    p.epochs = 15;
-    p.threads = 1;
+    hog_train_params p = fm_params();
     p.bind = 0;
     return p;
 }
@@ -143,6 +138,32 @@ static void write_split_xor(const char *name, int rows, uint64_t seed, int field
     fclose(f);
 }
 
+/* Trains p on two ranks over tr (te their test set): rank 0's model, once
+ * both succeeded (free_ranks frees it). */
+static const hog_model *two_ranks(hog_train_params p, const char *tr, const char *te)
+{
+    new_run();
+    for (int i = 0; i < 2; i++)
+        rank_init(&ranks[i], i, 2, p, tr, te);
+    run_ranks(ranks, 2);
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(ranks[i].rc, 0, "rank %d: %s", i, ranks[i].err);
+    return ranks[0].m;
+}
+
+/* Two ranks (i2) learned what one node (i1) did, an interaction no linear
+ * model (il) learns. */
+static void as_one_node(const char *kind, const hog_model_info *i1, const hog_model_info *i2,
+                        const hog_model_info *il)
+{
+    cr_log_info("%s test logloss: one node %.4f, two ranks %.4f, linear %.4f", kind, i1->test.logloss,
+                i2->test.logloss, il->test.logloss);
+    cr_assert_lt(i2->test.logloss, i1->test.logloss + TWO_RANKS_SLACK, "%s: two ranks %g, one node %g", kind,
+                 i2->test.logloss, i1->test.logloss);
+    cr_assert_gt(i2->test.accuracy, 0.85, "%s: two ranks' test accuracy %g", kind, i2->test.accuracy);
+    cr_assert_gt(il->test.logloss, 0.6, "%s: a linear model's test logloss %g", kind, il->test.logloss);
+}
+
 /* Parity XOR of two features (no weight of one predicts it): two ranks,
  * each training the blocks of half the first feature's values, learn it
  * as one node does, and rank 0's gathered model is a whole factorisation
@@ -153,7 +174,7 @@ Test(train_link, fm_on_two_ranks_learns_an_interaction_as_one_node_does)
     write_split_xor("tr.svm", 16384, 3, 0, FLIP, tr_path); /* 4 blocks: 2 a rank */
     snprintf(te_path, sizeof(te_path), "%s", write_xor_flip("te.svm", XOR_LIBSVM, 4000, 4, 1, 0, FLIP));
     hog_dataset *tr = open_written(tr_path), *te = open_written(te_path);
-    hog_train_params p = fm_params();
+    hog_train_params p = link_fm_params();
     hog_model *one = train(tr, te, p);
     const hog_model_info i1 = info_of(one);
     p.factors = 0;
@@ -161,25 +182,14 @@ Test(train_link, fm_on_two_ranks_learns_an_interaction_as_one_node_does)
     const hog_model_info il = info_of(lin);
     p.factors = 4;
 
-    new_run();
-    for (int i = 0; i < 2; i++)
-        rank_init(&ranks[i], i, 2, p, tr_path, te_path);
-    run_ranks(ranks, 2);
-    for (int i = 0; i < 2; i++)
-        cr_assert_eq(ranks[i].rc, 0, "rank %d: %s", i, ranks[i].err);
-    const hog_model *m = ranks[0].m;
+    const hog_model *m = two_ranks(p, tr_path, te_path);
     const hog_model_info i2 = info_of(m);
-    cr_log_info("FM test logloss: one node %.4f, two ranks %.4f, linear %.4f", i1.test.logloss, i2.test.logloss,
-                il.test.logloss);
+    as_one_node("FM", &i1, &i2, &il);
     cr_assert_eq(m->factors, 4);
     cr_assert_eq(m->outputs, 5, "a weight and 4 factors a feature");
     cr_assert_eq(m->dim, one->dim);
     cr_assert_eq(i2.outputs, 1);
     cr_assert_eq(i2.params.factors, 4);
-    cr_assert_lt(i2.test.logloss, i1.test.logloss + TWO_RANKS_SLACK, "two ranks %g, one node %g", i2.test.logloss,
-                 i1.test.logloss);
-    cr_assert_gt(i2.test.accuracy, 0.85, "two ranks' test accuracy %g", i2.test.accuracy);
-    cr_assert_gt(il.test.logloss, 0.6, "a linear model's test logloss %g", il.test.logloss);
     cr_assert_lt(il.test.accuracy, 0.6, "a linear model's test accuracy %g", il.test.accuracy);
     /* The model file holds it whole: saved and loaded, it scores alike. */
     char path[160];
@@ -208,7 +218,7 @@ Test(train_link, ffm_on_two_ranks_learns_a_cross_of_fields_as_one_node_does)
     write_split_xor("tr.ffm", 16384, 3, 1, FLIP, tr_path);
     snprintf(te_path, sizeof(te_path), "%s", write_xor_flip("te.ffm", XOR_LIBFFM, 4000, 4, 1, 30, FLIP));
     hog_dataset *tr = open_written(tr_path), *te = open_written(te_path);
-    hog_train_params p = fm_params();
+    hog_train_params p = link_fm_params();
     p.field_aware = 1;
     p.epochs = 12;
     p.l2_rows = 1;
@@ -220,26 +230,15 @@ Test(train_link, ffm_on_two_ranks_learns_a_cross_of_fields_as_one_node_does)
     hog_model *lin = train(tr, te, pl);
     const hog_model_info il = info_of(lin);
 
-    new_run();
-    for (int i = 0; i < 2; i++)
-        rank_init(&ranks[i], i, 2, p, tr_path, te_path);
-    run_ranks(ranks, 2);
-    for (int i = 0; i < 2; i++)
-        cr_assert_eq(ranks[i].rc, 0, "rank %d: %s", i, ranks[i].err);
-    const hog_model *m = ranks[0].m;
+    const hog_model *m = two_ranks(p, tr_path, te_path);
     const hog_model_info i2 = info_of(m);
-    cr_log_info("FFM test logloss: one node %.4f, two ranks %.4f, linear %.4f", i1.test.logloss, i2.test.logloss,
-                il.test.logloss);
+    as_one_node("FFM", &i1, &i2, &il);
     cr_assert_eq(hog_model_fields(m), 3);
     cr_assert_eq(m->outputs, 3 * 4, "a feature's factors for each field");
     cr_assert_eq(i2.params.field_aware, 1);
     cr_assert_eq(i2.params.l2, i1.params.l2, "l2 %g, one node's %g", i2.params.l2, i1.params.l2);
     cr_assert_eq(info_of(ranks[1].m).params.l2, i1.params.l2);
     cr_assert_eq(i1.params.l2, 1.0 / 16384);
-    cr_assert_lt(i2.test.logloss, i1.test.logloss + TWO_RANKS_SLACK, "two ranks %g, one node %g", i2.test.logloss,
-                 i1.test.logloss);
-    cr_assert_gt(i2.test.accuracy, 0.85, "two ranks' test accuracy %g", i2.test.accuracy);
-    cr_assert_gt(il.test.logloss, 0.6, "a linear model's test logloss %g", il.test.logloss);
     free_ranks(ranks, 2);
     hog_model_free(one);
     hog_model_free(lin);
@@ -270,7 +269,7 @@ Test(train_link, every_rank_starts_from_the_same_factors)
     snprintf(tr_path, sizeof(tr_path), "%s", write_xor_flip("tr.ffm", XOR_LIBFFM, 9000, 5, 1, 30, 0));
     hog_dataset *tr = open_written(tr_path);
     for (uint32_t aware = 0; aware <= 1; aware++) {
-        hog_train_params p = fm_params();
+        hog_train_params p = link_fm_params();
         p.field_aware = aware;
         p.schedule = HOG_SCHEDULE_CONSTANT;
         p.step = 1e-30;
@@ -306,7 +305,7 @@ Test(train_link, shards_agree_on_the_most_fields_and_every_files_rows)
     }
     fclose(f);
     snprintf(te_path, sizeof(te_path), "%s", write_xor_flip("te.ffm", XOR_LIBFFM, 2000, 4, 1, 30, 0));
-    hog_train_params p = fm_params();
+    hog_train_params p = link_fm_params();
     p.field_aware = 1;
     p.epochs = 12;
     p.l2_rows = 1;
@@ -335,7 +334,7 @@ Test(train_link, a_rank_of_another_kind_is_refused_naming_both_and_crosses_stay_
 {
     char tr_path[160];
     snprintf(tr_path, sizeof(tr_path), "%s", write_xor_flip("tr.ffm", XOR_LIBFFM, 5000, 3, 1, 30, 0));
-    hog_train_params p = fm_params();
+    hog_train_params p = link_fm_params();
     p.epochs = 1;
     new_run();
     rank_init(&ranks[0], 0, 2, p, tr_path, NULL);
