@@ -117,4 +117,77 @@ if [ "$rc" -eq 0 ] && [ "$(json "$tmp/fm.json" "d['train_metrics']")" = progress
 else
     not_ok "factorisation machine in one pass: exit $rc" "$tmp/fm.log"
 fi
+# ---- models while it runs: a reader of the model file never finds less than a whole model ----
+# Snapshots every 20,000 rows of 6 x 60,000 (one a window, 16,384 rows);
+# `hogtrain info` reads the file in a loop while the run goes on.
+stream 6 | "$bin" train - -o "$tmp/s.hog" --epochs 1 --threads 2 --save-every 20000 2>"$tmp/s.log" &
+trainer=$!
+reads=0 bad=0
+while kill -0 "$trainer" 2>/dev/null; do
+    if [ -e "$tmp/s.hog" ]; then
+        if "$bin" info "$tmp/s.hog" >"$tmp/s.info" 2>&1; then
+            reads=$((reads + 1))
+        else
+            bad=$((bad + 1))
+            cp "$tmp/s.info" "$tmp/s.bad"
+        fi
+    fi
+done
+wait "$trainer"
+rc=$?
+snaps=$(grep -c "snapshot after" "$tmp/s.log")
+rows=$("$bin" info "$tmp/s.hog" 2>/dev/null | sed -n 's/^training rows *//p')
+if [ "$rc" -eq 0 ] && [ "$snaps" -ge 10 ] && [ "$bad" -eq 0 ] && [ "$rows" = 360000 ]; then
+    ok "--save-every 20000: $snaps snapshots while 360,000 rows trained, $reads whole models read meanwhile, none torn"
+else
+    not_ok "--save-every: exit $rc, $snaps snapshots, $reads reads, $bad bad ones, final rows '$rows'" "$tmp/s.log" \
+        "$tmp/s.bad"
+fi
+
+# ---- a quiet pipe: snapshots of the windows trained, SIGTERM writes the model of every row read ----
+# 60,000 rows, then the writer stays silent with the FIFO open: the run
+# trains what whole windows it has, and a SIGTERM must end its read (a
+# read() waiting on the quiet pipe), learn every row read and write them.
+mkfifo "$tmp/quiet"
+"$bin" train "$tmp/quiet" -o "$tmp/q.hog" --epochs 1 --threads 2 --save-every 10000 2>"$tmp/q.log" &
+trainer=$!
+exec 3>"$tmp/quiet"
+cat "$tmp/part.svm" >&3
+printf '1 5:0.5 7:' >&3 # a row cut short: the stop leaves it out
+wait_for "snapshot after 32768 rows" "$tmp/q.log" 60
+snap_rows=$("$bin" info "$tmp/q.hog" 2>/dev/null | sed -n 's/^training rows *//p')
+kill -TERM "$trainer"
+wait "$trainer"
+rc=$?
+exec 3>&-
+rows=$("$bin" info "$tmp/q.hog" 2>/dev/null | sed -n 's/^training rows *//p')
+if [ "$snap_rows" = 32768 ] && [ "$rc" -eq 0 ] && [ "$rows" = 60000 ] &&
+    grep -q "interrupted: the read stopped after 60000 rows" "$tmp/q.log" &&
+    grep -q "the read was stopped" "$tmp/q.log" &&
+    "$bin" predict "$tmp/q.hog" "$tmp/test.svm" -o "$tmp/q.pred" -q 2>>"$tmp/q.log"; then
+    ok "a quiet pipe: a snapshot of 32,768 rows meanwhile; SIGTERM ends the read and writes the model of all 60,000 (exit 0)"
+else
+    not_ok "a quiet pipe and SIGTERM: snapshot of '$snap_rows' rows, exit $rc, final rows '$rows'" "$tmp/q.log"
+fi
+
+# ---- SIGUSR1 writes one at once; kill -9 leaves the last one whole ----
+rm -f "$tmp/q.hog" "$tmp/quiet"
+mkfifo "$tmp/quiet"
+"$bin" train "$tmp/quiet" -o "$tmp/u.hog" --epochs 1 --threads 2 2>"$tmp/u.log" &
+trainer=$!
+exec 3>"$tmp/quiet"
+cat "$tmp/part.svm" >&3
+wait_for "rows (2 blocks)\|^progressive: 32768 rows" "$tmp/u.log" 60
+kill -USR1 "$trainer"
+wait_for "snapshot after" "$tmp/u.log" 60
+kill -9 "$trainer"
+wait "$trainer" 2>/dev/null
+exec 3>&-
+rows=$("$bin" info "$tmp/u.hog" 2>/dev/null | sed -n 's/^training rows *//p')
+left=$(ls -A "$tmp" | grep -c '^\.\|u\.hog\.')
+if [ "$rows" = 32768 ] && [ "$left" -eq 0 ]; then
+    ok "SIGUSR1 writes a snapshot at once (32,768 rows); kill -9 after it leaves that model whole, and no stray file"
+else
+    not_ok "SIGUSR1 then kill -9: a model of '$rows' rows, $left stray files" "$tmp/u.log"
+fi
 echo "1..$n"

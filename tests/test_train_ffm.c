@@ -27,16 +27,12 @@ static hog_dataset *xor_fields(const char *name, int rows, uint64_t seed, uint32
     return open_written(write_xor(name, XOR_LIBFFM, rows, seed, base + 1, 30));
 }
 
+/* fm_params, field-aware, for 12 epochs. */
 static hog_train_params ffm_params(void)
 {
-    hog_train_params p = plain_params();
-    p.factors = 4;
+    hog_train_params p = fm_params();
     p.field_aware = 1;
-    p.schedule = HOG_SCHEDULE_ADAGRAD;
-    p.step = 0.2;
-    p.l2 = 1e-6;
     p.epochs = 12;
-    p.threads = 1;
     return p;
 }
 
