@@ -1,10 +1,12 @@
-/* test_etl_feed.c: the feed: every block handed out in file order while the text is read, the same data set built, errors located, the cache left whole or not at all. */
+/* test_etl_feed.c: the feed: every block handed out in file order while the text is read, the same data set built, errors located, the cache left whole or not at all, a one-pass read ended by a stop fd. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -297,4 +299,144 @@ Test(etl_feed, fields_travel_with_their_blocks)
         hog_dataset_close(ds);
     }
     hog_dataset_close(whole);
+}
+
+/* ---- a one-pass feed ended by a stop fd ---- */
+
+static char warned[1024];
+static unsigned warnings;
+
+static void keep_warning(void *ctx, hog_log_level level, const char *msg)
+{
+    (void)ctx;
+    if (level != HOG_LOG_WARN)
+        return;
+    warnings++;
+    snprintf(warned, sizeof(warned), "%s", msg);
+}
+
+#define STOP_ROWS 50
+/* The row after the last whole one, cut after 6 bytes, as a stop finds it. */
+#define HALF_ROW "1 7:0."
+
+/* Writes STOP_ROWS whole libsvm rows (row i: label i % 3, feature i % 9 + 1)
+ * and half a row into a new pipe, whose ends go to fds; path names the
+ * reading end. */
+static void pipe_rows(int fds[2], char *path, size_t len)
+{
+    cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+    char text[STOP_ROWS * 16 + sizeof(HALF_ROW)];
+    size_t n = 0;
+    for (int i = 0; i < STOP_ROWS; i++)
+        n += (size_t)snprintf(text + n, sizeof(text) - n, "%d %d:1\n", i % 3, i % 9 + 1);
+    n += (size_t)snprintf(text + n, sizeof(text) - n, "%s", HALF_ROW);
+    cr_assert_eq(write(fds[1], text, n), (ssize_t)n, "the pipe holds it all");
+    snprintf(path, len, "/proc/self/fd/%d", fds[0]);
+}
+
+static int stop_fd(void)
+{
+    int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    cr_assert_geq(fd, 0, "eventfd: %s", strerror(errno));
+    return fd;
+}
+
+/* A writer that wrote 50 rows and half a row and then says nothing, its end
+ * of the pipe open all along: once the stop fd is readable (the feed's
+ * reading thread waits on the pipe by then, or soon), the blocks of the 50
+ * rows come out, then the end with no error; the cut row is left out with
+ * one warning that names its line and says the read was stopped. */
+Test(etl_feed, a_stop_fd_ends_a_one_pass_read_of_a_quiet_pipe, .timeout = 30)
+{
+    int fds[2], efd = stop_fd();
+    char path[64], err[512] = "";
+    pipe_rows(fds, path, sizeof(path));
+    hog_read_params p = hog_read_params_default();
+    p.rows_per_block = 16;
+    hog_log_set(keep_warning, NULL, HOG_LOG_WARN);
+    hog_feed *f;
+    cr_assert_eq(hog_feed_start_pass(path, &p, 2, efd, &f, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(eventfd_write(efd, 1), 0);
+    hog_block blk;
+    double pos;
+    uint32_t rows = 0;
+    int rc;
+    while ((rc = hog_feed_next(f, &blk, &pos, err, sizeof(err))) == 1) {
+        for (uint32_t i = 0; i < blk.rows; i++, rows++) {
+            cr_assert_eq(blk.label[i], (float)(rows % 3), "row %u", rows);
+            cr_assert_eq(blk.ptr[i + 1] - blk.ptr[i], 1);
+            cr_assert_eq(blk.index[blk.ptr[i]] + (uint32_t)hog_feed_index_base(f), rows % 9 + 1, "row %u: %u", rows,
+                         blk.index[blk.ptr[i]]);
+        }
+        hog_feed_release(f);
+    }
+    cr_assert_eq(rc, 0, "the end, not an error: %s", err);
+    cr_assert_str_empty(err);
+    cr_assert_eq(rows, STOP_ROWS, "the whole rows and no more");
+    cr_assert_eq(hog_feed_stopped(f), 1);
+    hog_dataset *ds;
+    cr_assert_eq(hog_feed_finish(f, &ds, err, sizeof(err)), 0, "%s", err);
+    hog_log_set(NULL, NULL, HOG_LOG_ERROR);
+    cr_assert_eq(ds->info.rows, STOP_ROWS);
+    cr_assert_eq(ds->info.skipped, 0, "the cut row is not a malformed one");
+    cr_assert_eq(warnings, 1, "%u warnings, the last: %s", warnings, warned);
+    char want[256];
+    snprintf(want, sizeof(want), "%s:%d: the read was stopped inside this line: its first %zu bytes are left out",
+             path, STOP_ROWS + 1, strlen(HALF_ROW));
+    cr_assert_str_eq(warned, want);
+    hog_dataset_close(ds);
+    hog_feed_free(f);
+    eventfd_t v = 0;
+    cr_assert_eq(eventfd_read(efd, &v), 0, "the feed left the stop fd as it was");
+    cr_assert_eq(v, 1);
+    close(fds[0]);
+    close(fds[1]);
+    close(efd);
+}
+
+/* Without a stop, or with one that never becomes readable, a stream cut
+ * inside a line is what it always was: an error naming the line. */
+Test(etl_feed, a_pipe_cut_inside_a_line_without_a_stop_is_still_an_error, .timeout = 30)
+{
+    for (int with_fd = 0; with_fd <= 1; with_fd++) {
+        int fds[2], efd = stop_fd();
+        char path[64], err[512] = "", want[256];
+        pipe_rows(fds, path, sizeof(path));
+        close(fds[1]); /* the writer went away in the middle of a row */
+        hog_read_params p = hog_read_params_default();
+        hog_feed *f;
+        cr_assert_eq(hog_feed_start_pass(path, &p, 2, with_fd ? efd : -1, &f, err, sizeof(err)), 0, "%s", err);
+        hog_block blk;
+        double pos;
+        int rc;
+        while ((rc = hog_feed_next(f, &blk, &pos, err, sizeof(err))) == 1)
+            hog_feed_release(f);
+        cr_assert_eq(rc, HOG_EFORMAT, "with fd %d: %d %s", with_fd, rc, err);
+        snprintf(want, sizeof(want), "%s:%d:%zu: expected a newline", path, STOP_ROWS + 1, strlen(HALF_ROW) + 1);
+        cr_assert(strstr(err, want), "%s", err);
+        cr_assert_eq(hog_feed_stopped(f), 0);
+        hog_feed_free(f);
+        close(fds[0]);
+        close(efd);
+    }
+}
+
+/* Stopped before a row was read (a file, here): no block, and the read
+ * ends as an empty input does, saying why; the feed says it was stopped. */
+Test(etl_feed, a_stop_before_the_first_row_is_an_empty_input)
+{
+    const char *path = write_rows("s.svm", 3000, 0);
+    int efd = stop_fd();
+    cr_assert_eq(eventfd_write(efd, 1), 0);
+    hog_read_params p = hog_read_params_default();
+    char err[512] = "";
+    hog_feed *f;
+    cr_assert_eq(hog_feed_start_pass(path, &p, 2, efd, &f, err, sizeof(err)), 0, "%s", err);
+    hog_block blk;
+    double pos;
+    cr_assert_eq(hog_feed_next(f, &blk, &pos, err, sizeof(err)), HOG_EEMPTY, "%s", err);
+    cr_assert(strstr(err, "no data rows before the read was stopped"), "%s", err);
+    cr_assert_eq(hog_feed_stopped(f), 1);
+    hog_feed_free(f);
+    close(efd);
 }

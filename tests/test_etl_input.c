@@ -1,9 +1,10 @@
-/* test_etl_input.c: how a file to train on is read: text to a feed, binary data opened whole and copied to the cache, a cache read instead only while it matches its input, a pipe marked unsized, the test set read with the training data's index base, data past the feature ceiling refused. */
+/* test_etl_input.c: how a file to train on is read: text to a feed, binary data opened whole and copied to the cache, a cache read instead only while it matches its input, a pipe marked unsized, a one-pass read ended by a stop fd, the test set read with the training data's index base, data past the feature ceiling refused. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -297,6 +298,51 @@ Test(etl_input, a_pipe_is_text_of_unknown_length)
     cr_assert_eq(ds->info.rows, 3);
     hog_dataset_close(ds);
     close(fds[0]);
+}
+
+/* One pass over a pipe whose writer stays: the stop fd given to
+ * hog_input_open_pass ends it, and hog_input_stopped says so; a file read
+ * to its end with no stop fd was not stopped. */
+Test(etl_input, a_one_pass_read_ends_with_its_stop_fd, .timeout = 30)
+{
+    int fds[2], efd = eventfd(0, EFD_CLOEXEC);
+    cr_assert_geq(efd, 0);
+    cr_assert_eq(pipe(fds), 0);
+    const char rows[] = "1 1:1\n0 2:1\n1 3:1\n";
+    cr_assert_eq(write(fds[1], rows, sizeof(rows) - 1), (ssize_t)(sizeof(rows) - 1));
+    char path[64], err[512] = "";
+    snprintf(path, sizeof(path), "/dev/fd/%d", fds[0]);
+    hog_input in;
+    cr_assert_eq(hog_input_open_pass(path, NULL, 8, efd, &in, err, sizeof(err)), 0, "%s", err);
+    cr_assert_not_null(in.feed);
+    cr_assert_eq(eventfd_write(efd, 1), 0);
+    hog_block blk;
+    double pos;
+    uint32_t n = 0;
+    int rc;
+    while ((rc = hog_feed_next(in.feed, &blk, &pos, err, sizeof(err))) == 1) {
+        n += blk.rows;
+        hog_feed_release(in.feed);
+    }
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_eq(n, 3);
+    cr_assert_eq(hog_input_stopped(&in), 1);
+    hog_dataset_close(finish_feed(&in));
+    cr_assert_eq(hog_input_stopped(&in), 0, "no feed any more");
+    close(fds[0]);
+    close(fds[1]);
+    close(efd);
+
+    cr_assert_eq(hog_input_open_pass(write_text("p.svm"), NULL, 8, -1, &in, err, sizeof(err)), 0, "%s", err);
+    n = 0;
+    while ((rc = hog_feed_next(in.feed, &blk, &pos, err, sizeof(err))) == 1) {
+        n += blk.rows;
+        hog_feed_release(in.feed);
+    }
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_eq(n, ROWS);
+    cr_assert_eq(hog_input_stopped(&in), 0);
+    hog_dataset_close(finish_feed(&in));
 }
 
 Test(etl_input, the_test_set_is_read_with_the_training_datas_index_base)

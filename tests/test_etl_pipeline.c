@@ -1,4 +1,4 @@
-/* test_etl_pipeline.c: text files read end to end (reader, pipeline, parsers): rows, format detection and the exact located error messages. */
+/* test_etl_pipeline.c: text files read end to end (reader, pipeline, parsers): rows, format detection, the exact located error messages, a read ended by a stop fd. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -799,4 +800,85 @@ Test(etl_pipeline, an_eager_builder_gets_a_streams_rows_while_it_is_open, .timeo
     cr_assert_eq(f.fd, -1, "the pipe was closed by the last block's callback");
     cr_assert_eq(hog_builder_finish_pass(b), 0);
     close(fds[0]);
+}
+
+/* A pass builder's blocks from a file whose row i is "i % 2 1:1 100:i+1":
+ * each row checked whole (a line cut short by the stop and parsed would
+ * have a smaller last value); the first block makes the stop fd readable. */
+typedef struct stop_rows {
+    int stop_fd;
+    uint64_t rows;
+    unsigned warnings;
+    char warned[512];
+} stop_rows;
+
+static int stop_block(void *ctx, const hog_block *blk, int kept, double position, hog_block_buffers *bufs)
+{
+    (void)kept;
+    (void)position;
+    (void)bufs;
+    stop_rows *s = ctx;
+    for (uint32_t i = 0; i < blk->rows; i++, s->rows++) {
+        cr_assert_eq(blk->label[i], (float)(s->rows % 2), "row %llu", (unsigned long long)s->rows);
+        cr_assert_eq(blk->ptr[i + 1] - blk->ptr[i], 2, "row %llu", (unsigned long long)s->rows);
+        cr_assert_eq(blk->value[blk->ptr[i] + 1], (float)(s->rows + 1), "row %llu: a cut line parsed",
+                     (unsigned long long)s->rows);
+    }
+    if (s->rows == blk->rows)
+        cr_assert_eq(eventfd_write(s->stop_fd, 1), 0);
+    return 0;
+}
+
+static stop_rows *stop_log;
+
+static void keep_stop_warning(void *ctx, hog_log_level level, const char *msg)
+{
+    (void)ctx;
+    if (level == HOG_LOG_WARN && stop_log) {
+        stop_log->warnings++;
+        snprintf(stop_log->warned, sizeof(stop_log->warned), "%s", msg);
+    }
+}
+
+/* A file, unlike a stream, ends where the reader stops: the text read
+ * before the stop goes on, its last line (cut by a chunk's end) is left out
+ * rather than read as a file's last line without a newline, and the read
+ * ends well before the file does, with no error. */
+Test(etl_pipeline, a_stop_fd_ends_the_read_of_a_file_with_whole_rows, .timeout = 60)
+{
+    enum { LINES = 800000 };
+    char path[256], err[512] = "";
+    snprintf(path, sizeof(path), "%s/big.svm", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < LINES; i++)
+        fprintf(f, "%d 1:1 100:%d\n", i % 2, i + 1);
+    cr_assert_eq(fclose(f), 0);
+    hog_read_params p = params(HOG_FORMAT_LIBSVM);
+    p.mem_limit = 80u << 20; /* chunks of 1 MiB, 4 out at most: 12 MB is many chunks */
+    p.index_base = 0;
+    stop_rows s = {.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
+    cr_assert_geq(s.stop_fd, 0);
+    hog_builder *b;
+    cr_assert_eq(hog_builder_create_pass(1000, &b), 0);
+    hog_builder_on_block(b, stop_block, &s);
+    cr_assert_eq(hog_builder_stop_fd(b), -1, "none by default");
+    hog_builder_set_stop(b, s.stop_fd);
+    cr_assert_eq(hog_builder_stop_fd(b), s.stop_fd);
+    stop_log = &s;
+    hog_log_set(keep_stop_warning, NULL, HOG_LOG_WARN);
+    hog_text_summary sum;
+    cr_assert_eq(hog_text_stream(path, &p, b, &sum, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(sum.stopped, 1);
+    cr_assert_eq(hog_builder_stopped(b), 1);
+    cr_assert_eq(sum.skipped, 0);
+    cr_assert_eq(hog_builder_finish_pass(b), 0);
+    hog_log_set(NULL, NULL, HOG_LOG_ERROR);
+    cr_assert(s.rows >= 1000 && s.rows < LINES / 2, "%llu rows", (unsigned long long)s.rows);
+    cr_assert_leq(s.warnings, 1);
+    char want[512];
+    snprintf(want, sizeof(want), "%s:%llu: the read was stopped inside this line: its first ", path,
+             (unsigned long long)s.rows + 1);
+    cr_assert(s.warnings == 0 || strstr(s.warned, want) == s.warned, "%s", s.warned);
+    close(s.stop_fd);
 }

@@ -1,4 +1,4 @@
-/* test_etl_uring.c: the chunked file reader: byte-exact round trips (io_uring, O_DIRECT, buffered and pread paths, pipes), release order, gzip and zstd, errors. */
+/* test_etl_uring.c: the chunked file reader: byte-exact round trips (io_uring, O_DIRECT, buffered and pread paths, pipes), release order, gzip and zstd, errors, a stop fd that ends a read. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/statfs.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -639,7 +640,7 @@ Test(etl_uring, an_eager_reader_hands_over_what_a_pipe_has_ready, .timeout = 30)
                 bytes = buf;
             }
             cr_assert_eq(write(fds[1], bytes, n), (ssize_t)n);
-            if (!r) /* the open reads the first bytes, to tell a compressed stream */
+            if (!r) /* opened on a pipe that already holds bytes, as a writer that came first leaves it */
                 cr_assert_eq(hog_reader_open_with(path, CHUNK, 2, HOG_READER_EAGER, &r, NULL, 0), 0);
             next_is(r, parts[i]);
         }
@@ -711,4 +712,182 @@ Test(etl_uring, direct_reads_only_for_files_not_in_the_page_cache)
     free(data);
     unlink(path);
     rmdir(dir);
+}
+
+/* ---- a stop fd ---- */
+
+/* A stop fd as a signal handler would make one readable. */
+static int stop_fd(void)
+{
+    int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    cr_assert_geq(fd, 0, "eventfd: %s", strerror(errno));
+    return fd;
+}
+
+static void stop_now(int fd)
+{
+    cr_assert_eq(eventfd_write(fd, 1), 0);
+}
+
+static void *stop_thread(void *v)
+{
+    stop_now(*(const int *)v);
+    return NULL;
+}
+
+/* The reader only watches the stop fd: the one count written is still there. */
+static void stop_fd_untouched(int fd)
+{
+    eventfd_t v = 0;
+    cr_assert_eq(eventfd_read(fd, &v), 0, "the reader drained the stop fd");
+    cr_assert_eq(v, 1);
+}
+
+/* A writer that wrote a row and a half and then says nothing, its end of the
+ * pipe open all along: the stop fd, made readable before the call or by
+ * another thread while the reader waits, ends the read. What the pipe held
+ * comes out first, then the end; nothing written after it is read. Eager,
+ * the first call hands the bytes over at once and the second one waits. */
+Test(etl_uring, a_stop_fd_ends_a_read_waiting_on_a_quiet_pipe, .timeout = 30)
+{
+    const char rows[] = "1 1:1\n0 2:", later[] = "0.5\n";
+    for (int eager = 0; eager <= 1; eager++)
+        for (int from_thread = 0; from_thread <= 1; from_thread++) {
+            int fds[2], efd = stop_fd();
+            cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+            cr_assert_eq(write(fds[1], rows, strlen(rows)), (ssize_t)strlen(rows));
+            char path[64], err[256] = "";
+            snprintf(path, sizeof path, "/proc/self/fd/%d", fds[0]);
+            hog_reader *r;
+            cr_assert_eq(hog_reader_open_with(path, CHUNK, 2, eager ? HOG_READER_EAGER : 0, &r, err, sizeof err), 0,
+                         "%s", err);
+            hog_reader_set_stop(r, efd);
+            pthread_t t;
+            if (from_thread)
+                cr_assert_eq(pthread_create(&t, NULL, stop_thread, &efd), 0);
+            else
+                stop_now(efd);
+            const char *data;
+            size_t len;
+            cr_assert_eq(hog_reader_next(r, &data, &len), 1, "eager %d thread %d: %s", eager, from_thread, err);
+            cr_assert_eq(len, strlen(rows));
+            cr_assert(memcmp(data, rows, len) == 0, "\"%.*s\"", (int)len, data);
+            hog_reader_release(r, data);
+            cr_assert_eq(hog_reader_next(r, &data, &len), 0, "eager %d thread %d: %s", eager, from_thread, err);
+            cr_assert_eq(hog_reader_stopped(r), 1);
+            cr_assert_eq(hog_reader_position(r), strlen(rows));
+            cr_assert_eq(write(fds[1], later, strlen(later)), (ssize_t)strlen(later));
+            cr_assert_eq(hog_reader_next(r, &data, &len), 0, "stopped is the end, and sticky");
+            if (from_thread)
+                pthread_join(t, NULL);
+            hog_reader_close(r);
+            stop_fd_untouched(efd);
+            close(fds[0]);
+            close(fds[1]);
+            close(efd);
+        }
+}
+
+/* Stopped before a byte came: the first read, which tells a compressed
+ * stream from a plain one, is woken too, and the read ends with nothing. */
+Test(etl_uring, a_stop_fd_ends_a_pipe_that_never_wrote, .timeout = 30)
+{
+    int fds[2], efd = stop_fd();
+    cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+    char path[64], err[256] = "";
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fds[0]);
+    hog_reader *r;
+    cr_assert_eq(hog_reader_open(path, CHUNK, 2, &r, err, sizeof err), 0, "%s", err);
+    hog_reader_set_stop(r, efd);
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, stop_thread, &efd), 0);
+    const char *data;
+    size_t len;
+    cr_assert_eq(hog_reader_next(r, &data, &len), 0, "%s", err);
+    cr_assert_eq(hog_reader_stopped(r), 1);
+    pthread_join(t, NULL);
+    hog_reader_close(r);
+    close(fds[0]);
+    close(fds[1]);
+    close(efd);
+}
+
+/* A compressed stream stopped is not a truncated one: no error, the end. */
+Test(etl_uring, a_compressed_pipe_stopped_ends_without_an_error, .timeout = 30)
+{
+    const size_t size = 3 * CHUNK + 17;
+    unsigned char *d = make_data(size, 5);
+    for (int zstd = 0; zstd <= 1; zstd++) {
+        size_t cn;
+        unsigned char *c = zstd ? zstd_bytes(d, size, &cn) : gzip_bytes(d, size, &cn);
+        int fds[2], efd = stop_fd();
+        cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+        cr_assert(cn / 2 < 65536, "half of it fits in the pipe");
+        cr_assert_eq(write(fds[1], c, cn / 2), (ssize_t)(cn / 2)); /* the stream goes on, later */
+        char path[64], err[256] = "";
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fds[0]);
+        hog_reader *r;
+        cr_assert_eq(hog_reader_open(path, CHUNK, 2, &r, err, sizeof err), 0, "%s", err);
+        hog_reader_set_stop(r, efd);
+        stop_now(efd);
+        const char *data;
+        size_t len;
+        cr_assert_eq(hog_reader_next(r, &data, &len), 0, "zstd %d: %s", zstd, err);
+        cr_assert_eq(hog_reader_stopped(r), 1);
+        cr_assert_eq(hog_reader_next(r, &data, &len), 0);
+        hog_reader_close(r);
+        stop_fd_untouched(efd);
+        close(fds[0]);
+        close(fds[1]);
+        close(efd);
+        free(c);
+    }
+    free(d);
+}
+
+/* A file's reads always end, so the stop fd is looked at before each chunk
+ * is handed out: readable from the start, the read ends at once; readable
+ * after some chunks, with the next one (those read ahead are dropped);
+ * readable only after the file's end, the file was not stopped. The same
+ * for the decompressed chunks of a gzip file. */
+Test(etl_uring, a_stop_fd_ends_the_read_of_a_file_at_the_next_chunk)
+{
+    char path[256];
+    tmp_path(path, sizeof path, "/var/tmp", "stop");
+    const size_t size = 6 * CHUNK + 321;
+    unsigned char *d = make_data(size, 3);
+    for (int gz = 0; gz <= 1; gz++) {
+        size_t n = size;
+        unsigned char *bytes = gz ? gzip_bytes(d, size, &n) : d;
+        write_file(path, bytes, n);
+        for (int after = 0; after <= 7; after++) { /* chunks read before the stop fd is readable */
+            int efd = stop_fd();
+            char err[256] = "";
+            hog_reader *r;
+            cr_assert_eq(hog_reader_open(path, CHUNK, 4, &r, err, sizeof err), 0, "%s", err);
+            hog_reader_set_stop(r, efd);
+            const char *data;
+            size_t len, got = 0;
+            int rc = 1, k = 0;
+            for (; k < after && (rc = hog_reader_next(r, &data, &len)) == 1; k++) {
+                cr_assert(memcmp(data, d + got, len) == 0, "gz %d: chunk %d differs", gz, k);
+                got += len;
+                hog_reader_release(r, data);
+            }
+            cr_assert_geq(rc, 0, "%s", err);
+            const int ended = got == size;
+            stop_now(efd);
+            cr_assert_eq(hog_reader_next(r, &data, &len), 0, "gz %d after %d: %s", gz, after, err);
+            cr_assert_eq(hog_reader_stopped(r), !ended, "gz %d after %d chunks (%zu of %zu bytes)", gz, after, got,
+                         size);
+            cr_assert_eq(hog_reader_next(r, &data, &len), 0);
+            hog_reader_close(r);
+            stop_fd_untouched(efd);
+            close(efd);
+        }
+        if (gz)
+            free(bytes);
+    }
+    free(d);
+    unlink(path);
 }

@@ -422,6 +422,23 @@ int hog_builder_create_pass(uint32_t rows_per_block, hog_builder **b);
 void hog_builder_set_eager(hog_builder *b);
 int hog_builder_eager(const hog_builder *b);
 
+/* Gives the reader the text pipeline opens for b a stop fd
+ * (hog_reader_set_stop; fd < 0: none, the default): once fd is readable
+ * the read ends as if the input had, the rows read before it are added,
+ * and a last line it cut short is left out (a warning says so) rather
+ * than malformed. The caller owns fd and keeps it open until the read is
+ * over; nothing reads from it. hog_builder_stop_fd says which fd b has
+ * (-1: none). Call it before the read starts, from the thread that made b. */
+void hog_builder_set_stop(hog_builder *b, int fd);
+int hog_builder_stop_fd(const hog_builder *b);
+
+/* Records that the read of the rows' input was stopped by the stop fd
+ * (the text pipeline calls it, once its reader stopped);
+ * hog_builder_stopped says so (1) to whoever reads b after the read, and
+ * is 0 until then, and for a read that ended with its input. */
+void hog_builder_set_stopped(hog_builder *b);
+int hog_builder_stopped(const hog_builder *b);
+
 /* The input has nothing more ready for now: an eager builder hands the
  * rows it holds to the callback at once, as a block shorter than
  * rows_per_block (none when it holds none); any other builder keeps
@@ -768,6 +785,7 @@ typedef struct hog_text_summary {
     unsigned index_base; /* libsvm: the index base applied (0 for other formats) */
     uint64_t lines;     /* lines in the file, header included */
     uint64_t skipped;   /* malformed lines skipped (skip mode) */
+    int stopped;        /* the read was stopped by the builder's stop fd (hog_builder_set_stop) */
     uint32_t kept;
     hog_text_error errors[HOG_TEXT_ERRORS_KEPT]; /* the first of them, file line numbers */
 } hog_text_summary;
@@ -781,7 +799,12 @@ typedef struct hog_text_summary {
  * must end in a newline: one cut short is malformed ("path:line:column:
  * expected a newline, found the end of the stream ..."), skipped in skip
  * mode. For an eager builder (hog_builder_set_eager) a stream's rows are
- * handed on as they come (hog_builder_idle).
+ * handed on as they come (hog_builder_idle). With a stop fd
+ * (hog_builder_set_stop) that becomes readable, the read ends there as if
+ * the input had (file or stream; sum->stopped and hog_builder_stopped
+ * say so): the rows read before it are added, and the line it cut short
+ * is left out, logged once (HOG_LOG_WARN: "path:line: the read was stopped
+ * inside this line ..."), neither an error nor a skipped line.
  * Errors: those of hog_reader_open/next, hog_text_plan_make and
  * hog_parse_chunk (HOG_EFORMAT as "path:line:column: expected ...", or
  * "path:line: a line longer than N bytes"), those of b's callback, -ENOMEM. */
@@ -806,7 +829,8 @@ int hog_hgd_open_lazy(int fd, const char *path, int lazy, hog_dataset **out, cha
 int hog_resolve_format(const char *path, const hog_read_params *p, hog_format *fmt, char *err, size_t len);
 
 /* Streams text into b (hog_text_stream) as hog_dataset_open and _convert
- * do: refuses an empty file by name (HOG_EEMPTY) and describes skipped
+ * do: refuses an empty file by name (HOG_EEMPTY, also when a stopped read
+ * (hog_builder_set_stop) added no row) and describes skipped
  * lines in *report (a new string to hog_free, or NULL when none were).
  * *fmt: the format it was parsed as. */
 int hog_text_read(const char *path, const hog_read_params *p, hog_builder *b, hog_format *fmt,
@@ -835,9 +859,23 @@ int hog_feed_start(const char *path, const hog_read_params *p, const char *cache
  * cache, no spill), so memory stays at depth blocks whatever the length of
  * the text; hog_feed_finish's data set then holds no block, only what was
  * counted (rows, features, non-zeros, class and feature names, skipped
- * lines). Errors: those of hog_feed_start. */
-int hog_feed_start_pass(const char *path, const hog_read_params *p, unsigned depth, hog_feed **out, char *err,
-                        size_t err_len);
+ * lines). stop_fd (-1: none) is a descriptor the caller owns and makes
+ * readable to end the read early (hog_builder_set_stop; a signal handler
+ * writing to an eventfd, say), even one waiting on a quiet pipe: the
+ * blocks of the rows read before it are handed out, then hog_feed_next
+ * returns 0 as at the input's end, with no error (a line the stop cut is
+ * left out, with a warning); a stop before any row ends in hog_feed_next's
+ * HOG_EEMPTY, as for an empty input. The feed never reads from stop_fd,
+ * which must stay open until the feed is freed. Errors: those of
+ * hog_feed_start. */
+int hog_feed_start_pass(const char *path, const hog_read_params *p, unsigned depth, int stop_fd, hog_feed **out,
+                        char *err, size_t err_len);
+
+/* 1 when the read ended because its stop fd became readable
+ * (hog_feed_start_pass), 0 when the input ended (or failed) of itself or
+ * the read is not over yet: valid once hog_feed_next has returned 0 (or
+ * an error). Any thread. */
+int hog_feed_stopped(hog_feed *f);
 
 /* The line of the first row of the block-th block handed out (0-based),
  * while it is held (else 0): *extra as hog_builder_block_line says. */
@@ -889,7 +927,9 @@ typedef struct hog_reader hog_reader;
  * (a corrupt compressed stream; err names the file and the byte offset),
  * -EINVAL (chunk over 1 GiB, depth over 1024), -EISDIR. A pipe, a socket
  * or a terminal (standard input) is read as a stream: in order, with plain
- * reads, to its end; its size is unknown (hog_reader_file_bytes is 0).
+ * reads, to its end; its size is unknown (hog_reader_file_bytes is 0), and
+ * its first read is made by the first hog_reader_next (so that a stop fd
+ * given meanwhile can end it), its read errors reported there.
  * err must outlive the reader: later errors of hog_reader_next go there. */
 int hog_reader_open(const char *path, size_t chunk_bytes, unsigned depth, hog_reader **out,
                     char *err, size_t err_len);
@@ -919,6 +959,25 @@ uint64_t hog_reader_position(const hog_reader *r);
 int hog_reader_direct(const hog_reader *r);
 /* Whether the input is a stream (a pipe, a socket, a terminal). */
 int hog_reader_stream(const hog_reader *r);
+
+/* Gives r a stop fd (fd < 0: none, the default): once fd is readable the
+ * read ends as if the input had ended. hog_reader_next hands out no more
+ * chunks and returns 0, with one exception: a stream's chunk being filled
+ * when fd became readable is handed out with the bytes the stream had
+ * ready, and only then the end (a stream's read that waits on a quiet
+ * writer is woken by fd). A file's chunks read ahead, and bytes decoded
+ * and not handed out, are dropped. The reader never reads from fd: the
+ * caller owns it (an eventfd or a pipe's reading end that a signal
+ * handler writes to, say), keeps it open until the reader is closed, and
+ * may drain it whenever it likes, as the reader remembers that it stopped.
+ * Without a stop fd the reader makes no call for one. Call it before the
+ * first hog_reader_next, from the thread that reads. */
+void hog_reader_set_stop(hog_reader *r, int fd);
+
+/* 1 once the read ended because the stop fd became readable (the last
+ * hog_reader_next returned 0 for it), else 0: an input that ended of
+ * itself first was not stopped. Same thread as hog_reader_next. */
+int hog_reader_stopped(const hog_reader *r);
 
 void hog_reader_close(hog_reader *r);
 
@@ -1034,9 +1093,16 @@ int hog_input_open(const char *path, const hog_read_params *rp, const char *cach
                    hog_input *in, char *err, size_t err_len);
 
 /* hog_input_open without a cache, text going to a feed for one pass
- * (hog_feed_start_pass): no block of it is kept. */
-int hog_input_open_pass(const char *path, const hog_read_params *rp, unsigned depth, hog_input *in, char *err,
-                        size_t err_len);
+ * (hog_feed_start_pass, which takes stop_fd: -1 for none, else the
+ * caller's descriptor that ends the read once readable): no block of it is
+ * kept. A binary input is opened whole and has nothing to stop. */
+int hog_input_open_pass(const char *path, const hog_read_params *rp, unsigned depth, int stop_fd, hog_input *in,
+                        char *err, size_t err_len);
+
+/* 1 when in's feed ended its read because the stop fd became readable
+ * (hog_feed_stopped); 0 otherwise, and for a data set opened whole. Valid
+ * once the feed's hog_feed_next has returned 0 (or an error). Any thread. */
+int hog_input_stopped(hog_input *in);
 
 /* Opens the test set at test_path (NULL: none, *test NULL) as the training
  * data was read: with r, and with train_base, the training data's libsvm

@@ -47,6 +47,8 @@ struct hog_builder {
     hog_hgd_writer *writer; /* NULL in memory */
     int pass;               /* blocks go to on_block only (hog_builder_create_pass) */
     int eager;              /* a pass whose rows are wanted as they come (hog_builder_set_eager) */
+    int stop_fd;            /* the text pipeline's reader stops once it is readable, or -1 (hog_builder_set_stop) */
+    int stopped;            /* the read of the rows' input was stopped (hog_builder_set_stopped) */
 
     /* spilling: an in-memory builder past spill_at bytes goes on in a
      * scratch file; the blocks it held stay (handed out, see on_block)
@@ -106,6 +108,7 @@ int hog_builder_create(uint32_t rows_per_block, hog_atomic_file *out, hog_builde
     b->rows_per_block = rows_per_block ? rows_per_block : HOG_DEFAULT_ROWS_PER_BLOCK;
     b->out = out;
     b->scratch.fd = -1;
+    b->stop_fd = -1;
     size_t r = b->rows_per_block;
     b->ptr = hog_malloc((r + 1) * sizeof(uint32_t));
     b->label = hog_malloc(r * sizeof(float));
@@ -135,6 +138,26 @@ void hog_builder_set_eager(hog_builder *b)
 int hog_builder_eager(const hog_builder *b)
 {
     return b->eager;
+}
+
+void hog_builder_set_stop(hog_builder *b, int fd)
+{
+    b->stop_fd = fd < 0 ? -1 : fd;
+}
+
+int hog_builder_stop_fd(const hog_builder *b)
+{
+    return b->stop_fd;
+}
+
+void hog_builder_set_stopped(hog_builder *b)
+{
+    b->stopped = 1;
+}
+
+int hog_builder_stopped(const hog_builder *b)
+{
+    return b->stopped;
 }
 
 void hog_builder_set_one_based(hog_builder *b, int one_based)

@@ -25,6 +25,11 @@
  * block: every block is a trade of arrays, so memory is the ring's depth
  * blocks whatever the length of the text, and the data set it finishes
  * holds only the counts.
+ *
+ * A one-pass feed may be given a stop fd (hog_feed_start_pass): its
+ * builder hands it to the pipeline's reader, so a read stopped from
+ * outside (a signal) ends as the input's end would, the blocks built
+ * before it handed out and no error.
  */
 
 typedef struct feed_slot {
@@ -55,6 +60,7 @@ struct hog_feed {
     int cancel;     /* the consumer gave up: the callback stops the read */
     int index_base; /* the builder's, as of the last block pushed */
     int label_names; /* the builder has numbered class names, as of the last block pushed */
+    int stopped;    /* the read was stopped by the stop fd: set with done */
 
     /* the reader's outcome, once done is set */
     int done, rc;
@@ -110,6 +116,7 @@ static void *feed_main(void *arg)
     hog_dataset *ds = NULL;
     char err[sizeof(f->err)] = "";
     int rc = hog_text_read(f->path, &f->p, f->b, &fmt, &skipped, &report, err, sizeof(err));
+    const int stopped = hog_builder_stopped(f->b); /* the builder is freed by its finish */
     if (rc == 0 && f->cache_path) {
         rc = hog_builder_finish_file(f->b, NULL);
         f->b = NULL;
@@ -125,6 +132,7 @@ static void *feed_main(void *arg)
     pthread_mutex_lock(&f->mu);
     f->done = 1;
     f->rc = rc;
+    f->stopped = stopped;
     memcpy(f->err, err, sizeof(err));
     f->ds = ds;
     f->skipped = skipped;
@@ -148,7 +156,8 @@ static char *dup_or_null(const char *s, int *ok)
 }
 
 static int feed_start(const char *path, const hog_read_params *p, const char *cache_path,
-                      const hog_hgd_source *src, unsigned depth, int pass, hog_feed **out, char *err, size_t err_len)
+                      const hog_hgd_source *src, unsigned depth, int pass, int stop_fd, hog_feed **out, char *err,
+                      size_t err_len)
 {
     *out = NULL;
     hog_feed *f = hog_calloc(1, sizeof(*f));
@@ -190,6 +199,7 @@ static int feed_start(const char *path, const hog_read_params *p, const char *ca
         return hog_fail(rc, err, err_len, "%s: out of memory", path);
     }
     hog_builder_set_source(f->b, src);
+    hog_builder_set_stop(f->b, stop_fd);
     hog_builder_on_block(f->b, feed_block, f);
     rc = pthread_create(&f->thread, NULL, feed_main, f);
     if (rc != 0) {
@@ -204,13 +214,21 @@ static int feed_start(const char *path, const hog_read_params *p, const char *ca
 int hog_feed_start(const char *path, const hog_read_params *p, const char *cache_path,
                    const hog_hgd_source *src, unsigned depth, hog_feed **out, char *err, size_t err_len)
 {
-    return feed_start(path, p, cache_path, src, depth, 0, out, err, err_len);
+    return feed_start(path, p, cache_path, src, depth, 0, -1, out, err, err_len);
 }
 
-int hog_feed_start_pass(const char *path, const hog_read_params *p, unsigned depth, hog_feed **out, char *err,
-                        size_t err_len)
+int hog_feed_start_pass(const char *path, const hog_read_params *p, unsigned depth, int stop_fd, hog_feed **out,
+                        char *err, size_t err_len)
 {
-    return feed_start(path, p, NULL, NULL, depth, 1, out, err, err_len);
+    return feed_start(path, p, NULL, NULL, depth, 1, stop_fd, out, err, err_len);
+}
+
+int hog_feed_stopped(hog_feed *f)
+{
+    pthread_mutex_lock(&f->mu);
+    int stopped = f->done && f->stopped;
+    pthread_mutex_unlock(&f->mu);
+    return stopped;
 }
 
 int hog_feed_next(hog_feed *f, hog_block *blk, double *position, char *err, size_t err_len)

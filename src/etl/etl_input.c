@@ -255,7 +255,7 @@ static int copy_binary(const char *path, const hog_read_params *rp, const char *
  * ===================================================================== */
 
 static int input_open(const char *path, const hog_read_params *rp, const char *cache_path, unsigned depth, int pass,
-                      hog_input *in, char *err, size_t err_len)
+                      int stop_fd, hog_input *in, char *err, size_t err_len)
 {
     memset(in, 0, sizeof(*in));
     in->read = rp ? *rp : hog_read_params_default();
@@ -289,20 +289,25 @@ static int input_open(const char *path, const hog_read_params *rp, const char *c
         return cache_path ? copy_binary(path, &in->read, cache_path, record, &in->ds, err, err_len)
                           : hog_hgd_open_within(path, &in->read, &in->ds, err, err_len);
     if (pass)
-        return hog_feed_start_pass(path, &in->read, depth, &in->feed, err, err_len);
+        return hog_feed_start_pass(path, &in->read, depth, stop_fd, &in->feed, err, err_len);
     return hog_feed_start(path, &in->read, cache_path, record, depth, &in->feed, err, err_len);
 }
 
 int hog_input_open(const char *path, const hog_read_params *rp, const char *cache_path, unsigned depth,
                    hog_input *in, char *err, size_t err_len)
 {
-    return input_open(path, rp, cache_path, depth, 0, in, err, err_len);
+    return input_open(path, rp, cache_path, depth, 0, -1, in, err, err_len);
 }
 
-int hog_input_open_pass(const char *path, const hog_read_params *rp, unsigned depth, hog_input *in, char *err,
-                        size_t err_len)
+int hog_input_open_pass(const char *path, const hog_read_params *rp, unsigned depth, int stop_fd, hog_input *in,
+                        char *err, size_t err_len)
 {
-    return input_open(path, rp, NULL, depth, 1, in, err, err_len);
+    return input_open(path, rp, NULL, depth, 1, stop_fd, in, err, err_len);
+}
+
+int hog_input_stopped(hog_input *in)
+{
+    return in->feed ? hog_feed_stopped(in->feed) : 0;
 }
 
 int hog_input_open_test(const char *test_path, const hog_read_params *r, int train_base, hog_dataset **test,

@@ -41,6 +41,12 @@
  * piece that stands for the cut line (cut), reported or skipped as a
  * malformed line at its place.
  *
+ * A stopped read (the builder's stop fd, hog_builder_set_stop) ends as
+ * if the input had ended where the reader stopped, a file as well as a
+ * stream. Its last line is then most likely cut, but by the stop, not by
+ * a writer that failed: the cut piece is left out with a warning, neither
+ * an error nor a malformed line skipped, and the rows before it are kept.
+ *
  * Rows as they come: for an eager builder (predict, which answers each
  * row) a stream is read eagerly, each chunk what the stream had ready
  * (HOG_READER_EAGER), and whenever the consumer has added every piece
@@ -85,6 +91,7 @@ typedef struct pipeline {
     int eof;             /* the producer is done (all pieces queued) */
     int stop;            /* an error: everyone winds down */
     int read_rc;         /* the producer's error, if any */
+    int read_stopped;    /* the producer's: the reader stopped (its stop fd), set before the last piece is queued */
     char read_err[256];
 
     const char *first;   /* the chunk the plan was made from, for the producer to start with */
@@ -277,8 +284,10 @@ static void *producer_main(void *v)
         pthread_mutex_lock(&pl->mu);
         rc = queue_piece(pl, NULL, 0, NULL, NULL, 1, 0);
         pthread_mutex_unlock(&pl->mu);
-    } else if (rc == 0 && carry.len && hog_reader_stream(pl->reader) && !blank(carry.p, carry.len)) {
+    } else if (rc == 0 && carry.len && (hog_reader_stream(pl->reader) || hog_reader_stopped(pl->reader)) &&
+               !blank(carry.p, carry.len)) {
         pthread_mutex_lock(&pl->mu);
+        pl->read_stopped = hog_reader_stopped(pl->reader);
         rc = queue_piece(pl, NULL, 0, NULL, NULL, 0, carry.len);
         pthread_mutex_unlock(&pl->mu);
     } else if (rc == 0 && carry.len) { /* a file's last line without a newline */
@@ -345,6 +354,14 @@ static void *parser_main(void *v)
 /* What a stream that ends in the middle of a line lacks there. */
 #define CUT_LINE "expected a newline, found the end of the stream (the line is cut short)"
 
+/* What a stopped read (hog_builder_set_stop) left out of its last line,
+ * once: the rows before it go on as if the input had ended there. */
+static void cut_by_stop(const char *path, uint64_t line, uint64_t bytes)
+{
+    hog_log(HOG_LOG_WARN, "%s:%llu: the read was stopped inside this line: its first %llu bytes are left out", path,
+            (unsigned long long)line, (unsigned long long)bytes);
+}
+
 /* Counts the cut last line of a stream as a malformed line skipped. */
 static void cut_skipped(hog_text_summary *sum, uint64_t line, uint64_t column)
 {
@@ -397,6 +414,7 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
         hog_free(pl);
         return rc;
     }
+    hog_reader_set_stop(reader, hog_builder_stop_fd(b)); /* before the first read, which may wait on a stream */
 
     /* The plan reads the header and the first lines from the first chunk,
      * which then goes to the producer like any other: the input is read
@@ -525,6 +543,8 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
             rc = hog_fail(HOG_EFORMAT, err, err_len,
                           "%s:%llu: a line longer than %llu bytes (hog_read_params.max_line)", path,
                           (unsigned long long)(line0 + 1), (unsigned long long)plan.max_line);
+        else if (pc->cut && pl->read_stopped) /* set before this piece was queued */
+            cut_by_stop(path, line0 + 1, pc->cut);
         else if (pc->cut && !plan.skip_errors)
             rc = hog_fail(HOG_EFORMAT, err, err_len, "%s:%llu:%llu: %s", path, (unsigned long long)(line0 + 1),
                           (unsigned long long)pc->cut + 1, CUT_LINE);
@@ -595,6 +615,9 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
         pthread_join(producer, NULL);
     }
     sum->lines = line0;
+    sum->stopped = hog_reader_stopped(reader); /* the producer is done with it */
+    if (sum->stopped)
+        hog_builder_set_stopped(b);
     for (unsigned i = 0; i < nparse && fnames; i++) {
         if (rc == 0 && (rc = hog_builder_add_fnames(b, &fnames[i])) < 0)
             hog_fail(rc, err, err_len, "%s: out of memory", path);
@@ -627,7 +650,9 @@ int hog_text_read(const char *path, const hog_read_params *p, hog_builder *b, ho
     *fmt = sum.format;
     if (rc == 0 && hog_builder_rows(b) == 0)
         rc = hog_fail(HOG_EEMPTY, err, len, "%s: no data rows%s", path,
-                      sum.skipped ? " (every line was malformed and skipped)" : "");
+                      sum.stopped   ? " before the read was stopped"
+                      : sum.skipped ? " (every line was malformed and skipped)"
+                                    : "");
     *skipped = sum.skipped;
     if (rc < 0 || sum.kept == 0)
         return rc;

@@ -60,6 +60,20 @@
  * reader waits up to FULL_PIPE_WAIT_MS for more; a row written alone
  * never fills the pipe and is handed over at once.
  *
+ * A stop fd (hog_reader_set_stop) ends a read early, as if the input had
+ * ended: the owner makes it readable (from a signal handler, say) and the
+ * reader watches it, never reading from it. A stream's read() may wait
+ * forever on a quiet writer, so with a stop fd every read() of a stream
+ * waits in a poll() on both descriptors instead, and once the stop fd is
+ * readable the chunk being filled takes only what the stream already has
+ * ready (no more waiting) and is the last. A file's reads always complete,
+ * so a file (or the decompressed bytes of any input) checks the stop fd
+ * with a zero-timeout poll before each chunk is handed out; chunks read
+ * ahead are dropped. Without a stop fd none of these calls is made. The
+ * first bytes of a stream (which tell a compressed one) are read by the
+ * first hog_reader_next rather than by the open, so that this first read
+ * can be stopped too.
+ *
  * Compressed files (gzip or zstd magic in the first bytes) go through the
  * same raw reads; a second set of `depth` buffers receives the decompressed
  * bytes, filled in the caller's thread by hog_reader_next while the next
@@ -121,6 +135,9 @@ struct hog_reader {
     bool eager;         /* HOG_READER_EAGER: a stream's chunk ends where nothing more is ready */
     size_t pipe_size;   /* a pipe's capacity (F_GETPIPE_SZ), or 0: a read that gets it emptied a full pipe */
     bool stream_end;    /* the stream's read returned 0 */
+    bool started;       /* the first chunk was read and the codec told (a stream's by the first next) */
+    int stop_fd;        /* readable: stop the read (hog_reader_set_stop), or -1 */
+    bool stopped;       /* the read ended because stop_fd became readable */
     bool use_ring;
     bool fixed;         /* buffers registered with the ring: read_fixed skips per-read page pinning */
     struct io_uring ring;
@@ -377,13 +394,50 @@ static bool stream_ready(int fd, int ms)
     return n != 0; /* an error too: the read says what it is */
 }
 
+/* Whether the read is to stop: the stop fd is readable now, or was once
+ * (r->stopped). Any event counts, an invalid descriptor's too: a stop fd
+ * that can no longer say so must not leave the read running. */
+static bool reader_stopping(hog_reader *r)
+{
+    if (r->stopped || r->stop_fd < 0)
+        return r->stopped;
+    struct pollfd pfd = {.fd = r->stop_fd, .events = POLLIN};
+    int n;
+    do
+        n = poll(&pfd, 1, 0);
+    while (n < 0 && errno == EINTR);
+    r->stopped = n > 0;
+    return r->stopped;
+}
+
+/* Before a stream's read, with a stop fd: waits until the stream has bytes
+ * (or its end, or an error) or the stop fd is readable. Returns whether to
+ * read: not once the read is stopped and the stream has nothing ready.
+ * Stopped, it waits no more, however the owner treats the stop fd since. */
+static bool stream_wait(hog_reader *r)
+{
+    struct pollfd pfd[2] = {{.fd = r->fd, .events = POLLIN}, {.fd = r->stop_fd, .events = POLLIN}};
+    int n;
+    do
+        n = poll(pfd, r->stopped ? 1 : 2, r->stopped ? 0 : -1);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return true; /* the read says what is wrong */
+    if (!r->stopped && pfd[1].revents)
+        r->stopped = true;
+    return pfd[0].revents != 0 || !r->stopped;
+}
+
 /* Stream mode: fills slot s from the stream, to the chunk size or the end
  * of the stream (eager: or to where nothing more is ready, once it has a
- * byte), and sets its offset from what came before. */
+ * byte; stopped: to where nothing more is ready), and sets its offset from
+ * what came before. */
 static void slot_stream(hog_reader *r, read_slot *s)
 {
     s->off = r->next_off;
     while (s->got < s->want) {
+        if (r->stop_fd >= 0 && !stream_wait(r))
+            break;
         ssize_t n = read(r->fd, s->buf + s->got, s->want - s->got);
         if (n > 0) {
             s->got += (size_t)n;
@@ -394,8 +448,10 @@ static void slot_stream(hog_reader *r, read_slot *s)
             r->stream_end = true;
             break;
         } else if (errno == EAGAIN || errno == EWOULDBLOCK) { /* a non-blocking descriptor */
-            struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
-            (void)poll(&pfd, 1, -1);
+            if (r->stop_fd < 0) { /* else stream_wait waits, for the stop fd too */
+                struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
+                (void)poll(&pfd, 1, -1);
+            }
         } else if (errno != EINTR) {
             s->err = -errno;
             break;
@@ -410,6 +466,8 @@ static void slot_stream(hog_reader *r, read_slot *s)
  * file, or a negative error. */
 static int raw_next(hog_reader *r, read_slot **out)
 {
+    if (r->stopped)
+        return 0;
     int rc = raw_refill(r);
     if (rc < 0)
         return reader_fail(r, rc, "io_uring submit", r->next_off);
@@ -433,7 +491,7 @@ static int raw_next(hog_reader *r, read_slot **out)
         return reader_fail(r, -EIO, "lost chunk", r->next_off); /* cannot happen */
     if (s->state == SLOT_QUEUED && r->stream) {
         slot_stream(r, s);
-        if (s->want == 0 && !s->err) { /* the stream ended at a chunk boundary */
+        if (s->want == 0 && !s->err) { /* the stream ended (or was stopped) at a chunk boundary */
             s->state = SLOT_FREE;
             r->deliver_seq++;
             return 0;
@@ -544,6 +602,12 @@ static int codec_next(hog_reader *r, const char **data, size_t *len)
 {
     if (r->out_eof)
         return 0;
+    /* A stop after the last byte was decoded stops nothing. */
+    const bool all_decoded = r->in_eof && (r->codec == CODEC_GZIP ? r->member_end : r->zd_hint == 0);
+    if (!all_decoded && reader_stopping(r)) { /* what is decoded or read ahead is dropped */
+        r->out_eof = true;
+        return 0;
+    }
     out_buf *o = NULL;
     for (unsigned i = 0; i < r->depth; i++) {
         out_buf *c = &r->outs[i];
@@ -571,6 +635,8 @@ static int codec_next(hog_reader *r, const char **data, size_t *len)
             int rc = raw_next(r, &s);
             if (rc < 0)
                 return rc;
+            if (rc == 0 && r->stopped) /* a stream stopped: no end of frame to wait for */
+                break;
             if (rc == 0) {
                 r->in_eof = true;
                 r->in_pos = 0;
@@ -710,6 +776,58 @@ static void ring_setup(hog_reader *r)
     hog_free(iov);
 }
 
+/* Reads the first chunk, which decides the codec and stays queued for
+ * whoever reads it, and sets up the decoder. Returns 0 or an error (err
+ * written, and sticky). */
+static int reader_start(hog_reader *r)
+{
+    r->started = true;
+    read_slot *first = NULL;
+    int rc = raw_next(r, &first);
+    if (rc < 0) {
+        r->rc = rc;
+        return rc; /* raw_next wrote err */
+    }
+    if (rc == 1) {
+        const unsigned char *b = (const unsigned char *)first->buf;
+        if (first->want >= 2 && b[0] == 0x1f && b[1] == 0x8b)
+            r->codec = CODEC_GZIP;
+        else if (first->want >= 4 && b[0] == 0x28 && b[1] == 0xb5 && b[2] == 0x2f && b[3] == 0xfd)
+            r->codec = CODEC_ZSTD;
+        r->in_slot = first;
+        r->in_pos = 0;
+    } else {
+        r->in_eof = true;
+    }
+    if (r->codec == CODEC_NONE)
+        return 0;
+    r->outs = hog_calloc(r->depth, sizeof *r->outs);
+    if (!r->outs)
+        goto nomem;
+    for (unsigned i = 0; i < r->depth; i++) {
+        r->outs[i].buf = hog_aligned_alloc(HOG_CACHELINE, r->chunk);
+        if (!r->outs[i].buf)
+            goto nomem;
+        atomic_init(&r->outs[i].released, 0);
+    }
+    if (r->codec == CODEC_GZIP) {
+        /* 15 + 32: a 32 KiB window and automatic gzip/zlib header detection. */
+        if (inflateInit2(&r->zs, 15 + 32) != Z_OK)
+            goto nomem;
+        r->zs_init = true;
+    } else {
+        r->zd = ZSTD_createDCtx();
+        if (!r->zd)
+            goto nomem;
+        r->zd_hint = 1; /* no frame decoded yet: an empty stream is truncated */
+    }
+    return 0;
+
+nomem:
+    r->rc = -ENOMEM;
+    return hog_fail(-ENOMEM, r->err, r->err_len, "%s: out of memory", r->path);
+}
+
 int hog_reader_open(const char *path, size_t chunk_bytes, unsigned depth, hog_reader **out,
                     char *err, size_t err_len)
 {
@@ -734,6 +852,7 @@ int hog_reader_open_with(const char *path, size_t chunk_bytes, unsigned depth, u
     if (!r)
         return hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
     r->fd = -1;
+    r->stop_fd = -1;
     r->err = err;
     r->err_len = err_len;
     r->depth = depth;
@@ -780,46 +899,11 @@ int hog_reader_open_with(const char *path, size_t chunk_bytes, unsigned depth, u
     if (!r->stream)
         ring_setup(r);
 
-    /* The first chunk decides the codec; it stays queued for whoever reads it. */
-    read_slot *first = NULL;
-    rc = raw_next(r, &first);
-    if (rc < 0) {
+    /* A stream's first read waits for its writer: the first next makes it,
+     * once the caller has had the chance to give a stop fd. */
+    if (!r->stream && (rc = reader_start(r)) < 0) {
         hog_reader_close(r);
-        return rc; /* raw_next wrote err */
-    }
-    if (rc == 1) {
-        const unsigned char *b = (const unsigned char *)first->buf;
-        if (first->want >= 2 && b[0] == 0x1f && b[1] == 0x8b)
-            r->codec = CODEC_GZIP;
-        else if (first->want >= 4 && b[0] == 0x28 && b[1] == 0xb5 && b[2] == 0x2f && b[3] == 0xfd)
-            r->codec = CODEC_ZSTD;
-        r->in_slot = first;
-        r->in_pos = 0;
-    } else {
-        r->in_eof = true;
-    }
-    if (r->codec != CODEC_NONE) {
-        rc = -ENOMEM;
-        r->outs = hog_calloc(depth, sizeof *r->outs);
-        if (!r->outs)
-            goto fail;
-        for (unsigned i = 0; i < depth; i++) {
-            r->outs[i].buf = hog_aligned_alloc(HOG_CACHELINE, r->chunk);
-            if (!r->outs[i].buf)
-                goto fail;
-            atomic_init(&r->outs[i].released, 0);
-        }
-        if (r->codec == CODEC_GZIP) {
-            /* 15 + 32: a 32 KiB window and automatic gzip/zlib header detection. */
-            if (inflateInit2(&r->zs, 15 + 32) != Z_OK)
-                goto fail;
-            r->zs_init = true;
-        } else {
-            r->zd = ZSTD_createDCtx();
-            if (!r->zd)
-                goto fail;
-            r->zd_hint = 1; /* no frame decoded yet: an empty stream is truncated */
-        }
+        return rc; /* reader_start wrote err */
     }
     *out = r;
     return 0;
@@ -840,9 +924,18 @@ int hog_reader_next(hog_reader *r, const char **data, size_t *len)
 {
     if (r->rc < 0)
         return r->rc;
+    if (!r->started) {
+        int rc = reader_start(r);
+        if (rc < 0)
+            return rc;
+    }
     if (r->codec != CODEC_NONE)
         return codec_next(r, data, len);
-    read_slot *s = r->in_slot; /* the first chunk, read by open */
+    /* A stream's reads watch the stop fd themselves, and what they read
+     * before it became readable is handed out. */
+    if (!r->stream && r->position < r->file_bytes && reader_stopping(r))
+        return 0;
+    read_slot *s = r->in_slot; /* the first chunk, read by open (a stream's, by reader_start) */
     if (s) {
         r->in_slot = NULL;
     } else {
@@ -898,6 +991,16 @@ uint64_t hog_reader_position(const hog_reader *r)
 int hog_reader_direct(const hog_reader *r)
 {
     return r->direct;
+}
+
+void hog_reader_set_stop(hog_reader *r, int fd)
+{
+    r->stop_fd = fd < 0 ? -1 : fd;
+}
+
+int hog_reader_stopped(const hog_reader *r)
+{
+    return r->stopped;
 }
 
 void hog_reader_close(hog_reader *r)

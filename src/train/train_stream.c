@@ -671,7 +671,7 @@ static int file_run(hog_trainer *t, const char *path, const hog_read_params *rp,
      * quarter of ONE_PASS_READ (the pipeline's share) parses at full speed. */
     if (one_pass && (!within.mem_limit || within.mem_limit > ONE_PASS_READ))
         within.mem_limit = ONE_PASS_READ;
-    rc = one_pass ? hog_input_open_pass(path, read, 3 * window, &in, err, err_len)
+    rc = one_pass ? hog_input_open_pass(path, read, 3 * window, -1, &in, err, err_len)
                   : hog_input_open(path, read, cache_path, 3 * window, &in, err, err_len);
     if (rc < 0) {
         hog_checkpoint_free(&ck);
