@@ -137,7 +137,7 @@ wait "$trainer"
 rc=$?
 snaps=$(grep -c "snapshot after" "$tmp/s.log")
 rows=$("$bin" info "$tmp/s.hog" 2>/dev/null | sed -n 's/^training rows *//p')
-if [ "$rc" -eq 0 ] && [ "$snaps" -ge 10 ] && [ "$bad" -eq 0 ] && [ "$rows" = 360000 ]; then
+if [ "$rc" -eq 0 ] && [ "$snaps" -ge 8 ] && [ "$bad" -eq 0 ] && [ "$rows" = 360000 ]; then
     ok "--save-every 20000: $snaps snapshots while 360,000 rows trained, $reads whole models read meanwhile, none torn"
 else
     not_ok "--save-every: exit $rc, $snaps snapshots, $reads reads, $bad bad ones, final rows '$rows'" "$tmp/s.log" \
@@ -146,8 +146,9 @@ fi
 
 # ---- a quiet pipe: snapshots of the windows trained, SIGTERM writes the model of every row read ----
 # 60,000 rows, then the writer stays silent with the FIFO open: the run
-# trains what whole windows it has, and a SIGTERM must end its read (a
-# read() waiting on the quiet pipe), learn every row read and write them.
+# trains its whole windows (16,384 rows), then, the stream quiet for a
+# second, the blocks it holds; a SIGTERM must end its read (a read()
+# waiting on the quiet pipe), learn every row read and write them.
 mkfifo "$tmp/quiet"
 "$bin" train "$tmp/quiet" -o "$tmp/q.hog" --epochs 1 --threads 2 --save-every 10000 2>"$tmp/q.log" &
 trainer=$!
@@ -161,11 +162,11 @@ wait "$trainer"
 rc=$?
 exec 3>&-
 rows=$("$bin" info "$tmp/q.hog" 2>/dev/null | sed -n 's/^training rows *//p')
-if [ "$snap_rows" = 32768 ] && [ "$rc" -eq 0 ] && [ "$rows" = 60000 ] &&
+if [ "$snap_rows" -ge 32768 ] 2>/dev/null && [ "$snap_rows" -lt 60000 ] && [ "$rc" -eq 0 ] && [ "$rows" = 60000 ] &&
     grep -q "interrupted: the read stopped after 60000 rows" "$tmp/q.log" &&
     grep -q "the read was stopped" "$tmp/q.log" &&
     "$bin" predict "$tmp/q.hog" "$tmp/test.svm" -o "$tmp/q.pred" -q 2>>"$tmp/q.log"; then
-    ok "a quiet pipe: a snapshot of 32,768 rows meanwhile; SIGTERM ends the read and writes the model of all 60,000 (exit 0)"
+    ok "a quiet pipe: a snapshot of $snap_rows rows meanwhile; SIGTERM ends the read and writes the model of all 60,000 (exit 0)"
 else
     not_ok "a quiet pipe and SIGTERM: snapshot of '$snap_rows' rows, exit $rc, final rows '$rows'" "$tmp/q.log"
 fi
@@ -177,17 +178,18 @@ mkfifo "$tmp/quiet"
 trainer=$!
 exec 3>"$tmp/quiet"
 cat "$tmp/part.svm" >&3
-wait_for "rows (2 blocks)\|^progressive: 32768 rows" "$tmp/u.log" 60
+wait_for "^progressive: 32768 rows" "$tmp/u.log" 60
 kill -USR1 "$trainer"
 wait_for "snapshot after" "$tmp/u.log" 60
 kill -9 "$trainer"
 wait "$trainer" 2>/dev/null
 exec 3>&-
 rows=$("$bin" info "$tmp/u.hog" 2>/dev/null | sed -n 's/^training rows *//p')
+said=$(sed -n 's/.*snapshot after \([0-9]*\) rows.*/\1/p' "$tmp/u.log" | tail -n 1)
 left=$(ls -A "$tmp" | grep -c '^\.\|u\.hog\.')
-if [ "$rows" = 32768 ] && [ "$left" -eq 0 ]; then
-    ok "SIGUSR1 writes a snapshot at once (32,768 rows); kill -9 after it leaves that model whole, and no stray file"
+if [ -n "$rows" ] && [ "$rows" = "$said" ] && [ "$rows" -ge 32768 ] && [ "$left" -eq 0 ]; then
+    ok "SIGUSR1 writes a snapshot at once ($rows rows); kill -9 after it leaves that model whole, and no stray file"
 else
-    not_ok "SIGUSR1 then kill -9: a model of '$rows' rows, $left stray files" "$tmp/u.log"
+    not_ok "SIGUSR1 then kill -9: a model of '$rows' rows (the log: '$said'), $left stray files" "$tmp/u.log"
 fi
 echo "1..$n"

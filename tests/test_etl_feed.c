@@ -440,3 +440,44 @@ Test(etl_feed, a_stop_before_the_first_row_is_an_empty_input)
     hog_feed_free(f);
     close(efd);
 }
+
+/* A quiet pipe: hog_feed_next_within says so (-EAGAIN, nothing taken) when
+ * no block comes in time, and hands out the blocks of rows that do come. */
+Test(etl_feed, a_wait_for_the_next_block_ends_when_the_stream_is_quiet, .timeout = 30)
+{
+    int fds[2];
+    char path[64], err[512] = "";
+    pipe_rows(fds, path, sizeof(path)); /* STOP_ROWS rows and half a row */
+    hog_read_params p = hog_read_params_default();
+    p.rows_per_block = 16;
+    hog_feed *f;
+    cr_assert_eq(hog_feed_start_pass(path, &p, 8, -1, &f, err, sizeof(err)), 0, "%s", err);
+    hog_block blk;
+    double pos;
+    uint32_t rows = 0;
+    int rc;
+    /* The whole blocks of the rows written (or none: a reader that is not
+     * eager waits for its chunk to fill), then nothing: the last block
+     * waits for rows that do not come. */
+    while ((rc = hog_feed_next_within(f, &blk, &pos, 0.2, err, sizeof(err))) == 1) {
+        rows += blk.rows;
+        hog_feed_release(f);
+    }
+    cr_assert_eq(rc, -EAGAIN, "%d: %s", rc, err);
+    cr_assert_str_empty(err);
+    cr_assert(rows % 16 == 0 && rows <= STOP_ROWS, "whole blocks: %u rows", rows);
+    /* The rest of the row, and the end: the last block, then the end. */
+    cr_assert_eq(write(fds[1], "5\n", 2), 2);
+    close(fds[1]);
+    while ((rc = hog_feed_next_within(f, &blk, &pos, 10, err, sizeof(err))) == 1) {
+        rows += blk.rows;
+        hog_feed_release(f);
+    }
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_eq(rows, STOP_ROWS + 1);
+    hog_dataset *ds;
+    cr_assert_eq(hog_feed_finish(f, &ds, err, sizeof(err)), 0, "%s", err);
+    hog_dataset_close(ds);
+    hog_feed_free(f);
+    close(fds[0]);
+}

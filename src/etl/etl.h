@@ -888,6 +888,12 @@ uint64_t hog_feed_block_line(hog_feed *f, uint64_t block, uint64_t *extra);
  * happens. One consumer thread. */
 int hog_feed_next(hog_feed *f, hog_block *blk, double *position, char *err, size_t err_len);
 
+/* hog_feed_next waiting at most seconds (negative: for ever): -EAGAIN
+ * when no block came meanwhile and the read goes on (nothing is taken, err
+ * untouched), so that a consumer of a quiet stream can work on what it
+ * holds. */
+int hog_feed_next_within(hog_feed *f, hog_block *blk, double *position, double seconds, char *err, size_t err_len);
+
 /* Gives back the oldest block handed out and not yet released. */
 void hog_feed_release(hog_feed *f);
 

@@ -1,9 +1,11 @@
 /* etl_feed.c: a text file read on a thread of its own into a data set, each block handed to the trainer as it is built. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "etl.h"
 
@@ -233,9 +235,29 @@ int hog_feed_stopped(hog_feed *f)
 
 int hog_feed_next(hog_feed *f, hog_block *blk, double *position, char *err, size_t err_len)
 {
+    return hog_feed_next_within(f, blk, position, -1, err, err_len);
+}
+
+int hog_feed_next_within(hog_feed *f, hog_block *blk, double *position, double seconds, char *err, size_t err_len)
+{
+    struct timespec until;
+    if (seconds >= 0) { /* the condition variable's clock: CLOCK_REALTIME */
+        clock_gettime(CLOCK_REALTIME, &until);
+        const double ns = (double)until.tv_nsec + seconds * 1e9;
+        until.tv_sec += (time_t)(ns / 1e9);
+        until.tv_nsec = (long)fmod(ns, 1e9);
+    }
     pthread_mutex_lock(&f->mu);
-    while (!f->done && !f->drain && f->taken == f->pushed)
-        pthread_cond_wait(&f->changed, &f->mu);
+    while (!f->done && !f->drain && f->taken == f->pushed) {
+        if (seconds < 0) {
+            pthread_cond_wait(&f->changed, &f->mu);
+        } else if (pthread_cond_timedwait(&f->changed, &f->mu, &until) == ETIMEDOUT) {
+            if (!f->done && !f->drain && f->taken == f->pushed) {
+                pthread_mutex_unlock(&f->mu);
+                return -EAGAIN;
+            }
+        }
+    }
     int rc;
     if (f->done && f->rc < 0) {
         rc = hog_fail(f->rc, err, err_len, "%s", f->err[0] ? f->err : hog_strerror(f->rc));

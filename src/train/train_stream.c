@@ -354,6 +354,42 @@ static int one_pass_label(const run_state *rs, hog_feed *feed, const char *path,
                     (double)c->bad_label, rs->classes, had);
 }
 
+/* A run in one pass on a quiet stream: how often it looks for a snapshot
+ * asked for while no block comes, and how long the stream must have been
+ * quiet before the window it holds trains without the next one. A stream
+ * that keeps coming never waits that long between blocks (a block is a few
+ * milliseconds of parsing, even under a sanitizer), so its windows, and a
+ * one-thread run's bits, are a file's. */
+#define STREAM_LOOK 0.1
+#define STREAM_QUIET 1.0
+
+/* Takes the next window's blocks into nxt (*nnxt of window so far). A run
+ * that keeps its data set waits for each; a run in one pass stops early
+ * once the stream has been quiet for STREAM_QUIET while it holds blocks to
+ * train (ncur), and takes a snapshot asked for while it waits, the workers
+ * being idle. Returns 1 (the read goes on), 0 (the feed is done) or the
+ * feed's error. */
+static int gather(run_state *rs, hog_feed *feed, hog_block *nxt, uint32_t *nnxt, uint32_t window, uint32_t ncur,
+                  int one_pass, double *pos, char *err, size_t err_len)
+{
+    double quiet = 0;
+    while (*nnxt < window) {
+        int got = hog_feed_next_within(feed, &nxt[*nnxt], pos, one_pass ? STREAM_LOOK : -1, err, err_len);
+        if (got == 1) {
+            (*nnxt)++;
+            quiet = 0;
+            continue;
+        }
+        if (got != -EAGAIN)
+            return got;
+        hog_run_snapshot(rs);
+        quiet += STREAM_LOOK;
+        if (quiet >= STREAM_QUIET && (ncur > 0 || *nnxt > 0))
+            return 1;
+    }
+    return 1;
+}
+
 /* Trains the first epoch on the feed's blocks as they come, the head (n
  * blocks in held, which has room for two windows) first: each window is
  * one pass of the workers while a counting thread takes the next.
@@ -400,14 +436,15 @@ static int stream_epoch(run_state *rs, hog_feed *feed, const char *path, int one
     uint32_t ncur = n, nnxt = 0;
     uint64_t row0 = 0, scaled = sc.deg_rows;
     double frac0 = 0, pos_cur = pos;
-    for (uint32_t w = 0; ncur > 0 && rc == 0; w++) {
+    int ended = 0; /* the feed has handed out its last block */
+    for (uint32_t w = 0; (ncur > 0 || !ended) && rc == 0; w++) {
         double pos_nxt = pos_cur;
-        while (nnxt < window && (rc = hog_feed_next(feed, &nxt[nnxt], &pos_nxt, err, err_len)) == 1)
-            nnxt++;
+        rc = gather(rs, feed, nxt, &nnxt, window, ncur, one_pass, &pos_nxt, err, err_len);
         if (rc < 0)
             break;
+        ended = rc == 0;
         taken += nnxt;
-        const int last = nnxt == 0;
+        const int last = ended && nnxt == 0;
         rc = 0;
         uint64_t row_nxt = row0;
         for (uint32_t b = 0; b < ncur; b++)
@@ -423,10 +460,10 @@ static int stream_epoch(run_state *rs, hog_feed *feed, const char *path, int one
             if (!counting) /* no thread to spare: count first */
                 hog_window_count(&sc);
         }
-        int paused = !one_pass && atomic_load_explicit(rs->ck.timer.interrupted, memory_order_relaxed)
-                         ? 1
-                         : stream_pass(rs, src, &win, cur, ncur, row0, rpb, frac0, pos_cur, segments, w, t_start,
-                                       one_pass, err, err_len);
+        int paused = !one_pass && atomic_load_explicit(rs->ck.timer.interrupted, memory_order_relaxed) ? 1
+                     : ncur == 0 ? 0 /* a quiet stream's first block since the last window */
+                                 : stream_pass(rs, src, &win, cur, ncur, row0, rpb, frac0, pos_cur, segments, w,
+                                               t_start, one_pass, err, err_len);
         if (counting)
             pthread_join(counter, NULL);
         if (paused < 0) {
@@ -671,7 +708,7 @@ static int file_run(hog_trainer *t, const char *path, const hog_read_params *rp,
      * quarter of ONE_PASS_READ (the pipeline's share) parses at full speed. */
     if (one_pass && (!within.mem_limit || within.mem_limit > ONE_PASS_READ))
         within.mem_limit = ONE_PASS_READ;
-    rc = one_pass ? hog_input_open_pass(path, read, 3 * window, -1, &in, err, err_len)
+    rc = one_pass ? hog_input_open_pass(path, read, 3 * window, t->stop_fd, &in, err, err_len)
                   : hog_input_open(path, read, cache_path, 3 * window, &in, err, err_len);
     if (rc < 0) {
         hog_checkpoint_free(&ck);
