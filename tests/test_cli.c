@@ -1255,3 +1255,28 @@ Test(cli, crosses_of_namespaces_train_predict_and_say_what_they_need)
     cr_assert(strstr(out, "crosses are for a linear or softmax model"), "%s", out);
     cr_assert(!exists("x.hog"));
 }
+
+/* --save-every: rows or seconds, -o a file; one pass takes snapshots, a run
+ * of several epochs says it takes none. */
+Test(cli, save_every_is_rows_or_seconds_into_a_model_file)
+{
+    write_separable("t.svm", 30000, 5, 0);
+    static const char *const bad[] = {"0", "5x", "-3", "0s", "s"};
+    for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cr_assert_eq(hog("train t.svm -o m.hog --epochs 1 --save-every %s", bad[i]), 2, "--save-every %s: %s", bad[i],
+                     out);
+        cr_assert(strstr(out, "--save-every"), "%s", out);
+    }
+    cr_assert_eq(hog("train t.svm -o /dev/null --epochs 1 --save-every 100"), 2, "%s", out);
+    cr_assert(strstr(out, "--save-every: -o /dev/null is not a file"), "%s", out);
+    cr_assert_eq(hog("train t.svm --cv 3 --save-every 100"), 2, "%s", out);
+    cr_assert(strstr(out, "not for --cv"), "%s", out);
+    cr_assert_eq(hog("train t.svm -o m.hog --epochs 1 --threads 2 --save-every 5000"), 0, "%s", out);
+    cr_assert(strstr(out, "snapshot after 16384 rows"), "%s", out);
+    cr_assert_eq(hog("train t.svm -o m.hog --epochs 1 --threads 2 --save-every 0.001s"), 0, "%s", out);
+    cr_assert(strstr(out, "snapshot after 16384 rows"), "%s", out);
+    cr_assert_eq(hog("train t.svm -o m.hog --epochs 2 --holdout 0 --save-every 5000"), 0, "%s", out);
+    cr_assert(strstr(out, "no snapshots are taken: they are a run in one pass's (one epoch over text), and this run "
+                          "keeps its data set (more than one epoch)"), "%s", out);
+    cr_assert(!strstr(out, "snapshot after"), "%s", out);
+}

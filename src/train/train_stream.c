@@ -657,6 +657,13 @@ out:
 static int file_run(hog_trainer *t, const char *path, const hog_read_params *rp, const char *cache_path,
                     const char *test_path, hog_model **out, hog_file_run *run, char *err, size_t err_len);
 
+/* Says that the snapshots set are not taken, and why. */
+static void no_snapshots(const char *path, const char *why)
+{
+    hog_log(HOG_LOG_WARN, "%s: no snapshots are taken: they are a run in one pass's (one epoch over text), and this "
+            "run keeps its data set (%s)", path, why);
+}
+
 int hog_trainer_run_file(hog_trainer *t, const char *path, const hog_read_params *rp, const char *cache_path,
                          const char *test_path, hog_model **out, hog_file_run *run, char *err, size_t err_len)
 {
@@ -699,7 +706,9 @@ static int file_run(hog_trainer *t, const char *path, const hog_read_params *rp,
     /* One epoch over text is trained in one pass: no block is kept (see
      * one_pass_refusal). */
     const char *refusal = stream_refusal(t), *kept = refusal ? refusal : one_pass_refusal(t, path, cache_path);
-    const int one_pass = !kept;
+    const int one_pass = !kept, snaps = t->snap_rows || t->snap_every > 0;
+    if (snaps && !one_pass)
+        no_snapshots(path, kept);
     hog_input in;
     hog_read_params within;
     const hog_read_params *read = hog_trainer_read_params(t, rp, &within);
@@ -753,9 +762,8 @@ static int file_run(hog_trainer *t, const char *path, const hog_read_params *rp,
                 rc = 1;
         }
     }
-    if (rc == 1 && (t->snap_rows || t->snap_every > 0))
-        hog_log(HOG_LOG_WARN, "%s: no snapshots are taken: they are a run in one pass's (one epoch over text), and "
-                "this run trains on the whole data set%s%s", path, fr.note[0] ? ": " : "", fr.note);
+    if (snaps && one_pass && rc == 1)
+        no_snapshots(path, fr.note[0] ? fr.note : "a binary data set");
     if (rc == 1) {
         fr.read_seconds = hog_now() - t0;
         rc = test ? 0 : hog_input_open_test(test_path, &in.read, ds->info.index_base, &test, err, err_len);
