@@ -1196,14 +1196,15 @@ typedef struct hog_file_run {
  * training metrics are progressive, and the progress callback gets them at
  * each power of two of rows (hog_epoch_stats.progressive). No row is kept
  * to start over with: a label value the first blocks lacked is
- * HOG_ELABEL naming its line; first blocks that settle nothing (no row
- * trained yet) read a file again, whole, and are HOG_EPARAM on a pipe.
+ * HOG_ELABEL naming its line, and so is a field they lacked for a
+ * field-aware model (HOG_EFORMAT; a streamed run of several epochs starts
+ * over on the whole data instead); first blocks that settle nothing (no
+ * row trained yet) read a file again, whole, and are HOG_EPARAM on a pipe.
  * One epoch keeps the data set as before with cache_path, a
  * holdout, exact training metrics, the invscaling schedule on a pipe, and
  * where the first epoch is not streamed (the cases above, and a warm
- * start, checkpoints, class weights, l2_rows, field-aware models and
- * crosses, all counted on the whole data set). Several epochs over a pipe
- * read it whole first.
+ * start, checkpoints, class weights and crosses, all counted on the whole
+ * data set). Several epochs over a pipe read it whole first.
  *
  * test_path (or NULL) is evaluated after every epoch, read with rp and, when
  * rp leaves the libsvm index base to detection, the training data's base.

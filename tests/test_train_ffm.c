@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "test_scratch.h"
 #include "test_train.h"
@@ -244,4 +245,80 @@ Test(train_ffm, the_penalty_can_follow_the_rows)
     hog_model_free(c);
     hog_dataset_close(small);
     hog_dataset_close(large);
+}
+
+/* Read while it trains: one pass over LIBFFM text (its fields settled by
+ * the first blocks) learns the cross as reading it whole does, and several
+ * epochs stream their first; a field the first blocks lacked stops one
+ * pass naming its line, and starts a streamed run over on the whole file. */
+Test(train_ffm, text_trains_in_one_pass_and_while_it_is_read)
+{
+    char tr[160], te[160];
+    snprintf(tr, sizeof(tr), "%s", write_xor("tr.ffm", XOR_LIBFFM, 8000, 3, 1, 30));
+    snprintf(te, sizeof(te), "%s", write_xor("te.ffm", XOR_LIBFFM, 2000, 4, 1, 30));
+    hog_read_params rp = hog_read_params_default();
+    rp.rows_per_block = 500;
+    hog_train_params p = ffm_params();
+    char err[512] = "";
+    double loss[2][2];
+    for (int epochs = 1; epochs <= 2; epochs++)
+        for (int stream = 0; stream <= 1; stream++) {
+            p.epochs = (unsigned)(epochs == 1 ? 1 : 12);
+            p.stream = stream;
+            hog_trainer *t;
+            hog_model *m;
+            hog_file_run fr;
+            cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+            cr_assert_eq(hog_trainer_run_file(t, tr, &rp, NULL, te, &m, &fr, err, sizeof(err)), 0, "%s", err);
+            cr_assert_eq(fr.streamed, stream, "%s", fr.note);
+            if (stream && epochs == 1)
+                cr_assert_eq(fr.train->info.blocks, 0, "one pass keeps no block");
+            hog_model_info in;
+            hog_model_get_info(m, &in);
+            cr_assert_eq(in.params.field_aware, 1);
+            cr_assert_eq(hog_model_fields(m), 3);
+            loss[epochs - 1][stream] = in.test.logloss;
+            hog_model_free(m);
+            hog_dataset_close(fr.train);
+            hog_dataset_close(fr.test);
+            hog_trainer_free(t);
+        }
+    cr_log_info("FFM test logloss: one epoch %.4f whole, %.4f one pass; 12 epochs %.4f whole, %.4f streamed",
+                loss[0][0], loss[0][1], loss[1][0], loss[1][1]);
+    cr_assert_lt(fabs(loss[0][1] - loss[0][0]), 0.03, "one pass %g, whole %g", loss[0][1], loss[0][0]);
+    cr_assert_lt(loss[1][1], 0.3, "12 epochs streamed: %g (the cross learned)", loss[1][1]);
+    cr_assert_lt(fabs(loss[1][1] - loss[1][0]), 0.03, "streamed %g, whole %g", loss[1][1], loss[1][0]);
+
+    /* Row 3001 has field 7, the first 3,000 rows (6 blocks) fields 0 to 2. */
+    char late[160];
+    FILE *f = create("late.ffm", late);
+    FILE *src = fopen(tr, "r");
+    cr_assert_not_null(src);
+    char line[512];
+    for (int i = 0; i < 6000 && fgets(line, sizeof(line), src); i++) {
+        if (i == 3000)
+            fprintf(f, "1 0:1:1 7:9:1\n");
+        fputs(line, f);
+    }
+    fclose(src);
+    cr_assert_eq(fclose(f), 0);
+    p.stream = 1;
+    p.epochs = 1;
+    hog_trainer *t;
+    hog_model *m = NULL;
+    hog_file_run fr;
+    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_trainer_run_file(t, late, &rp, NULL, NULL, &m, &fr, err, sizeof(err)), HOG_EFORMAT, "%s", err);
+    cr_assert(strstr(err, "late.ffm:3001: field 7 is not one of the 3 fields the first rows had"), "%s", err);
+    cr_assert_null(m);
+    hog_trainer_free(t);
+    p.epochs = 2;
+    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_trainer_run_file(t, late, &rp, NULL, NULL, &m, &fr, err, sizeof(err)), 0, "%s", err);
+    cr_assert(strstr(fr.note, "field 7 first appears in row 3001") && strstr(fr.note, "started over"), "%s",
+              fr.note);
+    cr_assert_eq(hog_model_fields(m), 8);
+    hog_model_free(m);
+    hog_dataset_close(fr.train);
+    hog_trainer_free(t);
 }

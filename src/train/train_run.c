@@ -525,10 +525,7 @@ static int run_cross(run_state *rs, uint64_t features, uint32_t fields, char *er
     return 0;
 }
 
-/* Before hog_run_outputs: a field-aware run's fields, the training data's
- * (`fields`, hog_dataset_fields) or, on a warm start, the initial model's.
- * HOG_EPARAM when the data has none, or fields the initial model lacks. */
-static int run_fields(run_state *rs, uint32_t fields, char *err, size_t err_len)
+int hog_run_fields(run_state *rs, uint32_t fields, char *err, size_t err_len)
 {
     const hog_train_params *p = rs->p;
     const hog_model *init = rs->init;
@@ -698,7 +695,7 @@ static int run_dataset(hog_trainer *t, const hog_dataset *train, const hog_datas
     int rc = run_cross(&rs, HOG_MAX(train->info.features, 1), (uint32_t)hog_dataset_fields(train), err, err_len);
     /* Before the ranks meet: they agree on the fields too. */
     if (rc == 0)
-        rc = run_fields(&rs, (uint32_t)hog_dataset_fields(train), err, err_len);
+        rc = hog_run_fields(&rs, (uint32_t)hog_dataset_fields(train), err, err_len);
     if (rc == 0 && rs.link)
         rc = hog_link_run_share(&rs, train);
     if (rc == 0)

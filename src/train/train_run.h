@@ -724,11 +724,19 @@ typedef struct window_count {
     size_t deg_cap;
     uint64_t deg_rows;      /* training rows counted */
     uint64_t top;           /* the window's largest index + 1 */
-    int rc;                 /* 0, -ENOMEM, or 1: a label the run does not have */
+    uint32_t fields;        /* a field-aware run's fields (its blocks' must be fewer); 0: not one */
+    int rc;                 /* 0, -ENOMEM, or 1: a label (or field) the run does not have */
     char why[96];
     uint32_t bad_block, bad_row; /* rc 1: where that label is (blks[bad_block], its row bad_row) */
     float bad_label;
+    int bad_field;          /* rc 1: the field that is not the run's, or -1 (the label is) */
 } window_count;
+
+/* Before hog_run_outputs: a field-aware run's fields, the training data's
+ * (`fields`, hog_dataset_fields, or a streamed run's first blocks') or, on
+ * a warm start, the initial model's; 0 for other runs (train_run.c).
+ * HOG_EPARAM when the data has none, or fields the initial model lacks. */
+int hog_run_fields(run_state *rs, uint32_t fields, char *err, size_t err_len);
 
 /* Counts c's window into c->deg (grown to its largest index), c->deg_rows
  * and c->top; sets c->rc. A pthread start routine; returns NULL. */

@@ -270,15 +270,28 @@ void *hog_window_count(void *arg)
     for (uint32_t b = 0; b < c->n; b++) {
         const hog_block *blk = &c->blks[b];
         for (uint32_t r = 0; r < blk->rows; r++) {
+            const uint64_t row = c->row0 + (uint64_t)b * c->rpb + r + 1;
             if (!label_known(c, blk->label[r])) {
                 snprintf(c->why, sizeof(c->why), "label %g first appears in row %llu", (double)blk->label[r],
-                         (unsigned long long)(c->row0 + (uint64_t)b * c->rpb + r + 1));
+                         (unsigned long long)row);
                 c->bad_block = b;
                 c->bad_row = r;
                 c->bad_label = blk->label[r];
+                c->bad_field = -1;
                 c->rc = 1;
                 return NULL;
             }
+            for (uint32_t k = blk->ptr[r]; c->fields && k < blk->ptr[r + 1]; k++)
+                if (!blk->field || blk->field[k] >= c->fields) {
+                    const int f = blk->field ? blk->field[k] : 0;
+                    snprintf(c->why, sizeof(c->why), "field %d first appears in row %llu", f,
+                             (unsigned long long)row);
+                    c->bad_block = b;
+                    c->bad_row = r;
+                    c->bad_field = f;
+                    c->rc = 1;
+                    return NULL;
+                }
             if (blk->ptr[r + 1] > blk->ptr[r])
                 c->top = HOG_MAX(c->top, (uint64_t)blk->index[blk->ptr[r + 1] - 1] + 1);
         }

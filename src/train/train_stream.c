@@ -57,8 +57,6 @@ static const char *stream_refusal(const hog_trainer *t)
         return "a warm start (its features and classes are settled on the whole data)";
     if (p->class_weight)
         return "class weights (counted on the whole data)";
-    if (p->field_aware)
-        return "a field-aware model (its fields are counted on the whole data)";
     if (p->interactions && *p->interactions)
         return "feature crosses (they follow the data's features, counted on the whole data)";
     return NULL;
@@ -187,6 +185,17 @@ static int stream_head(run_state *rs, const hog_block *head, uint32_t n, uint32_
         }
     }
     char detail[160];
+    /* A field-aware model's fields: the head's, which every later row must
+     * keep to (a row with another starts a streamed run over on the whole
+     * data, and stops a run in one pass, naming its line). */
+    uint32_t fields = 0;
+    for (uint32_t b = 0; p->field_aware && b < n; b++)
+        for (uint32_t k = 0; head[b].field && k < head[b].nnz; k++)
+            fields = HOG_MAX(fields, (uint32_t)head[b].field[k] + 1);
+    if (hog_run_fields(rs, fields, detail, sizeof(detail)) < 0) {
+        snprintf(why, why_len, "%s", fields ? "too many fields for its factors" : "its first rows have no fields");
+        return 1;
+    }
     if (hog_run_outputs(rs, detail, sizeof(detail)) < 0) {
         snprintf(why, why_len, "its first %llu rows have %u label values", (unsigned long long)rows, rs->classes);
         return 1;
@@ -206,7 +215,7 @@ static int stream_head(run_state *rs, const hog_block *head, uint32_t n, uint32_
     /* The head's degrees, as every later window's are counted (its labels
      * are the classes, and deg has room for its indices). */
     window_count c = {.p = rs->p, .classes = rs->classes_of, .nclasses = rs->classes, .blks = head, .n = n,
-                      .row0 = 0, .rpb = rpb, .deg = rs->deg, .deg_cap = rs->dim};
+                      .row0 = 0, .rpb = rpb, .deg = rs->deg, .deg_cap = rs->dim, .fields = rs->fields};
     hog_window_count(&c);
     rs->deg_rows = c.deg_rows;
     return hog_run_tables(rs);
@@ -330,8 +339,8 @@ static void stream_prog_report(stream_prog *sp, run_state *rs, double seconds, d
         sp->next *= 2;
 }
 
-/* The error of a one-pass run whose counting thread found a label the
- * head did not have (c, over the window blks, the blocks handed out from
+/* The error of a one-pass run whose counting thread found a label (or a
+ * field) the head did not have (c, over the window blks, the blocks handed out from
  * number first, whose first row is row0). */
 static int one_pass_label(const run_state *rs, hog_feed *feed, const char *path, const window_count *c,
                           uint64_t first, uint64_t row0, char *err, size_t err_len)
@@ -345,6 +354,12 @@ static int one_pass_label(const run_state *rs, hog_feed *feed, const char *path,
     else /* the blank, comment or skipped lines of its piece of text may lie before it */
         snprintf(where, sizeof(where), " row %llu (on line %llu to %llu)", (unsigned long long)row,
                  (unsigned long long)line, (unsigned long long)(line + extra));
+    if (c->bad_field >= 0)
+        return hog_fail(HOG_EFORMAT, err, err_len, "%s:%s: field %d is not one of the %u fields the first rows had: a "
+                        "field-aware run in one pass settles its fields on its first blocks, and keeps no row to "
+                        "start over with. Put a row with every field among the first rows, or read the text whole "
+                        "first (hog_train_params.stream 0, or more than one epoch)", path, where, c->bad_field,
+                        rs->fields);
     for (uint32_t k = 0, n = 0; k < rs->classes && n + 24 < sizeof(had); k++)
         n += (unsigned)snprintf(had + n, sizeof(had) - n, "%s%g", k ? ", " : "", rs->classes_of[k]);
     return hog_fail(HOG_ELABEL, err, err_len, "%s:%s: label %g is not one of the %u label values the first rows "
@@ -428,7 +443,7 @@ static int stream_epoch(run_state *rs, hog_feed *feed, const char *path, int one
     const double t_start = hog_now();
     /* The window being trained (cur) and the next (nxt), counted meanwhile. */
     window_count sc = {.p = rs->p, .classes = rs->classes_of, .nclasses = rs->classes, .rpb = rpb, .deg = rs->deg,
-                       .deg_cap = rs->dim, .deg_rows = rs->deg_rows};
+                       .deg_cap = rs->dim, .deg_rows = rs->deg_rows, .fields = rs->fields};
     rs->deg = NULL;
     stream_scales(rs, &sc);
     stream_l2(rs, l2, sc.deg_rows, pos);
