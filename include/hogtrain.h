@@ -1033,11 +1033,13 @@ int hog_trainer_run(hog_trainer *t, const hog_dataset *train,
  * classes from it (the data's labels must be among them, HOG_ELABEL
  * otherwise: a batch may hold one class only), its loss must be the
  * run's (HOG_EPARAM otherwise), and the model has the larger of its
- * features and the data's; the step schedule, AdaGrad's sums and the
- * normalised update's scales start afresh, as in any run.
- * hog_trainer_run_file then reads text whole before training; a
- * multi-node run refuses it (HOG_EPARAM). Not thread-safe against a run
- * of t. Returns 0 or -ENOMEM. */
+ * features and the data's; the step schedule and AdaGrad's sums start
+ * afresh, as in any run, and the normalised update's feature scales go on
+ * from the model's where it has them. hog_trainer_run_file streams text
+ * with it as without (the first blocks' labels must be among the model's
+ * classes, or the text is read whole and the run refused as above); a
+ * multi-node run refuses it (HOG_EPARAM). Not thread-safe against a run of
+ * t. Returns 0 or -ENOMEM. */
 int hog_trainer_set_init(hog_trainer *t, const hog_model *init);
 
 /*
@@ -1202,9 +1204,9 @@ typedef struct hog_file_run {
  * row trained yet) read a file again, whole, and are HOG_EPARAM on a pipe.
  * One epoch keeps the data set as before with cache_path, a
  * holdout, exact training metrics, the invscaling schedule on a pipe, and
- * where the first epoch is not streamed (the cases above, and a warm
- * start, checkpoints, class weights and crosses, all counted on the whole
- * data set). Several epochs over a pipe read it whole first.
+ * where the first epoch is not streamed (the cases above, and
+ * checkpoints, class weights and crosses, all counted on the whole data
+ * set). Several epochs over a pipe read it whole first.
  *
  * test_path (or NULL) is evaluated after every epoch, read with rp and, when
  * rp leaves the libsvm index base to detection, the training data's base.

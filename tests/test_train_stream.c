@@ -473,3 +473,47 @@ Test(train_stream, one_pass_hands_out_snapshots_of_the_rows_so_far)
     hog_model_free(s.last);
     hog_trainer_free(t);
 }
+
+/* A warm start trains in one pass too: the model's classes and weights
+ * from the start, about as well as reading the new rows whole. */
+Test(train_stream, a_warm_start_trains_in_one_pass)
+{
+    char a[160], b[160], te[160];
+    snprintf(a, sizeof(a), "%s", write_data("a.svm", 4000, 300, 20, 'b', 11));
+    snprintf(b, sizeof(b), "%s", write_data("b.svm", 4000, 300, 20, 'b', 13));
+    snprintf(te, sizeof(te), "%s", write_data("te.svm", 1000, 300, 20, 'b', 12));
+    hog_train_params p = hog_train_params_default();
+    p.threads = 1;
+    p.epochs = 1;
+    hog_file_run fr;
+    hog_model *init = train_file(a, NULL, te, p, &fr);
+    close_run(&fr);
+    hog_model_info i0;
+    hog_model_get_info(init, &i0);
+    double acc[2];
+    for (int stream = 0; stream <= 1; stream++) {
+        p.stream = stream;
+        hog_trainer *t;
+        hog_model *m;
+        char err[512] = "";
+        hog_read_params rp = hog_read_params_default();
+        rp.rows_per_block = 200;
+        cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(hog_trainer_set_init(t, init), 0);
+        cr_assert_eq(hog_trainer_run_file(t, b, &rp, NULL, te, &m, &fr, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(fr.streamed, stream, "%s", fr.note);
+        if (stream)
+            cr_assert_eq(fr.train->info.blocks, 0, "one pass keeps no block");
+        hog_model_info in;
+        hog_model_get_info(m, &in);
+        acc[stream] = in.test.accuracy;
+        hog_model_free(m);
+        close_run(&fr);
+        hog_trainer_free(t);
+    }
+    cr_log_info("warm start: test accuracy %.4f before, %.4f after one pass, %.4f after reading whole", i0.test.accuracy,
+                acc[1], acc[0]);
+    cr_assert_gt(acc[1], i0.test.accuracy, "the new rows taught the model: %g, %g before", acc[1], i0.test.accuracy);
+    cr_assert_lt(fabs(acc[1] - acc[0]), 0.03, "one pass %g, whole %g", acc[1], acc[0]);
+    hog_model_free(init);
+}

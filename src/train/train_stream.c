@@ -53,8 +53,6 @@ static const char *stream_refusal(const hog_trainer *t)
         return "averaging over every epoch";
     if (t->ckpt_path)
         return "checkpoints are on";
-    if (t->init)
-        return "a warm start (its features and classes are settled on the whole data)";
     if (p->class_weight)
         return "class weights (counted on the whole data)";
     if (p->interactions && *p->interactions)
@@ -196,6 +194,12 @@ static int stream_head(run_state *rs, const hog_block *head, uint32_t n, uint32_
         snprintf(why, why_len, "%s", fields ? "too many fields for its factors" : "its first rows have no fields");
         return 1;
     }
+    /* A warm start: the model's classes (the head's labels among them) and
+     * at least its features; its weights once the model is made. */
+    if (rs->init && hog_warm_classes(rs, detail, sizeof(detail)) < 0) {
+        snprintf(why, why_len, "%s", detail);
+        return 1;
+    }
     if (hog_run_outputs(rs, detail, sizeof(detail)) < 0) {
         snprintf(why, why_len, "its first %llu rows have %u label values", (unsigned long long)rows, rs->classes);
         return 1;
@@ -206,12 +210,14 @@ static int stream_head(run_state *rs, const hog_block *head, uint32_t n, uint32_
         return 1;
     }
     hog_run_log_kernel(rs, forced, rows, top, nnz);
-    rs->dim = HOG_MAX(top, 1);
+    rs->dim = hog_warm_dim(rs, HOG_MAX(top, 1));
     if (!(rs->deg = hog_calloc(rs->dim, sizeof(uint32_t))))
         return -ENOMEM;
     int rc = hog_run_alloc(rs, NULL, 0);
     if (rc < 0)
         return rc;
+    if (rs->init)
+        hog_warm_weights(rs);
     /* The head's degrees, as every later window's are counted (its labels
      * are the classes, and deg has room for its indices). */
     window_count c = {.p = rs->p, .classes = rs->classes_of, .nclasses = rs->classes, .blks = head, .n = n,
@@ -628,7 +634,7 @@ static int stream_file(hog_trainer *t, const char *path, const hog_input *in, in
         goto out;
     fr->read_seconds = hog_now() - t0;
     /* The whole data set: its size, and the tables from every row's degrees. */
-    uint64_t dim = HOG_MAX((*ds)->info.features, 1);
+    uint64_t dim = hog_warm_dim(&rs, HOG_MAX((*ds)->info.features, 1));
     if (one_pass) { /* no epoch is left: the model is made from the rows counted */
         if ((rc = run_grow(&rs, dim)) == 0)
             run_settle_dim(&rs, dim);
