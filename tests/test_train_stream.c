@@ -21,9 +21,9 @@ static void setup(void)
 TestSuite(train_stream, .init = setup, .fini = scratch_remove);
 
 /* Trains on path with p (blocks of 200 rows: a head of 4, windows of 4 or
- * more); the run must succeed. */
-static hog_model *train_file(const char *path, const char *cache, const char *test, hog_train_params p,
-                             hog_file_run *fr)
+ * more), from init's weights (NULL: zeros); the run must succeed. */
+static hog_model *train_file_from(const hog_model *init, const char *path, const char *cache, const char *test,
+                                  hog_train_params p, hog_file_run *fr)
 {
     hog_trainer *t;
     hog_model *m;
@@ -31,9 +31,16 @@ static hog_model *train_file(const char *path, const char *cache, const char *te
     hog_read_params rp = hog_read_params_default();
     rp.rows_per_block = 200;
     cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_trainer_set_init(t, init), 0);
     cr_assert_eq(hog_trainer_run_file(t, path, &rp, cache, test, &m, fr, err, sizeof(err)), 0, "%s", err);
     hog_trainer_free(t);
     return m;
+}
+
+static hog_model *train_file(const char *path, const char *cache, const char *test, hog_train_params p,
+                             hog_file_run *fr)
+{
+    return train_file_from(NULL, path, cache, test, p, fr);
 }
 
 static void close_run(hog_file_run *fr)
@@ -493,14 +500,7 @@ Test(train_stream, a_warm_start_trains_in_one_pass)
     double acc[2];
     for (int stream = 0; stream <= 1; stream++) {
         p.stream = stream;
-        hog_trainer *t;
-        hog_model *m;
-        char err[512] = "";
-        hog_read_params rp = hog_read_params_default();
-        rp.rows_per_block = 200;
-        cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
-        cr_assert_eq(hog_trainer_set_init(t, init), 0);
-        cr_assert_eq(hog_trainer_run_file(t, b, &rp, NULL, te, &m, &fr, err, sizeof(err)), 0, "%s", err);
+        hog_model *m = train_file_from(init, b, NULL, te, p, &fr);
         cr_assert_eq(fr.streamed, stream, "%s", fr.note);
         if (stream)
             cr_assert_eq(fr.train->info.blocks, 0, "one pass keeps no block");
@@ -509,7 +509,6 @@ Test(train_stream, a_warm_start_trains_in_one_pass)
         acc[stream] = in.test.accuracy;
         hog_model_free(m);
         close_run(&fr);
-        hog_trainer_free(t);
     }
     cr_log_info("warm start: test accuracy %.4f before, %.4f after one pass, %.4f after reading whole", i0.test.accuracy,
                 acc[1], acc[0]);
