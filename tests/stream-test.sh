@@ -192,4 +192,16 @@ if [ -n "$rows" ] && [ "$rows" = "$said" ] && [ "$rows" -ge 32768 ] && [ "$left"
 else
     not_ok "SIGUSR1 then kill -9: a model of '$rows' rows (the log: '$said'), $left stray files" "$tmp/u.log"
 fi
+# ---- a writer that dies inside a row: an error naming the line, and the last snapshot kept ----
+(cat "$tmp/part.svm"; printf '1 5:0.5 7:') | "$bin" train - -o "$tmp/w.hog" --epochs 1 --threads 2 \
+    --save-every 10000 2>"$tmp/w.log"
+rc=$?
+rows=$("$bin" info "$tmp/w.hog" 2>/dev/null | sed -n 's/^training rows *//p')
+said=$(sed -n 's/.*snapshot after \([0-9]*\) rows.*/\1/p' "$tmp/w.log" | tail -n 1)
+if [ "$rc" -eq 1 ] && grep -q "/dev/stdin:60001:.*expected a newline, found the end of the stream" "$tmp/w.log" &&
+    [ -n "$rows" ] && [ "$rows" = "$said" ]; then
+    ok "a writer that dies inside row 60,001: exit 1 naming its line, and -o keeps the last snapshot ($rows rows)"
+else
+    not_ok "a writer that dies inside a row: exit $rc, a model of '$rows' rows, the last snapshot '$said'" "$tmp/w.log"
+fi
 echo "1..$n"
