@@ -97,10 +97,14 @@ def test_fields_from_an_array_train_the_model_the_same_rows_in_libffm_text_train
     from_array = HogwildFMClassifier(field_aware=True, **OPTIONS).fit(X, y, fields=fields)
     assert from_file.n_fields_ == from_array.n_fields_ == 3
     assert from_file.fields_ is None
-    np.testing.assert_array_equal(from_file.factors_, from_array.factors_)
-    np.testing.assert_array_equal(from_file.decision_function(str(tmp_path / "x.ffm")),
-                                  from_array.decision_function(X))
-    assert from_file.score(str(tmp_path / "x.ffm")) == pytest.approx(from_array.score(X, y))
+    assert from_file.factors_.shape == from_array.factors_.shape
+    # The file's first epoch trains while it is read, its rows in file order
+    # (shuffled within windows of blocks), the array's in a shuffled order:
+    # the same model up to SGD's order, the same cross learned.
+    file_score, array_score = from_file.score(str(tmp_path / "x.ffm")), from_array.score(X, y)
+    assert file_score > 0.95 and array_score > 0.95
+    assert file_score == pytest.approx(array_score, abs=0.02)
+    assert np.corrcoef(from_file.decision_function(str(tmp_path / "x.ffm")), from_array.decision_function(X))[0, 1] > 0.95
     with pytest.raises(ValueError, match="fitted on a data file's fields, and X's columns have none"):
         from_file.predict(X)
 
