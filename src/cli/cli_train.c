@@ -510,23 +510,21 @@ static int save_every_option(const char *val, snap_ctx *s)
     if (n > 1 && val[n - 1] == 's') {
         char num[64];
         snprintf(num, sizeof(num), "%.*s", (int)(n - 1), val);
-        if (cli_double("--save-every", num, &s->seconds) < 0 || !(s->seconds > 0)) {
-            cli_error("--save-every: expected rows (a whole number from 1) or seconds (a number above 0, then s), "
-                      "found '%s'", val);
-            return -1;
-        }
+        if (cli_double("--save-every", num, &s->seconds) < 0 || !(s->seconds > 0))
+            goto bad;
         return 0;
     }
     unsigned long long v;
     if (cli_unsigned("--save-every", val, ~0ull, &v) < 0)
         return -1;
-    if (v == 0) {
-        cli_error("--save-every: expected rows (a whole number from 1) or seconds (a number above 0, then s), "
-                  "found '%s'", val);
-        return -1;
-    }
+    if (v == 0)
+        goto bad;
     s->rows = v;
     return 0;
+bad:
+    cli_error("--save-every: expected rows (a whole number from 1) or seconds (a number above 0, then s), found '%s'",
+              val);
+    return -1;
 }
 
 /* The trainer's snapshot write: the model file replaced atomically (a
@@ -694,8 +692,11 @@ static int train_main(int argc, char **argv, int tune)
                   tune ? "hogtrain tune" : cv ? "--cv" : "a run of several ranks (--nodes)");
         goto usage;
     }
-    struct stat snap_st;
-    if (snap.set && out && stat(out, &snap_st) == 0 && !S_ISREG(snap_st.st_mode)) {
+    /* A model file, or one not made yet, takes snapshots; a device, a FIFO
+     * or a pipe does not. */
+    struct stat out_st;
+    const int out_is_file = out && (stat(out, &out_st) < 0 ? errno == ENOENT : S_ISREG(out_st.st_mode));
+    if (snap.set && out && !out_is_file) {
         cli_error("--save-every: -o %s is not a file: snapshots replace a model file while the run goes on", out);
         goto usage;
     }
@@ -858,11 +859,10 @@ static int train_main(int argc, char **argv, int tune)
         goto out;
     }
     cli_signal_route(t, NULL, NULL);
-    /* A model file, not a pipe, takes snapshots: on --save-every's count or
-     * timer, and at SIGUSR1 whether or not it was given. */
-    struct stat out_st;
+    /* A model file takes snapshots: on --save-every's count or timer, and
+     * at SIGUSR1 whether or not it was given. */
     snap.path = out;
-    if (out && !tune && !cv && (stat(out, &out_st) < 0 ? errno == ENOENT : S_ISREG(out_st.st_mode)) &&
+    if (out_is_file && !tune && !cv &&
         hog_trainer_set_snapshots(t, snap.rows, snap.seconds, snap_write, &snap) == 0)
         cli_signal_snapshots(t);
     hog_trainer_set_init(t, init); /* its loss is the run's (checked above) */

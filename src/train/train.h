@@ -252,6 +252,13 @@ hog_model *hog_model_new_stride(hog_loss loss, uint64_t dim, uint32_t outputs, u
  * between them. Returns 0, or -ENOMEM (m unchanged). */
 int hog_model_compact(hog_model *m);
 
+/* Copies m's weights into w (dim * outputs words) as a file holds them,
+ * packed whatever m's stride; returns how many of them are non-zero. */
+uint64_t hog_model_weights_to(const hog_model *m, hog_weight *w);
+
+/* How many of m's weights are non-zero. */
+uint64_t hog_model_nonzero(const hog_model *m);
+
 /* A factorisation machine's score, a non-zero at a time (Rendle's O(nnz F)
  * form): hog_fm_add takes feature j's row wj (its weight, then its F
  * factors) and value x, returns the weight's share w_j x and adds v_jf x

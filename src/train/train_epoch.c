@@ -322,15 +322,6 @@ static void average_into(hog_model *m, const avg_state *a)
         hog_w_store(&m->bias[k], (float)(a->sum[n + k] * inv));
 }
 
-static uint64_t count_nonzero(const hog_model *m)
-{
-    uint64_t nz = 0;
-    for (uint64_t j = 0; j < m->dim; j++)
-        for (uint32_t k = 0; k < m->outputs; k++)
-            nz += hog_w_load(&hog_model_wj(m, j)[k]) != 0.0f;
-    return nz;
-}
-
 /* The sum of the workers' training losses so far. */
 static double workers_loss(const run_state *rs)
 {
@@ -508,7 +499,7 @@ int hog_epochs_run(run_state *rs, const hog_dataset *train, const hog_dataset *t
     /* The feature names: the data's, a warm start's model's kept. */
     if ((rc = hog_model_fnames_final(m, rs->init, &train->fnames)) < 0)
         return rc;
-    m->info.nonzero = count_nonzero(m);
+    m->info.nonzero = hog_model_nonzero(m);
     hog_log(HOG_LOG_DEBUG, "model: %llu of %llu weights non-zero", (unsigned long long)m->info.nonzero,
             (unsigned long long)(rs->dim * rs->outputs));
     /* The training-set metrics: the last epoch's, as it ran, where that

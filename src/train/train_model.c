@@ -53,13 +53,35 @@ int hog_model_compact(hog_model *m)
     hog_weight *w = hog_huge_alloc((size_t)(m->dim ? m->dim : 1) * K * sizeof(hog_weight));
     if (!w)
         return -ENOMEM;
-    for (uint64_t j = 0; j < m->dim; j++)
-        for (uint32_t k = 0; k < K; k++)
-            hog_w_store(&w[j * K + k], hog_w_load(&hog_model_wj(m, j)[k]));
+    hog_model_weights_to(m, w);
     hog_free((void *)m->w);
     m->w = w;
     m->stride = K;
     return 0;
+}
+
+uint64_t hog_model_weights_to(const hog_model *m, hog_weight *w)
+{
+    const uint32_t K = m->outputs;
+    uint64_t nonzero = 0;
+    for (uint64_t j = 0; j < m->dim; j++) {
+        const hog_weight *wj = hog_model_wj(m, j);
+        for (uint32_t k = 0; k < K; k++) {
+            const float v = hog_w_load(&wj[k]);
+            hog_w_store(&w[j * K + k], v);
+            nonzero += v != 0.0f;
+        }
+    }
+    return nonzero;
+}
+
+uint64_t hog_model_nonzero(const hog_model *m)
+{
+    uint64_t nz = 0;
+    for (uint64_t j = 0; j < m->dim; j++)
+        for (uint32_t k = 0; k < m->outputs; k++)
+            nz += hog_w_load(&hog_model_wj(m, j)[k]) != 0.0f;
+    return nz;
 }
 
 void hog_model_free(hog_model *m)

@@ -42,32 +42,24 @@ static hog_model *snapshot_model(const run_state *rs, uint64_t rows)
 {
     const hog_model *r = rs->m;
     const uint32_t K = r->outputs;
-    hog_model *m = hog_model_new(r->info.loss, rs->dim, K, r->info.classes);
+    hog_model *m = hog_model_new(r->info.loss, r->dim, K, r->info.classes);
     if (!m)
         return NULL;
     m->info = r->info;
-    m->info.features = rs->dim;
+    m->info.features = r->dim;
     m->factors = r->factors;
     m->fields = r->fields;
     m->cross = r->cross;
     memcpy(m->class_labels, r->class_labels, (r->info.classes ? r->info.classes : 1) * sizeof(double));
     if (hog_model_names_copy(m, r) < 0)
         goto fail;
-    uint64_t nonzero = 0;
-    for (uint64_t j = 0; j < rs->dim; j++) {
-        const hog_weight *wj = hog_model_wj(r, j);
-        for (uint32_t k = 0; k < K; k++) {
-            const float v = hog_w_load(&wj[k]);
-            hog_w_store(&m->w[j * K + k], v);
-            nonzero += v != 0.0f;
-        }
-    }
+    const uint64_t nonzero = hog_model_weights_to(r, m->w);
     for (uint32_t k = 0; k < K; k++)
         hog_w_store(&m->bias[k], hog_w_load(&r->bias[k]));
     if (rs->optim.xmax) {
-        if (!(m->scales = hog_huge_alloc((size_t)HOG_MAX(rs->dim, 1u) * sizeof(hog_weight))))
+        if (!(m->scales = hog_huge_alloc((size_t)HOG_MAX(r->dim, 1u) * sizeof(hog_weight))))
             goto fail;
-        for (uint64_t j = 0; j < rs->dim; j++)
+        for (uint64_t j = 0; j < r->dim; j++)
             hog_w_store(&m->scales[j], hog_w_load(&rs->optim.xmax[j * rs->optim.fstride]));
     }
     m->info.nonzero = nonzero;
