@@ -14,8 +14,9 @@
 # of the rounds), and peak RSS is the command's (ru_maxrss of the children:
 # cat's is smaller). Vowpal Wabbit: vw on PATH or
 # DATA_DIR/vw/build/vowpalwabbit/cli/vw; its rows are left out, and the
-# table says so, when neither is there. Last, one more pipe run with
-# --save-every 100000: when its first snapshot was written (a note).
+# table says so, when neither is there. Then one more pipe run with
+# --save-every 100000: when its first snapshot was written (a note); last,
+# the long stream (stream_long, below).
 
 study_stream() {
     rows=1000000
@@ -58,4 +59,56 @@ study_stream() {
     first=$(sed -n 's/.*snapshot after \([0-9]*\) rows, \([0-9.]*\) s into the run (\([0-9.]*\) s to make.*/\1 rows, \2 s into the run (\3 s to make and write)/p' "$snaplog" | head -n 1)
     note stream snapshots "--save-every 100000 on the pipe: the first snapshot after ${first:-none}; $(grep -c 'snapshot after' "$snaplog") in all"
     rm -f "$OUT/tmp/stream.hog" "$OUT/tmp/stream.json" "$OUT/tmp/stream.vw.model" "$snaplog"
+    stream_long "$svm" "$n"
+}
+
+# stream_long SVM ROWS: an endless stream, bounded. The file again and again
+# through one pipe until STREAM_GB gigabytes have passed (default 20,
+# --quick 2; 0: none), trained in one pass with --save-every 10s, its RSS
+# read every second; beside it, before and after, the file once with
+# --epochs 1, the reference of its rows/s. Notes the rows, rows/s against
+# the file's (the mean of the two), and the RSS over the run: its largest,
+# and a quarter, half and three quarters in and at the end, so that a
+# growth shows.
+stream_long() {
+    _svm=$1 _n=$2
+    _gb=${STREAM_GB:-20}
+    [ "$QUICK" -eq 1 ] && _gb=${STREAM_GB:-2}
+    [ "$_gb" -gt 0 ] || return 0
+    _bytes=$(file_bytes "$_svm")
+    _copies=$(( (_gb * 1000000000 + _bytes - 1) / _bytes ))
+    _rss="$OUT/tmp/stream.rss" _log="$OUT/tmp/stream.long.log"
+    _file_rate() {
+        _t0=$(date +%s.%N)
+        "$HOGTRAIN" train "$_svm" --epochs 1 -q -o "$OUT/tmp/stream.hog"
+        echo "$_t0 $(date +%s.%N)" | awk -v n="$_n" '{ printf "%.0f\n", n / ($2 - $1) }'
+    }
+    _before=$(_file_rate)
+    : >"$_rss"
+    _t0=$(date +%s.%N)
+    sh -c 'i=0; while [ "$i" -lt "$2" ]; do cat "$1" || exit 1; i=$((i + 1)); done' sh "$_svm" "$_copies" |
+        "$HOGTRAIN" train - --epochs 1 -o "$OUT/tmp/stream.hog" --save-every 10s 2>"$_log" &
+    _pid=$!
+    while kill -0 "$_pid" 2>/dev/null; do
+        awk '/^VmRSS:/ { print $2 }' "/proc/$_pid/status" 2>/dev/null >>"$_rss"
+        sleep 1
+    done
+    _rc=0
+    wait "$_pid" || _rc=$?
+    _t1=$(date +%s.%N)
+    _after=$(_file_rate)
+    if [ "$_rc" -ne 0 ]; then
+        note stream long "the stream of ${_gb} GB failed (exit $_rc): $(tail -n 1 "$_log")"
+        return 0
+    fi
+    _rows=$((_n * _copies))
+    note stream long "$(awk -v rows="$_rows" -v gb="$_gb" -v c="$_copies" -v t0="$_t0" -v t1="$_t1" \
+        -v f1="$_before" -v f2="$_after" -v snaps="$(grep -c 'snapshot after' "$_log")" '
+        { r[NR] = $1; if ($1 > max) max = $1 }
+        END {
+            s = t1 - t0; rate = rows / s; file = (f1 + f2) / 2
+            printf "a stream of %d GB (the file %d times through one pipe, %d rows) in one pass with --save-every 10s: %.0f s, %.0f rows/s, %.2f of the file run with --epochs 1 beside it (%.0f and %.0f rows/s before and after); %d snapshots; RSS, sampled every second: at most %.1f MiB; %.1f, %.1f and %.1f MiB a quarter, half and three quarters in; %.1f MiB at the end", \
+                gb, c, rows, s, rate, rate / file, f1, f2, snaps, max / 1024, r[int(NR / 4) + 1] / 1024, r[int(NR / 2) + 1] / 1024, r[int(3 * NR / 4) + 1] / 1024, r[NR] / 1024
+        }' "$_rss")"
+    rm -f "$_rss" "$_log" "$OUT/tmp/stream.hog"
 }
