@@ -10,6 +10,7 @@
 #include "test_train.h"
 #include "test_train_data.h"
 #include "test_xor_data.h"
+#include "train/train_run.h"
 
 static void setup(void)
 {
@@ -322,3 +323,74 @@ Test(train_ffm, text_trains_in_one_pass_and_while_it_is_read)
     hog_dataset_close(fr.train);
     hog_trainer_free(t);
 }
+
+#if defined(__x86_64__) && !defined(HOG_W_C11)
+#include <immintrin.h>
+
+/* ffm_pair4's AdaGrad step (train_rows.c) on plain floats, one pair, SSE:
+ * what the two-pair AVX2 step must give bit for bit. */
+static void pair_sse(float *pa, float *qa, float *pb, float *qb, float t, float l2a, float l2b, float step, float eps)
+{
+    __m128 va = _mm_load_ps(pa), vb = _mm_load_ps(pb);
+    __m128 ga = _mm_add_ps(_mm_mul_ps(_mm_set1_ps(t), vb), _mm_mul_ps(_mm_set1_ps(l2a), va));
+    __m128 gb = _mm_add_ps(_mm_mul_ps(_mm_set1_ps(t), va), _mm_mul_ps(_mm_set1_ps(l2b), vb));
+    __m128 ua = _mm_add_ps(_mm_load_ps(qa), _mm_mul_ps(ga, ga)), ub = _mm_add_ps(_mm_load_ps(qb), _mm_mul_ps(gb, gb));
+    _mm_store_ps(qa, ua);
+    _mm_store_ps(qb, ub);
+    __m128 s = _mm_set1_ps(step), e = _mm_set1_ps(eps);
+    _mm_store_ps(pa, _mm_sub_ps(va, _mm_mul_ps(_mm_mul_ps(s, _mm_rsqrt_ps(_mm_add_ps(ua, e))), ga)));
+    _mm_store_ps(pb, _mm_sub_ps(vb, _mm_mul_ps(_mm_mul_ps(s, _mm_rsqrt_ps(_mm_add_ps(ub, e))), gb)));
+}
+
+/* The AVX2 step of every pair of a row is the single pairs' in sequence,
+ * bit for bit: rows of one feature a field (two pairs a step), with a
+ * field twice and with a feature twice (those pairs one at a time), of 4
+ * and 8 factors, 2 to 9 features. */
+Test(train_ffm, the_two_pair_step_is_the_single_pairs_bit_for_bit)
+{
+    if (!__builtin_cpu_supports("avx2"))
+        cr_skip_test("this CPU has no AVX2: training takes the single pairs' step");
+    enum { G = 6, FEAT = 8 };
+    uint64_t s = 99;
+    for (int trial = 0; trial < 60; trial++) {
+        const uint32_t F = trial % 2 ? 8 : 4, n = 2 + (uint32_t)(trial % 8), K = G * F;
+        _Alignas(64) static float w[2][FEAT * G * 8], q[2][FEAT * G * 8];
+        for (uint32_t i = 0; i < FEAT * K; i++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            w[0][i] = w[1][i] = (float)((int64_t)(s >> 40) - (1 << 23)) / (float)(1 << 24);
+            q[0][i] = q[1][i] = (float)(s >> 44) / (float)(1 << 16);
+        }
+        uint32_t feat[16];
+        uint16_t field[16];
+        float val[16], l2c[16];
+        for (uint32_t i = 0; i < n; i++) {
+            feat[i] = (i + (uint32_t)trial) % FEAT;
+            field[i] = (uint16_t)(i % G);
+            val[i] = 0.25f + 0.125f * (float)i;
+            l2c[i] = 1e-3f * (float)(1 + feat[i]);
+        }
+        if (trial % 3 == 1 && n > 3)
+            field[3] = field[2]; /* a field twice */
+        if (trial % 3 == 2 && n > 4)
+            feat[4] = feat[1]; /* a feature twice */
+        hog_weight *wp[16], *qp[16];
+        for (uint32_t i = 0; i < n; i++) {
+            wp[i] = (hog_weight *)&w[0][feat[i] * K];
+            qp[i] = (hog_weight *)&q[0][feat[i] * K];
+        }
+        const float rg = -0.37f, step = 0.3f, eps = 1e-12f;
+        const ffm_step_row row = {wp, qp, val, l2c, field, n, F, rg, step, eps};
+        for (uint32_t a = 0; a < n; a++)
+            hog_ffm_step_avx2(&row, a);
+        for (uint32_t a = 0; a < n; a++)
+            for (uint32_t b = a + 1; b < n; b++)
+                for (uint32_t f = 0; f < F; f += 4) {
+                    const size_t oa = feat[a] * K + field[b] * F + f, ob = feat[b] * K + field[a] * F + f;
+                    pair_sse(&w[1][oa], &q[1][oa], &w[1][ob], &q[1][ob], rg * val[a] * val[b], l2c[a], l2c[b], step,
+                             eps);
+                }
+        cr_assert(memcmp(w[0], w[1], sizeof(w[0])) == 0, "trial %d (k %u, %u features): factors differ", trial, F, n);
+        cr_assert(memcmp(q[0], q[1], sizeof(q[0])) == 0, "trial %d: AdaGrad sums differ", trial);
+    }
+}
+#endif

@@ -303,6 +303,20 @@ KERNEL float update_ffm(const epoch_job *job, worker_state *ws, const hog_row *r
     const float l2 = (float)job->p->l2, l1 = (float)job->p->l1;
     const size_t ls = (opt & OPT_PACKED) ? ws->optim.lstride : 2 * (size_t)K;
     const int four = F % 4 == 0 && !(opt & OPT_L1);
+#ifndef HOG_W_C11
+    if (four && fits && (opt & OPT_ADAGRAD) && __builtin_cpu_supports("avx2")) { /* two pairs at a time */
+        for (uint32_t a = 0; a < n; a++)
+            ws->ffm_l2[a] = l2 * l2c_of(job, ws, idx[a], opt);
+        const ffm_step_row sr = {ws->ffm_w, ws->ffm_w + ws->ffm_cap, val, ws->ffm_l2, field, n, F, rn * gl, step,
+                                 ADAGRAD_EPS};
+        for (uint32_t a = 0; a < n; a++) {
+            if (a < ahead.k)
+                prefetch_feature(job, ws, ahead.idx[a], opt);
+            hog_ffm_step_avx2(&sr, a);
+        }
+        goto stepped;
+    }
+#endif
     for (uint32_t a = 0; a < n; a++) {
         if (a < ahead.k) /* the row ahead's features, one a feature of this row's (see rows_run) */
             prefetch_feature(job, ws, ahead.idx[a], opt);
@@ -333,6 +347,9 @@ KERNEL float update_ffm(const epoch_job *job, worker_state *ws, const hog_row *r
             }
         }
     }
+#ifndef HOG_W_C11
+stepped:
+#endif
     for (uint32_t t = n; t < ahead.k; t++)
         prefetch_feature(job, ws, ahead.idx[t], opt);
     if (job->p->bias)
@@ -1052,10 +1069,16 @@ static void ffm_room(worker_state *ws, const hog_block *blk, uint32_t start, uin
         return;
     const uint32_t cap = HOG_MAX(longest, 64u);
     hog_weight **w = hog_malloc(2 * (size_t)cap * sizeof(*w));
-    if (!w)
+    float *l2 = hog_malloc((size_t)cap * sizeof(*l2));
+    if (!w || !l2) {
+        hog_free(w);
+        hog_free(l2);
         return;
+    }
     hog_free(ws->ffm_w);
+    hog_free(ws->ffm_l2);
     ws->ffm_w = w;
+    ws->ffm_l2 = l2;
     ws->ffm_cap = cap;
 }
 

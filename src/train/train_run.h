@@ -108,6 +108,22 @@ typedef struct optim_state {
     hog_weight *l1s;      /* l1: per weight, the penalty owed and applied (u, q) */
 } optim_state;
 
+/* A field-aware factorisation machine's row as hog_ffm_step_avx2 steps it
+ * (train_ffm_avx2.c; update_ffm, train_rows.c): each feature's factors and
+ * AdaGrad sums, F a multiple of 4. */
+typedef struct ffm_step_row {
+    hog_weight *const *w, *const *acc;
+    const float *val, *l2c;  /* each feature's value, and l2 times its L2 scale */
+    const uint16_t *field;
+    uint32_t n, F;
+    float rg, step, eps;     /* the row's norm times the loss's slope; the step; AdaGrad's epsilon */
+} ffm_step_row;
+
+/* update_ffm's AdaGrad step of every pair (a, b > a) of r, two pairs at a
+ * time, with the same results as ffm_pair4's one at a time; only on CPUs
+ * with AVX2, and not in the sanitizer builds (HOG_W_C11). */
+void hog_ffm_step_avx2(const ffm_step_row *r, uint32_t a);
+
 /* One worker's state: its totals, its buffers and its private copies. */
 typedef struct worker_state {
     _Alignas(HOG_CACHELINE) double loss;
@@ -136,6 +152,7 @@ typedef struct worker_state {
     hog_weight **ffm_w; /* a field-aware factorisation machine's row: its features' weights, then
                            (at ffm_cap) their AdaGrad sums (train_rows.c, update_ffm) */
     uint32_t ffm_cap;  /* the longest row they hold */
+    float *ffm_l2;     /* and ffm_cap floats: l2 times each feature's L2 scale */
     uint32_t *cross_idx; /* with crosses: a row's non-zeros and its crosses' (hog_cross_room of the
                             run's longest row), and their values */
     float *cross_val;
