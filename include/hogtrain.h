@@ -1417,6 +1417,20 @@ int hog_ratings_open(const char *path, int allow_pairs, hog_ratings **out, char 
 /* Releases a set of ratings. NULL is accepted. */
 void hog_ratings_close(hog_ratings *r);
 
+/* Reads ratings as hog_ratings_open does, batch by batch as they come,
+ * keeping none: fn(ctx, batch) gets the ratings of the lines each chunk of
+ * text completes (a pipe's or FIFO's chunk is what it had ready, so a line
+ * written alone is handed on at once; a .hgr file is one batch). A batch's
+ * user and item ids number the names of the whole text so far, the same
+ * name the same id in every batch (hog_ratings_user_name names them); it
+ * is valid during the call. fn returns 0 to go on, or a negative value,
+ * which stops the read and is returned. Returns 0 once every rating was
+ * handed on; errors as hog_ratings_open's (HOG_EFORMAT names the line: the
+ * batches before it were handed on), and HOG_EPARAM when fn is NULL. */
+typedef int (*hog_ratings_fn)(void *ctx, const hog_ratings *batch);
+int hog_ratings_each(const char *path, int allow_pairs, hog_ratings_fn fn, void *ctx, char *err_detail,
+                     size_t err_len);
+
 /* Fills *info. Never fails. */
 void hog_ratings_get_info(const hog_ratings *r, hog_ratings_info *info);
 

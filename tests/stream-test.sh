@@ -204,4 +204,29 @@ if [ "$rc" -eq 1 ] && grep -q "/dev/stdin:60001:.*expected a newline, found the 
 else
     not_ok "a writer that dies inside a row: exit $rc, a model of '$rows' rows, the last snapshot '$said'" "$tmp/w.log"
 fi
+# ---- matrix factorisation's predict on a FIFO: each pair answered as it comes ----
+awk 'BEGIN { for (k = 0; k < 3000; k++) printf "u%d,i%d,%d\n", k % 50, k % 40, 1 + (k * 7) % 5 }' >"$tmp/r.csv"
+"$bin" train "$tmp/r.csv" --model mf -o "$tmp/mf.hog" -q 2>"$tmp/mf.log"
+rm -f "$tmp/quiet"
+mkfifo "$tmp/quiet"
+"$bin" predict "$tmp/mf.hog" "$tmp/quiet" -o - >"$tmp/mf.pred" 2>>"$tmp/mf.log" &
+scorer=$!
+exec 3>"$tmp/quiet"
+echo "u1,i1" >&3
+wait_for "." "$tmp/mf.pred" 10
+first=$(wc -l <"$tmp/mf.pred")
+echo "u2 i2" >&3
+exec 3>&-
+wait "$scorer"
+rc=$?
+whole=$("$bin" predict "$tmp/mf.hog" - -o - 2>/dev/null <<EOF2
+u1,i1
+u2 i2
+EOF2
+)
+if [ "$first" -eq 1 ] && [ "$rc" -eq 0 ] && [ "$(cat "$tmp/mf.pred")" = "$whole" ]; then
+    ok "matrix factorisation's predict on a FIFO answers a pair written alone before the next comes, as from a file"
+else
+    not_ok "MF predict on a FIFO: $first lines before the second pair, exit $rc, '$(cat "$tmp/mf.pred")' against '$whole'" "$tmp/mf.log"
+fi
 echo "1..$n"

@@ -526,3 +526,104 @@ Test(etl_ratings, a_compressed_or_piped_hgr_is_refused_by_name, .timeout = 60)
     cr_assert_null(r);
     cr_assert(strstr(err, ": a binary ratings file (.hgr) is mapped"), "%s", err);
 }
+
+/* ---- batch by batch ---- */
+
+/* What hog_ratings_each handed on: every triple, by name, in order. */
+typedef struct each_seen {
+    unsigned batches, stop_at;
+    uint64_t n;
+    char (*user)[32], (*item)[32];
+    float *rating;
+    uint32_t max_user;
+} each_seen;
+
+static int each_keep(void *ctx, const hog_ratings *b)
+{
+    each_seen *s = ctx;
+    if (++s->batches == s->stop_at)
+        return -42;
+    hog_ratings_info in;
+    hog_ratings_get_info(b, &in);
+    cr_assert_gt(in.ratings, 0, "an empty batch");
+    cr_assert_geq(in.users, s->max_user, "the ids of earlier batches are kept");
+    s->max_user = (uint32_t)in.users;
+    for (uint64_t k = 0; k < in.ratings; k++, s->n++) {
+        uint32_t u, i;
+        hog_ratings_get(b, k, &u, &i, &s->rating[s->n]);
+        snprintf(s->user[s->n], 32, "%s", hog_ratings_user_name(b, u));
+        snprintf(s->item[s->n], 32, "%s", hog_ratings_item_name(b, i));
+    }
+    return 0;
+}
+
+static void assert_each_is_whole(const each_seen *s, const hog_ratings *r)
+{
+    hog_ratings_info in;
+    hog_ratings_get_info(r, &in);
+    cr_assert_eq(s->n, in.ratings);
+    for (uint64_t k = 0; k < in.ratings; k++) {
+        uint32_t u, i;
+        float v;
+        hog_ratings_get(r, k, &u, &i, &v);
+        cr_assert_str_eq(s->user[k], hog_ratings_user_name(r, u), "triple %llu", (unsigned long long)k);
+        cr_assert_str_eq(s->item[k], hog_ratings_item_name(r, i), "triple %llu", (unsigned long long)k);
+        cr_assert_eq(s->rating[k], v, "triple %llu", (unsigned long long)k);
+    }
+}
+
+static void *write_all(void *v)
+{
+    pipe_writer *w = v;
+    for (size_t at = 0; at < w->n;) {
+        ssize_t k = write(w->fd, w->data + at, w->n - at);
+        if (k <= 0)
+            break;
+        at += (size_t)k;
+    }
+    close(w->fd);
+    return NULL;
+}
+
+/* A file larger than a chunk and the same text down a pipe come batch by
+ * batch: the batches together are the whole read, by name and in order,
+ * with ids that earlier batches keep; a function that says stop ends the
+ * read with its value; one that is missing is refused. */
+Test(etl_ratings, batch_by_batch_is_the_whole_read, .timeout = 60)
+{
+    unsigned lines;
+    char *text = sample_text(120000, &lines);
+    const size_t n = strlen(text);
+    cr_assert_gt(n, (size_t)3 << 20, "%zu bytes: more than one chunk", n);
+    write_bytes("each.txt", text, n);
+    hog_ratings *r = open_ok("each.txt", 0);
+    each_seen s = {.user = malloc(lines * sizeof(*s.user)), .item = malloc(lines * sizeof(*s.item)),
+                   .rating = malloc(lines * sizeof(float))};
+    char err[512] = "";
+    cr_assert_eq(hog_ratings_each(path_of("each.txt"), 0, each_keep, &s, err, sizeof(err)), 0, "%s", err);
+    cr_assert_gt(s.batches, 1, "one batch of %zu bytes", n);
+    assert_each_is_whole(&s, r);
+
+    int fds[2];
+    cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+    pipe_writer w = {fds[1], (const unsigned char *)text, n};
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, write_all, &w), 0);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fds[0]);
+    s.batches = 0, s.n = 0, s.max_user = 0;
+    const int rc = hog_ratings_each(path, 0, each_keep, &s, err, sizeof(err));
+    close(fds[0]);
+    pthread_join(t, NULL);
+    cr_assert_eq(rc, 0, "%s", err);
+    assert_each_is_whole(&s, r);
+
+    s.batches = 0, s.n = 0, s.max_user = 0, s.stop_at = 2;
+    cr_assert_eq(hog_ratings_each(path_of("each.txt"), 0, each_keep, &s, err, sizeof(err)), -42);
+    cr_assert_eq(hog_ratings_each(path_of("each.txt"), 0, NULL, NULL, err, sizeof(err)), HOG_EPARAM);
+    hog_ratings_close(r);
+    free(s.user);
+    free(s.item);
+    free(s.rating);
+    free(text);
+}

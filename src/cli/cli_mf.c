@@ -1,5 +1,6 @@
 /* cli_mf.c: the matrix factorisation side of the hogtrain command: train --model mf, predict and info for its models. */
 /* SPDX-License-Identifier: BSD-2-Clause */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -397,29 +398,73 @@ usage:
     return status;
 }
 
+/* predict's state as batches of ratings come (hog_ratings_each): the
+ * model's id of each user and item the input has named so far (-1:
+ * unknown to the model), the output, the sums for the RMSE. */
+typedef struct mf_scoring {
+    const hog_mf_model *m;
+    FILE *out;
+    int64_t *uid, *iid;
+    uint32_t nu, ni;
+    uint64_t ratings;
+    double se;
+    int has_ratings;
+} mf_scoring;
+
+/* Extends map (n ids) to the names the batch has: the model's id of each. */
+static int map_names(const hog_mf_model *m, const hog_ratings *b, int users, int64_t **map, uint32_t *n)
+{
+    hog_ratings_info bi;
+    hog_ratings_get_info(b, &bi);
+    const uint64_t want = users ? bi.users : bi.items;
+    if (want <= *n)
+        return 0;
+    int64_t *p = realloc(*map, want * sizeof(int64_t));
+    if (!p)
+        return -1;
+    *map = p;
+    for (uint32_t k = *n; k < want; k++)
+        p[k] = users ? hog_mf_user_id(m, hog_ratings_user_name(b, k)) : hog_mf_item_id(m, hog_ratings_item_name(b, k));
+    *n = (uint32_t)want;
+    return 0;
+}
+
+/* One batch: each pair's prediction, a line each, flushed, so that a pair
+ * written alone to a pipe is answered at once. */
+static int score_batch(void *ctx, const hog_ratings *b)
+{
+    mf_scoring *sc = ctx;
+    if (map_names(sc->m, b, 1, &sc->uid, &sc->nu) < 0 || map_names(sc->m, b, 0, &sc->iid, &sc->ni) < 0)
+        return -ENOMEM;
+    hog_ratings_info bi;
+    hog_ratings_get_info(b, &bi);
+    sc->has_ratings = bi.has_ratings;
+    for (uint64_t k = 0; k < bi.ratings; k++) {
+        uint32_t u, i;
+        float rating;
+        hog_ratings_get(b, k, &u, &i, &rating);
+        const float pred = (float)hog_mf_predict_id(sc->m, sc->uid[u], sc->iid[i]);
+        const double e = (double)rating - (double)pred;
+        sc->se += e * e;
+        if (fprintf(sc->out, "%.9g\n", (double)pred) < 0)
+            return -EIO;
+    }
+    sc->ratings += bi.ratings;
+    return fflush(sc->out) == 0 ? 0 : -EIO;
+}
+
 int cli_mf_predict(const char *model_path, const char *input, const char *out, const char *report)
 {
     char err[CLI_ERR_LEN] = "";
     hog_mf_model *m = NULL;
-    hog_ratings *r = NULL;
-    float *pred = NULL;
     int status = 1;
     if (hog_mf_load(model_path, &m, err, sizeof(err)) < 0) {
         cli_error("%s", err);
         return 1;
     }
-    if (open_ratings(input, 1, &r) < 0)
-        goto out;
-    hog_ratings_info ri;
-    hog_ratings_get_info(r, &ri);
-    pred = malloc(ri.ratings * sizeof(float));
-    double rmse = NAN;
-    if (!pred || hog_mf_predict_ratings(m, r, pred, &rmse) < 0) {
-        cli_error("%s: out of memory", input);
-        goto out;
-    }
-    /* The report is opened before the predictions are committed, so that
-     * one that cannot be made leaves an older file of predictions as it was. */
+    /* The pairs are scored as they are read, batch by batch: the output
+     * (and the report) are open first, and a bad line leaves a file named
+     * by -o as it was (its temporary file is dropped). */
     cli_out o, rep;
     if (cli_out_open(&o, out) < 0)
         goto out;
@@ -427,15 +472,25 @@ int cli_mf_predict(const char *model_path, const char *input, const char *out, c
         cli_out_close(&o, 0);
         goto out;
     }
-    for (uint64_t i = 0; i < ri.ratings; i++)
-        fprintf(o.f, "%.9g\n", (double)pred[i]);
+    mf_scoring sc = {.m = m, .out = o.f};
+    const int rc = hog_ratings_each(input, 1, score_batch, &sc, err, sizeof(err));
+    free(sc.uid);
+    free(sc.iid);
+    if (rc < 0) {
+        cli_error("%s", err[0] ? err : rc == -EIO ? "writing the predictions failed" : hog_strerror(rc));
+        cli_out_close(&o, 0);
+        if (report)
+            cli_out_close(&rep, 0);
+        goto out;
+    }
+    const double rmse = sc.has_ratings ? sqrt(sc.se / (double)sc.ratings) : (double)NAN;
     if (cli_out_close(&o, 1) < 0) {
         if (report)
             cli_out_close(&rep, 0);
         goto out;
     }
     if (!cli_quiet) {
-        fprintf(stderr, "%s: %llu pairs", input, (unsigned long long)ri.ratings);
+        fprintf(stderr, "%s: %llu pairs", input, (unsigned long long)sc.ratings);
         if (isfinite(rmse))
             fprintf(stderr, ", rmse %.4f", rmse);
         fprintf(stderr, "\n");
@@ -445,7 +500,7 @@ int cli_mf_predict(const char *model_path, const char *input, const char *out, c
         cli_json_string(rep.f, model_path);
         fprintf(rep.f, ",\n  \"input\": ");
         cli_json_string(rep.f, input);
-        fprintf(rep.f, ",\n  \"ratings\": %llu,\n  \"rmse\": ", (unsigned long long)ri.ratings);
+        fprintf(rep.f, ",\n  \"ratings\": %llu,\n  \"rmse\": ", (unsigned long long)sc.ratings);
         cli_json_number(rep.f, rmse);
         fprintf(rep.f, "\n}\n");
         if (cli_out_close(&rep, 1) < 0)
@@ -453,8 +508,6 @@ int cli_mf_predict(const char *model_path, const char *input, const char *out, c
     }
     status = 0;
 out:
-    free(pred);
-    hog_ratings_close(r);
     hog_mf_free(m);
     return status;
 }

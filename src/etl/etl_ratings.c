@@ -285,12 +285,29 @@ static int parse_chunk(ratings_text *c, carry_line *carry, const char *data, siz
     return 0;
 }
 
-/* Reads the text at path into r, chunk by chunk. */
-static int read_text(hog_ratings *r, const char *path, int allow_pairs, size_t chunk_bytes, char *err,
-                     size_t err_len)
+/* Hands fn the ratings parsed since the last batch, as r, and starts the
+ * next batch (hog_ratings_each). */
+static int hand_batch(hog_ratings *r, ratings_text *c, hog_ratings_fn fn, void *ctx, uint64_t *total)
+{
+    r->t = r->own;
+    r->info.ratings = c->n;
+    r->info.has_ratings = c->shape != 0;
+    r->info.users = r->users.n;
+    r->info.items = r->items.n;
+    const int rc = fn(ctx, r);
+    *total += c->n;
+    c->n = 0;
+    return rc;
+}
+
+/* Reads the text at path into r, chunk by chunk; with fn, eagerly (a
+ * stream's chunk is what it had ready), handing fn each chunk's ratings as
+ * they are parsed and keeping none (hog_ratings_each). */
+static int read_text(hog_ratings *r, const char *path, int allow_pairs, size_t chunk_bytes, hog_ratings_fn fn,
+                     void *ctx, char *err, size_t err_len)
 {
     hog_reader *rd;
-    int rc = hog_reader_open(path, chunk_bytes, 0, &rd, err, err_len);
+    int rc = hog_reader_open_with(path, chunk_bytes, 0, fn ? HOG_READER_EAGER : 0, &rd, err, err_len);
     if (rc < 0)
         return rc;
     ratings_text c = {.r = r, .path = path, .err = err, .err_len = err_len, .allow_pairs = allow_pairs,
@@ -298,7 +315,7 @@ static int read_text(hog_ratings *r, const char *path, int allow_pairs, size_t c
     carry_line carry = {0};
     const char *data;
     size_t len;
-    uint64_t chunks = 0;
+    uint64_t chunks = 0, handed = 0;
     int got;
     while ((got = hog_reader_next(rd, &data, &len)) == 1) {
         if (chunks++ == 0 && len >= 8 && memcmp(data, HOG_HGR_MAGIC, 8) == 0)
@@ -308,6 +325,8 @@ static int read_text(hog_ratings *r, const char *path, int allow_pairs, size_t c
         else
             rc = parse_chunk(&c, &carry, data, len);
         hog_reader_release(rd, data);
+        if (rc == 0 && fn && c.n)
+            rc = hand_batch(r, &c, fn, ctx, &handed);
         if (rc < 0)
             break;
     }
@@ -315,6 +334,8 @@ static int read_text(hog_ratings *r, const char *path, int allow_pairs, size_t c
         rc = got; /* the reader wrote err: a read error, a corrupt compressed stream */
     if (rc == 0 && carry.len) /* a last line without a newline */
         rc = parse_line(&c, carry.p, carry.p + carry.len);
+    if (rc == 0 && fn && c.n)
+        rc = hand_batch(r, &c, fn, ctx, &handed);
     /* What the input held: the file's size, or what came down the pipe. */
     r->info.file_bytes = hog_reader_position(rd);
     hog_free(carry.p);
@@ -322,9 +343,9 @@ static int read_text(hog_ratings *r, const char *path, int allow_pairs, size_t c
     if (rc < 0)
         return rc;
     r->t = r->own;
-    r->info.ratings = c.n;
+    r->info.ratings = fn ? handed : c.n;
     r->info.has_ratings = c.shape != 0;
-    if (c.n == 0)
+    if (r->info.ratings == 0)
         return hog_fail(HOG_EEMPTY, err, err_len, "%s: no ratings", path);
     return 0;
 }
@@ -369,7 +390,7 @@ int hog_ratings_open_in_chunks(const char *path, int allow_pairs, size_t chunk_b
         rc = hog_hgr_open(r, path, fd, size, err, err_len);
         close(fd);
     } else {
-        rc = read_text(r, path, allow_pairs, chunk_bytes, err, err_len);
+        rc = read_text(r, path, allow_pairs, chunk_bytes, NULL, NULL, err, err_len);
     }
     if (rc < 0) {
         hog_ratings_close(r);
@@ -388,4 +409,28 @@ int hog_ratings_open(const char *path, int allow_pairs, hog_ratings **out, char 
     if (hog_cpu_check(err, err_len) < 0)
         return HOG_ECPU;
     return hog_ratings_open_in_chunks(path, allow_pairs, 0, out, err, err_len);
+}
+
+int hog_ratings_each(const char *path, int allow_pairs, hog_ratings_fn fn, void *ctx, char *err, size_t err_len)
+{
+    if (hog_cpu_check(err, err_len) < 0)
+        return HOG_ECPU;
+    if (!fn)
+        return hog_fail(HOG_EPARAM, err, err_len, "hog_ratings_each: no function to hand the ratings to");
+    hog_ratings *r;
+    uint64_t size = 0;
+    int fd = open_binary(path, &size), rc;
+    if (fd >= 0) { /* a .hgr: mapped whole, one batch */
+        close(fd);
+        if ((rc = hog_ratings_open_in_chunks(path, allow_pairs, 0, &r, err, err_len)) < 0)
+            return rc;
+        rc = fn(ctx, r);
+        hog_ratings_close(r);
+        return rc;
+    }
+    if (!(r = hog_calloc(1, sizeof(*r))))
+        return hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
+    rc = read_text(r, path, allow_pairs, 0, fn, ctx, err, err_len);
+    hog_ratings_close(r);
+    return rc;
 }
