@@ -297,32 +297,8 @@ static inline float hog_ffm_dot(const hog_weight *va, const hog_weight *vb, uint
 static inline float hog_ffm_pairs(hog_weight *const *w, const float *x, const uint16_t *field, uint32_t n,
                                   uint32_t F, uint32_t G)
 {
-    if (F % 4 == 0) { /* four lanes summed across every pair, added up once at the end */
-        typedef float lanes __attribute__((vector_size(16)));
-        lanes s = {0.0f, 0.0f, 0.0f, 0.0f};
-        for (uint32_t a = 0; a < n; a++) {
-            const uint32_t fa = field[a];
-            if (!w[a] || fa >= G)
-                continue;
-            for (uint32_t b = a + 1; b < n; b++) {
-                const uint32_t fb = field[b];
-                if (!w[b] || fb >= G)
-                    continue;
-                const hog_weight *va = w[a] + (size_t)fb * F, *vb = w[b] + (size_t)fa * F;
-                const float xab = x[a] * x[b];
-                for (uint32_t f = 0; f < F; f += 4) {
-                    _Alignas(16) float ra[4], rb[4];
-                    hog_w_load_row(ra, va + f, 4);
-                    hog_w_load_row(rb, vb + f, 4);
-                    lanes la, lb;
-                    memcpy(&la, ra, sizeof(la));
-                    memcpy(&lb, rb, sizeof(lb));
-                    s += (la * lb) * xab;
-                }
-            }
-        }
-        return (s[0] + s[2]) + (s[1] + s[3]);
-    }
+    typedef float lanes __attribute__((vector_size(16)));
+    lanes s = {0.0f, 0.0f, 0.0f, 0.0f};
     float pair = 0.0f;
     for (uint32_t a = 0; a < n; a++) {
         const uint32_t fa = field[a];
@@ -332,10 +308,24 @@ static inline float hog_ffm_pairs(hog_weight *const *w, const float *x, const ui
             const uint32_t fb = field[b];
             if (!w[b] || fb >= G)
                 continue;
-            pair += hog_ffm_dot(w[a] + (size_t)fb * F, w[b] + (size_t)fa * F, F) * x[a] * x[b];
+            const hog_weight *va = w[a] + (size_t)fb * F, *vb = w[b] + (size_t)fa * F;
+            if (F % 4) {
+                pair += hog_ffm_dot(va, vb, F) * x[a] * x[b];
+                continue;
+            }
+            const float xab = x[a] * x[b];
+            for (uint32_t f = 0; f < F; f += 4) {
+                _Alignas(16) float ra[4], rb[4];
+                hog_w_load_row(ra, va + f, 4);
+                hog_w_load_row(rb, vb + f, 4);
+                lanes la, lb;
+                memcpy(&la, ra, sizeof(la));
+                memcpy(&lb, rb, sizeof(lb));
+                s += (la * lb) * xab;
+            }
         }
     }
-    return pair;
+    return F % 4 ? pair : (s[0] + s[2]) + (s[1] + s[3]);
 }
 
 /* <va, vb> over F factors: four partial sums, one a lane, when F is a
