@@ -352,6 +352,12 @@ int hog_hgd_writer_block(hog_hgd_writer *w, const hog_block *blk)
 int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_per_block, int weighted,
                           int one_based, hog_dataset_info *info)
 {
+    /* Labels that are class names are numbered 0 to n - 1, each on some
+     * row, and the reader holds a file to that: a data set whose names
+     * name a label no row has (a file whose summary said otherwise) is
+     * refused here, not written unreadable. */
+    if (w->names && (w->many_labels || w->labels != w->names->n))
+        return HOG_ECORRUPT;
     /* The summary's degrees cover every feature the header counts, those
      * no row has included (a caller may declare more than it uses). */
     if (!w->no_degrees) {
