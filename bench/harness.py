@@ -882,7 +882,8 @@ def study_fm(rows, limits, curves, plots, out):
 def study_stream(rows, limits, curves, plots, out):
     """Per tool and way in (a file or a pipe): the runs' rows/s (rows over
     the command's wall time), the median of each round's ratio to the file
-    run of the same round, and the peak RSS."""
+    run of the same round (matrix factorisation's to its own), and the peak
+    RSS."""
     by_rep = {(r["case"], r["tool"], r["rep"]): r for r in rows}
     lines = []
     for (case, tool) in sorted({(r["case"], r["tool"]) for r in rows}, key=lambda k: (k[1] != "hogtrain", k)):
@@ -891,7 +892,7 @@ def study_stream(rows, limits, curves, plots, out):
         rate = [n / fnum(r["wall_s"]) for r in rs if fnum(r["wall_s"])]
         ratios = []
         for r in rs:
-            ref = by_rep.get(("file", "hogtrain", r["rep"]))
+            ref = by_rep.get(("mf file" if case.startswith("mf") else "file", "hogtrain", r["rep"]))
             if ref and fnum(r["wall_s"]) and fnum(ref["wall_s"]):
                 ratios.append(fnum(ref["wall_s"]) / fnum(r["wall_s"]))
         rss = [fnum(r["peak_rss_kb"]) * 1024 for r in rs if fnum(r["peak_rss_kb"])]

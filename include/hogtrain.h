@@ -1474,6 +1474,9 @@ typedef enum hog_mf_schedule {
     HOG_MF_GRID = 1,    /* FPSGD's grid: users and items in seeded random bands, ratings in
                            (user band, item band) blocks; no two workers hold a block of the
                            same band, so no row is shared; the default */
+    HOG_MF_ARRIVAL = 2, /* segments of 1024 ratings in the order they came, any worker on any
+                           row: how hog_mf_train_stream runs, which its models' params say;
+                           hog_mf_train refuses it (HOG_EPARAM) */
 } hog_mf_schedule;
 
 typedef struct hog_mf_params {
@@ -1574,6 +1577,57 @@ int hog_mf_control_set_checkpoint(hog_mf_control *c, const char *path, double ev
  * HOG_EINTERRUPTED. A multi-node run is ended with hog_link_interrupt
  * instead. */
 int hog_mf_interrupt(hog_mf_control *c);
+
+/* Snapshots of a factorisation trained in one pass (hog_mf_train_stream)
+ * with control c: after every every_ratings ratings learned (0: not on a
+ * count), every every_seconds seconds (0: not on a timer) and when
+ * hog_mf_snapshot asks, write is called with the model of every rating
+ * learned so far, a whole model as the run would return it (its names
+ * too), which write must not keep: it saves it, atomically if readers may
+ * be looking (hog_mf_save does). A snapshot is taken between two batches,
+ * when no worker runs; on a quiet stream, as soon as the read has handed
+ * on what came. write's error is logged (HOG_LOG_WARN) and training goes
+ * on. Runs of several epochs take none. Not thread-safe against a run of
+ * c. Returns 0, or HOG_EPARAM (write NULL while a count or timer is set,
+ * every_seconds negative or not a number). */
+typedef int (*hog_mf_snapshot_fn)(void *ctx, const hog_mf_model *m);
+int hog_mf_control_set_snapshots(hog_mf_control *c, uint64_t every_ratings, double every_seconds,
+                                 hog_mf_snapshot_fn write, void *ctx);
+
+/* Asks c's run in one pass for a snapshot after its batch under way (see
+ * hog_mf_control_set_snapshots; none is taken where no write is set).
+ * Only sets a flag: async-signal-safe, for a SIGUSR1 handler. */
+void hog_mf_snapshot(hog_mf_control *c);
+
+/* Trains a factorisation in one pass over the ratings at path (text as
+ * hog_ratings_open reads it: a file, gzip or zstd, a pipe, a FIFO, "-" for
+ * standard input; or a .hgr), learning each rating once as it is read and
+ * keeping none of them: memory is the read-ahead and the model, which
+ * grows as users and items first appear, never the stream. A batch is
+ * what the reader completed (a stream's: what it had ready, so a rating
+ * written alone is learned at once); its ratings are stepped in segments
+ * of 1024 in the order they came, HOGWILD! on p->threads workers. Each
+ * rating is scored before its step (progressive validation): p->progress
+ * is called as the ratings learned pass each power of two from 1024 and
+ * at the end, with epoch 0 of 1 (1 of 1 at the end), the ratings so far as
+ * updates and their progressive RMSE as train_rmse. The model's mean is
+ * the running mean: each segment learns against the mean of the ratings
+ * before it (the first, against its first rating), and the model keeps the
+ * last segment's, so it predicts as it learned; min and max are the
+ * stream's. One thread gives the same model bit for bit however the
+ * stream is cut into batches (a file and a pipe of it alike). test (or
+ * NULL) is evaluated at the end (test_rmse); info.train_rmse is the
+ * progressive RMSE. With p->control, hog_mf_interrupt stops the read at
+ * once, even one waiting on a quiet pipe: the ratings read so far are
+ * learned (a line cut by the stop is left out, with a warning) and the
+ * call returns their model (0), as at the stream's end; snapshots as
+ * hog_mf_control_set_snapshots sets. Refused with HOG_EPARAM: epochs
+ * other than 1, a holdout or early stopping (progressive validation
+ * scores each rating before it is learned), a link, a checkpoint on the
+ * control. Other errors as hog_ratings_each's (a bad line: HOG_EFORMAT
+ * naming it, and no model) and hog_mf_train's. */
+int hog_mf_train_stream(const hog_mf_params *p, const char *path, const hog_ratings *test, hog_mf_model **out,
+                        char *err_detail, size_t err_len);
 
 /* Trains a factorisation of train with HOGWILD! SGD on p->threads workers
  * of the library's shared pool (see hog_model_evaluate). test (may be NULL;

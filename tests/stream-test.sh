@@ -1,5 +1,5 @@
 #!/bin/sh
-# stream-test.sh: hogtrain train --epochs 1 on a pipe trains in one pass: memory flat whatever the stream's length, the same model and progressive validation as the same rows from a file, a label the first rows lacked named by its line, several epochs still read whole.
+# stream-test.sh: hogtrain train --epochs 1 on a pipe trains in one pass, linear models and matrix factorisation alike: memory flat whatever the stream's length, the same model and progressive validation as the same rows from a file, snapshots and signals on a quiet stream, a label the first rows lacked named by its line, several epochs still read whole.
 # SPDX-License-Identifier: BSD-2-Clause
 # usage: HOG_BUILD=build sh tests/stream-test.sh   (prints TAP lines; run by make test)
 # The peak resident memory comes from --report (peak_rss_bytes, the
@@ -228,5 +228,73 @@ if [ "$first" -eq 1 ] && [ "$rc" -eq 0 ] && [ "$(cat "$tmp/mf.pred")" = "$whole"
     ok "matrix factorisation's predict on a FIFO answers a pair written alone before the next comes, as from a file"
 else
     not_ok "MF predict on a FIFO: $first lines before the second pair, exit $rc, '$(cat "$tmp/mf.pred")' against '$whole'" "$tmp/mf.log"
+fi
+
+# ---- matrix factorisation in one pass: memory flat, a pipe's model the file's ----
+"$build/tools/gen_ratings" -u 20000 -i 4000 -k 8 -n 1000000 -s 4 -o "$tmp/rall.txt" -q || exit 1
+head -n 950000 "$tmp/rall.txt" >"$tmp/rpart.txt"
+tail -n 50000 "$tmp/rall.txt" >"$tmp/rtest.txt"
+rstream() {
+    i=0
+    while [ "$i" -lt "$1" ]; do
+        cat "$tmp/rpart.txt"
+        i=$((i + 1))
+    done
+}
+mf="--model mf --rank 8 --epochs 1"
+rstream 1 | "$bin" train - $mf -o "$tmp/r1.mf" -q --report "$tmp/r1.json" 2>"$tmp/r1.log"
+rc1=$?
+rstream 6 | "$bin" train - $mf -o "$tmp/r6.mf" -q --report "$tmp/r6.json" 2>"$tmp/r6.log"
+rc6=$?
+rss1=$(json "$tmp/r1.json" "d['peak_rss_bytes'] >> 20")
+rss6=$(json "$tmp/r6.json" "d['peak_rss_bytes'] >> 20")
+n6=$(json "$tmp/r6.json" "d['train_ratings']")
+if [ "$rc1" -eq 0 ] && [ "$rc6" -eq 0 ] && [ "$n6" = 5700000 ] && [ $((rss6 - rss1)) -lt 16 ]; then
+    ok "matrix factorisation in one pass over a pipe: peak RSS $rss1 MiB for 950,000 ratings, $rss6 MiB for 5,700,000"
+else
+    not_ok "MF one pass over a pipe: exit $rc1/$rc6, $n6 ratings, peak RSS $rss1 MiB then $rss6 MiB" "$tmp/r6.log"
+fi
+one="$mf --threads 1 --bind 0 --test $tmp/rtest.txt"
+rstream 1 | "$bin" train - $one -o "$tmp/rp.mf" --report "$tmp/rp.json" 2>"$tmp/rp.log"
+rcp=$?
+"$bin" train "$tmp/rpart.txt" $one -o "$tmp/rf.mf" --report "$tmp/rf.json" 2>"$tmp/rf.log"
+rcf=$?
+"$bin" info "$tmp/rp.mf" | grep -v -e "^training time" -e "matrix factorisation model" >"$tmp/rp.info"
+"$bin" info "$tmp/rf.mf" | grep -v -e "^training time" -e "matrix factorisation model" >"$tmp/rf.info"
+pl=$(json "$tmp/rp.json" "repr(d['train_rmse']), repr(d['test_rmse']), d['progressive'][-1]['ratings']")
+fl=$(json "$tmp/rf.json" "repr(d['train_rmse']), repr(d['test_rmse']), d['progressive'][-1]['ratings']")
+if [ "$rcp" -eq 0 ] && [ "$rcf" -eq 0 ] && [ "$pl" = "$fl" ] && cmp -s "$tmp/rp.info" "$tmp/rf.info" &&
+    grep -q "^progressive: 950000 ratings  rmse" "$tmp/rp.log"; then
+    ok "MF one pass, one thread: a pipe's model, progressive and test rmse equal the file's ($pl)"
+else
+    not_ok "MF one pass: pipe $pl against file $fl" "$tmp/rp.log" "$tmp/rf.log"
+fi
+
+# ---- MF on a quiet FIFO: snapshots meanwhile, SIGUSR1 one at once, SIGTERM the model of every rating read ----
+rm -f "$tmp/quiet"
+mkfifo "$tmp/quiet"
+"$bin" train "$tmp/quiet" $mf --threads 2 -o "$tmp/rq.mf" --save-every 100000 2>"$tmp/rq.log" &
+trainer=$!
+exec 3>"$tmp/quiet"
+head -n 300000 "$tmp/rpart.txt" >&3
+wait_for "snapshot after" "$tmp/rq.log" 60
+snap=$("$bin" info "$tmp/rq.mf" 2>/dev/null | sed -n 's/^training ratings *//p')
+printf 'u1 i2' >&3 # a line cut short: the stop leaves it out
+sleep 1
+kill -USR1 "$trainer"
+sleep 1
+kill -TERM "$trainer"
+wait "$trainer"
+rc=$?
+exec 3>&-
+rows=$("$bin" info "$tmp/rq.mf" 2>/dev/null | sed -n 's/^training ratings *//p')
+if [ "$snap" -ge 100000 ] 2>/dev/null && [ "$rc" -eq 0 ] && [ "$rows" = 300000 ] &&
+    grep -q "snapshot after 300000 ratings" "$tmp/rq.log" &&
+    grep -q "interrupted: the read stopped after 300000 ratings" "$tmp/rq.log" &&
+    grep -q "the read was stopped inside this line" "$tmp/rq.log" &&
+    "$bin" predict "$tmp/rq.mf" "$tmp/rtest.txt" -o "$tmp/rq.pred" 2>>"$tmp/rq.log"; then
+    ok "MF on a quiet FIFO: a snapshot of $snap ratings meanwhile; SIGTERM ends the read and writes all 300,000 (exit 0)"
+else
+    not_ok "MF on a quiet FIFO and SIGTERM: snapshot '$snap', exit $rc, final ratings '$rows'" "$tmp/rq.log"
 fi
 echo "1..$n"

@@ -204,10 +204,17 @@ Test(cli_flags_command, an_mf_warning_names_the_step_option)
         snprintf(text + strlen(text), sizeof(text) - strlen(text), "%d %d %d\n", i % 10, i % 7, 1 + i % 5);
     write_file("r.txt", text);
     /* the diverged factors are never saved */
-    cr_assert_eq(hog("train r.txt --model mf -o m.mf --step 1e30 --epochs 1 --threads 1 --rank 2"), 1, "%s", out);
+    cr_assert_eq(hog("train r.txt --model mf -o m.mf --step 1e30 --epochs 2 --holdout 0 --threads 1 --rank 2"), 1,
+                 "%s", out);
     cr_assert(strstr(out, "the training diverged in epoch 1: its error is not finite (NaN or infinite), and "
                           "no model was made. The steps are too large for the ratings' scale: lower --step (now "
                           "1e+30)\n"), "%s", out);
+    cr_assert(!exists("m.mf"));
+    /* In one pass too, before any model is made. */
+    cr_assert_eq(hog("train r.txt --model mf -o m.mf --step 1e30 --epochs 1 --threads 1 --rank 2"), 1, "%s", out);
+    cr_assert(strstr(out, "r.txt: the training diverged in its one pass after 200 ratings: its error is not finite (NaN "
+                          "or infinite), and no model was made. The steps are too large for the ratings' scale: "
+                          "lower --step (now 1e+30)\n"), "%s", out);
     cr_assert(!exists("m.mf"));
 }
 

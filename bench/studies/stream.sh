@@ -1,4 +1,4 @@
-# stream.sh: one pass over a pipe (a generator's rows through cat) against the same rows from a file, train --epochs 1: rows/s, their ratio and peak RSS; Vowpal Wabbit on the same pipe when it is built.
+# stream.sh: one pass over a pipe (a generator's rows through cat) against the same rows from a file, train --epochs 1, linear and matrix factorisation: rows/s, their ratio and peak RSS; Vowpal Wabbit on the same pipe when it is built.
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # Data: gen_sparse, 1,000,000 rows (--quick 200,000) of 40 non-zeros among
@@ -15,8 +15,9 @@
 # cat's is smaller). Vowpal Wabbit: vw on PATH or
 # DATA_DIR/vw/build/vowpalwabbit/cli/vw; its rows are left out, and the
 # table says so, when neither is there. Then one more pipe run with
-# --save-every 100000: when its first snapshot was written (a note); last,
-# the long stream (stream_long, below).
+# --save-every 100000: when its first snapshot was written (a note); then
+# matrix factorisation's ratings the same two ways (stream_mf); last, the
+# long stream (stream_long, below).
 
 study_stream() {
     rows=1000000
@@ -51,6 +52,7 @@ study_stream() {
         fi
         rep=$((rep + 1))
     done
+    stream_mf "$t"
     # Models while it runs: the pipe once more with --save-every 100000,
     # the time from the command's start to its first snapshot (its log).
     snaplog="$OUT/tmp/stream.snap.log"
@@ -60,6 +62,33 @@ study_stream() {
     note stream snapshots "--save-every 100000 on the pipe: the first snapshot after ${first:-none}; $(grep -c 'snapshot after' "$snaplog") in all"
     rm -f "$OUT/tmp/stream.hog" "$OUT/tmp/stream.json" "$OUT/tmp/stream.vw.model" "$snaplog"
     stream_long "$svm" "$n"
+}
+
+# stream_mf THREADS: matrix factorisation in one pass, "user item rating"
+# text from gen_ratings (5,000,000 ratings of 200,000 users x 20,000
+# items, rank 16; --quick 1,000,000), the file against the same bytes
+# through `cat |`, train --model mf --rank 16 --epochs 1, interleaved in
+# rounds as above (cases "mf file" and "mf pipe"; the ratio is against the
+# "mf file" run of the same round).
+stream_mf() {
+    _rn=5000000
+    [ "$QUICK" -eq 1 ] && _rn=1000000
+    _txt="$DATA_DIR/ratings-stream-n$_rn.txt"
+    [ -s "$_txt" ] || "$BUILD/tools/gen_ratings" -u 200000 -i 20000 -k 16 -n "$_rn" -s 3 -q -o "$_txt" || return 1
+    _mf="--model mf --rank 16 --epochs 1 -q"
+    rep=0
+    while [ "$rep" -le "$REPS" ]; do
+        w=
+        [ "$rep" -eq 0 ] && w=--warmup
+        cat "$_txt" >/dev/null
+        measure stream "mf file" hogtrain "rows=$_rn" "$1" "$rep" --data "$_txt" --report "$OUT/tmp/stream.json" $w -- \
+            "$HOGTRAIN" train "$_txt" $_mf -o "$OUT/tmp/stream.mf" --report "$OUT/tmp/stream.json"
+        measure stream "mf pipe" hogtrain "rows=$_rn" "$1" "$rep" --data "$_txt" --report "$OUT/tmp/stream.json" $w -- \
+            sh -c 'cat "$1" | "$2" train - $3 -o "$4" --report "$5"' sh "$_txt" "$HOGTRAIN" "$_mf" \
+            "$OUT/tmp/stream.mf" "$OUT/tmp/stream.json"
+        rep=$((rep + 1))
+    done
+    rm -f "$OUT/tmp/stream.mf" "$OUT/tmp/stream.json"
 }
 
 # stream_long SVM ROWS: an endless stream, bounded. The file again and again

@@ -229,9 +229,22 @@ void cli_signal_catch(void);
  * factorisation (hog_mf_interrupt), each NULL for none. A signal caught
  * already is passed on to them at once. */
 void cli_signal_route(hog_trainer *t, hog_link *l, hog_mf_control *mf);
-/* From now on SIGUSR1 asks t for a snapshot (hog_trainer_snapshot); after
+/* Snapshots (--save-every, SIGUSR1): the model file they replace. */
+typedef struct cli_snap {
+    const char *path;
+    uint64_t rows;   /* --save-every N: rows (ratings) between snapshots (0: none) */
+    double seconds;  /* --save-every Ns: seconds between them (0: none) */
+    int set;
+} cli_snap;
+/* --save-every N (rows) or Ns (seconds) into s; -1 after the message. */
+int cli_save_every_option(const char *val, cli_snap *s);
+/* Whether out names a regular file or nothing yet: a model file that
+ * snapshots may replace (a device, a FIFO or a pipe may not). */
+int cli_is_model_file(const char *out);
+/* From now on SIGUSR1 asks t (hog_trainer_snapshot) or mf
+ * (hog_mf_snapshot), either NULL, for a snapshot; after
  * cli_signal_release it is ignored. */
-void cli_signal_snapshots(hog_trainer *t);
+void cli_signal_snapshots(hog_trainer *t, hog_mf_control *mf);
 /* The first signal caught, or 0. */
 int cli_signal_caught(void);
 /* "SIGINT", "SIGTERM". */

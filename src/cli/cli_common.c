@@ -316,3 +316,33 @@ uint64_t cli_model_weights(const hog_model *m)
     const uint32_t F = in.params.factors, G = hog_model_fields(m);
     return in.features * (G ? (uint64_t)F * G : F ? 1ull + F : in.outputs);
 }
+
+int cli_save_every_option(const char *val, cli_snap *s)
+{
+    const size_t n = strlen(val);
+    s->set = 1;
+    if (n > 1 && val[n - 1] == 's') {
+        char num[64];
+        snprintf(num, sizeof(num), "%.*s", (int)(n - 1), val);
+        if (cli_double("--save-every", num, &s->seconds) < 0 || !(s->seconds > 0))
+            goto bad;
+        return 0;
+    }
+    unsigned long long v;
+    if (cli_unsigned("--save-every", val, ~0ull, &v) < 0)
+        return -1;
+    if (v == 0)
+        goto bad;
+    s->rows = v;
+    return 0;
+bad:
+    cli_error("--save-every: expected rows (a whole number from 1) or seconds (a number above 0, then s), found '%s'",
+              val);
+    return -1;
+}
+
+int cli_is_model_file(const char *out)
+{
+    struct stat st;
+    return out && (stat(out, &st) < 0 ? errno == ENOENT : S_ISREG(st.st_mode));
+}

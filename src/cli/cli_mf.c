@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -16,7 +17,9 @@ static const char mf_usage[] =
     "  -o, --output FILE       the model to write (atomically)\n"
     "  --rank K                factors per user and per item (default 32)\n"
     "  --threads N             worker threads (default: one per core)\n"
-    "  --epochs E              passes over the ratings (default 20)\n"
+    "  --epochs E              passes over the ratings (default 20); --epochs 1 learns each\n"
+    "                          rating once as it is read (a file, a pipe, a FIFO), holding\n"
+    "                          none: progressive rmse printed at doubling ratings\n"
     "  --step S                initial step size (default 0.1)\n"
     "  --schedule adagrad|decay\n"
     "                          adagrad: each user's and item's step is S / sqrt(1 + its\n"
@@ -43,6 +46,9 @@ static const char mf_usage[] =
     "  --grid B                bands per side of the grid (default: 32, at least\n"
     "                          2 threads + 1, fewer on few ratings)\n"
     "  --save-ratings FILE     also write RATINGS as a binary ratings file (.hgr)\n"
+    "  --save-every N[s]       one pass (--epochs 1): write the model of the ratings learned\n"
+    "                          so far to -o (atomically) every N ratings, or every N seconds\n"
+    "                          (N s); SIGUSR1 writes one too\n"
     "  --report FILE           write a JSON report (atomically)\n"
     "  -q, --quiet             no progress output\n"
     CLI_CKPT_USAGE
@@ -60,12 +66,43 @@ int cli_mf_wanted(int argc, char **argv)
     return 0;
 }
 
+/* A point of a run in one pass's progressive validation, for the report. */
+typedef struct mf_point {
+    uint64_t ratings;
+    double seconds, rmse, recent;
+} mf_point;
+
 typedef struct mf_progress {
     int tty;
     unsigned epochs;
     double *epoch_seconds;
     hog_mf_epoch_stats last;
+    mf_point curve[80];    /* a run in one pass: a point at each power of two of ratings from
+                              1024, and the last */
+    unsigned ncurve;
 } mf_progress;
+
+/* A run in one pass (hog_mf_train_stream): its progressive RMSE, as
+ * Vowpal Wabbit prints its progressive loss, over all the ratings so far
+ * and over those since the last line. */
+static void on_stream_progress(void *ctx, const hog_mf_epoch_stats *s)
+{
+    mf_progress *ps = ctx;
+    const hog_mf_epoch_stats *b = &ps->last;
+    const double se = s->train_rmse * s->train_rmse * (double)s->updates,
+                 se0 = b->updates ? b->train_rmse * b->train_rmse * (double)b->updates : 0;
+    const uint64_t n = s->updates - b->updates;
+    const double recent = n ? sqrt(fmax(se - se0, 0) / (double)n) : (double)NAN;
+    if (ps->ncurve < sizeof(ps->curve) / sizeof(ps->curve[0]))
+        ps->curve[ps->ncurve++] = (mf_point){s->updates, s->seconds, s->train_rmse, recent};
+    if (s->epoch)
+        ps->epoch_seconds[0] = s->seconds;
+    ps->last = *s;
+    if (cli_quiet || (s->epoch && !n))
+        return;
+    fprintf(stderr, "progressive: %llu ratings  rmse %.4f (last %llu ratings %.4f)  %.2f s\n",
+            (unsigned long long)s->updates, s->train_rmse, (unsigned long long)n, recent, s->seconds);
+}
 
 static void on_progress(void *ctx, const hog_mf_epoch_stats *s)
 {
@@ -81,6 +118,14 @@ static void on_progress(void *ctx, const hog_mf_epoch_stats *s)
     if (s->test_ratings)
         fprintf(stderr, "  | test rmse %.4f", s->test_rmse);
     fprintf(stderr, "  %.2f s  %.3g updates/s\n", s->seconds, rate);
+}
+
+/* A snapshot of a run in one pass: the model file replaced atomically, so
+ * that a reader of it only ever finds a whole model, the last one. */
+static int snap_write(void *ctx, const hog_mf_model *m)
+{
+    const cli_snap *s = ctx;
+    return hog_mf_save(m, s->path);
 }
 
 static int open_ratings(const char *path, int pairs, hog_ratings **out)
@@ -134,6 +179,23 @@ static int write_report(cli_out *o, const char *input, const char *model, const 
     cli_json_number(f, mi->test_rmse);
     fprintf(f, ",\n  \"epoch_test_rmse\": ");
     cli_json_number(f, ps->last.test_rmse);
+    if (ps->ncurve) { /* one pass: the progressive RMSE at doubling ratings */
+        fprintf(f, ",\n  \"one_pass\": true,\n  \"progressive\": [");
+        for (unsigned k = 0; k < ps->ncurve; k++) {
+            fprintf(f, "%s\n    {\"ratings\": %llu, \"seconds\": ", k ? "," : "",
+                    (unsigned long long)ps->curve[k].ratings);
+            cli_json_number(f, ps->curve[k].seconds);
+            fprintf(f, ", \"rmse\": ");
+            cli_json_number(f, ps->curve[k].rmse);
+            fprintf(f, ", \"recent_rmse\": ");
+            cli_json_number(f, ps->curve[k].recent);
+            fprintf(f, "}");
+        }
+        fprintf(f, "\n  ]");
+    }
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        fprintf(f, ",\n  \"peak_rss_bytes\": %llu", (unsigned long long)ru.ru_maxrss * 1024ull);
     if (link)
         cli_link_report(f, link);
     fprintf(f, "\n}\n");
@@ -191,13 +253,15 @@ int cli_mf_train(int argc, char **argv)
         {"clamp", required_argument, 0, 0}, {"holdout", required_argument, 0, 0},
         {"seed", required_argument, 0, 0}, {"bind", required_argument, 0, 0},
         {"mf-schedule", required_argument, 0, 0}, {"grid", required_argument, 0, 0},
-        {"schedule", required_argument, 0, 0}, {"early-stop", required_argument, 0, 0}, CLI_CKPT_OPTIONS, CLI_LINK_OPTIONS, {0, 0, 0, 0},
+        {"schedule", required_argument, 0, 0}, {"early-stop", required_argument, 0, 0},
+        {"save-every", required_argument, 0, 'E'}, CLI_CKPT_OPTIONS, CLI_LINK_OPTIONS, {0, 0, 0, 0},
     };
     double t_start = cli_now();
     hog_mf_params p = hog_mf_params_default();
     hog_link_params lp = hog_link_params_default();
     const char *out = NULL, *test_path = NULL, *report = NULL, *save = NULL;
     cli_ckpt ck = {NULL, 300, 0, 0};
+    cli_snap snap = {NULL, 0, 0, 0};
     int c, li, holdout_set = 0, stop_set = 0, rank_outputs = 0, status = 2;
     /* The command as given, for the resume line: getopt reorders argv. */
     char **given = calloc((size_t)argc + 1, sizeof(char *));
@@ -214,6 +278,10 @@ int cli_mf_train(int argc, char **argv)
         case 'T': test_path = optarg; break;
         case 'R': report = optarg; break;
         case 'S': save = optarg; break;
+        case 'E':
+            if (cli_save_every_option(optarg, &snap) < 0)
+                goto usage;
+            break;
         case 'M':
             if (strcmp(optarg, "mf") != 0) {
                 cli_error("--model: expected mf, found '%s'", optarg);
@@ -262,6 +330,24 @@ int cli_mf_train(int argc, char **argv)
     }
     if (cli_ckpt_check(&ck, &lp) < 0)
         goto usage;
+    /* One epoch learns the ratings as they are read, unless an option needs them all first. */
+    const char *whole = p.epochs != 1 ? NULL
+                        : p.holdout > 0 ? "--holdout"
+                        : p.early_stop ? "--early-stop"
+                        : ck.path ? "--checkpoint"
+                        : lp.nodes > 1 ? "--nodes"
+                        : save ? "--save-ratings" : NULL;
+    const int one_pass = p.epochs == 1 && !whole;
+    if (snap.set && !one_pass) {
+        cli_error("--save-every writes the model of a run in one pass while it goes on: not %s",
+                  whole ? whole : "with several epochs");
+        goto usage;
+    }
+    const int out_is_file = cli_is_model_file(out);
+    if (snap.set && !out_is_file) {
+        cli_error("--save-every: -o %s is not a file: snapshots replace a model file while the run goes on", out);
+        goto usage;
+    }
     const char *field;
     if (hog_mf_params_check(&p, &field) < 0) {
         cli_error("invalid value for hog_mf_params.%s", field); /* as its option */
@@ -275,8 +361,8 @@ int cli_mf_train(int argc, char **argv)
         goto usage;
     }
     status = 1;
-    mf_progress ps = {isatty(2), p.epochs, calloc(p.epochs, sizeof(double)), {0}};
-    p.progress = on_progress;
+    mf_progress ps = {isatty(2), p.epochs, calloc(p.epochs, sizeof(double)), {0}, {{0}}, 0};
+    p.progress = one_pass ? on_stream_progress : on_progress;
     p.progress_ctx = &ps;
     hog_ratings *train = NULL, *test = NULL;
     hog_mf_model *m = NULL;
@@ -300,6 +386,12 @@ int cli_mf_train(int argc, char **argv)
     p.control = ctl;
     cli_signal_catch();
     cli_signal_route(NULL, NULL, ctl);
+    /* A model file takes snapshots in one pass: on --save-every's count or
+     * timer, and at SIGUSR1 whether or not it was given. */
+    snap.path = out;
+    if (one_pass && out_is_file &&
+        hog_mf_control_set_snapshots(ctl, snap.rows, snap.seconds, snap_write, &snap) == 0)
+        cli_signal_snapshots(NULL, ctl);
     if (cli_link_open(&lp, NULL, ctl, &link) < 0)
         goto out;
     p.link = link;
@@ -321,13 +413,33 @@ int cli_mf_train(int argc, char **argv)
     }
     if (ck.path && !ck.resume && cli_output_check(ck.path) < 0)
         goto out;
+    if (test_path && open_ratings(test_path, 0, &test) < 0)
+        goto out;
+    hog_ratings_info ri = {0};
+    double read_s = NAN; /* one pass: reading and training overlap */
+    if (one_pass) {
+        if (!cli_quiet)
+            fprintf(stderr, "%s: one pass: each rating learned once as it is read\n", input);
+        rc = hog_mf_train_stream(&p, input, test, &m, err, sizeof(err));
+        /* A signal ends the read; the ratings read are learned and saved. */
+        if (rc < 0 && cli_signal_caught()) {
+            status = cli_signal_report(cli_signal_caught(), rc, err, out, NULL, NULL, argc, given);
+            goto out;
+        }
+        if (rc < 0) {
+            cli_error("%s", err[0] ? err : hog_strerror(rc));
+            goto out;
+        }
+        hog_mf_info si;
+        hog_mf_get_info(m, &si);
+        ri = (hog_ratings_info){.ratings = si.train_ratings, .users = si.users, .items = si.items,
+                                .has_ratings = 1, .mean = si.mean, .min = si.min, .max = si.max};
+        goto trained;
+    }
     double t_read = cli_now();
     if (open_ratings(input, 0, &train) < 0)
         goto out;
-    double read_s = cli_now() - t_read;
-    if (test_path && open_ratings(test_path, 0, &test) < 0)
-        goto out;
-    hog_ratings_info ri;
+    read_s = cli_now() - t_read;
     hog_ratings_get_info(train, &ri);
     if (!cli_quiet)
         fprintf(stderr, "%s: %llu ratings, %u users, %u items, mean %.4f (read in %.2f s)\n", input,
@@ -356,6 +468,7 @@ int cli_mf_train(int argc, char **argv)
         status = cli_signal_report(cli_signal_caught(), 0, err, out, ck.path, link, argc, given);
         goto out;
     }
+trained:
     rc = hog_mf_save_output(m, model_out);
     model_out = NULL;
     if (rc < 0) {
@@ -367,12 +480,22 @@ int cli_mf_train(int argc, char **argv)
     unsigned epochs_run, best_epoch;
     hog_mf_get_epochs(m, &epochs_run, &best_epoch);
     if (!cli_quiet) {
-        fprintf(stderr, "%s: mf rank %u, %u threads, %u epochs", out, mi.rank, mi.params.threads, epochs_run);
+        fprintf(stderr, "%s: mf rank %u, %u threads, ", out, mi.rank, mi.params.threads);
+        if (one_pass)
+            fputs("one pass", stderr);
+        else
+            fprintf(stderr, "%u epochs", epochs_run);
         if (epochs_run != best_epoch)
             fprintf(stderr, " (the model of epoch %u)", best_epoch);
         fprintf(stderr, ", %.2f s training, %.3g updates/s\n", mi.seconds,
                 mi.seconds > 0 ? (double)mi.updates / mi.seconds : 0.0);
-        fprintf(stderr, "train (%llu ratings): rmse %.4f\n", (unsigned long long)mi.train_ratings, mi.train_rmse);
+        if (one_pass)
+            fprintf(stderr, "%u users, %u items, mean %.4f; progressive (%llu ratings, each before its step): "
+                    "rmse %.4f\n", mi.users, mi.items, mi.mean, (unsigned long long)mi.train_ratings,
+                    mi.train_rmse);
+        else
+            fprintf(stderr, "train (%llu ratings): rmse %.4f\n", (unsigned long long)mi.train_ratings,
+                    mi.train_rmse);
         if (mi.test_ratings)
             fprintf(stderr, "test (%llu ratings): rmse %.4f\n", (unsigned long long)mi.test_ratings, mi.test_rmse);
     }
@@ -539,10 +662,13 @@ int cli_mf_info(const char *path)
     printf("%-18s %u run, the model of epoch %u\n", "epochs", epochs_run, best_epoch);
     if (p->schedule == HOG_MF_GRID)
         printf("%-18s grid of %u x %u blocks\n", "schedule", p->grid, p->grid);
+    else if (p->schedule == HOG_MF_ARRIVAL)
+        printf("%-18s one pass, segments in the order the ratings came\n", "schedule");
     else
         printf("%-18s hogwild (shuffled segments)\n", "schedule");
     printf("%-18s %.3f s, %llu updates\n", "training time", in.seconds, (unsigned long long)in.updates);
-    printf("%-18s rmse %.6g\n", "train metrics", in.train_rmse);
+    printf("%-18s rmse %.6g%s\n", "train metrics", in.train_rmse,
+           p->schedule == HOG_MF_ARRIVAL ? " (progressive: each rating before its step)" : "");
     if (in.test_ratings)
         printf("%-18s ratings %llu, rmse %.6g\n", "test metrics", (unsigned long long)in.test_ratings, in.test_rmse);
     hog_mf_free(m);

@@ -57,18 +57,23 @@ static void on_signal(int sig)
 /* SIGUSR1: a snapshot at the run's next window (hog_trainer_snapshot only
  * sets a flag: async-signal-safe). */
 static hog_trainer *volatile snap_trainer;
+static hog_mf_control *volatile snap_mf;
 
 static void on_usr1(int sig)
 {
     (void)sig;
     hog_trainer *t = snap_trainer;
+    hog_mf_control *mf = snap_mf;
     if (t)
         hog_trainer_snapshot(t);
+    if (mf)
+        hog_mf_snapshot(mf);
 }
 
-void cli_signal_snapshots(hog_trainer *t)
+void cli_signal_snapshots(hog_trainer *t, hog_mf_control *mf)
 {
     snap_trainer = t;
+    snap_mf = mf;
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_usr1;
@@ -153,9 +158,10 @@ void cli_signal_release(void)
 {
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
-    if (snap_trainer) { /* a late SIGUSR1 must not end a run that is done */
+    if (snap_trainer || snap_mf) { /* a late SIGUSR1 must not end a run that is done */
         signal(SIGUSR1, SIG_IGN);
         snap_trainer = NULL;
+        snap_mf = NULL;
     }
     route_trainer = NULL;
     route_link = NULL;

@@ -494,45 +494,12 @@ int cli_tune(int argc, char **argv)
     return train_main(argc, argv, 1);
 }
 
-/* Snapshots (--save-every, SIGUSR1): the model file they replace. */
-typedef struct snap_ctx {
-    const char *path;
-    uint64_t rows;   /* --save-every N: rows between snapshots (0: none) */
-    double seconds;  /* --save-every Ns: seconds between them (0: none) */
-    int set;
-} snap_ctx;
-
-/* --save-every N (rows) or Ns (seconds). */
-static int save_every_option(const char *val, snap_ctx *s)
-{
-    const size_t n = strlen(val);
-    s->set = 1;
-    if (n > 1 && val[n - 1] == 's') {
-        char num[64];
-        snprintf(num, sizeof(num), "%.*s", (int)(n - 1), val);
-        if (cli_double("--save-every", num, &s->seconds) < 0 || !(s->seconds > 0))
-            goto bad;
-        return 0;
-    }
-    unsigned long long v;
-    if (cli_unsigned("--save-every", val, ~0ull, &v) < 0)
-        return -1;
-    if (v == 0)
-        goto bad;
-    s->rows = v;
-    return 0;
-bad:
-    cli_error("--save-every: expected rows (a whole number from 1) or seconds (a number above 0, then s), found '%s'",
-              val);
-    return -1;
-}
-
 /* The trainer's snapshot write: the model file replaced atomically (a
  * temporary file beside it, synced, renamed), so that a reader of it only
  * ever finds a whole model, the last one. */
 static int snap_write(void *ctx, const hog_model *m)
 {
-    const snap_ctx *s = ctx;
+    const cli_snap *s = ctx;
     return hog_model_save(m, s->path);
 }
 
@@ -590,7 +557,7 @@ static int train_main(int argc, char **argv, int tune)
     int cache_beside = 0, loss_set = 0, fm_set = 0, l2_set = 0; /* fm_set: --schedule (1), --step (2), --normalized (4) given */
     int kind_set = 0, stop_set = 0; /* --model or --factors given; --early-stop given */
     unsigned cv = 0, trials = 16;
-    snap_ctx snap = {NULL, 0, 0, 0};
+    cli_snap snap = {NULL, 0, 0, 0};
     while ((c = cli_getopt(tune ? "tune" : "train", argc, argv, "o:qhb:d:f:l:ci:", opts, &li)) != -1) {
         switch (c) {
         case 'o':
@@ -643,7 +610,7 @@ static int train_main(int argc, char **argv, int tune)
         case 0: {
             const char *name = cli_canonical(opts[li].name);
             if (strcmp(name, "save-every") == 0) {
-                if (save_every_option(optarg, &snap) < 0)
+                if (cli_save_every_option(optarg, &snap) < 0)
                     goto usage;
                 break;
             }
@@ -692,10 +659,7 @@ static int train_main(int argc, char **argv, int tune)
                   tune ? "hogtrain tune" : cv ? "--cv" : "a run of several ranks (--nodes)");
         goto usage;
     }
-    /* A model file, or one not made yet, takes snapshots; a device, a FIFO
-     * or a pipe does not. */
-    struct stat out_st;
-    const int out_is_file = out && (stat(out, &out_st) < 0 ? errno == ENOENT : S_ISREG(out_st.st_mode));
+    const int out_is_file = cli_is_model_file(out);
     if (snap.set && out && !out_is_file) {
         cli_error("--save-every: -o %s is not a file: snapshots replace a model file while the run goes on", out);
         goto usage;
@@ -864,7 +828,7 @@ static int train_main(int argc, char **argv, int tune)
     snap.path = out;
     if (out_is_file && !tune && !cv &&
         hog_trainer_set_snapshots(t, snap.rows, snap.seconds, snap_write, &snap) == 0)
-        cli_signal_snapshots(t);
+        cli_signal_snapshots(t, NULL);
     hog_trainer_set_init(t, init); /* its loss is the run's (checked above) */
     if (ck.path && (rc = hog_trainer_set_checkpoint(t, ck.path, ck.every, ck.resume)) < 0) {
         cli_error("--checkpoint %s: %s", ck.path, hog_strerror(rc));

@@ -1048,6 +1048,12 @@ uint64_t hog_ratings_fingerprint(const hog_ratings *r);
 int hog_ratings_open_in_chunks(const char *path, int allow_pairs, size_t chunk_bytes, hog_ratings **out,
                                char *err, size_t err_len);
 
+/* hog_ratings_each with a stop fd (-1: none), as hog_reader_set_stop
+ * takes it: once it is readable the read ends as at the input's end, a
+ * line it cut left out with a warning (HOG_LOG_WARN) naming it. */
+int hog_ratings_each_until(const char *path, int allow_pairs, int stop_fd, hog_ratings_fn fn, void *ctx, char *err,
+                           size_t err_len);
+
 /* The first 8 bytes of a binary ratings file (the layout is in
  * etl_ratings_hgr.c; NUL is the eighth byte); hog_file_probe tells files
  * apart by it. */

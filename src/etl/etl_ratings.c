@@ -303,13 +303,14 @@ static int hand_batch(hog_ratings *r, ratings_text *c, hog_ratings_fn fn, void *
 /* Reads the text at path into r, chunk by chunk; with fn, eagerly (a
  * stream's chunk is what it had ready), handing fn each chunk's ratings as
  * they are parsed and keeping none (hog_ratings_each). */
-static int read_text(hog_ratings *r, const char *path, int allow_pairs, size_t chunk_bytes, hog_ratings_fn fn,
-                     void *ctx, char *err, size_t err_len)
+static int read_text(hog_ratings *r, const char *path, int allow_pairs, size_t chunk_bytes, int stop_fd,
+                     hog_ratings_fn fn, void *ctx, char *err, size_t err_len)
 {
     hog_reader *rd;
     int rc = hog_reader_open_with(path, chunk_bytes, 0, fn ? HOG_READER_EAGER : 0, &rd, err, err_len);
     if (rc < 0)
         return rc;
+    hog_reader_set_stop(rd, stop_fd);
     ratings_text c = {.r = r, .path = path, .err = err, .err_len = err_len, .allow_pairs = allow_pairs,
                       .shape = -1, .header_open = 1};
     carry_line carry = {0};
@@ -332,7 +333,10 @@ static int read_text(hog_ratings *r, const char *path, int allow_pairs, size_t c
     }
     if (got < 0)
         rc = got; /* the reader wrote err: a read error, a corrupt compressed stream */
-    if (rc == 0 && carry.len) /* a last line without a newline */
+    if (rc == 0 && carry.len && hog_reader_stopped(rd)) /* cut by the stop, not the input's end */
+        hog_log(HOG_LOG_WARN, "%s:%llu: the read was stopped inside this line: its first %llu bytes are left out",
+                path, (unsigned long long)c.lineno + 1, (unsigned long long)carry.len);
+    else if (rc == 0 && carry.len) /* a last line without a newline */
         rc = parse_line(&c, carry.p, carry.p + carry.len);
     if (rc == 0 && fn && c.n)
         rc = hand_batch(r, &c, fn, ctx, &handed);
@@ -390,7 +394,7 @@ int hog_ratings_open_in_chunks(const char *path, int allow_pairs, size_t chunk_b
         rc = hog_hgr_open(r, path, fd, size, err, err_len);
         close(fd);
     } else {
-        rc = read_text(r, path, allow_pairs, chunk_bytes, NULL, NULL, err, err_len);
+        rc = read_text(r, path, allow_pairs, chunk_bytes, -1, NULL, NULL, err, err_len);
     }
     if (rc < 0) {
         hog_ratings_close(r);
@@ -413,6 +417,12 @@ int hog_ratings_open(const char *path, int allow_pairs, hog_ratings **out, char 
 
 int hog_ratings_each(const char *path, int allow_pairs, hog_ratings_fn fn, void *ctx, char *err, size_t err_len)
 {
+    return hog_ratings_each_until(path, allow_pairs, -1, fn, ctx, err, err_len);
+}
+
+int hog_ratings_each_until(const char *path, int allow_pairs, int stop_fd, hog_ratings_fn fn, void *ctx, char *err,
+                           size_t err_len)
+{
     if (hog_cpu_check(err, err_len) < 0)
         return HOG_ECPU;
     if (!fn)
@@ -430,7 +440,7 @@ int hog_ratings_each(const char *path, int allow_pairs, hog_ratings_fn fn, void 
     }
     if (!(r = hog_calloc(1, sizeof(*r))))
         return hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
-    rc = read_text(r, path, allow_pairs, 0, fn, ctx, err, err_len);
+    rc = read_text(r, path, allow_pairs, 0, stop_fd, fn, ctx, err, err_len);
     hog_ratings_close(r);
     return rc;
 }

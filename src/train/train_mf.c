@@ -8,10 +8,7 @@
 
 #include "train_mf.h"
 
-/* Ratings are handed out in segments of this many consecutive triples of
- * the (once shuffled) training copy: claiming one costs an atomic add per
- * 1024 updates, and a segment's triples are read sequentially. */
-#define SEG 1024u
+#define SEG HOG_MF_SEG
 
 /* ===================================================================== *
  *  Parameters
@@ -63,7 +60,7 @@ int hog_mf_params_check(const hog_mf_params *p, const char **field)
         bad = "clamp";
     else if (p->bind != 0 && p->bind != 1)
         bad = "bind";
-    else if (p->schedule != HOG_MF_HOGWILD && p->schedule != HOG_MF_GRID)
+    else if (p->schedule != HOG_MF_HOGWILD && p->schedule != HOG_MF_GRID && p->schedule != HOG_MF_ARRIVAL)
         bad = "schedule";
     else if (p->grid > HOG_MF_MAX_GRID)
         bad = "grid";
@@ -217,8 +214,7 @@ double hog_mf_predict(const hog_mf_model *m, const char *user, const char *item)
     return hog_mf_predict_id(m, hog_mf_user_id(m, user), hog_mf_item_id(m, item));
 }
 
-/* For each of r's names, the model's id of it or UINT32_MAX. */
-static int match_names(const hog_idmap *model, const hog_idmap *data, uint32_t **out)
+int hog_mf_match_names(const hog_idmap *model, const hog_idmap *data, uint32_t **out)
 {
     uint32_t *map = hog_malloc(((size_t)data->n + 1) * sizeof(uint32_t));
     if (!map)
@@ -234,7 +230,7 @@ static int match_names(const hog_idmap *model, const hog_idmap *data, uint32_t *
 int hog_mf_predict_ratings(const hog_mf_model *m, const hog_ratings *r, float *out, double *rmse)
 {
     uint32_t *um = NULL, *im = NULL;
-    if (match_names(&m->users, &r->users, &um) < 0 || match_names(&m->items, &r->items, &im) < 0) {
+    if (hog_mf_match_names(&m->users, &r->users, &um) < 0 || hog_mf_match_names(&m->items, &r->items, &im) < 0) {
         hog_free(um);
         return -ENOMEM;
     }
@@ -437,15 +433,12 @@ static inline void mf_prefetch(const hog_mf_model *m, const hog_mf_triple *t, ui
     }
 }
 
-/* The steps of n triples, t[perm[i]] (perm NULL: t[i]) in turn; returns their squared errors. */
-static double mf_steps(mf_job *job, mf_worker *w, const hog_mf_triple *t, const uint32_t *perm, uint32_t n)
+double hog_mf_steps(hog_mf_model *m, const hog_mf_params *p, float mean, float step, mf_worker *w,
+                    const hog_mf_triple *t, const uint32_t *perm, uint32_t n, double se)
 {
-    hog_mf_model *m = job->m;
     const uint32_t k = m->stride;
-    const float mean = (float)m->info.mean, step = job->step;
-    const float l2 = (float)job->p->l2, l2b = (float)job->p->l2_bias;
+    const float l2 = (float)p->l2, l2b = (float)p->l2_bias;
     float *restrict pl = w->pl, *restrict ql = w->ql;
-    double se = 0;
 #define MF_STEPS(UPDATE)                                                                                        \
     for (uint32_t i = 0; i < n; i++) {                                                                          \
         if (i + MF_AHEAD < n)                                                                                   \
@@ -469,6 +462,12 @@ static double mf_steps(mf_job *job, mf_worker *w, const hog_mf_triple *t, const 
         MF_STEPS(mf_update(m, &t[perm ? perm[i] : i], k, mean, step, l2, l2b, pl, ql))
 #undef MF_STEPS
     return se;
+}
+
+/* The steps of n triples of the run's epoch, against the training mean; returns their squared errors. */
+static double mf_steps(mf_job *job, mf_worker *w, const hog_mf_triple *t, const uint32_t *perm, uint32_t n)
+{
+    return hog_mf_steps(job->m, job->p, (float)job->m->info.mean, job->step, w, t, perm, n, 0);
 }
 
 static void run_segment(mf_job *job, mf_worker *w, uint32_t seg)
@@ -595,15 +594,18 @@ static void init_rows(hog_weight *rows, uint32_t stride, uint32_t rank, uint64_t
     }
 }
 
+void hog_mf_init_rows(hog_mf_model *m, int items, uint64_t lo, uint64_t hi, uint64_t seed, double sd)
+{
+    init_rows(items ? m->q : m->p, m->stride, m->info.rank, lo, hi, hog_mix64(seed ^ (items ? 0x49u : 0x55u)), sd);
+}
+
 static void init_worker(void *arg, unsigned ith, unsigned nth)
 {
     init_job *job = arg;
     hog_mf_model *m = job->m;
     uint64_t nu = m->info.users, ni = m->info.items;
-    init_rows(m->p, m->stride, m->info.rank, nu * ith / nth, nu * (ith + 1) / nth, hog_mix64(job->seed ^ 0x55u),
-              job->sd);
-    init_rows(m->q, m->stride, m->info.rank, ni * ith / nth, ni * (ith + 1) / nth, hog_mix64(job->seed ^ 0x49u),
-              job->sd);
+    hog_mf_init_rows(m, 0, nu * ith / nth, nu * (ith + 1) / nth, job->seed, job->sd);
+    hog_mf_init_rows(m, 1, ni * ith / nth, ni * (ith + 1) / nth, job->seed, job->sd);
 }
 
 /* Uniform in [0, n) for any 64-bit n. */
@@ -892,6 +894,9 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
     const char *field;
     if (hog_mf_params_check(p, &field) < 0)
         return hog_fail(HOG_EPARAM, err, err_len, "invalid matrix factorisation parameter: hog_mf_params.%s", field);
+    if (p->schedule == HOG_MF_ARRIVAL)
+        return hog_fail(HOG_EPARAM, err, err_len, "hog_mf_params.schedule HOG_MF_ARRIVAL is one pass's, as the "
+                        "ratings come (hog_mf_train_stream): choose HOG_MF_GRID or HOG_MF_HOGWILD");
     if (p->link && hog_link_nodes(p->link) > 1 && hog_link_shards(p->link))
         return hog_fail(HOG_EPARAM, err, err_len, "matrix factorisation across nodes reads one shared ratings file: "
                         "each rank's own file would number its users and items its own way");
@@ -971,8 +976,8 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
             goto fail;
     }
     if (test) {
-        if (match_names(&train->users, &test->users, &rs.um) < 0 ||
-            match_names(&train->items, &test->items, &rs.im) < 0) {
+        if (hog_mf_match_names(&train->users, &test->users, &rs.um) < 0 ||
+            hog_mf_match_names(&train->items, &test->items, &rs.im) < 0) {
             rc = -ENOMEM;
             goto fail;
         }

@@ -164,15 +164,45 @@ struct hog_mf_control {
     double ckpt_every;    /* seconds between them; 0: only when interrupted and at the end */
     int resume;           /* 1: runs go on from ckpt_path */
     double (*now)(void);  /* the clock of ckpt_every: hog_now, or a test's */
+    int stop_fd;          /* an eventfd hog_mf_interrupt makes readable: it ends a run in one pass's read, even
+                             one waiting on a quiet pipe (-1: none; the run then stops after its next batch) */
+    /* Snapshots of a run in one pass (hog_mf_control_set_snapshots) */
+    uint64_t snap_rows;   /* every this many ratings (0: not by count) */
+    double snap_seconds;  /* every this many seconds (0: not by time) */
+    int (*snap_write)(void *ctx, const hog_mf_model *m);
+    void *snap_ctx;
+    atomic_int snap_asked; /* hog_mf_snapshot's flag */
 };
+
+/* Ratings are handed out in segments of this many consecutive triples of
+ * the (once shuffled) training copy, or of a stream in the order it came:
+ * claiming one costs an atomic add per 1024 updates, and a segment's
+ * triples are read sequentially. */
+#define HOG_MF_SEG 1024u
 
 /* One worker's state. */
 typedef struct mf_worker {
     _Alignas(HOG_CACHELINE) double se; /* squared errors of this epoch's updates, or of an evaluation */
     uint64_t updates;
     float *pl, *ql;    /* stride floats each: private copies of the two rows being stepped */
-    uint32_t *perm;    /* SEG */
+    uint32_t *perm;    /* HOG_MF_SEG */
 } mf_worker;
+
+/* The steps of n triples, t[perm[i]] (perm NULL: t[i]) in turn, on m with
+ * p's regularisation, against mean, at step (AdaGrad's when m->gp is
+ * set), with w's scratch rows; returns se plus their squared errors, each
+ * added in turn (the error before its step). */
+double hog_mf_steps(hog_mf_model *m, const hog_mf_params *p, float mean, float step, mf_worker *w,
+                    const hog_mf_triple *t, const uint32_t *perm, uint32_t n, double se);
+
+/* The initial factors of rows [lo, hi) of m's users (items 0) or items:
+ * N(0, sd^2), each row from its own stream of (seed, side, row), so a row
+ * starts alike whatever the run's threads or the rows around it. */
+void hog_mf_init_rows(hog_mf_model *m, int items, uint64_t lo, uint64_t hi, uint64_t seed, double sd);
+
+/* For each of data's names, model's id of it or UINT32_MAX, in a new
+ * array (*out, hog_free). Returns 0 or -ENOMEM. */
+int hog_mf_match_names(const hog_idmap *model, const hog_idmap *data, uint32_t **out);
 
 /* Where a run stands between segments, and what its statistics are. */
 typedef struct mf_position {

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "train_mf.h"
 
@@ -53,7 +55,11 @@ int hog_mf_control_create(hog_mf_control **out)
         return -ENOMEM;
     atomic_init(&c->interrupted, 0);
     atomic_init(&c->training, 0);
+    atomic_init(&c->snap_asked, 0);
     c->now = hog_now;
+    /* Without one (no eventfd here), an interrupt ends a run in one pass
+     * after its next batch, which a quiet pipe may hold back. */
+    c->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     return 0;
 }
 
@@ -62,6 +68,8 @@ void hog_mf_control_free(hog_mf_control *c)
     if (!c)
         return;
     hog_free(c->ckpt_path);
+    if (c->stop_fd >= 0)
+        close(c->stop_fd);
     hog_free(c);
 }
 
@@ -73,7 +81,29 @@ int hog_mf_control_set_checkpoint(hog_mf_control *c, const char *path, double ev
 int hog_mf_interrupt(hog_mf_control *c)
 {
     atomic_store_explicit(&c->interrupted, 1, memory_order_relaxed);
+    if (c->stop_fd >= 0) { /* write(2) is async-signal-safe; a full counter is readable already */
+        const uint64_t one = 1;
+        ssize_t n = write(c->stop_fd, &one, sizeof(one));
+        (void)n;
+    }
     return atomic_load_explicit(&c->training, memory_order_relaxed);
+}
+
+int hog_mf_control_set_snapshots(hog_mf_control *c, uint64_t every_ratings, double every_seconds,
+                                 hog_mf_snapshot_fn write, void *ctx)
+{
+    if (!(every_seconds >= 0) || ((every_ratings || every_seconds > 0) && !write))
+        return HOG_EPARAM;
+    c->snap_rows = every_ratings;
+    c->snap_seconds = every_seconds;
+    c->snap_write = write;
+    c->snap_ctx = ctx;
+    return 0;
+}
+
+void hog_mf_snapshot(hog_mf_control *c)
+{
+    atomic_store_explicit(&c->snap_asked, 1, memory_order_relaxed);
 }
 
 /* ===================================================================== *
