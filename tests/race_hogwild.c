@@ -1,9 +1,12 @@
 /* race_hogwild.c: a plain-C stress run of the multi-threaded paths (pool, HOGWILD! updates on the sparse and dense kernels, matrix factorisation, evaluation, save, the text pipeline) for ThreadSanitizer, which Criterion's runner cannot host. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <hogtrain.h>
@@ -194,7 +197,43 @@ static void stream_text(const char *dir, const char *data, hog_loss loss, int la
     unlink(late);
 }
 
-/* Matrix factorisation: rank-2 ratings with no noise, four workers, on the grid and on segments. */
+static int save_mf(void *ctx, const hog_mf_model *m)
+{
+    return hog_mf_save(m, ctx);
+}
+
+static atomic_int asking = 1;
+
+/* Asks for snapshots while a run in one pass goes on (as SIGUSR1 would). */
+static void *ask_snapshots(void *arg)
+{
+    while (atomic_load(&asking)) {
+        hog_mf_snapshot(arg);
+        usleep(1000);
+    }
+    return NULL;
+}
+
+/* Copies the file paths[0] into the FIFO paths[1], 4 KiB at a time. */
+static void *feed_fifo(void *arg)
+{
+    const char **paths = arg;
+    FILE *in = fopen(paths[0], "r"), *out = fopen(paths[1], "w");
+    char buf[4096];
+    size_t n;
+    while (in && out && (n = fread(buf, 1, sizeof(buf), in)) > 0) {
+        fwrite(buf, 1, n, out);
+        fflush(out);
+        usleep(200);
+    }
+    if (in)
+        fclose(in);
+    if (out)
+        fclose(out);
+    return NULL;
+}
+
+/* Matrix factorisation: rank-2 ratings with no noise, four workers, on the grid and on segments, then in one pass. */
 static void factorise(const char *dir)
 {
     char path[128], err[512] = "";
@@ -239,6 +278,48 @@ static void factorise(const char *dir)
         hog_mf_free(m);
     }
     hog_ratings_close(rt);
+    /* One pass on four workers, the model grown between batches, with a
+     * snapshot on every 2,000 ratings and asked for from another thread:
+     * the watcher, the reader and the workers share the model. */
+    hog_mf_params p = hog_mf_params_default();
+    p.rank = 8;
+    p.threads = 4;
+    p.epochs = 1;
+    hog_mf_control *c = NULL;
+    char snap[160];
+    snprintf(snap, sizeof(snap), "%s/snap.mf", dir);
+    CHECK(hog_mf_control_create(&c) == 0, "a control");
+    if (c) {
+        CHECK(hog_mf_control_set_snapshots(c, 2000, 0.001, save_mf, snap) == 0, "set the snapshots");
+        p.control = c;
+        pthread_t th;
+        int started = pthread_create(&th, NULL, ask_snapshots, c) == 0;
+        /* Through a FIFO in small pieces: many batches, the model grown between them. */
+        char fifo[160];
+        snprintf(fifo, sizeof(fifo), "%s/r.fifo", dir);
+        CHECK(mkfifo(fifo, 0600) == 0, "mkfifo");
+        pthread_t wr;
+        const char *paths[2] = {path, fifo};
+        int writing = pthread_create(&wr, NULL, feed_fifo, paths) == 0;
+        hog_mf_model *m = NULL;
+        rc = hog_mf_train_stream(&p, fifo, NULL, &m, err, sizeof(err));
+        atomic_store(&asking, 0);
+        if (started)
+            pthread_join(th, NULL);
+        if (writing)
+            pthread_join(wr, NULL);
+        unlink(fifo);
+        CHECK(rc == 0 && m, "matrix factorisation in one pass with 4 threads: %s", err);
+        if (m) {
+            hog_mf_info in;
+            hog_mf_get_info(m, &in);
+            CHECK(in.train_ratings == 40000 && in.train_rmse < 0.6, "one pass: %llu ratings, progressive RMSE %g",
+                  (unsigned long long)in.train_ratings, in.train_rmse);
+        }
+        hog_mf_free(m);
+        hog_mf_control_free(c);
+        unlink(snap);
+    }
     unlink(path);
 }
 
