@@ -230,6 +230,25 @@ else
     not_ok "MF predict on a FIFO: $first lines before the second pair, exit $rc, '$(cat "$tmp/mf.pred")' against '$whole'" "$tmp/mf.log"
 fi
 
+# ---- feature crosses of hashed text in one pass: a pipe's model the file's; unhashed, a pipe is refused ----
+head -n 10000 "$tmp/part.svm" >"$tmp/x.svm"
+cross="--epochs 1 --threads 1 --bind 0 -b 20 --interactions :: --cross-bits 18 --test $tmp/test.svm"
+cat "$tmp/x.svm" | "$bin" train - $cross -o "$tmp/xp.hog" --report "$tmp/xp.json" 2>"$tmp/xp.log"
+rcp=$?
+"$bin" train "$tmp/x.svm" $cross -o "$tmp/xf.hog" --report "$tmp/xf.json" 2>"$tmp/xf.log"
+rcf=$?
+xp=$(json "$tmp/xp.json" "repr(d['train']['loss']), repr(d['test']['logloss'])")
+xf=$(json "$tmp/xf.json" "repr(d['train']['loss']), repr(d['test']['logloss'])")
+cat "$tmp/x.svm" | "$bin" train - --epochs 1 --interactions :: -o "$tmp/xu.hog" 2>"$tmp/xu.log"
+rcu=$?
+if [ "$rcp" -eq 0 ] && [ "$rcf" -eq 0 ] && [ "$xp" = "$xf" ] && grep -q "in one pass" "$tmp/xp.log" &&
+    "$bin" info "$tmp/xp.hog" | grep -q "^features *1310720" && [ "$rcu" -ne 0 ] && [ ! -e "$tmp/xu.hog" ] &&
+    grep -q "hash it: --hash-bits" "$tmp/xu.log"; then
+    ok "crosses of hashed text in one pass: a pipe's progressive loss and test logloss equal the file's ($xp); unhashed, a pipe is refused"
+else
+    not_ok "crosses in one pass: pipe $xp against file $xf (exit $rcp/$rcf); unhashed pipe: exit $rcu" "$tmp/xp.log" "$tmp/xu.log"
+fi
+
 # ---- matrix factorisation in one pass: memory flat, a pipe's model the file's ----
 "$build/tools/gen_ratings" -u 20000 -i 4000 -k 8 -n 1000000 -s 4 -o "$tmp/rall.txt" -q || exit 1
 head -n 950000 "$tmp/rall.txt" >"$tmp/rpart.txt"

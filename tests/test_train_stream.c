@@ -516,3 +516,80 @@ Test(train_stream, a_warm_start_trains_in_one_pass)
     cr_assert_lt(fabs(acc[1] - acc[0]), 0.03, "one pass %g, whole %g", acc[1], acc[0]);
     hog_model_free(init);
 }
+
+/* Rows whose label is the XOR of two features (1 or 2, and 3 or 4) among
+ * noise: no linear model learns it, their crosses do. */
+static const char *write_xor(const char *name, int rows, uint64_t seed)
+{
+    static char path[160];
+    FILE *f = create(name, path);
+    hog_rng r = {seed};
+    for (int i = 0; i < rows; i++) {
+        const int a = 1 + (int)hog_rng_below(&r, 2), b = 3 + (int)hog_rng_below(&r, 2);
+        fprintf(f, "%d %d:1 %d:1 %u:0.5\n", (a == 1) == (b == 3) ? 1 : -1, a, b, 10 + hog_rng_below(&r, 200));
+    }
+    cr_assert_eq(fclose(f), 0);
+    return path;
+}
+
+static hog_model *train_hashed(const char *path, const char *test, hog_train_params p, unsigned bits,
+                               hog_file_run *fr)
+{
+    hog_trainer *t;
+    hog_model *m;
+    char err[512] = "";
+    hog_read_params rp = hog_read_params_default();
+    rp.rows_per_block = 200;
+    rp.hash_bits = bits;
+    cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_trainer_run_file(t, path, &rp, NULL, test, &m, fr, err, sizeof(err)), 0, "%s", err);
+    hog_trainer_free(t);
+    return m;
+}
+
+/* Text hashed into 2^bits has every index below it before its first row:
+ * crosses start there, and train in one pass; unhashed text is read whole. */
+Test(train_stream, crosses_of_hashed_text_train_in_one_pass)
+{
+    char tr[160], te[160];
+    snprintf(tr, sizeof(tr), "%s", write_xor("x.svm", 6000, 21));
+    snprintf(te, sizeof(te), "%s", write_xor("xt.svm", 1000, 22));
+    hog_train_params p = plain_params();
+    p.threads = 1;
+    p.epochs = 1;
+    p.step = 0.5;
+    p.interactions = "::";
+    p.cross_bits = 10;
+    hog_file_run fr;
+    hog_model *m = train_hashed(tr, te, p, 12, &fr);
+    cr_assert(fr.streamed, "%s", fr.note);
+    cr_assert_eq(fr.train->info.blocks, 0, "one pass keeps no block");
+    cr_assert_eq(m->cross.base, 4096);
+    hog_model_info in;
+    hog_model_get_info(m, &in);
+    cr_assert_eq(in.features, 4096 + 1024);
+    cr_assert_eq(in.train_rows, 6000);
+    cr_assert_gt(in.test.accuracy, 0.97, "the crosses learn the XOR: %g", in.test.accuracy);
+    hog_model_free(m);
+    close_run(&fr);
+
+    /* Read whole first, the crosses start at the data's features: as good. */
+    p.stream = 0;
+    m = train_hashed(tr, te, p, 12, &fr);
+    cr_assert(!fr.streamed);
+    cr_assert_lt(m->cross.base, 4096);
+    hog_model_get_info(m, &in);
+    cr_assert_gt(in.test.accuracy, 0.97, "%g", in.test.accuracy);
+    hog_model_free(m);
+    close_run(&fr);
+
+    /* Indices as written: only the whole file says where they end. */
+    p.stream = 1;
+    m = train_hashed(tr, te, p, 0, &fr);
+    cr_assert(!fr.streamed);
+    cr_assert(strstr(fr.note, "hash it"), "%s", fr.note);
+    hog_model_get_info(m, &in);
+    cr_assert_gt(in.test.accuracy, 0.97, "%g", in.test.accuracy);
+    hog_model_free(m);
+    close_run(&fr);
+}

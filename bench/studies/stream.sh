@@ -98,7 +98,8 @@ stream_mf() {
 # --epochs 1, the reference of its rows/s. Notes the rows, rows/s against
 # the file's (the mean of the two), and the RSS over the run: its largest,
 # and a quarter, half and three quarters in and at the end, so that a
-# growth shows.
+# growth shows. Then Vowpal Wabbit on the same stream (its text of the same
+# rows as many times over) when it is built, and hogtrain's rows/s over it.
 stream_long() {
     _svm=$1 _n=$2
     _gb=${STREAM_GB:-20}
@@ -131,6 +132,7 @@ stream_long() {
         return 0
     fi
     _rows=$((_n * _copies))
+    _hog_rate=$(echo "$_t0 $_t1" | awk -v rows="$_rows" '{ printf "%.0f", rows / ($2 - $1) }')
     note stream long "$(awk -v rows="$_rows" -v gb="$_gb" -v c="$_copies" -v t0="$_t0" -v t1="$_t1" \
         -v f1="$_before" -v f2="$_after" -v snaps="$(grep -c 'snapshot after' "$_log")" '
         { r[NR] = $1; if ($1 > max) max = $1 }
@@ -140,4 +142,20 @@ stream_long() {
                 gb, c, rows, s, rate, rate / file, f1, f2, snaps, max / 1024, r[int(NR / 4) + 1] / 1024, r[int(NR / 2) + 1] / 1024, r[int(3 * NR / 4) + 1] / 1024, r[NR] / 1024
         }' "$_rss")"
     rm -f "$_rss" "$_log" "$OUT/tmp/stream.hog"
+    # Vowpal Wabbit on the same long stream (its text of the same rows, as
+    # many times), when it is built: the target's "same stream".
+    [ -n "${vw:-}" ] || return 0
+    _t0=$(date +%s.%N)
+    sh -c 'i=0; while [ "$i" -lt "$2" ]; do cat "$1" || exit 1; i=$((i + 1)); done' sh "$vwtext" "$_copies" |
+        "$vw" --quiet --loss_function logistic -b 20 -f "$OUT/tmp/stream.vw.model"
+    _rc=$?
+    _t1=$(date +%s.%N)
+    rm -f "$OUT/tmp/stream.vw.model"
+    if [ "$_rc" -ne 0 ]; then
+        note stream long_vw "Vowpal Wabbit on the long stream failed (exit $_rc)"
+        return 0
+    fi
+    note stream long_vw "$(awk -v rows="$_rows" -v t0="$_t0" -v t1="$_t1" -v hog="$_hog_rate" 'BEGIN {
+        rate = rows / (t1 - t0)
+        printf "Vowpal Wabbit on the same long stream (its text of the same rows, one pass, -b 20): %.0f s, %.0f rows/s; hogtrain on it: %.2fx", t1 - t0, rate, hog / rate }')"
 }

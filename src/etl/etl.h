@@ -466,6 +466,10 @@ void hog_builder_set_source(hog_builder *b, const hog_hgd_source *src);
 /* Records that the rows came from 1-based libsvm text (the file's flag). */
 void hog_builder_set_one_based(hog_builder *b, int one_based);
 int hog_builder_one_based(const hog_builder *b);
+/* What the text's indices are below, known before its rows
+ * (hog_text_plan_index_bound), or 0 (not known: the default). */
+void hog_builder_set_index_bound(hog_builder *b, uint64_t bound);
+uint64_t hog_builder_index_bound(const hog_builder *b);
 
 /* Rows added so far. */
 uint64_t hog_builder_rows(const hog_builder *b);
@@ -712,6 +716,12 @@ void hog_text_plan_free(hog_text_plan *plan);
  * header's; none without a header, nor for other formats) to f. Returns 0
  * or -ENOMEM. */
 int hog_text_plan_fnames(const hog_text_plan *plan, hog_fnames *f);
+/* What every feature index of text read by plan is below, known before
+ * its first row: 2^bits when its features are hashed (hash_bits, or
+ * Vowpal Wabbit's strings), a CSV file's numeric columns and categorical
+ * hashes; 0 when only the text can say (libsvm or LIBFFM indices as
+ * written). */
+uint64_t hog_text_plan_index_bound(const hog_text_plan *plan);
 
 /* hog_read_params.max_line when it is 0. */
 #define HOG_DEFAULT_MAX_LINE (64ull << 20)
@@ -901,6 +911,11 @@ void hog_feed_release(hog_feed *f);
  * are stored minus one; 0 otherwise, and for other formats), as the data
  * set will record it: known once a block has been handed out. */
 int hog_feed_index_base(hog_feed *f);
+
+/* What every index of the text is below, known before its rows
+ * (hog_text_plan_index_bound: its features hashed), or 0: known once a
+ * block has been handed out. */
+uint64_t hog_feed_index_bound(hog_feed *f);
 
 /* Whether the text's labels are class names (hog_dataset.names), as of
  * the blocks handed out: known once one has been. */

@@ -21,6 +21,7 @@ struct hog_builder {
     int fielded;                  /* values carry fields (settled by the first rows added) */
     uint32_t fields;              /* the largest field seen + 1 */
     int one_based;                /* from 1-based libsvm text */
+    uint64_t index_bound;         /* every index is below it (hog_text_plan_index_bound), or 0 */
     uint64_t rows, nnz, features; /* totals over finished and current blocks */
 
     /* the block being filled: arrays sized for a whole block of rows */
@@ -163,6 +164,16 @@ int hog_builder_stopped(const hog_builder *b)
 void hog_builder_set_one_based(hog_builder *b, int one_based)
 {
     b->one_based = one_based;
+}
+
+void hog_builder_set_index_bound(hog_builder *b, uint64_t bound)
+{
+    b->index_bound = bound;
+}
+
+uint64_t hog_builder_index_bound(const hog_builder *b)
+{
+    return b->index_bound;
 }
 
 void hog_builder_set_source(hog_builder *b, const hog_hgd_source *src)

@@ -61,6 +61,7 @@ struct hog_feed {
     int drain;      /* blocks go to the data set only */
     int cancel;     /* the consumer gave up: the callback stops the read */
     int index_base; /* the builder's, as of the last block pushed */
+    uint64_t index_bound; /* the builder's (hog_builder_index_bound), as of the last block pushed */
     int label_names; /* the builder has numbered class names, as of the last block pushed */
     int stopped;    /* the read was stopped by the stop fd: set with done */
 
@@ -99,9 +100,11 @@ static int feed_block(void *ctx, const hog_block *blk, int kept, double position
     s->position = position;
     s->line = hog_builder_block_line(f->b, &s->line_extra);
     int one_based = hog_builder_one_based(f->b); /* the builder is this thread's */
+    uint64_t bound = hog_builder_index_bound(f->b);
     int named = hog_builder_names(f->b)->n > 0;
     pthread_mutex_lock(&f->mu);
     f->index_base = one_based;
+    f->index_bound = bound;
     f->label_names = named;
     f->pushed++;
     pthread_cond_broadcast(&f->changed);
@@ -303,6 +306,14 @@ int hog_feed_index_base(hog_feed *f)
     int base = f->index_base;
     pthread_mutex_unlock(&f->mu);
     return base;
+}
+
+uint64_t hog_feed_index_bound(hog_feed *f)
+{
+    pthread_mutex_lock(&f->mu);
+    uint64_t bound = f->index_bound;
+    pthread_mutex_unlock(&f->mu);
+    return bound;
 }
 
 int hog_feed_label_names(hog_feed *f)

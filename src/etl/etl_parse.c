@@ -488,31 +488,50 @@ static int header_text(const char *path, const char *head, uint64_t len, char *e
                     (unsigned long long)(nul - start) + 1);
 }
 
+/* A CSV plan's numeric columns, and whether it has a categorical one. */
+static uint64_t csv_numeric(const hog_text_plan *plan, int *categorical)
+{
+    uint64_t numeric = 0;
+    *categorical = 0;
+    for (uint32_t j = 0; j < plan->fields; j++) {
+        numeric += plan->column_kind[j] == HOG_COL_NUMBER;
+        *categorical |= plan->column_kind[j] == HOG_COL_CATEGORICAL;
+    }
+    return numeric;
+}
+
+static unsigned plan_hash_bits(const hog_text_plan *plan)
+{
+    return plan->hash_bits ? plan->hash_bits : plan->format == HOG_FORMAT_VW ? DEFAULT_STRING_BITS : 0;
+}
+
+uint64_t hog_text_plan_index_bound(const hog_text_plan *plan)
+{
+    const unsigned bits = plan_hash_bits(plan);
+    if (bits)
+        return 1ull << bits;
+    if (plan->format != HOG_FORMAT_CSV)
+        return 0;
+    int categorical;
+    const uint64_t numeric = csv_numeric(plan, &categorical);
+    return numeric + (categorical ? 1ull << DEFAULT_STRING_BITS : 0);
+}
+
 /* The features a plan can make without reading an index (hashed features,
  * CSV columns) within the ceiling; libsvm indices as written are checked
  * as they are read (etl_parse_libsvm.c). */
 static int check_ceiling(const char *path, const hog_text_plan *plan, char *err, size_t err_len)
 {
-    const uint64_t cap = plan->max_features;
-    const unsigned bits = plan->hash_bits ? plan->hash_bits
-                          : plan->format == HOG_FORMAT_VW ? DEFAULT_STRING_BITS : 0;
-    if (!cap || ((plan->format == HOG_FORMAT_LIBSVM || plan->format == HOG_FORMAT_FFM) && !bits))
+    const uint64_t cap = plan->max_features, bound = hog_text_plan_index_bound(plan);
+    const unsigned bits = plan_hash_bits(plan);
+    if (!cap || !bound || bound <= cap)
         return 0;
-    if (bits) {
-        if ((1ull << bits) <= cap)
-            return 0;
+    if (bits)
         return hog_fail(HOG_EPARAM, err, err_len, "%s: hashing into 2^%u features is past the ceiling of %llu "
                         "features (hog_read_params.max_features, hog_train_params.mem_limit): hash into fewer "
                         "(hog_read_params.hash_bits = %u)", path, bits, (unsigned long long)cap, hog_bits_within(cap));
-    }
-    uint64_t numeric = 0;
-    int categorical = 0;
-    for (uint32_t j = 0; j < plan->fields; j++) {
-        numeric += plan->column_kind[j] == HOG_COL_NUMBER;
-        categorical |= plan->column_kind[j] == HOG_COL_CATEGORICAL;
-    }
-    if (numeric + (categorical ? 1ull << DEFAULT_STRING_BITS : 0) <= cap)
-        return 0;
+    int categorical;
+    const uint64_t numeric = csv_numeric(plan, &categorical);
     return hog_fail(HOG_EFORMAT, err, err_len, "%s:%llu: %llu numeric columns%s are past the ceiling of %llu "
                     "features (hog_read_params.max_features, hog_train_params.mem_limit): hash them "
                     "(hog_read_params.hash_bits = %u)", path, (unsigned long long)HOG_MAX(plan->header_lines, 1),

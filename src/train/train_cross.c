@@ -90,21 +90,40 @@ uint32_t hog_cross_row(const hog_cross *c, const hog_row *row, const uint16_t *f
     return n;
 }
 
+/* Crosses counted a batch at a time: their indices first, then the
+ * counts, so that the batch's cache misses (each cross is a random place
+ * in a table of 2^bits) overlap instead of following one another. */
+#define DEGREE_BATCH 64u
+
+static void count_batch(const uint32_t *at, uint32_t n, uint32_t *own, _Atomic uint32_t *shared)
+{
+    if (own)
+        for (uint32_t k = 0; k < n; k++)
+            own[at[k]]++;
+    else
+        for (uint32_t k = 0; k < n; k++)
+            atomic_fetch_add_explicit(&shared[at[k]], 1, memory_order_relaxed);
+}
+
 void hog_cross_degrees(const hog_cross *c, const hog_row *row, const uint16_t *field, uint32_t *own,
                        _Atomic uint32_t *shared)
 {
+    uint32_t at[DEGREE_BATCH], n = 0;
     for (uint32_t i = 0; i < row->nnz; i++) {
         const uint32_t ji = row->index[i];
         for (uint32_t j = i + 1; ji < c->base && j < row->nnz; j++) {
             const uint32_t jj = row->index[j];
             if (jj >= c->base || !crossed(c, field_of(field, i), field_of(field, j)))
                 continue;
-            if (own)
-                own[cross_index(c, ji, jj)]++;
-            else
-                atomic_fetch_add_explicit(&shared[cross_index(c, ji, jj)], 1, memory_order_relaxed);
+            at[n] = cross_index(c, ji, jj);
+            __builtin_prefetch(own ? (const void *)&own[at[n]] : (const void *)&shared[at[n]], 1, 3);
+            if (++n == DEGREE_BATCH) {
+                count_batch(at, n, own, shared);
+                n = 0;
+            }
         }
     }
+    count_batch(at, n, own, shared);
 }
 
 int hog_cross_needs_fields(const hog_cross *c)

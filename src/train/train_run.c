@@ -347,6 +347,13 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len)
         if (rc < 0)
             return rc;
     }
+    if (rs->cross.n) {
+        const uint32_t longest = rs->longest;
+        rs->longest = 0;
+        int rc = hog_run_cross_room(rs, longest, err, err_len);
+        if (rc < 0)
+            return rc;
+    }
     /* Room for as many private copies as hog_hot_choose can choose, so the
      * tables can be rebuilt between epochs. */
     size_t nhot = (size_t)(copy_workers(rs) > 1 ? hog_hot_max(outputs) : 0) * outputs + 1;
@@ -359,17 +366,8 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len)
         ws->hot0 = hog_pool_alloc_local(rs->pool, i, nhot * sizeof(float));
         if (!ws->scratch || !ws->perm || !ws->hot || !ws->hot0)
             return -ENOMEM;
-        if (rs->cross.n) { /* room for the longest row crossed */
-            const uint64_t room = hog_cross_room(HOG_MAX(rs->longest, 1u));
-            if (room > UINT32_MAX)
-                return hog_fail(HOG_EPARAM, err, err_len, "a row of %u non-zeros has %llu crosses: too many to "
-                                "form", rs->longest, (unsigned long long)room);
-            ws->cross_idx = hog_malloc(room * sizeof(uint32_t));
-            ws->cross_val = hog_malloc(room * sizeof(float));
-            ws->xptr = hog_malloc((SEGMENT_ROWS + 1) * sizeof(uint32_t));
-            if (!ws->cross_idx || !ws->cross_val || !ws->xptr)
-                return -ENOMEM;
-        }
+        if (rs->cross.n && !(ws->xptr = hog_malloc((SEGMENT_ROWS + 1) * sizeof(uint32_t))))
+            return -ENOMEM;
         if (rs->prog_on && hog_eval_sums_init(&ws->prog, rs->m) < 0)
             return -ENOMEM;
         if (p->schedule == HOG_SCHEDULE_ADAGRAD) {
@@ -484,12 +482,7 @@ void hog_run_model_info(run_state *rs, const hog_dataset *train)
     }
 }
 
-/* Before the scan: a run with hog_train_params.interactions reads them
- * into rs->cross, its crosses' features following the data's `features`
- * (a warm start's: the initial model's), and makes rs->dim room for them.
- * HOG_EPARAM for rules it cannot read, a model kind that takes none, rules
- * naming fields the data lacks, or more features than indices hold. */
-static int run_cross(run_state *rs, uint64_t features, uint32_t fields, char *err, size_t err_len)
+int hog_run_cross(run_state *rs, uint64_t features, uint32_t fields, char *err, size_t err_len)
 {
     const hog_train_params *p = rs->p;
     const hog_model *init = rs->init;
@@ -523,6 +516,29 @@ static int run_cross(run_state *rs, uint64_t features, uint32_t fields, char *er
         return hog_fail(HOG_EPARAM, err, err_len, "%llu features and 2^%u crosses pass 2^32 features: use fewer "
                         "hog_train_params.cross_bits", (unsigned long long)base, rs->cross.bits);
     rs->dim = base + ((uint64_t)1 << rs->cross.bits);
+    return 0;
+}
+
+int hog_run_cross_room(run_state *rs, uint32_t longest, char *err, size_t err_len)
+{
+    if (longest <= rs->longest && rs->ws[0].cross_idx)
+        return 0;
+    const uint64_t room = hog_cross_room(HOG_MAX(longest, 1u));
+    if (room > UINT32_MAX)
+        return hog_fail(HOG_EPARAM, err, err_len, "a row of %u non-zeros has %llu crosses: too many to form", longest,
+                        (unsigned long long)room);
+    for (unsigned i = 0; i < rs->nth; i++) {
+        worker_state *ws = &rs->ws[i];
+        uint32_t *idx = hog_realloc(ws->cross_idx, room * sizeof(uint32_t));
+        if (idx)
+            ws->cross_idx = idx;
+        float *val = idx ? hog_realloc(ws->cross_val, room * sizeof(float)) : NULL;
+        if (val)
+            ws->cross_val = val;
+        if (!idx || !val)
+            return -ENOMEM;
+    }
+    rs->longest = HOG_MAX(longest, 1u);
     return 0;
 }
 
@@ -693,7 +709,7 @@ static int run_dataset(hog_trainer *t, const hog_dataset *train, const hog_datas
         hog_log(HOG_LOG_INFO, "training out of core: %llu bytes of data, more than the data's half of a limit of %llu",
                 (unsigned long long)hog_dataset_bytes(train), (unsigned long long)rs.limit);
     rs.dim = hog_warm_dim(&rs, HOG_MAX(train->info.features, 1));
-    int rc = run_cross(&rs, HOG_MAX(train->info.features, 1), (uint32_t)hog_dataset_fields(train), err, err_len);
+    int rc = hog_run_cross(&rs, HOG_MAX(train->info.features, 1), (uint32_t)hog_dataset_fields(train), err, err_len);
     /* Before the ranks meet: they agree on the fields too. */
     if (rc == 0)
         rc = hog_run_fields(&rs, (uint32_t)hog_dataset_fields(train), err, err_len);

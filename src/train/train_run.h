@@ -742,6 +742,8 @@ typedef struct window_count {
     uint64_t deg_rows;      /* training rows counted */
     uint64_t top;           /* the window's largest index + 1 */
     uint32_t fields;        /* a field-aware run's fields (its blocks' must be fewer); 0: not one */
+    const hog_cross *cross; /* the crosses whose degrees are counted too (their features fit deg), or NULL */
+    uint32_t longest;       /* the most non-zeros of a row counted so far */
     int rc;                 /* 0, -ENOMEM, or 1: a label (or field) the run does not have */
     char why[96];
     uint32_t bad_block, bad_row; /* rc 1: where that label is (blks[bad_block], its row bad_row) */
@@ -754,6 +756,19 @@ typedef struct window_count {
  * a warm start, the initial model's; 0 for other runs (train_run.c).
  * HOG_EPARAM when the data has none, or fields the initial model lacks. */
 int hog_run_fields(run_state *rs, uint32_t fields, char *err, size_t err_len);
+
+/* Before the scan: a run with hog_train_params.interactions reads them
+ * into rs->cross, its crosses' features following the data's `features`
+ * (a warm start's: the initial model's), and makes rs->dim room for them.
+ * HOG_EPARAM for rules it cannot read, a model kind that takes none, rules
+ * naming fields the data lacks (fields 0), or more features than indices
+ * hold. */
+int hog_run_cross(run_state *rs, uint64_t features, uint32_t fields, char *err, size_t err_len);
+
+/* After hog_run_alloc, with crosses: every worker's room to cross a row of
+ * longest non-zeros (rs->longest grows to it). Returns 0, -ENOMEM, or
+ * HOG_EPARAM (a row with more crosses than 32-bit counts hold). */
+int hog_run_cross_room(run_state *rs, uint32_t longest, char *err, size_t err_len);
 
 /* Counts c's window into c->deg (grown to its largest index), c->deg_rows
  * and c->top; sets c->rc. A pthread start routine; returns NULL. */

@@ -311,6 +311,11 @@ void *hog_window_count(void *arg)
             c->deg_rows++;
             for (uint32_t k = blk->ptr[r]; k < blk->ptr[r + 1]; k++)
                 deg[blk->index[k]]++;
+            c->longest = HOG_MAX(c->longest, blk->ptr[r + 1] - blk->ptr[r]);
+            if (c->cross) {
+                const hog_row row = hog_block_row(blk, r);
+                hog_cross_degrees(c->cross, &row, hog_block_fields(blk, r), deg, NULL);
+            }
         }
     }
     return NULL;

@@ -55,8 +55,6 @@ static const char *stream_refusal(const hog_trainer *t)
         return "checkpoints are on";
     if (p->class_weight)
         return "class weights (counted on the whole data)";
-    if (p->interactions && *p->interactions)
-        return "feature crosses (they follow the data's features, counted on the whole data)";
     return NULL;
 }
 
@@ -160,7 +158,8 @@ static void stream_l2(const run_state *rs, double *l2, uint64_t rows, double pos
 /* Settles the run's shape from the head (n blocks): label values, kernel,
  * features, degrees and tables, and makes the model. Returns 0, -ENOMEM,
  * or 1 when the head cannot settle it (*why says why). */
-static int stream_head(run_state *rs, const hog_block *head, uint32_t n, uint32_t rpb, char *why, size_t why_len)
+static int stream_head(run_state *rs, const hog_block *head, uint32_t n, uint32_t rpb, uint64_t bound, char *why,
+                       size_t why_len)
 {
     const hog_train_params *p = rs->p;
     uint64_t rows = 0, nnz = 0, top = 0;
@@ -211,17 +210,39 @@ static int stream_head(run_state *rs, const hog_block *head, uint32_t n, uint32_
     }
     hog_run_log_kernel(rs, forced, rows, top, nnz);
     rs->dim = hog_warm_dim(rs, HOG_MAX(top, 1));
+    /* Crosses in one pass: their features start where the text's hashed
+     * ones end, which its plan knows before its rows (bound). */
+    const int crossing = p->interactions && *p->interactions;
+    if (crossing) {
+        uint32_t fielded = 0;
+        for (uint32_t b = 0; b < n; b++)
+            fielded |= head[b].field != NULL;
+        if (!bound || top > bound) {
+            snprintf(why, why_len, "feature crosses follow the data's features, which text that is not hashed "
+                     "settles only at its end (hash it: hog_read_params.hash_bits)");
+            return 1;
+        }
+        if (hog_run_cross(rs, bound, fielded, detail, sizeof(detail)) < 0) {
+            snprintf(why, why_len, "%s", detail);
+            return 1;
+        }
+        for (uint32_t b = 0; b < n; b++)
+            for (uint32_t r = 0; r < head[b].rows; r++)
+                rs->longest = HOG_MAX(rs->longest, head[b].ptr[r + 1] - head[b].ptr[r]);
+    }
     if (!(rs->deg = hog_calloc(rs->dim, sizeof(uint32_t))))
         return -ENOMEM;
     int rc = hog_run_alloc(rs, NULL, 0);
     if (rc < 0)
         return rc;
+    rs->m->cross = rs->cross; /* the rows are crossed from the first window on */
     if (rs->init)
         hog_warm_weights(rs);
     /* The head's degrees, as every later window's are counted (its labels
      * are the classes, and deg has room for its indices). */
     window_count c = {.p = rs->p, .classes = rs->classes_of, .nclasses = rs->classes, .blks = head, .n = n,
-                      .row0 = 0, .rpb = rpb, .deg = rs->deg, .deg_cap = rs->dim, .fields = rs->fields};
+                      .row0 = 0, .rpb = rpb, .deg = rs->deg, .deg_cap = rs->dim, .fields = rs->fields,
+                      .cross = rs->cross.n ? &rs->cross : NULL};
     hog_window_count(&c);
     rs->deg_rows = c.deg_rows;
     return hog_run_tables(rs);
@@ -449,7 +470,8 @@ static int stream_epoch(run_state *rs, hog_feed *feed, const char *path, int one
     const double t_start = hog_now();
     /* The window being trained (cur) and the next (nxt), counted meanwhile. */
     window_count sc = {.p = rs->p, .classes = rs->classes_of, .nclasses = rs->classes, .rpb = rpb, .deg = rs->deg,
-                       .deg_cap = rs->dim, .deg_rows = rs->deg_rows, .fields = rs->fields};
+                       .deg_cap = rs->dim, .deg_rows = rs->deg_rows, .fields = rs->fields,
+                       .cross = rs->cross.n ? &rs->cross : NULL, .longest = rs->longest};
     rs->deg = NULL;
     stream_scales(rs, &sc);
     stream_l2(rs, l2, sc.deg_rows, pos);
@@ -517,6 +539,15 @@ static int stream_epoch(run_state *rs, hog_feed *feed, const char *path, int one
             rc = sc.rc < 0 ? hog_fail(sc.rc, err, err_len, "out of memory") : 1;
             if (rc == 1)
                 snprintf(why, why_len, "%s", sc.why);
+        } else if (rs->cross.n && (sc.top > rs->cross.base || sc.longest > rs->longest)) {
+            /* The crosses start at the plan's bound, which no index passes;
+             * a longer row needs more room to be crossed. */
+            rc = sc.top > rs->cross.base ? hog_fail(HOG_ECORRUPT, err, err_len, "%s: feature %llu is past the %llu "
+                                                    "the text's hashing makes", path,
+                                                    (unsigned long long)sc.top - 1, (unsigned long long)rs->cross.base)
+                                         : hog_run_cross_room(rs, sc.longest, err, err_len);
+            if (rc == -ENOMEM)
+                hog_fail(rc, err, err_len, "out of memory");
         } else if (sc.top > rs->dim) { /* features the model has no room for yet */
             uint64_t old = rs->dim;
             if ((rc = run_grow(rs, HOG_MAX(sc.top, 2 * rs->dim))) < 0)
@@ -589,7 +620,7 @@ static int stream_file(hog_trainer *t, const char *path, const hog_input *in, in
         snprintf(fr->note, sizeof(fr->note), "the labels are class names");
         rc = 1;
     } else {
-        rc = n ? stream_head(&rs, held, n, rpb, fr->note, sizeof(fr->note)) : 1;
+        rc = n ? stream_head(&rs, held, n, rpb, hog_feed_index_bound(feed), fr->note, sizeof(fr->note)) : 1;
     }
     if (rc == 1 && one_pass && n && in->unsized) /* no block is kept to read whole, and a pipe is read once */
         rc = hog_fail(HOG_EPARAM, err, err_len, "%s: %s: a run in one pass settles what it trains on its first "
@@ -634,7 +665,7 @@ static int stream_file(hog_trainer *t, const char *path, const hog_input *in, in
         goto out;
     fr->read_seconds = hog_now() - t0;
     /* The whole data set: its size, and the tables from every row's degrees. */
-    uint64_t dim = hog_warm_dim(&rs, HOG_MAX((*ds)->info.features, 1));
+    uint64_t dim = rs.cross.n ? rs.dim : hog_warm_dim(&rs, HOG_MAX((*ds)->info.features, 1));
     if (one_pass) { /* no epoch is left: the model is made from the rows counted */
         if ((rc = run_grow(&rs, dim)) == 0)
             run_settle_dim(&rs, dim);
@@ -727,6 +758,10 @@ static int file_run(hog_trainer *t, const char *path, const hog_read_params *rp,
     /* One epoch over text is trained in one pass: no block is kept (see
      * one_pass_refusal). */
     const char *refusal = stream_refusal(t), *kept = refusal ? refusal : one_pass_refusal(t, path, cache_path);
+    /* Crosses stream in one pass only: a run that keeps its data set
+     * counts them on the whole of it. */
+    if (!refusal && kept && t->p.interactions && *t->p.interactions)
+        refusal = kept = "feature crosses (they follow the data's features, counted on the whole data)";
     const int one_pass = !kept, snaps = t->snap_rows || t->snap_every > 0;
     if (snaps && !one_pass)
         no_snapshots(path, kept);
