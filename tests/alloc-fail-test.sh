@@ -22,7 +22,8 @@
 # (odd k: absent; even k: the older file, byte for byte). A few failures
 # are not fatal, and then the run exits 0 with whole outputs: the functions
 # in `optional` below (each has one allocation, which it can do without: the
-# normalized loop's row buffer falls back to the general loop),
+# normalized loop's row buffer falls back to the general loop, a segment's
+# crossed rows to crossing each row as the loop meets it),
 # and a warning that names the memory error (a checkpoint that cannot be
 # written; that output may then be missing). A cache, a --save-ratings file
 # or a checkpoint (NAME:side below) is written before the end of a run, so
@@ -57,7 +58,7 @@ ASAN_OPTIONS=exitcode=99:detect_leaks=1:allocator_may_return_null=0
 UBSAN_OPTIONS=exitcode=99:print_stacktrace=1
 export ASAN_OPTIONS UBSAN_OPTIONS
 unset HOG_ALLOC_FAIL_AT HOG_ALLOC_REPORT
-optional='ring_setup plain_shrink norm_room'
+optional='ring_setup plain_shrink norm_room cross_segment'
 
 # The data, made and converted by the build under test (its hogtrain must
 # work without failures for anything below to mean something).
@@ -326,6 +327,9 @@ sweep convert-ratings "r.hgr" convert r.txt --ratings -o w/r.hgr
 sweep train-mf-text "m.hog r.json s.hgr:side" train r.txt $mf --test rt.txt --report w/r.json \
     --save-ratings w/s.hgr -o w/m.hog
 sweep train-mf-hgr "m.hog ck.hog:side" train r.hgr $mf --holdout 0.2 --checkpoint w/ck.hog -o w/m.hog
+sweep train-mf-one-pass "m.hog r.json" train r.txt --model mf --rank 4 --threads 1 --epochs 1 --test rt.txt \
+    --report w/r.json -o w/m.hog
+sweep train-cross-one-pass "m.hog" train d.svm --epochs 1 -b 16 --interactions :: --cross-bits 12 -o w/m.hog
 sweep predict-mf "p.txt r.json" predict mf.hog rt.txt -o w/p.txt --report w/r.json
 sweep predict-text "p.txt r.json" predict m.hog t.svm -o w/p.txt --report w/r.json $one
 sweep predict-hgd "p.txt" predict m.hog t.hgd -o w/p.txt
