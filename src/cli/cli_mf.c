@@ -93,12 +93,13 @@ static void on_stream_progress(void *ctx, const hog_mf_epoch_stats *s)
                  se0 = b->updates ? b->train_rmse * b->train_rmse * (double)b->updates : 0;
     const uint64_t n = s->updates - b->updates;
     const double recent = n ? sqrt(fmax(se - se0, 0) / (double)n) : (double)NAN;
-    if (ps->ncurve < sizeof(ps->curve) / sizeof(ps->curve[0]))
+    /* The end, right after a point at a power of two, adds none. */
+    if ((n || !ps->ncurve) && ps->ncurve < sizeof(ps->curve) / sizeof(ps->curve[0]))
         ps->curve[ps->ncurve++] = (mf_point){s->updates, s->seconds, s->train_rmse, recent};
     if (s->epoch)
         ps->epoch_seconds[0] = s->seconds;
     ps->last = *s;
-    if (cli_quiet || (s->epoch && !n))
+    if (cli_quiet || !n)
         return;
     fprintf(stderr, "progressive: %llu ratings  rmse %.4f (last %llu ratings %.4f)  %.2f s\n",
             (unsigned long long)s->updates, s->train_rmse, (unsigned long long)n, recent, s->seconds);

@@ -249,10 +249,10 @@ static int learn_batch(mf_stream *s, const hog_ratings *b)
     hog_ratings_info bi;
     hog_ratings_get_info(b, &bi);
     if (!bi.has_ratings)
-        return hog_fail(HOG_ELABEL, s->err, s->err_len, "the stream has user-item pairs but no ratings");
+        return hog_fail(HOG_ELABEL, s->err, s->err_len, "%s: user-item pairs but no ratings", s->path);
     if (bi.ratings > UINT32_MAX) /* a .hgr is one batch: its segments are counted in 32 bits */
-        return hog_fail(HOG_EPARAM, s->err, s->err_len, "a batch of %llu ratings: one pass takes at most 2^32 - 1 "
-                        "at once; give the text instead", (unsigned long long)bi.ratings);
+        return hog_fail(HOG_EPARAM, s->err, s->err_len, "%s: a batch of %llu ratings: one pass takes at most 2^32 - 1 "
+                        "at once; give the text instead", s->path, (unsigned long long)bi.ratings);
     int rc;
     if ((rc = grow_side(s, 0, bi.users)) < 0 || (rc = grow_side(s, 1, bi.items)) < 0 ||
         (rc = grow_names(&m->users, &b->users)) < 0 || (rc = grow_names(&m->items, &b->items)) < 0)
