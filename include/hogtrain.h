@@ -1621,13 +1621,18 @@ void hog_mf_snapshot(hog_mf_control *c);
  * once, even one waiting on a quiet pipe: the ratings read so far are
  * learned (a line cut by the stop is left out, with a warning) and the
  * call returns their model (0), as at the stream's end; snapshots as
- * hog_mf_control_set_snapshots sets. Refused with HOG_EPARAM: epochs
- * other than 1, a holdout or early stopping (progressive validation
- * scores each rating before it is learned), a link, a checkpoint on the
- * control. Other errors as hog_ratings_each's (a bad line: HOG_EFORMAT
- * naming it, and no model) and hog_mf_train's. */
-int hog_mf_train_stream(const hog_mf_params *p, const char *path, const hog_ratings *test, hog_mf_model **out,
-                        char *err_detail, size_t err_len);
+ * hog_mf_control_set_snapshots sets. rp (NULL: the defaults): of it only
+ * on_error applies: HOG_ON_ERROR_STOP, a malformed line is HOG_EFORMAT
+ * naming its file, line and column, and no model; HOG_ON_ERROR_SKIP, it is
+ * counted in *skipped (skipped may be NULL) and left out, and on success
+ * err_detail holds the first ones' messages, one per line, as
+ * hog_dataset_skipped writes them ("" if none). Refused with HOG_EPARAM:
+ * epochs other than 1, a holdout or early stopping (progressive
+ * validation scores each rating before it is learned), a link, a
+ * checkpoint on the control. Other errors as hog_ratings_each's and
+ * hog_mf_train's. */
+int hog_mf_train_stream(const hog_mf_params *p, const char *path, const hog_read_params *rp, const hog_ratings *test,
+                        hog_mf_model **out, uint64_t *skipped, char *err_detail, size_t err_len);
 
 /* Trains a factorisation of train with HOGWILD! SGD on p->threads workers
  * of the library's shared pool (see hog_model_evaluate). test (may be NULL;

@@ -302,7 +302,7 @@ static void factorise(const char *dir)
         const char *paths[2] = {path, fifo};
         int writing = pthread_create(&wr, NULL, feed_fifo, paths) == 0;
         hog_mf_model *m = NULL;
-        rc = hog_mf_train_stream(&p, fifo, NULL, &m, err, sizeof(err));
+        rc = hog_mf_train_stream(&p, fifo, NULL, NULL, &m, NULL, err, sizeof(err));
         atomic_store(&asking, 0);
         if (started)
             pthread_join(th, NULL);

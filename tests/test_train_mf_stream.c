@@ -73,7 +73,7 @@ static hog_mf_model *stream_ok(const hog_mf_params *p, const char *path)
 {
     hog_mf_model *m = NULL;
     char err[512] = "";
-    int rc = hog_mf_train_stream(p, path, NULL, &m, err, sizeof(err));
+    int rc = hog_mf_train_stream(p, path, NULL, NULL, &m, NULL, err, sizeof(err));
     cr_assert_eq(rc, 0, "stream %s: %d %s", path, rc, err);
     return m;
 }
@@ -316,7 +316,7 @@ static int stream_fails(const hog_mf_params *p, const char *path, const char *wa
 {
     hog_mf_model *m = (hog_mf_model *)1;
     char err[512] = "";
-    int rc = hog_mf_train_stream(p, path, NULL, &m, err, sizeof(err));
+    int rc = hog_mf_train_stream(p, path, NULL, NULL, &m, NULL, err, sizeof(err));
     cr_assert_lt(rc, 0);
     cr_assert_null(m);
     cr_assert(strstr(err, want), "'%s' should say '%s'", err, want);
@@ -373,7 +373,7 @@ Test(mf_stream, a_test_set_is_scored_at_the_end)
     cr_assert_eq(hog_ratings_open(path_of("t.txt"), 0, &test, err, sizeof(err)), 0);
     hog_mf_params p = stream_params(1);
     hog_mf_model *m = NULL;
-    cr_assert_eq(hog_mf_train_stream(&p, path_of("r.txt"), test, &m, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_mf_train_stream(&p, path_of("r.txt"), NULL, test, &m, NULL, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(m->info.test_ratings, 3);
     float pred[3];
     double rmse;
@@ -383,3 +383,38 @@ Test(mf_stream, a_test_set_is_scored_at_the_end)
     hog_mf_free(m);
     hog_ratings_close(test);
 }
+
+/* hog_read_params.on_error skip: malformed lines are counted, named and
+ * left out; the others are learned. */
+Test(mf_stream, malformed_lines_are_skipped_and_named_when_asked)
+{
+    write_file("bad.txt", "u1 i1 4\nu2 i1 x\nu3 i2 5\nbad\nu1 i2 3\nu4,i3\n");
+    hog_mf_params p = stream_params(1);
+    hog_read_params rp = hog_read_params_default();
+    rp.on_error = HOG_ON_ERROR_SKIP;
+    hog_mf_model *m = NULL;
+    uint64_t skipped = 99;
+    char err[1024] = "";
+    cr_assert_eq(hog_mf_train_stream(&p, path_of("bad.txt"), &rp, NULL, &m, &skipped, err, sizeof(err)), 0, "%s",
+                 err);
+    cr_assert_eq(skipped, 3);
+    cr_assert_eq(m->info.train_ratings, 3);
+    char want[3][320];
+    snprintf(want[0], sizeof(want[0]), "%s:2:7: expected a finite number (the rating), found 'x'\n",
+             path_of("bad.txt"));
+    snprintf(want[1], sizeof(want[1]), "%s:4:4: expected a separator and an item", path_of("bad.txt"));
+    snprintf(want[2], sizeof(want[2]), "%s:6:", path_of("bad.txt"));
+    for (int k = 0; k < 3; k++)
+        cr_assert(strstr(err, want[k]), "'%s' should hold '%s'", err, want[k]);
+    cr_assert_eq(hog_mf_user_id(m, "u4"), -1, "a skipped line's names are no rows");
+    hog_mf_free(m);
+    /* The default stops at the first, naming it, and makes no model. */
+    rp.on_error = HOG_ON_ERROR_STOP;
+    m = (hog_mf_model *)1;
+    cr_assert_eq(hog_mf_train_stream(&p, path_of("bad.txt"), &rp, NULL, &m, &skipped, err, sizeof(err)),
+                 HOG_EFORMAT);
+    cr_assert_null(m);
+    cr_assert_eq(skipped, 0);
+    cr_assert(strstr(err, ":2:7: expected a finite number (the rating), found 'x'"), "%s", err);
+}
+

@@ -46,6 +46,8 @@ static const char mf_usage[] =
     "  --grid B                bands per side of the grid (default: 32, at least\n"
     "                          2 threads + 1, fewer on few ratings)\n"
     "  --save-ratings FILE     also write RATINGS as a binary ratings file (.hgr)\n"
+    "  --on-error stop|skip    one pass (--epochs 1): a malformed line stops the run (default)\n"
+    "                          or is skipped and counted\n"
     "  --save-every N[s]       one pass (--epochs 1): write the model of the ratings learned\n"
     "                          so far to -o (atomically) every N ratings, or every N seconds\n"
     "                          (N s); SIGUSR1 writes one too\n"
@@ -255,7 +257,8 @@ int cli_mf_train(int argc, char **argv)
         {"seed", required_argument, 0, 0}, {"bind", required_argument, 0, 0},
         {"mf-schedule", required_argument, 0, 0}, {"grid", required_argument, 0, 0},
         {"schedule", required_argument, 0, 0}, {"early-stop", required_argument, 0, 0},
-        {"save-every", required_argument, 0, 'E'}, CLI_CKPT_OPTIONS, CLI_LINK_OPTIONS, {0, 0, 0, 0},
+        {"save-every", required_argument, 0, 'E'}, {"on-error", required_argument, 0, 'X'}, CLI_CKPT_OPTIONS,
+        CLI_LINK_OPTIONS, {0, 0, 0, 0},
     };
     double t_start = cli_now();
     hog_mf_params p = hog_mf_params_default();
@@ -263,6 +266,7 @@ int cli_mf_train(int argc, char **argv)
     const char *out = NULL, *test_path = NULL, *report = NULL, *save = NULL;
     cli_ckpt ck = {NULL, 300, 0, 0};
     cli_snap snap = {NULL, 0, 0, 0};
+    hog_read_params rp = hog_read_params_default(); /* one pass: on_error */
     int c, li, holdout_set = 0, stop_set = 0, rank_outputs = 0, status = 2;
     /* The command as given, for the resume line: getopt reorders argv. */
     char **given = calloc((size_t)argc + 1, sizeof(char *));
@@ -283,6 +287,13 @@ int cli_mf_train(int argc, char **argv)
             if (cli_save_every_option(optarg, &snap) < 0)
                 goto usage;
             break;
+        case 'X': {
+            int v;
+            if (cli_either("--on-error", optarg, "stop", HOG_ON_ERROR_STOP, "skip", HOG_ON_ERROR_SKIP, &v) < 0)
+                goto usage;
+            rp.on_error = (hog_on_error)v;
+            break;
+        }
         case 'M':
             if (strcmp(optarg, "mf") != 0) {
                 cli_error("--model: expected mf, found '%s'", optarg);
@@ -342,6 +353,11 @@ int cli_mf_train(int argc, char **argv)
     if (snap.set && !one_pass) {
         cli_error("--save-every writes the model of a run in one pass while it goes on: not %s",
                   whole ? whole : "with several epochs");
+        goto usage;
+    }
+    if (rp.on_error == HOG_ON_ERROR_SKIP && !one_pass) {
+        cli_error("--on-error skip: a factorisation skips malformed lines in one pass (--epochs 1), not %s; read "
+                  "whole, a malformed line stops it", whole ? whole : "with several epochs");
         goto usage;
     }
     const int out_is_file = cli_is_model_file(out);
@@ -421,7 +437,8 @@ int cli_mf_train(int argc, char **argv)
     if (one_pass) {
         if (!cli_quiet)
             fprintf(stderr, "%s: one pass: each rating learned once as it is read\n", input);
-        rc = hog_mf_train_stream(&p, input, test, &m, err, sizeof(err));
+        uint64_t skipped = 0;
+        rc = hog_mf_train_stream(&p, input, &rp, test, &m, &skipped, err, sizeof(err));
         /* A signal ends the read; the ratings read are learned and saved. */
         if (rc < 0 && cli_signal_caught()) {
             status = cli_signal_report(cli_signal_caught(), rc, err, out, NULL, NULL, argc, given);
@@ -431,6 +448,7 @@ int cli_mf_train(int argc, char **argv)
             cli_error("%s", err[0] ? err : hog_strerror(rc));
             goto out;
         }
+        cli_report_skipped(input, skipped, err);
         hog_mf_info si;
         hog_mf_get_info(m, &si);
         ri = (hog_ratings_info){.ratings = si.train_ratings, .users = si.users, .items = si.items,

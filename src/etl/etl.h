@@ -1063,11 +1063,20 @@ uint64_t hog_ratings_fingerprint(const hog_ratings *r);
 int hog_ratings_open_in_chunks(const char *path, int allow_pairs, size_t chunk_bytes, hog_ratings **out,
                                char *err, size_t err_len);
 
-/* hog_ratings_each with a stop fd (-1: none), as hog_reader_set_stop
- * takes it: once it is readable the read ends as at the input's end, a
- * line it cut left out with a warning (HOG_LOG_WARN) naming it. */
-int hog_ratings_each_until(const char *path, int allow_pairs, int stop_fd, hog_ratings_fn fn, void *ctx, char *err,
-                           size_t err_len);
+/* How hog_ratings_each_read reads text, and what it skipped. */
+#define HOG_RATINGS_KEPT 4u /* the skipped lines whose messages are kept */
+typedef struct hog_ratings_read {
+    int allow_pairs;     /* as hog_ratings_open's */
+    int skip;            /* 1: a malformed line is counted and skipped (hog_read_params.on_error skip) */
+    int stop_fd;         /* as hog_reader_set_stop takes it (-1: none): once it is readable the read ends
+                            as at the input's end, a line it cut left out with a warning naming it */
+    uint64_t skipped;    /* out: the malformed lines skipped */
+    char first[1024];    /* out: the first HOG_RATINGS_KEPT of their messages, a line each */
+} hog_ratings_read;
+
+/* hog_ratings_each as rr says. */
+int hog_ratings_each_read(const char *path, hog_ratings_read *rr, hog_ratings_fn fn, void *ctx, char *err,
+                          size_t err_len);
 
 /* The first 8 bytes of a binary ratings file (the layout is in
  * etl_ratings_hgr.c; NUL is the eighth byte); hog_file_probe tells files

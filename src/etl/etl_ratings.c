@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -90,6 +91,7 @@ typedef struct ratings_text {
     const char *path;
     char *err;
     size_t err_len;
+    hog_ratings_read *rr; /* how to read (a malformed line skipped, and what was), or NULL: the defaults */
     int allow_pairs;
     int shape;        /* 1: triples, 0: pairs; fixed by the first data line (-1 before) */
     int header_open;  /* no data line yet: a first line without a numeric rating is a header */
@@ -260,6 +262,23 @@ static int carry_append(const ratings_text *c, carry_line *l, const char *s, siz
     return 0;
 }
 
+/* A line's parse: a malformed line is counted and its message kept
+ * (the first HOG_RATINGS_KEPT) where the read skips them. */
+static int parse_or_skip(ratings_text *c, const char *line, const char *eol)
+{
+    int rc = parse_line(c, line, eol);
+    hog_ratings_read *rr = c->rr;
+    if (rc != HOG_EFORMAT || !rr || !rr->skip)
+        return rc;
+    if (rr->skipped++ < HOG_RATINGS_KEPT && c->err) {
+        const size_t used = strlen(rr->first);
+        snprintf(rr->first + used, sizeof(rr->first) - used, "%s\n", c->err);
+    }
+    if (c->err && c->err_len)
+        c->err[0] = '\0';
+    return 0;
+}
+
 /* Parses the chunk data[0..len): the end of the carried line, the whole
  * lines, and the start of a line the next chunk goes on with. */
 static int parse_chunk(ratings_text *c, carry_line *carry, const char *data, size_t len)
@@ -273,10 +292,10 @@ static int parse_chunk(ratings_text *c, carry_line *carry, const char *data, siz
         if (carry->len) {
             rc = carry_append(c, carry, s, (size_t)(nl - s));
             if (rc == 0)
-                rc = parse_line(c, carry->p, carry->p + carry->len);
+                rc = parse_or_skip(c, carry->p, carry->p + carry->len);
             carry->len = 0;
         } else {
-            rc = parse_line(c, s, nl);
+            rc = parse_or_skip(c, s, nl);
         }
         if (rc < 0)
             return rc;
@@ -303,15 +322,15 @@ static int hand_batch(hog_ratings *r, ratings_text *c, hog_ratings_fn fn, void *
 /* Reads the text at path into r, chunk by chunk; with fn, eagerly (a
  * stream's chunk is what it had ready), handing fn each chunk's ratings as
  * they are parsed and keeping none (hog_ratings_each). */
-static int read_text(hog_ratings *r, const char *path, int allow_pairs, size_t chunk_bytes, int stop_fd,
+static int read_text(hog_ratings *r, const char *path, int allow_pairs, size_t chunk_bytes, hog_ratings_read *rr,
                      hog_ratings_fn fn, void *ctx, char *err, size_t err_len)
 {
     hog_reader *rd;
     int rc = hog_reader_open_with(path, chunk_bytes, 0, fn ? HOG_READER_EAGER : 0, &rd, err, err_len);
     if (rc < 0)
         return rc;
-    hog_reader_set_stop(rd, stop_fd);
-    ratings_text c = {.r = r, .path = path, .err = err, .err_len = err_len, .allow_pairs = allow_pairs,
+    hog_reader_set_stop(rd, rr ? rr->stop_fd : -1);
+    ratings_text c = {.r = r, .path = path, .err = err, .err_len = err_len, .rr = rr, .allow_pairs = allow_pairs,
                       .shape = -1, .header_open = 1};
     carry_line carry = {0};
     const char *data;
@@ -337,7 +356,7 @@ static int read_text(hog_ratings *r, const char *path, int allow_pairs, size_t c
         hog_log(HOG_LOG_WARN, "%s:%llu: the read was stopped inside this line: its first %llu bytes are left out",
                 path, (unsigned long long)c.lineno + 1, (unsigned long long)carry.len);
     else if (rc == 0 && carry.len) /* a last line without a newline */
-        rc = parse_line(&c, carry.p, carry.p + carry.len);
+        rc = parse_or_skip(&c, carry.p, carry.p + carry.len);
     if (rc == 0 && fn && c.n)
         rc = hand_batch(r, &c, fn, ctx, &handed);
     /* What the input held: the file's size, or what came down the pipe. */
@@ -350,7 +369,8 @@ static int read_text(hog_ratings *r, const char *path, int allow_pairs, size_t c
     r->info.ratings = fn ? handed : c.n;
     r->info.has_ratings = c.shape != 0;
     if (r->info.ratings == 0)
-        return hog_fail(HOG_EEMPTY, err, err_len, "%s: no ratings", path);
+        return hog_fail(HOG_EEMPTY, err, err_len, "%s: no ratings%s", path,
+                        rr && rr->skipped ? " (every line was malformed and skipped)" : "");
     return 0;
 }
 
@@ -394,7 +414,7 @@ int hog_ratings_open_in_chunks(const char *path, int allow_pairs, size_t chunk_b
         rc = hog_hgr_open(r, path, fd, size, err, err_len);
         close(fd);
     } else {
-        rc = read_text(r, path, allow_pairs, chunk_bytes, -1, NULL, NULL, err, err_len);
+        rc = read_text(r, path, allow_pairs, chunk_bytes, NULL, NULL, NULL, err, err_len);
     }
     if (rc < 0) {
         hog_ratings_close(r);
@@ -417,12 +437,14 @@ int hog_ratings_open(const char *path, int allow_pairs, hog_ratings **out, char 
 
 int hog_ratings_each(const char *path, int allow_pairs, hog_ratings_fn fn, void *ctx, char *err, size_t err_len)
 {
-    return hog_ratings_each_until(path, allow_pairs, -1, fn, ctx, err, err_len);
+    hog_ratings_read rr = {.allow_pairs = allow_pairs, .stop_fd = -1};
+    return hog_ratings_each_read(path, &rr, fn, ctx, err, err_len);
 }
 
-int hog_ratings_each_until(const char *path, int allow_pairs, int stop_fd, hog_ratings_fn fn, void *ctx, char *err,
-                           size_t err_len)
+int hog_ratings_each_read(const char *path, hog_ratings_read *rr, hog_ratings_fn fn, void *ctx, char *err,
+                          size_t err_len)
 {
+    const int allow_pairs = rr->allow_pairs;
     if (hog_cpu_check(err, err_len) < 0)
         return HOG_ECPU;
     if (!fn)
@@ -440,7 +462,7 @@ int hog_ratings_each_until(const char *path, int allow_pairs, int stop_fd, hog_r
     }
     if (!(r = hog_calloc(1, sizeof(*r))))
         return hog_fail(-ENOMEM, err, err_len, "%s: out of memory", path);
-    rc = read_text(r, path, allow_pairs, 0, stop_fd, fn, ctx, err, err_len);
+    rc = read_text(r, path, allow_pairs, 0, rr, fn, ctx, err, err_len);
     hog_ratings_close(r);
     return rc;
 }

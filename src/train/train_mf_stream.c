@@ -22,6 +22,7 @@ typedef struct mf_stream {
     const hog_mf_params *p;
     hog_mf_control *c;     /* or NULL */
     const char *path;
+    hog_ratings_read *rr;  /* how the text is read, and what was skipped */
     hog_pool *pool;
     unsigned nth;
     mf_worker *ws;
@@ -378,6 +379,7 @@ static void stream_free(mf_stream *s)
         }
     hog_free(s->ws);
     hog_free(s->pieces);
+    hog_free(s->rr);
     if (s->pool)
         hog_pool_return(s->pool);
 }
@@ -393,10 +395,12 @@ static void settle_stop(hog_mf_control *c)
     }
 }
 
-int hog_mf_train_stream(const hog_mf_params *p, const char *path, const hog_ratings *test, hog_mf_model **out,
-                        char *err, size_t err_len)
+int hog_mf_train_stream(const hog_mf_params *p, const char *path, const hog_read_params *rp, const hog_ratings *test,
+                        hog_mf_model **out, uint64_t *skipped, char *err, size_t err_len)
 {
     *out = NULL;
+    if (skipped)
+        *skipped = 0;
     if (hog_cpu_check(err, err_len) < 0)
         return HOG_ECPU;
     int rc = check_stream(p, err, err_len);
@@ -440,11 +444,16 @@ int hog_mf_train_stream(const hog_mf_params *p, const char *path, const hog_rati
     m->info.params.control = NULL;
     m->epochs_run = m->best_epoch = 1;
     hog_mf_control *c = s.c;
-    int stop_fd = -1;
+    /* On the heap: its messages are a kilobyte. */
+    hog_ratings_read *rr = s.rr = hog_calloc(1, sizeof(*rr));
+    if (!rr)
+        goto nomem;
+    rr->skip = rp && rp->on_error == HOG_ON_ERROR_SKIP;
+    rr->stop_fd = -1;
     if (c) {
         s.snap_next = c->snap_rows;
         s.snap_due = c->snap_seconds > 0 ? hog_now() + c->snap_seconds : 0;
-        stop_fd = c->stop_fd;
+        rr->stop_fd = c->stop_fd;
         atomic_store(&c->training, 1); /* an interrupt now ends the read, not the process */
     }
     s.t0 = hog_now();
@@ -454,7 +463,7 @@ int hog_mf_train_stream(const hog_mf_params *p, const char *path, const hog_rati
         rc = hog_fail(rc, err, err_len, "cannot start the snapshots' watcher: %s", hog_strerror(rc));
         goto fail;
     }
-    rc = hog_ratings_each_until(path, 0, stop_fd, on_batch, &s, err, err_len);
+    rc = hog_ratings_each_read(path, rr, on_batch, &s, err, err_len);
     watch_stop(&s, watcher, watching);
     pthread_cond_destroy(&s.wake);
     const int interrupted = c && atomic_load_explicit(&c->interrupted, memory_order_relaxed);
@@ -489,6 +498,12 @@ int hog_mf_train_stream(const hog_mf_params *p, const char *path, const hog_rati
         if (rc < 0)
             goto fail;
         m->info.test_ratings = test->info.ratings;
+    }
+    if (rr->skipped) { /* as hog_dataset_skipped says it */
+        if (skipped)
+            *skipped = rr->skipped;
+        if (err && err_len)
+            snprintf(err, err_len, "%s", rr->first);
     }
     stream_free(&s);
     *out = m;
