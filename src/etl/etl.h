@@ -1028,6 +1028,17 @@ _Static_assert(sizeof(hog_mf_triple) == 12, "a triple is 12 bytes in memory and 
  * Returns 0, -ENOMEM, or HOG_ECORRUPT when the map is full (2^32 - 2 names
  * or 4 GiB of names). */
 int hog_idmap_intern(hog_idmap *m, const char *s, size_t len, uint32_t *id);
+/* The hash a map files s[0..len) under; hog_idmap_intern with it given
+ * (h must be hog_idmap_hash(s, len)); and a prefetch of the table slot
+ * where its lookup starts, so that a reader can ask for the slots of the
+ * names a few lines ahead while it interns the present ones (each lookup
+ * in a large map is a cache miss or more). */
+uint64_t hog_idmap_hash(const char *s, size_t len);
+int hog_idmap_intern_hashed(hog_idmap *m, const char *s, size_t len, uint64_t h, uint32_t *id);
+void hog_idmap_prefetch(const hog_idmap *m, uint64_t h);
+/* The next step of that lookup, once its slot has come: a prefetch of the
+ * offsets of the name the slot holds (its first candidate). */
+void hog_idmap_prefetch_name(const hog_idmap *m, uint64_t h);
 /* The id of s[0..len), or -1. */
 int64_t hog_idmap_find(const hog_idmap *m, const char *s, size_t len);
 /* Builds the table over names already in place (a mapped file). Returns 0,

@@ -50,20 +50,50 @@ static int table_grow(hog_idmap *m, uint32_t want)
     return 0;
 }
 
-int64_t hog_idmap_find(const hog_idmap *m, const char *s, size_t len)
+uint64_t hog_idmap_hash(const char *s, size_t len)
+{
+    return name_hash(s, len);
+}
+
+void hog_idmap_prefetch(const hog_idmap *m, uint64_t h)
+{
+    if (m->cap)
+        __builtin_prefetch(&m->slots[(uint32_t)h & (m->cap - 1)], 0, 3);
+}
+
+void hog_idmap_prefetch_name(const hog_idmap *m, uint64_t h)
+{
+    if (!m->cap)
+        return;
+    const uint32_t v = m->slots[(uint32_t)h & (m->cap - 1)];
+    if (v)
+        __builtin_prefetch(&m->off[v - 1], 0, 3);
+}
+
+static int64_t find_hashed(const hog_idmap *m, const char *s, size_t len, uint64_t h)
 {
     if (!m->cap)
         return -1;
-    uint32_t i = (uint32_t)name_hash(s, len) & (m->cap - 1);
+    uint32_t i = (uint32_t)h & (m->cap - 1);
     for (uint32_t v; (v = m->slots[i]) != 0; i = (i + 1) & (m->cap - 1))
         if (same_name(m, v - 1, s, len))
             return v - 1;
     return -1;
 }
 
+int64_t hog_idmap_find(const hog_idmap *m, const char *s, size_t len)
+{
+    return find_hashed(m, s, len, name_hash(s, len));
+}
+
 int hog_idmap_intern(hog_idmap *m, const char *s, size_t len, uint32_t *id)
 {
-    int64_t found = hog_idmap_find(m, s, len);
+    return hog_idmap_intern_hashed(m, s, len, name_hash(s, len), id);
+}
+
+int hog_idmap_intern_hashed(hog_idmap *m, const char *s, size_t len, uint64_t h, uint32_t *id)
+{
+    int64_t found = find_hashed(m, s, len, h);
     if (found >= 0) {
         *id = (uint32_t)found;
         return 0;
@@ -91,7 +121,7 @@ int hog_idmap_intern(hog_idmap *m, const char *s, size_t len, uint32_t *id)
     m->names_len += len + 1;
     m->off[m->n + 1] = (uint32_t)m->names_len;
     *id = m->n++;
-    table_put(m->slots, m->cap, name_hash(s, len), *id);
+    table_put(m->slots, m->cap, h, *id);
     m->owned = 1;
     return 0;
 }

@@ -86,6 +86,20 @@ static void ratings_summary(hog_ratings *r)
  *  columns count from its own start. A line is carried up to
  *  HOG_DEFAULT_MAX_LINE bytes; a longer one is an error.
  * ===================================================================== */
+/* A rating line parsed, its names not yet looked up (they point into the
+ * chunk being parsed). */
+typedef struct rating_line {
+    const char *line, *eol; /* for a message */
+    const char *name[2];    /* user, item */
+    size_t len[2];
+    uint64_t hash[2];
+    uint64_t lineno;
+    float rating;
+} rating_line;
+
+/* Lines parsed ahead of their lookups: about the misses a core overlaps. */
+#define RATINGS_AHEAD 16u
+
 typedef struct ratings_text {
     hog_ratings *r;
     const char *path;
@@ -98,6 +112,10 @@ typedef struct ratings_text {
     uint64_t lineno;  /* 1-based, of the line being parsed */
     uint64_t n;       /* triples so far */
     size_t cap;       /* triples allocated in r->own */
+    /* Lines parsed whose names are not looked up yet, in order: their
+     * table slots are fetched while the lines before them are interned. */
+    rating_line ahead[RATINGS_AHEAD + 1];
+    uint32_t first, held;
 } ratings_text;
 
 static int is_field_end(char ch)
@@ -151,8 +169,51 @@ static int at_line_end(const char *s, const char *end)
     return s >= end || *s == '\n' || (*s == '\r' && (s + 1 >= end || s[1] == '\n'));
 }
 
-/* Parses one line, line[0..eol) without its '\n', into the next triple. */
-static int parse_line(ratings_text *c, const char *line, const char *eol)
+/* Looks up a parsed line's names and appends its triple. */
+static int commit_line(ratings_text *c, const rating_line *l)
+{
+    hog_ratings *r = c->r;
+    if (c->n == c->cap) {
+        void *own = r->own;
+        int rc = hog_array_grow(&own, &c->cap, (size_t)c->n + 1, sizeof(hog_mf_triple), 4096);
+        r->own = own;
+        if (rc < 0)
+            return hog_fail(rc, c->err, c->err_len, "%s: out of memory", c->path);
+    }
+    hog_mf_triple *t = &r->own[c->n];
+    int rc = hog_idmap_intern_hashed(&r->users, l->name[0], l->len[0], l->hash[0], &t->user);
+    if (rc == 0)
+        rc = hog_idmap_intern_hashed(&r->items, l->name[1], l->len[1], l->hash[1], &t->item);
+    if (rc == -ENOMEM)
+        return hog_fail(rc, c->err, c->err_len, "%s: out of memory", c->path);
+    if (rc < 0) {
+        const uint64_t now = c->lineno;
+        c->lineno = l->lineno; /* the message names the line's own number */
+        rc = text_error(c, l->line, l->name[0], l->eol, "fewer than 2^32 - 2 distinct names");
+        c->lineno = now;
+        return rc;
+    }
+    t->rating = l->rating;
+    c->n++;
+    return 0;
+}
+
+/* Commits the lines held, in order. */
+static int commit_held(ratings_text *c)
+{
+    for (; c->held; c->held--, c->first = (c->first + 1) % (RATINGS_AHEAD + 1)) {
+        int rc = commit_line(c, &c->ahead[c->first]);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Parses one line, line[0..eol) without its '\n'. A rating line is held
+ * (its names' table slots fetched) when `hold`, the oldest held one then
+ * committed once more than RATINGS_AHEAD are; else it is committed at
+ * once. */
+static int parse_line(ratings_text *c, const char *line, const char *eol, int hold)
 {
     c->lineno++;
     const char *p = line;
@@ -219,25 +280,28 @@ static int parse_line(ratings_text *c, const char *line, const char *eol)
             return hog_fail(HOG_EFORMAT, c->err, c->err_len, "%s:%llu:%llu: expected text, found a NUL byte",
                             c->path, (unsigned long long)c->lineno, (unsigned long long)(nul - line) + 1);
     }
-    hog_ratings *r = c->r;
-    if (c->n == c->cap) {
-        void *own = r->own;
-        int rc = hog_array_grow(&own, &c->cap, (size_t)c->n + 1, sizeof(hog_mf_triple), 4096);
-        r->own = own;
-        if (rc < 0)
-            return hog_fail(rc, c->err, c->err_len, "%s: out of memory", c->path);
+    rating_line l = {.line = line, .eol = eol, .name = {f[0], f[1]}, .len = {flen[0], flen[1]},
+                     .hash = {hog_idmap_hash(f[0], flen[0]), hog_idmap_hash(f[1], flen[1])}, .lineno = c->lineno,
+                     .rating = (float)v};
+    if (!hold)
+        return commit_line(c, &l);
+    hog_idmap_prefetch(&c->r->users, l.hash[0]);
+    hog_idmap_prefetch(&c->r->items, l.hash[1]);
+    c->ahead[(c->first + c->held++) % (RATINGS_AHEAD + 1)] = l;
+    /* Halfway to its lookup, a line's slots have come: their names'
+     * offsets are asked for next. */
+    if (c->held > RATINGS_AHEAD / 2) {
+        const rating_line *mid = &c->ahead[(c->first + c->held - 1 - RATINGS_AHEAD / 2) % (RATINGS_AHEAD + 1)];
+        hog_idmap_prefetch_name(&c->r->users, mid->hash[0]);
+        hog_idmap_prefetch_name(&c->r->items, mid->hash[1]);
     }
-    hog_mf_triple *t = &r->own[c->n];
-    int rc = hog_idmap_intern(&r->users, f[0], flen[0], &t->user);
-    if (rc == 0)
-        rc = hog_idmap_intern(&r->items, f[1], flen[1], &t->item);
-    if (rc == -ENOMEM)
-        return hog_fail(rc, c->err, c->err_len, "%s: out of memory", c->path);
-    if (rc < 0)
-        return text_error(c, line, f[0], eol, "fewer than 2^32 - 2 distinct names");
-    t->rating = (float)v;
-    c->n++;
-    return 0;
+    if (c->held <= RATINGS_AHEAD)
+        return 0;
+    /* The oldest line's error is its own: this one stays held. */
+    int rc = commit_line(c, &c->ahead[c->first]);
+    c->first = (c->first + 1) % (RATINGS_AHEAD + 1);
+    c->held--;
+    return rc;
 }
 
 /* The start of a line cut by a chunk's end. */
@@ -264,9 +328,9 @@ static int carry_append(const ratings_text *c, carry_line *l, const char *s, siz
 
 /* A line's parse: a malformed line is counted and its message kept
  * (the first HOG_RATINGS_KEPT) where the read skips them. */
-static int parse_or_skip(ratings_text *c, const char *line, const char *eol)
+static int parse_or_skip(ratings_text *c, const char *line, const char *eol, int hold)
 {
-    int rc = parse_line(c, line, eol);
+    int rc = parse_line(c, line, eol, hold);
     hog_ratings_read *rr = c->rr;
     if (rc != HOG_EFORMAT || !rr || !rr->skip)
         return rc;
@@ -280,28 +344,34 @@ static int parse_or_skip(ratings_text *c, const char *line, const char *eol)
 }
 
 /* Parses the chunk data[0..len): the end of the carried line, the whole
- * lines, and the start of a line the next chunk goes on with. */
+ * lines, and the start of a line the next chunk goes on with. The chunk's
+ * lines are held a few at a time (parse_line), and all committed before
+ * it returns: they point into it. */
 static int parse_chunk(ratings_text *c, carry_line *carry, const char *data, size_t len)
 {
     const char *s = data, *end = data + len;
-    while (s < end) {
+    int rc = 0;
+    while (s < end && rc == 0) {
         const char *nl = memchr(s, '\n', (size_t)(end - s));
-        if (!nl)
-            return carry_append(c, carry, s, (size_t)(end - s));
-        int rc;
-        if (carry->len) {
+        if (!nl) {
+            rc = carry_append(c, carry, s, (size_t)(end - s));
+            break;
+        }
+        if (carry->len) { /* the first line: nothing is held before it */
             rc = carry_append(c, carry, s, (size_t)(nl - s));
             if (rc == 0)
-                rc = parse_or_skip(c, carry->p, carry->p + carry->len);
+                rc = parse_or_skip(c, carry->p, carry->p + carry->len, 0);
             carry->len = 0;
         } else {
-            rc = parse_or_skip(c, s, nl);
+            rc = parse_or_skip(c, s, nl, 1);
         }
-        if (rc < 0)
-            return rc;
         s = nl + 1;
     }
-    return 0;
+    if (rc < 0) { /* the read ends: the lines held are not the model's */
+        c->held = 0;
+        return rc;
+    }
+    return commit_held(c);
 }
 
 /* Hands fn the ratings parsed since the last batch, as r, and starts the
@@ -356,7 +426,7 @@ static int read_text(hog_ratings *r, const char *path, int allow_pairs, size_t c
         hog_log(HOG_LOG_WARN, "%s:%llu: the read was stopped inside this line: its first %llu bytes are left out",
                 path, (unsigned long long)c.lineno + 1, (unsigned long long)carry.len);
     else if (rc == 0 && carry.len) /* a last line without a newline */
-        rc = parse_or_skip(&c, carry.p, carry.p + carry.len);
+        rc = parse_or_skip(&c, carry.p, carry.p + carry.len, 0);
     if (rc == 0 && fn && c.n)
         rc = hand_batch(r, &c, fn, ctx, &handed);
     /* What the input held: the file's size, or what came down the pipe. */
