@@ -9,11 +9,11 @@ set -u
 . "$(dirname "$0")/tap.sh"
 tmp=$(mktemp -d /tmp/hog-stream-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT INT TERM
-# stream K: the rows of part.svm K times over, through a pipe
+# stream K [FILE]: the rows of FILE (part.svm) K times over, through a pipe
 stream() {
     i=0
     while [ "$i" -lt "$1" ]; do
-        cat "$tmp/part.svm"
+        cat "${2:-$tmp/part.svm}"
         i=$((i + 1))
     done
 }
@@ -253,17 +253,10 @@ fi
 "$build/tools/gen_ratings" -u 20000 -i 4000 -k 8 -n 1000000 -s 4 -o "$tmp/rall.txt" -q || exit 1
 head -n 950000 "$tmp/rall.txt" >"$tmp/rpart.txt"
 tail -n 50000 "$tmp/rall.txt" >"$tmp/rtest.txt"
-rstream() {
-    i=0
-    while [ "$i" -lt "$1" ]; do
-        cat "$tmp/rpart.txt"
-        i=$((i + 1))
-    done
-}
 mf="--model mf --rank 8 --epochs 1"
-rstream 1 | "$bin" train - $mf -o "$tmp/r1.mf" -q --report "$tmp/r1.json" 2>"$tmp/r1.log"
+stream 1 "$tmp/rpart.txt" | "$bin" train - $mf -o "$tmp/r1.mf" -q --report "$tmp/r1.json" 2>"$tmp/r1.log"
 rc1=$?
-rstream 6 | "$bin" train - $mf -o "$tmp/r6.mf" -q --report "$tmp/r6.json" 2>"$tmp/r6.log"
+stream 6 "$tmp/rpart.txt" | "$bin" train - $mf -o "$tmp/r6.mf" -q --report "$tmp/r6.json" 2>"$tmp/r6.log"
 rc6=$?
 rss1=$(json "$tmp/r1.json" "d['peak_rss_bytes'] >> 20")
 rss6=$(json "$tmp/r6.json" "d['peak_rss_bytes'] >> 20")
@@ -274,7 +267,7 @@ else
     not_ok "MF one pass over a pipe: exit $rc1/$rc6, $n6 ratings, peak RSS $rss1 MiB then $rss6 MiB" "$tmp/r6.log"
 fi
 one="$mf --threads 1 --bind 0 --test $tmp/rtest.txt"
-rstream 1 | "$bin" train - $one -o "$tmp/rp.mf" --report "$tmp/rp.json" 2>"$tmp/rp.log"
+stream 1 "$tmp/rpart.txt" | "$bin" train - $one -o "$tmp/rp.mf" --report "$tmp/rp.json" 2>"$tmp/rp.log"
 rcp=$?
 "$bin" train "$tmp/rpart.txt" $one -o "$tmp/rf.mf" --report "$tmp/rf.json" 2>"$tmp/rf.log"
 rcf=$?

@@ -26,6 +26,17 @@ static void scratch_remove(void)
     cr_assert_eq(system(cmd), 0);
 }
 
+/* dir/name, in one of four buffers that take turns (a call's result lasts
+ * three more calls). */
+static inline char *scratch_path(const char *name)
+{
+    static char buf[4][256];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof(buf[k]), "%s/%s", dir, name);
+    return buf[k];
+}
+
 /* Flips bit 4 of the byte at off in path (off < 0: from the end). */
 static inline void flip_byte(const char *path, long off)
 {

@@ -22,14 +22,6 @@ static void setup(void)
 
 TestSuite(mf_stream, .init = setup, .fini = scratch_remove);
 
-static char *path_of(const char *name)
-{
-    static char buf[4][256];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof(buf[k]), "%s/%s", dir, name);
-    return buf[k];
-}
 
 /* n ratings of a rank-2 matrix with biases, as "uU iI rating" lines: users
  * and items drawn so that new names keep coming to the end. */
@@ -53,7 +45,7 @@ static char *low_rank_text(unsigned users, unsigned items, unsigned n, uint64_t 
 
 static void write_file(const char *name, const char *text)
 {
-    FILE *f = fopen(path_of(name), "w");
+    FILE *f = fopen(scratch_path(name), "w");
     cr_assert_not_null(f);
     fputs(text, f);
     fclose(f);
@@ -102,11 +94,11 @@ Test(mf_stream, one_thread_is_the_replay_of_its_steps_bit_for_bit)
     write_file("r.txt", text);
     free(text);
     hog_mf_params p = stream_params(1);
-    hog_mf_model *m = stream_ok(&p, path_of("r.txt"));
+    hog_mf_model *m = stream_ok(&p, scratch_path("r.txt"));
 
     hog_ratings *r = NULL;
     char err[256];
-    cr_assert_eq(hog_ratings_open(path_of("r.txt"), 0, &r, err, sizeof(err)), 0);
+    cr_assert_eq(hog_ratings_open(scratch_path("r.txt"), 0, &r, err, sizeof(err)), 0);
     const uint32_t U = r->users.n, I = r->items.n;
     hog_mf_model *ref = hog_mf_new(U, I, p.rank);
     cr_assert_not_null(ref);
@@ -191,8 +183,8 @@ Test(mf_stream, a_stream_cut_anywhere_gives_the_files_model)
     char *text = low_rank_text(400, 150, 6000, 5);
     write_file("r.txt", text);
     hog_mf_params p = stream_params(1);
-    hog_mf_model *whole = stream_ok(&p, path_of("r.txt"));
-    const char *fifo = path_of("r.fifo");
+    hog_mf_model *whole = stream_ok(&p, scratch_path("r.txt"));
+    const char *fifo = scratch_path("r.fifo");
     cr_assert_eq(mkfifo(fifo, 0600), 0);
     trickle t = {fifo, text, 9000, 2000, 0, NULL};
     pthread_t th;
@@ -211,7 +203,7 @@ Test(mf_stream, two_threads_learn_it_too)
     write_file("r.txt", text);
     free(text);
     hog_mf_params p1 = stream_params(1), p2 = stream_params(2);
-    hog_mf_model *a = stream_ok(&p1, path_of("r.txt")), *b = stream_ok(&p2, path_of("r.txt"));
+    hog_mf_model *a = stream_ok(&p1, scratch_path("r.txt")), *b = stream_ok(&p2, scratch_path("r.txt"));
     cr_assert_eq(b->info.params.threads, 2);
     cr_assert_eq(b->info.train_ratings, 20000);
     cr_assert_eq(b->info.users, a->info.users);
@@ -237,7 +229,7 @@ static void *interrupt_later(void *arg)
 Test(mf_stream, an_interrupt_ends_a_quiet_streams_read_with_its_model)
 {
     char *text = low_rank_text(100, 50, 3000, 7);
-    const char *fifo = path_of("q.fifo");
+    const char *fifo = scratch_path("q.fifo");
     cr_assert_eq(mkfifo(fifo, 0600), 0);
     trickle t = {fifo, text, 100000, 0, 3000, "u1 i2"};
     pthread_t th, ti;
@@ -280,7 +272,7 @@ static int save_snapshot(void *ctx, const hog_mf_model *m)
 Test(mf_stream, snapshots_come_on_the_count_and_when_asked_and_load)
 {
     char *text = low_rank_text(200, 80, 8000, 8);
-    const char *fifo = path_of("s.fifo");
+    const char *fifo = scratch_path("s.fifo");
     cr_assert_eq(mkfifo(fifo, 0600), 0);
     trickle t = {fifo, text, 40000, 20000, 0, NULL};
     pthread_t th;
@@ -288,7 +280,7 @@ Test(mf_stream, snapshots_come_on_the_count_and_when_asked_and_load)
     hog_mf_params p = stream_params(1);
     hog_mf_control *c;
     cr_assert_eq(hog_mf_control_create(&c), 0);
-    snaps s = {path_of("snap.hog"), 0, {0}};
+    snaps s = {scratch_path("snap.hog"), 0, {0}};
     cr_assert_eq(hog_mf_control_set_snapshots(c, 0, -1, save_snapshot, &s), HOG_EPARAM);
     cr_assert_eq(hog_mf_control_set_snapshots(c, 2000, 0, NULL, NULL), HOG_EPARAM);
     cr_assert_eq(hog_mf_control_set_snapshots(c, 2000, 0, save_snapshot, &s), 0);
@@ -326,7 +318,7 @@ static int stream_fails(const hog_mf_params *p, const char *path, const char *wa
 Test(mf_stream, what_one_pass_cannot_do_is_refused_and_bad_lines_are_named)
 {
     write_file("ok.txt", "u1 i1 4\nu2 i1 3\n");
-    const char *ok = path_of("ok.txt");
+    const char *ok = scratch_path("ok.txt");
     hog_mf_params p = stream_params(1);
     p.epochs = 2;
     cr_assert_eq(stream_fails(&p, ok, "one epoch"), HOG_EPARAM);
@@ -338,26 +330,26 @@ Test(mf_stream, what_one_pass_cannot_do_is_refused_and_bad_lines_are_named)
     cr_assert_eq(stream_fails(&p, ok, "early_stop"), HOG_EPARAM);
     hog_mf_control *c;
     cr_assert_eq(hog_mf_control_create(&c), 0);
-    cr_assert_eq(hog_mf_control_set_checkpoint(c, path_of("ck"), 0, 0), 0);
+    cr_assert_eq(hog_mf_control_set_checkpoint(c, scratch_path("ck"), 0, 0), 0);
     p = stream_params(1);
     p.control = c;
     cr_assert_eq(stream_fails(&p, ok, "checkpoints"), HOG_EPARAM);
     hog_mf_control_free(c);
     p = stream_params(1);
     write_file("pairs.txt", "u1 i1\nu2 i1\n");
-    cr_assert_eq(stream_fails(&p, path_of("pairs.txt"), "rating"), HOG_EFORMAT);
+    cr_assert_eq(stream_fails(&p, scratch_path("pairs.txt"), "rating"), HOG_EFORMAT);
     write_file("bad.txt", "u1 i1 4\nu2 i1 3\nu3 i2 x\n");
     char want[320];
-    snprintf(want, sizeof(want), "%s:3:7: expected a finite number", path_of("bad.txt"));
-    cr_assert_eq(stream_fails(&p, path_of("bad.txt"), want), HOG_EFORMAT);
+    snprintf(want, sizeof(want), "%s:3:7: expected a finite number", scratch_path("bad.txt"));
+    cr_assert_eq(stream_fails(&p, scratch_path("bad.txt"), want), HOG_EFORMAT);
     /* A step that overflows the factors while the errors it saw were finite. */
     write_file("big.txt", "u1 i1 4\nu2 i1 3\nu1 i2 5\n");
     p.step = 1e30;
-    cr_assert_eq(stream_fails(&p, path_of("big.txt"), "diverged in its one pass after 3 ratings: its factors are not "
+    cr_assert_eq(stream_fails(&p, scratch_path("big.txt"), "diverged in its one pass after 3 ratings: its factors are not "
                               "finite"), HOG_EDIVERGED);
     p = stream_params(1);
     write_file("empty.txt", "# nothing\n");
-    cr_assert_eq(stream_fails(&p, path_of("empty.txt"), "no ratings"), HOG_EEMPTY);
+    cr_assert_eq(stream_fails(&p, scratch_path("empty.txt"), "no ratings"), HOG_EEMPTY);
 }
 
 /* A test set is scored at the end; a name the stream never had is
@@ -370,10 +362,10 @@ Test(mf_stream, a_test_set_is_scored_at_the_end)
     write_file("t.txt", "u1 i1 3.5\nu2 i3 3.6\nnobody i2 3.4\n");
     hog_ratings *test = NULL;
     char err[256];
-    cr_assert_eq(hog_ratings_open(path_of("t.txt"), 0, &test, err, sizeof(err)), 0);
+    cr_assert_eq(hog_ratings_open(scratch_path("t.txt"), 0, &test, err, sizeof(err)), 0);
     hog_mf_params p = stream_params(1);
     hog_mf_model *m = NULL;
-    cr_assert_eq(hog_mf_train_stream(&p, path_of("r.txt"), NULL, test, &m, NULL, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(hog_mf_train_stream(&p, scratch_path("r.txt"), NULL, test, &m, NULL, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(m->info.test_ratings, 3);
     float pred[3];
     double rmse;
@@ -395,15 +387,15 @@ Test(mf_stream, malformed_lines_are_skipped_and_named_when_asked)
     hog_mf_model *m = NULL;
     uint64_t skipped = 99;
     char err[1024] = "";
-    cr_assert_eq(hog_mf_train_stream(&p, path_of("bad.txt"), &rp, NULL, &m, &skipped, err, sizeof(err)), 0, "%s",
+    cr_assert_eq(hog_mf_train_stream(&p, scratch_path("bad.txt"), &rp, NULL, &m, &skipped, err, sizeof(err)), 0, "%s",
                  err);
     cr_assert_eq(skipped, 3);
     cr_assert_eq(m->info.train_ratings, 3);
     char want[3][320];
     snprintf(want[0], sizeof(want[0]), "%s:2:7: expected a finite number (the rating), found 'x'\n",
-             path_of("bad.txt"));
-    snprintf(want[1], sizeof(want[1]), "%s:4:4: expected a separator and an item", path_of("bad.txt"));
-    snprintf(want[2], sizeof(want[2]), "%s:6:", path_of("bad.txt"));
+             scratch_path("bad.txt"));
+    snprintf(want[1], sizeof(want[1]), "%s:4:4: expected a separator and an item", scratch_path("bad.txt"));
+    snprintf(want[2], sizeof(want[2]), "%s:6:", scratch_path("bad.txt"));
     for (int k = 0; k < 3; k++)
         cr_assert(strstr(err, want[k]), "'%s' should hold '%s'", err, want[k]);
     cr_assert_eq(hog_mf_user_id(m, "u4"), -1, "a skipped line's names are no rows");
@@ -411,7 +403,7 @@ Test(mf_stream, malformed_lines_are_skipped_and_named_when_asked)
     /* The default stops at the first, naming it, and makes no model. */
     rp.on_error = HOG_ON_ERROR_STOP;
     m = (hog_mf_model *)1;
-    cr_assert_eq(hog_mf_train_stream(&p, path_of("bad.txt"), &rp, NULL, &m, &skipped, err, sizeof(err)),
+    cr_assert_eq(hog_mf_train_stream(&p, scratch_path("bad.txt"), &rp, NULL, &m, &skipped, err, sizeof(err)),
                  HOG_EFORMAT);
     cr_assert_null(m);
     cr_assert_eq(skipped, 0);

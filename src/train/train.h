@@ -130,6 +130,14 @@ static inline float hog_w_add(hog_weight *w, float delta)
     return old + delta;
 }
 
+/* Whether snapshot settings hold (hog_trainer_set_snapshots,
+ * hog_mf_control_set_snapshots): seconds finite and not negative, and a
+ * write function wherever a count or a timer is set. */
+static inline int hog_snapshot_settings_ok(uint64_t every, double seconds, int has_write)
+{
+    return seconds >= 0 && !isinf(seconds) && (has_write || (!every && !(seconds > 0)));
+}
+
 /* Whether rows [0, n) of w, k weights each and stride apart, are all
  * finite: a model file never holds NaN or infinity (train_model_file.c,
  * train_mf_file.c). */

@@ -92,7 +92,7 @@ int hog_mf_interrupt(hog_mf_control *c)
 int hog_mf_control_set_snapshots(hog_mf_control *c, uint64_t every_ratings, double every_seconds,
                                  hog_mf_snapshot_fn write, void *ctx)
 {
-    if (!(every_seconds >= 0) || ((every_ratings || every_seconds > 0) && !write))
+    if (!hog_snapshot_settings_ok(every_ratings, every_seconds, write != NULL))
         return HOG_EPARAM;
     c->snap_rows = every_ratings;
     c->snap_seconds = every_seconds;

@@ -9,7 +9,7 @@
 int hog_trainer_set_snapshots(hog_trainer *t, uint64_t every_rows, double every_seconds, hog_snapshot_fn write,
                               void *ctx)
 {
-    if (!(every_seconds >= 0) || isinf(every_seconds) || (!write && (every_rows || every_seconds > 0)))
+    if (!hog_snapshot_settings_ok(every_rows, every_seconds, write != NULL))
         return HOG_EPARAM;
     t->snap_write = write;
     t->snap_ctx = ctx;
