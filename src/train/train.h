@@ -130,6 +130,14 @@ static inline float hog_w_add(hog_weight *w, float delta)
     return old + delta;
 }
 
+/* A run's stop fd (an eventfd that ends a read waiting on a quiet
+ * stream; -1: none): raised by an interrupt (write(2) is
+ * async-signal-safe; a full counter is readable already), and drained so
+ * that the next run starts clear (non-blocking: nothing to read is
+ * EAGAIN). train_checkpoint.c. */
+void hog_stop_fd_raise(int fd);
+void hog_stop_fd_drain(int fd);
+
 /* Whether snapshot settings hold (hog_trainer_set_snapshots,
  * hog_mf_control_set_snapshots): seconds finite and not negative, and a
  * write function wherever a count or a timer is set. */

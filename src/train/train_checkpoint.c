@@ -54,14 +54,28 @@ int hog_trainer_set_checkpoint(hog_trainer *t, const char *path, double every_se
     return hog_ckpt_settings_set(&t->ckpt_path, &t->ckpt_every, &t->resume, path, every_seconds, resume);
 }
 
+void hog_stop_fd_raise(int fd)
+{
+    if (fd >= 0) {
+        const uint64_t one = 1;
+        ssize_t n = write(fd, &one, sizeof(one));
+        (void)n;
+    }
+}
+
+void hog_stop_fd_drain(int fd)
+{
+    uint64_t n;
+    if (fd >= 0) {
+        ssize_t got = read(fd, &n, sizeof(n));
+        (void)got;
+    }
+}
+
 int hog_trainer_interrupt(hog_trainer *t)
 {
     atomic_store_explicit(&t->interrupted, 1, memory_order_relaxed);
-    if (t->stop_fd >= 0) { /* write(2) is async-signal-safe; a full counter is readable already */
-        const uint64_t one = 1;
-        ssize_t n = write(t->stop_fd, &one, sizeof(one));
-        (void)n;
-    }
+    hog_stop_fd_raise(t->stop_fd);
     return atomic_load_explicit(&t->training, memory_order_relaxed);
 }
 
@@ -72,11 +86,8 @@ int hog_trainer_stopped(const hog_trainer *t)
 
 void hog_trainer_stop_settle(hog_trainer *t)
 {
-    uint64_t n;
-    if (t->stop_fd >= 0 && !atomic_load_explicit(&t->interrupted, memory_order_relaxed)) {
-        ssize_t got = read(t->stop_fd, &n, sizeof(n)); /* non-blocking: nothing to read is EAGAIN */
-        (void)got;
-    }
+    if (!atomic_load_explicit(&t->interrupted, memory_order_relaxed))
+        hog_stop_fd_drain(t->stop_fd);
 }
 
 /* ===================================================================== *

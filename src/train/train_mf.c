@@ -120,11 +120,18 @@ static int mf_adagrad_new(hog_mf_model *m)
     return 0;
 }
 
-static void mf_adagrad_free(hog_mf_model *m)
+void hog_mf_adagrad_free(hog_mf_model *m)
 {
     hog_free((void *)m->gp);
     hog_free((void *)m->gq);
     m->gp = m->gq = NULL;
+}
+
+int hog_mf_finite(const hog_mf_model *m)
+{
+    const uint32_t users = m->info.users, items = m->info.items, rank = m->info.rank;
+    return hog_w_finite(m->bu, users, 1, 1) && hog_w_finite(m->bi, items, 1, 1) &&
+           hog_w_finite(m->p, users, rank, m->stride) && hog_w_finite(m->q, items, rank, m->stride);
 }
 
 void hog_mf_free(hog_mf_model *m)
@@ -135,7 +142,7 @@ void hog_mf_free(hog_mf_model *m)
     hog_free((void *)m->q);
     hog_free((void *)m->bu);
     hog_free((void *)m->bi);
-    mf_adagrad_free(m);
+    hog_mf_adagrad_free(m);
     hog_mf_free(m->best);
     hog_idmap_free(&m->users);
     hog_idmap_free(&m->items);
@@ -1079,7 +1086,7 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
         if (neval)
             st.test_rmse = evaluate(&job, rs.pool, rs.nth, rs.eval, neval);
     }
-    mf_adagrad_free(m); /* training state: the model predicts without it */
+    hog_mf_adagrad_free(m); /* training state: the model predicts without it */
     m->info.updates = st.updates;
     m->info.seconds = at.seconds;
     m->info.test_rmse = st.test_rmse;

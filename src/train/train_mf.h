@@ -29,6 +29,13 @@ struct hog_mf_model {
  * Returns NULL on -ENOMEM. */
 hog_mf_model *hog_mf_new(uint32_t users, uint32_t items, uint32_t rank);
 
+/* Frees AdaGrad's sums (training state: a model predicts without them). */
+void hog_mf_adagrad_free(hog_mf_model *m);
+
+/* Whether every bias and factor of m is finite (a model file never holds
+ * NaN or infinity). */
+int hog_mf_finite(const hog_mf_model *m);
+
 /* The loss of one rating as hog_mf_step minimises it, in double:
  * 1/2 e^2 + l2/2 (|p|^2 + |q|^2) + l2b/2 (bu^2 + bi^2), e = r - prediction. */
 double hog_mf_rating_loss(uint32_t k, double mean, double bu, double bi, const float *p,

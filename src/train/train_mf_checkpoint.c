@@ -81,11 +81,7 @@ int hog_mf_control_set_checkpoint(hog_mf_control *c, const char *path, double ev
 int hog_mf_interrupt(hog_mf_control *c)
 {
     atomic_store_explicit(&c->interrupted, 1, memory_order_relaxed);
-    if (c->stop_fd >= 0) { /* write(2) is async-signal-safe; a full counter is readable already */
-        const uint64_t one = 1;
-        ssize_t n = write(c->stop_fd, &one, sizeof(one));
-        (void)n;
-    }
+    hog_stop_fd_raise(c->stop_fd);
     return atomic_load_explicit(&c->training, memory_order_relaxed);
 }
 

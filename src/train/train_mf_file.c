@@ -110,9 +110,7 @@ static int write_names(hog_atomic_file *f, uint32_t *crc, const hog_idmap *m)
 /* Writes m into f, then commits it (aborts it on failure). */
 static int mf_write(const hog_mf_model *m, hog_atomic_file *f)
 {
-    const uint32_t users = m->info.users, items = m->info.items, rank = m->info.rank;
-    if (!hog_w_finite(m->bu, users, 1, 1) || !hog_w_finite(m->bi, items, 1, 1) ||
-        !hog_w_finite(m->p, users, rank, m->stride) || !hog_w_finite(m->q, items, rank, m->stride)) {
+    if (!hog_mf_finite(m)) {
         hog_atomic_abort(f);
         return HOG_ENONFINITE;
     }

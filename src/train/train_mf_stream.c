@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "train_mf.h"
 
@@ -234,15 +233,6 @@ static int diverged(const mf_stream *s, const char *what)
                     "hog_mf_params.step (now %g)", s->path, (unsigned long long)s->n, what, s->p->step);
 }
 
-/* Whether every factor and bias is finite: a step that overflowed may
- * leave an error still finite for the rating that made it. */
-static int finite_model(const hog_mf_model *m)
-{
-    return hog_w_finite(m->bu, m->info.users, 1, 1) && hog_w_finite(m->bi, m->info.items, 1, 1) &&
-           hog_w_finite(m->p, m->info.users, m->info.rank, m->stride) &&
-           hog_w_finite(m->q, m->info.items, m->info.rank, m->stride);
-}
-
 /* A batch's new rows and names, then its steps. */
 static int learn_batch(mf_stream *s, const hog_ratings *b)
 {
@@ -384,17 +374,6 @@ static void stream_free(mf_stream *s)
         hog_pool_return(s->pool);
 }
 
-/* An interrupt's eventfd drained, so the control's next run starts clear. */
-static void settle_stop(hog_mf_control *c)
-{
-    uint64_t n;
-    atomic_store_explicit(&c->interrupted, 0, memory_order_relaxed);
-    if (c->stop_fd >= 0) {
-        ssize_t got = read(c->stop_fd, &n, sizeof(n)); /* non-blocking: nothing to read is EAGAIN */
-        (void)got;
-    }
-}
-
 int hog_mf_train_stream(const hog_mf_params *p, const char *path, const hog_read_params *rp, const hog_ratings *test,
                         hog_mf_model **out, uint64_t *skipped, char *err, size_t err_len)
 {
@@ -469,8 +448,10 @@ int hog_mf_train_stream(const hog_mf_params *p, const char *path, const hog_read
     const int interrupted = c && atomic_load_explicit(&c->interrupted, memory_order_relaxed);
     if (c) {
         atomic_store(&c->training, 0);
-        if (interrupted)
-            settle_stop(c);
+        if (interrupted) { /* the control's next run starts clear */
+            atomic_store_explicit(&c->interrupted, 0, memory_order_relaxed);
+            hog_stop_fd_drain(c->stop_fd);
+        }
     }
     if ((rc == HOG_EINTERRUPTED || rc == HOG_EEMPTY || rc == 0) && interrupted)
         rc = s.n ? 0 : hog_fail(HOG_EEMPTY, err, err_len, "%s: interrupted before its first rating", path);
@@ -480,15 +461,13 @@ int hog_mf_train_stream(const hog_mf_params *p, const char *path, const hog_read
         hog_log(HOG_LOG_INFO, "%s: interrupted: the read stopped after %llu ratings, each learned once; the model "
                 "is theirs", path, (unsigned long long)s.n);
     const double rmse = progressive_rmse(&s);
-    if (!finite_model(m)) {
+    if (!hog_mf_finite(m)) { /* an overflowing step may leave the errors it saw finite */
         rc = diverged(&s, "factors are");
         goto fail;
     }
     describe(&s, rmse);
     report(&s, rmse, 1);
-    hog_free((void *)m->gp); /* training state: the model predicts without it */
-    hog_free((void *)m->gq);
-    m->gp = m->gq = NULL;
+    hog_mf_adagrad_free(m); /* training state: the model predicts without it */
     if (test) {
         float *pred = hog_malloc((test->info.ratings ? test->info.ratings : 1) * sizeof(float));
         if (!pred)
