@@ -789,6 +789,15 @@ double hog_model_predict_fields(const hog_model *m, const hog_row *row, const ui
  * any other model. Never fails. */
 uint32_t hog_model_fields(const hog_model *m);
 
+/* The hog_read_params.hash_bits its training text was read with: text to
+ * score must be hashed the same (hog_model_predict_file reads with it when
+ * its own hash_bits is 0, and refuses another). 0: the features were not
+ * hashed by that setting (numeric indices as written, or Vowpal Wabbit's
+ * and categorical strings into their default 2^18), or the model was
+ * trained on a binary data set or arrays, whose hashing is not known.
+ * NULL gives 0. */
+unsigned hog_model_data_hash_bits(const hog_model *m);
+
 /* Evaluates a model on every row of ds (rows with features unknown to the
  * model are scored on the known ones; softmax labels not among the model's
  * classes count as errors, not failures). AUC comes from a histogram of

@@ -361,15 +361,30 @@ if command -v mpirun >/dev/null 2>&1; then
         "$py" -c "import time; time.sleep(0.02)"
         tries=$((tries + 1))
     done
+    # Open MPI 4.1's mpirun now and then (a few runs in a hundred here)
+    # takes no action on an interrupt: no rank is signalled. A second one,
+    # as its message asks ("hit ctrl-c again"), forces the abort; what is
+    # tested is what every rank does once mpirun aborts.
     kill -INT "$launcher"
     t0=$(date +%s)
+    again=
+    tries=0
+    while kill -0 "$launcher" 2>/dev/null && [ "$tries" -lt 400 ]; do # 20 s at most
+        sleep 0.05
+        tries=$((tries + 1))
+        if [ "$tries" -eq 100 ] && kill -0 "$launcher" 2>/dev/null; then
+            again=", a second SIGINT sent after 5 s"
+            kill -INT "$launcher"
+        fi
+    done
+    kill -0 "$launcher" 2>/dev/null && kill -9 "$launcher"
     wait "$launcher"
     rc=$?
     t1=$(date +%s)
     pids=
     left=$(pgrep -f "$tmp/mpint.hog" | wc -l)
-    if [ "$rc" -ne 0 ] && [ $((t1 - t0)) -le 15 ] && [ "$left" -eq 0 ] && [ ! -e "$tmp/mpint.hog" ]; then
-        ok "SIGINT to mpirun: every rank ends within $((t1 - t0)) s (mpirun exits $rc), no model written"
+    if [ "$rc" -ne 0 ] && [ $((t1 - t0)) -le 20 ] && [ "$left" -eq 0 ] && [ ! -e "$tmp/mpint.hog" ]; then
+        ok "SIGINT to mpirun: every rank ends within $((t1 - t0)) s (mpirun exits $rc$again), no model written"
     else
         not_ok "SIGINT to mpirun: exit $rc after $((t1 - t0)) s, $left ranks left" "$tmp/mpint.log"
         pkill -9 -f "$tmp/mpint.hog"

@@ -127,3 +127,22 @@ rc=$?
 check "features beyond the model's: a note, every row predicted" '[ "$rc" -eq 0 ]' \
     'grep -q "note: .*wide.svm has features up to [0-9]*, the model [0-9]*: the extra ones are ignored" "$tmp/log"' \
     '[ "$(wc -l <"$tmp/w.txt")" -eq 1000 ]'
+
+# Text hashed in training (-b 20): predict and info follow the model, and
+# another -b is refused, naming both. Vowpal Wabbit text of the words of
+# the libsvm rows: at the default 18 bits they would land elsewhere.
+head -n 20000 "$tmp/f.svm" | awk '{ printf "%s |w", $1; for (i = 2; i <= NF; i++) { split($i, a, ":"); printf " x%s:%s", a[1], a[2] } print "" }' >"$tmp/h.vw"
+head -n 15000 "$tmp/h.vw" >"$tmp/htr.vw"
+tail -n 5000 "$tmp/h.vw" >"$tmp/hte.vw"
+"$bin" train "$tmp/htr.vw" -b 20 -o "$tmp/h.hog" -q || exit 1
+"$bin" predict "$tmp/h.hog" "$tmp/hte.vw" --report "$tmp/h1.json" -q 2>"$tmp/log"
+rc1=$?
+"$bin" predict "$tmp/h.hog" "$tmp/hte.vw" -b 20 --report "$tmp/h2.json" -q 2>>"$tmp/log"
+rc2=$?
+"$bin" predict "$tmp/h.hog" "$tmp/hte.vw" -b 18 -o "$tmp/h3.txt" 2>"$tmp/log3"
+rc3=$?
+same=$(/usr/bin/python3 -c 'import json, sys; a, b = (json.load(open(f))["test"] for f in sys.argv[1:]); print(int(a == b and a["auc"] > 0.8))' "$tmp/h1.json" "$tmp/h2.json")
+check "text hashed with -b 20: predict hashes so unless told, info says it, -b 18 is refused" \
+    '[ "$rc1" -eq 0 ]' '[ "$rc2" -eq 0 ]' '[ "$same" = 1 ]' '[ "$rc3" -eq 2 ]' '[ ! -e "$tmp/h3.txt" ]' \
+    'grep -q "hash-bits 18: .*h.hog was trained on text hashed into 2^20 features (-b 20)" "$tmp/log3"' \
+    '"$bin" info "$tmp/h.hog" | grep -q "text hashed *into 2^20 features"'

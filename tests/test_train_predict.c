@@ -469,3 +469,113 @@ Test(train_predict, a_bad_block_of_a_hgd_stops_the_run_naming_it)
     }
     hog_model_free(m);
 }
+
+/* Vowpal Wabbit text of rows whose label is the parity of a sum over their
+ * words' numbers: words that hash apart at 20 bits and onto each other at
+ * 18 are told apart only by the model's own hashing. */
+static void vw_text(const char *name, int rows, uint64_t seed, char *path)
+{
+    snprintf(path, 256, "%s", scratch_path(name));
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    for (int r = 0; r < rows; r++) {
+        int words[8], sum = 0;
+        for (int i = 0; i < 8; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            words[i] = (int)(seed >> 40) % 3000;
+            sum += words[i] % 5 - 2;
+        }
+        fprintf(f, "%d |w", sum > 0 ? 1 : -1);
+        for (int i = 0; i < 8; i++)
+            fprintf(f, " x%d", words[i]);
+        fputc('\n', f);
+    }
+    cr_assert_eq(fclose(f), 0);
+}
+
+static hog_model *train_text(const char *path, const hog_read_params *rp, unsigned epochs, const hog_model *init,
+                             int want_rc, char *err, size_t len)
+{
+    hog_train_params p = hog_train_params_default();
+    p.threads = 1;
+    p.epochs = epochs;
+    p.holdout = 0;
+    hog_trainer *t;
+    cr_assert_eq(hog_trainer_create(&p, &t, err, len), 0, "%s", err);
+    cr_assert_eq(hog_trainer_set_init(t, init), 0);
+    hog_model *m = NULL;
+    hog_file_run fr;
+    cr_assert_eq(hog_trainer_run_file(t, path, rp, NULL, NULL, &m, &fr, err, len), want_rc, "%s", err);
+    hog_trainer_free(t);
+    if (want_rc == 0) {
+        hog_dataset_close(fr.train);
+        hog_dataset_close(fr.test);
+    }
+    return m;
+}
+
+/* A model keeps the hashing of the text it was trained on, in its file
+ * too, and predicts new text hashed the same without being told: another
+ * hashing is refused, as is a warm start of another. One pass and epochs
+ * alike; a binary data set's hashing is not known. */
+Test(train_predict, text_hashed_in_training_is_hashed_so_to_predict)
+{
+    char tr[256], te[256], saved[256], bin[256], err[512] = "";
+    vw_text("tr.vw", 3000, 5, tr);
+    vw_text("te.vw", 800, 6, te);
+    snprintf(saved, sizeof(saved), "%s", scratch_path("m.hog"));
+    snprintf(bin, sizeof(bin), "%s", scratch_path("tr.hgd"));
+    hog_read_params rp = hog_read_params_default();
+    rp.hash_bits = 20;
+    for (unsigned epochs = 1; epochs <= 3; epochs += 2) {
+        hog_model *m = train_text(tr, &rp, epochs, NULL, 0, err, sizeof(err));
+        cr_assert_eq(hog_model_data_hash_bits(m), 20);
+        cr_assert_eq(hog_model_save(m, saved), 0);
+        hog_model *back = NULL;
+        cr_assert_eq(hog_model_load(saved, &back, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(hog_model_data_hash_bits(back), 20);
+        hog_predict_stats given, followed;
+        hog_predict_params pp = hog_predict_params_default();
+        cr_assert_eq(hog_model_predict_file(back, te, &rp, &pp, &given, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(hog_model_predict_file(back, te, NULL, &pp, &followed, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(followed.metrics.logloss, given.metrics.logloss);
+        cr_assert_gt(followed.metrics.auc, 0.8, "AUC %g", followed.metrics.auc);
+        hog_read_params other = rp;
+        other.hash_bits = 18;
+        cr_assert_eq(hog_model_predict_file(back, te, &other, &pp, NULL, err, sizeof(err)), HOG_EPARAM);
+        cr_assert(strstr(err, "hog_read_params.hash_bits is 18: the model was trained on text hashed into 2^20"),
+                  "%s", err);
+        /* a warm start hashes as its model did, and refuses another */
+        hog_model *warm = train_text(tr, NULL, epochs, back, 0, err, sizeof(err));
+        hog_model *told = train_text(tr, &rp, epochs, back, 0, err, sizeof(err));
+        cr_assert_eq(hog_model_data_hash_bits(warm), 20);
+        hog_predict_stats ws, ts;
+        cr_assert_eq(hog_model_predict_file(warm, te, NULL, &pp, &ws, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(hog_model_predict_file(told, te, NULL, &pp, &ts, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(ws.metrics.logloss, ts.metrics.logloss, "one thread: the model of -b 20 given");
+        hog_model_free(told);
+        cr_assert_null(train_text(tr, &other, epochs, back, HOG_EPARAM, err, sizeof(err)));
+        cr_assert(strstr(err, "the initial model was trained on text hashed into 2^20"), "%s", err);
+        hog_model_free(warm);
+        hog_model_free(back);
+        hog_model_free(m);
+    }
+    /* Text not hashed by the setting, and a binary data set: nothing kept,
+     * and the file has no such line (other models' files are unchanged). */
+    cr_assert_eq(hog_dataset_convert(tr, &rp, bin, NULL, err, sizeof(err)), 0, "%s", err);
+    const char *inputs[] = {tr, bin};
+    const hog_read_params *reads[] = {NULL, &rp};
+    for (int i = 0; i < 2; i++) {
+        hog_model *m = train_text(inputs[i], reads[i], 2, NULL, 0, err, sizeof(err));
+        cr_assert_eq(hog_model_data_hash_bits(m), 0);
+        cr_assert_eq(hog_model_save(m, saved), 0);
+        static char bytes[1 << 16];
+        FILE *f = fopen(saved, "rb");
+        cr_assert_not_null(f);
+        const size_t len = fread(bytes, 1, sizeof(bytes), f);
+        fclose(f);
+        cr_assert_gt(len, 0);
+        cr_assert_null(memmem(bytes, len, "data_hash_bits", 14));
+        hog_model_free(m);
+    }
+}

@@ -85,6 +85,9 @@ static int info_model(const char *path)
     if (in.data_index_base)
         printf("%-18s 1-based (text to score is read so unless --index-base says otherwise)\n",
                "libsvm indices");
+    if (hog_model_data_hash_bits(m))
+        printf("%-18s into 2^%u features (-b %u; predict and a warm start hash text so)\n", "text hashed",
+               hog_model_data_hash_bits(m), hog_model_data_hash_bits(m));
     printf("%-18s threads %u, epochs %u, step %g, %s schedule (decay %g, power %g), l2 %g,"
            " holdout %g, seed %llu, bias %d\n", "parameters", p->threads, p->epochs, p->step,
            hog_schedule_name(p->schedule), p->decay, p->power, p->l2, p->holdout,

@@ -173,6 +173,14 @@ int cli_predict(int argc, char **argv)
         hog_model_free(m);
         return 2;
     }
+    const unsigned bits = hog_model_data_hash_bits(m);
+    if (bits && rp.hash_bits && rp.hash_bits != bits) {
+        cli_error("--hash-bits %u: %s was trained on text hashed into 2^%u features (-b %u), and %s hashed "
+                  "otherwise would score features it never learned; leave -b out to follow the model", rp.hash_bits,
+                  model_path, bits, bits, input);
+        hog_model_free(m);
+        return 2;
+    }
     if (pp.what != HOG_PREDICT_VALUE && !hog_predict_columns(m, pp.what)) {
         cli_error("--probabilities: %s is a %s model, which gives no probabilities (logistic and softmax do)",
                   model_path, hog_loss_name(mi.loss));

@@ -706,6 +706,12 @@ static int train_main(int argc, char **argv, int tune)
         }
         if (rp.index_base < 0)
             rp.index_base = ii.data_index_base;
+        const unsigned bits = hog_model_data_hash_bits(init);
+        if (bits && rp.hash_bits && rp.hash_bits != bits) {
+            cli_error("--hash-bits %u: --init %s was trained on text hashed into 2^%u features (-b %u); a warm "
+                      "start hashes as its model did: leave -b out to follow it", rp.hash_bits, init_path, bits, bits);
+            goto usage;
+        }
         if (!kind_set) { /* and its kind of model */
             p.factors = ii.params.factors;
             p.field_aware = ii.params.field_aware;

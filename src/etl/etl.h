@@ -1125,6 +1125,7 @@ typedef struct hog_input {
     hog_dataset *ds;      /* the data set opened whole, or NULL when feed is set */
     hog_feed *feed;       /* text being read, or NULL */
     int cache_used;       /* 1: ds is the cache, whose record matches the input */
+    int text;             /* 1: the input is text (read now, or through its cache) */
     const char *unsized;  /* text of unknown length (a pipe): why the feed's positions are no fraction of
                              the whole, as a note; NULL otherwise */
 } hog_input;

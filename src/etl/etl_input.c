@@ -265,6 +265,7 @@ static int input_open(const char *path, const hog_read_params *rp, const char *c
     int rc = hog_resolve_format(path, &in->read, &fmt, err, err_len);
     if (rc < 0)
         return rc;
+    in->text = fmt != HOG_FORMAT_BINARY;
     struct stat st, ca;
     const int known = stat(path, &st) == 0, is_file = known && S_ISREG(st.st_mode);
     if (known && hog_is_stream(st.st_mode))

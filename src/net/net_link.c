@@ -516,10 +516,16 @@ static void watch_closed(hog_link *l, int fd)
     w->pending = 0;
     if (addr && !w->first[0])
         snprintf(w->first, sizeof(w->first), "%s", addr);
-    if (w->failed == 1) /* once: a rank with another key tries ten times a second */
+    /* Once: a rank with another key tries ten times a second. The peer is
+     * known when this thread saw the connection before it closed, which a
+     * loaded machine can deny one attempt; the rank tries a few times
+     * before it gives up, so the warning waits for one that names it. */
+    if (!w->warned && (addr || w->failed >= LINK_HANDSHAKE_CLOSES)) {
+        w->warned = 1;
         hog_log(HOG_LOG_WARN, "rank 0: a connection%s%s failed the CURVE handshake: is that rank's "
                 "hog_link_params.secret the same as rank 0's? Still waiting for the ranks to join",
                 addr ? " from " : "", addr ? addr : "");
+    }
 }
 
 /* Takes the monitor's events. Returns -1 when this rank (not rank 0) is

@@ -43,6 +43,7 @@ typedef struct link_watch {
     void *mon;              /* PAIR receiving the socket monitor's events, or NULL */
     uint32_t failed;        /* rank 0: handshakes failed; others: in a row, none succeeded */
     int pending;            /* rank 0: a failure waits for its DISCONNECTED to name the connection */
+    int warned;             /* rank 0: the failed handshake was logged */
     int fd[LINK_WATCH_CONNECTIONS];   /* rank 0: accepted connections' descriptors (-1: free) */
     char addr[LINK_WATCH_CONNECTIONS][64]; /* and their peers' addresses */
     unsigned next;          /* the slot the next accepted connection takes */

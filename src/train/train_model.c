@@ -300,7 +300,13 @@ void hog_model_kind_copy(hog_model *dst, const hog_model *src)
     dst->factors = src->factors;
     dst->fields = src->fields;
     dst->cross = src->cross;
+    dst->data_hash_bits = src->data_hash_bits;
     dst->info.params.interactions = dst->cross.n ? dst->cross.spec : NULL;
+}
+
+unsigned hog_model_data_hash_bits(const hog_model *m)
+{
+    return m ? m->data_hash_bits : 0;
 }
 
 uint32_t hog_model_fields(const hog_model *m)

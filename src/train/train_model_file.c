@@ -84,8 +84,8 @@ static int parse_spec(const char *text, void *at)
     return 0;
 }
 
-static size_t model_fields(hog_model_info *in, uint32_t *ffm_fields, hog_cross *cross, hog_meta_field *f,
-                           int writing)
+static size_t model_fields(hog_model_info *in, uint32_t *ffm_fields, hog_cross *cross, unsigned *hash_bits,
+                           hog_meta_field *f, int writing)
 {
     static const char *const train_keys[6] = {"train.rows", "train.loss", "train.logloss",
                                               "train.accuracy", "train.auc", "train.rmse"};
@@ -98,6 +98,10 @@ static size_t model_fields(hog_model_info *in, uint32_t *ffm_fields, hog_cross *
     f[n++] = (hog_meta_field){"data_fingerprint", HOG_META_HEX64, &in->data_fingerprint, NULL, NULL};
     f[n++] = HOG_META_NUM("data_skipped", &in->data_skipped);
     f[n++] = HOG_META_NUM("data_index_base", &in->data_index_base);
+    /* Written only when set: the files of other models stay byte for byte
+     * what they were, and a reader without the key skips it. */
+    if (!writing || *hash_bits)
+        f[n++] = HOG_META_NUM("data_hash_bits", hash_bits);
     f[n++] = HOG_META_NUM("train_rows", &in->train_rows);
     f[n++] = HOG_META_NUM("seconds", &in->seconds);
     f[n++] = HOG_META_NUM("threads", &p->threads);
@@ -173,8 +177,9 @@ static int model_write(const hog_model *m, hog_atomic_file *f)
     hog_model_info info = m->info;
     uint32_t ffm_fields = m->fields;
     hog_cross cross = m->cross;
+    unsigned hash_bits = m->data_hash_bits;
     hog_meta_field fields[MODEL_FIELDS];
-    size_t nfields = model_fields(&info, &ffm_fields, &cross, fields, 1);
+    size_t nfields = model_fields(&info, &ffm_fields, &cross, &hash_bits, fields, 1);
     char *meta;
     size_t meta_len;
     if (hog_meta_write(fields, nfields, &meta, &meta_len) < 0) {
@@ -425,8 +430,9 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
     uint32_t ffm_fields = 0;
     hog_cross cross;
     memset(&cross, 0, sizeof(cross));
+    unsigned hash_bits = 0;
     hog_meta_field fields[MODEL_FIELDS];
-    size_t nfields = model_fields(&info, &ffm_fields, &cross, fields, 0);
+    size_t nfields = model_fields(&info, &ffm_fields, &cross, &hash_bits, fields, 0);
     char why[256];
     if (hog_meta_read((char *)buf + MODEL_HEAD, meta_len, fields, nfields, why, sizeof(why)) < 0) {
         rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: unreadable metadata: %s", path, why);
@@ -435,6 +441,11 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
     if (info.data_index_base != 0 && info.data_index_base != 1) {
         rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: unreadable metadata: data_index_base %d, expected 0 or 1",
                       path, info.data_index_base);
+        goto out;
+    }
+    if (hash_bits > 31) {
+        rc = hog_fail(HOG_ECORRUPT, err, err_len, "%s: unreadable metadata: data_hash_bits %u, expected 1 to 31",
+                      path, hash_bits);
         goto out;
     }
     const uint32_t factors = info.params.factors;
@@ -529,6 +540,7 @@ int hog_model_load(const char *path, hog_model **out, char *err, size_t err_len)
     m->info = info;
     m->factors = factors;
     m->fields = ffm_fields;
+    m->data_hash_bits = hash_bits;
     m->cross = cross;
     m->info.params.interactions = cross.n ? m->cross.spec : NULL;
     m->info.params.cross_bits = cross.n ? cross.bits : 0;

@@ -491,6 +491,12 @@ int hog_model_predict_file(const hog_model *m, const char *path, const hog_read_
     hog_read_params p = rp ? *rp : hog_read_params_default();
     if (p.index_base < 0) /* libsvm indices mean what they meant in training */
         p.index_base = m->info.data_index_base;
+    if (m->data_hash_bits && p.hash_bits && p.hash_bits != m->data_hash_bits)
+        return hog_fail(HOG_EPARAM, err_detail, err_len, "hog_read_params.hash_bits is %u: the model was trained "
+                        "on text hashed into 2^%u features, and %s hashed otherwise would score features it never "
+                        "learned; leave it 0 to follow the model", p.hash_bits, m->data_hash_bits, path);
+    if (!p.hash_bits) /* features hash where they hashed in training */
+        p.hash_bits = m->data_hash_bits;
     if (m->fields || (m->cross.n && hog_cross_needs_fields(&m->cross))) /* it pairs values by their fields */
         p.fields = 1;
 

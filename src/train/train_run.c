@@ -87,6 +87,7 @@ void hog_run_init(run_state *rs, hog_trainer *t)
     rs->pool = t->pool;
     rs->link = t->link;
     rs->init = t->init;
+    rs->data_hash_bits = t->data_hash_bits ? t->data_hash_bits : t->init ? t->init->data_hash_bits : 0;
     rs->limit = hog_mem_limit(&t->p);
     rs->st.epochs = t->p.epochs;
     rs->st.test = hog_metrics_none();
@@ -474,6 +475,7 @@ void hog_run_model_info(run_state *rs, const hog_dataset *train)
     m->info.data_fingerprint = train->info.fingerprint;
     m->info.data_skipped = train->info.skipped;
     m->info.data_index_base = train->info.index_base;
+    m->data_hash_bits = rs->data_hash_bits;
     rs->ck.data = train->info;
     if (rs->avg.m) {
         rs->avg.m->info = m->info;

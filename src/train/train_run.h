@@ -68,6 +68,8 @@ struct hog_trainer {
     atomic_int snap_asked; /* hog_trainer_snapshot's flag */
     double (*now)(void);  /* the checkpoint interval's clock: hog_now, or a test's */
     hog_model *init;      /* the weights runs start from (hog_trainer_set_init), or NULL */
+    unsigned data_hash_bits; /* the text being trained on: its hash_bits (hog_trainer_run_file; 0
+                                otherwise), which the model keeps */
     int ooc_mapped;       /* 1: out-of-core epochs read through the mapping even where the block
                              source could read with O_DIRECT (a test's, to compare the two) */
 };
@@ -400,6 +402,7 @@ typedef struct run_state {
     unsigned nth;         /* workers */
     uint64_t limit;       /* hog_mem_limit */
     hog_model *m;
+    unsigned data_hash_bits; /* the trainer's: the model keeps it */
     worker_state *ws;     /* nth */
     uint64_t dim;         /* features the per-feature arrays hold: the model's */
     uint32_t outputs;

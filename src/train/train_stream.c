@@ -726,6 +726,7 @@ int hog_trainer_run_file(hog_trainer *t, const char *path, const hog_read_params
     t->stopped = 0;
     hog_trainer_stop_settle(t);
     int rc = file_run(t, path, rp, cache_path, test_path, out, &fr, err, err_len);
+    t->data_hash_bits = 0; /* hog_trainer_run's data sets are not text */
     hog_trainer_stop_settle(t);
     if (rc == 0)
         *run = fr;
@@ -769,6 +770,16 @@ static int file_run(hog_trainer *t, const char *path, const hog_read_params *rp,
     hog_read_params within;
     const hog_read_params *read = hog_trainer_read_params(t, rp, &within);
     const uint64_t read_limit = within.mem_limit;
+    /* A warm start hashes text as its initial model's was hashed. */
+    const unsigned init_bits = t->init ? t->init->data_hash_bits : 0;
+    if (init_bits && within.hash_bits && within.hash_bits != init_bits) {
+        hog_checkpoint_free(&ck);
+        return hog_fail(HOG_EPARAM, err, err_len, "hog_read_params.hash_bits is %u: the initial model was trained on "
+                        "text hashed into 2^%u features, and %s hashed otherwise would start from weights of other "
+                        "features; leave it 0 to follow the model", within.hash_bits, init_bits, path);
+    }
+    if (init_bits && !within.hash_bits)
+        within.hash_bits = init_bits;
     /* One pass holds no data set: the read-ahead is all its data, and a
      * quarter of ONE_PASS_READ (the pipeline's share) parses at full speed. */
     if (one_pass && (!within.mem_limit || within.mem_limit > ONE_PASS_READ))
@@ -781,6 +792,9 @@ static int file_run(hog_trainer *t, const char *path, const hog_read_params *rp,
     }
     hog_dataset *ds = in.ds, *test = NULL;
     fr.cache_used = in.cache_used;
+    /* The model keeps the text's hashing, which predict then follows; a
+     * binary data set's is not known. */
+    t->data_hash_bits = in.text ? in.read.hash_bits : 0;
     rc = 1; /* 1: train on the whole data set */
     if (in.feed) {
         /* The first epoch's steps follow its position in the file, which a
