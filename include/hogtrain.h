@@ -346,6 +346,13 @@ void hog_dataset_get_info(const hog_dataset *ds, hog_dataset_info *info);
  * to 65536) or HOG_EPARAM when ds is NULL. Thread-safe. */
 int hog_dataset_fields(const hog_dataset *ds);
 
+/* The hog_read_params.hash_bits its text was read with: text read so, and
+ * a binary dataset converted from such text (version 7), keep them, and a
+ * model trained on it hashes text to score the same
+ * (hog_model_data_hash_bits). 0: not hashed by that setting, or not known
+ * (an older .hgd, arrays); and for NULL. Thread-safe. */
+unsigned hog_dataset_hash_bits(const hog_dataset *ds);
+
 /* Row i (0 <= i < rows). The caller checks the bound; thread-safe. On a
  * binary dataset opened with HOG_VERIFY_AT_FIRST_READ, call
  * hog_dataset_verify first. */
@@ -794,8 +801,8 @@ uint32_t hog_model_fields(const hog_model *m);
  * its own hash_bits is 0, and refuses another). 0: the features were not
  * hashed by that setting (numeric indices as written, or Vowpal Wabbit's
  * and categorical strings into their default 2^18), or the model was
- * trained on a binary data set or arrays, whose hashing is not known.
- * NULL gives 0. */
+ * trained on arrays or a .hgd older than version 7, whose hashing is not
+ * known (hog_dataset_hash_bits). NULL gives 0. */
 unsigned hog_model_data_hash_bits(const hog_model *m);
 
 /* Evaluates a model on every row of ds (rows with features unknown to the

@@ -261,7 +261,7 @@ Test(cli_flags_command, other_tools_names_mean_the_same)
     cr_assert_eq(hog("train -d t.svm -f b.hog --passes 3 -l 0.2 --loss_function hinge --bit_precision 10 "
                      "--holdout_off --average 2 --threads 1 -q"), 0, "%s", out);
     cr_assert_eq(hog("train -d t.svm --final_regressor c.hog --passes 3 --learning_rate 0.2 --loss hinge -b 10 "
-                     "--average 2 --threads 1 -c -q"), 0, "%s", out);
+                     "--holdout_off --average 2 --threads 1 -c -q"), 0, "%s", out);
     cr_assert(exists("t.svm.cache"), "-c makes the cache beside the data");
     cr_assert_eq(hog("predict a.hog t.svm -o a.txt -q"), 0, "%s", out);
     cr_assert_eq(hog("predict b.hog t.svm -o b.txt -q"), 0, "%s", out);

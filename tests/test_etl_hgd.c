@@ -327,12 +327,12 @@ Test(etl_hgd, wrong_version)
 {
     make_good();
     uint8_t *c = copy_good();
-    wr32(c + 8, 7);
+    wr32(c + 8, 8);
     reseal(c);
-    expect_open(c, good_len, HOG_EVERSION, ": version 7, this build reads versions 1 to 6");
+    expect_open(c, good_len, HOG_EVERSION, ": version 8, this build reads versions 1 to 7");
     wr32(c + 8, 0);
     reseal(c);
-    expect_open(c, good_len, HOG_EVERSION, ": version 0, this build reads versions 1 to 6");
+    expect_open(c, good_len, HOG_EVERSION, ": version 0, this build reads versions 1 to 7");
     free(c);
 }
 
@@ -1337,5 +1337,64 @@ Test(etl_hgd, crafted_fields_are_refused)
     reseal(c);
     expect_open(c, n, HOG_ECORRUPT, ": header byte 296 is not zero");
     free(c);
+    free(f);
+}
+
+/* Text read with hash bits: the file keeps them (flags bit 7, version 7),
+ * a data set opened from it and the file saved again too; text read
+ * without is written as before. A count out of range, the flag in a
+ * version 6 file and the bits without the flag are refused, by name. */
+Test(etl_hgd, hash_bits_round_trip_and_crafted_ones_are_refused)
+{
+    char txt[256], hgd[256], saved[256], err[512] = "";
+    make_libsvm(path_of(txt, "h.svm"), 50);
+    hog_read_params p = hog_read_params_default();
+    p.hash_bits = 12;
+    cr_assert_eq(hog_dataset_convert(txt, &p, path_of(hgd, "h.hgd"), NULL, err, sizeof(err)), 0, "%s", err);
+    size_t n, m;
+    uint8_t *f = read_bytes(hgd, &n);
+    cr_assert_eq(rd32(f + 8), 7, "a file with hash bits is version 7");
+    const uint32_t flags = rd32(f + 48);
+    cr_assert_eq(flags & ~HOG_HGD_ONE_BASED, HOG_HGD_SUMMARY | HOG_HGD_HASHED);
+    cr_assert_eq(rd32(f + 300), 12);
+    hog_dataset *text = open_ok(txt, &p), *bin = open_ok(hgd, NULL);
+    cr_assert_eq(text->hash_bits, 12);
+    cr_assert_eq(bin->hash_bits, 12);
+    assert_same_rows(text, bin);
+    cr_assert_eq(hog_dataset_save(bin, path_of(saved, "saved.hgd")), 0);
+    uint8_t *s = read_bytes(saved, &m);
+    cr_assert(m == n && memcmp(s, f, n) == 0, "the file saved again is the same file");
+    free(s);
+    hog_dataset_close(text);
+    hog_dataset_close(bin);
+
+    uint8_t *c = malloc(n);
+    cr_assert_not_null(c);
+    const uint32_t bad[] = {0, 32};
+    for (size_t i = 0; i < 2; i++) {
+        memcpy(c, f, n);
+        wr32(c + 300, bad[i]);
+        reseal(c);
+        char want[64];
+        snprintf(want, sizeof(want), ": hash_bits is %u, not between 1 and 31", bad[i]);
+        expect_open(c, n, HOG_ECORRUPT, want);
+    }
+    memcpy(c, f, n);
+    wr32(c + 8, 6); /* bit 7 is version 7's */
+    reseal(c);
+    char want[64];
+    snprintf(want, sizeof(want), ": unknown flags 0x%x", flags);
+    expect_open(c, n, HOG_ECORRUPT, want);
+    memcpy(c, f, n);
+    wr32(c + 48, flags & ~HOG_HGD_HASHED);
+    reseal(c);
+    expect_open(c, n, HOG_ECORRUPT, ": header byte 300 is not zero");
+    free(c);
+    free(f);
+
+    cr_assert_eq(hog_dataset_convert(txt, NULL, hgd, NULL, err, sizeof(err)), 0, "%s", err);
+    f = read_bytes(hgd, &n);
+    cr_assert_eq(rd32(f + 8), 3, "without hash bits: written as before");
+    cr_assert_eq(rd32(f + 300), 0);
     free(f);
 }

@@ -517,7 +517,7 @@ static hog_model *train_text(const char *path, const hog_read_params *rp, unsign
 /* A model keeps the hashing of the text it was trained on, in its file
  * too, and predicts new text hashed the same without being told: another
  * hashing is refused, as is a warm start of another. One pass and epochs
- * alike; a binary data set's hashing is not known. */
+ * alike, and from a .hgd converted so, which keeps the bits. */
 Test(train_predict, text_hashed_in_training_is_hashed_so_to_predict)
 {
     char tr[256], te[256], saved[256], bin[256], err[512] = "";
@@ -560,13 +560,16 @@ Test(train_predict, text_hashed_in_training_is_hashed_so_to_predict)
         hog_model_free(back);
         hog_model_free(m);
     }
-    /* Text not hashed by the setting, and a binary data set: nothing kept,
-     * and the file has no such line (other models' files are unchanged). */
     cr_assert_eq(hog_dataset_convert(tr, &rp, bin, NULL, err, sizeof(err)), 0, "%s", err);
+    hog_model *h = train_text(bin, NULL, 2, NULL, 0, err, sizeof(err));
+    cr_assert_eq(hog_model_data_hash_bits(h), 20);
+    hog_model_free(h);
+    /* Text not hashed by the setting, and its .hgd: nothing kept, and the
+     * model file has no such line (other models' files are unchanged). */
+    cr_assert_eq(hog_dataset_convert(tr, NULL, bin, NULL, err, sizeof(err)), 0, "%s", err);
     const char *inputs[] = {tr, bin};
-    const hog_read_params *reads[] = {NULL, &rp};
     for (int i = 0; i < 2; i++) {
-        hog_model *m = train_text(inputs[i], reads[i], 2, NULL, 0, err, sizeof(err));
+        hog_model *m = train_text(inputs[i], NULL, 2, NULL, 0, err, sizeof(err));
         cr_assert_eq(hog_model_data_hash_bits(m), 0);
         cr_assert_eq(hog_model_save(m, saved), 0);
         static char bytes[1 << 16];

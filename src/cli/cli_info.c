@@ -132,6 +132,9 @@ static int info_dataset(const char *path, const hog_read_params *rp)
         printf("%-18s %d\n", "fields", fields);
     else
         printf("%-18s none\n", "fields");
+    if (hog_dataset_hash_bits(ds))
+        printf("%-18s into 2^%u features (-b %u; a model trained on it hashes text so)\n", "text hashed",
+               hog_dataset_hash_bits(ds), hog_dataset_hash_bits(ds));
     printf("%-18s %u of %u rows\n", "blocks", in.blocks, in.rows_per_block);
     printf("%-18s %llu\n", "file bytes", (unsigned long long)in.file_bytes);
     printf("%-18s %016llx\n", "fingerprint", (unsigned long long)in.fingerprint);

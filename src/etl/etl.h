@@ -8,10 +8,11 @@
 
 #include "../util/util.h"
 
-/* Binary dataset (.hgd), version 6: its byte map, field by field, is the
+/* Binary dataset (.hgd), version 7: its byte map, field by field, is the
  * comment at the top of etl_hgd_layout.h, beside the offsets that code it. */
 #define HOG_HGD_MAGIC "HOGDATA"
-#define HOG_HGD_VERSION 6u
+#define HOG_HGD_VERSION 7u
+#define HOG_HGD_VERSION_FIELDS 6u  /* what a writer writes for fields without hash bits */
 #define HOG_HGD_VERSION_FNAMES 5u  /* what a writer writes for feature names without fields */
 #define HOG_HGD_VERSION_CLASSES 4u /* what a writer writes for class names without feature names */
 #define HOG_HGD_VERSION_NUMBERS 3u /* what a writer writes for numeric labels */
@@ -22,6 +23,7 @@
 #define HOG_HGD_NAMES 16u    /* flags bit 4: class names (version 4) */
 #define HOG_HGD_FNAMES 32u   /* flags bit 5: feature names (version 5) */
 #define HOG_HGD_FIELDS 64u   /* flags bit 6: a field per non-zero (version 6) */
+#define HOG_HGD_HASHED 128u  /* flags bit 7: the hash bits of the text converted (version 7) */
 /* The most fields a data set may have: a field is a u16 (see above). */
 #define HOG_MAX_FIELDS 65536u
 #define HOG_HGD_SUMMARY_LABELS 65536u          /* the most label values a summary lists */
@@ -185,6 +187,8 @@ struct hog_dataset {
     hog_fnames fnames;              /* feature names, joined (n 0: none) */
     uint32_t fields;                /* every block's fields are below it; 0: no fields (hog_block.field
                                        NULL) */
+    unsigned hash_bits;             /* the hog_read_params.hash_bits its text was read with (0: none, or
+                                       not known) */
 };
 
 /* Checks block b of ds before its rows are read, once: nothing for a data
@@ -470,6 +474,9 @@ int hog_builder_one_based(const hog_builder *b);
  * (hog_text_plan_index_bound), or 0 (not known: the default). */
 void hog_builder_set_index_bound(hog_builder *b, uint64_t bound);
 uint64_t hog_builder_index_bound(const hog_builder *b);
+/* The hog_read_params.hash_bits the text is read with: its data set and
+ * file keep them (hog_dataset.hash_bits, the file's flags bit 7). */
+void hog_builder_set_hash_bits(hog_builder *b, unsigned bits);
 
 /* Rows added so far. */
 uint64_t hog_builder_rows(const hog_builder *b);
@@ -629,6 +636,10 @@ void hog_hgd_writer_set_fnames(hog_hgd_writer *w, const hog_fnames *fnames);
  * none): the file gets flags bit 6, version 6 and the count. Every block
  * must then have a field array, and its fields must be below it. */
 void hog_hgd_writer_set_fields(hog_hgd_writer *w, uint32_t fields);
+/* The hog_read_params.hash_bits the text was read with (0: none, the
+ * default): the file gets flags bit 7, version 7 and the bits, so that a
+ * model trained on it hashes text to score as it was hashed. */
+void hog_hgd_writer_set_hash_bits(hog_hgd_writer *w, unsigned bits);
 /* Writes the table and the header (the flags from weighted and one_based);
  * info (if not NULL) is filled. The caller then commits or aborts the file.
  * Returns 0 or -errno. */

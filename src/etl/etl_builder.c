@@ -21,6 +21,7 @@ struct hog_builder {
     int fielded;                  /* values carry fields (settled by the first rows added) */
     uint32_t fields;              /* the largest field seen + 1 */
     int one_based;                /* from 1-based libsvm text */
+    unsigned hash_bits;           /* the text's hash bits (hog_builder_set_hash_bits) */
     uint64_t index_bound;         /* every index is below it (hog_text_plan_index_bound), or 0 */
     uint64_t rows, nnz, features; /* totals over finished and current blocks */
 
@@ -164,6 +165,11 @@ int hog_builder_stopped(const hog_builder *b)
 void hog_builder_set_one_based(hog_builder *b, int one_based)
 {
     b->one_based = one_based;
+}
+
+void hog_builder_set_hash_bits(hog_builder *b, unsigned bits)
+{
+    b->hash_bits = bits;
 }
 
 void hog_builder_set_index_bound(hog_builder *b, uint64_t bound)
@@ -610,6 +616,7 @@ static int finish_spilled(hog_builder *b, hog_format format, hog_dataset **out)
 {
     hog_hgd_writer_set_names(b->writer, &b->names);
     hog_hgd_writer_set_fields(b->writer, builder_fields(b));
+    hog_hgd_writer_set_hash_bits(b->writer, b->hash_bits);
     int rc = join_fnames(b);
     hog_hgd_writer_set_fnames(b->writer, &b->joined);
     if (rc == 0)
@@ -662,6 +669,7 @@ int hog_builder_finish(hog_builder *b, hog_format format, hog_dataset **out)
     ds->info.index_base = b->one_based;
     ds->info.fingerprint = hog_etl_fingerprint(b->blocks, b->nblocks);
     ds->fields = builder_fields(b);
+    ds->hash_bits = b->hash_bits;
     ds->blocks = b->blocks;
     ds->heap = b->heap;
     ds->heap_count = b->nblocks;
@@ -691,6 +699,7 @@ int hog_builder_finish_file(hog_builder *b, hog_dataset_info *info)
     int rc = b->rows == 0 ? HOG_EEMPTY : builder_flush(b);
     hog_hgd_writer_set_names(b->writer, &b->names);
     hog_hgd_writer_set_fields(b->writer, builder_fields(b));
+    hog_hgd_writer_set_hash_bits(b->writer, b->hash_bits);
     if (rc == 0)
         rc = join_fnames(b);
     hog_hgd_writer_set_fnames(b->writer, &b->joined);

@@ -285,6 +285,11 @@ int hog_dataset_fields(const hog_dataset *ds)
     return ds ? (int)ds->fields : HOG_EPARAM;
 }
 
+unsigned hog_dataset_hash_bits(const hog_dataset *ds)
+{
+    return ds ? ds->hash_bits : 0;
+}
+
 uint64_t hog_dataset_skipped(const hog_dataset *ds, char *buf, size_t len)
 {
     if (buf && len)

@@ -79,8 +79,10 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
                                                 HOG_HGD_NAMES
                            : version == 5 ? HOG_HGD_WEIGHTED | HOG_HGD_ONE_BASED | HOG_HGD_SOURCE | HOG_HGD_SUMMARY |
                                                 HOG_HGD_NAMES | HOG_HGD_FNAMES
+                           : version == 6 ? HOG_HGD_WEIGHTED | HOG_HGD_ONE_BASED | HOG_HGD_SOURCE | HOG_HGD_SUMMARY |
+                                                HOG_HGD_NAMES | HOG_HGD_FNAMES | HOG_HGD_FIELDS
                                           : HOG_HGD_WEIGHTED | HOG_HGD_ONE_BASED | HOG_HGD_SOURCE | HOG_HGD_SUMMARY |
-                                                HOG_HGD_NAMES | HOG_HGD_FNAMES | HOG_HGD_FIELDS;
+                                                HOG_HGD_NAMES | HOG_HGD_FNAMES | HOG_HGD_FIELDS | HOG_HGD_HASHED;
     if (flags & ~known)
         return hog_fail(HOG_ECORRUPT, err, len, "%s: unknown flags 0x%x", path, flags);
     uint32_t align = hog_get_u32(h + H_BLOCK_ALIGN);
@@ -88,13 +90,14 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
         return hog_fail(HOG_ECORRUPT, err, len, "%s: block_align is %u, expected %u", path,
                         align, HOG_HGD_ALIGN);
     /* Zero but for the records its flags announce. */
-    const size_t zero[6][2] = {
+    const size_t zero[7][2] = {
         {version == 1 ? H1_END : flags & HOG_HGD_SOURCE ? H_SOURCE_END : H_END, H_SUMMARY_OFFSET},
         {flags & HOG_HGD_SUMMARY ? H_SUMMARY_END : H_SUMMARY_OFFSET, H_SUMMARY_END},
         {flags & HOG_HGD_NAMES ? H_NAMES_END : H_NAMES_OFFSET, H_NAMES_END},
         {flags & HOG_HGD_FNAMES ? H_FNAMES_END : H_FNAMES_OFFSET, H_FNAMES_END},
         {flags & HOG_HGD_FIELDS ? H_FIELDS_END : H_FIELDS, H_FIELDS_END},
-        {H_FIELDS_END, HOG_HGD_HEADER_BYTES},
+        {flags & HOG_HGD_HASHED ? H_HASH_BITS_END : H_HASH_BITS, H_HASH_BITS_END},
+        {H_HASH_BITS_END, HOG_HGD_HEADER_BYTES},
     };
     for (size_t i = 0; i < HOG_ARRAY_LEN(zero); i++) {
         const size_t from = HOG_MIN(zero[i][0], zero[i][1]), n = zero[i][1] - from;
@@ -128,6 +131,9 @@ static int check_header(const char *path, const uint8_t *h, uint64_t size, char 
     if ((flags & HOG_HGD_FIELDS) && (fields == 0 || fields > HOG_MAX_FIELDS))
         return hog_fail(HOG_ECORRUPT, err, len, "%s: fields is %u, not between 1 and %u", path, fields,
                         HOG_MAX_FIELDS);
+    const uint32_t bits = hog_get_u32(h + H_HASH_BITS);
+    if ((flags & HOG_HGD_HASHED) && (bits == 0 || bits > 31))
+        return hog_fail(HOG_ECORRUPT, err, len, "%s: hash_bits is %u, not between 1 and 31", path, bits);
     if (rows == 0)
         return hog_fail(HOG_EEMPTY, err, len, "%s: data set has no rows", path);
     return 0;
@@ -553,6 +559,7 @@ int hog_hgd_open_lazy(int fd, const char *path, int lazy, hog_dataset **out, cha
      * is larger than half the available memory, when they go too). */
     ds->info.blocks = blocks; /* what hog_dataset_willneed/drop look at */
     ds->fields = hog_get_u32(h + H_FLAGS) & HOG_HGD_FIELDS ? hog_get_u32(h + H_FIELDS) : 0; /* and check_block */
+    ds->hash_bits = hog_get_u32(h + H_FLAGS) & HOG_HGD_HASHED ? hog_get_u32(h + H_HASH_BITS) : 0;
     ds->info.features = features; /* what hog_dataset_check checks indices against */
     if (rc == 0 && !lazy)
         rc = hog_hgd_check_blocks(path, ds, features, size > hog_mem_usable() / 2, err, err_len);

@@ -8,11 +8,12 @@
 #include "etl.h"
 
 /*
- * Binary dataset, version 6 (.hgd). All integers and floats little-endian.
+ * Binary dataset, version 7 (.hgd). All integers and floats little-endian.
  *
  *   offset  bytes  field
  *   0       8      magic "HOGDATA\0"
- *   8       4      version (6 with fields, else 5 with feature names, else 4
+ *   8       4      version (7 with hash bits, else 6 with fields, else 5 with
+ *                  feature names, else 4
  *                  with class names, else 3; versions 1 and 2 are read too,
  *                  see below)
  *   12      4      header_bytes (4096)
@@ -29,6 +30,7 @@
  *                                  bit 5: feature names, placed at 272 (version 5);
  *                                  bit 6: a field per non-zero, their count at
  *                                  296 (version 6);
+ *                                  bit 7: the text's hash bits at 300 (version 7);
  *                                  a reader rejects unknown bits)
  *   52      4      block_align    (4096)
  *   56      8      table_offset   (multiple of 8, after the last block)
@@ -39,8 +41,9 @@
  *   96      4000   zero but for the source record (flags bit 2, 96..223), the
  *                  summary's place (flags bit 3, 224..247), the class
  *                  names' place (flags bit 4, 248..271), the feature
- *                  names' place (flags bit 5, 272..295) and the field
- *                  count (flags bit 6, 296..299):
+ *                  names' place (flags bit 5, 272..295), the field
+ *                  count (flags bit 6, 296..299) and the hash bits (flags
+ *                  bit 7, 300..303):
  *   96      8        source bytes   (the size of the file the cache was made from)
  *   104     8        source mtime   (its modification time, ns since the epoch, signed)
  *   112     8        source inode
@@ -63,6 +66,9 @@
  *   280     8        fnames_bytes
  *   288     8        fnames_sum     (XXH3-64, seed 0, of the feature names' bytes)
  *   296     4        fields         (1 to HOG_MAX_FIELDS: every field below it)
+ *   300     4        hash_bits      (1 to 31: the hog_read_params.hash_bits the text
+ *                                    was read with, which text to score with a model
+ *                                    trained on the file is hashed with too)
  *
  *   blocks, each at a multiple of block_align, padded with zeros to one:
  *     u32 ptr[rows + 1]   ptr[0] = 0, non-decreasing, ptr[rows] = nnz
@@ -120,7 +126,9 @@
  * Wabbit's namespaces. A field is a u16: more than 256 fields are common
  * in CSV columns, more than 65,536 in no FFM (its model holds a latent
  * vector per feature and field), and a wider type would take a fifth more
- * of each non-zero's 10 bytes. Version 5 has no fields: flags bit 6 and
+ * of each non-zero's 10 bytes. Version 6 has no hash bits: flags bit 7 and
+ * bytes 300..303 are zero; a writer still writes it (or older) for text not
+ * hashed by that setting. Version 5 has no fields: flags bit 6 and
  * bytes 296..299 are zero; a writer still writes it (or older) for data
  * without them, byte for byte.
  * Version 4 has no feature names: flags bit 5 and bytes 272..295 are zero;
@@ -189,7 +197,9 @@ enum {
     H_FNAMES_SUM = 288,
     H_FNAMES_END = 296, /* where the field count's place begins */
     H_FIELDS = 296,
-    H_FIELDS_END = 300, /* zero from here on */
+    H_FIELDS_END = 300, /* where the hash bits' place begins */
+    H_HASH_BITS = 300,
+    H_HASH_BITS_END = 304, /* zero from here on */
     H1_HEADER_CRC = 84, /* version 1 */
     H1_END = 88,
 };
@@ -200,6 +210,7 @@ _Static_assert(H_SOURCE_END == H_SUMMARY_OFFSET, "the summary's place follows th
 _Static_assert(H_SUMMARY_END == H_NAMES_OFFSET, "the class names' place follows the summary's");
 _Static_assert(H_NAMES_END == H_FNAMES_OFFSET, "the feature names' place follows the class names'");
 _Static_assert(H_FNAMES_END == H_FIELDS, "the field count's place follows the feature names'");
+_Static_assert(H_FIELDS_END == H_HASH_BITS, "the hash bits' place follows the field count's");
 _Static_assert(HOG_MAX_LABEL_NAMES <= HOG_HGD_SUMMARY_LABELS, "a file with class names lists their numbers");
 
 /* The magic, "HOGDATA" and its NUL: HGD_MAGIC_BYTES bytes. */

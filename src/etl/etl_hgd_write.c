@@ -39,6 +39,7 @@ struct hog_hgd_writer {
     const hog_idmap *names; /* the class names (hog_hgd_writer_set_names), or NULL */
     const hog_fnames *fnames; /* the feature names (hog_hgd_writer_set_fnames), or NULL */
     uint32_t fields;          /* the blocks' fields (hog_hgd_writer_set_fields), 0: none */
+    unsigned hash_bits;       /* the text's hash bits (hog_hgd_writer_set_hash_bits), 0: none */
     /* The summary, counted as the blocks go by: the label values and
      * their rows (dropped past HOG_HGD_SUMMARY_LABELS: many), each
      * feature's degree (dropped past HOG_HGD_SUMMARY_FEATURES). */
@@ -230,6 +231,11 @@ void hog_hgd_writer_set_fields(hog_hgd_writer *w, uint32_t fields)
     w->fields = fields;
 }
 
+void hog_hgd_writer_set_hash_bits(hog_hgd_writer *w, unsigned bits)
+{
+    w->hash_bits = bits;
+}
+
 
 
 /* Counts one more row of label y (finite: the builder's and a checked
@@ -388,7 +394,8 @@ int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_pe
     const hog_fnames *fn = w->fnames;
     const uint64_t fnames_offset = round_up(names ? names_offset + names_bytes : summary_offset + summary_bytes, 8);
     const uint64_t fnames_bytes = fn ? hog_fnames_bytes(fn) : 0;
-    const uint32_t version = w->fields ? HOG_HGD_VERSION
+    const uint32_t version = w->hash_bits ? HOG_HGD_VERSION
+                             : w->fields ? HOG_HGD_VERSION_FIELDS
                              : fn      ? HOG_HGD_VERSION_FNAMES
                              : names   ? HOG_HGD_VERSION_CLASSES
                                        : HOG_HGD_VERSION_NUMBERS;
@@ -442,7 +449,8 @@ int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_pe
     hog_put_u32(h + H_ROWS_PER_BLOCK, rows_per_block);
     hog_put_u32(h + H_FLAGS, (weighted ? HOG_HGD_WEIGHTED : 0) | (one_based ? HOG_HGD_ONE_BASED : 0) |
                                  (w->has_src ? HOG_HGD_SOURCE : 0) | HOG_HGD_SUMMARY | (names ? HOG_HGD_NAMES : 0) |
-                                 (fn ? HOG_HGD_FNAMES : 0) | (w->fields ? HOG_HGD_FIELDS : 0));
+                                 (fn ? HOG_HGD_FNAMES : 0) | (w->fields ? HOG_HGD_FIELDS : 0) |
+                                 (w->hash_bits ? HOG_HGD_HASHED : 0));
     hog_put_u32(h + H_BLOCK_ALIGN, HOG_HGD_ALIGN);
     hog_put_u64(h + H_TABLE_OFFSET, table_offset);
     hog_put_u64(h + H_FILE_BYTES, file_bytes);
@@ -464,6 +472,8 @@ int hog_hgd_writer_finish(hog_hgd_writer *w, uint64_t features, uint32_t rows_pe
     }
     if (w->fields)
         hog_put_u32(h + H_FIELDS, w->fields);
+    if (w->hash_bits)
+        hog_put_u32(h + H_HASH_BITS, w->hash_bits);
     hog_put_u64(h + H_TABLE_SUM, table_sum(w->table, table_bytes, version));
     hog_put_u64(h + H_HEADER_SUM, header_sum(h, version));
     rc = hog_atomic_pwrite(w->f, h, sizeof(h), 0);
@@ -503,6 +513,7 @@ int hog_hgd_write(const hog_dataset *ds, const hog_hgd_source *src, hog_atomic_f
     hog_hgd_writer_set_names(&w, &ds->names);
     hog_hgd_writer_set_fnames(&w, &ds->fnames);
     hog_hgd_writer_set_fields(&w, ds->fields);
+    hog_hgd_writer_set_hash_bits(&w, ds->hash_bits);
     int rc = 0;
     for (uint32_t i = 0; i < ds->info.blocks && rc == 0; i++) {
         hog_block b = ds->blocks[i];

@@ -455,6 +455,7 @@ int hog_text_stream(const char *path, const hog_read_params *p, hog_builder *b, 
     sum->index_base = plan.format == HOG_FORMAT_LIBSVM ? plan.index_base : 0;
     hog_builder_set_one_based(b, sum->index_base == 1); /* known from the first block on */
     hog_builder_set_index_bound(b, hog_text_plan_index_bound(&plan));
+    hog_builder_set_hash_bits(b, plan.hash_bits);
 
     unsigned nparse = p->threads ? p->threads : hog_cpus();
     pthread_t *parsers = hog_calloc(nparse, sizeof(pthread_t));

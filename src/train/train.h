@@ -217,8 +217,8 @@ struct hog_model {
     double *class_labels; /* info.classes original label values, ascending */
     char **class_names;   /* info.classes names (the labels were strings), or NULL (train_labels.c) */
     hog_fnames fnames;    /* feature names, joined (n 0: none; train_model.c) */
-    unsigned data_hash_bits; /* the training text's hog_read_params.hash_bits (0: not hashed by a
-                                 setting, or not known: the run read a binary data set or arrays) */
+    unsigned data_hash_bits; /* the training text's hog_read_params.hash_bits, or its .hgd's (0: not
+                                 hashed by a setting, or not known: arrays, an older .hgd) */
     hog_weight *scales;   /* dim: the normalized update's feature scales (each feature's largest
                              |x| seen, optim_state.xmax at the run's end), so a warm start goes on
                              in the units the weights were learned in; NULL when trained without it */

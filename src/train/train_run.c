@@ -475,7 +475,7 @@ void hog_run_model_info(run_state *rs, const hog_dataset *train)
     m->info.data_fingerprint = train->info.fingerprint;
     m->info.data_skipped = train->info.skipped;
     m->info.data_index_base = train->info.index_base;
-    m->data_hash_bits = rs->data_hash_bits;
+    m->data_hash_bits = train->hash_bits ? train->hash_bits : rs->data_hash_bits;
     rs->ck.data = train->info;
     if (rs->avg.m) {
         rs->avg.m->info = m->info;

@@ -32,6 +32,7 @@ enum {
     H_FNAMES_BYTES = 280,
     H_FNAMES_SUM = 288,
     H_FIELDS = 296,
+    H_HASH_BITS = 300,
     T_OFFSET = 0,
     T_BYTES = 8,
     T_ROWS = 16,
@@ -47,7 +48,7 @@ static const fuzz_field header_fields[] = {
     {8, 4},  {12, 4}, {16, 8}, {16, 8}, {24, 8}, {24, 8}, {32, 8}, {32, 8}, {40, 4}, {40, 4},
     {44, 4}, {44, 4}, {48, 4}, {52, 4}, {56, 8}, {56, 8}, {64, 8}, {64, 8}, {96, 8}, {136, 8},
     {224, 8}, {232, 8}, {248, 8}, {248, 8}, {256, 8}, {256, 8}, {272, 8}, {272, 8}, {280, 8}, {280, 8},
-    {296, 4}, {296, 4},
+    {296, 4}, {296, 4}, {300, 4}, {300, 4},
 };
 
 static const fuzz_field entry_fields[] = {{T_OFFSET, 8}, {T_BYTES, 8}, {T_ROWS, 4}, {T_NNZ, 4}, {T_SUM, 8}, {28, 4}};
@@ -554,7 +555,7 @@ static void mutate_block_value(uint8_t *d, size_t size, hog_rng *r)
     hog_put_u32(at, v);
 }
 
-/* Takes the file a version down, 6 to 5 (the fields dropped from the
+/* Takes the file a version down, 7 to 6 (the hash bits dropped), 6 to 5 (the fields dropped from the
  * header: the blocks' field arrays become their padding), 5 to 4 (the feature names dropped from
  * the header, their bytes left), 4 to 3 (the class names likewise), 3 to 2
  * (the summary likewise) to 1 (CRC-32s), or from 1 back to 3 without a
@@ -565,7 +566,11 @@ static void switch_version(uint8_t *d)
     if (version_1(d)) {
         hog_put_u32(d + H_VERSION, 3);
         hog_put_u32(d + H1_HEADER_CRC, 0);
-    } else if (v >= 6) {
+    } else if (v >= 7) {
+        hog_put_u32(d + H_VERSION, 6);
+        hog_put_u32(d + H_FLAGS, hog_get_u32(d + H_FLAGS) & ~HOG_HGD_HASHED);
+        memset(d + H_HASH_BITS, 0, 4);
+    } else if (v == 6) {
         hog_put_u32(d + H_VERSION, 5);
         hog_put_u32(d + H_FLAGS, hog_get_u32(d + H_FLAGS) & ~HOG_HGD_FIELDS);
         memset(d + H_FIELDS, 0, 4);

@@ -32,6 +32,7 @@ printf '1 0:3:1 1:7:0.5 2:12:-2\n0 2:40:1 0:5:1\n1 1:8:2\n0 0:2:1 2:9:1\n' >f.ff
 "$hog" convert -q fnames.csv --categorical color --feature-names -b 6 -o "$c/hgd/csv-feature-names.hgd"
 "$hog" convert -q w.vw -b 2 --feature-names -o "$c/hgd/vw-feature-names.hgd"
 "$hog" convert -q f.ffm -o "$c/hgd/ffm-fields.hgd"
+"$hog" convert -q one.svm -b 4 -o "$c/hgd/libsvm-hashed.hgd"
 "$hog" train -q one.svm --cache "$c/hgd/cache-source.hgd" -o m.hog --epochs 1 --threads 1
 
 # linear models: each loss's shape of outputs and classes (the plain update:
@@ -41,6 +42,7 @@ printf '1 0:3:1 1:7:0.5 2:12:-2\n0 2:40:1 0:5:1\n1 1:8:2\n0 0:2:1 2:9:1\n' >f.ff
 "$hog" train -q zero.svm -o "$c/model/softmax.hog" --loss softmax --epochs 2 --threads 1 --normalized 0
 "$hog" train -q zero.svm -o "$c/model/squared.hog" --loss squared --epochs 2 --threads 1 --normalized 0
 "$hog" train -q one.svm -o "$c/model/scaled.hog" --epochs 2 --threads 1
+"$hog" train -q one.svm -b 4 -o "$c/model/hashed.hog" --epochs 2 --threads 1
 "$hog" train -q names.csv --label species --loss softmax -o "$c/model/named.hog" --epochs 2 --threads 1 --normalized 0
 "$hog" train -q names.csv --label species --loss softmax -o "$c/model/named-scaled.hog" --epochs 2 --threads 1
 "$hog" train -q fnames.csv --categorical color --feature-names -b 6 -o "$c/model/feature-names.hog" --epochs 2 \
