@@ -1090,7 +1090,10 @@ Test(cli, feature_names_do_not_depend_on_the_parser_threads)
     cr_assert(a == b && memcmp(x, y, a) == 0, "one thread's .hgd and four's differ");
     uint32_t version;
     memcpy(&version, x + 8, 4);
-    cr_assert_eq(version, 5, "with feature names");
+    cr_assert_eq(version, 7, "with feature names, and the hash bits (-b 10)");
+    uint32_t bits;
+    memcpy(&bits, x + 300, 4);
+    cr_assert_eq(bits, 10);
     free(x);
     free(y);
 }
