@@ -493,6 +493,13 @@ static void vw_text(const char *name, int rows, uint64_t seed, char *path)
     cr_assert_eq(fclose(f), 0);
 }
 
+/* A snapshot's hash bits, the last one's (one pass with snapshots). */
+static int snapshot_bits(void *ctx, const hog_model *m)
+{
+    *(unsigned *)ctx = hog_model_data_hash_bits(m) + 100;
+    return 0;
+}
+
 static hog_model *train_text(const char *path, const hog_read_params *rp, unsigned epochs, const hog_model *init,
                              int want_rc, char *err, size_t len)
 {
@@ -503,13 +510,20 @@ static hog_model *train_text(const char *path, const hog_read_params *rp, unsign
     hog_trainer *t;
     cr_assert_eq(hog_trainer_create(&p, &t, err, len), 0, "%s", err);
     cr_assert_eq(hog_trainer_set_init(t, init), 0);
+    unsigned snapped = 0; /* 100 + the bits of the last snapshot; 0: none taken */
+    if (epochs == 1)
+        cr_assert_eq(hog_trainer_set_snapshots(t, 500, 0, snapshot_bits, &snapped), 0);
     hog_model *m = NULL;
     hog_file_run fr;
-    cr_assert_eq(hog_trainer_run_file(t, path, rp, NULL, NULL, &m, &fr, err, len), want_rc, "%s", err);
+    hog_read_params read = rp ? *rp : hog_read_params_default();
+    read.rows_per_block = 128; /* windows of a few blocks: snapshots come in the stream's middle */
+    cr_assert_eq(hog_trainer_run_file(t, path, &read, NULL, NULL, &m, &fr, err, len), want_rc, "%s", err);
     hog_trainer_free(t);
     if (want_rc == 0) {
         hog_dataset_close(fr.train);
         hog_dataset_close(fr.test);
+        if (epochs == 1 && fr.streamed) /* snapshots in the stream's middle keep the bits too */
+            cr_assert_eq(snapped, 100 + hog_model_data_hash_bits(m), "last snapshot: %u", snapped);
     }
     return m;
 }

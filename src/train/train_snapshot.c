@@ -50,7 +50,10 @@ static hog_model *snapshot_model(const run_state *rs, uint64_t rows)
     m->factors = r->factors;
     m->fields = r->fields;
     m->cross = r->cross;
-    m->data_hash_bits = r->data_hash_bits;
+    /* The run's model gets the data's hashing with its info when the data
+     * set is whole (hog_run_model_info): a snapshot in the stream's middle
+     * takes the run's, its read's. */
+    m->data_hash_bits = r->data_hash_bits ? r->data_hash_bits : rs->data_hash_bits;
     memcpy(m->class_labels, r->class_labels, (r->info.classes ? r->info.classes : 1) * sizeof(double));
     if (hog_model_names_copy(m, r) < 0)
         goto fail;
