@@ -792,9 +792,9 @@ static int file_run(hog_trainer *t, const char *path, const hog_read_params *rp,
     }
     hog_dataset *ds = in.ds, *test = NULL;
     fr.cache_used = in.cache_used;
-    /* The model keeps the text's hashing, which predict then follows: a
-     * binary data set's from its header (none before version 7). */
-    t->data_hash_bits = in.text ? in.read.hash_bits : in.ds ? in.ds->hash_bits : 0;
+    /* The model keeps the text's hashing, which predict then follows (a
+     * binary data set carries its own: hog_run_model_info takes it). */
+    t->data_hash_bits = in.text ? in.read.hash_bits : 0;
     rc = 1; /* 1: train on the whole data set */
     if (in.feed) {
         /* The first epoch's steps follow its position in the file, which a
