@@ -600,7 +600,7 @@ KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
  *    pace is spread too.
  */
 
-/* The bytes of n floats in whole cache lines of their own: a worker writes
+/* The bytes of n floats (or n / 2 pointers) in whole cache lines of their own: a worker writes
  * them on every row, and a small allocation may sit next to another
  * thread's data, whose writes would trade the line with these. (The caller
  * allocates, so that an allocation failure is reported at its call site.) */
@@ -926,6 +926,7 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
     const float *const l2_scale = job->tab.l2_scale;
     hog_weight *const w = ws->w, *const hot = ws->hot, *const xmax = ws->optim.xmax;
     float *const u = ws->norm_u;
+    hog_weight **const wp = ws->norm_w;
     /* Packed: one record a feature (train_run.h); else a weight, its scale
      * and its L2 scale, one array each. */
     const uint32_t S = packed ? PACK_NORM_STRIDE : 1;
@@ -968,6 +969,8 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
             const size_t j = idx[t];
             ask_ahead(w, S, ahead, t);
             hog_weight *const wj = plain_w(w, hot, filter, slot, idx[t], local, S);
+            if (local)
+                wp[t] = wj;
             nsum += packed ? norm_scale_packed(w + j * S, wj, val[t], &u[t]) : norm_scale(&xmax[j], wj, val[t], &u[t]);
             margin += hog_w_load(wj) * val[t];
         }
@@ -999,7 +1002,7 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
          * leaves their weight as it is. */
         for (t = 0; t < k; t++) {
             const uint32_t j = idx[t];
-            hog_weight *const wj = plain_w(w, hot, filter, slot, j, local, S);
+            hog_weight *const wj = local ? wp[t] : w + (size_t)j * S;
             const float rj = rate * u[t];
             const float cj = packed ? hog_w_load(&w[(size_t)j * S + PACK_NORM_C]) : l2_scale[j];
             hog_w_store(wj, hog_w_load(wj) * l2_shrink(rj * (l2 * cj)) - rj * (gl * val[t]));
@@ -1088,12 +1091,19 @@ static int norm_room(worker_state *ws, const seg_rows *c)
     const uint32_t longest = seg_longest(c->blk, c->start, c->n);
     if (longest <= ws->norm_cap && ws->norm_u)
         return 0;
-    float *u = hog_aligned_alloc(HOG_CACHELINE, line_bytes(HOG_MAX(longest, 1u)));
-    if (!u)
+    const uint32_t cap = HOG_MAX(longest, 1u);
+    float *u = hog_aligned_alloc(HOG_CACHELINE, line_bytes(cap));
+    hog_weight **wp = hog_aligned_alloc(HOG_CACHELINE, line_bytes(2 * (size_t)cap));
+    if (!u || !wp) {
+        hog_free(u);
+        hog_free(wp);
         return -ENOMEM;
+    }
     hog_free(ws->norm_u);
+    hog_free(ws->norm_w);
     ws->norm_u = u;
-    ws->norm_cap = HOG_MAX(longest, 1u);
+    ws->norm_w = wp;
+    ws->norm_cap = cap;
     return 0;
 }
 

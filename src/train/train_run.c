@@ -111,6 +111,7 @@ void hog_run_free(run_state *rs)
             hog_dense_free(ws->dense);
             hog_free(ws->shrink);
             hog_free(ws->norm_u);
+            hog_free(ws->norm_w);
             hog_free(ws->ffm_w);
             hog_free(ws->ffm_l2);
             hog_free(ws->cross_idx);

@@ -150,7 +150,8 @@ typedef struct worker_state {
     double norm_t;    /* normalized: examples this worker has seen, all epochs */
     double norm_n;    /* normalized: their sum of |x / xmax|^2 (NG's N) */
     float *norm_u;    /* the normalized loop's 1 / xmax^2 of a row's non-zeros (see rows_norm) */
-    uint32_t norm_cap; /* its length */
+    hog_weight **norm_w; /* with private copies: where each of the row's weights is, found in the first pass */
+    uint32_t norm_cap; /* their length */
     hog_weight **ffm_w; /* a field-aware factorisation machine's row: its features' weights, then
                            (at ffm_cap) their AdaGrad sums (train_rows.c, update_ffm) */
     uint32_t ffm_cap;  /* the longest row they hold */
