@@ -625,7 +625,13 @@ typedef struct hog_train_params {
                             copied: the model keeps its own */
     uint32_t cross_bits;  /* interactions: the crosses hash into 2^cross_bits features (1 to 30);
                             0: 22 */
-    uint32_t reserved32b; /* zero */
+    uint32_t l2_crossed;  /* interactions: 1 multiplies the penalty (l2, or l2_rows's) by the mean
+                            non-zeros of a crossed row over those of the data's own (the sum of
+                            the training set's degrees, crosses included, over the sum of its
+                            features' own), so that the margin, a sum of that many more terms,
+                            keeps the prior an uncrossed model has; set when a run starts and
+                            kept in the model's l2. A one-pass run over hashed text, whose
+                            crosses are counted as the rows come, keeps l2 as given. 0: as given */
     uint64_t reserved[6]; /* zero; the room for new fields (see Compatibility) */
 } hog_train_params;
 

@@ -1243,6 +1243,13 @@ Test(cli, crosses_of_namespaces_train_predict_and_say_what_they_need)
     cr_assert(acc && strtod(acc + 12, NULL) > 0.98, "%s", report);
     cr_assert_eq(hog("info q.hog"), 0, "%s", out);
     cr_assert(strstr(out, "crosses            ab,ac, hashed into 2^16 features after the data's"), "%s", out);
+    /* the penalty follows the crosses unless given: two features a row and
+     * one cross, 1.5 times the default's */
+    cr_assert(strstr(out, "l2 1.5e-06,"), "%s", out);
+    cr_assert_eq(hog("train xor.vw --quadratic ab --cross-bits 16 --epochs 1 --threads 1 --l2 1e-6 -o g.hog -q"), 0,
+                 "%s", out);
+    cr_assert_eq(hog("info g.hog"), 0, "%s", out);
+    cr_assert(strstr(out, "l2 1e-06,"), "%s", out);
     cr_assert_eq(hog("predict q.hog xor.vw -o p.txt"), 0, "%s", out);
     cr_assert(strstr(out, "accuracy 0.9") || strstr(out, "accuracy 1.0000"), "%s", out);
     /* a warm start keeps them without being told */

@@ -138,6 +138,44 @@ Test(train_cross, a_linear_model_learns_through_its_crosses)
     hog_dataset_close(te);
 }
 
+/* hog_train_params.l2_crossed: the penalty (fixed, or l2_rows's) times the
+ * non-zeros of a crossed row over its own. write_xor's rows have three
+ * features (a, b, c) and "ab" one cross, so the factor is exact; without
+ * crosses, or without the flag, the penalty is as given. */
+Test(train_cross, the_penalty_follows_the_crosses_when_asked)
+{
+    hog_dataset *tr = open_fields(write_xor("tr.vw", XOR_VW, 3000, 5, 0, 30));
+    hog_dataset_info di;
+    hog_dataset_get_info(tr, &di);
+    const double factor = (double)(di.nnz + di.rows) / (double)di.nnz;
+    cr_assert_eq(di.nnz, 3 * di.rows);
+    static const struct {
+        const char *spec;
+        uint32_t crossed;
+        double l2_rows;
+        double want; /* over the penalty as given */
+    } runs[] = {{"ab", 0, 0, 1}, {"ab", 1, 0, 4.0 / 3.0}, {NULL, 1, 0, 1}, {"ab", 1, 1, 4.0 / 3.0}};
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        hog_train_params p = hog_train_params_default();
+        p.epochs = 1;
+        p.threads = 1;
+        p.interactions = runs[i].spec;
+        p.cross_bits = 16;
+        p.l2_crossed = runs[i].crossed;
+        p.l2_rows = runs[i].l2_rows;
+        const double given = runs[i].l2_rows > 0 ? 1.0 / (double)di.rows : p.l2;
+        hog_model *m = train(tr, NULL, p);
+        hog_model_info in;
+        hog_model_get_info(m, &in);
+        cr_assert_float_eq(in.params.l2, given * runs[i].want, 1e-9 * given, "run %zu: l2 %g, given %g, factor %g", i,
+                           in.params.l2, given, factor);
+        if (runs[i].want > 1)
+            cr_assert_float_eq(runs[i].want, factor, 1e-12);
+        hog_model_free(m);
+    }
+    hog_dataset_close(tr);
+}
+
 /* Saved and loaded: a version-6 file, the same crosses and scores; a row
  * without the fields its rules name has no score; a warm start goes on
  * with the same crosses only; a factorisation machine takes none. */

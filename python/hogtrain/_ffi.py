@@ -158,7 +158,7 @@ typedef struct hog_train_params {
     double l2_rows;
     const char *interactions;
     uint32_t cross_bits;
-    uint32_t reserved32b;
+    uint32_t l2_crossed;
     uint64_t reserved[6];
 } hog_train_params;
 #define HOG_MAX_FACTORS 256

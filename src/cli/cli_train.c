@@ -100,7 +100,9 @@ static const char train_usage[] =
     "                          feature of namespace A with every one of B, its value the\n"
     "                          product, hashed after the data's features; ':' is any namespace\n"
     "                          (\"::\" every pair of a row's features). Reads VW namespaces and\n"
-    "                          CSV columns as fields (--fields); LIBFFM's numbered fields take \"::\"\n"
+    "                          CSV columns as fields (--fields); LIBFFM's numbered fields take \"::\".\n"
+    "                          Unless --l2 is given, the penalty is multiplied by the non-zeros\n"
+    "                          a crossed row has for each of its own\n"
     "  --cross-bits B          the crosses hash into 2^B features (1 to 30; default 22)\n"
     "  --model mf              matrix factorisation of \"user item rating\" triples instead:\n"
     "                          see hogtrain train --model mf --help\n"
@@ -748,6 +750,10 @@ static int train_main(int argc, char **argv, int tune)
         else if (!l2_set)
             p.l2 = 1e-4;
     }
+    /* Crosses multiply a row's terms; the penalty follows them unless given
+     * (hog_train_params.l2_crossed). */
+    if (p.interactions && *p.interactions && !l2_set)
+        p.l2_crossed = 1;
     if (p.field_aware || p.interactions) /* VW namespaces and CSV columns become the fields */
         rp.fields = 1;
     const char *field;

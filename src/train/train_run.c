@@ -656,6 +656,31 @@ static int run_names_final(hog_model *m, const hog_dataset *train)
     return rc < 0 ? rc : hog_model_names_sort(m);
 }
 
+/* hog_train_params.l2_crossed: the penalty times the mean non-zeros of a
+ * crossed row over those of its own, from the degrees the scan counted
+ * (the data's features below cross.base, the crosses above). A margin of
+ * n terms whose weights each have the prior variance 1/l2 has the
+ * variance n/l2, so a crossed model of ten times the terms overfits
+ * where the uncrossed one does not: on gen_click data (20 fields, every
+ * pair crossed: 10.5 times the non-zeros; 1,000,000 rows, one thread, 5
+ * epochs) l2 1e-6 reached test logloss 0.4614 at best, 1e-5 0.4575, 4e-5
+ * 0.4530 and 1e-4 0.4582. The factor is taken, not tuned. */
+static void run_l2_crossed(hog_trainer *t, const run_state *rs)
+{
+    double own = 0, all = 0;
+    for (uint64_t j = 0; j < rs->dim; j++) {
+        all += rs->deg[j];
+        if (j < rs->cross.base)
+            own += rs->deg[j];
+    }
+    if (!(own > 0) || !(all > own))
+        return;
+    const double l2 = t->p.l2;
+    t->p.l2 = l2 * (all / own);
+    hog_log(HOG_LOG_INFO, "l2 %.3g: %g times the %.3g non-zeros a crossed row has for each of its own", t->p.l2, l2,
+            all / own);
+}
+
 /* hog_train_params.l2_rows over rows training rows, less the holdout. */
 static double l2_of_rows(const hog_train_params *p, uint64_t rows)
 {
@@ -729,6 +754,8 @@ static int run_dataset(hog_trainer *t, const hog_dataset *train, const hog_datas
         hog_log(HOG_LOG_INFO, "l2 %g: %g over the %llu training rows of every rank", p->l2, p->l2_rows,
                 (unsigned long long)rows);
     }
+    if (rc == 0 && p->l2_crossed && rs.cross.n)
+        run_l2_crossed(t, &rs);
     if (rc == 0 && train->names.n)
         rc = run_names_check(&rs, train, err, err_len);
     if (rc == 0 && train->names.n && p->factors)

@@ -169,7 +169,7 @@ AT(hog_train_params, reserved32, 180);
 AT(hog_train_params, l2_rows, 184);
 AT(hog_train_params, interactions, 192);
 AT(hog_train_params, cross_bits, 200);
-AT(hog_train_params, reserved32b, 204);
+AT(hog_train_params, l2_crossed, 204);
 AT(hog_train_params, reserved, 208);
 
 _Static_assert(sizeof(hog_mf_params) == 128, "hog_mf_params stays 128 bytes");
