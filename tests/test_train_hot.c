@@ -202,7 +202,7 @@ Test(train_hot, the_slot_filter_finds_every_slot_and_no_other)
     int16_t *slot;
     uint64_t *filter;
     uint32_t *ids, nlocal, nhot;
-    cr_assert_eq(hog_hot_choose(deg, rows, dim, 1, 2, &slot, &filter, &ids, &nlocal, &nhot), 0);
+    cr_assert_eq(hog_hot_choose(deg, rows, dim, 1, 2, 0, &slot, &filter, &ids, &nlocal, &nhot), 0);
     cr_assert_eq(nlocal, sizeof(hot) / sizeof(hot[0]));
     uint64_t shared_bit = 0;
     for (uint64_t j = 0; j < dim; j++) {
@@ -223,4 +223,32 @@ Test(train_hot, the_slot_filter_finds_every_slot_and_no_other)
     hog_free(slot);
     hog_free(filter);
     hog_free(ids);
+}
+
+/* A field-aware machine copies only the features that 1 row in 20 or more
+ * touches; a linear model those of 1 row in 300. */
+Test(train_hot, a_field_aware_machine_copies_only_the_hottest)
+{
+    const uint64_t dim = 1000, rows = 100000;
+    uint32_t deg[1000] = {0};
+    deg[10] = rows / 2;       /* both */
+    deg[20] = rows / 10;      /* both */
+    deg[30] = rows / 30;      /* 1 in 30: the linear model's alone */
+    deg[40] = rows / 200;     /* 1 in 200: the linear model's alone */
+    deg[50] = rows / 1000;    /* neither */
+    for (int field_aware = 0; field_aware <= 1; field_aware++) {
+        int16_t *slot;
+        uint64_t *filter;
+        uint32_t *ids, nlocal, nhot;
+        cr_assert_eq(hog_hot_choose(deg, rows, dim, 80, 2, field_aware, &slot, &filter, &ids, &nlocal, &nhot), 0);
+        cr_assert_eq(nlocal, field_aware ? 2u : 4u, "field-aware %d: %u copies", field_aware, nlocal);
+        cr_assert_geq(slot[10], 0);
+        cr_assert_geq(slot[20], 0);
+        cr_assert_eq(slot[30] >= 0, !field_aware);
+        cr_assert_eq(slot[40] >= 0, !field_aware);
+        cr_assert_lt(slot[50], 0);
+        hog_free(slot);
+        hog_free(filter);
+        hog_free(ids);
+    }
 }

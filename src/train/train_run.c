@@ -266,8 +266,9 @@ int hog_run_tables(run_state *rs)
         return -ENOMEM;
     hog_scan_l2_scales(rs->deg, rs->deg_rows, rs->dim, tab->l2_scale);
     hog_run_pack_l2(rs, 0, rs->dim);
-    int rc = hog_hot_choose(rs->deg, rs->deg_rows, rs->dim, rs->outputs, copy_workers(rs), &tab->slot,
-                            &tab->filter, &tab->hot_ids, &tab->nlocal, &tab->nhot);
+    int rc = hog_hot_choose(rs->deg, rs->deg_rows, rs->dim, rs->outputs, copy_workers(rs),
+                            rs->p->factors && rs->p->field_aware, &tab->slot, &tab->filter, &tab->hot_ids,
+                            &tab->nlocal, &tab->nhot);
     if (rc < 0 || rs->kernel != HOG_KERNEL_SPARSE)
         return rc;
     /* Whole copies for a small model (train_hot.c), made where the worker runs. */

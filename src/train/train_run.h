@@ -786,12 +786,13 @@ void *hog_window_count(void *arg);
 uint32_t hog_hot_max(uint32_t outputs);
 
 /* Chooses the features kept in private copies from the training rows'
- * feature degrees, for nth workers sharing copies: *slot (dim entries) gets
+ * feature degrees, for nth workers sharing copies (a field-aware
+ * machine's, of fewer features: train_hot.c): *slot (dim entries) gets
  * slots 0..*nlocal-1 in *hot_ids order, the others -1, and *filter their
  * bits (HOT_FILTER_BITS, see hog_slot_of); the first *nhot of
  * them are hot. Returns 0 or -ENOMEM (nothing allocated then). */
-int hog_hot_choose(const uint32_t *deg, uint64_t rows, uint64_t dim, uint32_t outputs, unsigned nth, int16_t **slot,
-                   uint64_t **filter, uint32_t **hot_ids, uint32_t *nlocal, uint32_t *nhot);
+int hog_hot_choose(const uint32_t *deg, uint64_t rows, uint64_t dim, uint32_t outputs, unsigned nth, int field_aware,
+                   int16_t **slot, uint64_t **filter, uint32_t **hot_ids, uint32_t *nlocal, uint32_t *nhot);
 
 /* Loads the private copies of ws from the shared weights (the first
  * segment of a pass). */
