@@ -13,6 +13,7 @@
 #include "test_scratch.h"
 #include "test_train.h"
 #include "test_train_data.h"
+#include "test_xor_data.h"
 
 static void setup(void)
 {
@@ -585,6 +586,36 @@ Test(train_checkpoint, text_is_read_whole_first_with_a_checkpoint)
     hog_model_free(again);
     hog_dataset_close(fr.train);
     hog_dataset_close(fr2.train);
+}
+
+/* A crossed run whose penalty follows its crosses (hog_train_params.
+ * l2_crossed) checkpoints that penalty: it resumes to the same model bit
+ * for bit, and a run of another penalty is refused once its crosses are
+ * counted. */
+Test(train_checkpoint, a_crossed_run_resumes_with_the_penalty_its_crosses_made)
+{
+    snprintf(ckpt, sizeof(ckpt), "%s/run.ckpt", dir);
+    hog_read_params rp = hog_read_params_default();
+    rp.fields = 1;
+    hog_dataset *tr;
+    char err[256] = "";
+    cr_assert_eq(hog_dataset_open(write_xor("x.vw", XOR_VW, 7000, 3, 0, 30), &rp, &tr, err, sizeof(err)), 0, "%s",
+                 err);
+    hog_train_params p = hog_train_params_default();
+    p.epochs = 2;
+    p.interactions = "ab";
+    p.cross_bits = 16;
+    p.l2_crossed = 1;
+    const unsigned stops[] = {3, 9};
+    resume_matches(tr, NULL, p, stops, 2);
+    p.threads = 1;
+    remove(ckpt);
+    run_position at;
+    run_interrupted(tr, NULL, &p, 3, &at);
+    p.l2 = 2e-6;
+    const char *const says[] = {ckpt, "the checkpoint was made with l2"};
+    resume_refused(tr, &p, HOG_EPARAM, says, 2);
+    hog_dataset_close(tr);
 }
 
 Test(train_checkpoint, settings_are_checked)

@@ -154,6 +154,7 @@ static size_t ckpt_fields(checkpoint *c, hog_meta_field *f)
     f[n++] = (hog_meta_field){PARAMS_KEY "interactions", HOG_META_WORD, c->cross, c->cross[0] ? c->cross : "-",
                               ckpt_parse_cross};
     f[n++] = HOG_META_NUM(PARAMS_KEY "cross_bits", &p->cross_bits);
+    f[n++] = HOG_META_NUM(PARAMS_KEY "l2_crossed", &p->l2_crossed);
     f[n++] = (hog_meta_field){"data.fingerprint", HOG_META_HEX64, &c->fingerprint, NULL, NULL};
     f[n++] = HOG_META_NUM("data.rows", &c->rows);
     f[n++] = HOG_META_NUM("data.features", &c->features);
@@ -192,11 +193,23 @@ static int params_compare(const checkpoint *ck, const hog_train_params *p, char 
     mine.p = *p;
     if (p->l2_rows > 0 && p->l2_rows == ck->p.l2_rows) /* the checkpoint's l2 is l2_rows resolved for the data */
         mine.p.l2 = ck->p.l2;
+    /* and times its crosses' factor: compared once the crosses are counted
+     * (hog_checkpoint_l2) */
+    if (p->l2_crossed && p->l2_crossed == ck->p.l2_crossed)
+        mine.p.l2 = ck->p.l2;
     cross_of(p, mine.cross);
     hog_meta_field a[CKPT_FIELDS], b[CKPT_FIELDS];
     size_t n = ckpt_fields(&theirs, a);
     ckpt_fields(&mine, b);
     return hog_meta_differ(a, b, n, PARAMS_KEY, "hog_train_params", ck->path, err, err_len);
+}
+
+int hog_checkpoint_l2(const checkpoint *ck, double l2, char *err, size_t err_len)
+{
+    if (l2 == ck->p.l2)
+        return 0;
+    return hog_fail(HOG_EPARAM, err, err_len, "%s: the checkpoint was made with l2 %g, this run's penalty is %g: "
+                    "resume with the same parameters", ck->path, ck->p.l2, l2);
 }
 
 /* ===================================================================== *

@@ -59,8 +59,8 @@
  * the 51 of 1 row in 20 and up 0.4332 to 0.4339, one thread's 0.4333,
  * with 4% merging; 12 features (1 in 5) the same loss, slower, their
  * cache lines shared. Time to one thread's loss after 3 epochs against two
- * pinned one-thread runs, interleaved: 0.75 to 0.82 of the parallel limit,
- * against 0.59 to 0.69 (a noisier round: 0.83). */
+ * pinned one-thread runs, interleaved with the build before: 0.73 to 0.80
+ * of the parallel limit, against 0.61 to 0.70. */
 #define FFM_LOCAL_SHARE 20u
 #define LOCAL_WEIGHTS 16384u
 /* Private copies delay the hot weights' updates by a segment and share

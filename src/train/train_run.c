@@ -755,8 +755,11 @@ static int run_dataset(hog_trainer *t, const hog_dataset *train, const hog_datas
         hog_log(HOG_LOG_INFO, "l2 %g: %g over the %llu training rows of every rank", p->l2, p->l2_rows,
                 (unsigned long long)rows);
     }
-    if (rc == 0 && p->l2_crossed && rs.cross.n)
+    if (rc == 0 && p->l2_crossed && rs.cross.n) {
         run_l2_crossed(t, &rs);
+        if (resume)
+            rc = hog_checkpoint_l2(resume, t->p.l2, err, err_len);
+    }
     if (rc == 0 && train->names.n)
         rc = run_names_check(&rs, train, err, err_len);
     if (rc == 0 && train->names.n && p->factors)

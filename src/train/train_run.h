@@ -655,6 +655,11 @@ int hog_run_checkpoint_open(hog_trainer *t, checkpoint *ck, checkpoint **resume,
 int hog_checkpoint_data(const checkpoint *ck, const hog_dataset *train, const hog_dataset *test, char *err,
                         size_t err_len);
 
+/* Once a run's crosses are counted (hog_train_params.l2_crossed): HOG_EPARAM
+ * unless l2, the run's penalty times its crosses' factor, is the one ck
+ * was made with (the comparison of the parameters left it out). */
+int hog_checkpoint_l2(const checkpoint *ck, double l2, char *err, size_t err_len);
+
 /* After the run's set-up: checks that ck fits it (kernel, outputs, labels,
  * segments) and loads its state: the model, the workers' totals, the
  * optimisers' arrays, early stopping, averaging, the statistics, and
