@@ -191,11 +191,10 @@ static int params_compare(const checkpoint *ck, const hog_train_params *p, char 
 {
     checkpoint theirs = *ck, mine = *ck;
     mine.p = *p;
-    if (p->l2_rows > 0 && p->l2_rows == ck->p.l2_rows) /* the checkpoint's l2 is l2_rows resolved for the data */
-        mine.p.l2 = ck->p.l2;
-    /* and times its crosses' factor: compared once the crosses are counted
-     * (hog_checkpoint_l2) */
-    if (p->l2_crossed && p->l2_crossed == ck->p.l2_crossed)
+    /* The checkpoint's l2 is the run's: l2_rows resolved for the data, and
+     * times the crosses' factor (compared once they are counted:
+     * hog_checkpoint_l2). */
+    if ((p->l2_rows > 0 && p->l2_rows == ck->p.l2_rows) || (p->l2_crossed && p->l2_crossed == ck->p.l2_crossed))
         mine.p.l2 = ck->p.l2;
     cross_of(p, mine.cross);
     hog_meta_field a[CKPT_FIELDS], b[CKPT_FIELDS];

@@ -600,7 +600,7 @@ KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
  *    pace is spread too.
  */
 
-/* The bytes of n floats (or n / 2 pointers) in whole cache lines of their own: a worker writes
+/* The bytes of n floats in whole cache lines of their own: a worker writes
  * them on every row, and a small allocation may sit next to another
  * thread's data, whose writes would trade the line with these. (The caller
  * allocates, so that an allocation failure is reported at its call site.) */
@@ -1093,7 +1093,7 @@ static int norm_room(worker_state *ws, const seg_rows *c)
         return 0;
     const uint32_t cap = HOG_MAX(longest, 1u);
     float *u = hog_aligned_alloc(HOG_CACHELINE, line_bytes(cap));
-    hog_weight **wp = hog_aligned_alloc(HOG_CACHELINE, line_bytes(2 * (size_t)cap));
+    hog_weight **wp = hog_aligned_alloc(HOG_CACHELINE, line_bytes((size_t)cap * (sizeof(*wp) / sizeof(float))));
     if (!u || !wp) {
         hog_free(u);
         hog_free(wp);
