@@ -523,6 +523,15 @@ typedef struct hog_epoch_stats hog_epoch_stats;
  * once the rows trained pass each power of two, and after its last rows. */
 typedef void (*hog_progress_fn)(void *ctx, const hog_epoch_stats *stats, int done);
 
+/* hog_train_params.bind and hog_mf_params.bind: pin the workers to cores
+ * when they take every core the process may run on (its CPU set: a
+ * taskset, a cgroup or mpirun's binding narrow it), else leave them to the
+ * OS. Runs side by side (the one-thread fits of a parameter search, two
+ * commands at once) are then not all pinned to the first cores, which
+ * halved each of two one-thread runs; a run that owns its cores is pinned
+ * as with 1. The model keeps what it came to (0 or 1). The default. */
+#define HOG_BIND_AUTO 2
+
 typedef struct hog_train_params {
     hog_loss loss;
     unsigned threads;    /* workers; 0: one per core */
@@ -536,7 +545,8 @@ typedef struct hog_train_params {
     double holdout;      /* fraction of rows held out for evaluation when no test set */
     uint64_t seed;       /* shuffling and holdout; one thread is bit-for-bit reproducible */
     int bias;            /* 1: learn an intercept */
-    int bind;            /* 1: pin workers to cores with hwloc */
+    int bind;            /* 1: pin workers to cores with hwloc; 0: the OS places them;
+                            HOG_BIND_AUTO: see there */
     uint64_t mem_limit;  /* bytes of memory the data may occupy; a mapped data set larger
                             than this is trained out of core: blocks in shuffled order, each
                             read ahead and dropped when done. 0: half of what is available,
@@ -643,7 +653,7 @@ typedef struct hog_train_params {
 
 /* The defaults: logistic, one thread per core, 20 epochs, step 2, decay 0.8,
  * invscaling power 0.5, decay schedule, l2 1e-6, no holdout, seed 1, bias,
- * binding on, memory limit 0 (half of what is available), no progress callback,
+ * binding HOG_BIND_AUTO, memory limit 0 (half of what is available), no progress callback,
  * kernel auto, batches of 32 rows, normalised updates, l1 0, no early
  * stopping, no averaging, quantile 0.5, replicas machine, streaming on.
  * Earlier versions had 10 epochs, step 0.1, decay 0.9 and plain updates,
@@ -1513,7 +1523,7 @@ typedef struct hog_mf_params {
     double holdout;      /* fraction of the ratings held out for evaluation when no test set */
     uint64_t seed;       /* initial factors, shuffling, holdout; one thread is reproducible */
     int clamp;           /* 1: predictions are clipped to the training ratings' [min, max] */
-    int bind;            /* 1: pin workers to cores with hwloc */
+    int bind;            /* as hog_train_params.bind */
     hog_mf_progress_fn progress;
     void *progress_ctx;
     hog_link *link;      /* NULL: one machine; else a multi-node run over this link (see
@@ -1542,7 +1552,7 @@ typedef struct hog_mf_params {
 /* The defaults: rank 32, one thread per core, 20 epochs, step 0.1 under
  * the AdaGrad step schedule, decay 0.95, l2 0.1, l2_bias 0.01, init 0.1, no
  * holdout and no early stopping (the command's default for several epochs
- * is --holdout 0.1 --early-stop 3), seed 1, clamping and binding on, the grid schedule with its
+ * is --holdout 0.1 --early-stop 3), seed 1, clamping on, binding HOG_BIND_AUTO, the grid schedule with its
  * bands chosen by the run, no progress callback (measured on MovieLens and
  * a generated 20M-rating matrix beside LIBMF, see the README). */
 hog_mf_params hog_mf_params_default(void);

@@ -192,3 +192,46 @@ Test(cli_topology, errors_name_the_cause)
     cr_assert_eq(hog_on(NULL, "info --topology data.hgd"), 2);
     cr_assert(strstr(out, "info --topology takes no FILE (found 'data.hgd')"), "%s", out);
 }
+
+/* --bind auto, the default: a run whose workers take every core this
+ * process may use is pinned; one of fewer is left to the OS, so that two
+ * such runs side by side are not pinned to the same first core. The model
+ * keeps what it came to; 0 and 1 are as given, anything else is refused. */
+Test(cli_topology, binding_is_auto_and_the_model_keeps_what_it_came_to)
+{
+    hwloc_topology_t h;
+    cr_assert_eq(hwloc_topology_init(&h), 0);
+    cr_assert_eq(hwloc_topology_set_flags(h, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM |
+                                                 HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING),
+                 0);
+    cr_assert_eq(hwloc_topology_load(h), 0);
+    const int cores = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_CORE);
+    hwloc_topology_destroy(h);
+    char rows[4096] = "";
+    for (int i = 0; i < 60; i++)
+        strcat(rows, i % 2 ? "1 1:1 2:0.5\n" : "0 1:-1 3:0.5\n");
+    write_file("t.svm", rows);
+    const struct { const char *flags; int bind; } runs[] = {
+        {"--threads 1", cores > 1 ? 0 : 1},
+        {"", 1}, /* one thread a core */
+        {"--threads 1 --bind auto", cores > 1 ? 0 : 1},
+        {"--threads 1 --bind 1", 1},
+        {"--bind 0", 0},
+    };
+    for (unsigned i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        cr_assert_eq(hog("train t.svm -o m.hog --epochs 2 --holdout 0 -q %s", runs[i].flags), 0, "%s", out);
+        /* the model's metadata: text lines after a binary header */
+        char path[256], m[65536], want[16];
+        snprintf(path, sizeof(path), "%s/m.hog", dir);
+        FILE *f = fopen(path, "rb");
+        cr_assert_not_null(f);
+        const size_t n = fread(m, 1, sizeof(m), f);
+        fclose(f);
+        snprintf(want, sizeof(want), "\nbind %d\n", runs[i].bind);
+        cr_assert(memmem(m, n, want, strlen(want)), "%s on %d cores: want '%.6s' in the model", runs[i].flags,
+                  cores, want + 1);
+    }
+    cr_assert_eq(hog("train t.svm -o m2.hog --bind 2"), 2);
+    cr_assert(strstr(out, "--bind: expected 0, 1 or auto, found '2'"), "%s", out);
+    cr_assert(!exists("m2.hog"));
+}

@@ -521,3 +521,36 @@ Test(pool_numa, workers_and_memory_land_on_their_nodes_on_a_numa_machine)
     hwloc_topology_destroy(h);
     hog_pool_free(p);
 }
+
+/* HOG_POOL_BIND_AUTO pins the workers when they take every core the
+ * process may use, and leaves fewer to the OS: runs side by side are not
+ * all pinned to the first cores. */
+Test(pool, auto_binding_pins_only_workers_that_take_every_core)
+{
+    hog_topo *t = topo("package:1 core:8 pu:1");
+    const unsigned all = hog_topo_workers(t);
+    hog_pool *p;
+    cr_assert_eq(hog_pool_create_on(t, all, HOG_POOL_BIND_AUTO, &p, NULL, 0), 0);
+    cr_assert_not_null(hog_pool_worker_place(p, 0), "%u workers of %u: placed", all, all);
+    hog_pool_free(p);
+    cr_assert_eq(hog_pool_create_on(t, 0, HOG_POOL_BIND_AUTO, &p, NULL, 0), 0);
+    cr_assert_not_null(hog_pool_worker_place(p, 0), "one a core: placed");
+    hog_pool_free(p);
+    if (all > 1) {
+        cr_assert_eq(hog_pool_create_on(t, all - 1, HOG_POOL_BIND_AUTO, &p, NULL, 0), 0);
+        cr_assert_null(hog_pool_worker_place(p, 0), "%u workers of %u: left to the OS", all - 1, all);
+        hog_pool_free(p);
+    }
+    /* 0 and 1 are as asked, whatever the count. */
+    cr_assert_eq(hog_pool_create_on(t, 1, 1, &p, NULL, 0), 0);
+    cr_assert_not_null(hog_pool_worker_place(p, 0));
+    hog_pool_free(p);
+    cr_assert_eq(hog_pool_bind_for(1, 1), 1);
+    cr_assert_eq(hog_pool_bind_for(8, 0), 0);
+    /* This machine: one worker a core is pinned, fewer are not. */
+    const unsigned here = hog_pool_default_threads();
+    cr_assert_eq(hog_pool_bind_for(0, HOG_POOL_BIND_AUTO), 1);
+    cr_assert_eq(hog_pool_bind_for(here, HOG_POOL_BIND_AUTO), 1);
+    cr_assert_eq(hog_pool_bind_for(1, HOG_POOL_BIND_AUTO), here <= 1);
+    hog_topo_free(t);
+}

@@ -394,6 +394,23 @@ Test(train_run, folds_hold_out_every_row_once)
     cr_assert_str_eq(field, "fold");
 }
 
+/* bind is 0, 1 or HOG_BIND_AUTO, the default, for linear models and
+ * factorisation alike. */
+Test(train_run, binding_is_auto_by_default_and_nothing_else_is_taken)
+{
+    hog_train_params p = hog_train_params_default();
+    hog_mf_params q = hog_mf_params_default();
+    const char *field = NULL;
+    cr_assert_eq(p.bind, HOG_BIND_AUTO);
+    cr_assert_eq(q.bind, HOG_BIND_AUTO);
+    for (int b = 0; b <= 3; b++) {
+        p.bind = q.bind = b;
+        cr_assert_eq(hog_train_params_check(&p, &field), b <= HOG_BIND_AUTO ? 0 : HOG_EPARAM, "bind %d", b);
+        cr_assert_eq(hog_mf_params_check(&q, &field), b <= HOG_BIND_AUTO ? 0 : HOG_EPARAM, "bind %d", b);
+    }
+    cr_assert_str_eq(field, "bind");
+}
+
 /* The recall of class 1 of m on ds. */
 static double recall_of_positive(const hog_model *m, const hog_dataset *ds)
 {

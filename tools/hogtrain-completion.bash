@@ -36,7 +36,7 @@ _hogtrain()
     --kernel) words="auto sparse dense" ;;
     --replicas) words="machine node core" ;;
     --on-error) words="stop skip" ;;
-    --index-base) words="auto 0 1" ;;
+    --index-base | --bind) words="auto 0 1" ;;
     --model) words="mf" ;;
     --sync) words="async average" ;;
     --mf-schedule) words="grid hogwild" ;;

@@ -161,6 +161,7 @@ typedef struct hog_train_params {
     uint32_t l2_crossed;
     uint64_t reserved[6];
 } hog_train_params;
+#define HOG_BIND_AUTO 2
 #define HOG_MAX_FACTORS 256
 hog_train_params hog_train_params_default(void);
 int hog_train_params_check(const hog_train_params *p, const char **field);

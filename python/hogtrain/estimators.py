@@ -42,6 +42,20 @@ def _enum(parse, kind, name, value):
     return out[0]
 
 
+def _bind(bind):
+    """hog_train_params.bind of the estimators' bind: True (pin the workers
+    to cores), False (leave them to the OS) or 'auto' (pin them when they
+    take every core the process may use: fits side by side, as a search's
+    n_jobs runs them, are then not pinned to the same first cores)."""
+    if isinstance(bind, str):
+        if bind != "auto":
+            raise ValueError("bind=%r: expected True, False or 'auto'" % (bind,))
+        return lib.HOG_BIND_AUTO
+    if isinstance(bind, (bool, np.bool_, int, np.integer)) and int(bind) in (0, 1):
+        return int(bind)
+    raise ValueError("bind=%r: expected True, False or 'auto'" % (bind,))
+
+
 def _threads(n_jobs):
     if n_jobs is None or n_jobs == -1:
         return 0
@@ -80,7 +94,7 @@ class _Hogwild(BaseEstimator):
 
     def __init__(self, *, loss, epochs=20, step=2.0, decay=0.8, schedule="decay", power=0.5, l2=1e-6, l1=0.0,
                  fit_intercept=True, normalized=True, average=0, early_stop=0, holdout=0.0, kernel="auto",
-                 batch=32, replicas="machine", n_jobs=None, bind=True, random_state=None, mem_limit=0):
+                 batch=32, replicas="machine", n_jobs=None, bind="auto", random_state=None, mem_limit=0):
         self.loss = loss
         self.epochs = epochs
         self.step = step
@@ -122,7 +136,7 @@ class _Hogwild(BaseEstimator):
             p.average = self.average
             p.early_stop = self.early_stop
             p.holdout = self.holdout
-            p.bind = bool(self.bind)
+            p.bind = _bind(self.bind)
             p.mem_limit = self.mem_limit
             p.quantile = getattr(self, "quantile", 0.5)
             self._kind_params(p)
@@ -512,7 +526,8 @@ class HogwildClassifier(_Classifier):
     'adagrad'), power, l2, l1, fit_intercept (--bias), normalized, average,
     early_stop and holdout, kernel ('auto', 'sparse', 'dense'), batch,
     replicas ('machine', 'node', 'core'), n_jobs (worker threads: None or
-    -1 for every core), bind (pin workers to cores), random_state (the seed;
+    -1 for every core), bind (pin workers to cores: True, False, or 'auto',
+    the default: when they take every core), random_state (the seed;
     None is the library's 1), mem_limit (bytes; 0: half of what is free).
 
     partial_fit trains one epoch on the batch from the current weights, with
@@ -531,7 +546,7 @@ class HogwildClassifier(_Classifier):
 
     def __init__(self, *, loss="logistic", epochs=20, step=2.0, decay=0.8, schedule="decay", power=0.5, l2=1e-6,
                  l1=0.0, fit_intercept=True, normalized=True, average=0, early_stop=0, holdout=0.0, kernel="auto",
-                 batch=32, replicas="machine", n_jobs=None, bind=True, random_state=None, mem_limit=0):
+                 batch=32, replicas="machine", n_jobs=None, bind="auto", random_state=None, mem_limit=0):
         super().__init__(loss=loss, epochs=epochs, step=step, decay=decay, schedule=schedule, power=power, l2=l2,
                          l1=l1, fit_intercept=fit_intercept, normalized=normalized, average=average,
                          early_stop=early_stop, holdout=holdout, kernel=kernel, batch=batch, replicas=replicas,
@@ -642,7 +657,7 @@ class HogwildRegressor(_Regressor):
 
     def __init__(self, *, loss="squared", quantile=0.5, epochs=20, step=2.0, decay=0.8, schedule="decay", power=0.5,
                  l2=1e-6, l1=0.0, fit_intercept=True, normalized=True, average=0, early_stop=0, holdout=0.0,
-                 kernel="auto", batch=32, replicas="machine", n_jobs=None, bind=True, random_state=None,
+                 kernel="auto", batch=32, replicas="machine", n_jobs=None, bind="auto", random_state=None,
                  mem_limit=0):
         super().__init__(loss=loss, epochs=epochs, step=step, decay=decay, schedule=schedule, power=power, l2=l2,
                          l1=l1, fit_intercept=fit_intercept, normalized=normalized, average=average,
@@ -894,7 +909,7 @@ class HogwildFMClassifier(_FactorisationMachine, _Classifier):
 
     def __init__(self, *, loss="logistic", n_factors=4, field_aware=False, factor_init=0.0, epochs=20, step=None,
                  decay=0.8, schedule="adagrad", power=0.5, l2=None, l2_rows=None, l1=0.0, fit_intercept=True,
-                 normalized=False, average=0, early_stop=0, holdout=0.0, replicas="machine", n_jobs=None, bind=True,
+                 normalized=False, average=0, early_stop=0, holdout=0.0, replicas="machine", n_jobs=None, bind="auto",
                  random_state=None, mem_limit=0):
         super().__init__(loss=loss, n_factors=n_factors, field_aware=field_aware, factor_init=factor_init,
                          epochs=epochs, step=step, decay=decay, schedule=schedule, power=power, l2=l2,
@@ -928,7 +943,7 @@ class HogwildFMRegressor(_FactorisationMachine, _Regressor):
     def __init__(self, *, loss="squared", quantile=0.5, n_factors=4, field_aware=False, factor_init=0.0, epochs=20,
                  step=None, decay=0.8, schedule="adagrad", power=0.5, l2=None, l2_rows=None, l1=0.0,
                  fit_intercept=True, normalized=False, average=0, early_stop=0, holdout=0.0, replicas="machine",
-                 n_jobs=None, bind=True, random_state=None, mem_limit=0):
+                 n_jobs=None, bind="auto", random_state=None, mem_limit=0):
         super().__init__(loss=loss, n_factors=n_factors, field_aware=field_aware, factor_init=factor_init,
                          epochs=epochs, step=step, decay=decay, schedule=schedule, power=power, l2=l2,
                          l2_rows=l2_rows, l1=l1, fit_intercept=fit_intercept, normalized=normalized,

@@ -110,3 +110,15 @@ def test_the_gil_is_released_while_the_library_works(tmp_path):
     assert not errors, errors
     assert list(est.classes_) == [0, 1]
     assert est.coef_[0, 0] > 0, "feature 1 tells the classes apart"
+
+
+def test_bind_is_auto_by_default_and_takes_true_false_or_auto():
+    """bind='auto' (the library's HOG_BIND_AUTO) unless given; True and False
+    are 1 and 0; anything else is refused by name."""
+    assert HogwildClassifier().get_params()["bind"] == "auto"
+    assert HogwildClassifier()._train_params("logistic").bind == _ffi.lib.HOG_BIND_AUTO
+    assert HogwildClassifier(bind=True)._train_params("logistic").bind == 1
+    assert HogwildClassifier(bind=False)._train_params("logistic").bind == 0
+    for bad in ("sometimes", 2, None):
+        with pytest.raises(ValueError, match="bind=%r: expected True, False or 'auto'" % (bad,)):
+            HogwildClassifier(bind=bad)._train_params("logistic")

@@ -62,6 +62,8 @@ int cli_double(const char *opt, const char *s, double *out);
 int cli_unsigned(const char *opt, const char *s, unsigned long long max, unsigned long long *out);
 /* One of two words: *out = va for a, vb for b. */
 int cli_either(const char *opt, const char *s, const char *a, int va, const char *b, int vb, int *out);
+/* --bind: 0, 1 or auto (HOG_BIND_AUTO). */
+int cli_bind(const char *s, int *out);
 /* A size in bytes with an optional K, M, G or T suffix (powers of 1024). */
 int cli_bytes(const char *opt, const char *s, unsigned long long *out);
 

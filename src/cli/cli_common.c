@@ -60,6 +60,20 @@ int cli_either(const char *opt, const char *s, const char *a, int va, const char
     return 0;
 }
 
+int cli_bind(const char *s, int *out)
+{
+    if (strcmp(s, "auto") == 0) {
+        *out = HOG_BIND_AUTO;
+        return 0;
+    }
+    if (strcmp(s, "0") != 0 && strcmp(s, "1") != 0) {
+        cli_error("--bind: expected 0, 1 or auto, found '%s'", s);
+        return -1;
+    }
+    *out = s[0] - '0';
+    return 0;
+}
+
 int cli_unsigned(const char *opt, const char *s, unsigned long long max, unsigned long long *out)
 {
     char *end;

@@ -37,7 +37,8 @@ static const char mf_usage[] =
     "                          test rmse and keep the best epoch's model (default 3 with the\n"
     "                          default holdout, else 0)\n"
     "  --seed N                initial factors, shuffling and holdout (default 1)\n"
-    "  --bind 0|1              pin workers to cores (default 1)\n"
+    "  --bind 0|1|auto         pin workers to cores (default auto: when they take every core\n"
+    "                          this process may use; runs side by side are left to the OS)\n"
     "  --mf-schedule grid|hogwild\n"
     "                          grid: FPSGD's blocks of user and item bands, no row shared\n"
     "                          between workers (default); hogwild: shuffled segments of\n"
@@ -214,7 +215,7 @@ static int mf_option(const char *name, const char *val, hog_mf_params *p)
     struct { const char *n; unsigned *un; uint64_t *u64; int *i; unsigned long long max; } ints[] = {
         {"rank", &p->rank, NULL, NULL, 1024}, {"threads", &p->threads, NULL, NULL, 4096},
         {"epochs", &p->epochs, NULL, NULL, 1000000}, {"seed", NULL, &p->seed, NULL, ~0ull},
-        {"clamp", NULL, NULL, &p->clamp, 1}, {"bind", NULL, NULL, &p->bind, 1},
+        {"clamp", NULL, NULL, &p->clamp, 1},
         {"grid", &p->grid, NULL, NULL, 4096}, {"early-stop", &p->early_stop, NULL, NULL, 1000000},
     };
     for (unsigned i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
@@ -227,6 +228,8 @@ static int mf_option(const char *name, const char *val, hog_mf_params *p)
         else *ints[i].i = (int)u;
         return 0;
     }
+    if (strcmp(name, "bind") == 0)
+        return cli_bind(val, &p->bind);
     if (strcmp(name, "mf-schedule") == 0)
         return cli_either("--mf-schedule", val, "grid", HOG_MF_GRID, "hogwild", HOG_MF_HOGWILD, &p->schedule);
     if (strcmp(name, "schedule") == 0)

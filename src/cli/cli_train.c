@@ -53,7 +53,8 @@ static const char train_usage[] =
     "                          several epochs and no --test, to stop early; --holdout 0: none)\n"
     "  --seed N                shuffling and holdout seed (default 1)\n"
     "  --bias 0|1              learn an intercept (default 1)\n"
-    "  --bind 0|1              pin workers to cores (default 1)\n"
+    "  --bind 0|1|auto         pin workers to cores (default auto: when they take every core\n"
+    "                          this process may use; runs side by side are left to the OS)\n"
     "  --kernel auto|sparse|dense\n"
     "                          the training kernel: one example at a time over its\n"
     "                          non-zeros, or dense mini-batches with OpenBLAS (plain\n"
@@ -404,8 +405,10 @@ static int train_option(const char *name, const char *val, hog_train_params *p)
             p->average = (unsigned)u;
         return 0;
     }
+    if (strcmp(name, "bind") == 0)
+        return cli_bind(val, &p->bind);
     if (strcmp(name, "threads") == 0 || strcmp(name, "epochs") == 0 || strcmp(name, "seed") == 0 ||
-        strcmp(name, "bias") == 0 || strcmp(name, "bind") == 0 || strcmp(name, "stream") == 0) {
+        strcmp(name, "bias") == 0 || strcmp(name, "stream") == 0) {
         unsigned long long max = strcmp(name, "seed") == 0 ? ~0ull
                                  : name[0] == 'b' || strcmp(name, "stream") == 0 ? 1 : 1000000;
         if (cli_unsigned(opt, val, max, &u) < 0)
@@ -414,8 +417,7 @@ static int train_option(const char *name, const char *val, hog_train_params *p)
         else if (name[0] == 'e') p->epochs = (unsigned)u;
         else if (strcmp(name, "seed") == 0) p->seed = u;
         else if (strcmp(name, "stream") == 0) p->stream = (int)u;
-        else if (strcmp(name, "bias") == 0) p->bias = (int)u;
-        else p->bind = (int)u;
+        else p->bias = (int)u;
         return 0;
     }
     if (strcmp(name, "replicas") == 0) {

@@ -142,7 +142,22 @@ typedef void (*hog_pool_fn)(void *arg, unsigned ith, unsigned nth);
  * loaded. */
 unsigned hog_pool_default_threads(void);
 
+/* hog_pool_create's bind: pin when the workers take every core the
+ * process may run on (hog_topo_workers of the process-wide topology: a
+ * taskset or cgroup narrows it), else leave them to the OS. A run that
+ * owns its cores loses nothing to its pins; one of fewer workers is not
+ * pinned to the first cores, where every other such run on the machine
+ * would be pinned too (two one-thread runs at once shared one core, each
+ * at half its speed). */
+#define HOG_POOL_BIND_AUTO 2
+
+/* What bind (0, 1 or HOG_POOL_BIND_AUTO) comes to for a pool of nthreads
+ * workers (0: hog_topo_workers): 0 or 1; HOG_POOL_BIND_AUTO is 0 where the
+ * topology cannot be loaded. */
+int hog_pool_bind_for(unsigned nthreads, int bind);
+
 /* Starts nthreads workers (0: hog_topo_workers) on the process-wide topology.
+ * bind is 0, 1 or HOG_POOL_BIND_AUTO (see hog_pool_bind_for).
  * With bind set, workers are placed as hog_topo_place says, each pinned to
  * its PU with its memory policy bound to its node (only on this machine's
  * topology; binding the OS refuses is logged, not an error), and binding is

@@ -62,6 +62,7 @@ int hog_pool_borrow(unsigned nthreads, int bind, hog_pool **out, char *err, size
 {
     *out = NULL;
     pthread_once(&fork_once, fork_register);
+    bind = hog_pool_bind_for(nthreads, bind);
     unsigned want = nthreads;
     const hog_topo *t;
     int topo_rc = want == 0 ? hog_topo_default(&t, err, err_len) : 0;

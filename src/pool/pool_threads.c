@@ -151,15 +151,33 @@ static int pool_create(const hog_topo *t, unsigned nthreads, int bind, hog_pool 
     return 0;
 }
 
+/* bind resolved on topology t (NULL: none could be loaded). */
+static int bind_on(const hog_topo *t, unsigned nthreads, int bind)
+{
+    if (bind != HOG_POOL_BIND_AUTO)
+        return bind != 0;
+    return t && (nthreads == 0 || nthreads >= hog_topo_workers(t));
+}
+
 int hog_pool_create_on(const hog_topo *t, unsigned nthreads, int bind, hog_pool **out, char *err,
                        size_t err_len)
 {
-    return pool_create(t, nthreads, bind, out, err, err_len);
+    return pool_create(t, nthreads, bind_on(t, nthreads, bind), out, err, err_len);
+}
+
+int hog_pool_bind_for(unsigned nthreads, int bind)
+{
+    const hog_topo *t = NULL;
+    char why[512];
+    if (bind == HOG_POOL_BIND_AUTO && hog_topo_default(&t, why, sizeof(why)) < 0)
+        t = NULL;
+    return bind_on(t, nthreads, bind);
 }
 
 int hog_pool_create(unsigned nthreads, int bind, hog_pool **out, char *err, size_t err_len)
 {
     *out = NULL;
+    bind = hog_pool_bind_for(nthreads, bind);
     const hog_topo *t;
     char why[512] = "";
     int rc = hog_topo_default(&t, why, sizeof(why));

@@ -28,7 +28,7 @@ hog_mf_params hog_mf_params_default(void)
     p.holdout = 0;
     p.seed = 1;
     p.clamp = 1;
-    p.bind = 1;
+    p.bind = HOG_BIND_AUTO;
     p.schedule = HOG_MF_GRID;
     p.grid = 0;
     p.step_schedule = HOG_SCHEDULE_ADAGRAD;
@@ -58,7 +58,7 @@ int hog_mf_params_check(const hog_mf_params *p, const char **field)
         bad = "holdout";
     else if (p->clamp != 0 && p->clamp != 1)
         bad = "clamp";
-    else if (p->bind != 0 && p->bind != 1)
+    else if ((unsigned)p->bind > HOG_BIND_AUTO)
         bad = "bind";
     else if (p->schedule != HOG_MF_HOGWILD && p->schedule != HOG_MF_GRID && p->schedule != HOG_MF_ARRIVAL)
         bad = "schedule";
@@ -82,6 +82,7 @@ hog_mf_model *hog_mf_new(uint32_t users, uint32_t items, uint32_t rank)
     if (!m)
         return NULL;
     m->info.params = hog_mf_params_default();
+    m->info.params.bind = 1; /* as hog_model_new's: what files had before auto */
     m->info.params.rank = rank;
     m->info.users = users;
     m->info.items = items;
@@ -1024,6 +1025,7 @@ int hog_mf_train(const hog_mf_params *p, const hog_ratings *train, const hog_rat
     }
     m->info.params = *p;
     m->info.params.threads = rs.nth;
+    m->info.params.bind = hog_pool_bind_for(rs.nth, p->bind); /* what auto came to */
     m->info.params.schedule = rs.grid.blocks ? HOG_MF_GRID : HOG_MF_HOGWILD; /* as run */
     m->info.params.grid = rs.grid.b;
     m->info.params.progress = NULL;

@@ -416,6 +416,7 @@ int hog_mf_train_stream(const hog_mf_params *p, const char *path, const hog_read
     s.ucap = s.icap = 1;
     m->info.params = *p;
     m->info.params.threads = s.nth;
+    m->info.params.bind = hog_pool_bind_for(s.nth, p->bind); /* what auto came to */
     m->info.params.schedule = HOG_MF_ARRIVAL; /* as run */
     m->info.params.grid = 0;
     m->info.params.progress = NULL;

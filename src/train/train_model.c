@@ -32,6 +32,10 @@ hog_model *hog_model_new_stride(hog_loss loss, uint64_t dim, uint32_t outputs, u
     m->info.train = hog_metrics_none();
     m->info.test = hog_metrics_none();
     m->info.params = hog_train_params_default();
+    /* A model keeps what its run's binding came to (hog_run_model_info);
+     * one not trained here keeps the 1 that was the default before auto,
+     * so its file is what it was. */
+    m->info.params.bind = 1;
     /* Weights are cache-line aligned so no two workers' hot lines straddle,
      * and a large model's are on huge pages (hog_huge_alloc). */
     m->w = hog_huge_alloc((size_t)(dim ? dim : 1) * stride * sizeof(hog_weight));

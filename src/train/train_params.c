@@ -5,6 +5,8 @@
 
 #include "train_run.h"
 
+_Static_assert(HOG_BIND_AUTO == HOG_POOL_BIND_AUTO, "the pool resolves hog_train_params.bind as it is");
+
 /* Why these defaults: data as users have it has features of any range (a
  * column in thousands beside one in thousandths, pixels 0..16) and labels
  * in their own units (a regression's target in the hundreds). Plain SGD's
@@ -39,7 +41,7 @@ hog_train_params hog_train_params_default(void)
     p.holdout = 0.0;
     p.seed = 1;
     p.bias = 1;
-    p.bind = 1;
+    p.bind = HOG_BIND_AUTO;
     p.kernel = HOG_KERNEL_AUTO;
     p.batch = 32;
     p.normalized = 1;
@@ -202,7 +204,7 @@ int hog_train_params_check(const hog_train_params *p, const char **field)
         bad = "class_weight";
     else if (p->bias != 0 && p->bias != 1)
         bad = "bias";
-    else if (p->bind != 0 && p->bind != 1)
+    else if ((unsigned)p->bind > HOG_BIND_AUTO)
         bad = "bind";
     else if ((unsigned)p->kernel > HOG_KERNEL_DENSE)
         bad = "kernel";

@@ -468,6 +468,7 @@ void hog_run_model_info(run_state *rs, const hog_dataset *train)
     hog_model *m = rs->m;
     m->info.params = *rs->p;
     m->info.params.threads = rs->nth;
+    m->info.params.bind = hog_pool_bind_for(rs->nth, rs->p->bind); /* what auto came to */
     m->info.params.kernel = rs->kernel;
     m->info.params.progress = NULL;
     m->info.params.progress_ctx = NULL;
