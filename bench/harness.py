@@ -727,6 +727,8 @@ def study_model_size(rows, limits, curves, plots, out):
     threads = sorted({int(r["threads"]) for r in rows if r["tool"] == "hogtrain"})
     for case in cases:
         b = int(re.search(r"2\^(\d+)", case).group(1))
+        hashed = " hashed" if case.endswith(" hashed") else ""  # its own limit and lines
+        tag = " (hashed features)" if hashed else ""
         plain = g.get((case, "hogtrain plain", 1))
         plain_v = med(col(plain, "nnz_per_s")) if plain else None
         vw = lim("vw_2^%d" % b, 1)
@@ -737,18 +739,18 @@ def study_model_size(rows, limits, curves, plots, out):
             v = med(col(rs, "nnz_per_s"))
             ind = g.get((case, "independent", t))
             ind_v = med(col(ind, "nnz_per_s")) if ind else None
-            mem = lim("model_mem_2^%d" % b, t)
+            mem = lim("model_mem_2^%d%s" % (b, hashed), t)
             lines.append([case, t, len(rs), fmt_range(col(rs, "nnz_per_s")),
                           si(ind_v) if ind_v else "-", ratio(v, ind_v) if t > 1 else "-",
                           si(mem), ratio(v, mem), si(plain_v) if t == 1 and plain_v else "-",
                           si(vw) if t == 1 and vw else "-", ratio(v, vw) if t == 1 and vw else "-",
                           si(med(col(rs, "loss")))])
-            series.setdefault("hogtrain, %d thread%s" % (t, "" if t == 1 else "s"), []).append((b, v / 1e6))
+            series.setdefault("hogtrain, %d thread%s%s" % (t, "" if t == 1 else "s", tag), []).append((b, v / 1e6))
             if mem:
-                series.setdefault("memory limit, %d thread%s" % (t, "" if t == 1 else "s"), []).append(
+                series.setdefault("memory limit, %d thread%s%s" % (t, "" if t == 1 else "s", tag), []).append(
                     (b, mem / 1e6))
             if ind_v and t > 1:
-                series.setdefault("parallel limit, %d threads" % t, []).append((b, ind_v / 1e6))
+                series.setdefault("parallel limit, %d threads%s" % (t, tag), []).append((b, ind_v / 1e6))
         if plain_v:
             series.setdefault("hogtrain --normalized 0, 1 thread", []).append((b, plain_v / 1e6))
         if vw:

@@ -185,43 +185,99 @@ Test(train_hot, two_workers_on_whole_copies_train_as_one_does)
     hog_dataset_close(tr);
 }
 
-Test(train_hot, the_slot_filter_finds_every_slot_and_no_other)
+Test(train_hot, the_slot_map_finds_every_slot_and_no_other)
 {
-    /* A model larger than the filter: features HOT_FILTER_BITS apart share
-     * a bit. Every feature must get its own slot back through the filter,
-     * the hot ones theirs and every other -1, whether or not it shares a
-     * bit with a hot one. */
-    const uint64_t dim = 3ull * HOT_FILTER_BITS, rows = 100000;
+    /* Hot features hashed over a large model. Every feature must get its
+     * own slot back through the map, the copied ones theirs and every
+     * other -1, whether or not its cell is one a copied feature holds; the
+     * map leaves out a feature whose cell a hotter one holds, never a
+     * hotter one, and about 1 in 9 of them. */
+    const uint64_t dim = 1ull << 22, rows = 1000000;
     uint32_t *deg = calloc(dim, sizeof(uint32_t));
     cr_assert_not_null(deg);
-    const uint32_t hot[] = {0, 5, 63, 64, 4097, HOT_FILTER_BITS - 1, HOT_FILTER_BITS + 7, 2 * HOT_FILTER_BITS + 5};
-    for (unsigned i = 0; i < sizeof(hot) / sizeof(hot[0]); i++)
-        deg[hot[i]] = (uint32_t)(rows / 2 - i);
-    for (uint64_t j = 0; j < dim; j += 97)
-        deg[j] += deg[j] ? 0 : 3; /* cold: far below 1 row in 300 */
-    int16_t *slot;
-    uint64_t *filter;
-    uint32_t *ids, nlocal, nhot;
-    cr_assert_eq(hog_hot_choose(deg, rows, dim, 1, 2, 0, &slot, &filter, &ids, &nlocal, &nhot), 0);
-    cr_assert_eq(nlocal, sizeof(hot) / sizeof(hot[0]));
-    uint64_t shared_bit = 0;
-    for (uint64_t j = 0; j < dim; j++) {
-        int32_t h = hog_slot_of(filter, slot, (uint32_t)j);
-        cr_assert_eq(h, slot[j], "feature %llu: %d through the filter, slot %d", (unsigned long long)j, h, slot[j]);
-        int is_hot = 0;
-        for (unsigned i = 0; i < nlocal; i++) {
-            is_hot |= hot[i] == j;
-            shared_bit += hot[i] != j && (hot[i] & (HOT_FILTER_BITS - 1)) == (j & (HOT_FILTER_BITS - 1));
-        }
-        cr_assert_eq(h >= 0, is_hot, "feature %llu: slot %d", (unsigned long long)j, h);
-        if (h >= 0)
-            cr_assert_eq(ids[h], j);
+    uint32_t want = 0;
+    for (uint32_t i = 1; i <= 6000; i++) {
+        uint32_t x = i; /* a 32-bit mix: features spread as hashed ones are */
+        x ^= x >> 16;
+        x *= 0x85ebca6bu;
+        x ^= x >> 13;
+        x *= 0xc2b2ae35u;
+        x ^= x >> 16;
+        const uint64_t j = x & (dim - 1);
+        if (deg[j])
+            continue;
+        deg[j] = (uint32_t)(rows / 2 - want); /* hot, each less than the one before */
+        want++;
     }
-    /* 5 and 2 * HOT_FILTER_BITS + 5 share a bit, as do 7 and HOT_FILTER_BITS + 7 (7 cold). */
-    cr_assert_gt(shared_bit, 0);
+    for (uint64_t j = 1; j < dim; j += 97)
+        deg[j] += deg[j] ? 0 : 3; /* cold: far below 1 row in 300 */
+    uint64_t *map;
+    uint32_t bits, *ids, nlocal, nhot;
+    cr_assert_eq(hog_hot_choose(deg, rows, dim, 1, 2, 0, &map, &bits, &ids, &nlocal, &nhot), 0);
+    cr_assert_leq(nlocal, want);
+    cr_assert_geq(nlocal, want - want / 6, "%u of %u hot features placed", nlocal, want);
+    cr_assert_eq(nhot, nlocal); /* every one of them 1 row in 100 and up */
+    uint32_t *slot_of = malloc(dim * sizeof(uint32_t));
+    cr_assert_not_null(slot_of);
+    for (uint64_t j = 0; j < dim; j++)
+        slot_of[j] = UINT32_MAX;
+    for (uint32_t h = 0; h < nlocal; h++) {
+        cr_assert_eq(slot_of[ids[h]], UINT32_MAX, "feature %u placed twice", ids[h]);
+        slot_of[ids[h]] = h;
+        if (h > 0) /* by degree: hotter first */
+            cr_assert_gt(deg[ids[h - 1]], deg[ids[h]]);
+    }
+    uint64_t held = 0;
+    for (uint64_t j = 0; j < dim; j++) {
+        const int32_t h = hog_slot_of(map, bits, (uint32_t)j);
+        if (slot_of[j] != UINT32_MAX) {
+            cr_assert_eq(h, (int32_t)slot_of[j], "feature %llu: slot %d, placed at %u", (unsigned long long)j, h,
+                         slot_of[j]);
+            continue;
+        }
+        cr_assert_eq(h, -1, "feature %llu: slot %d, never placed", (unsigned long long)j, h);
+        if (!deg[j] || deg[j] * 300ull < rows)
+            continue;
+        /* A hot feature left out: a hotter one holds its cell. */
+        held++;
+        const uint32_t other = (uint32_t)map[hog_hot_cell((uint32_t)j, bits)];
+        cr_assert_neq(slot_of[other], UINT32_MAX);
+        cr_assert_gt(deg[other], deg[j]);
+    }
+    cr_assert_eq(held, want - nlocal);
+    cr_assert_eq(hog_slot_of(map, bits, UINT32_MAX), -1);
+    free(slot_of);
+    hog_free(map);
+    hog_free(ids);
+    /* Features numbered by frequency, the hot ones first: each its own
+     * cell. */
+    memset(deg, 0, dim * sizeof(uint32_t));
+    for (uint32_t j = 0; j < 3000; j++)
+        deg[j] = (uint32_t)(rows / 2 - j);
+    cr_assert_eq(hog_hot_choose(deg, rows, dim, 1, 2, 0, &map, &bits, &ids, &nlocal, &nhot), 0);
+    cr_assert_eq(nlocal, 3000);
+    for (uint32_t j = 0; j < 3001; j++)
+        cr_assert_eq(hog_slot_of(map, bits, j), j < 3000 ? (int32_t)j : -1);
+    hog_free(map);
+    hog_free(ids);
+    memset(deg, 0, dim * sizeof(uint32_t));
+    for (uint32_t c = 0; c < 64; c++)
+        deg[c << 16] = (uint32_t)(rows / 2 - c);
+    cr_assert_eq(hog_hot_choose(deg, rows, dim, 1, 2, 0, &map, &bits, &ids, &nlocal, &nhot), 0);
+    /* Features of the same low bits share a cell: the hottest keeps it. */
+    cr_assert_eq(nlocal, 1, "64 features of the same low bits: %u placed", nlocal);
+    cr_assert_eq(ids[0], 0);
+    cr_assert_eq(hog_slot_of(map, bits, 0), 0);
+    cr_assert_eq(hog_slot_of(map, bits, 1u << 16), -1);
+    hog_free(map);
+    hog_free(ids);
+    /* No copies for one worker: an empty map, every feature -1. */
+    cr_assert_eq(hog_hot_choose(deg, rows, dim, 1, 1, 0, &map, &bits, &ids, &nlocal, &nhot), 0);
+    cr_assert_eq(nlocal, 0);
+    for (uint64_t j = 0; j < dim; j++)
+        cr_assert_eq(hog_slot_of(map, bits, (uint32_t)j), -1, "feature %llu", (unsigned long long)j);
     free(deg);
-    hog_free(slot);
-    hog_free(filter);
+    hog_free(map);
     hog_free(ids);
 }
 
@@ -231,24 +287,24 @@ Test(train_hot, a_field_aware_machine_copies_only_the_hottest)
 {
     const uint64_t dim = 1000, rows = 100000;
     uint32_t deg[1000] = {0};
-    deg[10] = rows / 2;       /* both */
-    deg[20] = rows / 10;      /* both */
-    deg[30] = rows / 30;      /* 1 in 30: the linear model's alone */
-    deg[40] = rows / 200;     /* 1 in 200: the linear model's alone */
-    deg[50] = rows / 1000;    /* neither */
+    /* features below the map's cells: each has a cell of its own */
+    deg[1] = rows / 2;       /* both */
+    deg[2] = rows / 10;      /* both */
+    deg[3] = rows / 30;      /* 1 in 30: the linear model's alone */
+    deg[4] = rows / 200;     /* 1 in 200: the linear model's alone */
+    deg[5] = rows / 1000;    /* neither */
     for (int field_aware = 0; field_aware <= 1; field_aware++) {
-        int16_t *slot;
-        uint64_t *filter;
+        uint64_t *map;
+        uint32_t bits;
         uint32_t *ids, nlocal, nhot;
-        cr_assert_eq(hog_hot_choose(deg, rows, dim, 80, 2, field_aware, &slot, &filter, &ids, &nlocal, &nhot), 0);
+        cr_assert_eq(hog_hot_choose(deg, rows, dim, 80, 2, field_aware, &map, &bits, &ids, &nlocal, &nhot), 0);
         cr_assert_eq(nlocal, field_aware ? 2u : 4u, "field-aware %d: %u copies", field_aware, nlocal);
-        cr_assert_geq(slot[10], 0);
-        cr_assert_geq(slot[20], 0);
-        cr_assert_eq(slot[30] >= 0, !field_aware);
-        cr_assert_eq(slot[40] >= 0, !field_aware);
-        cr_assert_lt(slot[50], 0);
-        hog_free(slot);
-        hog_free(filter);
+        cr_assert_geq(hog_slot_of(map, bits, 1), 0);
+        cr_assert_geq(hog_slot_of(map, bits, 2), 0);
+        cr_assert_eq(hog_slot_of(map, bits, 3) >= 0, !field_aware);
+        cr_assert_eq(hog_slot_of(map, bits, 4) >= 0, !field_aware);
+        cr_assert_lt(hog_slot_of(map, bits, 5), 0);
+        hog_free(map);
         hog_free(ids);
     }
 }

@@ -16,6 +16,13 @@
 #                 distance and pace (burst or spread), on huge pages, on each thread count; into
 #                 limits.csv as model_mem_<features>
 #   plain         the plain loop (--normalized 0) on one thread, for scale
+#   hashed        the same rows with their features hashed into the same
+#                 2^b (`convert --hash-bits b`): gen_sparse numbers features
+#                 by frequency, so a row's hot features come first; hashed,
+#                 as Vowpal Wabbit's text and hashed columns are, they fall
+#                 anywhere in the row and across the model. hogtrain's runs,
+#                 their parallel limit and their memory limit (bench_model_mem
+#                 on the hashed rows, model_mem_<features> hashed), as above
 # MODEL_SIZE_BITS="16 22" measures those sizes alone (log2 of the features).
 # Vowpal Wabbit is measured when `vw` is on PATH (-b bits, --passes 3 from
 # its cache file, same data); else its row is left out, and table.md says so.
@@ -45,6 +52,17 @@ study_model_size() {
         PLAIN=
         COPIES=1 train_runs model-size "d=2^$b" "rows=$rows;d=$d;k=40;epochs=$epochs;default update" \
             "$train" "" --loss logistic --epochs "$epochs"
+        hashed=$DATA_DIR/$SET.hashed.hgd
+        [ -s "$hashed" ] || "$HOGTRAIN" convert "$DATA_DIR/$SET.train.svm" -o "$hashed" --hash-bits "$b" -q
+        cat "$hashed" >/dev/null
+        "$BUILD/bench/bench_model_mem" "$hashed" -f 4 -r "$REPS" -t "$THREADS" | grep ',best,' |
+            while IFS=, read -r t _f bpf _l huge ahead med lo hi mode; do
+                "$PY" "$ROOT/bench/harness.py" limit --out "$OUT" --name "model_mem_2^$b hashed" --threads "$t" \
+                    --value "$med" --unit nnz/s --file "$hashed" \
+                    --note "bench_model_mem -f 4 on the hashed rows: $bpf bytes a feature, huge pages $huge, prefetch $ahead rows ahead ($mode); median (min $lo, max $hi)"
+            done
+        COPIES=1 train_runs model-size "d=2^$b hashed" "rows=$rows;d=$d;k=40;epochs=$epochs;default update;hashed" \
+            "$hashed" "" --loss logistic --epochs "$epochs"
         PLAIN=$_saved_plain
         _rep=1
         while [ "$_rep" -le "$REPS" ]; do

@@ -75,7 +75,6 @@
  * made meanwhile; a private copy's change is merged as a difference, so
  * its delay costs nothing. */
 #define COPY_MIN_SEGMENTS 8u
-_Static_assert(LOCAL_WEIGHTS <= INT16_MAX, "private copy slots are int16_t");
 
 uint32_t hog_hot_max(uint32_t outputs)
 {
@@ -96,45 +95,49 @@ static int hot_cmp(const void *a, const void *b)
 }
 
 int hog_hot_choose(const uint32_t *deg, uint64_t rows, uint64_t dim, uint32_t outputs, unsigned nth, int field_aware,
-                   int16_t **slot_out, uint64_t **filter_out, uint32_t **hot_ids, uint32_t *nlocal, uint32_t *nhot)
+                   uint64_t **map_out, uint32_t *bits_out, uint32_t **hot_ids, uint32_t *nlocal, uint32_t *nhot)
 {
     const uint64_t share = field_aware ? FFM_LOCAL_SHARE : LOCAL_SHARE;
-    int16_t *slot = hog_malloc(dim * sizeof(int16_t));
-    uint64_t *filter = hog_aligned_alloc(HOG_CACHELINE, HOT_FILTER_BITS / 8);
     uint64_t segments = (rows + SEGMENT_ROWS - 1) / SEGMENT_ROWS;
     int copies = nth > 1 && (segments >= (uint64_t)COPY_MIN_SEGMENTS * nth || nth > hog_cpus());
     uint32_t max_hot = copies ? hog_hot_max(outputs) : 0;
     uint32_t ncand = 0;
-    for (uint64_t j = 0; slot && j < dim; j++) {
-        slot[j] = -1;
-        ncand += max_hot && (uint64_t)deg[j] * share >= rows && deg[j] > 0;
-    }
+    for (uint64_t j = 0; max_hot && j < dim; j++)
+        ncand += (uint64_t)deg[j] * share >= rows && deg[j] > 0;
+    /* Four cells a candidate (train_run.h, hog_slot_of). */
+    uint32_t bits = HOT_MAP_MIN_BITS;
+    while (bits < HOT_MAP_MAX_BITS && (1u << bits) < 4ull * HOG_MIN(ncand, max_hot))
+        bits++;
+    const uint32_t cells = 1u << bits;
+    uint64_t *map = hog_aligned_alloc(HOG_CACHELINE, HOG_MAX((size_t)cells * sizeof(uint64_t), HOG_CACHELINE));
     hot_cand *cand = hog_malloc((ncand ? ncand : 1) * sizeof(hot_cand));
     uint32_t *ids = hog_malloc((ncand ? ncand : 1) * sizeof(uint32_t));
-    if (!slot || !filter || !cand || !ids) {
+    if (!map || !cand || !ids) {
         hog_free(cand);
         hog_free(ids);
-        hog_free(slot);
-        hog_free(filter);
+        hog_free(map);
         return -ENOMEM;
     }
-    memset(filter, 0, HOT_FILTER_BITS / 8);
+    /* An empty cell holds a feature of another cell: 0's cell is 0, 1's 1. */
+    for (uint32_t q = 0; q < cells; q++)
+        map[q] = q == 0 ? 1 : 0;
     uint32_t c = 0;
     for (uint64_t j = 0; j < dim && c < ncand; j++)
         if ((uint64_t)deg[j] * share >= rows && deg[j] > 0)
             cand[c++] = (hot_cand){(uint32_t)j, deg[j]};
     qsort(cand, ncand, sizeof(hot_cand), hot_cmp);
-    uint32_t n = HOG_MIN(ncand, max_hot), hot = 0;
-    for (uint32_t h = 0; h < n; h++) {
-        ids[h] = cand[h].feature;
-        slot[ids[h]] = (int16_t)h;
-        const uint32_t b = ids[h] & (HOT_FILTER_BITS - 1);
-        filter[b >> 6] |= 1ull << (b & 63);
-        hot += (uint64_t)cand[h].degree * HOT_SHARE >= rows;
+    uint32_t n = 0, hot = 0;
+    for (uint32_t i = 0; i < ncand && n < max_hot; i++) {
+        const uint32_t j = cand[i].feature, q = hog_hot_cell(j, bits);
+        if (hog_hot_cell((uint32_t)map[q], bits) == q) /* a hotter feature holds it */
+            continue;
+        map[q] = (uint64_t)n << 32 | j;
+        ids[n++] = j;
+        hot += (uint64_t)cand[i].degree * HOT_SHARE >= rows;
     }
     hog_free(cand);
-    *slot_out = slot;
-    *filter_out = filter;
+    *map_out = map;
+    *bits_out = bits;
     *hot_ids = ids;
     *nlocal = n;
     *nhot = hot;

@@ -21,7 +21,7 @@
 static inline hog_weight *weights_of(const epoch_job *job, const worker_state *ws, uint32_t j, const unsigned opt)
 {
     const uint32_t K = job->m->outputs;
-    int32_t h = hog_slot_of(job->tab.filter, job->tab.slot, j);
+    int32_t h = hog_slot_of(job->tab.map, job->tab.map_bits, j);
     return h >= 0 ? ws->hot + (size_t)h * K : ws->w + (size_t)j * ((opt & OPT_PACKED) ? job->m->stride : K);
 }
 
@@ -29,7 +29,7 @@ static inline hog_weight *weights_of(const epoch_job *job, const worker_state *w
 static inline hog_weight *acc_of(const epoch_job *job, const worker_state *ws, uint32_t j, const unsigned opt)
 {
     const uint32_t K = job->m->outputs;
-    int32_t h = hog_slot_of(job->tab.filter, job->tab.slot, j);
+    int32_t h = hog_slot_of(job->tab.map, job->tab.map_bits, j);
     return h >= 0 ? ws->hotacc + (size_t)h * K
                   : ws->optim.acc + (size_t)j * ((opt & OPT_PACKED) ? ws->optim.astride : K);
 }

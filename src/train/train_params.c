@@ -91,7 +91,7 @@ static unsigned replica_copies(const hog_trainer *t)
  * per weight, the model, each replica's copy, AdaGrad's sums, L1's two
  * accumulators, averaging's sums and averaged model, early stopping's best
  * weights; per feature, normalized updates' largest |x|. The trainer's
- * tables (a feature's degree, L2 scale and hot slot, 10 bytes) are not
+ * tables (a feature's degree and L2 scale, 8 bytes) are not
  * counted: the ceiling bounds the model, whose weights a crafted index
  * multiplies. packed: as a packed model's (train_run.h, "The model's
  * layout"), where the run packs one (packs_at). */

@@ -564,7 +564,7 @@ KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
  *    reached through a weight pointer; one output is a constant, not a
  *    multiply.
  *  - Two copies, chosen by nlocal: with no private copies (one thread, or
- *    no feature hot enough) a weight is w[j], with no test of slot[j].
+ *    no feature hot enough) a weight is w[j], with no lookup of a slot.
  *  - The dot product keeps four partial sums: a single chain of adds waits
  *    4 cycles per non-zero for the previous add. This reassociates the sum,
  *    so margins differ from update_binary's in the last bits; the order is
@@ -630,9 +630,8 @@ KERNEL void ask_ahead_from(const hog_weight *w, uint32_t stride, row_ahead a, ui
  * of row i + MODEL_AHEAD, whose indices were asked for rows ago: the
  * weights of its features at w (stride words a feature; a packed model's
  * records) and their words at f1 and f2 (per-feature arrays of 4-byte
- * words; NULL: none). The private copies' slots are not asked for: the
- * filter in front of them (hog_slot_of) keeps cold features away from the
- * slot table, and the hot ones' slots stay in the caches. */
+ * words; NULL: none). The private copies' map (hog_slot_of) is not asked
+ * for: the L1 cache holds it. */
 KERNEL void prefetch_ahead(const hog_block *blk, const uint32_t *perm, uint32_t start, uint32_t i, uint32_t n,
                            const hog_weight *w, const uint32_t stride, const void *f1, const void *f2, const int pm)
 {
@@ -668,24 +667,24 @@ KERNEL void prefetch_first(const hog_block *blk, const uint32_t *perm, uint32_t 
     }
 }
 
-/* The weight of feature j: the private copy if local and j has one. The
- * slot table is two bytes a feature, apart from the L2 scales (with both in
- * one 8-byte record the two-thread loop ran 12% slower, bench-rcv1.sh), and
- * behind its filter (hog_slot_of). A branch, not a select: the weight's
- * load is then speculated past the lookup instead of waiting for it (a
- * select ran at 0.86). A select over one 32 KiB map of (slot, feature)
- * cells, read in one load where the filter and the slot table take two,
- * ran at 1.016 of this two-thread loop at 2^22 features (8 interleaved
- * runs): not enough for a second lookup structure. */
-KERNEL hog_weight *plain_w(hog_weight *w, hog_weight *hot, const uint64_t *filter, const int16_t *slot, uint32_t j,
+/* The weight of feature j: the private copy if local and j has one
+ * (hog_slot_of). A select, not a branch, on whether it has: on hashed
+ * features a row's hot ones fall anywhere, and the branch's mispredictions
+ * held two threads at 2^22 features to one thread's speed (train_run.h).
+ * The map's cell is in the L1 cache, so the weight's load waits little for
+ * it. (Over the slot table and its filter that the map replaced, a branch
+ * was the faster on features numbered by frequency: the select waited for
+ * the filter and the slot table's miss, and ran at 0.86.) */
+KERNEL hog_weight *plain_w(hog_weight *w, hog_weight *hot, const uint64_t *map, uint32_t bits, uint32_t j,
                            const int local, const uint32_t stride)
 {
-    if (local) {
-        int32_t h = hog_slot_of(filter, slot, j);
-        if (h >= 0)
-            return hot + h;
-    }
-    return w + (size_t)j * stride;
+    const uintptr_t shared = (uintptr_t)(w + (size_t)j * stride);
+    if (!local)
+        return (hog_weight *)shared;
+    const uint64_t e = map[hog_hot_cell(j, bits)];
+    const uintptr_t mine = (uintptr_t)(hot + (e >> 32));
+    const uintptr_t pick = -(uintptr_t)((uint32_t)e == j); /* all ones where j has a copy */
+    return (hog_weight *)(shared ^ ((shared ^ mine) & pick));
 }
 
 /* The worker's table of l2_shrink(reg * c_j) for every feature, brought up
@@ -753,8 +752,8 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
     const hog_block *blk = c->blk;
     const uint32_t *const ptr = blk->ptr, *const index = blk->index, *const perm = ws->perm;
     const float *const value = blk->value, *const label = blk->label, *const rweight = blk->weight;
-    const int16_t *const slot = job->tab.slot;
-    const uint64_t *const filter = job->tab.filter;
+    const uint64_t *const map = job->tab.map;
+    const uint32_t bits = job->tab.map_bits;
     const float *const l2_scale = job->tab.l2_scale;
     hog_weight *const w = ws->w, *const hot = ws->hot; /* the model, or this worker's replica */
     const hog_loss lossf = job->m->info.loss;
@@ -786,13 +785,13 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
         float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
         uint32_t t = 0;
         for (; t + 4 <= k; t += 4) {
-            a0 += hog_w_load(plain_w(w, hot, filter, slot, idx[t], local, 1)) * val[t];
-            a1 += hog_w_load(plain_w(w, hot, filter, slot, idx[t + 1], local, 1)) * val[t + 1];
-            a2 += hog_w_load(plain_w(w, hot, filter, slot, idx[t + 2], local, 1)) * val[t + 2];
-            a3 += hog_w_load(plain_w(w, hot, filter, slot, idx[t + 3], local, 1)) * val[t + 3];
+            a0 += hog_w_load(plain_w(w, hot, map, bits, idx[t], local, 1)) * val[t];
+            a1 += hog_w_load(plain_w(w, hot, map, bits, idx[t + 1], local, 1)) * val[t + 1];
+            a2 += hog_w_load(plain_w(w, hot, map, bits, idx[t + 2], local, 1)) * val[t + 2];
+            a3 += hog_w_load(plain_w(w, hot, map, bits, idx[t + 3], local, 1)) * val[t + 3];
         }
         for (; t < k; t++)
-            a0 += hog_w_load(plain_w(w, hot, filter, slot, idx[t], local, 1)) * val[t];
+            a0 += hog_w_load(plain_w(w, hot, map, bits, idx[t], local, 1)) * val[t];
         /* The bias joins last, so the sums do not wait for the previous
          * row's update of it. */
         const float margin = bias + ((a0 + a1) + (a2 + a3));
@@ -815,13 +814,13 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
         }
         if (shrink && (reg > 0 || sg != 0))
             for (t = 0; t < k; t++) {
-                hog_weight *const wj = plain_w(w, hot, filter, slot, idx[t], local, 1);
+                hog_weight *const wj = plain_w(w, hot, map, bits, idx[t], local, 1);
                 hog_w_store(wj, hog_w_load(wj) * shrink[idx[t]] - sg * val[t]);
             }
         else if (reg > 0 || sg != 0)
             for (t = 0; t < k; t++) {
                 const uint32_t j = idx[t];
-                hog_weight *const wj = plain_w(w, hot, filter, slot, j, local, 1);
+                hog_weight *const wj = plain_w(w, hot, map, bits, j, local, 1);
                 hog_w_store(wj, hog_w_load(wj) * l2_shrink(reg * l2_scale[j]) - sg * val[t]);
             }
         if (has_bias)
@@ -924,8 +923,8 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
     const hog_block *blk = c->blk;
     const uint32_t *const ptr = blk->ptr, *const index = blk->index, *const perm = ws->perm;
     const float *const value = blk->value, *const label = blk->label, *const rweight = blk->weight;
-    const int16_t *const slot = job->tab.slot;
-    const uint64_t *const filter = job->tab.filter;
+    const uint64_t *const map = job->tab.map;
+    const uint32_t bits = job->tab.map_bits;
     const float *const l2_scale = job->tab.l2_scale;
     hog_weight *const w = ws->w, *const hot = ws->hot, *const xmax = ws->optim.xmax;
     float *const u = ws->norm_u;
@@ -971,7 +970,7 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
         for (t = 0; t < k; t++) {
             const size_t j = idx[t];
             ask_ahead(w, S, ahead, t);
-            hog_weight *const wj = plain_w(w, hot, filter, slot, idx[t], local, S);
+            hog_weight *const wj = plain_w(w, hot, map, bits, idx[t], local, S);
             if (local)
                 wp[t] = wj;
             nsum += packed ? norm_scale_packed(w + j * S, wj, val[t], &u[t]) : norm_scale(&xmax[j], wj, val[t], &u[t]);

@@ -130,8 +130,7 @@ void hog_run_free(run_state *rs)
     hog_free((void *)rs->seg.left);
     hog_free(rs->deg);
     hog_free(rs->tab.l2_scale);
-    hog_free(rs->tab.slot);
-    hog_free(rs->tab.filter);
+    hog_free(rs->tab.map);
     hog_free(rs->tab.hot_ids);
     hog_free(rs->classes_of);
     hog_free(rs->class_w);
@@ -258,8 +257,7 @@ int hog_run_tables(run_state *rs)
 {
     feature_tables *tab = &rs->tab;
     hog_free(tab->l2_scale);
-    hog_free(tab->slot);
-    hog_free(tab->filter);
+    hog_free(tab->map);
     hog_free(tab->hot_ids);
     memset(tab, 0, sizeof(*tab));
     if (!(tab->l2_scale = hog_huge_alloc(rs->dim * sizeof(float))))
@@ -267,7 +265,7 @@ int hog_run_tables(run_state *rs)
     hog_scan_l2_scales(rs->deg, rs->deg_rows, rs->dim, tab->l2_scale);
     hog_run_pack_l2(rs, 0, rs->dim);
     int rc = hog_hot_choose(rs->deg, rs->deg_rows, rs->dim, rs->outputs, copy_workers(rs),
-                            rs->p->factors && rs->p->field_aware, &tab->slot, &tab->filter, &tab->hot_ids,
+                            rs->p->factors && rs->p->field_aware, &tab->map, &tab->map_bits, &tab->hot_ids,
                             &tab->nlocal, &tab->nhot);
     if (rc < 0 || rs->kernel != HOG_KERNEL_SPARSE)
         return rc;

@@ -177,9 +177,9 @@ typedef struct worker_state {
  * degrees (hog_scan_l2_scales, hog_hot_choose). */
 typedef struct feature_tables {
     float *l2_scale;   /* per feature: rows / rows touching it, for HOGWILD!'s sparse L2 */
-    int16_t *slot;     /* per feature: its slot in each worker's private copies, or -1 */
-    uint64_t *filter;  /* HOT_FILTER_BITS: bit j mod HOT_FILTER_BITS set where feature j may have a
-                          slot (see hog_slot_of) */
+    uint64_t *map;     /* the private copies' slots by feature (see hog_slot_of): 1 << map_bits
+                          cells */
+    uint32_t map_bits;
     uint32_t *hot_ids; /* the features kept in private copies, by slot, hot first */
     uint32_t nlocal;   /* features kept in private copies */
     uint32_t nhot;     /* the first nhot of them are hot */
@@ -187,25 +187,46 @@ typedef struct feature_tables {
                              change merged every whole_every segments (see train_hot.c) */
 } feature_tables;
 
-/* The private copies' filter: one bit for every feature congruent modulo
- * HOT_FILTER_BITS, set where one of them has a slot. The slot table is two
- * bytes a feature, 32 MiB at 2^24 features: read on every non-zero, it was
- * a second cache miss beside the model's own line, and with two threads the
- * loop ran at 0.80 of itself without private copies. The filter is 32 KiB,
- * held by the L2, and a few hundred hot features set few of its bits, so a
- * cold feature is told so without touching the slot table; only the hot
- * ones (whose slots the caches hold anyway) and the rare feature sharing a
- * bit with one read it. */
-#define HOT_FILTER_BITS (1u << 18)
+/* The private copies' map: feature j's slot is found in one load, at the
+ * cell hog_hot_cell gives, which holds (slot << 32) | feature for the
+ * feature placed there and, where none is, a feature of another cell. The
+ * lookup is a load from a table the L1 cache holds, a compare and a select
+ * (plain_w in train_rows.c), with no branch on whether j has a copy. On
+ * hashed features a row's hot ones fall anywhere among its non-zeros, a
+ * third of them on power-law data, and a branch on each was mispredicted
+ * so often that two threads ran no faster than one: at 2^22 hashed
+ * features, 140 to 145 M non-zeros/s against one thread's 143 M, and 218
+ * to 220 M with the map (4 interleaved rounds). Where the features are
+ * numbered by frequency, so that a row's hot ones come first, the branch
+ * was cheap, and the map is no slower. It replaced a slot table of two
+ * bytes a feature (32 MiB at 2^24 features) behind a 32 KiB filter of one
+ * bit a feature modulo 2^18.
+ *
+ * hog_hot_choose makes four cells for each feature it places, 2^11 to
+ * 2^15 of them (HOT_MAP_MIN_BITS, HOT_MAP_MAX_BITS: 16 to 256 KiB; 32 KiB
+ * for 1,024 features), and leaves out of the copies a feature whose cell a
+ * hotter one holds: about 1 in 9 of hashed features, the least hot mostly
+ * (837 of 911 at 2^22). A cell is j's low bits: the features below the
+ * map's size, as numbered by frequency, each have a cell of their own.
+ * Features whose low bits repeat (a column's values at a power of two
+ * apart) share cells and lose copies; a cell of a hash of all of j would
+ * spread them, but its multiply or folds on every lookup's path ran at
+ * 0.92 to 0.96 on the features numbered by frequency. */
+#define HOT_MAP_MIN_BITS 11u
+#define HOT_MAP_MAX_BITS 15u
 
-/* Feature j's slot in the private copies, or -1 (filter and slot: the run's
- * tables, see feature_tables). */
-static inline int32_t hog_slot_of(const uint64_t *filter, const int16_t *slot, uint32_t j)
+/* Feature j's cell in a map of 1 << bits cells. */
+static inline uint32_t hog_hot_cell(uint32_t j, uint32_t bits)
 {
-    const uint32_t b = j & (HOT_FILTER_BITS - 1);
-    if (!((filter[b >> 6] >> (b & 63)) & 1))
-        return -1;
-    return slot[j];
+    return j & ((1u << bits) - 1);
+}
+
+/* Feature j's slot in the private copies, or -1 (map and bits: the run's
+ * tables, see feature_tables). */
+static inline int32_t hog_slot_of(const uint64_t *map, uint32_t bits, uint32_t j)
+{
+    const uint64_t e = map[hog_hot_cell(j, bits)];
+    return (uint32_t)e == j ? (int32_t)(e >> 32) : -1;
 }
 
 /*
@@ -792,12 +813,12 @@ uint32_t hog_hot_max(uint32_t outputs);
 
 /* Chooses the features kept in private copies from the training rows'
  * feature degrees, for nth workers sharing copies (a field-aware
- * machine's, of fewer features: train_hot.c): *slot (dim entries) gets
- * slots 0..*nlocal-1 in *hot_ids order, the others -1, and *filter their
- * bits (HOT_FILTER_BITS, see hog_slot_of); the first *nhot of
- * them are hot. Returns 0 or -ENOMEM (nothing allocated then). */
+ * machine's, of fewer features: train_hot.c): *map (1 << *bits cells, see
+ * hog_slot_of) gives features (*hot_ids)[0..*nlocal-1] the slots 0..*nlocal-1
+ * and every other feature -1; the first *nhot of them are hot. Returns 0
+ * or -ENOMEM (nothing allocated then). */
 int hog_hot_choose(const uint32_t *deg, uint64_t rows, uint64_t dim, uint32_t outputs, unsigned nth, int field_aware,
-                   int16_t **slot, uint64_t **filter, uint32_t **hot_ids, uint32_t *nlocal, uint32_t *nhot);
+                   uint64_t **map, uint32_t *bits, uint32_t **hot_ids, uint32_t *nlocal, uint32_t *nhot);
 
 /* Loads the private copies of ws from the shared weights (the first
  * segment of a pass). */

@@ -88,8 +88,8 @@ static void run_settle_dim(run_state *rs, uint64_t dim)
     rs->m->info.features = dim;
 }
 
-/* Grows every per-feature array to dim features, the new ones zero (slots
- * -1). Returns 0 or -ENOMEM (the arrays grown so far stay valid). */
+/* Grows every per-feature array to dim features, the new ones zero (and
+ * out of the private copies' map). Returns 0 or -ENOMEM (the arrays grown so far stay valid). */
 static int run_grow(run_state *rs, uint64_t dim)
 {
     const uint64_t old = rs->dim, K = rs->outputs;
@@ -107,7 +107,6 @@ static int run_grow(run_state *rs, uint64_t dim)
     struct { void **p; size_t size; } grow[] = {
         {(void **)&rs->deg, sizeof(uint32_t)}, /* NULL while a window_count owns it */
         {(void **)&rs->tab.l2_scale, sizeof(float)},
-        {(void **)&rs->tab.slot, sizeof(int16_t)},
         /* packed: in the records, grown with the model */
         {rs->optim.packed ? NULL : (void **)&rs->optim.acc, K * sizeof(hog_weight)},
         {rs->optim.packed ? NULL : (void **)&rs->optim.xmax, sizeof(hog_weight)},
@@ -121,8 +120,6 @@ static int run_grow(run_state *rs, uint64_t dim)
             return -ENOMEM;
         *grow[i].p = q;
     }
-    for (uint64_t j = old; j < dim; j++)
-        rs->tab.slot[j] = -1;
     run_settle_dim(rs, dim);
     hog_run_init_factors(rs, old, dim);
     return 0;
