@@ -27,6 +27,18 @@
 # Vowpal Wabbit is measured when `vw` is on PATH (-b bits, --passes 3 from
 # its cache file, same data); else its row is left out, and table.md says so.
 
+# The memory limit of FILE's accesses on each thread count, into limits.csv
+# as NAME (bench_model_mem at its best distance and pace); WHAT names the
+# rows in its note.
+model_mem_limit() {
+    "$BUILD/bench/bench_model_mem" "$1" -f 4 -r "$REPS" -t "$THREADS" | grep ',best,' |
+        while IFS=, read -r t _f bpf _l huge ahead med lo hi mode; do
+            "$PY" "$ROOT/bench/harness.py" limit --out "$OUT" --name "$2" --threads "$t" \
+                --value "$med" --unit nnz/s --file "$1" \
+                --note "bench_model_mem -f 4$3: $bpf bytes a feature, huge pages $huge, prefetch $ahead rows ahead ($mode); median (min $lo, max $hi)"
+        done
+}
+
 study_model_size() {
     rows=1000000 epochs=3 bits=${MODEL_SIZE_BITS:-"16 18 20 22 24 26"}
     [ "$QUICK" -eq 1 ] && rows=100000 bits=${MODEL_SIZE_BITS:-"16 20 22"}
@@ -43,24 +55,14 @@ study_model_size() {
         sparse_set "$rows" "$d" 40 11
         train=$DATA_DIR/$SET.train.hgd
         cat "$train" >/dev/null
-        "$BUILD/bench/bench_model_mem" "$train" -f 4 -r "$REPS" -t "$THREADS" | grep ',best,' |
-            while IFS=, read -r t _f bpf _l huge ahead med lo hi mode; do
-                "$PY" "$ROOT/bench/harness.py" limit --out "$OUT" --name "model_mem_2^$b" --threads "$t" \
-                    --value "$med" --unit nnz/s --file "$train" \
-                    --note "bench_model_mem -f 4: $bpf bytes a feature, huge pages $huge, prefetch $ahead rows ahead ($mode); median (min $lo, max $hi)"
-            done
+        model_mem_limit "$train" "model_mem_2^$b" ""
         PLAIN=
         COPIES=1 train_runs model-size "d=2^$b" "rows=$rows;d=$d;k=40;epochs=$epochs;default update" \
             "$train" "" --loss logistic --epochs "$epochs"
         hashed=$DATA_DIR/$SET.hashed.hgd
         [ -s "$hashed" ] || "$HOGTRAIN" convert "$DATA_DIR/$SET.train.svm" -o "$hashed" --hash-bits "$b" -q
         cat "$hashed" >/dev/null
-        "$BUILD/bench/bench_model_mem" "$hashed" -f 4 -r "$REPS" -t "$THREADS" | grep ',best,' |
-            while IFS=, read -r t _f bpf _l huge ahead med lo hi mode; do
-                "$PY" "$ROOT/bench/harness.py" limit --out "$OUT" --name "model_mem_2^$b hashed" --threads "$t" \
-                    --value "$med" --unit nnz/s --file "$hashed" \
-                    --note "bench_model_mem -f 4 on the hashed rows: $bpf bytes a feature, huge pages $huge, prefetch $ahead rows ahead ($mode); median (min $lo, max $hi)"
-            done
+        model_mem_limit "$hashed" "model_mem_2^$b hashed" " on the hashed rows"
         COPIES=1 train_runs model-size "d=2^$b hashed" "rows=$rows;d=$d;k=40;epochs=$epochs;default update;hashed" \
             "$hashed" "" --loss logistic --epochs "$epochs"
         PLAIN=$_saved_plain

@@ -62,14 +62,14 @@ int hog_pool_borrow(unsigned nthreads, int bind, hog_pool **out, char *err, size
 {
     *out = NULL;
     pthread_once(&fork_once, fork_register);
-    bind = hog_pool_bind_for(nthreads, bind);
     unsigned want = nthreads;
     const hog_topo *t;
-    int topo_rc = want == 0 ? hog_topo_default(&t, err, err_len) : 0;
+    int topo_rc = want == 0 || bind == HOG_POOL_BIND_AUTO ? hog_topo_default(&t, err, err_len) : 0;
     if (topo_rc == -ENOMEM)
         return topo_rc;
     if (want == 0 && topo_rc == 0)
         want = hog_topo_workers(t);
+    bind = hog_pool_bind_for(nthreads, bind); /* the topology is loaded (or failed for good) */
     /* want is 0 only when the topology failed: hog_pool_create then fails
      * with its message, as it did for every call before. */
     pthread_mutex_lock(&shared_mu);

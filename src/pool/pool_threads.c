@@ -177,19 +177,19 @@ int hog_pool_bind_for(unsigned nthreads, int bind)
 int hog_pool_create(unsigned nthreads, int bind, hog_pool **out, char *err, size_t err_len)
 {
     *out = NULL;
-    bind = hog_pool_bind_for(nthreads, bind);
     const hog_topo *t;
     char why[512] = "";
     int rc = hog_topo_default(&t, why, sizeof(why));
     if (rc < 0) {
-        /* A known thread count with no binding needs no topology (but
-         * memory that cannot be had is an error wherever it is missed). */
-        if (bind || nthreads == 0 || rc == -ENOMEM)
+        /* A known thread count with no binding asked for needs no
+         * topology, and auto then binds nothing (but memory that cannot be
+         * had is an error wherever it is missed). */
+        if (bind == 1 || nthreads == 0 || rc == -ENOMEM)
             return hog_fail(rc == -ENOMEM ? rc : HOG_ETOPOLOGY, err, err_len, "hwloc: cannot load the topology: %s",
                             why);
         t = NULL;
     }
-    return pool_create(t, nthreads, bind, out, err, err_len);
+    return pool_create(t, nthreads, bind_on(t, nthreads, bind), out, err, err_len);
 }
 
 void hog_pool_free(hog_pool *p)
