@@ -109,7 +109,8 @@ int hog_hot_choose(const uint32_t *deg, uint64_t rows, uint64_t dim, uint32_t ou
     while (bits < HOT_MAP_MAX_BITS && (1u << bits) < 4ull * HOG_MIN(ncand, max_hot))
         bits++;
     const uint32_t cells = 1u << bits;
-    uint64_t *map = hog_aligned_alloc(HOG_CACHELINE, HOG_MAX((size_t)cells * sizeof(uint64_t), HOG_CACHELINE));
+    /* whole cache lines: 2^11 cells and up */
+    uint64_t *map = hog_aligned_alloc(HOG_CACHELINE, (size_t)cells * sizeof(uint64_t));
     hot_cand *cand = hog_malloc((ncand ? ncand : 1) * sizeof(hot_cand));
     uint32_t *ids = hog_malloc((ncand ? ncand : 1) * sizeof(uint32_t));
     if (!map || !cand || !ids) {

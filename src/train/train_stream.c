@@ -89,7 +89,8 @@ static void run_settle_dim(run_state *rs, uint64_t dim)
 }
 
 /* Grows every per-feature array to dim features, the new ones zero (and
- * out of the private copies' map). Returns 0 or -ENOMEM (the arrays grown so far stay valid). */
+ * out of the private copies' map). Returns 0 or -ENOMEM (the arrays grown
+ * so far stay valid). */
 static int run_grow(run_state *rs, uint64_t dim)
 {
     const uint64_t old = rs->dim, K = rs->outputs;
