@@ -440,6 +440,8 @@ static void check_local(hog_pool *p, hog_local_kind expect_a, hog_local_kind exp
             a.mem[i] = hog_pool_alloc_local(p, i, sizes[s]);
             cr_assert_not_null(a.mem[i]);
             cr_assert_eq((uintptr_t)a.mem[i] % HOG_CACHELINE, 0u, "cache-line aligned");
+            if (sizes[s] >= (2u << 20)) /* its header starts a huge page, advised before the first touch */
+                cr_assert_eq(((uintptr_t)a.mem[i] - HOG_CACHELINE) % (2u << 20), 0u, "worker %u: %p", i, a.mem[i]);
             hog_local_kind k = hog_pool_local_kind(a.mem[i]);
             cr_assert(k == expect_a || k == expect_b, "worker %u: kind %d", i, (int)k);
             const unsigned char *m = a.mem[i];

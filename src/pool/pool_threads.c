@@ -275,13 +275,21 @@ static void touch_step(void *arg, unsigned ith, unsigned nth)
         memset(j->base, 0, j->total);
 }
 
-static void *local_finish(void *base, size_t total, hog_local_kind kind)
+/* The header and the caller's bytes of a mapping of total bytes at base
+ * (hog_huge_round's length): from its first 2 MiB boundary, on huge pages
+ * advised before the first touch, where it is that large. */
+static local_header *local_start(void *base, size_t total)
 {
-    local_header *h = base;
+    size_t skip;
+    return hog_huge_advise(base, total, &skip);
+}
+
+static void *local_finish(local_header *h, void *base, size_t total, hog_local_kind kind)
+{
     h->base = base;
     h->total = total;
     h->kind = kind;
-    return (char *)base + LOCAL_HEADER;
+    return (char *)h + LOCAL_HEADER;
 }
 
 void *hog_pool_alloc_local(hog_pool *p, unsigned ith, size_t bytes)
@@ -290,34 +298,40 @@ void *hog_pool_alloc_local(hog_pool *p, unsigned ith, size_t bytes)
         errno = ith >= p->nth ? EINVAL : ENOMEM;
         return NULL;
     }
-    size_t total = bytes + LOCAL_HEADER;
+    size_t total = hog_huge_round(bytes + LOCAL_HEADER);
+    if (total == SIZE_MAX) {
+        errno = ENOMEM;
+        return NULL;
+    }
     const hog_place *pl = hog_pool_worker_place(p, ith);
     if (pl && hog_topo_is_machine(p->topo)) {
         void *base = hog_topo_alloc_node(p->topo, pl->node, total);
         if (base) {
             hog_log(HOG_LOG_DEBUG, "worker %u: %zu bytes bound to NUMA node %u", ith, bytes,
                     hog_topo_node_at(p->topo, pl->node)->os_index);
-            return local_finish(base, total, HOG_LOCAL_NODE);
+            return local_finish(local_start(base, total), base, total, HOG_LOCAL_NODE);
         }
         int why = errno;
         if (p->workers[ith].bound & HOG_BIND_CPU) {
             base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
             if (base == MAP_FAILED)
                 return NULL;
+            local_header *h = local_start(base, total); /* advised before the touch */
             touch_job j = {ith, base, total};
             hog_pool_run(p, touch_step, &j);
             hog_log(HOG_LOG_DEBUG, "worker %u: %zu bytes first touched by the worker (binding refused: %s)", ith,
                     bytes, strerror(why));
-            return local_finish(base, total, HOG_LOCAL_TOUCH);
+            return local_finish(h, base, total, HOG_LOCAL_TOUCH);
         }
         hog_log(HOG_LOG_DEBUG, "worker %u: binding refused (%s) and the worker is not pinned", ith, strerror(why));
     }
     void *base = hog_aligned_alloc(HOG_CACHELINE, total);
     if (!base)
         return NULL;
-    memset(base, 0, total);
+    local_header *h = local_start(base, total);
+    memset(h, 0, LOCAL_HEADER + bytes);
     hog_log(HOG_LOG_DEBUG, "worker %u: %zu bytes in a plain aligned allocation (no placement to follow)", ith, bytes);
-    return local_finish(base, total, HOG_LOCAL_PLAIN);
+    return local_finish(h, base, total, HOG_LOCAL_PLAIN);
 }
 
 void hog_pool_free_local(hog_pool *p, void *mem)
