@@ -1,10 +1,12 @@
-/* test_train_replicas.c: model replicas per worker and per node: one worker's replica equals the shared model, several average into a model that learns, the sparse path only. */
+/* test_train_replicas.c: model replicas per worker and per node: one worker's replica equals the shared model, several average into a model that learns (a word taking the mean change of the replicas that changed it), the sparse path only. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pool/pool.h"
 #include "train/train.h"
+#include "train/train_run.h"
 
 #include "test_scratch.h"
 #include "test_train.h"
@@ -93,4 +95,48 @@ Test(train_replicas, replicas_are_sparse_path_only)
     cr_assert(strstr(err, "hog_train_params.replicas core") != NULL, "%s", err);
     hog_trainer_free(t);
     hog_dataset_close(tr);
+}
+
+/* The merge after an epoch: each word is what the replicas started from
+ * (the model) plus the mean change of the replicas that changed it - the
+ * value itself where one did, so a rare feature's steps taken in one
+ * replica are not divided by the replicas that never saw it. */
+Test(train_replicas, a_merge_takes_the_mean_change_of_the_replicas_that_changed_a_word)
+{
+    hog_model *m = hog_model_new(HOG_LOSS_LOGISTIC, 4, 1, 2);
+    cr_assert_not_null(m);
+    for (uint64_t j = 0; j < 4; j++)
+        hog_w_store(&hog_model_wj(m, j)[0], 1.0f);
+    hog_w_store(&m->bias[0], 0.5f);
+    hog_pool *pool;
+    char err[256] = "";
+    cr_assert_eq(hog_pool_create(3, 0, &pool, err, sizeof(err)), 0, "%s", err);
+    worker_state ws[3];
+    memset(ws, 0, sizeof(ws));
+    optim_state o = {.fstride = 1, .astride = 1, .lstride = 2};
+    replica_set r;
+    cr_assert_eq(hog_replicas_make(&r, HOG_REPLICAS_CORE, pool, m, &o, ws, 3), 0);
+    hog_replicas_load(&r, m, &o);
+    /* feature 0 untouched; 1 changed by replica 2 alone; 2 by replicas 0
+     * and 1; 3 by all three; the bias by replica 0 alone */
+    hog_w_store(&r.w[2][1], 1.3f);
+    hog_w_store(&r.w[0][2], 2.0f);
+    hog_w_store(&r.w[1][2], 0.0f + 1.5f);
+    for (unsigned g = 0; g < 3; g++)
+        hog_w_store(&r.w[g][3], 1.0f + 0.25f * (float)(g + 1));
+    hog_w_store(&r.bias[0][0], -0.75f);
+    hog_replicas_average(&r, pool, m);
+    const float want[4] = {1.0f, 1.3f, 1.0f + (1.0f + 0.5f) / 2, 1.0f + (0.25f + 0.5f + 0.75f) / 3};
+    for (unsigned g = 0; g <= 3; g++)
+        for (uint64_t j = 0; j < 4; j++) {
+            const hog_weight *w = g < 3 ? &r.w[g][j] : &hog_model_wj(m, j)[0];
+            cr_assert_float_eq(hog_w_load(w), want[j], 1e-6f, "%s %u, feature %lu: %g", g < 3 ? "replica" : "model",
+                               g, (unsigned long)j, (double)hog_w_load(w));
+        }
+    cr_assert_eq(hog_w_load(&r.w[1][1]), 1.3f, "one replica's change is its value, bit for bit");
+    cr_assert_eq(hog_w_load(&m->bias[0]), -0.75f);
+    cr_assert_eq(hog_w_load(&r.bias[2][0]), -0.75f);
+    hog_replicas_free(&r, pool);
+    hog_pool_free(pool);
+    hog_model_free(m);
 }

@@ -94,6 +94,8 @@ static hog_weight *rebase(const replica_set *r, unsigned g, const hog_model *m, 
 void hog_replicas_load(replica_set *r, const hog_model *m, const optim_state *o)
 {
     const size_t bytes = (size_t)(r->dim * r->stride) * sizeof(hog_weight);
+    r->origin = m->w;
+    r->origin_bias = m->bias;
     for (unsigned g = 0; g < r->n; g++) {
         memcpy((void *)r->w[g], (const void *)m->w, bytes);
         memcpy((void *)r->bias[g], (const void *)m->bias, r->outputs * sizeof(hog_weight));
@@ -110,19 +112,31 @@ void hog_replicas_load(replica_set *r, const hog_model *m, const optim_state *o)
 }
 
 /* The n words at `at` of every array of arr (and of to, if not NULL): each
- * set to their mean. */
-static void mean_words(hog_weight *const *arr, unsigned nr, hog_weight *to, size_t at, uint32_t n)
+ * set to the origin's word (what every replica started from) plus the mean
+ * change of the replicas that changed it - the value itself where one did.
+ * A plain mean would divide a rare feature's steps, taken in the one
+ * replica whose rows hold it, by the replicas that never saw it. */
+static void mean_words(hog_weight *const *arr, unsigned nr, const hog_weight *origin, hog_weight *to, size_t at,
+                       uint32_t n)
 {
-    const float inv = 1.0f / (float)nr;
     for (uint32_t q = 0; q < n; q++) {
-        float sum = 0.0f;
+        const float o = hog_w_load(&origin[at + q]);
+        float sum = 0.0f, v = o;
+        unsigned changed = 0;
+        for (unsigned g = 0; g < nr; g++) {
+            const float x = hog_w_load(&arr[g][at + q]);
+            if (x != o) {
+                sum += x - o;
+                changed++;
+                v = x;
+            }
+        }
+        if (changed > 1)
+            v = o + sum / (float)changed;
         for (unsigned g = 0; g < nr; g++)
-            sum += hog_w_load(&arr[g][at + q]);
-        const float mean = sum * inv;
-        for (unsigned g = 0; g < nr; g++)
-            hog_w_store(&arr[g][at + q], mean);
+            hog_w_store(&arr[g][at + q], v);
         if (to)
-            hog_w_store(&to[at + q], mean);
+            hog_w_store(&to[at + q], v);
     }
 }
 
@@ -136,7 +150,7 @@ static void merge_feature(const replica_set *r, hog_model *m, uint64_t j)
     const pack_layout *l = &r->layout;
     const size_t at = (size_t)j * r->stride;
     hog_weight *const to = m ? m->w : NULL;
-    mean_words(r->w, r->n, to, at, K);
+    mean_words(r->w, r->n, r->origin, to, at, K);
     if (!l->stride)
         return;
     if (l->xmax) {
@@ -153,9 +167,9 @@ static void merge_feature(const replica_set *r, hog_model *m, uint64_t j)
         }
     }
     if (l->acc)
-        mean_words(r->w, r->n, to, at + l->acc, K);
+        mean_words(r->w, r->n, r->origin, to, at + l->acc, K);
     if (l->l1)
-        mean_words(r->w, r->n, to, at + l->l1, 2 * K);
+        mean_words(r->w, r->n, r->origin, to, at + l->l1, 2 * K);
 }
 
 /* Features [lo, hi) (the biases are feature dim, past the last): merged
@@ -167,7 +181,7 @@ static void replicas_mean(const replica_set *r, hog_model *m, uint64_t lo, uint6
         if (j < r->dim)
             merge_feature(r, m, j);
         else
-            mean_words(r->bias, r->n, m ? m->bias : NULL, 0, r->outputs);
+            mean_words(r->bias, r->n, r->origin_bias, m ? m->bias : NULL, 0, r->outputs);
     }
 }
 

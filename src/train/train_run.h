@@ -350,6 +350,8 @@ typedef struct replica_set {
     uint32_t stride;       /* words a feature: the model's (m->stride) */
     pack_layout layout;    /* packed: the record (stride 0: unpacked, every word a weight) */
     uint32_t outputs;
+    const hog_weight *origin;      /* the model's records and biases, which hold what every */
+    const hog_weight *origin_bias; /* replica started from: each one's change is measured from them */
     pthread_t thread;      /* node replicas, n > 1: the averaging thread of the running epoch */
     int running;
     atomic_int stop;
