@@ -732,6 +732,11 @@ def study_model_size(rows, limits, curves, plots, out):
         plain = g.get((case, "hogtrain plain", 1))
         plain_v = med(col(plain, "nnz_per_s")) if plain else None
         vw = lim("vw_2^%d" % b, 1)
+        # bench_coherence before and after the size's runs: where the host put the vCPUs
+        trips = [v for v in (fnum(r["value"]) for r in limits.rows
+                             if r["limit"] == "core_round_trip_2^%d" % b) if v is not None]
+        trip = "-" if not trips else "%.0f ns" % trips[0] if len(trips) == 1 else \
+            "%.0f to %.0f ns" % (min(trips), max(trips))
         for t in threads:
             rs = g.get((case, "hogtrain", t))
             if not rs:
@@ -742,6 +747,7 @@ def study_model_size(rows, limits, curves, plots, out):
             mem = lim("model_mem_2^%d%s" % (b, hashed), t)
             lines.append([case, t, len(rs), fmt_range(col(rs, "nnz_per_s")),
                           si(ind_v) if ind_v else "-", ratio(v, ind_v) if t > 1 else "-",
+                          trip if t > 1 else "-",
                           si(mem), ratio(v, mem), si(plain_v) if t == 1 and plain_v else "-",
                           si(vw) if t == 1 and vw else "-", ratio(v, vw) if t == 1 and vw else "-",
                           si(med(col(rs, "loss")))])
@@ -757,7 +763,8 @@ def study_model_size(rows, limits, curves, plots, out):
             series.setdefault("Vowpal Wabbit, 1 thread", []).append((b, vw / 1e6))
     plots.append(("model-size-nnz", "features (log2)", "non-zeros per second (millions)", series, False))
     return md_table(["case", "threads", "runs", "non-zeros/s median (min to max)", "parallel limit",
-                     "of parallel limit", "memory limit", "of memory limit", "plain loop (1 thread)",
+                     "of parallel limit", "cache-line round trip", "memory limit", "of memory limit",
+                     "plain loop (1 thread)",
                      "vw (1 thread)", "over vw", "train loss"], lines)
 
 

@@ -23,6 +23,13 @@
 #                 anywhere in the row and across the model. hogtrain's runs,
 #                 their parallel limit and their memory limit (bench_model_mem
 #                 on the hashed rows, model_mem_<features> hashed), as above
+#   round trip    bench_coherence before and after each size's runs: how
+#                 long the first two CPUs take to pass a cache line there
+#                 and back (limits.csv, core_round_trip_<features>), the
+#                 price of each shared line the other core wrote last. On a
+#                 virtual machine it changes with where the host puts the
+#                 vCPUs, and with it what threads sharing one model reach
+#                 against independent runs.
 # MODEL_SIZE_BITS="16 22" measures those sizes alone (log2 of the features).
 # Vowpal Wabbit is measured when `vw` is on PATH (-b bits, --passes 3 from
 # its cache file, same data); else its row is left out, and table.md says so.
@@ -36,6 +43,17 @@ model_mem_limit() {
             "$PY" "$ROOT/bench/harness.py" limit --out "$OUT" --name "$2" --threads "$t" \
                 --value "$med" --unit nnz/s --file "$1" \
                 --note "bench_model_mem -f 4$3: $bpf bytes a feature, huge pages $huge, prefetch $ahead rows ahead ($mode); median (min $lo, max $hi)"
+        done
+}
+
+# The cache-line round trip between the first two CPUs, into limits.csv as
+# NAME (threads 2); nothing where this process has one CPU.
+coherence_limit() {
+    "$BUILD/bench/bench_coherence" -r "$REPS" 2>/dev/null | tail -n +2 |
+        while IFS=, read -r a b rounds med lo hi; do
+            "$PY" "$ROOT/bench/harness.py" limit --out "$OUT" --name "$1" --threads 2 \
+                --value "$med" --unit ns \
+                --note "bench_coherence: CPUs $a and $b, $rounds round trips a pass, median (min $lo, max $hi)$2"
         done
 }
 
@@ -56,6 +74,7 @@ study_model_size() {
         train=$DATA_DIR/$SET.train.hgd
         cat "$train" >/dev/null
         model_mem_limit "$train" "model_mem_2^$b" ""
+        coherence_limit "core_round_trip_2^$b" ", before the runs"
         PLAIN=
         COPIES=1 train_runs model-size "d=2^$b" "rows=$rows;d=$d;k=40;epochs=$epochs;default update" \
             "$train" "" --loss logistic --epochs "$epochs"
@@ -65,6 +84,7 @@ study_model_size() {
         model_mem_limit "$hashed" "model_mem_2^$b hashed" " on the hashed rows"
         COPIES=1 train_runs model-size "d=2^$b hashed" "rows=$rows;d=$d;k=40;epochs=$epochs;default update;hashed" \
             "$hashed" "" --loss logistic --epochs "$epochs"
+        coherence_limit "core_round_trip_2^$b" ", after the runs"
         PLAIN=$_saved_plain
         _rep=1
         while [ "$_rep" -le "$REPS" ]; do
