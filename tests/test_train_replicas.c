@@ -24,21 +24,81 @@ TestSuite(train_replicas, .init = setup, .fini = scratch_remove);
 Test(train_replicas, one_worker_replicas_equal_the_shared_model)
 {
     hog_dataset *tr = make_data("tr.svm", 3000, 200, 20, 'b', 5);
-    hog_train_params p = plain_params();
-    p.threads = 1;
-    p.epochs = 4;
-    hog_model *shared = train(tr, NULL, p);
-    for (hog_replicas r = HOG_REPLICAS_NODE; r <= HOG_REPLICAS_CORE; r++) {
-        p.replicas = r;
-        hog_model *m = train(tr, NULL, p);
-        cr_assert(same_weights(m, shared), "%s replicas, one worker", hog_replicas_name(r));
-        hog_model_info in;
-        hog_model_get_info(m, &in);
-        cr_assert_eq(in.params.replicas, r);
-        hog_model_free(m);
+    /* the plain update, and the default one with AdaGrad and L1: their sums,
+     * pairs and scales in arrays of the replica's own (a small model stays
+     * unpacked) */
+    for (int opt = 0; opt < 2; opt++) {
+        hog_train_params p = plain_params();
+        p.threads = 1;
+        p.epochs = 4;
+        if (opt) {
+            p.normalized = 1;
+            p.schedule = HOG_SCHEDULE_ADAGRAD;
+            p.l1 = 1e-5;
+        }
+        p.replicas = HOG_REPLICAS_MACHINE;
+        hog_model *shared = train(tr, NULL, p);
+        for (hog_replicas r = HOG_REPLICAS_NODE; r <= HOG_REPLICAS_CORE; r++) {
+            p.replicas = r;
+            hog_model *m = train(tr, NULL, p);
+            cr_assert(same_weights(m, shared), "%s replicas, one worker, options %d", hog_replicas_name(r), opt);
+            hog_model_info in;
+            hog_model_get_info(m, &in);
+            cr_assert_eq(in.params.replicas, r);
+            hog_model_free(m);
+        }
+        hog_model_free(shared);
     }
-    hog_model_free(shared);
     hog_dataset_close(tr);
+}
+
+/* An unpacked model's replicas step AdaGrad sums and feature scales of
+ * their own, merged into the run's with the weights: the sums as the
+ * weights are, the scales the largest. */
+Test(train_replicas, unpacked_replicas_step_state_of_their_own)
+{
+    hog_model *m = hog_model_new(HOG_LOSS_LOGISTIC, 3, 1, 2);
+    cr_assert_not_null(m);
+    hog_pool *pool;
+    char err[256] = "";
+    cr_assert_eq(hog_pool_create(2, 0, &pool, err, sizeof(err)), 0, "%s", err);
+    worker_state ws[2];
+    memset(ws, 0, sizeof(ws));
+    hog_weight acc[3], xmax[3];
+    for (int j = 0; j < 3; j++) {
+        hog_w_store(&acc[j], 1.0f);
+        hog_w_store(&xmax[j], 2.0f);
+    }
+    optim_state o = {.flags = OPT_ADAGRAD | OPT_NORMALIZED, .fstride = 1, .astride = 1, .lstride = 2, .acc = acc,
+                     .xmax = xmax};
+    replica_set r;
+    cr_assert_eq(hog_replicas_make(&r, HOG_REPLICAS_CORE, pool, m, &o, ws, 2), 0);
+    hog_replicas_load(&r, m, &o);
+    for (unsigned g = 0; g < 2; g++) {
+        cr_assert_not_null(r.optim);
+        cr_assert_neq(r.optim[g].acc, acc, "replica %u steps sums of its own", g);
+        cr_assert_neq(r.optim[g].xmax, xmax);
+        cr_assert_eq(hog_w_load(&r.optim[g].acc[1]), 1.0f, "loaded from the run's");
+        cr_assert_eq(hog_w_load(&r.optim[g].xmax[1]), 2.0f);
+    }
+    hog_w_store(&r.optim[0].acc[0], 3.0f); /* one replica: its value */
+    hog_w_store(&r.optim[0].acc[1], 2.0f); /* both: the mean change */
+    hog_w_store(&r.optim[1].acc[1], 4.0f);
+    hog_w_store(&r.optim[1].xmax[2], 5.0f); /* the largest */
+    cr_assert_eq(hog_w_load(&acc[0]), 1.0f, "the run's sums untouched while the replicas step");
+    hog_replicas_average(&r, pool, m);
+    const float want_acc[3] = {3.0f, 1.0f + (1.0f + 3.0f) / 2, 1.0f}, want_x[3] = {2.0f, 2.0f, 5.0f};
+    for (int j = 0; j < 3; j++) {
+        cr_assert_float_eq(hog_w_load(&acc[j]), want_acc[j], 1e-6f, "sum %d: %g", j, (double)hog_w_load(&acc[j]));
+        cr_assert_eq(hog_w_load(&xmax[j]), want_x[j], "scale %d", j);
+        for (unsigned g = 0; g < 2; g++) {
+            cr_assert_float_eq(hog_w_load(&r.optim[g].acc[j]), want_acc[j], 1e-6f);
+            cr_assert_eq(hog_w_load(&r.optim[g].xmax[j]), want_x[j]);
+        }
+    }
+    hog_replicas_free(&r, pool);
+    hog_pool_free(pool);
+    hog_model_free(m);
 }
 
 /* Several replicas are averaged into one model that still learns: per

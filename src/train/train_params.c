@@ -88,20 +88,22 @@ static unsigned replica_copies(const hog_trainer *t)
 
 /* Bytes a run holds per feature for the model and its optimiser
  * (train_run.c's hog_run_alloc and hog_run_alloc_final, and the replicas):
- * per weight, the model, each replica's copy, AdaGrad's sums, L1's two
- * accumulators, averaging's sums and averaged model, early stopping's best
- * weights; per feature, normalized updates' largest |x|. The trainer's
+ * per weight, the model and AdaGrad's sums and L1's two accumulators, and
+ * each replica's copy of them, averaging's sums and averaged model, early
+ * stopping's best weights; per feature, normalized updates' largest |x|,
+ * and each replica's. The trainer's
  * tables (a feature's degree and L2 scale, 8 bytes) are not
  * counted: the ceiling bounds the model, whose weights a crafted index
  * multiplies. packed: as a packed model's (train_run.h, "The model's
  * layout"), where the run packs one (packs_at). */
 static uint64_t feature_bytes(const hog_train_params *p, uint32_t outputs, unsigned copies, int packed)
 {
-    uint64_t weight = sizeof(hog_weight) * (1 + (uint64_t)copies);
+    uint64_t weight = sizeof(hog_weight);
     if (p->schedule == HOG_SCHEDULE_ADAGRAD)
         weight += sizeof(hog_weight);
     if (p->l1 > 0)
         weight += 2 * sizeof(hog_weight);
+    weight *= 1 + (uint64_t)copies;
     if (p->average)
         weight += sizeof(double) + sizeof(hog_weight);
     if (p->early_stop)
@@ -113,7 +115,7 @@ static uint64_t feature_bytes(const hog_train_params *p, uint32_t outputs, unsig
     if (packed)
         return (1 + (uint64_t)copies) * hog_pack_layout(hog_opt_flags(p), K).stride * sizeof(hog_weight) +
                K * ((p->average ? sizeof(double) + sizeof(hog_weight) : 0) + (p->early_stop ? sizeof(float) : 0));
-    return (p->normalized ? sizeof(hog_weight) : 0) + weight * K;
+    return (p->normalized ? sizeof(hog_weight) * (1 + (uint64_t)copies) : 0) + weight * K;
 }
 
 /* Whether a model of `outputs` outputs that t's runs make is packed once it

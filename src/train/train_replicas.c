@@ -48,17 +48,35 @@ int hog_replicas_make(replica_set *r, hog_replicas kind, hog_pool *pool, hog_mod
     r->bias = hog_calloc(n, sizeof(hog_weight *));
     r->members = hog_calloc(n, sizeof(unsigned));
     r->clocks = hog_aligned_alloc(HOG_CACHELINE, (size_t)n * sizeof(hog_overlap));
-    r->optim = o->packed ? hog_calloc(n, sizeof(optim_state)) : NULL;
-    if (!r->w || !r->bias || !r->members || !r->clocks || (o->packed && !r->optim))
+    /* Unpacked, each replica steps arrays of its own as well: shared, every
+     * worker would still write the AdaGrad sums (and a node's the other
+     * nodes'), which is what replicas are for not doing. */
+    const int own = !o->packed && (o->flags & (OPT_ADAGRAD | OPT_L1 | OPT_NORMALIZED));
+    r->optim = o->packed || own ? hog_calloc(n, sizeof(optim_state)) : NULL;
+    if (own) {
+        r->acc = (o->flags & OPT_ADAGRAD) ? hog_calloc(n, sizeof(hog_weight *)) : NULL;
+        r->l1s = (o->flags & OPT_L1) ? hog_calloc(n, sizeof(hog_weight *)) : NULL;
+        r->xmax = (o->flags & OPT_NORMALIZED) ? hog_calloc(n, sizeof(hog_weight *)) : NULL;
+    }
+    if (!r->w || !r->bias || !r->members || !r->clocks || ((o->packed || own) && !r->optim) ||
+        ((o->flags & OPT_ADAGRAD) && own && !r->acc) || ((o->flags & OPT_L1) && own && !r->l1s) ||
+        ((o->flags & OPT_NORMALIZED) && own && !r->xmax))
         return -ENOMEM;
     for (unsigned g = 0; g < n; g++)
         hog_overlap_init(&r->clocks[g], hog_now);
     for (unsigned i = 0; i < nth; i++) {
         unsigned g = ws[i].replica;
         if (r->members[g]++ == 0) { /* node-local to its first worker, zeroed like the model */
+            const size_t words = (size_t)(r->dim * r->outputs);
             r->w[g] = hog_pool_alloc_local(pool, i, (size_t)(r->dim * r->stride) * sizeof(hog_weight));
             r->bias[g] = hog_pool_alloc_local(pool, i, r->outputs * sizeof(hog_weight));
             if (!r->w[g] || !r->bias[g])
+                return -ENOMEM;
+            if (r->acc && !(r->acc[g] = hog_pool_alloc_local(pool, i, words * sizeof(hog_weight))))
+                return -ENOMEM;
+            if (r->l1s && !(r->l1s[g] = hog_pool_alloc_local(pool, i, 2 * words * sizeof(hog_weight))))
+                return -ENOMEM;
+            if (r->xmax && !(r->xmax[g] = hog_pool_alloc_local(pool, i, (size_t)r->dim * sizeof(hog_weight))))
                 return -ENOMEM;
         }
         ws[i].w = r->w[g];
@@ -74,9 +92,18 @@ void hog_replicas_free(replica_set *r, hog_pool *pool)
             hog_pool_free_local(pool, (void *)r->w[g]);
         if (r->bias)
             hog_pool_free_local(pool, (void *)r->bias[g]);
+        if (r->acc)
+            hog_pool_free_local(pool, (void *)r->acc[g]);
+        if (r->l1s)
+            hog_pool_free_local(pool, (void *)r->l1s[g]);
+        if (r->xmax)
+            hog_pool_free_local(pool, (void *)r->xmax[g]);
     }
     hog_free(r->w);
     hog_free(r->bias);
+    hog_free(r->acc);
+    hog_free(r->l1s);
+    hog_free(r->xmax);
     hog_free(r->optim);
     hog_free(r->members);
     for (unsigned g = 0; r->clocks && g < r->n; g++)
@@ -94,8 +121,10 @@ static hog_weight *rebase(const replica_set *r, unsigned g, const hog_model *m, 
 void hog_replicas_load(replica_set *r, const hog_model *m, const optim_state *o)
 {
     const size_t bytes = (size_t)(r->dim * r->stride) * sizeof(hog_weight);
+    const size_t words = (size_t)(r->dim * r->outputs);
     r->origin = m->w;
     r->origin_bias = m->bias;
+    r->run = *o;
     for (unsigned g = 0; g < r->n; g++) {
         memcpy((void *)r->w[g], (const void *)m->w, bytes);
         memcpy((void *)r->bias[g], (const void *)m->bias, r->outputs * sizeof(hog_weight));
@@ -103,6 +132,21 @@ void hog_replicas_load(replica_set *r, const hog_model *m, const optim_state *o)
             continue;
         optim_state *v = &r->optim[g];
         *v = *o; /* the strides, the flags and the intercept's AdaGrad sums (shared) */
+        if (!o->packed) { /* arrays of its own, from the run's */
+            if (r->acc) {
+                memcpy((void *)r->acc[g], (const void *)o->acc, words * sizeof(hog_weight));
+                v->acc = r->acc[g];
+            }
+            if (r->l1s) {
+                memcpy((void *)r->l1s[g], (const void *)o->l1s, 2 * words * sizeof(hog_weight));
+                v->l1s = r->l1s[g];
+            }
+            if (r->xmax) {
+                memcpy((void *)r->xmax[g], (const void *)o->xmax, (size_t)r->dim * sizeof(hog_weight));
+                v->xmax = r->xmax[g];
+            }
+            continue;
+        }
         v->xmax = rebase(r, g, m, o->xmax);
         v->inv = rebase(r, g, m, o->inv);
         v->cs = rebase(r, g, m, o->cs);
@@ -151,8 +195,22 @@ static void merge_feature(const replica_set *r, hog_model *m, uint64_t j)
     const size_t at = (size_t)j * r->stride;
     hog_weight *const to = m ? m->w : NULL;
     mean_words(r->w, r->n, r->origin, to, at, K);
-    if (!l->stride)
+    if (!l->stride) { /* unpacked: the replicas' own arrays, into the run's with the model */
+        if (r->acc)
+            mean_words(r->acc, r->n, r->run.acc, m ? r->run.acc : NULL, (size_t)j * K, K);
+        if (r->l1s)
+            mean_words(r->l1s, r->n, r->run.l1s, m ? r->run.l1s : NULL, (size_t)j * 2 * K, 2 * K);
+        if (r->xmax) {
+            float s = 0.0f;
+            for (unsigned g = 0; g < r->n; g++)
+                s = HOG_MAX(s, hog_w_load(&r->xmax[g][j]));
+            for (unsigned g = 0; g < r->n; g++)
+                hog_w_store(&r->xmax[g][j], s);
+            if (m)
+                hog_w_store(&r->run.xmax[j], s);
+        }
         return;
+    }
     if (l->xmax) {
         float s = 0.0f;
         for (unsigned g = 0; g < r->n; g++)

@@ -343,7 +343,12 @@ typedef struct replica_set {
     unsigned n;            /* replicas; 0: the model is shared (machine) */
     hog_weight **w;        /* n arrays of dim records of stride words (unpacked: outputs weights) */
     hog_weight **bias;     /* n arrays of outputs biases */
-    optim_state *optim;    /* packed: n, the optimisers' state in each replica's records; else NULL */
+    optim_state *optim;    /* n, the optimiser's state each replica steps: in its records (packed), or
+                              in arrays of its own (acc, xmax, l1s below); NULL: the model's alone */
+    hog_weight **acc;      /* unpacked, per replica: its AdaGrad sums, L1 pairs and feature scales */
+    hog_weight **l1s;      /* (the run's arrays' shapes), or NULL where the run has none */
+    hog_weight **xmax;
+    optim_state run;       /* the run's state (hog_replicas_load): the origin of the unpacked arrays */
     unsigned *members;     /* n: workers writing each replica */
     hog_overlap *clocks;   /* n, one per cache line: segments in flight on each replica */
     uint64_t dim;          /* features */
