@@ -71,8 +71,16 @@ Test(cli_topology, this_machine)
     cr_assert(strstr(out, "node-local memory  "), "%s", out);
     cr_assert(strstr(out, "MemAvailable"), "%s", out);
 
+    snprintf(want, sizeof(want), "--bind auto        pins them: %d worker%s take every core", cores,
+             cores == 1 ? "" : "s");
+    cr_assert(strstr(out, want), "want '%s' in:\n%s", want, out);
+
     cr_assert_eq(hog_on(NULL, "info --topology --threads 3"), 0, "%s", out);
     cr_assert_eq(worker_nodes(nodes, 512), 3u);
+    if (cores > 1) { /* fewer workers than cores: auto leaves them to the OS */
+        cr_assert_eq(hog_on(NULL, "info --topology --threads 1"), 0, "%s", out);
+        cr_assert(strstr(out, "--bind auto        leaves them to the OS: 1 worker on "), "%s", out);
+    }
 }
 
 /* A process confined to one CPU (taskset here; a scheduler's cpuset alike)
@@ -111,6 +119,7 @@ Test(cli_topology, synthetic_two_sockets_spread_the_threads)
     cr_assert(strstr(out, "cores L#4-7, CPUs P#8-15\n"), "%s", out);
     cr_assert(strstr(out, "threads            4: 2 on node 0, 2 on node 1\n"), "%s", out);
     cr_assert(strstr(out, "binding            not attempted: the topology is not this machine's\n"), "%s", out);
+    cr_assert_null(strstr(out, "--bind auto"), "nothing is pinned on a machine that is not this one:\n%s", out);
     unsigned nodes[16];
     cr_assert_eq(worker_nodes(nodes, 16), 4u);
     static const unsigned want[] = {0, 0, 1, 1};

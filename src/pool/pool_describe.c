@@ -102,6 +102,20 @@ static void put_placement(text *o, const hog_topo *t, unsigned nth, const hog_pl
     }
 }
 
+/* What --bind auto, the default, makes of nth workers on this machine. */
+static void put_auto(text *o, const hog_topo *t, unsigned nth)
+{
+    if (!hog_topo_is_machine(t))
+        return;
+    const unsigned cores = hog_topo_workers(t);
+    if (hog_pool_bind_for(nth, HOG_POOL_BIND_AUTO))
+        put(o, "%-18s pins them: %u worker%s take every core this process may use (%u)\n", "--bind auto", nth,
+            nth == 1 ? "" : "s", cores);
+    else
+        put(o, "%-18s leaves them to the OS: %u worker%s on %u cores this process may use (--bind 1 pins them)\n",
+            "--bind auto", nth, nth == 1 ? "" : "s", cores);
+}
+
 /* Starts the pool for real, as a trainer would, to say what binding this
  * process is allowed: containers and cpusets may refuse either kind. */
 static int put_binding(text *o, const hog_topo *t, unsigned nth)
@@ -161,6 +175,7 @@ int hog_topology_describe(unsigned threads, char *buf, size_t len)
         return hog_fail(-ENOMEM, buf, len, "out of memory describing the topology");
     }
     put_placement(&o, t, nth, pl);
+    put_auto(&o, t, nth);
     hog_free(pl);
     rc = put_binding(&o, t, nth);
     if (rc < 0)
