@@ -275,15 +275,10 @@ static void touch_step(void *arg, unsigned ith, unsigned nth)
         memset(j->base, 0, j->total);
 }
 
-/* The header and the caller's bytes of a mapping of total bytes at base
- * (hog_huge_round's length): from its first 2 MiB boundary, on huge pages
- * advised before the first touch, where it is that large. */
-static local_header *local_start(void *base, size_t total)
-{
-    size_t skip;
-    return hog_huge_advise(base, total, &skip);
-}
-
+/* The header h, where hog_huge_advise puts it in the mapping of total
+ * bytes at base (hog_huge_round's length: from its first 2 MiB boundary,
+ * on huge pages advised before the first touch, where it is that large),
+ * filled in; returns the caller's bytes after it. */
 static void *local_finish(local_header *h, void *base, size_t total, hog_local_kind kind)
 {
     h->base = base;
@@ -309,14 +304,14 @@ void *hog_pool_alloc_local(hog_pool *p, unsigned ith, size_t bytes)
         if (base) {
             hog_log(HOG_LOG_DEBUG, "worker %u: %zu bytes bound to NUMA node %u", ith, bytes,
                     hog_topo_node_at(p->topo, pl->node)->os_index);
-            return local_finish(local_start(base, total), base, total, HOG_LOCAL_NODE);
+            return local_finish(hog_huge_advise(base, total), base, total, HOG_LOCAL_NODE);
         }
         int why = errno;
         if (p->workers[ith].bound & HOG_BIND_CPU) {
             base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
             if (base == MAP_FAILED)
                 return NULL;
-            local_header *h = local_start(base, total); /* advised before the touch */
+            local_header *h = hog_huge_advise(base, total); /* before the touch */
             touch_job j = {ith, base, total};
             hog_pool_run(p, touch_step, &j);
             hog_log(HOG_LOG_DEBUG, "worker %u: %zu bytes first touched by the worker (binding refused: %s)", ith,
@@ -328,7 +323,7 @@ void *hog_pool_alloc_local(hog_pool *p, unsigned ith, size_t bytes)
     void *base = hog_aligned_alloc(HOG_CACHELINE, total);
     if (!base)
         return NULL;
-    local_header *h = local_start(base, total);
+    local_header *h = hog_huge_advise(base, total);
     memset(h, 0, LOCAL_HEADER + bytes);
     hog_log(HOG_LOG_DEBUG, "worker %u: %zu bytes in a plain aligned allocation (no placement to follow)", ith, bytes);
     return local_finish(h, base, total, HOG_LOCAL_PLAIN);

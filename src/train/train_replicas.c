@@ -53,14 +53,11 @@ int hog_replicas_make(replica_set *r, hog_replicas kind, hog_pool *pool, hog_mod
      * nodes'), which is what replicas are for not doing. */
     const int own = !o->packed && (o->flags & (OPT_ADAGRAD | OPT_L1 | OPT_NORMALIZED));
     r->optim = o->packed || own ? hog_calloc(n, sizeof(optim_state)) : NULL;
-    if (own) {
-        r->acc = (o->flags & OPT_ADAGRAD) ? hog_calloc(n, sizeof(hog_weight *)) : NULL;
-        r->l1s = (o->flags & OPT_L1) ? hog_calloc(n, sizeof(hog_weight *)) : NULL;
-        r->xmax = (o->flags & OPT_NORMALIZED) ? hog_calloc(n, sizeof(hog_weight *)) : NULL;
-    }
-    if (!r->w || !r->bias || !r->members || !r->clocks || ((o->packed || own) && !r->optim) ||
-        ((o->flags & OPT_ADAGRAD) && own && !r->acc) || ((o->flags & OPT_L1) && own && !r->l1s) ||
-        ((o->flags & OPT_NORMALIZED) && own && !r->xmax))
+    if (own && (((o->flags & OPT_ADAGRAD) && !(r->acc = hog_calloc(n, sizeof(hog_weight *)))) ||
+                ((o->flags & OPT_L1) && !(r->l1s = hog_calloc(n, sizeof(hog_weight *)))) ||
+                ((o->flags & OPT_NORMALIZED) && !(r->xmax = hog_calloc(n, sizeof(hog_weight *))))))
+        return -ENOMEM;
+    if (!r->w || !r->bias || !r->members || !r->clocks || ((o->packed || own) && !r->optim))
         return -ENOMEM;
     for (unsigned g = 0; g < n; g++)
         hog_overlap_init(&r->clocks[g], hog_now);
@@ -184,10 +181,26 @@ static void mean_words(hog_weight *const *arr, unsigned nr, const hog_weight *or
     }
 }
 
-/* Feature j's record in every replica (and in m, if not NULL) merged word
- * by word (see replica_set): the weights, AdaGrad's sums and L1's pairs
- * averaged, the scale the largest and its reciprocal after it, the L2
- * scale left alone. Unpacked, the record is the outputs weights. */
+/* The word at `at` of every array of arr (and of to, if not NULL): each
+ * set to the largest, which is returned. */
+static float max_word(hog_weight *const *arr, unsigned nr, hog_weight *to, size_t at)
+{
+    float s = 0.0f;
+    for (unsigned g = 0; g < nr; g++)
+        s = HOG_MAX(s, hog_w_load(&arr[g][at]));
+    for (unsigned g = 0; g < nr; g++)
+        hog_w_store(&arr[g][at], s);
+    if (to)
+        hog_w_store(&to[at], s);
+    return s;
+}
+
+/* Feature j's record in every replica (and in m and the run's arrays, if m
+ * is not NULL) merged word by word (see replica_set): the weights,
+ * AdaGrad's sums and L1's pairs as mean_words merges them, the scale the
+ * largest and its reciprocal after it, the L2 scale left alone. Unpacked,
+ * the record is the outputs weights, and the sums, pairs and scale are in
+ * each replica's arrays of its own. */
 static void merge_feature(const replica_set *r, hog_model *m, uint64_t j)
 {
     const uint32_t K = r->outputs;
@@ -195,34 +208,22 @@ static void merge_feature(const replica_set *r, hog_model *m, uint64_t j)
     const size_t at = (size_t)j * r->stride;
     hog_weight *const to = m ? m->w : NULL;
     mean_words(r->w, r->n, r->origin, to, at, K);
-    if (!l->stride) { /* unpacked: the replicas' own arrays, into the run's with the model */
+    if (!l->stride) {
         if (r->acc)
             mean_words(r->acc, r->n, r->run.acc, m ? r->run.acc : NULL, (size_t)j * K, K);
         if (r->l1s)
             mean_words(r->l1s, r->n, r->run.l1s, m ? r->run.l1s : NULL, (size_t)j * 2 * K, 2 * K);
-        if (r->xmax) {
-            float s = 0.0f;
-            for (unsigned g = 0; g < r->n; g++)
-                s = HOG_MAX(s, hog_w_load(&r->xmax[g][j]));
-            for (unsigned g = 0; g < r->n; g++)
-                hog_w_store(&r->xmax[g][j], s);
-            if (m)
-                hog_w_store(&r->run.xmax[j], s);
-        }
+        if (r->xmax)
+            max_word(r->xmax, r->n, m ? r->run.xmax : NULL, j);
         return;
     }
     if (l->xmax) {
-        float s = 0.0f;
-        for (unsigned g = 0; g < r->n; g++)
-            s = HOG_MAX(s, hog_w_load(&r->w[g][at + l->xmax]));
+        const float s = max_word(r->w, r->n, to, at + l->xmax);
         const float inv = s > 0.0f ? 1.0f / s : 0.0f; /* as the loops compute it */
-        for (unsigned g = 0; g <= r->n; g++) {
-            hog_weight *rec = g < r->n ? r->w[g] + at : to ? to + at : NULL;
-            if (!rec)
-                continue;
-            hog_w_store(&rec[l->xmax], s);
-            hog_w_store(&rec[l->inv], inv);
-        }
+        for (unsigned g = 0; g < r->n; g++)
+            hog_w_store(&r->w[g][at + l->inv], inv);
+        if (to)
+            hog_w_store(&to[at + l->inv], inv);
     }
     if (l->acc)
         mean_words(r->w, r->n, r->origin, to, at + l->acc, K);

@@ -48,12 +48,11 @@ void *hog_huge_grow(void *p, size_t old, size_t n);
 /* Huge pages for a mapping made elsewhere (a NUMA node's, by hwloc, or
  * fresh pages a worker will touch first): map hog_huge_round(n) bytes
  * instead of n - 2 MiB more from 2 MiB on, so that n bytes fit from the
- * first 2 MiB boundary inside - then hog_huge_advise(p, that length, &skip)
+ * first 2 MiB boundary inside - then hog_huge_advise(p, that length)
  * advises the whole huge pages from that boundary before anything touches
- * them and returns it, with *skip the bytes before it (below 2 MiB: p
- * itself and 0, nothing advised). */
+ * them and returns it (below 2 MiB: p itself, nothing advised). */
 size_t hog_huge_round(size_t n);
-void *hog_huge_advise(void *p, size_t n, size_t *skip);
+void *hog_huge_advise(void *p, size_t n);
 /* What the process got: the kernel's setting, the bytes advised and the
  * huge pages it holds (/proc/self/smaps_rollup), one line into buf. */
 void hog_huge_describe(char *buf, size_t len);

@@ -215,14 +215,12 @@ size_t hog_huge_round(size_t n)
     return n > SIZE_MAX - HUGE_PAGE ? SIZE_MAX : n + HUGE_PAGE;
 }
 
-void *hog_huge_advise(void *p, size_t n, size_t *skip)
+void *hog_huge_advise(void *p, size_t n)
 {
-    *skip = 0;
     if (n < HUGE_PAGE || n == SIZE_MAX)
         return p;
     const uintptr_t at = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-    *skip = at - (uintptr_t)p;
-    const size_t bytes = (n - *skip) / HUGE_PAGE * HUGE_PAGE;
+    const size_t bytes = (n - (at - (uintptr_t)p)) / HUGE_PAGE * HUGE_PAGE;
     if (madvise((void *)at, bytes, MADV_HUGEPAGE) == 0)
         atomic_fetch_add_explicit(&huge_advised, bytes, memory_order_relaxed);
     return (void *)at;
