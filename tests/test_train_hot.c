@@ -20,44 +20,58 @@ TestSuite(train_hot, .init = setup, .fini = scratch_remove);
 
 Test(train_hot, hot_features_and_intercept_converge_like_one_thread)
 {
-    /* Every row has feature 1 and most are positive: the intercept and the
-     * hot feature are what workers keep private copies of (here only where
-     * workers outnumber the CPUs: 5 segments per worker on 4). More workers
-     * must reach the one-thread loss, not overshoot it. */
-    char path[160];
-    FILE *f = create("hot.svm", path);
-    hog_rng r = {13};
-    for (int i = 0; i < 20000; i++) {
-        int a = 2 + (int)hog_rng_below(&r, 5000), b = 5002 + (int)hog_rng_below(&r, 5000);
-        int pos = hog_rng_below(&r, 100) < 80 ? 1 : (a % 2);
-        fprintf(f, "%d 1:1 %d:1 %d:%d\n", pos ? 1 : -1, a, b, pos ? 1 : 0);
-    }
-    fclose(f);
-    hog_dataset *tr;
-    char err[256];
-    cr_assert_eq(hog_dataset_open(path, NULL, &tr, err, sizeof(err)), 0, "%s", err);
-    /* The plain loop, and the normalized one of the defaults: each has its
-     * own copy of the row loop with the private copies. */
-    for (int normalized = 0; normalized <= 1; normalized++) {
-        double loss[3];
-        const unsigned threads[3] = {1, 2, 4};
-        for (int i = 0; i < 3; i++) {
-            hog_train_params p = normalized ? hog_train_params_default() : plain_params();
-            p.threads = threads[i];
-            p.epochs = 5;
-            if (!normalized)
-                p.step = 0.2;
-            hog_model *m = train(tr, NULL, p);
-            hog_model_info in;
-            hog_model_get_info(m, &in);
-            loss[i] = in.train.loss;
-            hog_model_free(m);
+    /* Every row has one hot feature, whose value tells the label: the
+     * intercept and the hot feature are what workers keep private copies of (here
+     * only where workers outnumber the CPUs: 5 segments per worker on 4).
+     * More workers must reach the one-thread loss, not overshoot it. The
+     * model is too large for whole copies (over 2^17 weights), so the
+     * tuned loops look the copies up: with the hot feature first (the
+     * copies are the first features, found by the index) and last (the
+     * map finds them). */
+    for (int last = 0; last <= 1; last++) {
+        char path[160];
+        FILE *f = create(last ? "hot-last.svm" : "hot.svm", path);
+        hog_rng r = {13};
+        const int hot = last ? 200002 : 1;
+        for (int i = 0; i < 20000; i++) {
+            int a = 2 + (int)hog_rng_below(&r, 5000), b = 5002 + (int)hog_rng_below(&r, 195000);
+            /* the hot feature's value tells the label 85 times in 100 */
+            int high = (int)hog_rng_below(&r, 2), pos = hog_rng_below(&r, 100) < 85 ? high : !high;
+            const char *x = high ? "1.5" : "0.5";
+            if (last)
+                fprintf(f, "%d %d:1 %d:1 %d:%s\n", pos ? 1 : -1, a, b, hot, x);
+            else
+                fprintf(f, "%d %d:%s %d:1 %d:1\n", pos ? 1 : -1, hot, x, a, b);
         }
-        for (int i = 1; i < 3; i++)
-            cr_assert_lt(loss[i], loss[0] * 1.15, "%s, %u threads: loss %g, one thread %g",
-                         normalized ? "normalized" : "plain", threads[i], loss[i], loss[0]);
+        fclose(f);
+        hog_dataset *tr;
+        char err[256];
+        cr_assert_eq(hog_dataset_open(path, NULL, &tr, err, sizeof(err)), 0, "%s", err);
+        /* The plain loop, and the normalized one of the defaults: each has
+         * its own copy of the row loop with the private copies. */
+        for (int normalized = 0; normalized <= 1; normalized++) {
+            double loss[3];
+            const unsigned threads[3] = {1, 2, 4};
+            for (int i = 0; i < 3; i++) {
+                hog_train_params p = normalized ? hog_train_params_default() : plain_params();
+                p.threads = threads[i];
+                p.epochs = 5;
+                p.train_metrics = HOG_TRAIN_METRICS_EXACT; /* the model the copies were merged into */
+                if (!normalized)
+                    p.step = 0.2;
+                hog_model *m = train(tr, NULL, p);
+                hog_model_info in;
+                hog_model_get_info(m, &in);
+                loss[i] = in.train.loss;
+                hog_model_free(m);
+            }
+            for (int i = 1; i < 3; i++)
+                cr_assert_lt(loss[i], loss[0] * 1.15, "hot feature %s, %s, %u threads: loss %g, one thread %g",
+                             last ? "last" : "first", normalized ? "normalized" : "plain", threads[i], loss[i],
+                             loss[0]);
+        }
+        hog_dataset_close(tr);
     }
-    hog_dataset_close(tr);
 }
 
 /* Whole copies: for the tuned loops of a small model on several workers
@@ -212,11 +226,12 @@ Test(train_hot, the_slot_map_finds_every_slot_and_no_other)
     for (uint64_t j = 1; j < dim; j += 97)
         deg[j] += deg[j] ? 0 : 3; /* cold: far below 1 row in 300 */
     uint64_t *map;
-    uint32_t bits, *ids, nlocal, nhot;
-    cr_assert_eq(hog_hot_choose(deg, rows, dim, 1, 2, 0, &map, &bits, &ids, &nlocal, &nhot), 0);
+    uint32_t bits, *ids, nlocal, nhot, first;
+    cr_assert_eq(hog_hot_choose(deg, rows, dim, 1, 2, 0, &map, &bits, &ids, &nlocal, &nhot, &first), 0);
     cr_assert_leq(nlocal, want);
     cr_assert_geq(nlocal, want - want / 6, "%u of %u hot features placed", nlocal, want);
     cr_assert_eq(nhot, nlocal); /* every one of them 1 row in 100 and up */
+    cr_assert_eq(first, 0, "hashed features are not the first ones");
     uint32_t *slot_of = malloc(dim * sizeof(uint32_t));
     cr_assert_not_null(slot_of);
     for (uint64_t j = 0; j < dim; j++)
@@ -254,8 +269,9 @@ Test(train_hot, the_slot_map_finds_every_slot_and_no_other)
     memset(deg, 0, dim * sizeof(uint32_t));
     for (uint32_t j = 0; j < 3000; j++)
         deg[j] = (uint32_t)(rows / 2 - j);
-    cr_assert_eq(hog_hot_choose(deg, rows, dim, 1, 2, 0, &map, &bits, &ids, &nlocal, &nhot), 0);
+    cr_assert_eq(hog_hot_choose(deg, rows, dim, 1, 2, 0, &map, &bits, &ids, &nlocal, &nhot, &first), 0);
     cr_assert_eq(nlocal, 3000);
+    cr_assert_eq(first, 3000, "the copies are the first features");
     for (uint32_t j = 0; j < 3001; j++)
         cr_assert_eq(hog_slot_of(map, bits, j), j < 3000 ? (int32_t)j : -1);
     hog_free(map);
@@ -263,7 +279,7 @@ Test(train_hot, the_slot_map_finds_every_slot_and_no_other)
     memset(deg, 0, dim * sizeof(uint32_t));
     for (uint32_t c = 0; c < 64; c++)
         deg[c << 16] = (uint32_t)(rows / 2 - c);
-    cr_assert_eq(hog_hot_choose(deg, rows, dim, 1, 2, 0, &map, &bits, &ids, &nlocal, &nhot), 0);
+    cr_assert_eq(hog_hot_choose(deg, rows, dim, 1, 2, 0, &map, &bits, &ids, &nlocal, &nhot, &first), 0);
     /* Features of the same low bits share a cell: the hottest keeps it. */
     cr_assert_eq(nlocal, 1, "64 features of the same low bits: %u placed", nlocal);
     cr_assert_eq(ids[0], 0);
@@ -272,13 +288,72 @@ Test(train_hot, the_slot_map_finds_every_slot_and_no_other)
     hog_free(map);
     hog_free(ids);
     /* No copies for one worker: an empty map, every feature -1. */
-    cr_assert_eq(hog_hot_choose(deg, rows, dim, 1, 1, 0, &map, &bits, &ids, &nlocal, &nhot), 0);
+    cr_assert_eq(hog_hot_choose(deg, rows, dim, 1, 1, 0, &map, &bits, &ids, &nlocal, &nhot, &first), 0);
     cr_assert_eq(nlocal, 0);
     for (uint64_t j = 0; j < dim; j++)
         cr_assert_eq(hog_slot_of(map, bits, (uint32_t)j), -1, "feature %llu", (unsigned long long)j);
     free(deg);
     hog_free(map);
     hog_free(ids);
+}
+
+/* Features numbered nearly by frequency: where those chosen all lie within
+ * an eighth more than their number, and the hot ones within an eighth
+ * more than theirs, the copies are the first features, each in the slot of
+ * its own number, the few unchosen among them included; one chosen feature
+ * further out, or a model of several outputs, keeps the map. */
+Test(train_hot, features_numbered_by_frequency_are_copied_as_the_first_ones)
+{
+    const uint64_t dim = 1u << 16, rows = 1000000;
+    uint32_t *deg = calloc(dim, sizeof(uint32_t));
+    cr_assert_not_null(deg);
+    /* 800 features: 0..199 touched by 1 row in 100 and up (hot), 200..799
+     * by 1 in 300 and up (warm), with the warm 500 below the threshold and
+     * the hot 150 and 190 swapped with warm 210 and 220. */
+    for (uint32_t j = 0; j < 800; j++)
+        deg[j] = j < 200 ? (uint32_t)(rows / 50 - j) : (uint32_t)(rows / 200 - j);
+    deg[500] = 10;
+    uint32_t t = deg[150];
+    deg[150] = deg[210];
+    deg[210] = t;
+    t = deg[190];
+    deg[190] = deg[220];
+    deg[220] = t;
+    uint64_t *map;
+    uint32_t bits, *ids, nlocal, nhot, first;
+    cr_assert_eq(hog_hot_choose(deg, rows, dim, 1, 2, 0, &map, &bits, &ids, &nlocal, &nhot, &first), 0);
+    cr_assert_eq(first, 800, "first %u", first);
+    cr_assert_eq(nlocal, 800);
+    cr_assert_eq(nhot, 221, "the hot ones and the warm ones below the last of them: %u", nhot);
+    for (uint32_t j = 0; j < 801; j++) {
+        cr_assert_eq(hog_slot_of(map, bits, j), j < 800 ? (int32_t)j : -1, "feature %u", j);
+        if (j < 800)
+            cr_assert_eq(ids[j], j);
+    }
+    hog_free(map);
+    hog_free(ids);
+    /* The same but for one warm feature past the first 900. */
+    t = deg[700];
+    deg[700] = deg[950];
+    deg[950] = t;
+    cr_assert_eq(hog_hot_choose(deg, rows, dim, 1, 2, 0, &map, &bits, &ids, &nlocal, &nhot, &first), 0);
+    cr_assert_eq(first, 0, "a chosen feature at 950: the map, first %u", first);
+    cr_assert_eq(nlocal, 799);
+    cr_assert_eq(nhot, 200);
+    cr_assert_geq(hog_slot_of(map, bits, 950), 0);
+    cr_assert_lt(hog_slot_of(map, bits, 700), 0);
+    hog_free(map);
+    hog_free(ids);
+    t = deg[700];
+    deg[700] = deg[950];
+    deg[950] = t;
+    /* Several outputs (softmax) run the general loop: the map. */
+    cr_assert_eq(hog_hot_choose(deg, rows, dim, 3, 2, 0, &map, &bits, &ids, &nlocal, &nhot, &first), 0);
+    cr_assert_eq(first, 0);
+    cr_assert_eq(nlocal, 799);
+    hog_free(map);
+    hog_free(ids);
+    free(deg);
 }
 
 /* A field-aware machine copies only the features that 1 row in 20 or more
@@ -296,8 +371,8 @@ Test(train_hot, a_field_aware_machine_copies_only_the_hottest)
     for (int field_aware = 0; field_aware <= 1; field_aware++) {
         uint64_t *map;
         uint32_t bits;
-        uint32_t *ids, nlocal, nhot;
-        cr_assert_eq(hog_hot_choose(deg, rows, dim, 80, 2, field_aware, &map, &bits, &ids, &nlocal, &nhot), 0);
+        uint32_t *ids, nlocal, nhot, first;
+        cr_assert_eq(hog_hot_choose(deg, rows, dim, 80, 2, field_aware, &map, &bits, &ids, &nlocal, &nhot, &first), 0);
         cr_assert_eq(nlocal, field_aware ? 2u : 4u, "field-aware %d: %u copies", field_aware, nlocal);
         cr_assert_geq(hog_slot_of(map, bits, 1), 0);
         cr_assert_geq(hog_slot_of(map, bits, 2), 0);

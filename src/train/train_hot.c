@@ -94,8 +94,55 @@ static int hot_cmp(const void *a, const void *b)
     return (x->feature > y->feature) - (x->feature < y->feature);
 }
 
+/* Features numbered by frequency, the hottest first (gen_sparse's, and the
+ * many vocabularies numbered by count): where the n features chosen all lie
+ * below n + n / FIRST_SLACK and the hot ones below as many more than
+ * theirs, the copies become those first features, each in the slot of its
+ * own number - the few in between that were not chosen are copied too, and
+ * those below the last hot one are shared out as the hot ones are. The
+ * tuned loops then find a copy by comparing the index, without the map's
+ * load and compare: two threads at 2^22 features (gen_sparse, 1,000,000
+ * rows, 6 epochs) ran at 1.07x the map's non-zeros/s (median of 4
+ * interleaved rounds: 0.90 of two pinned one-thread runs beside them,
+ * against 0.82), at 2^24 at 1.13x (0.97 to 0.99 against 0.78 to 0.88).
+ * Only for one output and a linear model, whose loops those are. */
+#define FIRST_SLACK 8u
+
+/* The first-features form of the copies (above) of the *n features chosen
+ * (ids, the first *hot of them hot), in a map of 1 << bits cells: ids and
+ * map rewritten for features 0..top-1, *n and *hot set to theirs. Returns
+ * top, or 0 where it does not apply (nothing changed then). */
+static uint32_t choose_first(uint64_t *map, uint32_t bits, uint32_t **ids, uint32_t *n, uint32_t *hot,
+                             uint32_t max_hot)
+{
+    const uint32_t cells = 1u << bits;
+    uint32_t top = 0, htop = 0;
+    for (uint32_t i = 0; i < *n; i++) {
+        top = HOG_MAX(top, (*ids)[i] + 1);
+        if (i < *hot)
+            htop = HOG_MAX(htop, (*ids)[i] + 1);
+    }
+    if (!*n || top > *n + *n / FIRST_SLACK || htop > *hot + *hot / FIRST_SLACK || top > max_hot || top > cells)
+        return 0;
+    uint32_t *first = hog_malloc(top * sizeof(uint32_t));
+    if (!first) /* the map serves as well, a little slower */
+        return 0;
+    for (uint32_t q = 0; q < cells; q++)
+        map[q] = q == 0 ? 1 : 0;
+    for (uint32_t j = 0; j < top; j++) {
+        map[hog_hot_cell(j, bits)] = (uint64_t)j << 32 | j;
+        first[j] = j;
+    }
+    hog_free(*ids);
+    *ids = first;
+    *n = top;
+    *hot = htop;
+    return top;
+}
+
 int hog_hot_choose(const uint32_t *deg, uint64_t rows, uint64_t dim, uint32_t outputs, unsigned nth, int field_aware,
-                   uint64_t **map_out, uint32_t *bits_out, uint32_t **hot_ids, uint32_t *nlocal, uint32_t *nhot)
+                   uint64_t **map_out, uint32_t *bits_out, uint32_t **hot_ids, uint32_t *nlocal, uint32_t *nhot,
+                   uint32_t *first)
 {
     const uint64_t share = field_aware ? FFM_LOCAL_SHARE : LOCAL_SHARE;
     uint64_t segments = (rows + SEGMENT_ROWS - 1) / SEGMENT_ROWS;
@@ -137,6 +184,7 @@ int hog_hot_choose(const uint32_t *deg, uint64_t rows, uint64_t dim, uint32_t ou
         hot += (uint64_t)cand[i].degree * HOT_SHARE >= rows;
     }
     hog_free(cand);
+    *first = outputs == 1 && !field_aware ? choose_first(map, bits, &ids, &n, &hot, max_hot) : 0;
     *map_out = map;
     *bits_out = bits;
     *hot_ids = ids;

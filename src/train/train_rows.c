@@ -563,8 +563,10 @@ KERNEL void rows_run(const epoch_job *job, worker_state *ws, seg_rows *c,
  *    m->outputs, job->feat and the step on every non-zero. Locals cannot be
  *    reached through a weight pointer; one output is a constant, not a
  *    multiply.
- *  - Two copies, chosen by nlocal: with no private copies (one thread, or
- *    no feature hot enough) a weight is w[j], with no lookup of a slot.
+ *  - Copies chosen by nlocal: with no private copies (one thread, or no
+ *    feature hot enough) a weight is w[j], with no lookup of a slot; with
+ *    them, found through the map, or by the index where they are the first
+ *    features (plain_w).
  *  - The dot product keeps four partial sums: a single chain of adds waits
  *    4 cycles per non-zero for the previous add. This reassociates the sum,
  *    so margins differ from update_binary's in the last bits; the order is
@@ -667,23 +669,36 @@ KERNEL void prefetch_first(const hog_block *blk, const uint32_t *perm, uint32_t 
     }
 }
 
-/* The weight of feature j: the private copy if local and j has one
- * (hog_slot_of). A select, not a branch, on whether it has: on hashed
- * features a row's hot ones fall anywhere, and the branch's mispredictions
- * held two threads at 2^22 features to one thread's speed (train_run.h).
- * The map's cell is in the L1 cache, so the weight's load waits little for
- * it. (Over the slot table and its filter that the map replaced, a branch
- * was the faster on features numbered by frequency: the select waited for
- * the filter and the slot table's miss, and ran at 0.86.) */
-KERNEL hog_weight *plain_w(hog_weight *w, hog_weight *hot, const uint64_t *map, uint32_t bits, uint32_t j,
-                           const int local, const uint32_t stride)
+/* How a tuned loop finds the private copies (its `local`): none, through
+ * the map (hog_slot_of), or as the first features (feature_tables.first). */
+#define COPIES_NONE 0
+#define COPIES_MAP 1
+#define COPIES_FIRST 2
+
+/* The weight of feature j: the private copy if local and j has one. A
+ * select, not a branch, on whether it has: on hashed features a row's hot
+ * ones fall anywhere, and the branch's mispredictions held two threads at
+ * 2^22 features to one thread's speed (train_run.h). The map's cell is in
+ * the L1 cache, so the weight's load waits little for it; the first
+ * features' copies (slot j for j below first) need no load at all. (Over
+ * the slot table and its filter that the map replaced, a branch was the
+ * faster on features numbered by frequency: the select waited for the
+ * filter and the slot table's miss, and ran at 0.86.) */
+KERNEL hog_weight *plain_w(hog_weight *w, hog_weight *hot, const uint64_t *map, uint32_t bits, uint32_t first,
+                           uint32_t j, const int local, const uint32_t stride)
 {
     const uintptr_t shared = (uintptr_t)(w + (size_t)j * stride);
-    if (!local)
+    if (local == COPIES_NONE)
         return (hog_weight *)shared;
-    const uint64_t e = map[hog_hot_cell(j, bits)];
-    const uintptr_t mine = (uintptr_t)(hot + (e >> 32));
-    const uintptr_t pick = -(uintptr_t)((uint32_t)e == j); /* all ones where j has a copy */
+    uintptr_t mine, pick; /* pick: all ones where j has a copy */
+    if (local == COPIES_FIRST) {
+        mine = (uintptr_t)(hot + j);
+        pick = -(uintptr_t)(j < first);
+    } else {
+        const uint64_t e = map[hog_hot_cell(j, bits)];
+        mine = (uintptr_t)(hot + (e >> 32));
+        pick = -(uintptr_t)((uint32_t)e == j);
+    }
     return (hog_weight *)(shared ^ ((shared ^ mine) & pick));
 }
 
@@ -753,7 +768,7 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
     const uint32_t *const ptr = blk->ptr, *const index = blk->index, *const perm = ws->perm;
     const float *const value = blk->value, *const label = blk->label, *const rweight = blk->weight;
     const uint64_t *const map = job->tab.map;
-    const uint32_t bits = job->tab.map_bits;
+    const uint32_t bits = job->tab.map_bits, nfirst = job->tab.first;
     const float *const l2_scale = job->tab.l2_scale;
     hog_weight *const w = ws->w, *const hot = ws->hot; /* the model, or this worker's replica */
     const hog_loss lossf = job->m->info.loss;
@@ -785,13 +800,13 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
         float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
         uint32_t t = 0;
         for (; t + 4 <= k; t += 4) {
-            a0 += hog_w_load(plain_w(w, hot, map, bits, idx[t], local, 1)) * val[t];
-            a1 += hog_w_load(plain_w(w, hot, map, bits, idx[t + 1], local, 1)) * val[t + 1];
-            a2 += hog_w_load(plain_w(w, hot, map, bits, idx[t + 2], local, 1)) * val[t + 2];
-            a3 += hog_w_load(plain_w(w, hot, map, bits, idx[t + 3], local, 1)) * val[t + 3];
+            a0 += hog_w_load(plain_w(w, hot, map, bits, nfirst, idx[t], local, 1)) * val[t];
+            a1 += hog_w_load(plain_w(w, hot, map, bits, nfirst, idx[t + 1], local, 1)) * val[t + 1];
+            a2 += hog_w_load(plain_w(w, hot, map, bits, nfirst, idx[t + 2], local, 1)) * val[t + 2];
+            a3 += hog_w_load(plain_w(w, hot, map, bits, nfirst, idx[t + 3], local, 1)) * val[t + 3];
         }
         for (; t < k; t++)
-            a0 += hog_w_load(plain_w(w, hot, map, bits, idx[t], local, 1)) * val[t];
+            a0 += hog_w_load(plain_w(w, hot, map, bits, nfirst, idx[t], local, 1)) * val[t];
         /* The bias joins last, so the sums do not wait for the previous
          * row's update of it. */
         const float margin = bias + ((a0 + a1) + (a2 + a3));
@@ -814,13 +829,13 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
         }
         if (shrink && (reg > 0 || sg != 0))
             for (t = 0; t < k; t++) {
-                hog_weight *const wj = plain_w(w, hot, map, bits, idx[t], local, 1);
+                hog_weight *const wj = plain_w(w, hot, map, bits, nfirst, idx[t], local, 1);
                 hog_w_store(wj, hog_w_load(wj) * shrink[idx[t]] - sg * val[t]);
             }
         else if (reg > 0 || sg != 0)
             for (t = 0; t < k; t++) {
                 const uint32_t j = idx[t];
-                hog_weight *const wj = plain_w(w, hot, map, bits, j, local, 1);
+                hog_weight *const wj = plain_w(w, hot, map, bits, nfirst, j, local, 1);
                 hog_w_store(wj, hog_w_load(wj) * l2_shrink(reg * l2_scale[j]) - sg * val[t]);
             }
         if (has_bias)
@@ -837,17 +852,21 @@ KERNEL void rows_plain(const epoch_job *job, worker_state *ws, seg_rows *c, cons
 static void rows_plain_shared(const epoch_job *job, worker_state *ws, seg_rows *c)
 {
     if (c->prog)
-        rows_plain(job, ws, c, 0, 1);
+        rows_plain(job, ws, c, COPIES_NONE, 1);
     else
-        rows_plain(job, ws, c, 0, 0);
+        rows_plain(job, ws, c, COPIES_NONE, 0);
 }
 
 static void rows_plain_local(const epoch_job *job, worker_state *ws, seg_rows *c)
 {
-    if (c->prog)
-        rows_plain(job, ws, c, 1, 1);
+    if (job->tab.first && c->prog)
+        rows_plain(job, ws, c, COPIES_FIRST, 1);
+    else if (job->tab.first)
+        rows_plain(job, ws, c, COPIES_FIRST, 0);
+    else if (c->prog)
+        rows_plain(job, ws, c, COPIES_MAP, 1);
     else
-        rows_plain(job, ws, c, 1, 0);
+        rows_plain(job, ws, c, COPIES_MAP, 0);
 }
 
 /*
@@ -924,7 +943,7 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
     const uint32_t *const ptr = blk->ptr, *const index = blk->index, *const perm = ws->perm;
     const float *const value = blk->value, *const label = blk->label, *const rweight = blk->weight;
     const uint64_t *const map = job->tab.map;
-    const uint32_t bits = job->tab.map_bits;
+    const uint32_t bits = job->tab.map_bits, nfirst = job->tab.first;
     const float *const l2_scale = job->tab.l2_scale;
     hog_weight *const w = ws->w, *const hot = ws->hot, *const xmax = ws->optim.xmax;
     float *const u = ws->norm_u;
@@ -970,7 +989,7 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
         for (t = 0; t < k; t++) {
             const size_t j = idx[t];
             ask_ahead(w, S, ahead, t);
-            hog_weight *const wj = plain_w(w, hot, map, bits, idx[t], local, S);
+            hog_weight *const wj = plain_w(w, hot, map, bits, nfirst, idx[t], local, S);
             if (local)
                 wp[t] = wj;
             nsum += packed ? norm_scale_packed(w + j * S, wj, val[t], &u[t]) : norm_scale(&xmax[j], wj, val[t], &u[t]);
@@ -1025,17 +1044,21 @@ KERNEL void rows_norm(const epoch_job *job, worker_state *ws, seg_rows *c, const
 static void rows_norm_shared(const epoch_job *job, worker_state *ws, seg_rows *c)
 {
     if (c->prog)
-        rows_norm(job, ws, c, 0, 1, 0);
+        rows_norm(job, ws, c, COPIES_NONE, 1, 0);
     else
-        rows_norm(job, ws, c, 0, 0, 0);
+        rows_norm(job, ws, c, COPIES_NONE, 0, 0);
 }
 
 static void rows_norm_local(const epoch_job *job, worker_state *ws, seg_rows *c)
 {
-    if (c->prog)
-        rows_norm(job, ws, c, 1, 1, 0);
+    if (job->tab.first && c->prog)
+        rows_norm(job, ws, c, COPIES_FIRST, 1, 0);
+    else if (job->tab.first)
+        rows_norm(job, ws, c, COPIES_FIRST, 0, 0);
+    else if (c->prog)
+        rows_norm(job, ws, c, COPIES_MAP, 1, 0);
     else
-        rows_norm(job, ws, c, 1, 0, 0);
+        rows_norm(job, ws, c, COPIES_MAP, 0, 0);
 }
 
 /* The same on a packed model (train_run.h), never inlined into rows_2:
@@ -1043,17 +1066,21 @@ static void rows_norm_local(const epoch_job *job, worker_state *ws, seg_rows *c)
 static __attribute__((noinline)) void rows_packed_shared(const epoch_job *job, worker_state *ws, seg_rows *c)
 {
     if (c->prog)
-        rows_norm(job, ws, c, 0, 1, 1);
+        rows_norm(job, ws, c, COPIES_NONE, 1, 1);
     else
-        rows_norm(job, ws, c, 0, 0, 1);
+        rows_norm(job, ws, c, COPIES_NONE, 0, 1);
 }
 
 static __attribute__((noinline)) void rows_packed_local(const epoch_job *job, worker_state *ws, seg_rows *c)
 {
-    if (c->prog)
-        rows_norm(job, ws, c, 1, 1, 1);
+    if (job->tab.first && c->prog)
+        rows_norm(job, ws, c, COPIES_FIRST, 1, 1);
+    else if (job->tab.first)
+        rows_norm(job, ws, c, COPIES_FIRST, 0, 1);
+    else if (c->prog)
+        rows_norm(job, ws, c, COPIES_MAP, 1, 1);
     else
-        rows_norm(job, ws, c, 1, 0, 1);
+        rows_norm(job, ws, c, COPIES_MAP, 0, 1);
 }
 
 /* The non-zeros of the segment's longest row. */

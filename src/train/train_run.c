@@ -266,7 +266,7 @@ int hog_run_tables(run_state *rs)
     hog_run_pack_l2(rs, 0, rs->dim);
     int rc = hog_hot_choose(rs->deg, rs->deg_rows, rs->dim, rs->outputs, copy_workers(rs),
                             rs->p->factors && rs->p->field_aware, &tab->map, &tab->map_bits, &tab->hot_ids,
-                            &tab->nlocal, &tab->nhot);
+                            &tab->nlocal, &tab->nhot, &tab->first);
     if (rc < 0 || rs->kernel != HOG_KERNEL_SPARSE)
         return rc;
     /* Whole copies for a small model (train_hot.c), made where the worker runs. */
@@ -429,7 +429,8 @@ int hog_run_alloc_final(run_state *rs)
         hog_log(HOG_LOG_DEBUG, "each worker trains a copy of the whole model, merged every %u segments, %u hot "
                 "features shared out", rs->tab.whole_every, rs->tab.nhot);
     else if (rs->tab.nlocal)
-        hog_log(HOG_LOG_DEBUG, "%u features kept per worker, %u of them hot", rs->tab.nlocal, rs->tab.nhot);
+        hog_log(HOG_LOG_DEBUG, "%u features kept per worker, %u of them hot%s", rs->tab.nlocal, rs->tab.nhot,
+                rs->tab.first ? ", the first features" : "");
     return 0;
 }
 

@@ -183,6 +183,8 @@ typedef struct feature_tables {
     uint32_t *hot_ids; /* the features kept in private copies, by slot, hot first */
     uint32_t nlocal;   /* features kept in private copies */
     uint32_t nhot;     /* the first nhot of them are hot */
+    uint32_t first;    /* > 0: they are features 0..first-1, each in the slot of its own number,
+                          so that the tuned loops test the index and read no map (hog_hot_choose) */
     uint32_t whole_every; /* > 0: each worker trains a copy of the whole model instead, its
                              change merged every whole_every segments (see train_hot.c) */
 } feature_tables;
@@ -822,10 +824,14 @@ uint32_t hog_hot_max(uint32_t outputs);
  * feature degrees, for nth workers sharing copies (a field-aware
  * machine's, of fewer features: train_hot.c): *map (1 << *bits cells, see
  * hog_slot_of) gives features (*hot_ids)[0..*nlocal-1] the slots 0..*nlocal-1
- * and every other feature -1; the first *nhot of them are hot. Returns 0
- * or -ENOMEM (nothing allocated then). */
+ * and every other feature -1; the first *nhot of them are hot. Where the
+ * features are numbered by frequency, so that those chosen are nearly the
+ * first ones, the copies become features 0..*first-1 in slots of their own
+ * numbers (*first = *nlocal; else *first = 0). Returns 0 or -ENOMEM
+ * (nothing allocated then). */
 int hog_hot_choose(const uint32_t *deg, uint64_t rows, uint64_t dim, uint32_t outputs, unsigned nth, int field_aware,
-                   uint64_t **map, uint32_t *bits, uint32_t **hot_ids, uint32_t *nlocal, uint32_t *nhot);
+                   uint64_t **map, uint32_t *bits, uint32_t **hot_ids, uint32_t *nlocal, uint32_t *nhot,
+                   uint32_t *first);
 
 /* Loads the private copies of ws from the shared weights (the first
  * segment of a pass). */
