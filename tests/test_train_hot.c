@@ -44,9 +44,7 @@ Test(train_hot, hot_features_and_intercept_converge_like_one_thread)
                 fprintf(f, "%d %d:%s %d:1 %d:1\n", pos ? 1 : -1, hot, x, a, b);
         }
         fclose(f);
-        hog_dataset *tr;
-        char err[256];
-        cr_assert_eq(hog_dataset_open(path, NULL, &tr, err, sizeof(err)), 0, "%s", err);
+        hog_dataset *tr = open_written(path);
         /* The plain loop, and the normalized one of the defaults: each has
          * its own copy of the row loop with the private copies. */
         for (int normalized = 0; normalized <= 1; normalized++) {
@@ -173,9 +171,7 @@ Test(train_hot, two_workers_on_whole_copies_train_as_one_does)
         fprintf(f, "\n");
     }
     fclose(f);
-    hog_dataset *tr;
-    char err[256];
-    cr_assert_eq(hog_dataset_open(path, NULL, &tr, err, sizeof(err)), 0, "%s", err);
+    hog_dataset *tr = open_written(path);
     for (int normalized = 0; normalized <= 1; normalized++) {
         double loss[2];
         for (unsigned t = 1; t <= 2; t++) {
@@ -297,6 +293,13 @@ Test(train_hot, the_slot_map_finds_every_slot_and_no_other)
     hog_free(ids);
 }
 
+static void swap_degrees(uint32_t *deg, uint32_t a, uint32_t b)
+{
+    const uint32_t t = deg[a];
+    deg[a] = deg[b];
+    deg[b] = t;
+}
+
 /* Features numbered nearly by frequency: where those chosen all lie within
  * an eighth more than their number, and the hot ones within an eighth
  * more than theirs, the copies are the first features, each in the slot of
@@ -313,12 +316,8 @@ Test(train_hot, features_numbered_by_frequency_are_copied_as_the_first_ones)
     for (uint32_t j = 0; j < 800; j++)
         deg[j] = j < 200 ? (uint32_t)(rows / 50 - j) : (uint32_t)(rows / 200 - j);
     deg[500] = 10;
-    uint32_t t = deg[150];
-    deg[150] = deg[210];
-    deg[210] = t;
-    t = deg[190];
-    deg[190] = deg[220];
-    deg[220] = t;
+    swap_degrees(deg, 150, 210);
+    swap_degrees(deg, 190, 220);
     uint64_t *map;
     uint32_t bits, *ids, nlocal, nhot, first;
     cr_assert_eq(hog_hot_choose(deg, rows, dim, 1, 2, 0, &map, &bits, &ids, &nlocal, &nhot, &first), 0);
@@ -333,9 +332,7 @@ Test(train_hot, features_numbered_by_frequency_are_copied_as_the_first_ones)
     hog_free(map);
     hog_free(ids);
     /* The same but for one warm feature past the first 900. */
-    t = deg[700];
-    deg[700] = deg[950];
-    deg[950] = t;
+    swap_degrees(deg, 700, 950);
     cr_assert_eq(hog_hot_choose(deg, rows, dim, 1, 2, 0, &map, &bits, &ids, &nlocal, &nhot, &first), 0);
     cr_assert_eq(first, 0, "a chosen feature at 950: the map, first %u", first);
     cr_assert_eq(nlocal, 799);
@@ -344,9 +341,7 @@ Test(train_hot, features_numbered_by_frequency_are_copied_as_the_first_ones)
     cr_assert_lt(hog_slot_of(map, bits, 700), 0);
     hog_free(map);
     hog_free(ids);
-    t = deg[700];
-    deg[700] = deg[950];
-    deg[950] = t;
+    swap_degrees(deg, 700, 950);
     /* Several outputs (softmax) run the general loop: the map. */
     cr_assert_eq(hog_hot_choose(deg, rows, dim, 3, 2, 0, &map, &bits, &ids, &nlocal, &nhot, &first), 0);
     cr_assert_eq(first, 0);

@@ -1049,16 +1049,22 @@ static void rows_norm_shared(const epoch_job *job, worker_state *ws, seg_rows *c
         rows_norm(job, ws, c, COPIES_NONE, 0, 0);
 }
 
-static void rows_norm_local(const epoch_job *job, worker_state *ws, seg_rows *c)
+/* The loop with private copies, found as the run's tables say. */
+KERNEL void rows_norm_copies(const epoch_job *job, worker_state *ws, seg_rows *c, const int packed)
 {
     if (job->tab.first && c->prog)
-        rows_norm(job, ws, c, COPIES_FIRST, 1, 0);
+        rows_norm(job, ws, c, COPIES_FIRST, 1, packed);
     else if (job->tab.first)
-        rows_norm(job, ws, c, COPIES_FIRST, 0, 0);
+        rows_norm(job, ws, c, COPIES_FIRST, 0, packed);
     else if (c->prog)
-        rows_norm(job, ws, c, COPIES_MAP, 1, 0);
+        rows_norm(job, ws, c, COPIES_MAP, 1, packed);
     else
-        rows_norm(job, ws, c, COPIES_MAP, 0, 0);
+        rows_norm(job, ws, c, COPIES_MAP, 0, packed);
+}
+
+static void rows_norm_local(const epoch_job *job, worker_state *ws, seg_rows *c)
+{
+    rows_norm_copies(job, ws, c, 0);
 }
 
 /* The same on a packed model (train_run.h), never inlined into rows_2:
@@ -1073,14 +1079,7 @@ static __attribute__((noinline)) void rows_packed_shared(const epoch_job *job, w
 
 static __attribute__((noinline)) void rows_packed_local(const epoch_job *job, worker_state *ws, seg_rows *c)
 {
-    if (job->tab.first && c->prog)
-        rows_norm(job, ws, c, COPIES_FIRST, 1, 1);
-    else if (job->tab.first)
-        rows_norm(job, ws, c, COPIES_FIRST, 0, 1);
-    else if (c->prog)
-        rows_norm(job, ws, c, COPIES_MAP, 1, 1);
-    else
-        rows_norm(job, ws, c, COPIES_MAP, 0, 1);
+    rows_norm_copies(job, ws, c, 1);
 }
 
 /* The non-zeros of the segment's longest row. */
