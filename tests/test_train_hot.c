@@ -45,18 +45,22 @@ Test(train_hot, hot_features_and_intercept_converge_like_one_thread)
         }
         fclose(f);
         hog_dataset *tr = open_written(path);
-        /* The plain loop, and the normalized one of the defaults: each has
-         * its own copy of the row loop with the private copies. */
-        for (int normalized = 0; normalized <= 1; normalized++) {
+        /* The plain loop and the normalized one of the defaults, each with
+         * its own copy of the row loop with the private copies, and
+         * AdaGrad's general loop (weights_of, acc_of). */
+        static const char *const kinds[3] = {"plain", "normalized", "adagrad"};
+        for (int kind = 0; kind < 3; kind++) {
             double loss[3];
             const unsigned threads[3] = {1, 2, 4};
             for (int i = 0; i < 3; i++) {
-                hog_train_params p = normalized ? hog_train_params_default() : plain_params();
+                hog_train_params p = kind ? hog_train_params_default() : plain_params();
                 p.threads = threads[i];
                 p.epochs = 5;
                 p.train_metrics = HOG_TRAIN_METRICS_EXACT; /* the model the copies were merged into */
-                if (!normalized)
+                if (!kind)
                     p.step = 0.2;
+                if (kind == 2)
+                    p.schedule = HOG_SCHEDULE_ADAGRAD;
                 hog_model *m = train(tr, NULL, p);
                 hog_model_info in;
                 hog_model_get_info(m, &in);
@@ -65,8 +69,7 @@ Test(train_hot, hot_features_and_intercept_converge_like_one_thread)
             }
             for (int i = 1; i < 3; i++)
                 cr_assert_lt(loss[i], loss[0] * 1.15, "hot feature %s, %s, %u threads: loss %g, one thread %g",
-                             last ? "last" : "first", normalized ? "normalized" : "plain", threads[i], loss[i],
-                             loss[0]);
+                             last ? "last" : "first", kinds[kind], threads[i], loss[i], loss[0]);
         }
         hog_dataset_close(tr);
     }

@@ -16,12 +16,21 @@
  * stride loaded at every non-zero. */
 #define OPT_PACKED 16u
 
+/* Feature j's slot in the private copies, or -1: its index where the
+ * copies are the first features (feature_tables.first), else the map's. */
+static inline int32_t copy_slot(const epoch_job *job, uint32_t j)
+{
+    if (job->tab.first)
+        return j < job->tab.first ? (int32_t)j : -1;
+    return hog_slot_of(job->tab.map, job->tab.map_bits, j);
+}
+
 /* The K weights of feature j: the worker's private copy if j is hot, else
  * the shared model. */
 static inline hog_weight *weights_of(const epoch_job *job, const worker_state *ws, uint32_t j, const unsigned opt)
 {
     const uint32_t K = job->m->outputs;
-    int32_t h = hog_slot_of(job->tab.map, job->tab.map_bits, j);
+    int32_t h = copy_slot(job, j);
     return h >= 0 ? ws->hot + (size_t)h * K : ws->w + (size_t)j * ((opt & OPT_PACKED) ? job->m->stride : K);
 }
 
@@ -29,7 +38,7 @@ static inline hog_weight *weights_of(const epoch_job *job, const worker_state *w
 static inline hog_weight *acc_of(const epoch_job *job, const worker_state *ws, uint32_t j, const unsigned opt)
 {
     const uint32_t K = job->m->outputs;
-    int32_t h = hog_slot_of(job->tab.map, job->tab.map_bits, j);
+    int32_t h = copy_slot(job, j);
     return h >= 0 ? ws->hotacc + (size_t)h * K
                   : ws->optim.acc + (size_t)j * ((opt & OPT_PACKED) ? ws->optim.astride : K);
 }
