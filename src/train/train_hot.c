@@ -94,6 +94,15 @@ static int hot_cmp(const void *a, const void *b)
     return (x->feature > y->feature) - (x->feature < y->feature);
 }
 
+/* A map of cells cells with no feature placed: an empty cell holds a
+ * feature of another cell (0's cell is 0, 1's 1), which no lookup of its
+ * own features matches. */
+static void map_empty(uint64_t *map, uint32_t cells)
+{
+    for (uint32_t q = 0; q < cells; q++)
+        map[q] = q == 0 ? 1 : 0;
+}
+
 /* Features numbered by frequency, the hottest first (gen_sparse's, and the
  * many vocabularies numbered by count): where the n features chosen all lie
  * below n + n / FIRST_SLACK and the hot ones below as many more than
@@ -127,8 +136,7 @@ static uint32_t choose_first(uint64_t *map, uint32_t bits, uint32_t **ids, uint3
     uint32_t *first = hog_malloc(top * sizeof(uint32_t));
     if (!first) /* the map serves as well, a little slower */
         return 0;
-    for (uint32_t q = 0; q < cells; q++)
-        map[q] = q == 0 ? 1 : 0;
+    map_empty(map, cells);
     for (uint32_t j = 0; j < top; j++) {
         map[hog_hot_cell(j, bits)] = (uint64_t)j << 32 | j;
         first[j] = j;
@@ -166,9 +174,7 @@ int hog_hot_choose(const uint32_t *deg, uint64_t rows, uint64_t dim, uint32_t ou
         hog_free(map);
         return -ENOMEM;
     }
-    /* An empty cell holds a feature of another cell: 0's cell is 0, 1's 1. */
-    for (uint32_t q = 0; q < cells; q++)
-        map[q] = q == 0 ? 1 : 0;
+    map_empty(map, cells);
     uint32_t c = 0;
     for (uint64_t j = 0; j < dim && c < ncand; j++)
         if ((uint64_t)deg[j] * share >= rows && deg[j] > 0)
