@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "train/train.h"
 #include "train/train_run.h"
@@ -26,9 +28,12 @@ Test(train_hot, hot_features_and_intercept_converge_like_one_thread)
      * More workers must reach the one-thread loss, not overshoot it. The
      * model is too large for whole copies (over 2^17 weights), so the
      * tuned loops look the copies up: with the hot feature first (the
-     * copies are the first features, found by the index) and last (the
-     * map finds them). */
-    for (int last = 0; last <= 1; last++) {
+     * copies are the first features, found by the index) and last, where
+     * the run renumbers the features so that the copies are the first
+     * ones again (train_renum.c) - and, averaged, where it does not and
+     * the map finds them. */
+    for (int place = 0; place < 3; place++) {
+        const int last = place > 0;
         char path[160];
         FILE *f = create(last ? "hot-last.svm" : "hot.svm", path);
         hog_rng r = {13};
@@ -61,7 +66,13 @@ Test(train_hot, hot_features_and_intercept_converge_like_one_thread)
                     p.step = 0.2;
                 if (kind == 2)
                     p.schedule = HOG_SCHEDULE_ADAGRAD;
+                p.average = place == 2 ? 2 : 0; /* averaging reads the model in a pass: no renumbering */
+                log_forget();
+                hog_log_set(log_keep, NULL, HOG_LOG_DEBUG);
                 hog_model *m = train(tr, NULL, p);
+                hog_log_set(NULL, NULL, HOG_LOG_ERROR);
+                cr_assert_eq(strstr(logged, "features renumbered") != NULL, place == 1 && threads[i] > 1,
+                             "placement %d, %u threads: %s", place, threads[i], logged);
                 hog_model_info in;
                 hog_model_get_info(m, &in);
                 loss[i] = in.train.loss;
@@ -69,7 +80,8 @@ Test(train_hot, hot_features_and_intercept_converge_like_one_thread)
             }
             for (int i = 1; i < 3; i++)
                 cr_assert_lt(loss[i], loss[0] * 1.15, "hot feature %s, %s, %u threads: loss %g, one thread %g",
-                             last ? "last" : "first", kinds[kind], threads[i], loss[i], loss[0]);
+                             place == 0 ? "first" : place == 1 ? "last" : "last, averaged", kinds[kind], threads[i],
+                             loss[i], loss[0]);
         }
         hog_dataset_close(tr);
     }
@@ -356,6 +368,112 @@ Test(train_hot, features_numbered_by_frequency_are_copied_as_the_first_ones)
 
 /* A field-aware machine copies only the features that 1 row in 20 or more
  * touches; a linear model those of 1 row in 300. */
+/* The tables of renumbered copies: features 0..n-1 in slots of their own
+ * numbers, found by the index, every other feature by none. */
+Test(train_hot, the_first_features_tables_copy_features_0_to_n)
+{
+    feature_tables tab = {.whole_every = 0, .l2_scale = NULL};
+    cr_assert_eq(hog_hot_first(&tab, 837, 319), 0);
+    cr_assert_eq(tab.first, 837);
+    cr_assert_eq(tab.nlocal, 837);
+    cr_assert_eq(tab.nhot, 319);
+    cr_assert_geq(1u << tab.map_bits, 4 * 837, "four cells a copy: %u bits", tab.map_bits);
+    for (uint32_t j = 0; j < 1u << 20; j++)
+        cr_assert_eq(hog_slot_of(tab.map, tab.map_bits, j), j < 837 ? (int32_t)j : -1, "feature %u", j);
+    for (uint32_t j = 0; j < 837; j++)
+        cr_assert_eq(tab.hot_ids[j], j);
+    hog_free(tab.map);
+    hog_free(tab.hot_ids);
+}
+
+/* One thread's model against two threads' renumbered one, on tr (see
+ * below): plain, the plain update, else the default. */
+static void renumbered_like_one_thread(const hog_dataset *tr, int hot, int rare, int plain)
+{
+    float *w[2];
+    double loss[2];
+    uint64_t features = 0;
+    for (int k = 0; k < 2; k++) {
+        hog_train_params p = plain ? plain_params() : hog_train_params_default();
+        p.threads = k ? 2 : 1;
+        p.epochs = 4;
+        p.l2 = 1e-3;
+        p.train_metrics = HOG_TRAIN_METRICS_EXACT;
+        log_forget();
+        hog_log_set(log_keep, NULL, HOG_LOG_DEBUG);
+        hog_model *m = train(tr, NULL, p);
+        hog_log_set(NULL, NULL, HOG_LOG_ERROR);
+        cr_assert_eq(strstr(logged, "features renumbered") != NULL, k == 1, "%u threads: %s", p.threads, logged);
+        hog_weights hw;
+        hog_model_weights(m, &hw);
+        features = hw.features;
+        w[k] = malloc(features * sizeof(float));
+        cr_assert_not_null(w[k]);
+        memcpy(w[k], hw.w, features * sizeof(float));
+        hog_model_info in;
+        hog_model_get_info(m, &in);
+        loss[k] = in.train.loss;
+        hog_model_free(m);
+    }
+    for (uint64_t j = 0; j < features; j++)
+        cr_assert_eq(w[1][j] != 0.0f, w[0][j] != 0.0f, "%s update, feature %llu: %g on two threads, %g on one",
+                     plain ? "plain" : "default", (unsigned long long)j, (double)w[1][j], (double)w[0][j]);
+    const int informative[2] = {hot - 1, rare - 1}; /* read 1-based: stored less one */
+    for (int i = 0; i < 2; i++) {
+        const float one = w[0][informative[i]], two = w[1][informative[i]];
+        cr_assert(one > 0.0f && two > one * 0.7f && two < one * 1.4f,
+                  "%s update, feature %d: %g on two threads, %g on one", plain ? "plain" : "default", informative[i],
+                  (double)two, (double)one);
+    }
+    cr_assert_lt(loss[1], loss[0] * 1.05, "%s update: loss %g on two threads, %g on one", plain ? "plain" : "default",
+                 loss[1], loss[0]);
+    free(w[0]);
+    free(w[1]);
+}
+
+/* Hashed features renumbered for the epochs (train_renum.c): two workers
+ * train the rows with the copies as the first features, and the model
+ * they leave is in the file's numbering. Features no row touches keep
+ * weight 0 and every touched one gets a weight, as with one thread; the
+ * two informative ones - a hot feature at a high number, and a rare one
+ * below the copies' count, which the renumbering moves out of the way -
+ * come out near one thread's weights. A strong L2 makes each feature's
+ * own scale matter (rows / rows touching it): a scale left at another
+ * feature's number would shrink the hot one as a rare one, or not at all. */
+Test(train_hot, renumbered_features_leave_the_model_in_the_files_numbering)
+{
+    char path[160];
+    FILE *f = create("renum.svm", path);
+    hog_rng r = {29};
+    const int dim = 1 << 18, hot = 200002, rare = 3;
+    for (int i = 0; i < 24000; i++) {
+        int high = (int)hog_rng_below(&r, 2), pos = hog_rng_below(&r, 100) < 85 ? high : !high;
+        int has_rare = i % 400 == 0; /* 60 rows: not a candidate for copies (80) */
+        if (has_rare)
+            pos = 1;
+        /* 60 warm features at scattered high numbers, each in 1 row of 60,
+         * a cold one below them and one above; in ascending order */
+        const int warm = 1000 + 4099 * (int)hog_rng_below(&r, 60), cold = 10 + (int)hog_rng_below(&r, 890);
+        const int above = 250001 + (int)hog_rng_below(&r, 10000);
+        fprintf(f, "%d", pos ? 1 : -1);
+        if (has_rare)
+            fprintf(f, " %d:1", rare);
+        fprintf(f, " %d:1", cold);
+        if (warm < hot)
+            fprintf(f, " %d:1 %d:%s", warm, hot, high ? "1.5" : "0.5");
+        else
+            fprintf(f, " %d:%s %d:1", hot, high ? "1.5" : "0.5", warm);
+        fprintf(f, " %d:1 %d:1\n", above, dim - 1);
+    }
+    fclose(f);
+    hog_dataset *tr = open_written(path);
+    /* The default update (its L2 scales in the model's records) and the
+     * plain one (in the run's table of them). */
+    for (int plain = 0; plain <= 1; plain++)
+        renumbered_like_one_thread(tr, hot, rare, plain);
+    hog_dataset_close(tr);
+}
+
 Test(train_hot, a_field_aware_machine_copies_only_the_hottest)
 {
     const uint64_t dim = 1000, rows = 100000;

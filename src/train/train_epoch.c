@@ -117,6 +117,8 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
             hog_atomic_min_u32(&job->bad_block, b);
             break;
         }
+        if (job->renum)
+            blk = &job->renum[b];
         hog_segment_run(job, ws, pos, blk, fresh);
         fresh = 1;
         if (job->avg && average_point(job, pos))
@@ -252,6 +254,12 @@ static int run_epoch(run_state *rs, const hog_dataset *train, run_position *at, 
         ooc_start(rs, at->segment);
     if (job.nsegments)
         rs->st.step = hog_segment_step(&job, 0);
+    /* Renumbered features: the rows and the copies' tables in the run's
+     * numbering, the model's records moved into it for each pass. */
+    if (rs->renum.blocks) {
+        job.renum = rs->renum.blocks;
+        job.tab = rs->renum.tab;
+    }
     for (;;) {
         atomic_store_explicit(&job.next, at->segment, memory_order_relaxed);
         job.paused_at = UINT32_MAX;
@@ -261,7 +269,9 @@ static int run_epoch(run_state *rs, const hog_dataset *train, run_position *at, 
         int rc = source_pass(rs, &job, at->segment);
         if (rc < 0)
             return hog_fail(rc, err, err_len, "starting the reads of the epoch: %s", hog_strerror(rc));
+        hog_renum_enter(rs);
         hog_epoch_pass(rs, &job);
+        hog_renum_leave(rs);
         rs->seconds += hog_now() - job.t0;
         /* A block that failed its read or its check, or a file changed
          * under the pass: what the epoch read cannot be trusted, nor the

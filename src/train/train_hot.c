@@ -103,6 +103,27 @@ static void map_empty(uint64_t *map, uint32_t cells)
         map[q] = q == 0 ? 1 : 0;
 }
 
+/* The map and ids of copies of features 0..top-1, each in the slot of its
+ * own number (top at most the map's cells). */
+static void map_first(uint64_t *map, uint32_t bits, uint32_t *ids, uint32_t top)
+{
+    map_empty(map, 1u << bits);
+    for (uint32_t j = 0; j < top; j++) {
+        map[hog_hot_cell(j, bits)] = (uint64_t)j << 32 | j;
+        ids[j] = j;
+    }
+}
+
+/* The bits of a map with four cells for each of n features (train_run.h,
+ * hog_slot_of). */
+static uint32_t map_bits_for(uint32_t n)
+{
+    uint32_t bits = HOT_MAP_MIN_BITS;
+    while (bits < HOT_MAP_MAX_BITS && (1u << bits) < 4ull * n)
+        bits++;
+    return bits;
+}
+
 /* Features numbered by frequency, the hottest first (gen_sparse's, and the
  * many vocabularies numbered by count): where the n features chosen all lie
  * below n + n / FIRST_SLACK and the hot ones below as many more than
@@ -136,11 +157,7 @@ static uint32_t choose_first(uint64_t *map, uint32_t bits, uint32_t **ids, uint3
     uint32_t *first = hog_malloc(top * sizeof(uint32_t));
     if (!first) /* the map serves as well, a little slower */
         return 0;
-    map_empty(map, cells);
-    for (uint32_t j = 0; j < top; j++) {
-        map[hog_hot_cell(j, bits)] = (uint64_t)j << 32 | j;
-        first[j] = j;
-    }
+    map_first(map, bits, first, top);
     hog_free(*ids);
     *ids = first;
     *n = top;
@@ -159,10 +176,7 @@ int hog_hot_choose(const uint32_t *deg, uint64_t rows, uint64_t dim, uint32_t ou
     uint32_t ncand = 0;
     for (uint64_t j = 0; max_hot && j < dim; j++)
         ncand += (uint64_t)deg[j] * share >= rows && deg[j] > 0;
-    /* Four cells a candidate (train_run.h, hog_slot_of). */
-    uint32_t bits = HOT_MAP_MIN_BITS;
-    while (bits < HOT_MAP_MAX_BITS && (1u << bits) < 4ull * HOG_MIN(ncand, max_hot))
-        bits++;
+    const uint32_t bits = map_bits_for(HOG_MIN(ncand, max_hot));
     const uint32_t cells = 1u << bits;
     /* whole cache lines: 2^11 cells and up */
     uint64_t *map = hog_aligned_alloc(HOG_CACHELINE, (size_t)cells * sizeof(uint64_t));
@@ -196,6 +210,25 @@ int hog_hot_choose(const uint32_t *deg, uint64_t rows, uint64_t dim, uint32_t ou
     *hot_ids = ids;
     *nlocal = n;
     *nhot = hot;
+    return 0;
+}
+
+int hog_hot_first(feature_tables *tab, uint32_t n, uint32_t nhot)
+{
+    const uint32_t bits = map_bits_for(n);
+    uint64_t *map = hog_aligned_alloc(HOG_CACHELINE, ((size_t)1 << bits) * sizeof(uint64_t));
+    uint32_t *ids = hog_malloc(HOG_MAX(n, 1u) * sizeof(uint32_t));
+    if (!map || !ids || n > (1u << bits)) {
+        hog_free(map);
+        hog_free(ids);
+        return -ENOMEM;
+    }
+    map_first(map, bits, ids, n);
+    tab->map = map;
+    tab->map_bits = bits;
+    tab->hot_ids = ids;
+    tab->nlocal = tab->first = n;
+    tab->nhot = nhot;
     return 0;
 }
 

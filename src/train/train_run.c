@@ -132,6 +132,7 @@ void hog_run_free(run_state *rs)
     hog_free(rs->tab.l2_scale);
     hog_free(rs->tab.map);
     hog_free(rs->tab.hot_ids);
+    hog_renum_free(&rs->renum);
     hog_free(rs->classes_of);
     hog_free(rs->class_w);
     hog_free(rs->mine);
@@ -794,6 +795,8 @@ static int run_dataset(hog_trainer *t, const hog_dataset *train, const hog_datas
         rc = hog_link_run_start(&rs, err, err_len);
     if (rc == 0 && rs.rep.n) /* the model as it starts: new, warm or resumed */
         hog_replicas_load(&rs.rep, rs.m, &rs.optim);
+    if (rc == 0)
+        rc = hog_run_renumber(&rs, train, 0, err, err_len);
     if (rc == 0) {
         atomic_store(&t->training, 1);
         rc = hog_epochs_run(&rs, train, test, 0, out, err, err_len);

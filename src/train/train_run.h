@@ -427,6 +427,21 @@ typedef struct snap_state {
     double start;          /* the run's start (hog_now) */
 } snap_state;
 
+/* Hashed features renumbered for a run's epochs (train_renum.c): the
+ * features kept in private copies become the first ones. blocks NULL: the
+ * run keeps the file's numbering. */
+typedef struct renum_state {
+    uint32_t moved;     /* features whose number changes */
+    uint32_t *from;     /* [moved]: file feature from[q] is run feature to[q] */
+    uint32_t *to;       /* (within from's allocation) */
+    uint32_t nlow;      /* the copies' count: they become features 0..nlow-1 */
+    uint32_t *low;      /* [nlow]: the run number of each feature below nlow */
+    uint32_t *index;    /* the training rows' indices in the run's numbering */
+    hog_block *blocks;  /* per block of the training set, its rows with those indices */
+    hog_weight *tmp;    /* room for every moved feature's record */
+    feature_tables tab; /* the copies' tables in the run's numbering: the first features */
+} renum_state;
+
 typedef struct run_state {
     const hog_train_params *p;
     hog_pool *pool;       /* the trainer's: the replicas' memory came from it */
@@ -454,6 +469,7 @@ typedef struct run_state {
     uint32_t *deg;        /* per feature: training rows that touch it */
     uint64_t deg_rows;    /* training rows (holdout excluded) counted in deg */
     feature_tables tab;
+    renum_state renum;    /* features renumbered for the epochs (renum.blocks NULL: not) */
     optim_state optim;
     avg_state avg;
     best_state best;
@@ -491,6 +507,7 @@ typedef struct epoch_job {
     int ooc;                  /* out of core: a block's segments together, the block released after its last */
     atomic_uint *left;        /* out of core: segments of each block not yet done */
     hog_block_source *src;    /* where the blocks come from (a window's: over its blocks in memory) */
+    const hog_block *renum;   /* per block, its rows renumbered (run_state.renum), or NULL: src's as they are */
     unsigned epoch;           /* 0-based */
     float mid;                /* binary: labels above this are positive */
     const float *class_w;     /* per class index, the weight of its rows (run_state's); NULL: none */
@@ -596,6 +613,24 @@ int hog_run_segments(run_state *rs, const hog_dataset *train, char *err, size_t 
 typedef struct checkpoint checkpoint;
 int hog_run_dataset(hog_trainer *t, const hog_dataset *train, const hog_dataset *test, checkpoint *resume,
                     hog_model **out, char *err, size_t err_len);
+
+/* ===================================================================== *
+ *  Hashed features renumbered (train_renum.c)
+ * ===================================================================== */
+/* Before the epochs from..epochs-1 over train (after the tables, the
+ * segments and any checkpoint): renumbers the features into rs->renum
+ * where the run applies (train_renum.c says which), else leaves it empty.
+ * Returns 0, -ENOMEM or the training set's read error (err says which). */
+int hog_run_renumber(run_state *rs, const hog_dataset *train, unsigned from, char *err, size_t err_len);
+
+/* Around a pass of the workers: the model's records and the per-feature
+ * tables into the run's numbering, and back to the file's. Nothing when
+ * the run keeps the file's numbering. */
+void hog_renum_enter(run_state *rs);
+void hog_renum_leave(run_state *rs);
+
+/* Frees what r holds and empties it. */
+void hog_renum_free(renum_state *r);
 
 /* ===================================================================== *
  *  A run from an initial model (train_warm.c)
@@ -819,6 +854,12 @@ void *hog_window_count(void *arg);
 /* The most features a worker keeps private copies of, for outputs weights
  * each. */
 uint32_t hog_hot_max(uint32_t outputs);
+
+/* The tables of copies of features 0..n-1, the first nhot of them hot, in
+ * the first-features form (feature_tables.first = n): map, hot_ids, nlocal,
+ * nhot and first of *tab set, its other fields left. Returns 0, or -ENOMEM
+ * with *tab unchanged (or n more than HOT_MAP_MAX_BITS' cells). */
+int hog_hot_first(feature_tables *tab, uint32_t n, uint32_t nhot);
 
 /* Chooses the features kept in private copies from the training rows'
  * feature degrees, for nth workers sharing copies (a field-aware

@@ -690,6 +690,8 @@ static int stream_file(hog_trainer *t, const char *path, const hog_input *in, in
     if (rc == 0 && !one_pass)
         rc = hog_run_segments(&rs, *ds, err, err_len);
     if (rc == 0 && !one_pass)
+        rc = hog_run_renumber(&rs, *ds, 1, err, err_len);
+    if (rc == 0 && !one_pass)
         rc = hog_epochs_run(&rs, *ds, *test, 1, out, err, err_len);
     if (rc == -ENOMEM)
         hog_fail(rc, err, err_len, "out of memory");
