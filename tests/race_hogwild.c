@@ -25,8 +25,9 @@ static int passed, failed;
         }                                                                      \
     } while (0)
 
-/* Seeded data: label from a fixed linear rule over 8 of 64 features. */
-static void write_data(const char *path, int rows, int classes, unsigned seed)
+/* Seeded data: label from a fixed linear rule over 8 of 64 features;
+ * spread, those features numbered over 2^18 as hashing would. */
+static void write_data(const char *path, int rows, int classes, unsigned seed, int spread)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -45,6 +46,16 @@ static void write_data(const char *path, int rows, int classes, unsigned seed)
         }
         int label = classes == 2 ? (s[0] > 0 ? 1 : -1) : (s[0] > s[1] && s[0] > s[2] ? 0 : s[1] > s[2] ? 1 : 2);
         fprintf(f, "%d", label);
+        if (spread) /* in ascending order: insertion sort of the 8 */
+            for (int k = 0; k < 8; k++) {
+                idx[k] = 1 + idx[k] * 4099 % 262139;
+                for (int q = k; q > 0 && idx[q - 1] > idx[q]; q--) {
+                    int ti = idx[q];
+                    double tv = val[q];
+                    idx[q] = idx[q - 1], val[q] = val[q - 1];
+                    idx[q - 1] = ti, val[q - 1] = tv;
+                }
+            }
         for (int k = 0; k < 8; k++)
             fprintf(f, " %d:%.4f", idx[k], val[k]);
         fputc('\n', f);
@@ -102,7 +113,7 @@ static void convert_many_chunks(const char *dir)
     char svm[128], hgd[128], err[512] = "";
     snprintf(svm, sizeof(svm), "%s/big.svm", dir);
     snprintf(hgd, sizeof(hgd), "%s/big.hgd", dir);
-    write_data(svm, 200000, 2, 3);
+    write_data(svm, 200000, 2, 3, 0);
     hog_read_params p = hog_read_params_default();
     p.threads = 3;
     hog_dataset_info info;
@@ -343,8 +354,8 @@ int main(int argc, char **argv)
     snprintf(bin, sizeof(bin), "%s/b.svm", dir);
     snprintf(multi, sizeof(multi), "%s/c.svm", dir);
     snprintf(model, sizeof(model), "%s/m.hog", dir);
-    write_data(bin, 20000, 2, 1);
-    write_data(multi, 20000, 3, 2);
+    write_data(bin, 20000, 2, 1, 0);
+    write_data(multi, 20000, 3, 2, 0);
     if (two_nodes) { /* node replicas with the background averaging thread */
         run(bin, HOG_LOSS_LOGISTIC, HOG_KERNEL_SPARSE, HOG_REPLICAS_NODE, 4, 0.2, 0.9, model);
         run(multi, HOG_LOSS_SOFTMAX, HOG_KERNEL_SPARSE, HOG_REPLICAS_NODE, 4, 0.2, 0.8, model);
@@ -353,6 +364,13 @@ int main(int argc, char **argv)
         /* Two workers have 8 segments each: whole copies of the model, merged into it (train_hot.c). */
         run(bin, HOG_LOSS_LOGISTIC, HOG_KERNEL_SPARSE, HOG_REPLICAS_MACHINE, 2, 0.2, 0.9, model);
         run(bin, HOG_LOSS_HINGE, HOG_KERNEL_SPARSE, HOG_REPLICAS_MACHINE, 3, 0.2, 0.9, model);
+        /* The same features spread over 2^18: a model too large for whole
+         * copies, whose features the run renumbers (train_renum.c). */
+        char spread[128];
+        snprintf(spread, sizeof(spread), "%s/s.svm", dir);
+        write_data(spread, 20000, 2, 1, 1);
+        run(spread, HOG_LOSS_LOGISTIC, HOG_KERNEL_SPARSE, HOG_REPLICAS_MACHINE, 2, 0.2, 0.9, model);
+        unlink(spread);
         run(multi, HOG_LOSS_SOFTMAX, HOG_KERNEL_SPARSE, HOG_REPLICAS_MACHINE, 4, 0.2, 0.8, model);
         run(bin, HOG_LOSS_LOGISTIC, HOG_KERNEL_SPARSE, HOG_REPLICAS_CORE, 3, 0.2, 0.9, model);
         run(bin, HOG_LOSS_LOGISTIC, HOG_KERNEL_DENSE, HOG_REPLICAS_MACHINE, 4, 0.2, 0.9, model);

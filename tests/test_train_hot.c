@@ -425,7 +425,7 @@ static void renumbered_like_one_thread(const hog_dataset *tr, int hot, int rare,
                   "%s update, feature %d: %g on two threads, %g on one", plain ? "plain" : "default", informative[i],
                   (double)two, (double)one);
     }
-    cr_assert_lt(loss[1], loss[0] * 1.05, "%s update: loss %g on two threads, %g on one", plain ? "plain" : "default",
+    cr_assert_lt(loss[1], loss[0] * 1.15, "%s update: loss %g on two threads, %g on one", plain ? "plain" : "default",
                  loss[1], loss[0]);
     free(w[0]);
     free(w[1]);
