@@ -300,12 +300,19 @@ static inline pack_layout hog_pack_layout(unsigned flags, uint32_t outputs)
 
 /* Whether a run of p with `outputs` outputs (on several machines: link)
  * packs its model once it is too large for whole copies, on the sparse
- * kernel: an optimiser with state, few outputs, one machine (replicas
- * pack theirs alike). The
+ * kernel: an optimiser with state, few outputs or a factorisation
+ * machine's, one machine (replicas pack theirs alike). A field-aware
+ * machine's feature is G F weights and as many AdaGrad sums, each pair
+ * touching F of each: packed, they share the feature's pages and record,
+ * whatever G F is. On gen_click (1,000,000 rows, 20 fields, k 4: 80
+ * weights a feature, once past 64 and kept in two arrays) two threads
+ * reached one thread's test loss after 3 epochs 1.12x as fast (median of
+ * 4 interleaved rounds, 1.09x to 1.24x), one thread ran about 4% faster,
+ * and the losses epoch by epoch were the same to the third digit. The
  * run's choice (train_run.c) and the feature ceiling's (train_params.c). */
 static inline int hog_may_pack(const hog_train_params *p, uint32_t outputs, int link)
 {
-    return outputs <= PACK_MAX_OUTPUTS && hog_opt_flags(p) && !link;
+    return (outputs <= PACK_MAX_OUTPUTS || p->factors) && hog_opt_flags(p) && !link;
 }
 
 /* The default update's record (normalized alone), which its tuned loop
