@@ -216,9 +216,11 @@ int hog_hot_choose(const uint32_t *deg, uint64_t rows, uint64_t dim, uint32_t ou
 int hog_hot_first(feature_tables *tab, uint32_t n, uint32_t nhot)
 {
     const uint32_t bits = map_bits_for(n);
+    if (n > (1u << bits))
+        return -ENOMEM;
     uint64_t *map = hog_aligned_alloc(HOG_CACHELINE, ((size_t)1 << bits) * sizeof(uint64_t));
     uint32_t *ids = hog_malloc(HOG_MAX(n, 1u) * sizeof(uint32_t));
-    if (!map || !ids || n > (1u << bits)) {
+    if (!map || !ids) {
         hog_free(map);
         hog_free(ids);
         return -ENOMEM;

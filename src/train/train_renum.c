@@ -83,8 +83,8 @@ static int64_t renum_moves(renum_state *r, const uint32_t *ids, uint32_t n)
     }
     r->to = r->from + 2 * (size_t)n;
     r->nlow = n;
-    for (uint32_t j = 0; j < n; j++)
-        r->low[j] = j;
+    /* Every entry of low is set below: a chosen feature's here, an
+     * unchosen one's with the vacated numbers (as many as they are). */
     uint32_t q = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (ids[i] < n) {
