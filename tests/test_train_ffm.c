@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_log.h"
 #include "test_scratch.h"
 #include "test_train.h"
 #include "test_train_data.h"
@@ -322,6 +323,67 @@ Test(train_ffm, text_trains_in_one_pass_and_while_it_is_read)
     hog_model_free(m);
     hog_dataset_close(fr.train);
     hog_trainer_free(t);
+}
+
+/* A hog_progress_fn: the examples trained by the end of each epoch, into
+ * ctx (uint64_t per epoch). */
+static void examples_by_epoch(void *ctx, const hog_epoch_stats *st, int done)
+{
+    if (done)
+        ((uint64_t *)ctx)[st->epoch - 1] = st->examples;
+}
+
+/* Two workers begin a field-aware run sharing its hot factors and keep
+ * private copies of them only after their first 4 segments each
+ * (train_hot.c, "The copies' first segments"): the first epoch of a data
+ * set, and the first window of text streamed in its first epoch, run a
+ * pass up to there and one over the rest. Every row still trains once an
+ * epoch and the cross is learned; one worker, which keeps no copies, says
+ * nothing of it. */
+Test(train_ffm, two_workers_share_the_hot_factors_before_their_copies)
+{
+    enum { ROWS = 40000, EPOCHS = 3 };
+    char tr[160];
+    snprintf(tr, sizeof(tr), "%s", write_xor("tr.ffm", XOR_LIBFFM, ROWS, 3, 60001, 30));
+    hog_dataset *te = xor_fields("te.ffm", 2000, 4, 60000);
+    hog_read_params rp = hog_read_params_default();
+    rp.rows_per_block = 8192;
+    hog_train_params p = ffm_params();
+    p.epochs = EPOCHS;
+    p.holdout = 0;
+    char err[512] = "";
+    for (int stream = 0; stream <= 1; stream++)
+        for (unsigned threads = 1; threads <= 2; threads++) {
+            uint64_t seen[EPOCHS] = {0};
+            p.stream = stream;
+            p.threads = threads;
+            p.progress = examples_by_epoch;
+            p.progress_ctx = seen;
+            hog_trainer *t;
+            hog_model *m;
+            hog_file_run fr;
+            cr_assert_eq(hog_trainer_create(&p, &t, err, sizeof(err)), 0, "%s", err);
+            log_forget();
+            hog_log_set(log_keep, NULL, HOG_LOG_DEBUG);
+            int rc = hog_trainer_run_file(t, tr, &rp, NULL, NULL, &m, &fr, err, sizeof(err));
+            hog_log_set(NULL, NULL, HOG_LOG_WARN);
+            cr_assert_eq(rc, 0, "%s", err);
+            cr_assert_eq(fr.streamed, stream, "%s", fr.note);
+            const char *said = strstr(logged, "the first 8 segments share the hot factors; the private copies of 20");
+            cr_assert_eq(said != NULL, threads == 2, "stream %d, %u threads: %s", stream, threads, logged);
+            cr_assert(!said || !strstr(said + 1, "the first 8 segments"), "said once: %s", logged);
+            for (unsigned e = 0; e < EPOCHS; e++)
+                cr_assert_eq(seen[e], (uint64_t)ROWS * (e + 1), "stream %d, %u threads: %llu examples by epoch %u",
+                             stream, threads, (unsigned long long)seen[e], e + 1);
+            hog_metrics mt;
+            cr_assert_eq(hog_model_evaluate(m, te, 1, &mt), 0);
+            cr_assert_gt(mt.accuracy, 0.99, "stream %d, %u threads: test accuracy %g", stream, threads, mt.accuracy);
+            hog_model_free(m);
+            hog_dataset_close(fr.train);
+            hog_dataset_close(fr.test);
+            hog_trainer_free(t);
+        }
+    hog_dataset_close(te);
 }
 
 #if defined(__x86_64__) && !defined(HOG_W_C11)

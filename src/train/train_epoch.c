@@ -105,7 +105,7 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
         /* A paused counter hands out positions at or above MAX_SEGMENTS,
          * beyond every epoch's end. */
         uint32_t pos = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
-        if (pos >= job->nsegments || (job->stop && atomic_load_explicit(job->stop, memory_order_relaxed)) ||
+        if (pos >= job->stop_at || (job->stop && atomic_load_explicit(job->stop, memory_order_relaxed)) ||
             atomic_load_explicit(&job->bad_block, memory_order_relaxed) != UINT32_MAX)
             break;
         /* A block of a file checked as it is read, first read here (the
@@ -260,7 +260,10 @@ static int run_epoch(run_state *rs, const hog_dataset *train, run_position *at, 
         job.renum = rs->renum.blocks;
         job.tab = rs->renum.tab;
     }
+    const feature_tables tab = job.tab;
+    const uint32_t warm_end = hog_hot_warm_end(&job, e == 0);
     for (;;) {
+        hog_hot_pass(&job, &tab, at->segment, warm_end);
         atomic_store_explicit(&job.next, at->segment, memory_order_relaxed);
         job.paused_at = UINT32_MAX;
         job.due = hog_ckpt_due(&rs->ck.timer);
@@ -278,6 +281,12 @@ static int run_epoch(run_state *rs, const hog_dataset *train, run_position *at, 
          * model it made. */
         if ((rc = hog_block_source_end(rs->src, err, err_len)) < 0)
             return rc;
+        /* The first segments done, the private copies begin (train_hot.c):
+         * claims past stop_at trained nothing. */
+        if (job.stop_at < job.nsegments && job.paused_at >= job.stop_at) {
+            at->segment = job.stop_at;
+            continue;
+        }
         if (job.paused_at >= job.nsegments)
             break;
         at->segment = job.paused_at;

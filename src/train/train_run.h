@@ -507,6 +507,8 @@ typedef struct epoch_job {
     unsigned nth;             /* workers */
     const uint32_t *segments; /* segment ids in this pass's order */
     uint32_t nsegments;
+    uint32_t stop_at;         /* the pass ends at this position: nsegments, or where the private
+                                 copies begin (hog_hot_pass) */
     uint32_t per_block;       /* segments per block */
     uint64_t row0;            /* the row number of ds's first row (a window of a streamed epoch) */
     double frac0, frac1;      /* the part of the epoch these segments are: 0 and 1, or a window's */
@@ -880,6 +882,16 @@ int hog_hot_first(feature_tables *tab, uint32_t n, uint32_t nhot);
 int hog_hot_choose(const uint32_t *deg, uint64_t rows, uint64_t dim, uint32_t outputs, unsigned nth, int field_aware,
                    uint64_t **map, uint32_t *bits, uint32_t **hot_ids, uint32_t *nlocal, uint32_t *nhot,
                    uint32_t *first);
+
+/* Where the private copies begin in job's positions (0: from the first),
+ * for the pass that begins the run's training when first is set: see
+ * train_hot.c, "The copies' first segments". */
+uint32_t hog_hot_warm_end(const epoch_job *job, int first);
+
+/* Sets job's tables to tab, or to no copies where the pass from position
+ * from lies before warm_end (hog_hot_warm_end), and where the pass stops:
+ * at warm_end then, else at the end of job's segments. */
+void hog_hot_pass(epoch_job *job, const feature_tables *tab, uint32_t from, uint32_t warm_end);
 
 /* Loads the private copies of ws from the shared weights (the first
  * segment of a pass). */

@@ -260,14 +260,11 @@ static int stream_pass(run_state *rs, hog_block_source *src, hog_dataset *win, c
             segments[nsegments++] = b * spb + s;
     win->blocks = (hog_block *)blks;
     win->info.blocks = n;
-    int rc = hog_block_source_pass(src, HOG_PASS_EPOCH, NULL, 0);
-    if (rc < 0)
-        return hog_fail(rc, err, err_len, "starting the reads of the window: %s", hog_strerror(rc));
     epoch_job job = hog_epoch_job(rs, 0);
     job.ds = win;
     job.src = src;
     job.segments = segments;
-    job.nsegments = nsegments;
+    job.nsegments = job.stop_at = nsegments;
     job.per_block = spb;
     job.row0 = row0;
     job.frac0 = frac0;
@@ -283,12 +280,28 @@ static int stream_pass(run_state *rs, hog_block_source *src, hog_dataset *win, c
     hog_rng rng = {hog_mix64(rs->p->seed ^ 0x57ea0000ull) + window_index};
     hog_shuffle_u32(segments, nsegments, &rng);
     rs->st.step = hog_segment_step(&job, 0);
-    job.t0 = hog_now();
-    job.done_seconds = job.t0 - t_start;
-    hog_epoch_pass(rs, &job);
-    if ((rc = hog_block_source_end(src, err, err_len)) < 0)
-        return rc;
-    return job.paused_at < job.nsegments;
+    /* The run's first window begins without private copies (train_hot.c):
+     * a pass up to where they begin, then one over the rest. */
+    const feature_tables tab = job.tab;
+    const uint32_t warm_end = hog_hot_warm_end(&job, window_index == 0);
+    for (uint32_t from = 0;;) {
+        hog_hot_pass(&job, &tab, from, warm_end);
+        atomic_store_explicit(&job.next, from, memory_order_relaxed);
+        job.paused_at = UINT32_MAX;
+        int rc = hog_block_source_pass(src, HOG_PASS_EPOCH, NULL, 0);
+        if (rc < 0)
+            return hog_fail(rc, err, err_len, "starting the reads of the window: %s", hog_strerror(rc));
+        job.t0 = hog_now();
+        job.done_seconds = job.t0 - t_start;
+        hog_epoch_pass(rs, &job);
+        if ((rc = hog_block_source_end(src, err, err_len)) < 0)
+            return rc;
+        if (job.stop_at < job.nsegments && job.paused_at >= job.stop_at) {
+            from = job.stop_at;
+            continue;
+        }
+        return job.paused_at < job.nsegments;
+    }
 }
 
 /* Progressive validation of a one-pass run, Vowpal Wabbit's way: after the
