@@ -153,6 +153,57 @@ Test(train_hot, a_merge_sums_changes_and_shares_out_the_hot_ones)
     hog_model_free(m);
 }
 
+/* A private copy's merge at a segment's end, four words at a time where a
+ * feature has a multiple of four (8 outputs) and one at a time where not
+ * (3): a summed change (share 1, as a field-aware machine's) adds the
+ * copy's change to what the shared word holds now, another worker's merge
+ * meanwhile kept; a hot change shared out adds share times it; the copy
+ * and its start then hold the shared word. */
+Test(train_hot, a_copy_merges_its_change_four_words_at_a_time_or_one)
+{
+    const uint32_t outs[2] = {8, 3};
+    const float shares[2] = {1.0f, 0.5f};
+    for (int o = 0; o < 2; o++)
+        for (int sh = 0; sh < 2; sh++) {
+            const uint32_t K = outs[o];
+            hog_model *m = hog_model_new(HOG_LOSS_LOGISTIC, 4, K, 2);
+            cr_assert_not_null(m);
+            _Alignas(64) hog_weight mine[8];
+            _Alignas(64) float mine0[8];
+            float want[8];
+            for (uint32_t k = 0; k < K; k++) {
+                const float start = 10.0f + (float)k, delta = k == 1 || k == K - 1 ? 0.25f * (float)(k + 1) : 0.0f;
+                const float other = k == 2 ? 100.0f : 0.0f; /* another worker's merge meanwhile */
+                hog_w_store(&m->w[2 * K + k], start + other);
+                hog_w_store(&mine[k], start + delta);
+                mine0[k] = start;
+                want[k] = start + other + shares[sh] * delta;
+            }
+            uint32_t hot_ids[1] = {2};
+            epoch_job job;
+            memset(&job, 0, sizeof(job));
+            job.m = m;
+            job.tab.hot_ids = hot_ids;
+            job.tab.nlocal = job.tab.nhot = 1;
+            worker_state ws;
+            memset(&ws, 0, sizeof(ws));
+            ws.w = m->w;
+            ws.hot = mine;
+            ws.hot0 = mine0;
+            hog_hot_sync(&job, &ws, shares[sh]);
+            for (uint32_t k = 0; k < K; k++) {
+                const float got = hog_w_load(&m->w[2 * K + k]);
+                cr_assert_float_eq(got, want[k], 1e-6, "%u outputs, share %g, word %u: %g, want %g", K,
+                                   (double)shares[sh], k, (double)got, (double)want[k]);
+                cr_assert(hog_w_load(&mine[k]) == got && mine0[k] == got, "the copy of word %u holds the model", k);
+            }
+            for (uint32_t j = 0; j < 4; j++)
+                for (uint32_t k = 0; j != 2 && k < K; k++)
+                    cr_assert(hog_w_load(&m->w[j * K + k]) == 0.0f, "feature %u untouched", j);
+            hog_model_free(m);
+        }
+}
+
 /* Two workers on whole copies reach the loss of one on the same data (a
  * power law of features: a few hot, most cold), on both tuned loops, and
  * every row is trained once an epoch. */
