@@ -60,7 +60,15 @@
  * with 4% merging; 12 features (1 in 5) the same loss, slower, their
  * cache lines shared. Time to one thread's loss after 3 epochs against two
  * pinned one-thread runs, interleaved with the build before: 0.73 to 0.80
- * of the parallel limit, against 0.61 to 0.70. */
+ * of the parallel limit, against 0.61 to 0.70. Most of the 204 copies'
+ * loss was their start (see "The copies' first segments"): since a run
+ * starts with the hot factors shared, they need 2.90 to 3.04 epochs to
+ * one thread's loss, as the 51 do, and their merges, four words at a
+ * time, are 2.3% of the run. Their epochs and the 51's were not told
+ * apart on a host whose cache-line round trip moved between 70 and 350
+ * ns (medians of 20 alternating runs 1.41 and 1.35 s; with write
+ * prefetches, 10 runs, 1.65 and 1.62 s; the 634 of 1 row in 300 under a
+ * 4x cap 1.76 s), so 1 in 20 stays. */
 #define FFM_LOCAL_SHARE 20u
 #define LOCAL_WEIGHTS 16384u
 /* Private copies delay the hot weights' updates by a segment and share
