@@ -278,10 +278,10 @@ void hog_hot_begin(const epoch_job *job, worker_state *ws)
  * machine's are, moved the hot factors as far as nth first steps. The
  * damage lasted: on gen_click's 1,000,000 rows (k 4, 2 threads) the run
  * needed 3.11 to 3.37 epochs (median 3.24, 10 runs) to one thread's test
- * loss after 3, where shared hot factors need 3.0. So the first
+ * loss after 3, where shared hot factors need 2.82 to 3.20. So the first
  * COPY_WARM_SEGMENTS segments per worker of a field-aware machine's run
  * share its hot factors, HOGWILD!'s way, and the copies begin once every
- * hot factor's sums have a few thousand steps in them: 2.92 to 3.08
+ * hot factor's sums hold some 400 steps or more: 2.92 to 3.08
  * epochs (median 2.97, 5 runs); 1 segment per worker 2.94 to 3.06, 2 2.94
  * to 3.04, 8 2.90 to 2.96. It costs those few segments' shared lines, a
  * few milliseconds. Other models share their hot weights' changes out
@@ -293,10 +293,7 @@ uint32_t hog_hot_warm_end(const epoch_job *job, int first)
 {
     if (!first || !job->m->fields || !job->tab.nlocal || job->tab.whole_every)
         return 0;
-    const uint32_t end = HOG_MIN(COPY_WARM_SEGMENTS * job->nth, job->nsegments);
-    hog_log(HOG_LOG_DEBUG, "the first %u segments share the hot factors; the private copies of %u features begin after them",
-            end, job->tab.nlocal);
-    return end;
+    return HOG_MIN(COPY_WARM_SEGMENTS * job->nth, job->nsegments);
 }
 
 /* A map of no copies (map_empty's form, 2 cells): never written. */
@@ -308,6 +305,8 @@ void hog_hot_pass(epoch_job *job, const feature_tables *tab, uint32_t from, uint
     job->stop_at = job->nsegments;
     if (from >= warm_end)
         return;
+    hog_log(HOG_LOG_DEBUG, "the first %u segments share the hot factors; the private copies of %u features begin after them",
+            warm_end, tab->nlocal);
     job->stop_at = warm_end;
     job->tab.map = no_copies;
     job->tab.map_bits = 1;
