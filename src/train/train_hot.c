@@ -277,13 +277,14 @@ void hog_hot_begin(const epoch_job *job, worker_state *ws)
  * copy of a hot feature, and the changes, summed as a field-aware
  * machine's are, moved the hot factors as far as nth first steps. The
  * damage lasted: on gen_click's 1,000,000 rows (k 4, 2 threads) the run
- * needed 3.11 to 3.37 epochs (median 3.24, 10 runs) to one thread's test
+ * needed 3.06 to 3.51 epochs (median 3.24, 15 runs) to one thread's test
  * loss after 3, where shared hot factors need 2.82 to 3.20. So the first
  * COPY_WARM_SEGMENTS segments per worker of a field-aware machine's run
  * share its hot factors, HOGWILD!'s way, and the copies begin once every
  * hot factor's sums hold some 400 steps or more: 2.92 to 3.08
- * epochs (median 2.97, 5 runs); 1 segment per worker 2.94 to 3.06, 2 2.94
- * to 3.04, 8 2.90 to 2.96. It costs those few segments' shared lines, a
+ * epochs (median 2.97, 7 runs; 2.86 to 3.22, median 2.97, in 18 more
+ * runs of this build); 1 segment per worker 2.94 to 3.06, 2 2.94 to 3.04,
+ * 8 2.90 and 2.91, 16 2.96 and 3.10. It costs those few segments' shared lines, a
  * few milliseconds. Other models share their hot weights' changes out
  * (hog_segment_run), which does not move a weight further than one
  * worker's steps. */
