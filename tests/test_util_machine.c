@@ -1,4 +1,4 @@
-/* test_util_machine.c: the memory a run may use: the cgroup's room read from fake v1 and v2 trees, and from a real cgroup v1 where the test may make one. */
+/* test_util_machine.c: the memory a run may use: the cgroup's room read from fake v1 and v2 trees, and from a real cgroup v1 where the test may make one; the CPU's PREFETCHW flag. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -159,4 +159,24 @@ Test(util_machine, a_real_v1_cgroup_limits_what_a_run_may_use)
     cr_assert_leq(in_group, 300 * MIB);
     cr_assert_gt(in_group, 200 * MIB, "this process uses far less than 100 MiB");
     cr_assert_leq(usable, 300 * MIB);
+}
+
+/* The write prefetches' flag is the CPU's own: Linux names PREFETCHW
+ * "3dnowprefetch" in /proc/cpuinfo's flags. */
+Test(util_machine, the_prefetchw_flag_is_the_cpus)
+{
+    FILE *f = fopen("/proc/cpuinfo", "re");
+    if (!f)
+        cr_skip_test("no /proc/cpuinfo");
+    char line[8192];
+    int flags = 0, has = 0;
+    while (!flags && fgets(line, sizeof(line), f))
+        if (strncmp(line, "flags", 5) == 0) {
+            flags = 1;
+            has = strstr(line, " 3dnowprefetch") != NULL;
+        }
+    fclose(f);
+    if (!flags)
+        cr_skip_test("no flags line in /proc/cpuinfo (not x86)");
+    cr_assert_eq(hog_cpu_prefetchw, has, "hog_cpu_prefetchw %d, cpuinfo %d", hog_cpu_prefetchw, has);
 }

@@ -502,7 +502,7 @@ float hog_softmax(float *scores, uint32_t k);
 static inline void hog_prefetch_write(const void *p)
 {
 #if defined(__x86_64__)
-    if (__builtin_cpu_supports("prfchw")) {
+    if (hog_cpu_prefetchw) {
         __asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
         return;
     }

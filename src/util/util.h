@@ -253,6 +253,11 @@ unsigned hog_cpus(void);
 
 double hog_now(void); /* seconds, CLOCK_MONOTONIC */
 
+/* 1 where the CPU has PREFETCHW (CPUID 0x80000001, ECX bit 8), else 0: set
+ * when the library loads, read by the row loops' write prefetches
+ * (train.h, hog_prefetch_write). */
+extern int hog_cpu_prefetchw;
+
 /* ---- vector register state ---- */
 /* Code built for plain x86-64 (legacy SSE) runs far slower on a thread whose
  * AVX registers' upper halves are left in use by earlier AVX code: each

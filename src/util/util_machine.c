@@ -8,6 +8,22 @@
 
 #include "util.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+int hog_cpu_prefetchw;
+
+/* Asked once, as the library loads: a flag the loops read, not a CPUID in
+ * them. */
+__attribute__((constructor)) static void cpu_probe(void)
+{
+#if defined(__x86_64__)
+    unsigned a, b, c, d;
+    hog_cpu_prefetchw = __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & bit_PRFCHW);
+#endif
+}
+
 uint64_t hog_mem_available(void)
 {
     FILE *f = fopen("/proc/meminfo", "re");
