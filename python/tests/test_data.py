@@ -84,7 +84,11 @@ def test_partial_fit_trains_on_batches_from_the_weights_so_far():
         est.partial_fit(X[start:start + 2000], y[start:start + 2000], classes=[0, 1])
         scores.append(est.score(X, y))
     assert est.epochs_done_ == 4
-    assert scores[-1] > scores[0] and scores[-1] > 0.8
+    # Each batch starts from the weights so far: a later batch's model beats
+    # the first batch's by far more than two threads' noise (on one thread,
+    # 0.876, 0.898, 0.893, 0.878: the last batch alone is no better than
+    # the first, and two threads moved the first to 0.878).
+    assert max(scores[1:]) > scores[0] + 0.01 and min(scores) > 0.8, scores
     # A batch of one class, from a model that knows both.
     ones = y == 1
     before = est.intercept_[0]
