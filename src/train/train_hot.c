@@ -357,22 +357,22 @@ static inline void sync_weight(hog_weight *shared, hog_weight *mine, float *mine
 static void sync_summed(hog_weight *shared, hog_weight *mine, float *mine0, uint32_t K)
 {
     uint32_t k = 0;
-#ifndef HOG_W_C11
     if (K % 4 == 0 && (uintptr_t)shared % 16 == 0 && (uintptr_t)mine % 16 == 0)
         for (; k < K; k += 4) {
-            hog_f4 m, m0, v;
-            __asm__ volatile("movaps %1, %0" : "=x"(m) : "m"(*(const hog_f4 *)(const void *)&mine[k]));
-            __asm__ volatile("movaps %1, %0" : "=x"(v) : "m"(*(const hog_f4 *)(const void *)&shared[k]));
-            __builtin_memcpy(&m0, &mine0[k], sizeof(m0));
-            const hog_f4 d = m - m0;
-            if (d[0] != 0.0f || d[1] != 0.0f || d[2] != 0.0f || d[3] != 0.0f) {
-                v += d;
-                __asm__ volatile("movaps %1, %0" : "=m"(*(hog_f4 *)(void *)&shared[k]) : "x"(v));
+            float m[4], v[4];
+            hog_w_load_row(m, &mine[k], 4);
+            hog_w_load_row(v, &shared[k], 4);
+            int changed = 0;
+            for (int i = 0; i < 4; i++) {
+                const float d = m[i] - mine0[k + i];
+                changed |= d != 0.0f;
+                v[i] += d;
             }
-            __asm__ volatile("movaps %1, %0" : "=m"(*(hog_f4 *)(void *)&mine[k]) : "x"(v));
-            __builtin_memcpy(&mine0[k], &v, sizeof(v));
+            if (changed)
+                hog_w_store_row(&shared[k], v, 4);
+            hog_w_store_row(&mine[k], v, 4);
+            memcpy(&mine0[k], v, sizeof(v));
         }
-#endif
     for (; k < K; k++)
         sync_weight(&shared[k], &mine[k], &mine0[k], 0, 1.0f);
 }
