@@ -281,9 +281,8 @@ static int run_epoch(run_state *rs, const hog_dataset *train, run_position *at, 
          * model it made. */
         if ((rc = hog_block_source_end(rs->src, err, err_len)) < 0)
             return rc;
-        /* The first segments done, the private copies begin (train_hot.c):
-         * claims past stop_at trained nothing. */
-        if (job.stop_at < job.nsegments && job.paused_at >= job.stop_at) {
+        /* The first segments done, the private copies begin (train_hot.c). */
+        if (hog_hot_pass_to_copies(&job)) {
             at->segment = job.stop_at;
             continue;
         }

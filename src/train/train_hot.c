@@ -314,6 +314,11 @@ void hog_hot_pass(epoch_job *job, const feature_tables *tab, uint32_t from, uint
     job->tab.nlocal = job->tab.nhot = job->tab.first = 0;
 }
 
+int hog_hot_pass_to_copies(const epoch_job *job)
+{
+    return job->stop_at < job->nsegments && job->paused_at >= job->stop_at;
+}
+
 /* One private copy at the end of a segment: publishes its change to the
  * shared weight and starts the next segment from what the shared weight
  * now holds. A change shared out (a hot weight's, scaled by share below 1)

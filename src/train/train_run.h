@@ -893,6 +893,11 @@ uint32_t hog_hot_warm_end(const epoch_job *job, int first);
  * at warm_end then, else at the end of job's segments. */
 void hog_hot_pass(epoch_job *job, const feature_tables *tab, uint32_t from, uint32_t warm_end);
 
+/* Whether job's pass ended, unpaused, where the private copies begin: the
+ * positions before job->stop_at were trained, claims past it trained
+ * nothing, and the next pass starts at job->stop_at. */
+int hog_hot_pass_to_copies(const epoch_job *job);
+
 /* Loads the private copies of ws from the shared weights (the first
  * segment of a pass). */
 void hog_hot_begin(const epoch_job *job, worker_state *ws);

@@ -296,7 +296,7 @@ static int stream_pass(run_state *rs, hog_block_source *src, hog_dataset *win, c
         hog_epoch_pass(rs, &job);
         if ((rc = hog_block_source_end(src, err, err_len)) < 0)
             return rc;
-        if (job.stop_at < job.nsegments && job.paused_at >= job.stop_at) {
+        if (hog_hot_pass_to_copies(&job)) {
             from = job.stop_at;
             continue;
         }
