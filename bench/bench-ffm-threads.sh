@@ -15,6 +15,10 @@
 # epoch separate what the run converged from how fast it ran. The data is
 # the fm study's (bench/run fm makes it in BENCH_DIR, default
 # /tmp/hogtrain-bench): gen_click, 1,000,000 training rows, 20 fields, k 4.
+# Each round also measures the cache-line round trip between CPUs 0 and 1
+# before its runs (bench_coherence, from the first build that has it:
+# make bench-tools): where the host put the vCPUs, which moves what two
+# threads sharing one model reach and not what two independent runs do.
 set -eu
 rounds=${1:?usage: bench-ffm-threads.sh ROUNDS BUILD_DIR [BUILD_DIR ...]}
 shift
@@ -29,6 +33,9 @@ out=$(mktemp -d /tmp/bench-ffm-threads.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 r=1
 while [ "$r" -le "$rounds" ]; do
+    coh=
+    for build in "$@"; do [ -x "$build/bench/bench_coherence" ] && coh=$build/bench/bench_coherence && break; done
+    if [ -n "$coh" ]; then "$coh" -n 20000 -r 3 | tail -n 1 | cut -d, -f4 > "$out/rt-$r"; else echo nan > "$out/rt-$r"; fi
     b=0
     for build in "$@"; do
         taskset -c 0 "$build/hogtrain" train "$tr" --test "$te" --model ffm --factors 4 --epochs 3 --threads 1 \
@@ -47,6 +54,7 @@ import json, statistics, sys
 out, rounds, builds = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 rows = {b: [] for b in range(len(builds))}
 for r in range(1, rounds + 1):
+    rt = float(open(f"{out}/rt-{r}").read() or "nan")
     for b, build in enumerate(builds):
         p = [json.load(open(f"{out}/p{i}-{r}-{b}.json")) for i in (0, 1)]
         target = p[0]["epoch_test_loss"][2]
@@ -62,7 +70,7 @@ for r in range(1, rounds + 1):
         per_epoch = limit * 2 / 3 / 2 / (sum(t["epoch_seconds"][:3]) / 3)
         eff = limit / reach if reach else 0.0
         rows[b].append((eff, epochs or float("nan"), per_epoch))
-        print(f"round {r} {build}: target {target:.4f}, pinned {limit * 2 / 3:.2f} s an epoch, "
+        print(f"round {r} {build}: round trip {rt:.0f} ns, target {target:.4f}, pinned {limit * 2 / 3:.2f} s an epoch, "
               f"two threads {sum(t['epoch_seconds'][:3]) / 3:.2f} s an epoch ({per_epoch:.3f} of the limit), "
               f"{'%.2f epochs, %.2f s' % (epochs, reach) if reach else 'not reached in 5 epochs'}, efficiency {eff:.3f}")
 for b, build in enumerate(builds):

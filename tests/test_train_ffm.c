@@ -334,7 +334,8 @@ static void examples_by_epoch(void *ctx, const hog_epoch_stats *st, int done)
 }
 
 /* Two workers begin a field-aware run sharing its hot factors and keep
- * private copies of them only after their first 4 segments each
+ * private copies of them (and of the warm ones, in their tier) only after
+ * their first 4 segments each
  * (train_hot.c, "The copies' first segments"): the first epoch of a data
  * set, and the first window of text streamed in its first epoch, run a
  * pass up to there and one over the rest. Every row still trains once an
@@ -369,8 +370,11 @@ Test(train_ffm, two_workers_share_the_hot_factors_before_their_copies)
             hog_log_set(NULL, NULL, HOG_LOG_WARN);
             cr_assert_eq(rc, 0, "%s", err);
             cr_assert_eq(fr.streamed, stream, "%s", fr.note);
-            const char *said = strstr(logged, "the first 8 segments share the hot factors; the private copies of 20");
+            const char *said = strstr(logged, "the first 8 segments share the hot factors; the private copies of 50");
             cr_assert_eq(said != NULL, threads == 2, "stream %d, %u threads: %s", stream, threads, logged);
+            /* the 30 warm ones of 1 row in 1,000 to 1 in 20 merge every 8 segments */
+            cr_assert_eq(strstr(logged, "50 of them hot; 20 merged every segment, the others every 8") != NULL,
+                         threads == 2, "stream %d, %u threads: %s", stream, threads, logged);
             cr_assert(!said || !strstr(said + 1, "the first 8 segments"), "said once: %s", logged);
             for (unsigned e = 0; e < EPOCHS; e++)
                 cr_assert_eq(seen[e], (uint64_t)ROWS * (e + 1), "stream %d, %u threads: %llu examples by epoch %u",
@@ -384,6 +388,55 @@ Test(train_ffm, two_workers_share_the_hot_factors_before_their_copies)
             hog_trainer_free(t);
         }
     hog_dataset_close(te);
+}
+
+/* A field-aware machine's warm copies merge every 8 segments, and what
+ * one changed since its last merge joins the model at its pass's end.
+ * Twenty segments, the first 8 of them shared (the copies' first
+ * segments), leave 12 to two workers: one of them, or both, ends its pass
+ * with warm changes unmerged. A feature that only the last segment's rows
+ * hold (48 rows of 20,480: a warm copy, 1 row in 1,000 and more, fewer
+ * than 1 in 20) has moved from its start after one epoch, whichever
+ * worker trained it and when (four seeds, four orders of the segments);
+ * where the rows hold another feature in its place, its factors are the
+ * start's. */
+Test(train_ffm, a_warm_copys_last_steps_join_the_model_at_its_passs_end)
+{
+    enum { SEGMENTS = 20, XROWS = 48, X = 60101 };
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        hog_model *m[2];
+        for (int held = 0; held <= 1; held++) {
+            const char *path = write_xor("warm.ffm", XOR_LIBFFM, (SEGMENTS - 1) * 1024, 3, 60001, 30);
+            FILE *f = fopen(path, "a");
+            cr_assert_not_null(f, "%s", path);
+            for (int i = 0; i < 1024; i++) /* a = 0, b = 1: y = 1 */
+                if (i % 20 == 0 && i / 20 < XROWS)
+                    fprintf(f, "1 0:60001:1 1:60012:1 2:%d:1\n", held ? X : X + 1);
+                else
+                    fprintf(f, "1 0:60001:1 1:60012:1\n");
+            cr_assert_eq(fclose(f), 0);
+            hog_dataset *tr = open_written(path);
+            hog_train_params p = ffm_params();
+            p.epochs = 1;
+            p.threads = 2;
+            p.holdout = 0;
+            p.seed = seed;
+            log_forget();
+            hog_log_set(log_keep, NULL, HOG_LOG_DEBUG);
+            m[held] = train(tr, NULL, p);
+            hog_log_set(NULL, NULL, HOG_LOG_WARN);
+            cr_assert_not_null(strstr(logged, "merged every segment, the others every 8"), "%s", logged);
+            cr_assert_not_null(strstr(logged, "the first 8 segments share the hot factors"), "%s", logged);
+            hog_dataset_close(tr);
+        }
+        float moved = 0;
+        for (uint32_t k = 0; k < m[0]->outputs; k++)
+            moved = fmaxf(moved, fabsf(hog_w_load(&hog_model_wj(m[1], X)[k]) - hog_w_load(&hog_model_wj(m[0], X)[k])));
+        cr_assert_gt(moved, 1e-3f, "seed %llu: feature %d's factors moved %g from their start",
+                     (unsigned long long)seed, X, (double)moved);
+        hog_model_free(m[0]);
+        hog_model_free(m[1]);
+    }
 }
 
 #if defined(__x86_64__) && !defined(HOG_W_C11)

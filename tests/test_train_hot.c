@@ -525,28 +525,98 @@ Test(train_hot, renumbered_features_leave_the_model_in_the_files_numbering)
     hog_dataset_close(tr);
 }
 
-Test(train_hot, a_field_aware_machine_copies_only_the_hottest)
+/* A linear model copies the features 1 row in 300 touches; a field-aware
+ * machine down to 1 in 1,000, in two tiers: those 1 row in 20 touches
+ * merge every segment, the warm ones every 8. */
+Test(train_hot, a_field_aware_machine_copies_warm_features_in_a_second_tier)
 {
     const uint64_t dim = 1000, rows = 100000;
     uint32_t deg[1000] = {0};
     /* features below the map's cells: each has a cell of its own */
-    deg[1] = rows / 2;       /* both */
-    deg[2] = rows / 10;      /* both */
-    deg[3] = rows / 30;      /* 1 in 30: the linear model's alone */
-    deg[4] = rows / 200;     /* 1 in 200: the linear model's alone */
-    deg[5] = rows / 1000;    /* neither */
+    deg[1] = rows / 2;       /* both, every segment */
+    deg[2] = rows / 10;      /* both, every segment */
+    deg[3] = rows / 30;      /* both; the field-aware machine's warm tier */
+    deg[4] = rows / 200;     /* both; the field-aware machine's warm tier */
+    deg[5] = rows / 1000;    /* the field-aware machine's alone, warm */
+    deg[6] = rows / 2000;    /* neither */
     for (int field_aware = 0; field_aware <= 1; field_aware++) {
-        uint64_t *map;
-        uint32_t bits;
-        uint32_t *ids, nlocal, nhot, first;
-        cr_assert_eq(hog_hot_choose(deg, rows, dim, 80, 2, field_aware, &map, &bits, &ids, &nlocal, &nhot, &first), 0);
-        cr_assert_eq(nlocal, field_aware ? 2u : 4u, "field-aware %d: %u copies", field_aware, nlocal);
-        cr_assert_geq(hog_slot_of(map, bits, 1), 0);
-        cr_assert_geq(hog_slot_of(map, bits, 2), 0);
-        cr_assert_eq(hog_slot_of(map, bits, 3) >= 0, !field_aware);
-        cr_assert_eq(hog_slot_of(map, bits, 4) >= 0, !field_aware);
-        cr_assert_lt(hog_slot_of(map, bits, 5), 0);
-        hog_free(map);
-        hog_free(ids);
+        feature_tables tab;
+        memset(&tab, 0, sizeof(tab));
+        cr_assert_eq(hog_hot_choose(deg, rows, dim, 80, 2, field_aware, &tab.map, &tab.map_bits, &tab.hot_ids,
+                                    &tab.nlocal, &tab.nhot, &tab.first),
+                     0);
+        cr_assert_eq(tab.nlocal, field_aware ? 5u : 4u, "field-aware %d: %u copies", field_aware, tab.nlocal);
+        for (uint32_t j = 1; j <= 6; j++)
+            cr_assert_eq(hog_slot_of(tab.map, tab.map_bits, j) >= 0, j <= 4 || (j == 5 && field_aware),
+                         "field-aware %d: feature %u", field_aware, j);
+        hog_hot_tiers(&tab, deg, rows, field_aware);
+        cr_assert_eq(tab.nfast, field_aware ? 2u : 4u, "field-aware %d: %u merged every segment", field_aware,
+                     tab.nfast);
+        cr_assert_eq(tab.warm_every, field_aware ? 8u : 1u);
+        for (uint32_t h = 0; field_aware && h < tab.nlocal; h++)
+            cr_assert_eq((uint64_t)deg[tab.hot_ids[h]] * 20 >= rows, h < tab.nfast,
+                         "copy %u (feature %u) in the wrong tier", h, tab.hot_ids[h]);
+        hog_free(tab.map);
+        hog_free(tab.hot_ids);
     }
+}
+
+/* A field-aware machine's warm copies (past nfast) keep their change
+ * until every warm_every-th segment's merge, while the fast ones merge
+ * every segment; hog_hot_flush merges what they changed since (a pass's
+ * end), and nothing when they merged last. The AdaGrad sums alike. */
+Test(train_hot, warm_copies_merge_every_warm_every_segments_and_at_a_pass_end)
+{
+    const uint32_t K = 4, every = 3;
+    hog_model *m = hog_model_new(HOG_LOSS_LOGISTIC, 3, K, 2);
+    cr_assert_not_null(m);
+    _Alignas(64) hog_weight acc[12] = {0}, hot[8], hotacc[8];
+    _Alignas(64) float hot0[8], hotacc0[8];
+    uint32_t hot_ids[2] = {2, 0}; /* feature 2 fast, feature 0 warm */
+    epoch_job job;
+    memset(&job, 0, sizeof(job));
+    job.m = m;
+    job.tab.hot_ids = hot_ids;
+    job.tab.nlocal = 2;
+    job.tab.nfast = 1;
+    job.tab.warm_every = every;
+    worker_state ws;
+    memset(&ws, 0, sizeof(ws));
+    ws.w = m->w;
+    ws.hot = hot;
+    ws.hot0 = hot0;
+    ws.hotacc = hotacc;
+    ws.hotacc0 = hotacc0;
+    ws.optim.acc = acc;
+    ws.optim.astride = K;
+    hog_hot_begin(&job, &ws);
+    /* Each segment steps every word of both copies by 1 and their sums by 2. */
+    for (uint32_t seg = 1; seg <= 2 * every + 1; seg++) {
+        for (uint32_t i = 0; i < 2 * K; i++) {
+            hog_w_store(&hot[i], hog_w_load(&hot[i]) + 1.0f);
+            hog_w_store(&hotacc[i], hog_w_load(&hotacc[i]) + 2.0f);
+        }
+        hog_hot_sync(&job, &ws, 1.0f);
+        const float warm = (float)(seg / every * every); /* segments merged */
+        for (uint32_t k = 0; k < K; k++) {
+            cr_assert(hog_w_load(&m->w[2 * K + k]) == (float)seg, "segment %u: the fast copy merged", seg);
+            cr_assert(hog_w_load(&acc[2 * K + k]) == 2.0f * (float)seg);
+            cr_assert(hog_w_load(&m->w[k]) == warm, "segment %u: the warm copy's word %u: %g, want %g", seg, k,
+                      (double)hog_w_load(&m->w[k]), (double)warm);
+            cr_assert(hog_w_load(&acc[k]) == 2.0f * warm);
+            cr_assert(hog_w_load(&hot[K + k]) == (float)seg, "the warm copy keeps its steps");
+            cr_assert(hog_w_load(&m->w[K + k]) == 0.0f, "feature 1 has no copy");
+        }
+    }
+    hog_hot_flush(&job, &ws);
+    for (uint32_t k = 0; k < K; k++) {
+        cr_assert(hog_w_load(&m->w[k]) == (float)(2 * every + 1), "the pass's end merged the warm copy");
+        cr_assert(hog_w_load(&acc[k]) == 2.0f * (float)(2 * every + 1));
+        cr_assert(hot0[K + k] == (float)(2 * every + 1) && hotacc0[K + k] == 2.0f * (float)(2 * every + 1));
+    }
+    cr_assert_eq(ws.warm_since, 0u);
+    hog_w_store(&m->w[0], 100.0f); /* another worker's merge: no change of this one's to add */
+    hog_hot_flush(&job, &ws);
+    cr_assert(hog_w_load(&m->w[0]) == 100.0f, "a flush with nothing to merge writes nothing");
+    hog_model_free(m);
 }

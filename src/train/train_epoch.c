@@ -132,10 +132,13 @@ static void epoch_worker(void *arg, unsigned ith, unsigned nth)
         if (pause_wanted(job))
             pause_claims(job);
     }
-    /* What a whole copy changed since its last merge joins the model before
-     * the pass ends (an epoch's end, a pause, a stop). */
+    /* What a whole copy, or a warm feature's copy, changed since its last
+     * merge joins the model before the pass ends (an epoch's end, a pause,
+     * a stop). */
     if (fresh && hog_whole_on(job) && ws->own_since)
         hog_whole_sync(job, ws);
+    else if (fresh && !hog_whole_on(job))
+        hog_hot_flush(job, ws);
 }
 
 epoch_job hog_epoch_job(run_state *rs, unsigned e)

@@ -48,28 +48,34 @@
  * 0.73). */
 #define LOCAL_SHARE 300u
 #define HOT_SHARE 100u
-/* A field-aware machine keeps copies only of the features that at least 1
- * row in FFM_LOCAL_SHARE touches. Its copies are large (the factors for
- * every field: 80 floats a feature at 20 fields and k 4, as many AdaGrad
- * sums), their changes are summed, not shared out (hog_segment_run), and
- * a copy's change reaches the model a segment late. On gen_click data
- * (1,000,000 rows, 20 fields, 2 threads, 3 epochs) the 204 features of 1
- * row in 300 and up (the 16,384-weight cap) gave test logloss 0.4344 to
- * 0.4347 after 3 epochs, and their merging was 11% of the run's samples;
- * the 51 of 1 row in 20 and up 0.4332 to 0.4339, one thread's 0.4333,
- * with 4% merging; 12 features (1 in 5) the same loss, slower, their
- * cache lines shared. Time to one thread's loss after 3 epochs against two
- * pinned one-thread runs, interleaved with the build before: 0.73 to 0.80
- * of the parallel limit, against 0.61 to 0.70. Most of the 204 copies'
- * loss was their start (see "The copies' first segments"): since a run
- * starts with the hot factors shared, they need 2.90 to 3.04 epochs to
- * one thread's loss, as the 51 do, and their merges, four words at a
- * time, are 2.3% of the run. Their epochs and the 51's were not told
- * apart on a host whose cache-line round trip moved between 70 and 350
- * ns (medians of 20 alternating runs 1.41 and 1.35 s; with write
- * prefetches, 10 runs, 1.65 and 1.62 s; the 634 of 1 row in 300 under a
- * 4x cap 1.76 s), so 1 in 20 stays. */
-#define FFM_LOCAL_SHARE 20u
+/* A field-aware machine's copies are large (the factors for every field:
+ * 80 floats a feature at 20 fields and k 4, as many AdaGrad sums, ten
+ * cache lines), their changes are summed, not shared out
+ * (hog_segment_run), and every row writes all ten lines of each of its
+ * features, so a feature both workers write costs a line transfer per
+ * line each time the other wrote it last: on a host whose two vCPUs sit
+ * on different core complexes, 100 to 400 ns a line. Two tiers of copies:
+ * the features at least 1 row in FFM_FAST_SHARE touches merge every
+ * segment, as other models' copies do; the warm ones, down to 1 row in
+ * FFM_LOCAL_SHARE, every FFM_WARM_EVERY segments (8,192 rows a worker),
+ * between which a worker touches each of them 8 times or more and pays
+ * for its lines once, at the merge. Their delay is 8 segments of a
+ * feature that moves a step or so a segment. At most FFM_LOCAL_WEIGHTS
+ * weights (1 MiB of copies and sums a worker, a core's L2 cache on the
+ * machine measured; their starts are read only at merges). On gen_click
+ * data (1,000,000 rows, 20 fields, k 4, 2 threads) that is 1,638
+ * features, against 51 at 1 row in 20 alone; the epochs to one thread's
+ * test loss after 3 stayed at 2.95 to 3.01 (medians of interleaved sets),
+ * and two threads' epochs ran at 0.76 to 0.85 of two pinned one-thread
+ * runs beside them, against 0.64 to 0.73 (bench/bench-ffm-threads.sh;
+ * see docs/benchmarks.md). The warm tier merged every segment was slower
+ * (0.71 of the limit at 1 in 300); copies of every feature, merged every
+ * 8 or 32 segments, slower still (0.73, 0.81 against 0.85): a feature
+ * touched once between merges pays for its lines at the merge anyway. */
+#define FFM_LOCAL_SHARE 1000u
+#define FFM_FAST_SHARE 20u
+#define FFM_WARM_EVERY 8u
+#define FFM_LOCAL_WEIGHTS (8u * LOCAL_WEIGHTS)
 #define LOCAL_WEIGHTS 16384u
 /* Private copies delay the hot weights' updates by a segment and share
  * them out among the segments that ran beside it, so k workers together
@@ -84,9 +90,9 @@
  * its delay costs nothing. */
 #define COPY_MIN_SEGMENTS 8u
 
-uint32_t hog_hot_max(uint32_t outputs)
+uint32_t hog_hot_max(uint32_t outputs, int field_aware)
 {
-    return HOG_MAX(LOCAL_WEIGHTS / outputs, 1u);
+    return HOG_MAX((field_aware ? FFM_LOCAL_WEIGHTS : LOCAL_WEIGHTS) / outputs, 1u);
 }
 
 typedef struct hot_cand {
@@ -180,7 +186,7 @@ int hog_hot_choose(const uint32_t *deg, uint64_t rows, uint64_t dim, uint32_t ou
     const uint64_t share = field_aware ? FFM_LOCAL_SHARE : LOCAL_SHARE;
     uint64_t segments = (rows + SEGMENT_ROWS - 1) / SEGMENT_ROWS;
     int copies = nth > 1 && (segments >= (uint64_t)COPY_MIN_SEGMENTS * nth || nth > hog_cpus());
-    uint32_t max_hot = copies ? hog_hot_max(outputs) : 0;
+    uint32_t max_hot = copies ? hog_hot_max(outputs, field_aware) : 0;
     uint32_t ncand = 0;
     for (uint64_t j = 0; max_hot && j < dim; j++)
         ncand += (uint64_t)deg[j] * share >= rows && deg[j] > 0;
@@ -221,6 +227,18 @@ int hog_hot_choose(const uint32_t *deg, uint64_t rows, uint64_t dim, uint32_t ou
     return 0;
 }
 
+void hog_hot_tiers(feature_tables *tab, const uint32_t *deg, uint64_t rows, int field_aware)
+{
+    tab->nfast = tab->nlocal;
+    tab->warm_every = 1;
+    if (!field_aware)
+        return;
+    tab->nfast = 0; /* the copies are the hottest first */
+    while (tab->nfast < tab->nlocal && (uint64_t)deg[tab->hot_ids[tab->nfast]] * FFM_FAST_SHARE >= rows)
+        tab->nfast++;
+    tab->warm_every = FFM_WARM_EVERY;
+}
+
 int hog_hot_first(feature_tables *tab, uint32_t n, uint32_t nhot)
 {
     const uint32_t bits = map_bits_for(n);
@@ -237,8 +255,9 @@ int hog_hot_first(feature_tables *tab, uint32_t n, uint32_t nhot)
     tab->map = map;
     tab->map_bits = bits;
     tab->hot_ids = ids;
-    tab->nlocal = tab->first = n;
+    tab->nlocal = tab->first = tab->nfast = n;
     tab->nhot = nhot;
+    tab->warm_every = 1;
     return 0;
 }
 
@@ -248,6 +267,7 @@ int hog_hot_first(feature_tables *tab, uint32_t n, uint32_t nhot)
 void hog_hot_begin(const epoch_job *job, worker_state *ws)
 {
     const uint32_t K = job->m->outputs;
+    ws->warm_since = 0;
     for (uint32_t h = 0; h < job->tab.nlocal; h++) {
         const hog_weight *w = ws->w + (size_t)job->tab.hot_ids[h] * job->m->stride;
         for (uint32_t k = 0; k < K; k++) {
@@ -311,7 +331,7 @@ void hog_hot_pass(epoch_job *job, const feature_tables *tab, uint32_t from, uint
     job->stop_at = warm_end;
     job->tab.map = no_copies;
     job->tab.map_bits = 1;
-    job->tab.nlocal = job->tab.nhot = job->tab.first = 0;
+    job->tab.nlocal = job->tab.nhot = job->tab.first = job->tab.nfast = 0;
 }
 
 int hog_hot_pass_to_copies(const epoch_job *job)
@@ -382,13 +402,14 @@ static void sync_summed(hog_weight *shared, hog_weight *mine, float *mine0, uint
         sync_weight(&shared[k], &mine[k], &mine0[k], 0, 1.0f);
 }
 
-/* The end of one segment and the hog_hot_begin of the next in one pass, so
- * that each shared cache line is fetched once per segment, not twice. The
- * AdaGrad sums' changes are summed, not shared out. */
-void hog_hot_sync(const epoch_job *job, worker_state *ws, float share)
+/* The end of one segment and the hog_hot_begin of the next in one pass,
+ * for copies from to to, so that each shared cache line is fetched once
+ * per merge, not twice. The AdaGrad sums' changes are summed, not shared
+ * out. */
+static void sync_range(const epoch_job *job, worker_state *ws, float share, uint32_t from, uint32_t to)
 {
     const uint32_t K = job->m->outputs;
-    for (uint32_t h = 0; h < job->tab.nlocal; h++) {
+    for (uint32_t h = from; h < to; h++) {
         hog_weight *w = ws->w + (size_t)job->tab.hot_ids[h] * job->m->stride;
         if (share == 1.0f || h >= job->tab.nhot)
             sync_summed(w, &ws->hot[h * K], &ws->hot0[h * K], K);
@@ -397,9 +418,25 @@ void hog_hot_sync(const epoch_job *job, worker_state *ws, float share)
                 sync_weight(&w[k], &ws->hot[h * K + k], &ws->hot0[h * K + k], 1, share);
     }
     if (ws->optim.acc)
-        for (uint32_t h = 0; h < job->tab.nlocal; h++)
+        for (uint32_t h = from; h < to; h++)
             sync_summed(ws->optim.acc + (size_t)job->tab.hot_ids[h] * ws->optim.astride, &ws->hotacc[h * K],
                         &ws->hotacc0[h * K], K);
+}
+
+void hog_hot_sync(const epoch_job *job, worker_state *ws, float share)
+{
+    const feature_tables *tab = &job->tab;
+    int warm = tab->nfast < tab->nlocal && ++ws->warm_since >= tab->warm_every;
+    sync_range(job, ws, share, 0, warm || tab->nfast >= tab->nlocal ? tab->nlocal : tab->nfast);
+    if (warm)
+        ws->warm_since = 0;
+}
+
+void hog_hot_flush(const epoch_job *job, worker_state *ws)
+{
+    if (ws->warm_since && job->tab.nfast < job->tab.nlocal)
+        sync_range(job, ws, 1.0f, job->tab.nfast, job->tab.nlocal);
+    ws->warm_since = 0;
 }
 
 /* ===================================================================== *

@@ -268,8 +268,11 @@ int hog_run_tables(run_state *rs)
     int rc = hog_hot_choose(rs->deg, rs->deg_rows, rs->dim, rs->outputs, copy_workers(rs),
                             rs->p->factors && rs->p->field_aware, &tab->map, &tab->map_bits, &tab->hot_ids,
                             &tab->nlocal, &tab->nhot, &tab->first);
-    if (rc < 0 || rs->kernel != HOG_KERNEL_SPARSE)
+    if (rc < 0)
         return rc;
+    hog_hot_tiers(tab, rs->deg, rs->deg_rows, rs->p->factors && rs->p->field_aware);
+    if (rs->kernel != HOG_KERNEL_SPARSE)
+        return 0;
     /* Whole copies for a small model (train_hot.c), made where the worker runs. */
     uint64_t nnz = 0, weights = rs->dim * rs->outputs;
     for (uint64_t j = 0; j < rs->dim; j++)
@@ -358,7 +361,7 @@ int hog_run_alloc(run_state *rs, char *err, size_t err_len)
     }
     /* Room for as many private copies as hog_hot_choose can choose, so the
      * tables can be rebuilt between epochs. */
-    size_t nhot = (size_t)(copy_workers(rs) > 1 ? hog_hot_max(outputs) : 0) * outputs + 1;
+    size_t nhot = (size_t)(copy_workers(rs) > 1 ? hog_hot_max(outputs, p->factors && p->field_aware) : 0) * outputs + 1;
     for (unsigned i = 0; i < rs->nth; i++) {
         worker_state *ws = &rs->ws[i];
         /* In the memory of the worker's NUMA node (zeroed, cache-line aligned). */
@@ -430,8 +433,9 @@ int hog_run_alloc_final(run_state *rs)
         hog_log(HOG_LOG_DEBUG, "each worker trains a copy of the whole model, merged every %u segments, %u hot "
                 "features shared out", rs->tab.whole_every, rs->tab.nhot);
     else if (rs->tab.nlocal)
-        hog_log(HOG_LOG_DEBUG, "%u features kept per worker, %u of them hot%s", rs->tab.nlocal, rs->tab.nhot,
-                rs->tab.first ? ", the first features" : "");
+        hog_log(HOG_LOG_DEBUG, "%u features kept per worker, %u of them hot%s; %u merged every segment, the others "
+                "every %u", rs->tab.nlocal, rs->tab.nhot, rs->tab.first ? ", the first features" : "", rs->tab.nfast,
+                rs->tab.warm_every);
     return 0;
 }
 

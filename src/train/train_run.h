@@ -135,7 +135,8 @@ typedef struct worker_state {
                          the bias's AdaGrad sum and its start, scores to evaluate */
     uint32_t *perm;   /* SEGMENT_ROWS */
     hog_weight *hot;  /* nlocal * outputs: this worker's copy of the hot weights */
-    float *hot0;      /* their values at the start of the segment */
+    float *hot0;      /* their values at the start of the segment (at the last merge) */
+    uint32_t warm_since; /* segments trained since the copies past nfast last merged */
     hog_dense *dense; /* the dense kernel's buffers, or NULL on the sparse kernel */
     hog_weight *w;    /* the weights this worker reads and writes: the model's, or its replica's */
     hog_weight *bias; /* the same for the biases */
@@ -183,6 +184,9 @@ typedef struct feature_tables {
     uint32_t *hot_ids; /* the features kept in private copies, by slot, hot first */
     uint32_t nlocal;   /* features kept in private copies */
     uint32_t nhot;     /* the first nhot of them are hot */
+    uint32_t nfast;    /* the first nfast of them merge every segment, the others every
+                          warm_every segments (a field-aware machine's warm features) */
+    uint32_t warm_every;
     uint32_t first;    /* > 0: they are features 0..first-1, each in the slot of its own number,
                           so that the tuned loops test the index and read no map (hog_hot_choose) */
     uint32_t whole_every; /* > 0: each worker trains a copy of the whole model instead, its
@@ -862,7 +866,7 @@ void *hog_window_count(void *arg);
  * ===================================================================== */
 /* The most features a worker keeps private copies of, for outputs weights
  * each. */
-uint32_t hog_hot_max(uint32_t outputs);
+uint32_t hog_hot_max(uint32_t outputs, int field_aware);
 
 /* The tables of copies of features 0..n-1, the first nhot of them hot, in
  * the first-features form (feature_tables.first = n): map, hot_ids, nlocal,
@@ -903,8 +907,19 @@ int hog_hot_pass_to_copies(const epoch_job *job);
 void hog_hot_begin(const epoch_job *job, worker_state *ws);
 
 /* Publishes the change of ws's private copies over a segment, hot weights'
- * scaled by share, and starts the next segment from the result. */
+ * scaled by share, and starts the next segment from the result: the first
+ * job->tab.nfast copies every segment, the others every warm_every. */
 void hog_hot_sync(const epoch_job *job, worker_state *ws, float share);
+
+/* Publishes what the copies past job->tab.nfast changed since their last
+ * merge (a pass's end: hog_hot_sync merged the others). */
+void hog_hot_flush(const epoch_job *job, worker_state *ws);
+
+/* The warm tier of the copies hog_hot_choose chose for a field-aware
+ * machine (ids, n of them, hottest first) from the features' degrees over
+ * rows rows: sets tab->nfast and tab->warm_every (all copies merge every
+ * segment for other models). */
+void hog_hot_tiers(feature_tables *tab, const uint32_t *deg, uint64_t rows, int field_aware);
 
 /* The segments between the merges of whole copies of a model of weights
  * weights trained by nth workers on rows rows holding nnz non-zeros with
