@@ -527,7 +527,7 @@ Test(train_hot, renumbered_features_leave_the_model_in_the_files_numbering)
 
 /* A linear model copies the features 1 row in 300 touches; a field-aware
  * machine down to 1 in 1,000, in two tiers: those 1 row in 20 touches
- * merge every segment, the warm ones every 8. */
+ * merge every segment, the warm ones every 16. */
 Test(train_hot, a_field_aware_machine_copies_warm_features_in_a_second_tier)
 {
     const uint64_t dim = 1000, rows = 100000;
@@ -552,7 +552,7 @@ Test(train_hot, a_field_aware_machine_copies_warm_features_in_a_second_tier)
         hog_hot_tiers(&tab, deg, rows, field_aware);
         cr_assert_eq(tab.nfast, field_aware ? 2u : 4u, "field-aware %d: %u merged every segment", field_aware,
                      tab.nfast);
-        cr_assert_eq(tab.warm_every, field_aware ? 8u : 1u);
+        cr_assert_eq(tab.warm_every, field_aware ? 16u : 1u);
         for (uint32_t h = 0; field_aware && h < tab.nlocal; h++)
             cr_assert_eq((uint64_t)deg[tab.hot_ids[h]] * 20 >= rows, h < tab.nfast,
                          "copy %u (feature %u) in the wrong tier", h, tab.hot_ids[h]);

@@ -57,24 +57,28 @@
  * on different core complexes, 100 to 400 ns a line. Two tiers of copies:
  * the features at least 1 row in FFM_FAST_SHARE touches merge every
  * segment, as other models' copies do; the warm ones, down to 1 row in
- * FFM_LOCAL_SHARE, every FFM_WARM_EVERY segments (8,192 rows a worker),
- * between which a worker touches each of them 8 times or more and pays
- * for its lines once, at the merge. Their delay is 8 segments of a
- * feature that moves a step or so a segment. At most FFM_LOCAL_WEIGHTS
- * weights (1 MiB of copies and sums a worker, a core's L2 cache on the
- * machine measured; their starts are read only at merges). On gen_click
- * data (1,000,000 rows, 20 fields, k 4, 2 threads) that is 1,638
- * features, against 51 at 1 row in 20 alone; the epochs to one thread's
- * test loss after 3 stayed at 2.95 to 3.01 (medians of interleaved sets),
- * and two threads' epochs ran at 0.76 to 0.85 of two pinned one-thread
- * runs beside them, against 0.64 to 0.73 (bench/bench-ffm-threads.sh;
- * see docs/benchmarks.md). The warm tier merged every segment was slower
- * (0.71 of the limit at 1 in 300); copies of every feature, merged every
- * 8 or 32 segments, slower still (0.73, 0.81 against 0.85): a feature
- * touched once between merges pays for its lines at the merge anyway. */
+ * FFM_LOCAL_SHARE, every FFM_WARM_EVERY segments (16,384 rows a worker),
+ * between which a worker touches each of them 16 times or more and pays
+ * for its lines once, at the merge. At most FFM_LOCAL_WEIGHTS weights (1
+ * MiB of copies and sums a worker, a core's L2 cache on the machine
+ * measured; their starts are read only at merges). On gen_click data
+ * (1,000,000 rows, 20 fields, k 4, 2 threads) that is 1,638 features,
+ * against 51 at 1 row in 20 alone. Time to one thread's test loss after
+ * 3 epochs against two pinned one-thread runs beside it (10 interleaved
+ * rounds, bench/bench-ffm-threads.sh): merged every 16 segments, 0.909 of
+ * the parallel limit (median; 3.03 epochs to the loss, each at 0.91 of
+ * the limit), every 8 0.783 (2.97 epochs), the 51 copies alone 0.611
+ * (2.97). Merged every segment the warm tier was slower (0.71 of the limit
+ * at 1 in 300), and copies of every feature slower still (0.73 and 0.81
+ * merged every 8 and 32 segments): a feature touched once between merges
+ * pays for its lines at the merge anyway. On 100,000 rows (49 segments a
+ * worker) the delay costs the first epoch a little (test logloss 0.5211
+ * to 0.5223 against 0.5192 to 0.5213 with the 51 copies, one thread
+ * 0.5192) and the sixth nothing (0.5021 to 0.5023 against 0.5008 to
+ * 0.5027, one thread 0.5018). */
 #define FFM_LOCAL_SHARE 1000u
 #define FFM_FAST_SHARE 20u
-#define FFM_WARM_EVERY 8u
+#define FFM_WARM_EVERY 16u
 #define FFM_LOCAL_WEIGHTS (8u * LOCAL_WEIGHTS)
 #define LOCAL_WEIGHTS 16384u
 /* Private copies delay the hot weights' updates by a segment and share
@@ -405,22 +409,34 @@ static void sync_summed(hog_weight *shared, hog_weight *mine, float *mine0, uint
 /* The end of one segment and the hog_hot_begin of the next in one pass,
  * for copies from to to, so that each shared cache line is fetched once
  * per merge, not twice. The AdaGrad sums' changes are summed, not shared
- * out. */
+ * out. Every line a merge writes was written last by another worker's
+ * merge, so the records MERGE_AHEAD copies on are asked for with write
+ * intent (20 lines in flight at 20 fields and k 4): on gen_click (2
+ * threads, 2 epochs, 1,638 copies) the merges took 401 and 1,844 of the
+ * run's samples against 804 and 2,344 without (perf, two pairs of runs
+ * side by side, the second in a slow spell of the host). */
+#define MERGE_AHEAD 2u
+
 static void sync_range(const epoch_job *job, worker_state *ws, float share, uint32_t from, uint32_t to)
 {
     const uint32_t K = job->m->outputs;
     for (uint32_t h = from; h < to; h++) {
+        if (h + MERGE_AHEAD < to) {
+            const size_t f = job->tab.hot_ids[h + MERGE_AHEAD];
+            hog_prefetch_words(ws->w + f * job->m->stride, K, 1);
+            if (ws->optim.acc)
+                hog_prefetch_words(ws->optim.acc + f * ws->optim.astride, K, 1);
+        }
         hog_weight *w = ws->w + (size_t)job->tab.hot_ids[h] * job->m->stride;
         if (share == 1.0f || h >= job->tab.nhot)
             sync_summed(w, &ws->hot[h * K], &ws->hot0[h * K], K);
         else
             for (uint32_t k = 0; k < K; k++)
                 sync_weight(&w[k], &ws->hot[h * K + k], &ws->hot0[h * K + k], 1, share);
-    }
-    if (ws->optim.acc)
-        for (uint32_t h = from; h < to; h++)
+        if (ws->optim.acc)
             sync_summed(ws->optim.acc + (size_t)job->tab.hot_ids[h] * ws->optim.astride, &ws->hotacc[h * K],
                         &ws->hotacc0[h * K], K);
+    }
 }
 
 void hog_hot_sync(const epoch_job *job, worker_state *ws, float share)
