@@ -64,12 +64,15 @@
  * measured; their starts are read only at merges). On gen_click data
  * (1,000,000 rows, 20 fields, k 4, 2 threads) that is 1,638 features,
  * against 51 at 1 row in 20 alone. Time to one thread's test loss after
- * 3 epochs against two pinned one-thread runs beside it (10 interleaved
- * rounds, bench/bench-ffm-threads.sh): merged every 16 segments, 0.909 of
- * the parallel limit (median; 3.03 epochs to the loss, each at 0.91 of
- * the limit), every 8 0.783 (2.97 epochs), the 51 copies alone 0.611
- * (2.97). Merged every segment the warm tier was slower (0.71 of the limit
- * at 1 in 300), and copies of every feature slower still (0.73 and 0.81
+ * 3 epochs against two pinned one-thread runs beside it
+ * (bench/bench-ffm-threads.sh), interleaved with the build of the 51
+ * copies: 0.883 of the parallel limit against 0.787 (medians of 30
+ * rounds in three sets: 0.909, 0.808 and 0.875 against 0.611, 0.863 and
+ * 0.735), 2.99 epochs to the loss against 2.96. Merged every 8 segments
+ * the warm tier gave 0.783 where every 16 gave 0.909 (2.97 epochs to the
+ * loss against 3.03); under a 512 KiB cap (819 copies) 0.833 where 1 MiB
+ * gave 0.875, the 51 copies alone 0.611 and 0.735. Merged every segment
+ * the warm tier was slower (0.71 of the limit at 1 in 300), and copies of every feature slower still (0.73 and 0.81
  * merged every 8 and 32 segments): a feature touched once between merges
  * pays for its lines at the merge anyway. On 100,000 rows (49 segments a
  * worker) the delay costs the first epoch a little (test logloss 0.5211
@@ -79,8 +82,8 @@
 #define FFM_LOCAL_SHARE 1000u
 #define FFM_FAST_SHARE 20u
 #define FFM_WARM_EVERY 16u
-#define FFM_LOCAL_WEIGHTS (8u * LOCAL_WEIGHTS)
 #define LOCAL_WEIGHTS 16384u
+#define FFM_LOCAL_WEIGHTS (8u * LOCAL_WEIGHTS)
 /* Private copies delay the hot weights' updates by a segment and share
  * them out among the segments that ran beside it, so k workers together
  * move a hot weight about as far as one segment would. On a data set of
