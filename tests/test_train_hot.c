@@ -111,6 +111,17 @@ Test(train_hot, whole_copies_are_for_small_models_on_the_tuned_loops)
     cr_assert_eq(hog_whole_every(&p, 0, 3, 3000, rows, nnz, 2), 0, "softmax runs the general loop");
 }
 
+/* A job of model m whose private copies are of the features hot_ids
+ * names, all else zero: what the merges read. */
+static epoch_job copies_job(hog_model *m, uint32_t *hot_ids)
+{
+    epoch_job job;
+    memset(&job, 0, sizeof(job));
+    job.m = m;
+    job.tab.hot_ids = hot_ids;
+    return job;
+}
+
 /* A merge adds a cold weight's change to what the model holds now (another
  * worker's merge included), a hot one's scaled by the share, and leaves
  * the copy holding the model. Five weights: a group of four and a tail. */
@@ -128,10 +139,7 @@ Test(train_hot, a_merge_sums_changes_and_shares_out_the_hot_ones)
     }
     hog_w_store(&m->w[2], 13.0f); /* another worker merged +10 meanwhile */
     uint32_t hot_ids[1] = {0};
-    epoch_job job;
-    memset(&job, 0, sizeof(job));
-    job.m = m;
-    job.tab.hot_ids = hot_ids;
+    epoch_job job = copies_job(m, hot_ids);
     job.tab.nhot = 1;
     job.tab.whole_every = 1;
     worker_state ws;
@@ -180,10 +188,7 @@ Test(train_hot, a_copy_merges_its_change_four_words_at_a_time_or_one)
                 want[k] = start + other + shares[sh] * delta;
             }
             uint32_t hot_ids[1] = {2};
-            epoch_job job;
-            memset(&job, 0, sizeof(job));
-            job.m = m;
-            job.tab.hot_ids = hot_ids;
+            epoch_job job = copies_job(m, hot_ids);
             job.tab.nlocal = job.tab.nhot = 1;
             worker_state ws;
             memset(&ws, 0, sizeof(ws));
@@ -573,10 +578,7 @@ Test(train_hot, warm_copies_merge_every_warm_every_segments_and_at_a_pass_end)
     _Alignas(64) hog_weight acc[12] = {0}, hot[8], hotacc[8];
     _Alignas(64) float hot0[8], hotacc0[8];
     uint32_t hot_ids[2] = {2, 0}; /* feature 2 fast, feature 0 warm */
-    epoch_job job;
-    memset(&job, 0, sizeof(job));
-    job.m = m;
-    job.tab.hot_ids = hot_ids;
+    epoch_job job = copies_job(m, hot_ids);
     job.tab.nlocal = 2;
     job.tab.nfast = 1;
     job.tab.warm_every = every;

@@ -26,7 +26,8 @@
  * a compare-and-swap (hog_w_add), once per weight per segment. Warm
  * features, touched by 0.33% to 1% of rows, get a few steps per segment:
  * they are kept private only to keep their cache lines still, and their
- * changes are summed with HOGWILD!'s plain racy update. Cold weights
+ * changes are summed with HOGWILD!'s plain racy update (a field-aware
+ * machine's warm copies merge every FFM_WARM_EVERY segments instead). Cold weights
  * are read and written in the shared model directly. With one worker there
  * are no hot features: nothing to contend with. AdaGrad's sums of squared
  * gradients get the same private copies, but their changes are always
@@ -72,9 +73,10 @@
  * the warm tier gave 0.783 where every 16 gave 0.909 (2.97 epochs to the
  * loss against 3.03); under a 512 KiB cap (819 copies) 0.833 where 1 MiB
  * gave 0.875, the 51 copies alone 0.611 and 0.735. Merged every segment
- * the warm tier was slower (0.71 of the limit at 1 in 300), and copies of every feature slower still (0.73 and 0.81
- * merged every 8 and 32 segments): a feature touched once between merges
- * pays for its lines at the merge anyway. On 100,000 rows (49 segments a
+ * the warm tier was slower (0.71 of the limit at 1 in 300), and copies of
+ * every feature slower still (0.73 and 0.81 merged every 8 and 32
+ * segments): a feature touched once between merges pays for its lines at
+ * the merge anyway. On 100,000 rows (49 segments a
  * worker) the delay costs the first epoch a little (test logloss 0.5211
  * to 0.5223 against 0.5192 to 0.5213 with the 51 copies, one thread
  * 0.5192) and the sixth nothing (0.5021 to 0.5023 against 0.5008 to
