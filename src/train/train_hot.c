@@ -67,9 +67,11 @@
  * against 51 at 1 row in 20 alone. Time to one thread's test loss after
  * 3 epochs against two pinned one-thread runs beside it
  * (bench/bench-ffm-threads.sh), interleaved with the build of the 51
- * copies: 0.883 of the parallel limit against 0.787 (medians of 30
- * rounds in three sets: 0.909, 0.808 and 0.875 against 0.611, 0.863 and
- * 0.735), 2.99 epochs to the loss against 2.96. Merged every 8 segments
+ * copies: 0.833 of the parallel limit against 0.740 (medians of 40
+ * rounds in four sets: 0.909, 0.808, 0.875 and 0.795 against 0.611,
+ * 0.863, 0.735 and 0.655), 3.00 epochs to the loss against 2.94: a warm
+ * copy's AdaGrad sums miss the other worker's squared slopes until the
+ * merge, so its steps are a little longer. Merged every 8 segments
  * the warm tier gave 0.783 where every 16 gave 0.909 (2.97 epochs to the
  * loss against 3.03); under a 512 KiB cap (819 copies) 0.833 where 1 MiB
  * gave 0.875, the 51 copies alone 0.611 and 0.735. Merged every segment
