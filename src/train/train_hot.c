@@ -63,8 +63,10 @@
  * for its lines once, at the merge. At most FFM_LOCAL_WEIGHTS weights (1
  * MiB of copies and sums a worker, a core's L2 cache on the machine
  * measured; their starts are read only at merges). On gen_click data
- * (1,000,000 rows, 20 fields, k 4, 2 threads) that is 1,638 features,
- * against 51 at 1 row in 20 alone. Time to one thread's test loss after
+ * (1,000,000 rows, 20 fields, k 4, 2 threads) that is 1,441 features (of
+ * the 1,491 that 1 row in 1,000 touches, a hotter one holding the map
+ * cell of the others; 75 of them merge every segment), against 51 at 1
+ * row in 20 alone. Time to one thread's test loss after
  * 3 epochs against two pinned one-thread runs beside it
  * (bench/bench-ffm-threads.sh), interleaved with the build of the 51
  * copies: 0.833 of the parallel limit against 0.740 (medians of 40
@@ -419,7 +421,7 @@ static void sync_summed(hog_weight *shared, hog_weight *mine, float *mine0, uint
  * out. Every line a merge writes was written last by another worker's
  * merge, so the records MERGE_AHEAD copies on are asked for with write
  * intent (20 lines in flight at 20 fields and k 4): on gen_click (2
- * threads, 2 epochs, 1,638 copies) the merges took 401 and 1,844 of the
+ * threads, 2 epochs, 1,441 copies) the merges took 401 and 1,844 of the
  * run's samples against 804 and 2,344 without (perf, two pairs of runs
  * side by side, the second in a slow spell of the host). */
 #define MERGE_AHEAD 2u
