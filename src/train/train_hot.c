@@ -452,14 +452,14 @@ void hog_hot_sync(const epoch_job *job, worker_state *ws, float share)
 {
     const feature_tables *tab = &job->tab;
     int warm = tab->nfast < tab->nlocal && ++ws->warm_since >= tab->warm_every;
-    sync_range(job, ws, share, 0, warm || tab->nfast >= tab->nlocal ? tab->nlocal : tab->nfast);
+    sync_range(job, ws, share, 0, warm ? tab->nlocal : tab->nfast);
     if (warm)
         ws->warm_since = 0;
 }
 
 void hog_hot_flush(const epoch_job *job, worker_state *ws)
 {
-    if (ws->warm_since && job->tab.nfast < job->tab.nlocal)
+    if (ws->warm_since) /* counted only where warm copies are (a field-aware machine's: share 1) */
         sync_range(job, ws, 1.0f, job->tab.nfast, job->tab.nlocal);
     ws->warm_since = 0;
 }
