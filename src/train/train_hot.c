@@ -71,9 +71,14 @@
  * (bench/bench-ffm-threads.sh), interleaved with the build of the 51
  * copies: 0.833 of the parallel limit against 0.740 (medians of 40
  * rounds in four sets: 0.909, 0.808, 0.875 and 0.795 against 0.611,
- * 0.863, 0.735 and 0.655), 3.00 epochs to the loss against 2.94: a warm
- * copy's AdaGrad sums miss the other worker's squared slopes until the
- * merge, so its steps are a little longer. Merged every 8 segments
+ * 0.863, 0.735 and 0.655), 3.00 epochs to the loss against 2.94, within
+ * the runs' spread: a build whose warm copies counted the other
+ * worker's share of the squared slopes in their sums (nth g^2, merged
+ * divided by nth) needed 2.99 epochs where this one needed 2.97 (12
+ * interleaved runs each). Once the row loop stopped asking for the
+ * copied features' shared lines (prefetch_feature, train_rows.c), 0.908
+ * against 0.802 for this build before it (28 rounds in three sets:
+ * 0.952, 0.868 and 0.940). Merged every 8 segments
  * the warm tier gave 0.783 where every 16 gave 0.909 (2.97 epochs to the
  * loss against 3.03); under a 512 KiB cap (819 copies) 0.833 where 1 MiB
  * gave 0.875, the 51 copies alone 0.611 and 0.735. Merged every segment
